@@ -287,25 +287,23 @@ class EntryMismatch(_message.Message):
 
     INDEX_FIELD_NUMBER: _builtins.int
     DIFFERENCES_FIELD_NUMBER: _builtins.int
-    MESSAGE_FIELD_NUMBER: _builtins.int
     index: _builtins.int
     """Index of the entry in `spec.supportedModelFormats`."""
-    message: _builtins.str
-    """The differences joined by ", " (or `unknown mismatch`), as they appear in the message."""
     @_builtins.property
     def differences(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Each difference, in OME's order (pipeline, architecture, quantization, format, framework)."""
+        """Each difference, in OME's order (pipeline, architecture, quantization, format, framework);
+        joined by ", " they form the entry's part of the message (empty: `unknown mismatch`).
+        """
 
     def __init__(
         self,
         *,
         index: _builtins.int = ...,
         differences: _abc.Iterable[_builtins.str] | None = ...,
-        message: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["differences", b"differences", "index", b"index", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["differences", b"differences", "index", b"index"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -449,6 +447,8 @@ class Selection(_message.Message):
     SCORE_FIELD_NUMBER: _builtins.int
     SUPPORTED_MODEL_FORMAT_INDEX_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
+    REASONS_FIELD_NUMBER: _builtins.int
+    INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
     score: _builtins.int
     """Its score (0 for a named runtime that matches no entry)."""
     supported_model_format_index: _builtins.int
@@ -459,6 +459,14 @@ class Selection(_message.Message):
     def runtime(self) -> Global___RuntimeRef:
         """The runtime."""
 
+    @_builtins.property
+    def reasons(self) -> _containers.RepeatedCompositeFieldContainer[Global___Reason]:
+        """For a named runtime: every check it fails, in canonical order (it is used anyway)."""
+
+    @_builtins.property
+    def inheritance_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """For a runtime with `ome.io/inherit-from`: the chain, root first (named runtimes only)."""
+
     def __init__(
         self,
         *,
@@ -466,10 +474,12 @@ class Selection(_message.Message):
         score: _builtins.int = ...,
         supported_model_format_index: _builtins.int = ...,
         mode: Global___SelectionMode.ValueType = ...,
+        reasons: _abc.Iterable[Global___Reason] | None = ...,
+        inheritance_chain: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "runtime", b"runtime", "score", b"score", "supported_model_format_index", b"supported_model_format_index"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inheritance_chain", b"inheritance_chain", "mode", b"mode", "reasons", b"reasons", "runtime", b"runtime", "score", b"score", "supported_model_format_index", b"supported_model_format_index"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -521,6 +531,7 @@ class SelectRuntimeResponse(_message.Message):
     MODEL_ERROR_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    RUNTIME_ERROR_FIELD_NUMBER: _builtins.int
     no_runtime_message: _builtins.str
     """OME's `no runtime found to support model ...` message when nothing qualifies."""
     model_error: _builtins.str
@@ -529,6 +540,10 @@ class SelectRuntimeResponse(_message.Message):
     """
     cache_version: _builtins.str
     """Cache version the answer was computed on."""
+    runtime_error: _builtins.str
+    """OME's error for a named runtime that cannot be used: `cluster-scoped runtime X is
+    disabled`, or an inheritance chain error such as `inheritance cycle detected: [a b a]`.
+    """
     @_builtins.property
     def selection(self) -> Global___Selection:
         """The runtime to use; absent when none qualifies."""
@@ -562,10 +577,11 @@ class SelectRuntimeResponse(_message.Message):
         model_error: _builtins.str = ...,
         model: Global___ModelIdentity | None = ...,
         cache_version: _builtins.str = ...,
+        runtime_error: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["model", b"model", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "candidates", b"candidates", "exclusions", b"exclusions", "model", b"model", "model_error", b"model_error", "no_runtime_message", b"no_runtime_message", "selection", b"selection", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "candidates", b"candidates", "exclusions", b"exclusions", "model", b"model", "model_error", b"model_error", "no_runtime_message", b"no_runtime_message", "runtime_error", b"runtime_error", "selection", b"selection", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

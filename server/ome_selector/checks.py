@@ -1,0 +1,363 @@
+"""The selection checks, one function each, in the documented order.
+
+Order (troubleshoot-runtime-selection.md, Step 2 table): disabled -> accelerator class ->
+deployment mode (engine, then decoder) -> model format -> model size. Each check takes the
+compiled runtime spec, the model's fit against it and the request, and returns the failures it
+finds (an empty tuple when it passes). ``CHECKS`` is the canonical order; the first failure is
+the one OME reports (the primary reason).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ome.v1beta1 import types_pb2
+
+from . import messages
+from .domain import Compiled, Entry, Model, Request, Spec
+from .sizes import outside
+from .versions import entry_accepts
+
+
+class Check(enum.Enum):
+    """Check names; the same names as the proto enum ``ome.selector.v1.Check``."""
+
+    DISABLED = "DISABLED"
+    ACCELERATOR_CLASS = "ACCELERATOR_CLASS"
+    DEPLOYMENT_MODE = "DEPLOYMENT_MODE"
+    MODEL_FORMAT = "MODEL_FORMAT"
+    MODEL_SIZE = "MODEL_SIZE"
+    AUTO_SELECT = "AUTO_SELECT"
+    SCORE = "SCORE"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryMismatch:
+    """Why one entry does not match: its index and each difference, in OME's order."""
+
+    index: int
+    differences: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The differences joined by ``, `` (``unknown mismatch`` when there are none)."""
+        return ", ".join(self.differences) if self.differences else messages.UNKNOWN_MISMATCH
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A failed check: OME's exact ``message`` plus structured values."""
+
+    check: Check
+    message: str
+    component: str = ""
+    runtime_value: str = ""
+    requested_value: str = ""
+    entries: tuple[EntryMismatch, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFit:
+    """How a model fits a runtime spec; depends only on the two, so it is memoised per snapshot.
+
+    ``match`` is the first entry that strictly matches (or None); ``score`` and ``score_index``
+    come from the lenient scorer (runtime-selection-scoring.md); ``format_failure`` and
+    ``size_failure`` are the model-format and model-size check results.
+    """
+
+    match: Entry | None
+    score: int
+    score_index: int
+    format_failure: Failure | None
+    size_failure: Failure | None
+    distance_low: float | None
+    distance_high: float | None
+
+
+# ---- model-format helpers (model-version-matching.md, diffusion-pipeline-runtime-matching.md)
+
+_PIPELINE_COMPONENTS = ("scheduler", "text_encoder", "tokenizer", "transformer", "vae")
+_PIPELINE_NAMES = {"text_encoder": "textEncoder"}
+
+
+def _component_difference(
+    name: str, model: types_pb2.DiffusionComponentSpec, entry: types_pb2.DiffusionComponentSpec
+) -> str | None:
+    if entry.library and model.library != entry.library:
+        return f"{name} library mismatch (model={model.library}, runtime={entry.library})"
+    if entry.type and model.type != entry.type:
+        return f"{name} type mismatch (model={model.type}, runtime={entry.type})"
+    return None
+
+
+def pipeline_difference(
+    model: types_pb2.DiffusionPipelineSpec | None, entry: types_pb2.DiffusionPipelineSpec
+) -> str | None:
+    """The first pipeline mismatch, or None (diffusion-pipeline-runtime-matching.md, reasons).
+
+    ``additionalComponents`` keys are checked in sorted order (OME's map order is random).
+    """
+    if model is None:
+        return "diffusion pipeline required by runtime but not specified in model"
+    if entry.HasField("class_name") and (not model.HasField("class_name") or model.class_name != entry.class_name):
+        shown = model.class_name if model.HasField("class_name") else "<nil>"
+        return f"pipeline class mismatch (model={shown}, runtime={entry.class_name})"
+    for field in _PIPELINE_COMPONENTS:
+        if not entry.HasField(field):
+            continue
+        name = _PIPELINE_NAMES.get(field, field)
+        if not model.HasField(field):
+            return f"component {name} required by runtime but not specified in model"
+        diff = _component_difference(name, getattr(model, field), getattr(entry, field))
+        if diff:
+            return diff
+    if entry.additional_components:
+        if not model.additional_components:
+            return "diffusion pipeline missing required additional components"
+        for key in sorted(entry.additional_components):
+            if key not in model.additional_components:
+                return f"diffusion component {key} missing in model"
+            diff = _component_difference(key, model.additional_components[key], entry.additional_components[key])
+            if diff:
+                return diff
+    return None
+
+
+def _presence(what: str, model_value: str | None, entry_value: str | None) -> str | None:
+    if model_value is not None and entry_value is not None:
+        return None if model_value == entry_value else f"{what} mismatch (model={model_value}, runtime={entry_value})"
+    if entry_value is not None:
+        return f"model has no {what} but runtime requires {entry_value}"
+    if model_value is not None:
+        return f"model has {what} {model_value} but runtime has no {what} requirement"
+    return None
+
+
+def _version_difference(what: str, model: Spec, entry: Spec) -> str | None:
+    if model.version is not None and entry.version is not None:
+        if entry_accepts(entry.parsed, entry.operator, model.parsed):
+            return None
+        return f"{what} version mismatch (model={model.version}, runtime={entry.version})"
+    if entry.version is not None:
+        return f"model has no {what} version but runtime requires {entry.version}"
+    if model.version is not None:
+        return f"model has {what} version but runtime has no version requirement"
+    return None
+
+
+def entry_differences(entry: Entry, model: Model) -> tuple[str, ...]:
+    """Every way ``entry`` differs from ``model``, in OME's order: pipeline, architecture,
+    quantization, format, framework. Empty (with a ``modelFormat``) means a strict match."""
+    out: list[str] = []
+    if entry.pipeline is not None:
+        pipeline = pipeline_difference(model.pipeline, entry.pipeline)
+        if pipeline is not None:
+            out.append(pipeline)
+    for what, model_value, entry_value in (
+        ("architecture", model.architecture, entry.architecture),
+        ("quantization", model.quantization, entry.quantization),
+    ):
+        diff = _presence(what, model_value, entry_value)
+        if diff:
+            out.append(diff)
+    ef, mf = entry.model_format, model.model_format
+    if ef is not None:
+        if ef.name != mf.name:
+            out.append(f"format name mismatch (model={mf.name}, runtime={ef.name})")
+        else:
+            diff = _version_difference("format", mf, ef)
+            if diff:
+                out.append(diff)
+    ew, mw = entry.model_framework, model.model_framework
+    if ew is not None and mw is not None:
+        if ew.name != mw.name:
+            out.append(f"framework name mismatch (model={mw.name}, runtime={ew.name})")
+        else:
+            diff = _version_difference("framework", mw, ew)
+            if diff:
+                out.append(diff)
+    elif ew is not None:
+        out.append(f"model has no framework but runtime requires {ew.name}")
+    elif mw is not None:
+        out.append(f"model has framework {mw.name} but runtime has no framework requirement")
+    return tuple(out)
+
+
+def _versions_fit(model: Spec, entry: Spec) -> bool:
+    if model.version is not None and entry.version is not None:
+        return entry_accepts(entry.parsed, entry.operator, model.parsed)
+    return True
+
+
+def entry_score(entry: Entry, model: Model, priority: int) -> int:
+    """The lenient score of one entry (runtime-selection-scoring.md, "How the score is computed").
+
+    Architecture, quantization and pipeline are ignored. ``(format weight + framework weight) x
+    priority``, a weight of 0 counting as 10 (format) or 5 (framework); 0 when names or versions
+    differ or a framework is on one side only.
+    """
+    ef, mf = entry.model_format, model.model_format
+    fmt_ok = False
+    if ef is not None:
+        if ef.name != mf.name or not _versions_fit(mf, ef):
+            return 0
+        fmt_ok = True
+    ew, mw = entry.model_framework, model.model_framework
+    fw_ok = False
+    if ew is not None and mw is not None:
+        if ew.name != mw.name or not _versions_fit(mw, ew):
+            return 0
+        fw_ok = True
+    if not ((fmt_ok or ef is None) and (fw_ok or (ew is None and mw is None))):
+        return 0
+    score = 0
+    if fmt_ok and ef is not None:
+        score += (ef.weight or 10) * priority
+    if fw_ok and ew is not None:
+        score += (ew.weight or 5) * priority
+    return score
+
+
+def fit_model(spec: Compiled, model: Model) -> ModelFit:
+    """Compute the model's fit against one runtime spec (format, size and score)."""
+    mismatches: list[EntryMismatch] = []
+    match: Entry | None = None
+    for entry in spec.entries:
+        diffs = entry_differences(entry, model)
+        if not diffs and entry.model_format is not None:
+            match = entry
+            break
+        mismatches.append(EntryMismatch(entry.index, diffs))
+    format_failure = None
+    if match is None:
+        texts = [m.text for m in mismatches]
+        format_failure = Failure(
+            Check.MODEL_FORMAT,
+            messages.model_format(model.label, texts),
+            runtime_value=f"{len(spec.entries)} supportedModelFormats entries",
+            requested_value=model.label,
+            entries=tuple(mismatches),
+        )
+    size_failure = None
+    rng = spec.size_range
+    if model.size is not None and model.size_text is not None and rng is not None and outside(model.size, rng.low, rng.high):
+        size_failure = Failure(
+            Check.MODEL_SIZE,
+            messages.model_size(model.size_text, rng.label),
+            runtime_value=rng.label,
+            requested_value=model.size_text,
+        )
+    best, best_index = 0, -1
+    for entry in spec.entries:
+        if entry.auto_select is False:
+            continue
+        score = entry_score(entry, model, entry.effective_priority)
+        if score > best:
+            best, best_index = score, entry.index
+    return ModelFit(
+        match=match,
+        score=best,
+        score_index=best_index,
+        format_failure=format_failure,
+        size_failure=size_failure,
+        distance_low=rng.low if rng is not None else None,
+        distance_high=rng.high if rng is not None else None,
+    )
+
+
+# ---- the checks, in order -------------------------------------------------------------------
+
+
+def check_disabled(spec: Compiled, fit: ModelFit, request: Request | None) -> tuple[Failure, ...]:
+    """``runtime is disabled`` when ``spec.disabled`` is true."""
+    if spec.disabled:
+        return (Failure(Check.DISABLED, messages.RUNTIME_DISABLED, runtime_value="true", requested_value="false"),)
+    return ()
+
+
+def check_accelerator_class(spec: Compiled, fit: ModelFit, request: Request | None) -> tuple[Failure, ...]:
+    """The runtime must list every class the InferenceService names
+    (runtime-accelerator-class-matching.md, "The matching rule"). Skipped without a request or
+    without ``spec.model``; passes when no class is named."""
+    if request is None or not request.required_classes:
+        return ()
+    if spec.class_set and request.required_classes <= spec.class_set:
+        return ()
+    return (
+        Failure(
+            Check.ACCELERATOR_CLASS,
+            messages.ACCELERATOR_CLASS,
+            runtime_value=messages.go_list(spec.classes),
+            requested_value=messages.go_list(sorted(request.required_classes)),
+        ),
+    )
+
+
+def check_deployment_mode(spec: Compiled, fit: ModelFit, request: Request | None) -> tuple[Failure, ...]:
+    """Engine, then decoder (only with ``spec.decoder``): rejected when both sides declare a mode
+    and the modes differ (runtime-deployment-mode-matching.md, "The matching rule")."""
+    if request is None:
+        return ()
+    out = []
+    pairs = [("engine", spec.engine_mode, request.engine_mode)]
+    if request.has_decoder:
+        pairs.append(("decoder", spec.decoder_mode, request.decoder_mode))
+    for component, runtime_mode, requested in pairs:
+        if runtime_mode is not None and requested is not None and runtime_mode != requested:
+            out.append(
+                Failure(
+                    Check.DEPLOYMENT_MODE,
+                    messages.deployment_mode(component, runtime_mode, requested),
+                    component=component,
+                    runtime_value=runtime_mode,
+                    requested_value=requested,
+                )
+            )
+    return tuple(out)
+
+
+def check_model_format(spec: Compiled, fit: ModelFit, request: Request | None) -> tuple[Failure, ...]:
+    """Some entry must match the model strictly (serving-runtimes.md, "Supported model formats")."""
+    return () if fit.format_failure is None else (fit.format_failure,)
+
+
+def check_model_size(spec: Compiled, fit: ModelFit, request: Request | None) -> tuple[Failure, ...]:
+    """The model's size must lie in ``modelSizeRange`` (model-size-range-matching.md)."""
+    return () if fit.size_failure is None else (fit.size_failure,)
+
+
+CHECKS = (check_disabled, check_accelerator_class, check_deployment_mode, check_model_format, check_model_size)
+
+
+def auto_select_failure(spec: Compiled, fit: ModelFit, model: Model) -> Failure | None:
+    """Why auto-selection skips a runtime that passes every check, or None for a candidate
+    (reference/kubectl-ome/runtime.md, explain REASON)."""
+    if not spec.any_auto_select:
+        return Failure(Check.AUTO_SELECT, messages.NO_AUTO_SELECT_ENTRY, runtime_value="autoSelect unset or false", requested_value="autoSelect=true")
+    if fit.score > 0:
+        return None
+    match = fit.match
+    if match is not None and match.auto_select is True:
+        return Failure(Check.SCORE, messages.AUTO_SELECT_SCORE_ZERO, runtime_value=str(fit.score), requested_value="> 0")
+    format_name = match.model_format.name if match is not None and match.model_format is not None else model.model_format.name
+    return Failure(
+        Check.AUTO_SELECT,
+        messages.matching_format_not_auto_select(format_name),
+        runtime_value=str(fit.score),
+        requested_value="> 0",
+    )
+
+
+def explain_columns(fit: ModelFit) -> tuple[int, int] | None:
+    """PRIORITY and WEIGHT of an explain row: the first matching entry's priority (or 1) and its
+    format + framework weights times the priority, leaving out weights of 0 or less."""
+    entry = fit.match
+    if entry is None:
+        return None
+    priority = entry.effective_priority
+    weight = sum(
+        spec.weight * priority
+        for spec in (entry.model_format, entry.model_framework)
+        if spec is not None and spec.weight > 0
+    )
+    return priority, weight

@@ -1,0 +1,153 @@
+"""Immutable domain objects compiled once at ingestion, so a request does no parsing.
+
+Shapes:
+- ``Entry``: one ``supportedModelFormats`` entry with parsed versions and defaulted weights.
+- ``Runtime``: a ServingRuntime or ClusterServingRuntime, its own spec compiled (classes as a
+  set, the engine/decoder deployment modes, the parsed size range). ``effective`` is the compiled
+  merged spec (``ome.io/inherit-from``) used when an InferenceService names the runtime, or the
+  inheritance error text.
+- ``Model``: a BaseModel, ClusterBaseModel or inline spec, with parsed versions and size.
+- ``Request``: what the InferenceService asks for (pooled accelerator classes, modes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ome.v1beta1 import types_pb2
+
+from .versions import Version
+
+SERVING_RUNTIME = "ServingRuntime"
+CLUSTER_SERVING_RUNTIME = "ClusterServingRuntime"
+BASE_MODEL = "BaseModel"
+CLUSTER_BASE_MODEL = "ClusterBaseModel"
+ACCELERATOR_CLASS = "AcceleratorClass"
+
+DEPLOYMENT_MODE_ANNOTATION = "ome.io/deploymentMode"
+ACCELERATOR_CLASS_ANNOTATION = "ome.io/accelerator-class"
+INHERIT_FROM_ANNOTATION = "ome.io/inherit-from"
+# runtime-deployment-mode-matching.md: the values that count as a mode (case-sensitive).
+VALID_MODES = frozenset({"RawDeployment", "OMENative", "MultiNode", "VirtualDeployment"})
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A format or framework requirement (entry side) or value (model side)."""
+
+    name: str
+    version: str | None
+    parsed: Version | None
+    operator: str | None
+    weight: int
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One compiled supportedModelFormats entry."""
+
+    index: int
+    model_format: Spec | None
+    model_framework: Spec | None
+    architecture: str | None
+    quantization: str | None
+    pipeline: types_pb2.DiffusionPipelineSpec | None
+    auto_select: bool | None
+    priority: int | None
+
+    @property
+    def effective_priority(self) -> int:
+        """``priority``, or 1 when unset."""
+        return 1 if self.priority is None else self.priority
+
+
+@dataclass(frozen=True, slots=True)
+class SizeRange:
+    """A modelSizeRange with the strings as written and the parsed bounds (None = unset)."""
+
+    minimum: str | None
+    maximum: str | None
+    low: float | None
+    high: float | None
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """The parts of a ServingRuntimeSpec that selection reads."""
+
+    disabled: bool
+    entries: tuple[Entry, ...]
+    size_range: SizeRange | None
+    classes: tuple[str, ...]
+    class_set: frozenset[str]
+    engine_mode: str | None
+    decoder_mode: str | None
+    any_auto_select: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """A compiled runtime. ``key`` is (kind, namespace, name)."""
+
+    kind: str
+    namespace: str
+    name: str
+    created: float | None
+    parent: str | None
+    own: Compiled
+    spec: types_pb2.ServingRuntimeSpec = field(repr=False, compare=False)
+    # Filled at snapshot build: the merged spec's compiled form, the chain (root first), or an error.
+    effective: Compiled | None = field(default=None, compare=False)
+    chain: tuple[str, ...] = ()
+    inheritance_error: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(kind, namespace, name)."""
+        return (self.kind, self.namespace, self.name)
+
+    @property
+    def is_cluster(self) -> bool:
+        """True for a ClusterServingRuntime."""
+        return self.kind == CLUSTER_SERVING_RUNTIME
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A compiled model. ``kind``/``name`` are empty for an inline spec."""
+
+    kind: str
+    namespace: str
+    name: str
+    model_format: Spec
+    model_framework: Spec | None
+    architecture: str | None
+    quantization: str | None
+    size_text: str | None
+    size: float | None
+    pipeline: types_pb2.DiffusionPipelineSpec | None
+    disabled: bool
+    label: str
+    cache_key: object
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What an InferenceService asks of runtimes, compiled once per request.
+
+    ``required_classes`` is None when the accelerator-class check is skipped (no ``spec.model``).
+    ``decoder_mode`` is compared only when ``has_decoder``.
+    """
+
+    namespace: str
+    model_name: str
+    required_classes: frozenset[str] | None
+    engine_mode: str | None
+    decoder_mode: str | None
+    has_decoder: bool
+
+    @property
+    def cache_key(self) -> tuple[object, ...]:
+        """Everything an evaluation depends on besides the model and the snapshot."""
+        classes = None if self.required_classes is None else tuple(sorted(self.required_classes))
+        return (self.namespace, classes, self.engine_mode, self.decoder_mode, self.has_decoder)

@@ -1,0 +1,317 @@
+"""Proto -> domain, once: validation, the CRD defaults the API server applies, compilation.
+
+- ``validate_object``: field violations of one CacheObject (names, namespaces, kinds, priority).
+- ``apply_defaults``: a copy with the CRD defaults (``operator: Equal``, ``weight: 1`` on
+  ``modelFormat``/``modelFramework``; AcceleratorClass resource ``quantity: "1"``), so objects
+  loaded from YAML select exactly as in a cluster.
+- ``compile_runtime`` / ``compile_model`` / ``compile_request``: the domain objects of domain.py.
+- ``merge_specs``: the inheritance merge of a parent spec and a child spec (runtime-inheritance.md).
+"""
+from __future__ import annotations
+
+import re
+
+from google.protobuf.message import Message
+
+from ome.selector.v1 import cache_pb2
+from ome.v1beta1 import types_pb2
+
+from . import domain as d
+from .errors import FieldViolation
+from .sizes import parse_size, range_label
+from .versions import parse_version
+
+_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_ONEOF_KIND = {
+    "serving_runtime": d.SERVING_RUNTIME,
+    "cluster_serving_runtime": d.CLUSTER_SERVING_RUNTIME,
+    "base_model": d.BASE_MODEL,
+    "cluster_base_model": d.CLUSTER_BASE_MODEL,
+    "accelerator_class": d.ACCELERATOR_CLASS,
+}
+NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL})
+KIND_TO_ENUM = {
+    d.SERVING_RUNTIME: cache_pb2.OBJECT_KIND_SERVING_RUNTIME,
+    d.CLUSTER_SERVING_RUNTIME: cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME,
+    d.BASE_MODEL: cache_pb2.OBJECT_KIND_BASE_MODEL,
+    d.CLUSTER_BASE_MODEL: cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL,
+    d.ACCELERATOR_CLASS: cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS,
+}
+ENUM_TO_KIND = {v: k for k, v in KIND_TO_ENUM.items()}
+Key = tuple[str, str, str]
+
+
+def unwrap(obj: cache_pb2.CacheObject) -> tuple[str, Message] | None:
+    """(kind, message) of a CacheObject, or None when no object is set."""
+    which = obj.WhichOneof("object")
+    if which is None:
+        return None
+    return _ONEOF_KIND[which], getattr(obj, which)
+
+
+def object_key(obj: cache_pb2.CacheObject) -> Key:
+    """(kind, namespace, name) of a valid CacheObject."""
+    unwrapped = unwrap(obj)
+    assert unwrapped is not None
+    kind, message = unwrapped
+    meta = message.metadata  # type: ignore[attr-defined]
+    return (kind, meta.namespace if kind in NAMESPACED else "", meta.name)
+
+
+def validate_name(value: str, path: str, what: str = "name") -> list[FieldViolation]:
+    """Violations for a Kubernetes object name (DNS-1123 subdomain, at most 253 characters)."""
+    if not value:
+        return [FieldViolation(path, f"{what} is required")]
+    if len(value) > 253 or not _NAME.match(value):
+        return [FieldViolation(path, f"{what} {value!r} is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')")]
+    return []
+
+
+def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[FieldViolation]:
+    """Every violation of one CacheObject; paths are proto field paths under ``field_prefix``."""
+    unwrapped = unwrap(obj)
+    if unwrapped is None:
+        return [FieldViolation(field_prefix.rstrip(".") or "object", "exactly one object kind must be set")]
+    kind, message = unwrapped
+    base = f"{field_prefix}{obj.WhichOneof('object')}"
+    meta = message.metadata  # type: ignore[attr-defined]
+    out = validate_name(meta.name, f"{base}.metadata.name")
+    if kind in NAMESPACED:
+        out += validate_name(meta.namespace, f"{base}.metadata.namespace", "namespace")
+    elif meta.namespace:
+        out.append(FieldViolation(f"{base}.metadata.namespace", f"{kind} is cluster-scoped and takes no namespace"))
+    if message.kind and message.kind != kind:  # type: ignore[attr-defined]
+        out.append(FieldViolation(f"{base}.kind", f"kind {message.kind!r} does not match the {kind} field it was sent in"))  # type: ignore[attr-defined]
+    if message.api_version and message.api_version != "ome.io/v1beta1":  # type: ignore[attr-defined]
+        out.append(FieldViolation(f"{base}.api_version", f"apiVersion must be ome.io/v1beta1, not {message.api_version!r}"))  # type: ignore[attr-defined]
+    if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
+        for i, entry in enumerate(message.spec.supported_model_formats):  # type: ignore[attr-defined]
+            path = f"{base}.spec.supported_model_formats[{i}]"
+            if entry.HasField("priority") and entry.priority < 1:
+                out.append(FieldViolation(f"{path}.priority", f"priority must be at least 1, got {entry.priority}"))
+            if entry.HasField("model_format") and not entry.model_format.name:
+                out.append(FieldViolation(f"{path}.model_format.name", "name is required"))
+            if entry.HasField("model_framework") and not entry.model_framework.name:
+                out.append(FieldViolation(f"{path}.model_framework.name", "name is required"))
+    return out
+
+
+def _default_format(message: Message, owner: Message, field: str) -> None:
+    if owner.HasField(field):
+        sub = getattr(owner, field)
+        if not sub.HasField("operator"):
+            sub.operator = "Equal"
+        if not sub.HasField("weight"):
+            sub.weight = 1
+
+
+def apply_defaults(obj: cache_pb2.CacheObject) -> cache_pb2.CacheObject:
+    """A copy of ``obj`` with the CRD defaults applied (see the module docstring)."""
+    out = cache_pb2.CacheObject()
+    out.CopyFrom(obj)
+    unwrapped = unwrap(out)
+    assert unwrapped is not None
+    kind, message = unwrapped
+    if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
+        for entry in message.spec.supported_model_formats:  # type: ignore[attr-defined]
+            _default_format(message, entry, "model_format")
+            _default_format(message, entry, "model_framework")
+    elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
+        _default_format(message, message.spec, "model_format")  # type: ignore[attr-defined]
+        _default_format(message, message.spec, "model_framework")  # type: ignore[attr-defined]
+    else:
+        for resource in message.spec.resources:  # type: ignore[attr-defined]
+            if not resource.HasField("quantity"):
+                resource.quantity = "1"
+    return out
+
+
+def _spec(message: Message, owner: Message, field: str) -> d.Spec | None:
+    if not owner.HasField(field):
+        return None
+    sub = getattr(owner, field)
+    version = sub.version if sub.HasField("version") else None
+    return d.Spec(
+        name=sub.name,
+        version=version,
+        parsed=parse_version(version) if version is not None else None,
+        operator=sub.operator if sub.HasField("operator") else None,
+        weight=sub.weight if sub.HasField("weight") else 1,
+    )
+
+
+def _opt(message: Message, field: str) -> str | None:
+    return getattr(message, field) if message.HasField(field) else None
+
+
+def _mode(annotations: object) -> str | None:
+    value = annotations.get(d.DEPLOYMENT_MODE_ANNOTATION)  # type: ignore[attr-defined]
+    return value if value in d.VALID_MODES else None
+
+
+def compile_spec(spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
+    """Compile a ServingRuntimeSpec: entries, size range, class set and declared modes.
+
+    Modes come only from ``engineConfig.annotations`` and ``decoderConfig.annotations``, and
+    only valid values count (runtime-deployment-mode-matching.md, "Where each side declares").
+    """
+    entries = tuple(
+        d.Entry(
+            index=i,
+            model_format=_spec(e, e, "model_format"),
+            model_framework=_spec(e, e, "model_framework"),
+            architecture=_opt(e, "model_architecture"),
+            quantization=_opt(e, "quantization"),
+            pipeline=e.diffusion_pipeline if e.HasField("diffusion_pipeline") else None,
+            auto_select=e.auto_select if e.HasField("auto_select") else None,
+            priority=e.priority if e.HasField("priority") else None,
+        )
+        for i, e in enumerate(spec.supported_model_formats)
+    )
+    size_range = None
+    if spec.HasField("model_size_range"):
+        r = spec.model_size_range
+        minimum, maximum = _opt(r, "min"), _opt(r, "max")
+        size_range = d.SizeRange(
+            minimum,
+            maximum,
+            parse_size(minimum) if minimum is not None else None,
+            parse_size(maximum) if maximum is not None else None,
+            range_label(minimum, maximum),
+        )
+    classes = tuple(spec.accelerator_requirements.accelerator_classes)
+    return d.Compiled(
+        disabled=spec.disabled,
+        entries=entries,
+        size_range=size_range,
+        classes=classes,
+        class_set=frozenset(classes),
+        engine_mode=_mode(spec.engine_config.annotations),
+        decoder_mode=_mode(spec.decoder_config.annotations),
+        any_auto_select=any(e.auto_select is True for e in entries),
+    )
+
+
+def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime) -> d.Runtime:
+    """Compile a (defaulted, validated) runtime object."""
+    meta = message.metadata
+    created = None
+    if meta.HasField("creation_timestamp"):
+        ts = meta.creation_timestamp
+        created = ts.seconds + ts.nanos / 1e9
+    parent = meta.annotations.get(d.INHERIT_FROM_ANNOTATION) or None
+    return d.Runtime(
+        kind=kind,
+        namespace=meta.namespace if kind == d.SERVING_RUNTIME else "",
+        name=meta.name,
+        created=created,
+        parent=parent,
+        own=compile_spec(message.spec),
+        spec=message.spec,
+    )
+
+
+def model_label(spec: types_pb2.BaseModelSpec) -> str:
+    """OME's model format label: ``mt:<format>[:<version>][:<arch>][:<quant>][:<framework>[:<version>]]``."""
+    parts = ["mt:" + spec.model_format.name]
+    if spec.model_format.HasField("version"):
+        parts.append(spec.model_format.version)
+    if spec.HasField("model_architecture"):
+        parts.append(spec.model_architecture)
+    if spec.HasField("quantization"):
+        parts.append(spec.quantization)
+    if spec.HasField("model_framework"):
+        parts.append(spec.model_framework.name)
+        if spec.model_framework.HasField("version"):
+            parts.append(spec.model_framework.version)
+    return ":".join(parts)
+
+
+def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseModelSpec, cache_key: object) -> d.Model:
+    """Compile a model spec (a BaseModel's, a ClusterBaseModel's or an inline one)."""
+    size_text = _opt(spec, "model_parameter_size")
+    model_format = _spec(spec, spec, "model_format") or d.Spec("", None, None, None, 1)
+    return d.Model(
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        model_format=model_format,
+        model_framework=_spec(spec, spec, "model_framework"),
+        architecture=_opt(spec, "model_architecture"),
+        quantization=_opt(spec, "quantization"),
+        size_text=size_text,
+        size=parse_size(size_text) if size_text is not None else None,
+        pipeline=spec.diffusion_pipeline if spec.HasField("diffusion_pipeline") else None,
+        disabled=spec.disabled,
+        label=model_label(spec),
+        cache_key=cache_key,
+    )
+
+
+def _isvc_mode(annotations: object, service_mode: str | None) -> str | None:
+    mode = _mode(annotations)
+    if mode is not None:
+        return mode
+    return service_mode if service_mode in d.VALID_MODES else None
+
+
+def compile_request(isvc: types_pb2.InferenceService) -> d.Request:
+    """What the InferenceService asks of runtimes.
+
+    Accelerator classes are pooled from the ``ome.io/accelerator-class`` annotation,
+    ``spec.acceleratorSelector``, and the engine and decoder overrides; an empty value counts as a
+    class. Without ``spec.model`` the check is skipped (runtime-accelerator-class-matching.md).
+    The engine's mode is its annotation, else ``spec.deploymentMode``; the decoder's likewise,
+    compared only when ``spec.decoder`` exists (runtime-deployment-mode-matching.md).
+    """
+    spec = isvc.spec
+    required: set[str] = set()
+    annotations = isvc.metadata.annotations
+    if d.ACCELERATOR_CLASS_ANNOTATION in annotations:
+        required.add(annotations[d.ACCELERATOR_CLASS_ANNOTATION])
+    for owner in (spec, spec.engine, spec.decoder):
+        selector = owner.accelerator_selector if owner is spec else owner.accelerator_override  # type: ignore[attr-defined]
+        if selector.HasField("accelerator_class"):
+            required.add(selector.accelerator_class)
+    service_mode = spec.deployment_mode if spec.HasField("deployment_mode") else None
+    has_decoder = spec.HasField("decoder")
+    return d.Request(
+        namespace=isvc.metadata.namespace,
+        model_name=spec.model.name,
+        required_classes=frozenset(required) if spec.HasField("model") else None,
+        engine_mode=_isvc_mode(spec.engine.annotations, service_mode),
+        decoder_mode=_isvc_mode(spec.decoder.annotations, service_mode) if has_decoder else None,
+        has_decoder=has_decoder,
+    )
+
+
+def merge_specs(parent: Message, child: Message) -> Message:
+    """The inheritance merge of ``child`` over ``parent`` (runtime-inheritance.md).
+
+    Scalars: the child's value wins when set (``""`` counts as unset; ``disabled: false`` does
+    override). Nested objects merge field by field; maps merge by key, the child winning; lists
+    (``supportedModelFormats``, ``acceleratorClasses``, ...) are replaced by a non-empty child list.
+    """
+    out = type(parent)()
+    out.CopyFrom(parent)
+    for fd, value in child.ListFields():
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            target = getattr(out, fd.name)
+            value_fd = fd.message_type.fields_by_name["value"]
+            for k, v in value.items():
+                if value_fd.message_type is not None and k in target:
+                    merged = merge_specs(target[k], v)
+                    target[k].CopyFrom(merged)
+                elif value_fd.message_type is not None:
+                    target[k].CopyFrom(v)
+                else:
+                    target[k] = v
+        elif fd.is_repeated:
+            if len(value):
+                out.ClearField(fd.name)
+                getattr(out, fd.name).extend(value)
+        elif fd.message_type is not None:
+            getattr(out, fd.name).CopyFrom(merge_specs(getattr(out, fd.name), value))
+        elif value != "":
+            setattr(out, fd.name, value)
+    return out

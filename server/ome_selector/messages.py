@@ -1,0 +1,146 @@
+"""Every exact OME message, in one place. Each function names the docs page it comes from.
+
+Go formatting is reproduced: ``%v`` of a list is ``[a b]``; nothing is pluralised.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+# troubleshoot-runtime-selection.md, Step 2 table (the checks, in order).
+RUNTIME_DISABLED = "runtime is disabled"
+ACCELERATOR_CLASS = "runtime does not support the required accelerator class"
+NO_SUPPORTED_FORMATS = "no supported formats defined"
+UNKNOWN_MISMATCH = "unknown mismatch"
+
+# reference/kubectl-ome/runtime.md, "Output fields" (explain REASON for compatible runtimes).
+NO_AUTO_SELECT_ENTRY = (
+    "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic "
+    "selection skips it (pin it explicitly via spec.runtime.name instead)"
+)
+AUTO_SELECT_SCORE_ZERO = "auto-select score is 0"
+
+# troubleshoot-runtime-selection.md, "The message says the model format name is required".
+MODEL_FORMAT_REQUIRED = "invalid model specification: modelFormat.name: model format name is required"
+
+
+def go_list(items: Iterable[str]) -> str:
+    """Go's ``%v`` of a string slice: ``[a b c]``."""
+    return "[" + " ".join(items) + "]"
+
+
+def deployment_mode(component: str, runtime_mode: str, requested_mode: str) -> str:
+    """runtime-deployment-mode-matching.md, "Where a rejection shows up"."""
+    return (
+        f"runtime {component} deployment mode {runtime_mode} does not match requested "
+        f"{component} deployment mode {requested_mode}"
+    )
+
+
+def model_format(label: str, entry_texts: Sequence[str]) -> str:
+    """model-version-matching.md, "Mismatch reasons": one text per entry, joined by ``; ``."""
+    detail = "; ".join(entry_texts) if entry_texts else NO_SUPPORTED_FORMATS
+    return f"model format '{label}' not in supported formats: {detail}"
+
+
+def model_size(size: str, range_text: str) -> str:
+    """model-size-range-matching.md, "Where a rejection shows up"."""
+    return f"model size {size} is outside supported range {range_text}"
+
+
+def matching_format_not_auto_select(format_name: str) -> str:
+    """reference/kubectl-ome/runtime.md, explain REASON when the score is 0 or less."""
+    return (
+        f"matching format {format_name} is not autoSelect-enabled (a different supportedModelFormats "
+        "entry on this runtime has autoSelect=true, but not the one that matches this model)"
+    )
+
+
+def no_runtime_found(
+    format_name: str, namespace: str, namespaced: int, cluster: int, excluded: Sequence[tuple[str, str]]
+) -> str:
+    """troubleshoot-runtime-selection.md, Step 2: the ``no runtime found`` message.
+
+    ``excluded`` is ``(runtime name, primary reason)`` in fetch order. The model is named by its
+    format. No trailing period.
+    """
+    text = (
+        f"no runtime found to support model {format_name} with format {format_name} "
+        f"in namespace {namespace}"
+    )
+    total = namespaced + cluster
+    if total > 0:
+        text += f". Checked {total} runtimes ({namespaced} namespace-scoped, {cluster} cluster-scoped)"
+    if excluded:
+        text += ". Excluded runtimes: " + "; ".join(f"{name} ({reason})" for name, reason in excluded)
+    return text
+
+
+def auto_selected(runtime: str, model: str) -> str:
+    """runtime-selection-scoring.md, "Check the ranking": the admission warning."""
+    return f"Runtime {runtime} will be auto-selected for model {model}"
+
+
+def runtime_does_not_support(runtime: str, model_name: str, reason: str) -> str:
+    """The RuntimeCompatibilityError text. The model name is empty for accelerator-class and
+    deployment-mode failures (``... support model : ...``) and the format name otherwise."""
+    return f"runtime {runtime} does not support model {model_name}: {reason}"
+
+
+def named_runtime_warning(runtime: str, model: str, error: str) -> str:
+    """runtime-accelerator-class-matching.md: the webhook warning for a named runtime."""
+    return (
+        f'runtime "{runtime}" does not declare support for model "{model}" ({error}); '
+        "proceeding because the runtime was named explicitly"
+    )
+
+
+def named_runtime_advisory(runtime: str, model: str, error: str) -> str:
+    """runtime-deployment-mode-matching.md: the ``RuntimeCompatibilityAdvisory`` event."""
+    return (
+        f"Runtime {runtime} does not declare support for model {model} ({error}); "
+        "proceeding because the runtime was named explicitly"
+    )
+
+
+def runtime_not_found(name: str, namespace: str) -> str:
+    """troubleshoot-runtime-selection.md, "The runtime you named isn't found"."""
+    return f"runtime {name} not found in namespace {namespace} or at cluster scope"
+
+
+def serving_runtime_not_found(name: str, namespace: str) -> str:
+    """Same section, for ``spec.runtime.kind: ServingRuntime``."""
+    return f"ServingRuntime {name} not found in namespace {namespace}"
+
+
+def runtime_disabled(cluster: bool, name: str) -> str:
+    """The RuntimeDisabledError text for a named runtime."""
+    scope = "cluster-scoped" if cluster else "namespace-scoped"
+    return f"{scope} runtime {name} is disabled"
+
+
+def model_not_found(name: str, namespace: str) -> str:
+    """The webhook's error for a model that exists neither as BaseModel nor ClusterBaseModel."""
+    return (
+        f'referenced model "{name}" not found in namespace "{namespace}": ensure a BaseModel exists '
+        "in this namespace or a ClusterBaseModel exists cluster-wide with this name"
+    )
+
+
+def model_disabled(name: str) -> str:
+    """The webhook's error for a disabled model."""
+    return f"model {name} is disabled"
+
+
+def inherit_parent_not_found(parent: str, chain: Sequence[str]) -> str:
+    """runtime-inheritance.md, chain limits: a missing parent."""
+    return f'inherit-from parent "{parent}" not found (chain so far: {go_list(chain)})'
+
+
+def inherit_cycle(chain: Sequence[str]) -> str:
+    """runtime-inheritance.md, chain limits: a cycle (``[a b a]``)."""
+    return f"inheritance cycle detected: {go_list(chain)}"
+
+
+def inherit_max_depth(chain: Sequence[str]) -> str:
+    """runtime-inheritance.md, chain limits: more than 5 runtimes."""
+    return f"inheritance chain exceeds max depth 5 (chain: {go_list(chain)})"

@@ -1,0 +1,322 @@
+"""The gRPC server: selection and cache services, health, reflection, one log line per RPC.
+
+``serve()`` loads the manifests (or the embedded example catalog) into a ``CacheStore``, binds a
+``grpc.aio`` server and runs until SIGTERM or SIGINT, then drains in-flight calls for ``grace``
+seconds. Health (``grpc.health.v1``): ``ome.selector.v1.CacheService`` is SERVING from the start;
+the overall service ``""`` and ``ome.selector.v1.SelectionService`` are NOT_SERVING until the
+cache has been loaded or synced once. Everything is logged to stderr, including the line
+``listening on <address>`` (with the real port when port 0 was asked for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import signal
+import sys
+import time
+from typing import Any, Awaitable, Callable, Sequence
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
+from ome_selector import manifests as manifest_loader
+from ome_selector.errors import RequestError
+from ome_selector.examples import example_paths
+from ome_selector.service import CacheServicer, SelectionServicer
+from ome_selector.store import CacheStore
+
+log = logging.getLogger("ome_selector.server")
+rpc_log = logging.getLogger("ome_selector.rpc")
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_GRACE = 5.0
+SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].full_name
+CACHE_SERVICE = cache_pb2.DESCRIPTOR.services_by_name["CacheService"].full_name
+# Health entries that follow the cache's sync state.
+SYNC_GATED_SERVICES = ("", SELECTION_SERVICE)
+LOG_FORMATS = ("text", "json")
+
+
+# --- logging -----------------------------------------------------------------------------------
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and any ``fields`` extra."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        entry.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, separators=(",", ":"))
+
+
+class TextFormatter(logging.Formatter):
+    """``<time> <LEVEL> <logger>: <message> key=value ...``."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S")
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        fields = getattr(record, "fields", None)
+        if fields:
+            text += "".join(f" {key}={value}" for key, value in fields.items())
+        return text
+
+
+def configure_logging(log_format: str, level: int = logging.INFO) -> None:
+    """Send all logs to stderr in ``text`` or ``json`` format (UTC times)."""
+    if log_format not in LOG_FORMATS:
+        raise ValueError(f"unknown log format {log_format!r} (want one of {', '.join(LOG_FORMATS)})")
+    formatter: logging.Formatter = JsonFormatter() if log_format == "json" else TextFormatter()
+    formatter.converter = time.gmtime
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
+# --- per-RPC logging interceptor ---------------------------------------------------------------
+
+
+class RpcLoggingInterceptor(grpc.aio.ServerInterceptor):
+    """Logs one line per RPC, when it ends: method, status code name and duration in ms."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:  # unknown method: grpc answers UNIMPLEMENTED itself
+            return handler
+        method = handler_call_details.method
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                _wrap_unary(method, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(
+                _wrap_unary(method, handler.stream_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                _wrap_streaming(method, handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                _wrap_streaming(method, handler.stream_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+def _log_rpc(method: str, context: Any, started: float, error: BaseException | None) -> None:
+    duration_ms = round((time.perf_counter() - started) * 1000, 3)
+    code = _outcome(context, error)
+    level = logging.ERROR if code in ("UNKNOWN", "INTERNAL") else logging.INFO
+    rpc_log.log(level, "rpc", extra={"fields": {"method": method, "code": code, "duration_ms": duration_ms}})
+
+
+def _outcome(context: Any, error: BaseException | None) -> str:
+    code = context.code()  # set by abort() / set_code(); None when the handler just returned
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    if error is None:
+        return "OK"
+    if isinstance(error, asyncio.CancelledError):
+        return "CANCELLED"
+    return "UNKNOWN"  # what grpc answers for an exception that escapes a handler
+
+
+def _wrap_unary(method: str, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    async def logged(request: Any, context: Any) -> Any:
+        started = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            result = behavior(request, context)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            _log_rpc(method, context, started, error)
+
+    return logged
+
+
+def _wrap_streaming(method: str, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    async def logged(request: Any, context: Any) -> Any:
+        started = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            result = behavior(request, context)
+            if hasattr(result, "__aiter__"):
+                async for response in result:
+                    yield response
+            elif hasattr(result, "__iter__"):
+                for response in result:
+                    yield response
+            else:  # a coroutine that writes with context.write()
+                await result
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            _log_rpc(method, context, started, error)
+
+    return logged
+
+
+# --- the server --------------------------------------------------------------------------------
+
+
+def load_store(store: CacheStore, paths: Sequence[str]) -> bool:
+    """Load manifests into ``store`` as one snapshot; log what was found. False on failure."""
+    result = manifest_loader.load_manifests(paths)
+    for line in result.skipped:
+        log.info("%s", line)
+    for line in result.warnings:
+        log.warning("%s", line)
+    for line in result.errors:
+        log.error("%s", line)
+    version = manifest_loader.manifests_version(result.objects)
+    try:
+        status = store.apply_snapshot(version, result.objects)
+    except RequestError as error:
+        log.error("manifests rejected: %s", error.message)
+        for violation in error.violations:
+            log.error("  %s: %s", violation.field, violation.description)
+        return False
+    log.info(
+        "cache loaded from manifests",
+        extra={"fields": {"version": status.version, "objects": len(result.objects), "files_with_errors": len(result.errors)}},
+    )
+    return True
+
+
+def display_address(listen: str, port: int) -> str:
+    """The address actually bound: ``listen`` with the real port, or the unix socket as given."""
+    if listen.startswith(("unix:", "unix-abstract:")):
+        return listen
+    host, _, _ = listen.rpartition(":")
+    return f"{host}:{port}"
+
+
+async def serve(
+    listen: str = DEFAULT_LISTEN,
+    manifests: Sequence[str] | None = None,
+    log_format: str = "text",
+    *,
+    grace: float = DEFAULT_GRACE,
+    wait_for_sync: bool = False,
+    store: CacheStore | None = None,
+    stop_event: asyncio.Event | None = None,
+) -> int:
+    """Run the server until SIGTERM/SIGINT (or ``stop_event``); returns the exit status.
+
+    ``manifests`` None loads the embedded example catalog; ``wait_for_sync`` loads nothing and
+    leaves the cache unsynced until a controller calls ApplySnapshot.
+    """
+    configure_logging(log_format)
+    store = store if store is not None else CacheStore()
+    loop = asyncio.get_running_loop()
+    stop = stop_event if stop_event is not None else asyncio.Event()
+
+    if not wait_for_sync:
+        paths = list(manifests) if manifests is not None else example_paths()
+        if not load_store(store, paths):
+            return 1
+
+    server = grpc.aio.server(interceptors=[RpcLoggingInterceptor()])
+    selector_pb2_grpc.add_SelectionServiceServicer_to_server(SelectionServicer(store), server)
+    cache_pb2_grpc.add_CacheServiceServicer_to_server(CacheServicer(store), server)
+    health_servicer = await attach_health(store, server)
+    reflection.enable_server_reflection(
+        (SELECTION_SERVICE, CACHE_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    try:
+        port = server.add_insecure_port(listen)
+    except RuntimeError as exc:
+        port, reason = 0, str(exc)
+    else:
+        reason = "address in use or invalid"
+    if port == 0:  # grpc reports a failed bind as port 0 (unix sockets report 1)
+        log.error("cannot listen on %s: %s", listen, reason)
+        return 1
+    await server.start()
+    log.info("listening on %s", display_address(listen, port))
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+        log.info("shutting down, draining in-flight calls for up to %ss", grace)
+        await health_servicer.enter_graceful_shutdown()
+        await server.stop(grace)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    log.info("stopped")
+    return 0
+
+
+async def attach_health(store: CacheStore, server: grpc.aio.Server) -> health.aio.HealthServicer:
+    """Add a health servicer whose sync-gated entries follow ``store``'s sync state."""
+    servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    serving, not_serving = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
+    await servicer.set(CACHE_SERVICE, serving)
+    synced = store.snapshot.synced
+    for name in SYNC_GATED_SERVICES:
+        await servicer.set(name, serving if synced else not_serving)
+    if synced:
+        return servicer
+
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[None]] = set()
+
+    async def mark_serving() -> None:
+        for name in SYNC_GATED_SERVICES:
+            await servicer.set(name, serving)
+        log.info("cache synced: %s is SERVING", SELECTION_SERVICE, extra={"fields": {"version": store.snapshot.version}})
+
+    def start_marking() -> None:
+        task = loop.create_task(mark_serving())
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    def on_write(snapshot: Any) -> None:
+        # Called by the store after each successful write, possibly from another thread.
+        nonlocal became_serving
+        if snapshot.synced and not became_serving:
+            became_serving = True
+            loop.call_soon_threadsafe(start_marking)
+
+    became_serving = False
+
+    store.add_listener(on_write)
+    return servicer

@@ -1,0 +1,134 @@
+"""Thin gRPC servicers: translate, delegate to ``api`` / ``CacheStore``, map errors.
+
+Each call reads ``store.snapshot`` once, so an answer is computed on one consistent snapshot
+even while a cache write swaps in the next. ``RequestError`` becomes a rich status
+(``google.rpc.Status``; for INVALID_ARGUMENT with a ``google.rpc.BadRequest`` detail listing
+every field violation). Any other exception becomes INTERNAL with a short message; the
+traceback goes to the log, never to the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Callable, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
+from ome_selector import api
+from ome_selector.errors import RequestError
+from ome_selector.store import CacheStore
+
+log = logging.getLogger(__name__)
+
+NOT_SYNCED_MESSAGE = "cache not synced yet"
+INTERNAL_MESSAGE = "internal error"
+
+T = TypeVar("T")
+
+
+def rich_status(error: RequestError) -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a ``RequestError``."""
+    code = code_pb2.Code.Value(error.code) if error.code in code_pb2.Code.keys() else code_pb2.UNKNOWN
+    status = status_pb2.Status(code=code, message=error.message)
+    if error.violations:
+        bad_request = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                for v in error.violations
+            ]
+        )
+        detail = any_pb2.Any()
+        detail.Pack(bad_request)
+        status.details.append(detail)
+    return status
+
+
+async def _answer(context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
+    """Run ``compute``; on failure abort the call with the mapped status."""
+    try:
+        return compute()
+    except RequestError as error:
+        status = rich_status(error)
+    except Exception:
+        log.exception("%s failed", method)
+        status = status_pb2.Status(code=code_pb2.INTERNAL, message=INTERNAL_MESSAGE)
+    await context.abort_with_status(rpc_status.to_status(status))
+    raise AssertionError("abort_with_status returned")  # pragma: no cover
+
+
+class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
+    """``ome.selector.v1.SelectionService`` over a ``CacheStore``."""
+
+    def __init__(self, store: CacheStore) -> None:
+        self._store = store
+
+    def _synced_snapshot(self):  # type: ignore[no-untyped-def]
+        snapshot = self._store.snapshot
+        if not snapshot.synced:
+            raise RequestError("UNAVAILABLE", NOT_SYNCED_MESSAGE)
+        return snapshot
+
+    async def SelectRuntime(
+        self, request: selector_pb2.SelectRuntimeRequest, context: grpc.aio.ServicerContext
+    ) -> selector_pb2.SelectRuntimeResponse:
+        return await _answer(
+            context, "SelectRuntime", lambda: api.select_runtime(self._synced_snapshot(), request)
+        )
+
+    async def ExplainRuntimes(
+        self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.aio.ServicerContext
+    ) -> selector_pb2.ExplainRuntimesResponse:
+        return await _answer(
+            context, "ExplainRuntimes", lambda: api.explain_runtimes(self._synced_snapshot(), request)
+        )
+
+
+class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
+    """``ome.selector.v1.CacheService`` over a ``CacheStore``.
+
+    Writes are serialized with an ``asyncio.Lock``. They run on the event loop: a write is
+    CPU-bound (validation and compilation), and the store swaps the snapshot atomically, so
+    readers never wait for the lock.
+    """
+
+    def __init__(self, store: CacheStore) -> None:
+        self._store = store
+        self._write_lock = asyncio.Lock()
+
+    async def ApplySnapshot(
+        self, request: cache_pb2.ApplySnapshotRequest, context: grpc.aio.ServicerContext
+    ) -> cache_pb2.ApplySnapshotResponse:
+        async with self._write_lock:
+            status = await _answer(
+                context, "ApplySnapshot", lambda: self._store.apply_snapshot(request.version, request.objects)
+            )
+        return cache_pb2.ApplySnapshotResponse(status=status)
+
+    async def UpsertObjects(
+        self, request: cache_pb2.UpsertObjectsRequest, context: grpc.aio.ServicerContext
+    ) -> cache_pb2.UpsertObjectsResponse:
+        async with self._write_lock:
+            status = await _answer(
+                context, "UpsertObjects", lambda: self._store.upsert(request.version, request.objects)
+            )
+        return cache_pb2.UpsertObjectsResponse(status=status)
+
+    async def DeleteObjects(
+        self, request: cache_pb2.DeleteObjectsRequest, context: grpc.aio.ServicerContext
+    ) -> cache_pb2.DeleteObjectsResponse:
+        async with self._write_lock:
+            status, not_found = await _answer(
+                context, "DeleteObjects", lambda: self._store.delete(request.version, request.keys)
+            )
+        return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
+
+    async def GetCacheStatus(
+        self, request: cache_pb2.GetCacheStatusRequest, context: grpc.aio.ServicerContext
+    ) -> cache_pb2.GetCacheStatusResponse:
+        status = await _answer(context, "GetCacheStatus", self._store.status)
+        return cache_pb2.GetCacheStatusResponse(status=status)

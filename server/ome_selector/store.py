@@ -1,0 +1,140 @@
+"""The cache store: validated, all-or-nothing writes that swap in a new immutable Snapshot.
+
+Every write validates the whole request first; any violation raises ``RequestError``
+(INVALID_ARGUMENT) naming each bad object and field, and the current snapshot stays exactly as
+it was. Readers take ``store.snapshot`` once per request.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from ome.selector.v1 import cache_pb2
+
+from .errors import FieldViolation, RequestError
+from .ingest import ENUM_TO_KIND, KIND_TO_ENUM, NAMESPACED, Key, apply_defaults, object_key, validate_name, validate_object
+from .snapshot import Snapshot
+
+Listener = Callable[[Snapshot], None]
+
+
+def _prepare(objects: Sequence[cache_pb2.CacheObject]) -> dict[Key, cache_pb2.CacheObject]:
+    violations: list[FieldViolation] = []
+    prepared: dict[Key, cache_pb2.CacheObject] = {}
+    first_index: dict[Key, int] = {}
+    for i, obj in enumerate(objects):
+        found = validate_object(obj, f"objects[{i}].")
+        if found:
+            violations += found
+            continue
+        key = object_key(obj)
+        if key in first_index:
+            violations.append(
+                FieldViolation(f"objects[{i}]", f"duplicate {key[0]} {'/'.join(k for k in key[1:] if k)} (also objects[{first_index[key]}])")
+            )
+            continue
+        first_index[key] = i
+        prepared[key] = apply_defaults(obj)
+    if violations:
+        raise RequestError.invalid(violations)
+    return prepared
+
+
+def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[FieldViolation]]:
+    kind = ENUM_TO_KIND.get(key.kind)
+    if kind is None:
+        return None, [FieldViolation(f"{path}.kind", "kind is required")]
+    violations = validate_name(key.name, f"{path}.name")
+    if kind in NAMESPACED:
+        violations += validate_name(key.namespace, f"{path}.namespace", "namespace")
+    elif key.namespace:
+        violations.append(FieldViolation(f"{path}.namespace", f"{kind} is cluster-scoped and takes no namespace"))
+    return (kind, key.namespace if kind in NAMESPACED else "", key.name), violations
+
+
+class CacheStore:
+    """Holds the current Snapshot; writes are serialised and swap atomically."""
+
+    def __init__(self) -> None:
+        self._snapshot = Snapshot("", {}, synced=False, generation=0)
+        self._lock = threading.Lock()
+        self._listeners: list[Listener] = []
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The current immutable snapshot."""
+        return self._snapshot
+
+    def add_listener(self, callback: Listener) -> None:
+        """Call ``callback(snapshot)`` after every successful write."""
+        self._listeners.append(callback)
+
+    def _swap(self, new: Snapshot) -> cache_pb2.CacheStatus:
+        self._snapshot = new
+        for callback in self._listeners:
+            callback(new)
+        return self.status()
+
+    def _version(self, version: str, generation: int) -> str:
+        return version or f"{self._snapshot.version}+{generation}"
+
+    def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
+        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
+        with self._lock:
+            violations = [] if version else [FieldViolation("version", "version is required")]
+            try:
+                prepared = _prepare(objects)
+            except RequestError as err:
+                raise RequestError.invalid(violations + err.violations) from None
+            if violations:
+                raise RequestError.invalid(violations)
+            old = self._snapshot
+            return self._swap(Snapshot(version, prepared, synced=True, generation=old.generation + 1, previous=old))
+
+    def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
+        """Create or replace ``objects`` (all or nothing). An empty version derives ``<previous>+<generation>``."""
+        with self._lock:
+            if not objects:
+                raise RequestError.invalid([FieldViolation("objects", "at least one object is required")])
+            prepared = _prepare(objects)
+            old = self._snapshot
+            merged = dict(old.objects)
+            merged.update(prepared)
+            generation = old.generation + 1
+            return self._swap(Snapshot(self._version(version, generation), merged, synced=old.synced, generation=generation, previous=old))
+
+    def delete(self, version: str, keys: Sequence[cache_pb2.ObjectKey]) -> tuple[cache_pb2.CacheStatus, list[cache_pb2.ObjectKey]]:
+        """Delete ``keys`` (all or nothing); returns the status and the keys that were not cached."""
+        with self._lock:
+            violations: list[FieldViolation] = [] if keys else [FieldViolation("keys", "at least one key is required")]
+            resolved: list[Key] = []
+            for i, key in enumerate(keys):
+                k, found = _key_of(key, f"keys[{i}]")
+                violations += found
+                if k is not None and not found:
+                    resolved.append(k)
+            if violations:
+                raise RequestError.invalid(violations)
+            old = self._snapshot
+            remaining = dict(old.objects)
+            missing = []
+            for k, key in zip(resolved, keys):
+                if remaining.pop(k, None) is None:
+                    missing.append(key)
+            generation = old.generation + 1
+            status = self._swap(Snapshot(self._version(version, generation), remaining, synced=old.synced, generation=generation, previous=old))
+            return status, missing
+
+    def status(self) -> cache_pb2.CacheStatus:
+        """Version, sync state, generation, counts per kind and last update of the snapshot."""
+        snap = self._snapshot
+        status = cache_pb2.CacheStatus(version=snap.version, synced=snap.synced, generation=snap.generation)
+        for kind, count in snap.counts().items():
+            status.counts.add(kind=KIND_TO_ENUM[kind], count=count)
+        if snap.last_update is not None:
+            ts = Timestamp()
+            ts.FromNanoseconds(int(snap.last_update * 1e9))
+            status.last_update.CopyFrom(ts)
+        return status

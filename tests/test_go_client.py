@@ -1,0 +1,166 @@
+"""End-to-end: the Go example client (client/go/cmd/selectorexample) against the real server.
+
+The binary is built by ``client/go/ci.sh``. Without it the tests are skipped locally, but fail
+when the ``CI`` environment variable is set, so CI cannot silently lose the Go coverage.
+The server runs as ``ome-selector serve --listen 127.0.0.1:0`` and the port is read from its
+``listening on 127.0.0.1:PORT`` log line. The Go program applies its own snapshot (the docs'
+hopper runtime, the catalog runtime srt-llama-3-3-70b-instruct that lists no classes, the
+ClusterBaseModel llama-3-3-70b-instruct, three AcceleratorClasses), so nothing here depends on
+the embedded example catalog.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GO_BINARY = ROOT / "client" / "go" / "bin" / "selectorexample"
+LISTENING = re.compile(r"listening on (127\.0\.0\.1:\d+)")
+ACCELERATOR_REASON = "runtime does not support the required accelerator class"
+# runtime-accelerator-class-matching.md, with both runtimes of the Go program's snapshot
+# (listed newest first: the hopper runtime is the newer one).
+A100_NO_RUNTIME_MESSAGE = (
+    "no runtime found to support model safetensors with format safetensors in namespace llama-demo. "
+    "Checked 2 runtimes (0 namespace-scoped, 2 cluster-scoped). Excluded runtimes: "
+    f"llama-3-3-70b-hopper ({ACCELERATOR_REASON}); srt-llama-3-3-70b-instruct ({ACCELERATOR_REASON})"
+)
+
+
+# --- the real server in a subprocess -------------------------------------------------------------
+
+
+class ServerProcess:
+    """``ome-selector serve`` on 127.0.0.1 with an OS-chosen port; stderr is kept for failures."""
+
+    def __init__(self, *extra_args: str, timeout: float = 60.0) -> None:
+        exe = shutil.which("ome-selector", path=os.path.dirname(sys.executable)) or shutil.which("ome-selector")
+        if exe is None:
+            pytest.fail("ome-selector is not installed in this environment (pip install -e .)")
+        self.log: list[str] = []
+        self._listening = threading.Event()
+        self.address = ""
+        self.proc = subprocess.Popen(
+            [exe, "serve", "--listen", "127.0.0.1:0", *extra_args],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while not self._listening.wait(0.05):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"server did not report 'listening on 127.0.0.1:PORT' (rc={self.proc.returncode}):\n{self.logs()}")
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line.rstrip("\n"))
+            match = LISTENING.search(line)
+            if match and not self._listening.is_set():
+                self.address = match.group(1)
+                self._listening.set()
+
+    def logs(self) -> str:
+        return "\n".join(self.log[-60:])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def go_binary() -> Path:
+    if not GO_BINARY.is_file():
+        reason = f"{GO_BINARY.relative_to(ROOT)} is missing: build it with client/go/ci.sh"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI is set, so the Go client tests must run)")
+        pytest.skip(reason)
+    return GO_BINARY
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    srv = ServerProcess()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def run_example(binary: Path, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def output_lines(result: subprocess.CompletedProcess[str], srv: ServerProcess) -> list[str]:
+    assert result.returncode == 0, (
+        f"selectorexample rc={result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}\n"
+        f"server log:\n{srv.logs()}"
+    )
+    return result.stdout.splitlines()
+
+
+# --- tests ----------------------------------------------------------------------------------------
+
+
+def test_h100_selects_the_hopper_runtime(go_binary: Path, server: ServerProcess) -> None:
+    lines = output_lines(run_example(go_binary, "-addr", server.address, "-class", "nvidia-h100"), server)
+
+    assert "health: SERVING" in lines
+    assert "model: ClusterBaseModel/llama-3-3-70b-instruct label=mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0" in lines
+    assert "selected: ClusterServingRuntime/llama-3-3-70b-hopper score=2" in lines
+    assert [line for line in lines if line.startswith("excluded: ")] == [
+        f"excluded: srt-llama-3-3-70b-instruct: {ACCELERATOR_REASON}",
+    ]
+    assert not any(line.startswith("no_runtime_message: ") for line in lines)
+    assert "explain: ClusterServingRuntime/llama-3-3-70b-hopper verdict=CANDIDATE rank=1 score=2 reason=-" in lines
+    assert (
+        f"explain: ClusterServingRuntime/srt-llama-3-3-70b-instruct verdict=EXCLUDED rank=0 score=0 reason={ACCELERATOR_REASON}"
+        in lines
+    )
+
+
+def test_a100_selects_nothing_and_reports_ome_message(go_binary: Path, server: ServerProcess) -> None:
+    lines = output_lines(run_example(go_binary, "-addr", server.address, "-class", "nvidia-a100"), server)
+
+    assert "selected: none" in lines
+    assert f"no_runtime_message: {A100_NO_RUNTIME_MESSAGE}" in lines
+    assert [line for line in lines if line.startswith("excluded: ")] == [
+        f"excluded: llama-3-3-70b-hopper: {ACCELERATOR_REASON}",
+        f"excluded: srt-llama-3-3-70b-instruct: {ACCELERATOR_REASON}",
+    ]
+
+
+def test_unreachable_server_fails_within_the_timeout(go_binary: Path) -> None:
+    # A port nothing listens on: bind one, then close it before the client dials.
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{sock.getsockname()[1]}"
+    started = time.monotonic()
+    result = run_example(go_binary, "-addr", address, "-timeout", "2s", timeout=30)
+    elapsed = time.monotonic() - started
+
+    assert result.returncode == 1, result
+    assert "ApplySnapshot" in result.stderr
+    assert "selected:" not in result.stdout
+    assert elapsed < 15, f"took {elapsed:.1f}s with -timeout 2s"
