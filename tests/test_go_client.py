@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -151,8 +152,6 @@ def test_a100_selects_nothing_and_reports_ome_message(go_binary: Path, server: S
 
 def test_unreachable_server_fails_within_the_timeout(go_binary: Path) -> None:
     # A port nothing listens on: bind one, then close it before the client dials.
-    import socket
-
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{sock.getsockname()[1]}"
@@ -164,3 +163,20 @@ def test_unreachable_server_fails_within_the_timeout(go_binary: Path) -> None:
     assert "ApplySnapshot" in result.stderr
     assert "selected:" not in result.stdout
     assert elapsed < 15, f"took {elapsed:.1f}s with -timeout 2s"
+
+
+def test_waits_for_serving_and_gives_up_on_an_unsynced_cache(go_binary: Path) -> None:
+    # -skip-snapshot: the program only waits for health, which stays NOT_SERVING on a server
+    # that waits for a controller's first ApplySnapshot.
+    srv = ServerProcess("--wait-for-sync")
+    try:
+        started = time.monotonic()
+        result = run_example(go_binary, "-addr", srv.address, "-skip-snapshot", "-timeout", "2s", timeout=30)
+        elapsed = time.monotonic() - started
+    finally:
+        srv.stop()
+
+    assert result.returncode == 1, result
+    assert "ome.selector.v1.SelectionService did not become SERVING (last: NOT_SERVING)" in result.stderr
+    assert "selected:" not in result.stdout
+    assert 1.5 < elapsed < 15, f"took {elapsed:.1f}s with -timeout 2s"

@@ -202,10 +202,13 @@ def _auto_response(snapshot: Snapshot, model: d.Model, compiled: d.Request, isvc
             candidate.size_distance = e.distance
     for e in result.evaluations:
         if e.verdict is not Verdict.CANDIDATE:
+            # The primary reason only; ExplainRuntimes lists every failing check with details.
+            primary = _reasons(e.failures[:1])[0]
+            primary.ClearField("entry_mismatches")
             response.exclusions.add(
                 runtime=runtime_ref(e.runtime),
                 verdict=pb.Verdict.Value("VERDICT_" + e.verdict.value),
-                reasons=_reasons(e.failures),
+                reasons=[primary],
             )
     selected = result.selected
     if selected is None:

@@ -189,6 +189,26 @@ def _versions_fit(model: Spec, entry: Spec) -> bool:
     return True
 
 
+def _spec_matches(model: Spec | None, entry: Spec | None) -> bool:
+    if model is None or entry is None:
+        return model is entry
+    if model.name != entry.name:
+        return False
+    if model.version is None or entry.version is None:
+        return model.version is None and entry.version is None
+    return entry_accepts(entry.parsed, entry.operator, model.parsed)
+
+
+def entry_matches(entry: Entry, model: Model) -> bool:
+    """Whether ``entry`` matches ``model`` strictly: ``entry_differences`` is empty and the entry
+    has a ``modelFormat``. Builds no text (the fast path of ``engine.choose``)."""
+    if entry.model_format is None or entry.architecture != model.architecture or entry.quantization != model.quantization:
+        return False
+    if not _spec_matches(model.model_format, entry.model_format) or not _spec_matches(model.model_framework, entry.model_framework):
+        return False
+    return entry.pipeline is None or pipeline_difference(model.pipeline, entry.pipeline) is None
+
+
 def entry_score(entry: Entry, model: Model, priority: int) -> int:
     """The lenient score of one entry (runtime-selection-scoring.md, "How the score is computed").
 

@@ -265,7 +265,8 @@ def format_explain(response: selector_pb2.ExplainRuntimesResponse) -> str:
 
 
 def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
-    """The ``select`` report: the selection (or why there is none), warnings, candidates, exclusions."""
+    """The ``select`` report: the selection (or why there is none), the model, warnings, then the
+    ranked candidates and the exclusions with their primary reason."""
     lines = []
     if response.HasField("selection"):
         selection = response.selection
@@ -275,6 +276,12 @@ def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
             f"Selection: {_MODE.get(selection.mode, '-')}, score {selection.score}, "
             f"supportedModelFormats entry {entry if entry >= 0 else '-'}"
         )
+        if selection.inheritance_chain:
+            lines.append(f"Inheritance chain: {' -> '.join(selection.inheritance_chain)}")
+        for reason in selection.reasons:
+            lines.append(f"Failing check: {_one_line(reason.message)}")
+    elif response.runtime_error:
+        lines.append(f"Runtime error: {response.runtime_error}")
     elif response.model_error:
         lines.append(f"Model error: {response.model_error}")
     else:

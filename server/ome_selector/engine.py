@@ -15,9 +15,12 @@ from dataclasses import dataclass
 
 from . import domain as d
 from . import messages
-from .checks import CHECKS, Check, Failure, ModelFit, auto_select_failure
+from .checks import CHECKS, Check, Failure, ModelFit, auto_select_failure, check_accelerator_class, check_deployment_mode, entry_matches
 from .sizes import distance, distance_order
 from .snapshot import Snapshot
+
+
+_NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
 
 class Verdict(enum.Enum):
@@ -146,6 +149,34 @@ def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, n
     result = AutoSelection(evaluations, ranked, len(namespaced), len(cluster), message)
     snapshot.remember(memo_key, result)
     return result
+
+
+def choose(snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str) -> tuple[Ranked, ...]:
+    """The ranked candidates only, without explaining the other runtimes.
+
+    Uses the snapshot's match index: a runtime can match strictly only if one of its entries has
+    the model's format name, architecture and quantization, so only those runtimes are checked.
+    Gives the same ranking as ``auto_select`` (tested), in time proportional to the runtimes that
+    could match rather than to all runtimes.
+    """
+    possible = snapshot.match_index.get((model.model_format.name, model.architecture, model.quantization), ())
+    evaluations = [
+        evaluate(snapshot, rt, rt.own, model, request)
+        for rt in possible
+        if (rt.is_cluster or rt.namespace == namespace) and _may_be_candidate(rt.own, model, request)
+    ]
+    return rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE], model)
+
+
+def _may_be_candidate(spec: d.Compiled, model: d.Model, request: d.Request | None) -> bool:
+    """A cheap pre-check without any message text: disabled, accelerator class, deployment mode,
+    a strictly matching entry, and an ``autoSelect: true`` entry."""
+    if spec.disabled or not spec.any_auto_select:
+        return False
+    for check in (check_accelerator_class, check_deployment_mode):
+        if check(spec, _NO_FIT, request):
+            return False
+    return any(entry_matches(entry, model) for entry in spec.entries)
 
 
 def named_error(runtime: d.Runtime, failures: tuple[Failure, ...], model: d.Model) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence, Union
@@ -242,7 +243,7 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
         where = ""
         if exc.problem_mark is not None:
             where = f" (line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1})"
-        context = f"{exc.context} " if exc.context else ""
+        context = f"{exc.context}: " if exc.context else ""
         return f"{context}{exc.problem}{where}"
     return " ".join(str(exc).split())
 
@@ -289,9 +290,23 @@ def _parse_into(doc: dict[str, Any], message: Message, where: str, out: _FileRes
     try:
         json_format.ParseDict(doc, message, ignore_unknown_fields=True)
     except (json_format.ParseError, TypeError, ValueError) as exc:
-        out.errors.append(f"{where}: {' '.join(str(exc).split())}")
+        out.errors.append(f"{where}: {_parse_problem(exc)}")
         return False
     return True
+
+
+_FAILED_FIELD = re.compile(r"Failed to parse (\S+) field: ")
+
+
+def _parse_problem(exc: Exception) -> str:
+    """``spec.cost.perHour: <reason>`` from json_format's nested ``Failed to parse X field: ...``."""
+    text = " ".join(str(exc).split())
+    path = []
+    while match := _FAILED_FIELD.match(text):
+        path.append(match.group(1))
+        text = text[match.end():]
+    text = text.removesuffix("...")
+    return f"{'.'.join(path)}: {text}" if path else text
 
 
 def _yaml_type(value: Any) -> str:

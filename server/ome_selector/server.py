@@ -40,6 +40,7 @@ CACHE_SERVICE = cache_pb2.DESCRIPTOR.services_by_name["CacheService"].full_name
 # Health entries that follow the cache's sync state.
 SYNC_GATED_SERVICES = ("", SELECTION_SERVICE)
 LOG_FORMATS = ("text", "json")
+_HANDLER_NAME = "ome-selector-stderr"
 
 
 # --- logging -----------------------------------------------------------------------------------
@@ -83,9 +84,10 @@ def configure_logging(log_format: str, level: int = logging.INFO) -> None:
     formatter.converter = time.gmtime
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter)
+    handler.set_name(_HANDLER_NAME)
     root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
+    for old in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:
+        root.removeHandler(old)  # configured before: replace, don't duplicate
     root.addHandler(handler)
     root.setLevel(level)
 
@@ -235,11 +237,13 @@ async def serve(
     wait_for_sync: bool = False,
     store: CacheStore | None = None,
     stop_event: asyncio.Event | None = None,
+    on_listening: Callable[[str], None] | None = None,
 ) -> int:
-    """Run the server until SIGTERM/SIGINT (or ``stop_event``); returns the exit status.
+    """Run the server until SIGTERM/SIGINT (or ``stop_event`` is set); returns the exit status.
 
     ``manifests`` None loads the embedded example catalog; ``wait_for_sync`` loads nothing and
-    leaves the cache unsynced until a controller calls ApplySnapshot.
+    leaves the cache unsynced until a controller calls ApplySnapshot. ``store``, ``stop_event``
+    and ``on_listening`` (called with the bound address) are for embedding and tests.
     """
     configure_logging(log_format)
     store = store if store is not None else CacheStore()
@@ -268,7 +272,10 @@ async def serve(
         log.error("cannot listen on %s: %s", listen, reason)
         return 1
     await server.start()
-    log.info("listening on %s", display_address(listen, port))
+    address = display_address(listen, port)
+    log.info("listening on %s", address)
+    if on_listening is not None:
+        on_listening(address)
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)

@@ -88,6 +88,13 @@ class Snapshot:
             by_namespace.setdefault(namespace, []).append(rt)
         self.namespaced: dict[str, tuple[d.Runtime, ...]] = {ns: fetch_order(rts) for ns, rts in by_namespace.items()}
         self.cluster: tuple[d.Runtime, ...] = fetch_order(list(self.cluster_serving_runtimes.values()))
+        # (format name, architecture, quantization) -> runtimes with an entry that has exactly
+        # these: only they can match a model strictly (serving-runtimes.md, supported formats).
+        index: dict[tuple[str, str | None, str | None], list[d.Runtime]] = {}
+        for rt in (*self.serving_runtimes.values(), *self.cluster_serving_runtimes.values()):
+            for sig in {(e.model_format.name, e.architecture, e.quantization) for e in rt.own.entries if e.model_format is not None}:
+                index.setdefault(sig, []).append(rt)
+        self.match_index: dict[tuple[str, str | None, str | None], tuple[d.Runtime, ...]] = {k: tuple(v) for k, v in index.items()}
         self._fits: dict[object, dict[int, ModelFit]] = {}
         self.memo: dict[object, object] = {}
 

@@ -420,7 +420,9 @@ class Exclusion(_message.Message):
 
     @_builtins.property
     def reasons(self) -> _containers.RepeatedCompositeFieldContainer[Global___Reason]:
-        """Every failing check in canonical order; the first is primary."""
+        """The primary reason: the first check the runtime fails (without per-entry mismatches;
+        ExplainRuntimes lists every failing check with details).
+        """
 
     def __init__(
         self,

@@ -1,0 +1,217 @@
+"""A typed, synchronous Python client for the ome-selector gRPC API.
+
+Every call has a deadline (``timeout`` seconds unless the call passes its own) and is retried
+with exponential backoff (``backoff``, ``2 * backoff``, ``4 * backoff`` ... seconds) when, and only
+when, it fails with UNAVAILABLE: the server is not reachable yet, or its cache has not been synced.
+Every other failure raises ``SelectorError`` at once, carrying the ``google.rpc.BadRequest`` field
+violations the server sent.
+
+    with SelectorClient("127.0.0.1:50051") as client:
+        client.wait_until_serving(timeout=30)
+        response = client.select_runtime(isvc)
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+from typing import Callable, Iterable, Sequence, TypeVar
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]  # .pyi ships without py.typed
+from grpc_health.v1 import health_pb2 as _health_pb2
+from grpc_status import rpc_status
+
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
+from ome.v1beta1 import types_pb2
+
+__all__ = ["SelectorClient", "SelectorError"]
+
+_Response = TypeVar("_Response")
+_HEALTH_CHECK = "/grpc.health.v1.Health/Check"
+
+
+class SelectorError(Exception):
+    """A failed call: the gRPC status code, its message and any field violations."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, field_violations: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__(f"{code.name}: {message}" if message else code.name)
+        self.code = code
+        self.message = message
+        self.field_violations: list[tuple[str, str]] = list(field_violations)
+
+    @classmethod
+    def from_rpc_error(cls, error: grpc.RpcError) -> SelectorError:
+        """Build from a failed call, unpacking the ``google.rpc.Status`` details if present."""
+        if not isinstance(error, grpc.Call):
+            return cls(grpc.StatusCode.UNKNOWN, str(error))
+        code, message = error.code(), error.details() or ""
+        violations: list[tuple[str, str]] = []
+        try:
+            status: status_pb2.Status | None = rpc_status.from_call(error)
+        except ValueError:  # details inconsistent with the status: keep the plain status
+            status = None
+        if status is not None:
+            for detail in status.details:
+                if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                    bad_request = error_details_pb2.BadRequest()
+                    detail.Unpack(bad_request)
+                    violations += [(v.field, v.description) for v in bad_request.field_violations]
+        return cls(code, message, violations)
+
+
+class SelectorClient:
+    """Client for ``ome.selector.v1.SelectionService``, ``CacheService`` and ``grpc.health.v1``.
+
+    ``target`` is a gRPC target such as ``127.0.0.1:50051`` or ``unix:/run/ome-selector.sock``.
+    ``retries`` is how many times a call is repeated after an UNAVAILABLE failure.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.1,
+        channel: grpc.Channel | None = None,
+    ) -> None:
+        if retries < 0:
+            raise ValueError("retries must be 0 or more")
+        self.target = target
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._channel = channel if channel is not None else grpc.insecure_channel(target)
+        self._selection = selector_pb2_grpc.SelectionServiceStub(self._channel)
+        self._cache = cache_pb2_grpc.CacheServiceStub(self._channel)
+        self._health_check: grpc.UnaryUnaryMultiCallable[_health_pb2.HealthCheckRequest, _health_pb2.HealthCheckResponse] = (
+            self._channel.unary_unary(
+                _HEALTH_CHECK,
+                request_serializer=_health_pb2.HealthCheckRequest.SerializeToString,
+                response_deserializer=_health_pb2.HealthCheckResponse.FromString,
+            )
+        )
+
+    def __enter__(self) -> SelectorClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    # --- SelectionService ----------------------------------------------------------------------
+
+    def select_runtime(
+        self,
+        isvc: types_pb2.InferenceService,
+        model_spec: types_pb2.BaseModelSpec | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> selector_pb2.SelectRuntimeResponse:
+        """The runtime OME selects for ``isvc`` (``model_spec`` overrides the cached model)."""
+        request = selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=model_spec)
+        return self._call(self._selection.SelectRuntime, request, timeout)
+
+    def explain_runtimes(
+        self,
+        isvc: types_pb2.InferenceService,
+        model_spec: types_pb2.BaseModelSpec | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> selector_pb2.ExplainRuntimesResponse:
+        """One row per runtime in scope, with its verdict and failing checks."""
+        request = selector_pb2.ExplainRuntimesRequest(inference_service=isvc, model_spec=model_spec)
+        return self._call(self._selection.ExplainRuntimes, request, timeout)
+
+    # --- CacheService --------------------------------------------------------------------------
+
+    def apply_snapshot(
+        self, version: str, objects: Iterable[cache_pb2.CacheObject], *, timeout: float | None = None
+    ) -> cache_pb2.CacheStatus:
+        """Replace the whole cache with ``objects``; returns the cache status after the write."""
+        request = cache_pb2.ApplySnapshotRequest(version=version, objects=objects)
+        return self._call(self._cache.ApplySnapshot, request, timeout).status
+
+    def upsert_objects(
+        self, objects: Iterable[cache_pb2.CacheObject], version: str = "", *, timeout: float | None = None
+    ) -> cache_pb2.CacheStatus:
+        """Create or replace ``objects`` (all or nothing); an empty version is derived by the server."""
+        request = cache_pb2.UpsertObjectsRequest(version=version, objects=objects)
+        return self._call(self._cache.UpsertObjects, request, timeout).status
+
+    def delete_objects(
+        self, keys: Iterable[cache_pb2.ObjectKey], version: str = "", *, timeout: float | None = None
+    ) -> tuple[cache_pb2.CacheStatus, list[cache_pb2.ObjectKey]]:
+        """Delete ``keys`` (all or nothing); returns the status and the keys that were not cached."""
+        request = cache_pb2.DeleteObjectsRequest(version=version, keys=keys)
+        response = self._call(self._cache.DeleteObjects, request, timeout)
+        return response.status, list(response.not_found)
+
+    def get_cache_status(self, *, timeout: float | None = None) -> cache_pb2.CacheStatus:
+        """The cache's version, counts and sync state."""
+        return self._call(self._cache.GetCacheStatus, cache_pb2.GetCacheStatusRequest(), timeout).status
+
+    # --- health --------------------------------------------------------------------------------
+
+    def health(self, service: str = "", *, timeout: float | None = None) -> str:
+        """The ``grpc.health.v1`` status name of ``service`` (``""`` is the whole server):
+        ``SERVING``, ``NOT_SERVING``, or ``SERVICE_UNKNOWN`` for a service the server does not know."""
+        try:
+            response = self._call(self._health_check, _health_pb2.HealthCheckRequest(service=service), timeout)
+        except SelectorError as exc:
+            if exc.code == grpc.StatusCode.NOT_FOUND:
+                return "SERVICE_UNKNOWN"
+            raise
+        return str(_health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
+
+    def wait_until_serving(self, timeout: float, service: str = "") -> None:
+        """Poll health until ``service`` is SERVING; raise ``TimeoutError`` after ``timeout`` seconds.
+
+        An unreachable server counts as not serving yet.
+        """
+        deadline = time.monotonic() + timeout
+        delay = min(self.backoff, 0.05) or 0.05
+        last = "UNREACHABLE"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{self.target}: not SERVING after {timeout:g}s (last status {last})")
+            try:
+                request = _health_pb2.HealthCheckRequest(service=service)
+                response = self._health_check(request, timeout=min(remaining, self.timeout))
+                last = str(_health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
+                if last == "SERVING":
+                    return
+            except grpc.RpcError as exc:
+                error = SelectorError.from_rpc_error(exc)
+                if error.code == grpc.StatusCode.NOT_FOUND:
+                    last = "SERVICE_UNKNOWN"
+                elif error.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    raise error from None
+            time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
+            delay = min(delay * 2, 1.0)
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: Callable[..., _Response],
+        request: object,
+        timeout: float | None,
+    ) -> _Response:
+        attempt = 0
+        while True:
+            try:
+                return method(request, timeout=self.timeout if timeout is None else timeout)
+            except grpc.RpcError as exc:
+                error = SelectorError.from_rpc_error(exc)
+                if error.code != grpc.StatusCode.UNAVAILABLE or attempt >= self.retries:
+                    raise error from None
+            time.sleep(self.backoff * (2**attempt))
+            attempt += 1

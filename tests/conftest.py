@@ -1,0 +1,151 @@
+"""Shared fixtures: paths to ../shared and the examples, and a real server in a subprocess.
+
+``running_server`` is a factory: ``server = running_server(manifests=[...])`` starts
+``python -m ome_selector.cli serve --listen 127.0.0.1:0`` (always loopback), waits for its
+``listening on`` line and returns a ``ServerProcess`` with the bound ``address`` and the
+server's stderr lines. Every server the test started is stopped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+CATALOG = SHARED / "ome-catalog"
+CATALOG_RUNTIMES = CATALOG / "runtimes"
+CATALOG_MODELS = CATALOG / "models"
+OME_CLUSTER = SHARED / "ome-cluster"
+EXAMPLES = REPO_ROOT / "server" / "ome_selector" / "examples"
+EXAMPLE_ISVCS = EXAMPLES / "inferenceservices"
+
+_LISTENING = re.compile(r"listening on ([^\s\"]+)")
+START_TIMEOUT = 30.0
+
+
+class ServerProcess:
+    """A server started by ``running_server``."""
+
+    def __init__(self, args: Sequence[str]) -> None:
+        self.args = list(args)
+        self.process = subprocess.Popen(
+            self.args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self._lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.address = ""
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            with self._changed:
+                self._lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    @property
+    def lines(self) -> list[str]:
+        """The stderr lines read so far."""
+        with self._changed:
+            return list(self._lines)
+
+    def wait_for_line(self, pattern: str | re.Pattern[str], timeout: float = START_TIMEOUT) -> re.Match[str]:
+        """Wait until a stderr line matches ``pattern`` (re.search); fail if the process exits first."""
+        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._changed:
+            while True:
+                for line in self._lines[seen:]:
+                    match = regex.search(line)
+                    if match:
+                        return match
+                seen = len(self._lines)
+                if not self._reader.is_alive():
+                    raise AssertionError(f"server exited ({self.process.poll()}) before {regex.pattern!r}:\n" + "\n".join(self._lines))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"no {regex.pattern!r} within {timeout}s:\n" + "\n".join(self._lines))
+                self._changed.wait(remaining)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        """Send ``sig``, wait for the exit status and for stderr to be read to the end."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait(timeout)
+        self._reader.join(timeout)
+        return code
+
+
+def server_command(
+    manifests: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    listen: str = "127.0.0.1:0",
+    log_format: str = "text",
+    wait_for_sync: bool = False,
+    extra_args: Sequence[str] = (),
+) -> list[str]:
+    """The ``ome-selector serve`` command line the fixture runs."""
+    args = [sys.executable, "-m", "ome_selector.cli", "serve", "--listen", listen, "--log-format", log_format]
+    if manifests is not None:
+        args += ["--manifests", *map(str, manifests)]
+    if wait_for_sync:
+        args.append("--wait-for-sync")
+    return args + list(extra_args)
+
+
+@pytest.fixture
+def running_server() -> Iterator[Callable[..., ServerProcess]]:
+    """Factory: ``running_server(manifests=None, *, listen=..., log_format=..., wait_for_sync=...,
+    extra_args=())`` starts a server subprocess and returns it once it listens."""
+    started: list[ServerProcess] = []
+
+    def start(
+        manifests: Sequence[str | os.PathLike[str]] | None = None,
+        *,
+        listen: str = "127.0.0.1:0",
+        log_format: str = "text",
+        wait_for_sync: bool = False,
+        extra_args: Sequence[str] = (),
+    ) -> ServerProcess:
+        assert listen.startswith(("127.0.0.1:", "unix:")), "test servers listen on loopback or a unix socket only"
+        server = ServerProcess(
+            server_command(manifests, listen=listen, log_format=log_format, wait_for_sync=wait_for_sync, extra_args=extra_args)
+        )
+        started.append(server)
+        server.address = server.wait_for_line(_LISTENING).group(1)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """``../shared`` next to the repository."""
+    assert SHARED.is_dir(), f"{SHARED} is missing: the shared data must sit next to the repository"
+    return SHARED
