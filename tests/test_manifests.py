@@ -257,7 +257,7 @@ GOOD = csr_doc("good-runtime") + "---\n"
 MALFORMED = {
     "yaml-syntax": (
         GOOD + "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: x\n",
-        "document 1: invalid YAML: while parsing a flow mapping: did not find expected ',' or '}' (line 12, column 1)",
+        "document 1: invalid YAML: while parsing a flow mapping: did not find expected ',' or '}' (line 13, column 1)",
     ),
     "not-a-mapping": (GOOD + "- just\n- a list\n", "document 1: expected a mapping (a Kubernetes object), got a list"),
     "scalar": (GOOD + "hello\n", "document 1: expected a mapping (a Kubernetes object), got a string"),
@@ -409,7 +409,7 @@ def test_load_inference_service_errors(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.yaml", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nspec: {deploymentMode: [a]}\n")
     with pytest.raises(ManifestError) as excinfo:
         load_inference_service(bad)
-    assert str(excinfo.value) == f"{bad}: document 0: spec.deploymentMode: XX"
+    assert str(excinfo.value) == f"{bad}: document 0: spec.deploymentMode: expected string or bytes-like object, got 'list'"
 
     missing = str(tmp_path / "missing.yaml")
     with pytest.raises(ManifestError) as excinfo:

@@ -35,7 +35,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence, Union
+from typing import Any, Iterator, NamedTuple, Sequence, Union
 
 import yaml
 from google.protobuf import json_format
@@ -125,8 +125,8 @@ def load_manifests(paths: Sequence[str]) -> LoadResult:
     """Load every manifest under ``paths``; see the module docstring for the rules."""
     result = LoadResult()
     positions: dict[ObjectKey, int] = {}
-    origins: dict[ObjectKey, tuple[str, int]] = {}
-    for file in _manifest_files(paths, result):
+    origins: dict[ObjectKey, _Origin] = {}
+    for sequence, file in enumerate(_manifest_files(paths, result)):
         if os.path.basename(file) in _KUSTOMIZATION_FILES:
             result.skipped.append(f"{file}: skipped kustomization file")
             continue
@@ -137,11 +137,11 @@ def load_manifests(paths: Sequence[str]) -> LoadResult:
             continue
         for doc in loaded.documents:
             if doc.key in origins:
-                result.warnings.append(_duplicate_warning(doc.key, origins[doc.key], (file, doc.index)))
+                result.warnings.append(_duplicate_warning(doc.key, origins[doc.key], _Origin(file, sequence, doc.index)))
                 _replace(result, doc, positions[doc.key])
             else:
                 positions[doc.key] = _append(result, doc)
-            origins[doc.key] = (file, doc.index)
+            origins[doc.key] = _Origin(file, sequence, doc.index)
             result.sources[doc.key] = file
     return result
 
@@ -305,7 +305,7 @@ def _parse_problem(exc: Exception) -> str:
     while match := _FAILED_FIELD.match(text):
         path.append(match.group(1))
         text = text[match.end():]
-    text = text.removesuffix("...")
+    text = text.rstrip(".")  # json_format appends "..."
     return f"{'.'.join(path)}: {text}" if path else text
 
 
@@ -360,11 +360,17 @@ def _replace(result: LoadResult, doc: _Document, position: int) -> None:
         result.objects[position] = doc.message
 
 
-def _duplicate_warning(key: ObjectKey, first: tuple[str, int], later: tuple[str, int]) -> str:
+class _Origin(NamedTuple):
+    file: str
+    sequence: int  # position of the file in load order (a path given twice is read twice)
+    index: int  # document index in the file
+
+
+def _duplicate_warning(key: ObjectKey, first: _Origin, later: _Origin) -> str:
     what = describe_key(key)
-    if first[0] == later[0]:
+    if first.sequence == later.sequence:
         return (
-            f"{what} is defined twice in {later[0]} (documents {first[1]} and {later[1]}); "
-            f"the definition in document {later[1]} wins (later in load order)"
+            f"{what} is defined twice in {later.file} (documents {first.index} and {later.index}); "
+            f"the definition in document {later.index} wins (later in load order)"
         )
-    return f"{what} is defined in {first[0]} and in {later[0]}; the definition in {later[0]} wins (later in load order)"
+    return f"{what} is defined in {first.file} and in {later.file}; the definition in {later.file} wins (later in load order)"

@@ -249,7 +249,24 @@ async def serve(
     store = store if store is not None else CacheStore()
     loop = asyncio.get_running_loop()
     stop = stop_event if stop_event is not None else asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):  # before "listening on": a signal then stops us
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        return await _run(listen, manifests, grace, wait_for_sync, store, stop, on_listening)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
 
+
+async def _run(
+    listen: str,
+    manifests: Sequence[str] | None,
+    grace: float,
+    wait_for_sync: bool,
+    store: CacheStore,
+    stop: asyncio.Event,
+    on_listening: Callable[[str], None] | None,
+) -> int:
     if not wait_for_sync:
         paths = list(manifests) if manifests is not None else example_paths()
         if not load_store(store, paths):
@@ -277,16 +294,10 @@ async def serve(
     if on_listening is not None:
         on_listening(address)
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        await stop.wait()
-        log.info("shutting down, draining in-flight calls for up to %ss", grace)
-        await health_servicer.enter_graceful_shutdown()
-        await server.stop(grace)
-    finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
+    await stop.wait()
+    log.info("shutting down, draining in-flight calls for up to %ss", grace)
+    await health_servicer.enter_graceful_shutdown()
+    await server.stop(grace)
     log.info("stopped")
     return 0
 

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from ome.v1beta1 import types_pb2 as ome_dot_v1beta1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eome/selector/v1/selector.proto\x12\x0fome.selector.v1\x1a\x17ome/v1beta1/types.proto\"Y\n\nRuntimeRef\x12*\n\x04kind\x18\x01 \x01(\x0e\x32\x1c.ome.selector.v1.RuntimeKind\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"M\n\rModelIdentity\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05label\x18\x04 \x01(\t\"3\n\rEntryMismatch\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x13\n\x0b\x64ifferences\x18\x02 \x03(\t\"\xea\x01\n\x06Reason\x12%\n\x05\x63heck\x18\x01 \x01(\x0e\x32\x16.ome.selector.v1.Check\x12-\n\tcomponent\x18\x02 \x01(\x0e\x32\x1a.ome.selector.v1.Component\x12\x15\n\rruntime_value\x18\x03 \x01(\t\x12\x17\n\x0frequested_value\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\x12\x0f\n\x07primary\x18\x06 \x01(\x08\x12\x38\n\x10\x65ntry_mismatches\x18\x07 \x03(\x0b\x32\x1e.ome.selector.v1.EntryMismatch\"\xd8\x01\n\tCandidate\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\r\n\x05score\x18\x03 \x01(\x03\x12$\n\x1csupported_model_format_index\x18\x04 \x01(\x05\x12\x1a\n\rsize_distance\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12,\n\ttie_break\x18\x06 \x01(\x0e\x32\x19.ome.selector.v1.TieBreakB\x10\n\x0e_size_distance\"\x8e\x01\n\tExclusion\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12)\n\x07verdict\x18\x02 \x01(\x0e\x32\x18.ome.selector.v1.Verdict\x12(\n\x07reasons\x18\x03 \x03(\x0b\x32\x17.ome.selector.v1.Reason\"\xe1\x01\n\tSelection\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12\r\n\x05score\x18\x02 \x01(\x03\x12$\n\x1csupported_model_format_index\x18\x03 \x01(\x05\x12,\n\x04mode\x18\x04 \x01(\x0e\x32\x1e.ome.selector.v1.SelectionMode\x12(\n\x07reasons\x18\x05 \x03(\x0b\x32\x17.ome.selector.v1.Reason\x12\x19\n\x11inheritance_chain\x18\x06 \x03(\t\"\x80\x01\n\x14SelectRuntimeRequest\x12\x38\n\x11inference_service\x18\x01 \x01(\x0b\x32\x1d.ome.v1beta1.InferenceService\x12.\n\nmodel_spec\x18\x02 \x01(\x0b\x32\x1a.ome.v1beta1.BaseModelSpec\"\xc6\x02\n\x15SelectRuntimeResponse\x12-\n\tselection\x18\x01 \x01(\x0b\x32\x1a.ome.selector.v1.Selection\x12.\n\ncandidates\x18\x02 \x03(\x0b\x32\x1a.ome.selector.v1.Candidate\x12.\n\nexclusions\x18\x03 \x03(\x0b\x32\x1a.ome.selector.v1.Exclusion\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12\x1a\n\x12no_runtime_message\x18\x05 \x01(\t\x12\x13\n\x0bmodel_error\x18\x06 \x01(\t\x12-\n\x05model\x18\x07 \x01(\x0b\x32\x1e.ome.selector.v1.ModelIdentity\x12\x15\n\rcache_version\x18\x08 \x01(\t\x12\x15\n\rruntime_error\x18\t \x01(\t\"\x82\x01\n\x16\x45xplainRuntimesRequest\x12\x38\n\x11inference_service\x18\x01 \x01(\x0b\x32\x1d.ome.v1beta1.InferenceService\x12.\n\nmodel_spec\x18\x02 \x01(\x0b\x32\x1a.ome.v1beta1.BaseModelSpec\"\xae\x02\n\x12RuntimeExplanation\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12)\n\x07verdict\x18\x02 \x01(\x0e\x32\x18.ome.selector.v1.Verdict\x12\x0c\n\x04rank\x18\x03 \x01(\x05\x12\r\n\x05score\x18\x04 \x01(\x03\x12\x15\n\x08priority\x18\x05 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x06weight\x18\x06 \x01(\x03H\x01\x88\x01\x01\x12(\n\x07reasons\x18\x07 \x03(\x0b\x32\x17.ome.selector.v1.Reason\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12$\n\x1csupported_model_format_index\x18\t \x01(\x05\x42\x0b\n\t_priorityB\t\n\x07_weight\"\xab\x01\n\x17\x45xplainRuntimesResponse\x12\x35\n\x08runtimes\x18\x01 \x03(\x0b\x32#.ome.selector.v1.RuntimeExplanation\x12-\n\x05model\x18\x02 \x01(\x0b\x32\x1e.ome.selector.v1.ModelIdentity\x12\x13\n\x0bmodel_error\x18\x03 \x01(\t\x12\x15\n\rcache_version\x18\x04 \x01(\t*w\n\x0bRuntimeKind\x12\x1c\n\x18RUNTIME_KIND_UNSPECIFIED\x10\x00\x12 \n\x1cRUNTIME_KIND_SERVING_RUNTIME\x10\x01\x12(\n$RUNTIME_KIND_CLUSTER_SERVING_RUNTIME\x10\x02*\xc0\x01\n\x05\x43heck\x12\x15\n\x11\x43HECK_UNSPECIFIED\x10\x00\x12\x12\n\x0e\x43HECK_DISABLED\x10\x01\x12\x1b\n\x17\x43HECK_ACCELERATOR_CLASS\x10\x02\x12\x19\n\x15\x43HECK_DEPLOYMENT_MODE\x10\x03\x12\x16\n\x12\x43HECK_MODEL_FORMAT\x10\x04\x12\x14\n\x10\x43HECK_MODEL_SIZE\x10\x05\x12\x15\n\x11\x43HECK_AUTO_SELECT\x10\x06\x12\x0f\n\x0b\x43HECK_SCORE\x10\x07*i\n\tComponent\x12\x19\n\x15\x43OMPONENT_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43OMPONENT_ENGINE\x10\x01\x12\x15\n\x11\x43OMPONENT_DECODER\x10\x02\x12\x14\n\x10\x43OMPONENT_ROUTER\x10\x03*{\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x15\n\x11VERDICT_CANDIDATE\x10\x01\x12\x14\n\x10VERDICT_EXCLUDED\x10\x02\x12*\n&VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE\x10\x03*\x80\x01\n\x08TieBreak\x12\x19\n\x15TIE_BREAK_UNSPECIFIED\x10\x00\x12\x13\n\x0fTIE_BREAK_SCOPE\x10\x01\x12\x13\n\x0fTIE_BREAK_SCORE\x10\x02\x12\x1b\n\x17TIE_BREAK_SIZE_DISTANCE\x10\x03\x12\x12\n\x0eTIE_BREAK_NAME\x10\x04*b\n\rSelectionMode\x12\x1e\n\x1aSELECTION_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13SELECTION_MODE_AUTO\x10\x01\x12\x18\n\x14SELECTION_MODE_NAMED\x10\x02\x32\xd8\x01\n\x10SelectionService\x12^\n\rSelectRuntime\x12%.ome.selector.v1.SelectRuntimeRequest\x1a&.ome.selector.v1.SelectRuntimeResponse\x12\x64\n\x0f\x45xplainRuntimes\x12\'.ome.selector.v1.ExplainRuntimesRequest\x1a(.ome.selector.v1.ExplainRuntimesResponseBKZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eome/selector/v1/selector.proto\x12\x0fome.selector.v1\x1a\x17ome/v1beta1/types.proto\"Y\n\nRuntimeRef\x12*\n\x04kind\x18\x01 \x01(\x0e\x32\x1c.ome.selector.v1.RuntimeKind\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"M\n\rModelIdentity\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05label\x18\x04 \x01(\t\"B\n\rEntryMismatch\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x13\n\x0b\x64ifferences\x18\x02 \x03(\tJ\x04\x08\x03\x10\x04R\x07message\"\xea\x01\n\x06Reason\x12%\n\x05\x63heck\x18\x01 \x01(\x0e\x32\x16.ome.selector.v1.Check\x12-\n\tcomponent\x18\x02 \x01(\x0e\x32\x1a.ome.selector.v1.Component\x12\x15\n\rruntime_value\x18\x03 \x01(\t\x12\x17\n\x0frequested_value\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\x12\x0f\n\x07primary\x18\x06 \x01(\x08\x12\x38\n\x10\x65ntry_mismatches\x18\x07 \x03(\x0b\x32\x1e.ome.selector.v1.EntryMismatch\"\xd8\x01\n\tCandidate\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\r\n\x05score\x18\x03 \x01(\x03\x12$\n\x1csupported_model_format_index\x18\x04 \x01(\x05\x12\x1a\n\rsize_distance\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12,\n\ttie_break\x18\x06 \x01(\x0e\x32\x19.ome.selector.v1.TieBreakB\x10\n\x0e_size_distance\"\x8e\x01\n\tExclusion\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12)\n\x07verdict\x18\x02 \x01(\x0e\x32\x18.ome.selector.v1.Verdict\x12(\n\x07reasons\x18\x03 \x03(\x0b\x32\x17.ome.selector.v1.Reason\"\xe1\x01\n\tSelection\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12\r\n\x05score\x18\x02 \x01(\x03\x12$\n\x1csupported_model_format_index\x18\x03 \x01(\x05\x12,\n\x04mode\x18\x04 \x01(\x0e\x32\x1e.ome.selector.v1.SelectionMode\x12(\n\x07reasons\x18\x05 \x03(\x0b\x32\x17.ome.selector.v1.Reason\x12\x19\n\x11inheritance_chain\x18\x06 \x03(\t\"\x80\x01\n\x14SelectRuntimeRequest\x12\x38\n\x11inference_service\x18\x01 \x01(\x0b\x32\x1d.ome.v1beta1.InferenceService\x12.\n\nmodel_spec\x18\x02 \x01(\x0b\x32\x1a.ome.v1beta1.BaseModelSpec\"\xc6\x02\n\x15SelectRuntimeResponse\x12-\n\tselection\x18\x01 \x01(\x0b\x32\x1a.ome.selector.v1.Selection\x12.\n\ncandidates\x18\x02 \x03(\x0b\x32\x1a.ome.selector.v1.Candidate\x12.\n\nexclusions\x18\x03 \x03(\x0b\x32\x1a.ome.selector.v1.Exclusion\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12\x1a\n\x12no_runtime_message\x18\x05 \x01(\t\x12\x13\n\x0bmodel_error\x18\x06 \x01(\t\x12-\n\x05model\x18\x07 \x01(\x0b\x32\x1e.ome.selector.v1.ModelIdentity\x12\x15\n\rcache_version\x18\x08 \x01(\t\x12\x15\n\rruntime_error\x18\t \x01(\t\"\x82\x01\n\x16\x45xplainRuntimesRequest\x12\x38\n\x11inference_service\x18\x01 \x01(\x0b\x32\x1d.ome.v1beta1.InferenceService\x12.\n\nmodel_spec\x18\x02 \x01(\x0b\x32\x1a.ome.v1beta1.BaseModelSpec\"\xae\x02\n\x12RuntimeExplanation\x12,\n\x07runtime\x18\x01 \x01(\x0b\x32\x1b.ome.selector.v1.RuntimeRef\x12)\n\x07verdict\x18\x02 \x01(\x0e\x32\x18.ome.selector.v1.Verdict\x12\x0c\n\x04rank\x18\x03 \x01(\x05\x12\r\n\x05score\x18\x04 \x01(\x03\x12\x15\n\x08priority\x18\x05 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x06weight\x18\x06 \x01(\x03H\x01\x88\x01\x01\x12(\n\x07reasons\x18\x07 \x03(\x0b\x32\x17.ome.selector.v1.Reason\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12$\n\x1csupported_model_format_index\x18\t \x01(\x05\x42\x0b\n\t_priorityB\t\n\x07_weight\"\xab\x01\n\x17\x45xplainRuntimesResponse\x12\x35\n\x08runtimes\x18\x01 \x03(\x0b\x32#.ome.selector.v1.RuntimeExplanation\x12-\n\x05model\x18\x02 \x01(\x0b\x32\x1e.ome.selector.v1.ModelIdentity\x12\x13\n\x0bmodel_error\x18\x03 \x01(\t\x12\x15\n\rcache_version\x18\x04 \x01(\t*w\n\x0bRuntimeKind\x12\x1c\n\x18RUNTIME_KIND_UNSPECIFIED\x10\x00\x12 \n\x1cRUNTIME_KIND_SERVING_RUNTIME\x10\x01\x12(\n$RUNTIME_KIND_CLUSTER_SERVING_RUNTIME\x10\x02*\xc0\x01\n\x05\x43heck\x12\x15\n\x11\x43HECK_UNSPECIFIED\x10\x00\x12\x12\n\x0e\x43HECK_DISABLED\x10\x01\x12\x1b\n\x17\x43HECK_ACCELERATOR_CLASS\x10\x02\x12\x19\n\x15\x43HECK_DEPLOYMENT_MODE\x10\x03\x12\x16\n\x12\x43HECK_MODEL_FORMAT\x10\x04\x12\x14\n\x10\x43HECK_MODEL_SIZE\x10\x05\x12\x15\n\x11\x43HECK_AUTO_SELECT\x10\x06\x12\x0f\n\x0b\x43HECK_SCORE\x10\x07*i\n\tComponent\x12\x19\n\x15\x43OMPONENT_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43OMPONENT_ENGINE\x10\x01\x12\x15\n\x11\x43OMPONENT_DECODER\x10\x02\x12\x14\n\x10\x43OMPONENT_ROUTER\x10\x03*{\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x15\n\x11VERDICT_CANDIDATE\x10\x01\x12\x14\n\x10VERDICT_EXCLUDED\x10\x02\x12*\n&VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE\x10\x03*\x80\x01\n\x08TieBreak\x12\x19\n\x15TIE_BREAK_UNSPECIFIED\x10\x00\x12\x13\n\x0fTIE_BREAK_SCOPE\x10\x01\x12\x13\n\x0fTIE_BREAK_SCORE\x10\x02\x12\x1b\n\x17TIE_BREAK_SIZE_DISTANCE\x10\x03\x12\x12\n\x0eTIE_BREAK_NAME\x10\x04*b\n\rSelectionMode\x12\x1e\n\x1aSELECTION_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13SELECTION_MODE_AUTO\x10\x01\x12\x18\n\x14SELECTION_MODE_NAMED\x10\x02\x32\xd8\x01\n\x10SelectionService\x12^\n\rSelectRuntime\x12%.ome.selector.v1.SelectRuntimeRequest\x1a&.ome.selector.v1.SelectRuntimeResponse\x12\x64\n\x0f\x45xplainRuntimes\x12\'.ome.selector.v1.ExplainRuntimesRequest\x1a(.ome.selector.v1.ExplainRuntimesResponseBKZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,42 +33,42 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ome.selector.v1.selector_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1'
-  _globals['_RUNTIMEKIND']._serialized_start=2200
-  _globals['_RUNTIMEKIND']._serialized_end=2319
-  _globals['_CHECK']._serialized_start=2322
-  _globals['_CHECK']._serialized_end=2514
-  _globals['_COMPONENT']._serialized_start=2516
-  _globals['_COMPONENT']._serialized_end=2621
-  _globals['_VERDICT']._serialized_start=2623
-  _globals['_VERDICT']._serialized_end=2746
-  _globals['_TIEBREAK']._serialized_start=2749
-  _globals['_TIEBREAK']._serialized_end=2877
-  _globals['_SELECTIONMODE']._serialized_start=2879
-  _globals['_SELECTIONMODE']._serialized_end=2977
+  _globals['_RUNTIMEKIND']._serialized_start=2215
+  _globals['_RUNTIMEKIND']._serialized_end=2334
+  _globals['_CHECK']._serialized_start=2337
+  _globals['_CHECK']._serialized_end=2529
+  _globals['_COMPONENT']._serialized_start=2531
+  _globals['_COMPONENT']._serialized_end=2636
+  _globals['_VERDICT']._serialized_start=2638
+  _globals['_VERDICT']._serialized_end=2761
+  _globals['_TIEBREAK']._serialized_start=2764
+  _globals['_TIEBREAK']._serialized_end=2892
+  _globals['_SELECTIONMODE']._serialized_start=2894
+  _globals['_SELECTIONMODE']._serialized_end=2992
   _globals['_RUNTIMEREF']._serialized_start=76
   _globals['_RUNTIMEREF']._serialized_end=165
   _globals['_MODELIDENTITY']._serialized_start=167
   _globals['_MODELIDENTITY']._serialized_end=244
   _globals['_ENTRYMISMATCH']._serialized_start=246
-  _globals['_ENTRYMISMATCH']._serialized_end=297
-  _globals['_REASON']._serialized_start=300
-  _globals['_REASON']._serialized_end=534
-  _globals['_CANDIDATE']._serialized_start=537
-  _globals['_CANDIDATE']._serialized_end=753
-  _globals['_EXCLUSION']._serialized_start=756
-  _globals['_EXCLUSION']._serialized_end=898
-  _globals['_SELECTION']._serialized_start=901
-  _globals['_SELECTION']._serialized_end=1126
-  _globals['_SELECTRUNTIMEREQUEST']._serialized_start=1129
-  _globals['_SELECTRUNTIMEREQUEST']._serialized_end=1257
-  _globals['_SELECTRUNTIMERESPONSE']._serialized_start=1260
-  _globals['_SELECTRUNTIMERESPONSE']._serialized_end=1586
-  _globals['_EXPLAINRUNTIMESREQUEST']._serialized_start=1589
-  _globals['_EXPLAINRUNTIMESREQUEST']._serialized_end=1719
-  _globals['_RUNTIMEEXPLANATION']._serialized_start=1722
-  _globals['_RUNTIMEEXPLANATION']._serialized_end=2024
-  _globals['_EXPLAINRUNTIMESRESPONSE']._serialized_start=2027
-  _globals['_EXPLAINRUNTIMESRESPONSE']._serialized_end=2198
-  _globals['_SELECTIONSERVICE']._serialized_start=2980
-  _globals['_SELECTIONSERVICE']._serialized_end=3196
+  _globals['_ENTRYMISMATCH']._serialized_end=312
+  _globals['_REASON']._serialized_start=315
+  _globals['_REASON']._serialized_end=549
+  _globals['_CANDIDATE']._serialized_start=552
+  _globals['_CANDIDATE']._serialized_end=768
+  _globals['_EXCLUSION']._serialized_start=771
+  _globals['_EXCLUSION']._serialized_end=913
+  _globals['_SELECTION']._serialized_start=916
+  _globals['_SELECTION']._serialized_end=1141
+  _globals['_SELECTRUNTIMEREQUEST']._serialized_start=1144
+  _globals['_SELECTRUNTIMEREQUEST']._serialized_end=1272
+  _globals['_SELECTRUNTIMERESPONSE']._serialized_start=1275
+  _globals['_SELECTRUNTIMERESPONSE']._serialized_end=1601
+  _globals['_EXPLAINRUNTIMESREQUEST']._serialized_start=1604
+  _globals['_EXPLAINRUNTIMESREQUEST']._serialized_end=1734
+  _globals['_RUNTIMEEXPLANATION']._serialized_start=1737
+  _globals['_RUNTIMEEXPLANATION']._serialized_end=2039
+  _globals['_EXPLAINRUNTIMESRESPONSE']._serialized_start=2042
+  _globals['_EXPLAINRUNTIMESRESPONSE']._serialized_end=2213
+  _globals['_SELECTIONSERVICE']._serialized_start=2995
+  _globals['_SELECTIONSERVICE']._serialized_end=3211
 # @@protoc_insertion_point(module_scope)

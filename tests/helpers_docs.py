@@ -1,0 +1,618 @@
+"""Builders for the docs-driven tests: Kubernetes YAML/dicts as the OME docs write them -> protos
+-> ``CacheStore`` -> ``api.select_runtime`` / ``api.explain_runtimes``.
+
+Nothing here computes an expected answer: the helpers only build inputs and read outputs, so
+every assertion in the tests compares the engine's output with a literal taken from the docs.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+from google.protobuf import json_format
+
+from ome.selector.v1 import cache_pb2, selector_pb2
+from ome.v1beta1 import types_pb2
+from ome_selector import api
+from ome_selector.store import CacheStore
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CATALOG_RUNTIMES = SHARED / "ome-catalog" / "runtimes"
+
+_KINDS: dict[str, tuple[type, str]] = {
+    "ServingRuntime": (types_pb2.ServingRuntime, "serving_runtime"),
+    "ClusterServingRuntime": (types_pb2.ClusterServingRuntime, "cluster_serving_runtime"),
+    "BaseModel": (types_pb2.BaseModel, "base_model"),
+    "ClusterBaseModel": (types_pb2.ClusterBaseModel, "cluster_base_model"),
+    "AcceleratorClass": (types_pb2.AcceleratorClass, "accelerator_class"),
+}
+
+# ---------------------------------------------------------------------------------------------
+# YAML / dict -> proto
+
+
+def _docs(source: Any) -> list[dict[str, Any]]:
+    if isinstance(source, str):
+        return [d for d in yaml.safe_load_all(source) if d]
+    if isinstance(source, dict):
+        return [source]
+    raise TypeError(f"not a manifest: {source!r}")
+
+
+def cache_object(doc: dict[str, Any]) -> cache_pb2.CacheObject:
+    """One cached-kind manifest (dict) as a CacheObject."""
+    cls, field = _KINDS[doc["kind"]]
+    message = json_format.ParseDict(doc, cls(), ignore_unknown_fields=True)
+    return cache_pb2.CacheObject(**{field: message})
+
+
+def objects(*sources: Any) -> list[cache_pb2.CacheObject]:
+    """CacheObjects from YAML strings (multi-document), dicts, CacheObjects or lists of those."""
+    out: list[cache_pb2.CacheObject] = []
+    for source in sources:
+        if isinstance(source, cache_pb2.CacheObject):
+            out.append(source)
+        elif isinstance(source, (list, tuple)):
+            out += objects(*source)
+        else:
+            out += [cache_object(d) for d in _docs(source)]
+    return out
+
+
+def catalog(relative: str) -> dict[str, Any]:
+    """A runtime manifest of the OME catalog (``../shared/ome-catalog/runtimes/<relative>``)."""
+    docs = _docs((CATALOG_RUNTIMES / relative).read_text())
+    assert len(docs) == 1, relative
+    return docs[0]
+
+
+def inference_service(source: Any) -> types_pb2.InferenceService:
+    """An InferenceService proto from a YAML string or dict."""
+    if isinstance(source, types_pb2.InferenceService):
+        return source
+    (doc,) = _docs(source)
+    return json_format.ParseDict(doc, types_pb2.InferenceService(), ignore_unknown_fields=True)
+
+
+def load(*sources: Any, version: str = "v1") -> CacheStore:
+    """A CacheStore after ``apply_snapshot(version, objects(*sources))``."""
+    store = CacheStore()
+    store.apply_snapshot(version, objects(*sources))
+    return store
+
+
+def _store(target: Any) -> CacheStore:
+    return target if isinstance(target, CacheStore) else load(*target)
+
+
+def select(target: Any, isvc: Any) -> selector_pb2.SelectRuntimeResponse:
+    """``api.select_runtime`` on a store (or on a list of sources loaded into a new store)."""
+    store = _store(target)
+    request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc))
+    return api.select_runtime(store.snapshot, request)
+
+
+def explain(target: Any, isvc: Any) -> selector_pb2.ExplainRuntimesResponse:
+    """``api.explain_runtimes`` on a store (or on a list of sources loaded into a new store)."""
+    store = _store(target)
+    request = selector_pb2.ExplainRuntimesRequest(inference_service=inference_service(isvc))
+    return api.explain_runtimes(store.snapshot, request)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading answers
+
+
+def row(response: selector_pb2.ExplainRuntimesResponse, name: str, kind: str | None = None) -> selector_pb2.RuntimeExplanation:
+    """The explain row of runtime ``name`` (optionally of ``kind``: "SR" or "CSR")."""
+    want = {None: None, "SR": selector_pb2.RUNTIME_KIND_SERVING_RUNTIME, "CSR": selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME}[kind]
+    found = [r for r in response.runtimes if r.runtime.name == name and (want is None or r.runtime.kind == want)]
+    assert len(found) == 1, f"{name}: {[r.runtime.name for r in response.runtimes]}"
+    return found[0]
+
+
+def table(response: selector_pb2.ExplainRuntimesResponse) -> list[tuple[str, str, str, str, str, str]]:
+    """The rows as ``kubectl ome runtime explain`` prints them:
+    (RUNTIME, SCOPE, COMPATIBLE, PRIORITY, WEIGHT, REASON)."""
+    out = []
+    for r in response.runtimes:
+        scope = "Cluster" if r.runtime.kind == selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else "Namespaced"
+        compatible = "Yes" if r.verdict == selector_pb2.VERDICT_CANDIDATE else "No"
+        priority = str(r.priority) if r.HasField("priority") else "-"
+        weight = str(r.weight) if r.HasField("weight") else "-"
+        out.append((r.runtime.name, scope, compatible, priority, weight, r.reason))
+    return out
+
+
+def ranking(response: selector_pb2.SelectRuntimeResponse) -> list[str]:
+    """Candidate names, best first."""
+    return [c.runtime.name for c in response.candidates]
+
+
+def exclusion(response: selector_pb2.SelectRuntimeResponse, name: str) -> selector_pb2.Exclusion:
+    """The exclusion of runtime ``name``."""
+    found = [e for e in response.exclusions if e.runtime.name == name]
+    assert len(found) == 1, f"{name}: {[e.runtime.name for e in response.exclusions]}"
+    return found[0]
+
+
+def verdict_and_reason(response: selector_pb2.ExplainRuntimesResponse, name: str) -> tuple[str, str]:
+    """("Yes", "-") for a candidate, ("No", <REASON>) otherwise."""
+    r = row(response, name)
+    return ("Yes" if r.verdict == selector_pb2.VERDICT_CANDIDATE else "No", r.reason)
+
+
+# ---------------------------------------------------------------------------------------------
+# dict builders (Kubernetes manifests, camelCase as in the docs)
+
+
+def spec_of(name: str | None, version: str | None = None, operator: str | None = None, weight: int | None = None) -> dict[str, Any]:
+    """A ``modelFormat`` / ``modelFramework`` dict with only the fields given."""
+    out: dict[str, Any] = {}
+    if name is not None:
+        out["name"] = name
+    if version is not None:
+        out["version"] = version
+    if operator is not None:
+        out["operator"] = operator
+    if weight is not None:
+        out["weight"] = weight
+    return out
+
+
+_DEFAULT = object()
+
+
+def entry(
+    *,
+    format: Any = _DEFAULT,  # noqa: A002 - the docs' word
+    framework: Any = _DEFAULT,
+    architecture: Any = _DEFAULT,
+    auto_select: bool | None = True,
+    priority: int | None = None,
+    quantization: str | None = None,
+    pipeline: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A ``supportedModelFormats`` entry. Defaults: safetensors 1.0.0, transformers 4.45.0.dev0,
+    LlamaForCausalLM (the BaseModel of model-version-matching.md), ``autoSelect: true``.
+    ``format``/``framework`` take a dict, a ``(name, version)`` tuple or None (left out);
+    ``architecture=None`` leaves it out; ``auto_select=None`` leaves it unset."""
+    out: dict[str, Any] = {}
+    if framework is _DEFAULT:
+        framework = ("transformers", "4.45.0.dev0")
+    if format is _DEFAULT:
+        format = ("safetensors", "1.0.0")
+    if architecture is _DEFAULT:
+        architecture = "LlamaForCausalLM"
+    if framework is not None:
+        out["modelFramework"] = framework if isinstance(framework, dict) else spec_of(*framework)
+    if format is not None:
+        out["modelFormat"] = format if isinstance(format, dict) else spec_of(*format)
+    if architecture is not None:
+        out["modelArchitecture"] = architecture
+    if quantization is not None:
+        out["quantization"] = quantization
+    if pipeline is not None:
+        out["diffusionPipeline"] = pipeline
+    if auto_select is not None:
+        out["autoSelect"] = auto_select
+    if priority is not None:
+        out["priority"] = priority
+    out.update(extra)
+    return out
+
+
+def runtime(
+    name: str,
+    *entries: dict[str, Any],
+    namespace: str | None = None,
+    size: tuple[str | None, str | None] | None = None,
+    classes: list[str] | None = None,
+    engine_mode: str | None = None,
+    decoder_mode: str | None = None,
+    disabled: bool | None = None,
+    annotations: dict[str, str] | None = None,
+    created: str | None = None,
+    inherit_from: str | None = None,
+    spec: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ClusterServingRuntime, or a ServingRuntime when ``namespace`` is given.
+
+    ``entries`` default to one ``entry()``; pass ``entries=()`` via ``spec`` to have none.
+    ``size`` is ``(min, max)``, None leaving a bound out. ``engine_mode``/``decoder_mode`` go in
+    ``engineConfig.annotations`` / ``decoderConfig.annotations``."""
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    if annotations or inherit_from:
+        metadata["annotations"] = dict(annotations or {})
+        if inherit_from:
+            metadata["annotations"]["ome.io/inherit-from"] = inherit_from
+    if created is not None:
+        metadata["creationTimestamp"] = created
+    body: dict[str, Any] = {"supportedModelFormats": list(entries) if entries else [entry()]}
+    if size is not None:
+        body["modelSizeRange"] = {k: v for k, v in (("min", size[0]), ("max", size[1])) if v is not None}
+    if classes is not None:
+        body["acceleratorRequirements"] = {"acceleratorClasses": list(classes)}
+    if engine_mode is not None:
+        body["engineConfig"] = {"annotations": {"ome.io/deploymentMode": engine_mode}}
+    if decoder_mode is not None:
+        body["decoderConfig"] = {"annotations": {"ome.io/deploymentMode": decoder_mode}}
+    if disabled is not None:
+        body["disabled"] = disabled
+    if spec:
+        body.update(copy.deepcopy(spec))
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ServingRuntime" if namespace is not None else "ClusterServingRuntime",
+        "metadata": metadata,
+        "spec": body,
+    }
+
+
+def model(
+    name: str = "llama-3-2-3b-instruct",
+    *,
+    namespace: str | None = "llama-demo",
+    format: Any = _DEFAULT,  # noqa: A002
+    framework: Any = _DEFAULT,
+    architecture: Any = _DEFAULT,
+    size: str | None = "3.21B",
+    quantization: str | None = None,
+    pipeline: dict[str, Any] | None = None,
+    spec: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A BaseModel (ClusterBaseModel when ``namespace`` is None). Defaults: the BaseModel
+    ``llama-3-2-3b-instruct`` of model-version-matching.md (safetensors 1.0.0, transformers
+    4.45.0.dev0, LlamaForCausalLM, 3.21B) in ``llama-demo``."""
+    if format is _DEFAULT:
+        format = ("safetensors", "1.0.0")
+    if framework is _DEFAULT:
+        framework = ("transformers", "4.45.0.dev0")
+    if architecture is _DEFAULT:
+        architecture = "LlamaForCausalLM"
+    body: dict[str, Any] = {}
+    if format is not None:
+        body["modelFormat"] = format if isinstance(format, dict) else spec_of(*format)
+    if framework is not None:
+        body["modelFramework"] = framework if isinstance(framework, dict) else spec_of(*framework)
+    if architecture is not None:
+        body["modelArchitecture"] = architecture
+    if size is not None:
+        body["modelParameterSize"] = size
+    if quantization is not None:
+        body["quantization"] = quantization
+    if pipeline is not None:
+        body["diffusionPipeline"] = pipeline
+    if spec:
+        body.update(copy.deepcopy(spec))
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "BaseModel" if namespace is not None else "ClusterBaseModel",
+        "metadata": metadata,
+        "spec": body,
+    }
+
+
+def isvc(
+    model_name: str | None = "llama-3-2-3b-instruct",
+    *,
+    namespace: str | None = "llama-demo",
+    name: str = "my-isvc",
+    runtime_name: str | None = None,
+    runtime_kind: str | None = None,
+    accelerator_class: str | None = None,
+    deployment_mode: str | None = None,
+    engine: dict[str, Any] | None = None,
+    decoder: dict[str, Any] | None = None,
+    router: dict[str, Any] | None = None,
+    annotations: dict[str, str] | None = None,
+    spec: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An InferenceService with ``engine: {minReplicas: 1, maxReplicas: 1}`` as in the docs."""
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    if annotations is not None:
+        metadata["annotations"] = annotations
+    body: dict[str, Any] = {"engine": engine if engine is not None else {"minReplicas": 1, "maxReplicas": 1}}
+    if model_name is not None:
+        body["model"] = {"name": model_name}
+    if runtime_name is not None:
+        body["runtime"] = {"name": runtime_name}
+        if runtime_kind is not None:
+            body["runtime"]["kind"] = runtime_kind
+    if accelerator_class is not None:
+        body["acceleratorSelector"] = {"acceleratorClass": accelerator_class}
+    if deployment_mode is not None:
+        body["deploymentMode"] = deployment_mode
+    if decoder is not None:
+        body["decoder"] = decoder
+    if router is not None:
+        body["router"] = router
+    if spec:
+        body.update(copy.deepcopy(spec))
+    return {"apiVersion": "ome.io/v1beta1", "kind": "InferenceService", "metadata": metadata, "spec": body}
+
+
+def with_spec(doc: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """A deep copy of a manifest with top-level ``spec`` keys replaced (None removes a key)."""
+    out = copy.deepcopy(doc)
+    for key, value in changes.items():
+        if value is None:
+            out["spec"].pop(key, None)
+        else:
+            out["spec"][key] = value
+    return out
+
+
+def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """A deep copy of a manifest with another ``metadata.name``."""
+    out = copy.deepcopy(doc)
+    out["metadata"]["name"] = name
+    return out
+
+
+def names(items: Iterable[Any]) -> list[str]:
+    """``runtime.name`` of each item."""
+    return [i.runtime.name for i in items]
+
+
+# ---------------------------------------------------------------------------------------------
+# the docs' own manifests
+
+NS = "llama-demo"
+
+# model-version-matching.md: the BaseModel (also the scoring page's worked example).
+LLAMA_3_2_3B_BASEMODEL = """\
+apiVersion: ome.io/v1beta1
+kind: BaseModel
+metadata:
+  name: llama-3-2-3b-instruct
+  namespace: llama-demo
+  annotations:
+    ome.oracle.com/skip-config-parsing: "true"
+spec:
+  modelType: llama
+  modelArchitecture: LlamaForCausalLM
+  modelFormat:
+    name: safetensors
+    version: "1.0.0"
+  modelFramework:
+    name: transformers
+    version: "4.45.0.dev0"
+  modelParameterSize: "3.21B"
+  modelCapabilities:
+    - TEXT_TO_TEXT
+  storage:
+    storageUri: hf://meta-llama/Llama-3.2-3B-Instruct
+    path: /mnt/data/models/meta/llama-3-2-3b-instruct
+    key: hf-token
+"""
+
+# runtime-accelerator-class-matching.md / runtime-deployment-mode-matching.md: the
+# ClusterBaseModel llama-3-3-70b-instruct, Ready with the fields OME records (the catalog
+# runtime srt-llama-3-3-70b-instruct's format, framework and architecture; 70B parameters).
+LLAMA_3_3_70B_CBM = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterBaseModel
+metadata:
+  name: llama-3-3-70b-instruct
+spec:
+  modelArchitecture: LlamaForCausalLM
+  modelFormat:
+    name: safetensors
+    version: "1.0.0"
+  modelFramework:
+    name: transformers
+    version: "4.47.0.dev0"
+  modelParameterSize: 70B
+"""
+
+# runtime-accelerator-class-matching.md, "Declare both sides" (engineConfig trimmed further).
+LLAMA_3_3_70B_HOPPER = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata:
+  name: llama-3-3-70b-hopper
+spec:
+  supportedModelFormats:
+    - modelFramework:
+        name: transformers
+        version: "4.47.0.dev0"
+      modelFormat:
+        name: safetensors
+        version: "1.0.0"
+      modelArchitecture: LlamaForCausalLM
+      autoSelect: true
+      priority: 1
+  modelSizeRange:
+    min: 60B
+    max: 75B
+  acceleratorRequirements:
+    acceleratorClasses:
+      - nvidia-h100
+      - nvidia-h200
+  engineConfig:
+    runner:
+      name: ome-container
+      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+"""
+
+# runtime-accelerator-class-matching.md: the InferenceService.
+LLAMA_3_3_70B_ISVC = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama-3-3-70b
+  namespace: llama-demo
+spec:
+  model:
+    name: llama-3-3-70b-instruct
+  acceleratorSelector:
+    acceleratorClass: nvidia-h100
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+"""
+
+# runtime-deployment-mode-matching.md, "Example" (leader/worker trimmed to what matters).
+SRT_LLAMA_3_3_70B_MULTINODE = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata:
+  name: srt-llama-3-3-70b-instruct-multinode
+spec:
+  supportedModelFormats:
+    - modelFramework:
+        name: transformers
+        version: "4.47.0.dev0"
+      modelFormat:
+        name: safetensors
+        version: "1.0.0"
+      modelArchitecture: LlamaForCausalLM
+      autoSelect: true
+      priority: 2
+  protocolVersions:
+    - openAI
+  modelSizeRange:
+    min: 60B
+    max: 75B
+  engineConfig:
+    annotations:
+      ome.io/deploymentMode: MultiNode
+    leader:
+      runner:
+        name: ome-container
+        image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+    worker:
+      size: 1
+      runner:
+        name: ome-container
+        image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+"""
+
+# runtime-deployment-mode-matching.md: the InferenceService.
+LLAMA_3_70B_ISVC = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama-3-70b
+  namespace: llama-demo
+spec:
+  deploymentMode: OMENative
+  model:
+    name: llama-3-3-70b-instruct
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+"""
+
+# diffusion-pipeline-runtime-matching.md, "Declare a pipeline in a runtime" (engineConfig trimmed).
+SRT_QWEN_IMAGE_PIPELINE = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata:
+  name: srt-qwen-image-pipeline
+spec:
+  supportedModelFormats:
+    - modelFormat:
+        name: diffusers
+        version: "0.34.0.dev0"
+      modelFramework:
+        name: diffusers
+        version: "0.34.0.dev0"
+      modelArchitecture: QwenImagePipeline
+      diffusionPipeline:
+        className: QwenImagePipeline
+        transformer:
+          library: diffusers
+      autoSelect: true
+      priority: 2
+  engineConfig:
+    runner:
+      name: ome-container
+      image: sglang:0.5.6-diffusion-cuda129-amd64
+"""
+
+# diffusion-pipeline-runtime-matching.md, "Models without a recorded pipeline": qwen-image-pvc,
+# a ClusterBaseModel served from a PVC at diffusers 0.34.0.dev0, with no pipeline.
+QWEN_IMAGE_PVC = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterBaseModel
+metadata:
+  name: qwen-image-pvc
+spec:
+  modelArchitecture: QwenImagePipeline
+  modelFormat:
+    name: diffusers
+    version: "0.34.0.dev0"
+  modelFramework:
+    name: diffusers
+    version: "0.34.0.dev0"
+"""
+
+# troubleshoot-runtime-selection.md: the ClusterBaseModel qwen2-5-7b as `kubectl get` shows it.
+QWEN2_5_7B_CBM = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterBaseModel
+metadata:
+  name: qwen2-5-7b
+spec:
+  modelFormat:
+    name: safetensors
+    version: "1.0.0"
+  modelArchitecture: Qwen2ForCausalLM
+  modelFramework:
+    name: transformers
+    version: "4.40.1"
+"""
+
+QWEN2_5_7B_ISVC = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: qwen2-5-7b
+  namespace: demo
+spec:
+  model:
+    name: qwen2-5-7b
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+"""
+
+# The catalog files the pages name.
+SRT_MISTRAL_7B_INSTRUCT = "srt/mistral-7b-instruct-rt.yaml"
+SRT_QWEN2_5_7B = "srt/Qwen/qwen2-5-7b-rt.yaml"
+SRT_LLAMA_3_2_1B_INSTRUCT = "srt/meta/llama-3-2-1b-instruct-rt.yaml"
+SRT_LLAMA_3_2_3B_INSTRUCT = "srt/meta/llama-3-2-3b-instruct-rt.yaml"
+SRT_LLAMA_3_3_70B_INSTRUCT = "srt/meta/llama-3-3-70b-instruct-rt.yaml"
+SRT_QWEN_IMAGE = "srt/Qwen/Qwen-Image-rt.yaml"
+
+
+def worked_example_runtimes(namespace: str = NS) -> list[dict[str, Any]]:
+    """runtime-selection-scoring.md, "Worked example": four runtimes, each with one entry that
+    matches the BaseModel and sets ``autoSelect: true`` (vllm-llama's entry as the page shows)."""
+    return [
+        runtime("team-llama", entry(priority=1), namespace=namespace),
+        runtime("vllm-llama", entry(format=spec_of("safetensors", "1.0.0", weight=2), priority=2)),
+        runtime("srt-llama-small", entry(priority=3), size=("1B", "8B")),
+        runtime("srt-llama-large", entry(priority=3), size=("1B", "70B")),
+    ]
+
+
+# Every REASON text of `kubectl ome runtime explain` that does not depend on the inputs.
+NO_AUTO_SELECT_ENTRY = (
+    "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic "
+    "selection skips it (pin it explicitly via spec.runtime.name instead)"
+)
+ACCELERATOR_REASON = "runtime does not support the required accelerator class"
