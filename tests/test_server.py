@@ -18,7 +18,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from conftest import EXAMPLES, ServerProcess, server_command
+from conftest import EXAMPLES, server_command
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector import api, server as server_module
@@ -406,3 +406,14 @@ def test_server_module_runs_under_python_m() -> None:
     process = subprocess.run([sys.executable, "-m", "ome_selector.cli", "serve", "--help"], capture_output=True, text=True, timeout=60)
     assert process.returncode == 0
     assert "--wait-for-sync" in process.stdout and "--log-format {text,json}" in process.stdout
+
+
+@pytest.mark.parametrize("listen, port, shown", [
+    ("127.0.0.1:0", 41234, "127.0.0.1:41234"),
+    ("127.0.0.1:50051", 50051, "127.0.0.1:50051"),
+    ("[::1]:0", 41234, "[::1]:41234"),
+    ("localhost", 443, "localhost:443"),
+    ("unix:/run/selector.sock", 1, "unix:/run/selector.sock"),
+])
+def test_display_address(listen: str, port: int, shown: str) -> None:
+    assert server_module.display_address(listen, port) == shown

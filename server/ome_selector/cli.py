@@ -25,7 +25,6 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from ome.selector.v1 import selector_pb2
-from ome.v1beta1 import types_pb2
 
 EXIT_SELECTED = 0
 EXIT_NONE = 1

@@ -74,7 +74,7 @@ _QUANTITY_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 # (kind, namespace, name); namespace is "" for cluster-scoped kinds.
-ObjectKey = tuple[str, str, str]
+ObjectKey = ingest.Key
 _Parsed = Union[cache_pb2.CacheObject, types_pb2.InferenceService]
 
 
@@ -363,14 +363,14 @@ def _replace(result: LoadResult, doc: _Document, position: int) -> None:
 class _Origin(NamedTuple):
     file: str
     sequence: int  # position of the file in load order (a path given twice is read twice)
-    index: int  # document index in the file
+    document: int  # document index in the file
 
 
 def _duplicate_warning(key: ObjectKey, first: _Origin, later: _Origin) -> str:
     what = describe_key(key)
     if first.sequence == later.sequence:
         return (
-            f"{what} is defined twice in {later.file} (documents {first.index} and {later.index}); "
-            f"the definition in document {later.index} wins (later in load order)"
+            f"{what} is defined twice in {later.file} (documents {first.document} and {later.document}); "
+            f"the definition in document {later.document} wins (later in load order)"
         )
     return f"{what} is defined in {first.file} and in {later.file}; the definition in {later.file} wins (later in load order)"

@@ -21,6 +21,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_reflection.v1alpha import reflection
 
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
@@ -224,8 +225,8 @@ def display_address(listen: str, port: int) -> str:
     """The address actually bound: ``listen`` with the real port, or the unix socket as given."""
     if listen.startswith(("unix:", "unix-abstract:")):
         return listen
-    host, _, _ = listen.rpartition(":")
-    return f"{host}:{port}"
+    host, colon, _ = listen.rpartition(":")
+    return f"{host}:{port}" if colon and not host.endswith(":") else f"{listen}:{port}"
 
 
 async def serve(
@@ -302,9 +303,9 @@ async def _run(
     return 0
 
 
-async def attach_health(store: CacheStore, server: grpc.aio.Server) -> health.aio.HealthServicer:
+async def attach_health(store: CacheStore, server: grpc.aio.Server) -> health_aio.HealthServicer:
     """Add a health servicer whose sync-gated entries follow ``store``'s sync state."""
-    servicer = health.aio.HealthServicer()
+    servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
     serving, not_serving = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
     await servicer.set(CACHE_SERVICE, serving)
@@ -316,6 +317,7 @@ async def attach_health(store: CacheStore, server: grpc.aio.Server) -> health.ai
 
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task[None]] = set()
+    became_serving = False
 
     async def mark_serving() -> None:
         for name in SYNC_GATED_SERVICES:
@@ -333,8 +335,6 @@ async def attach_health(store: CacheStore, server: grpc.aio.Server) -> health.ai
         if snapshot.synced and not became_serving:
             became_serving = True
             loop.call_soon_threadsafe(start_marking)
-
-    became_serving = False
 
     store.add_listener(on_write)
     return servicer

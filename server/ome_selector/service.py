@@ -15,12 +15,13 @@ from typing import Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome_selector import api
 from ome_selector.errors import RequestError
+from ome_selector.snapshot import Snapshot
 from ome_selector.store import CacheStore
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ async def _answer(context: grpc.aio.ServicerContext, method: str, compute: Calla
     except Exception:
         log.exception("%s failed", method)
         status = status_pb2.Status(code=code_pb2.INTERNAL, message=INTERNAL_MESSAGE)
-    await context.abort_with_status(rpc_status.to_status(status))
+    await context.abort_with_status(rpc_status.to_status(status))  # type: ignore[attr-defined]  # missing from grpc-stubs
     raise AssertionError("abort_with_status returned")  # pragma: no cover
 
 
@@ -67,7 +68,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     def __init__(self, store: CacheStore) -> None:
         self._store = store
 
-    def _synced_snapshot(self):  # type: ignore[no-untyped-def]
+    def _synced_snapshot(self) -> Snapshot:
         snapshot = self._store.snapshot
         if not snapshot.synced:
             raise RequestError("UNAVAILABLE", NOT_SYNCED_MESSAGE)
