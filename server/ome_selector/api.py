@@ -18,6 +18,7 @@ from .errors import FieldViolation, RequestError
 from .ingest import compile_model, compile_request, validate_name
 from .snapshot import Snapshot
 
+NOT_SYNCED_MESSAGE = "cache not synced yet"
 _SERVICE_MODES = ("OMENative", "RawDeployment")
 _POLICIES = ("", "BestFit", "Cheapest", "MostCapable", "FirstAvailable")
 _RUNTIME_KINDS = ("", d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
@@ -25,7 +26,7 @@ _RUNTIME_KINDS = ("", d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
 
 def _require_synced(snapshot: Snapshot) -> None:
     if not snapshot.synced:
-        raise RequestError("UNAVAILABLE", "the runtime cache has not been loaded or synced yet")
+        raise RequestError("UNAVAILABLE", NOT_SYNCED_MESSAGE)
 
 
 def _validate(request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest) -> None:

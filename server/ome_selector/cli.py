@@ -130,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return EXIT_ERROR
     except Exception as exc:  # never a traceback on the terminal
         print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -21,12 +21,10 @@ from grpc_status import rpc_status
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome_selector import api
 from ome_selector.errors import RequestError
-from ome_selector.snapshot import Snapshot
 from ome_selector.store import CacheStore
 
 log = logging.getLogger(__name__)
 
-NOT_SYNCED_MESSAGE = "cache not synced yet"
 INTERNAL_MESSAGE = "internal error"
 
 T = TypeVar("T")
@@ -68,24 +66,18 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     def __init__(self, store: CacheStore) -> None:
         self._store = store
 
-    def _synced_snapshot(self) -> Snapshot:
-        snapshot = self._store.snapshot
-        if not snapshot.synced:
-            raise RequestError("UNAVAILABLE", NOT_SYNCED_MESSAGE)
-        return snapshot
-
     async def SelectRuntime(
         self, request: selector_pb2.SelectRuntimeRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.SelectRuntimeResponse:
         return await _answer(
-            context, "SelectRuntime", lambda: api.select_runtime(self._synced_snapshot(), request)
+            context, "SelectRuntime", lambda: api.select_runtime(self._store.snapshot, request)
         )
 
     async def ExplainRuntimes(
         self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.ExplainRuntimesResponse:
         return await _answer(
-            context, "ExplainRuntimes", lambda: api.explain_runtimes(self._synced_snapshot(), request)
+            context, "ExplainRuntimes", lambda: api.explain_runtimes(self._store.snapshot, request)
         )
 
 

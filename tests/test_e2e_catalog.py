@@ -1,0 +1,322 @@
+"""End to end on OME's real catalog: the real server on 127.0.0.1 with
+``../shared/ome-catalog/runtimes`` and ``../shared/ome-cluster`` loaded, called through the
+generated Python stubs.
+
+Expected answers were worked out by hand from the OME v1.3 docs (runtime-selection-scoring.md:
+ServingRuntimes first, then score = (format weight + framework weight) x priority, then the size
+distance, then the name; the checks of troubleshoot-runtime-selection.md, Step 2) and the
+catalog files themselves.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import grpc
+import pytest
+import yaml
+from google.protobuf import json_format
+
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
+from ome.v1beta1 import types_pb2
+
+from conftest import CATALOG_RUNTIMES, OME_CLUSTER, ServerProcess, _LISTENING, server_command
+
+CSR = selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
+SR = selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    proc = ServerProcess(server_command([CATALOG_RUNTIMES, OME_CLUSTER]))
+    proc.address = proc.wait_for_line(_LISTENING).group(1)
+    yield proc
+    assert proc.stop() == 0
+
+
+@pytest.fixture(scope="module")
+def channel(server: ServerProcess) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(server.address) as ch:
+        yield ch
+
+
+@pytest.fixture(scope="module")
+def selection(channel: grpc.Channel) -> selector_pb2_grpc.SelectionServiceStub:
+    return selector_pb2_grpc.SelectionServiceStub(channel)
+
+
+def _docs(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+
+def _isvcs() -> dict[str, types_pb2.InferenceService]:
+    out = {}
+    for doc in _docs(str(OME_CLUSTER / "inferenceservices.yaml")):
+        isvc = json_format.ParseDict(doc, types_pb2.InferenceService(), ignore_unknown_fields=True)
+        out[isvc.metadata.name] = isvc
+    return out
+
+
+def _isvc(model: str, namespace: str = "default") -> types_pb2.InferenceService:
+    isvc = types_pb2.InferenceService()
+    isvc.metadata.name = f"isvc-{model}"[:63]
+    isvc.metadata.namespace = namespace
+    isvc.spec.model.name = model
+    return isvc
+
+
+def _select(stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService) -> selector_pb2.SelectRuntimeResponse:
+    return stub.SelectRuntime(selector_pb2.SelectRuntimeRequest(inference_service=isvc))
+
+
+def test_every_object_ingests_and_duplicates_are_reported(server: ServerProcess, channel: grpc.Channel) -> None:
+    status = cache_pb2_grpc.CacheServiceStub(channel).GetCacheStatus(cache_pb2.GetCacheStatusRequest()).status
+    counts = {cache_pb2.ObjectKind.Name(c.kind): c.count for c in status.counts}
+    # 203 distinct catalog names + 3 extra ClusterServingRuntimes; 2 ServingRuntimes in team-a;
+    # 207 ClusterBaseModels; 4 AcceleratorClasses.
+    assert counts == {
+        "OBJECT_KIND_SERVING_RUNTIME": 2,
+        "OBJECT_KIND_CLUSTER_SERVING_RUNTIME": 206,
+        "OBJECT_KIND_BASE_MODEL": 0,
+        "OBJECT_KIND_CLUSTER_BASE_MODEL": 207,
+        "OBJECT_KIND_ACCELERATOR_CLASS": 4,
+    }
+    assert status.synced is True
+    assert re.fullmatch(r"manifests-[0-9a-f]{12}", status.version)
+    duplicates = [line for line in server.lines if "is defined in" in line]
+    assert len(duplicates) == 4
+    for name in ("srt-qwen2-5-32b-instruct", "srt-qwen3-embedding-0-6b", "srt-mixtral-8x7b-instruct", "srt-llama-3-2-11b-vision-instruct"):
+        assert sum(f"ClusterServingRuntime {name} is defined in" in line for line in duplicates) == 1
+    assert not [line for line in server.lines if "document" in line and "error" in line.lower()]
+
+
+@pytest.mark.parametrize("namespace, expected", [("team-a", 208), ("demo", 206)])
+def test_explain_has_one_row_per_distinct_runtime_in_scope(selection: selector_pb2_grpc.SelectionServiceStub, namespace: str, expected: int) -> None:
+    response = selection.ExplainRuntimes(selector_pb2.ExplainRuntimesRequest(inference_service=_isvc("qwen2-5-7b", namespace)))
+    keys = [(r.runtime.kind, r.runtime.namespace, r.runtime.name) for r in response.runtimes]
+    assert len(keys) == len(set(keys)) == expected
+    assert sum(k[0] == SR for k in keys) == expected - 206
+
+
+def test_every_catalog_model_gets_an_answer(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    models = [d["metadata"]["name"] for d in _docs(str(OME_CLUSTER / "clusterbasemodels-filled.yaml"))]
+    assert len(models) == 207
+    selected = without_format = 0
+    for name in models:
+        response = _select(selection, _isvc(name))
+        if response.model_error:
+            assert response.model_error == "invalid model specification: modelFormat.name: model format name is required"
+            without_format += 1
+            continue
+        if response.HasField("selection"):
+            selected += 1
+            assert response.warnings == [f"Runtime {response.selection.runtime.name} will be auto-selected for model {name}"]
+            assert response.candidates[0].runtime == response.selection.runtime
+            assert len(response.candidates) + len(response.exclusions) == 206
+        else:
+            fmt = response.model.label.split(":")[1]
+            assert response.no_runtime_message.startswith(
+                f"no runtime found to support model {fmt} with format {fmt} in namespace default. "
+                "Checked 206 runtimes (0 namespace-scoped, 206 cluster-scoped)"
+            )
+            assert len(response.exclusions) == 206  # a reason for every runtime
+        for exclusion in response.exclusions:
+            assert len(exclusion.reasons) == 1 and exclusion.reasons[0].primary and exclusion.reasons[0].message
+    assert without_format == 207 - 162  # 162 models of the file carry a modelFormat
+    assert selected > 50
+
+
+def test_hand_checked_ranking_llama_70b_distill(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """deepseek-r1-distill-llama-70b: 70B, safetensors 1.0.0, transformers 4.47.0.dev0, Llama.
+    Five CSRs match. Scores: omenative priority 3 -> 6, hopper priority 2 -> 4, the rest 2.
+    Among the 2s: srt-deepseek-r1-distill-llama-70b's [65B, 75B] is 10B wide, ampere's and
+    vllm's [60B, 75B] are 15B wide, and those two tie, so the name decides."""
+    response = _select(selection, _isvc("deepseek-r1-distill-llama-70b"))
+    got = [(c.runtime.name, c.score, c.size_distance, selector_pb2.TieBreak.Name(c.tie_break)) for c in response.candidates]
+    assert got == [
+        ("srt-llama-3-3-70b-instruct-omenative", 6, 15e9, "TIE_BREAK_UNSPECIFIED"),
+        ("srt-llama-3-3-70b-instruct-hopper", 4, 15e9, "TIE_BREAK_SCORE"),
+        ("srt-deepseek-r1-distill-llama-70b", 2, 10e9, "TIE_BREAK_SCORE"),
+        ("srt-llama-3-3-70b-instruct-ampere", 2, 15e9, "TIE_BREAK_SIZE_DISTANCE"),
+        ("vllm-llama-3-3-70b-instruct", 2, 15e9, "TIE_BREAK_NAME"),
+    ]
+    assert response.selection.runtime.name == "srt-llama-3-3-70b-instruct-omenative"
+    assert response.selection.runtime.kind == CSR
+
+
+def test_hand_checked_ranking_e5_mistral(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """e5-mistral-7b-instruct (7B): all three score 2; [6B, 8B] is closest (2B), then the two
+    [5B, 10B] runtimes (5B) in name order."""
+    response = _select(selection, _isvc("e5-mistral-7b-instruct"))
+    assert [(c.runtime.name, c.size_distance) for c in response.candidates] == [
+        ("srt-e5-mistral-7b-instruct", 2e9),
+        ("srt-e5-7b-mistral-instruct", 5e9),
+        ("vllm-e5-mistral-7b-instruct", 5e9),
+    ]
+
+
+def test_namespaced_runtime_comes_first_in_its_namespace(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """In team-a the ServingRuntime team-llama-70b ([65B, 75B], priority 1, score 2) beats the
+    cluster runtimes with scores 6 and 4 for a 70B Llama model."""
+    response = _select(selection, _isvc("deepseek-r1-distill-llama-70b", "team-a"))
+    assert [(c.runtime.kind, c.runtime.name, c.score) for c in response.candidates][:3] == [
+        (SR, "team-llama-70b", 2),
+        (CSR, "srt-llama-3-3-70b-instruct-omenative", 6),
+        (CSR, "srt-llama-3-3-70b-instruct-hopper", 4),
+    ]
+    assert selector_pb2.TieBreak.Name(response.candidates[1].tie_break) == "TIE_BREAK_SCOPE"
+    child = [e for e in response.exclusions if e.runtime.name == "team-llama-70b-child"]
+    assert [(e.runtime.kind, e.runtime.namespace, selector_pb2.Verdict.Name(e.verdict), e.reasons[0].message) for e in child] == [
+        (SR, "team-a", "VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE",
+         "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it (pin it explicitly via spec.runtime.name instead)"),
+    ]
+
+
+# ---- the InferenceServices of ome-cluster -------------------------------------------------------
+# ClusterBaseModel llama-3-3-70b-instruct records modelParameterSize 3.70B, so every runtime
+# made for 70B models ([60B, 75B] or [65B, 75B]) excludes it by size.
+
+SIZE_60_75 = "model size 3.70B is outside supported range [60B, 75B]"
+
+
+def _reason(response: selector_pb2.SelectRuntimeResponse, name: str) -> str:
+    found = [e.reasons[0].message for e in response.exclusions if e.runtime.name == name]
+    assert len(found) == 1, name
+    return found[0]
+
+
+def test_isvc_llama_70b_no_runtime_by_size(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    response = _select(selection, _isvcs()["llama-70b"])
+    assert not response.HasField("selection")
+    assert response.no_runtime_message.startswith(
+        "no runtime found to support model safetensors with format safetensors in namespace llama-demo. "
+        "Checked 206 runtimes (0 namespace-scoped, 206 cluster-scoped). Excluded runtimes: "
+    )
+    for name in ("srt-llama-3-3-70b-instruct-hopper", "srt-llama-3-3-70b-instruct-ampere", "srt-llama-3-3-70b-instruct-omenative", "vllm-llama-3-3-70b-instruct"):
+        assert _reason(response, name) == SIZE_60_75
+        assert f"{name} ({SIZE_60_75})" in response.no_runtime_message
+    # srt-llama-3-3-70b-instruct has no autoSelect: true entry, but the size check comes first.
+    assert _reason(response, "srt-llama-3-3-70b-instruct") == SIZE_60_75
+    assert f"; srt-llama-3-3-70b-instruct ({SIZE_60_75})" in response.no_runtime_message
+
+
+def test_isvc_llama_70b_h100_accelerator_then_size(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    response = _select(selection, _isvcs()["llama-70b-h100"])
+    assert not response.HasField("selection")
+    assert _reason(response, "srt-llama-3-3-70b-instruct-hopper") == SIZE_60_75  # lists nvidia-h100-80gb
+    assert _reason(response, "srt-llama-3-3-70b-instruct-ampere") == "runtime does not support the required accelerator class"
+    assert _reason(response, "srt-llama-3-3-70b-instruct") == "runtime does not support the required accelerator class"
+
+
+def test_isvc_llama_70b_l40s_no_runtime_lists_the_class(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    response = _select(selection, _isvcs()["llama-70b-l40s"])
+    assert not response.HasField("selection")
+    assert {e.reasons[0].message for e in response.exclusions} == {"runtime does not support the required accelerator class"}
+
+
+def test_isvc_llama_70b_native_mode_then_size(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    response = _select(selection, _isvcs()["llama-70b-native"])
+    assert not response.HasField("selection")
+    assert _reason(response, "srt-llama-3-3-70b-instruct-omenative") == SIZE_60_75
+    assert _reason(response, "srt-llama-3-3-70b-instruct-hopper") == SIZE_60_75  # declares no mode
+
+
+def test_isvc_llama_70b_team_namespaced_runtimes_checked_first(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    response = _select(selection, _isvcs()["llama-70b-team"])
+    assert not response.HasField("selection")
+    assert response.no_runtime_message.startswith(
+        "no runtime found to support model safetensors with format safetensors in namespace team-a. "
+        "Checked 208 runtimes (2 namespace-scoped, 206 cluster-scoped). Excluded runtimes: "
+        "team-llama-70b (model size 3.70B is outside supported range [65B, 75B]); "
+        f"team-llama-70b-child ({SIZE_60_75}); "
+    )
+
+
+def test_isvc_named_child_runtime_uses_inherited_classes(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """team-llama-70b-child inherits acceleratorRequirements from the hopper runtime, so the named
+    runtime passes the nvidia-h100-80gb check and fails only on size; OME uses it with a warning."""
+    response = _select(selection, _isvcs()["llama-70b-named-child"])
+    assert response.selection.runtime == selector_pb2.RuntimeRef(kind=SR, namespace="team-a", name="team-llama-70b-child")
+    assert response.selection.mode == selector_pb2.SELECTION_MODE_NAMED
+    assert list(response.selection.inheritance_chain) == ["srt-llama-3-3-70b-instruct-hopper", "team-llama-70b-child"]
+    assert [r.message for r in response.selection.reasons] == [SIZE_60_75]
+    assert list(response.warnings) == [
+        'runtime "team-llama-70b-child" does not declare support for model "llama-3-3-70b-instruct" '
+        "(runtime team-llama-70b-child does not support model safetensors: model size 3.70B is outside supported range [60B, 75B]); "
+        "proceeding because the runtime was named explicitly"
+    ]
+
+
+def test_isvc_qwen2_5_7b(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    response = _select(selection, _isvcs()["qwen2-5-7b"])
+    assert not response.HasField("selection")
+    assert _reason(response, "srt-qwen2-5-7b") == (
+        "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it "
+        "(pin it explicitly via spec.runtime.name instead)"
+    )
+    assert " srt-qwen2-5-7b (" not in response.no_runtime_message
+
+
+def test_isvc_deepseek_v3(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    response = _select(selection, _isvcs()["deepseek-v3"])
+    assert not response.HasField("selection")
+    assert response.model.label == "mt:safetensors:1.0.0:DeepseekV3ForCausalLM:fp8:transformers:4.33.1"
+    for name in ("srt-deepseek-rdma", "srt-deepseek-rdma-pd", "srt-deepseek-v3"):
+        assert selector_pb2.Verdict.Name([e for e in response.exclusions if e.runtime.name == name][0].verdict) == "VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE"
+
+
+# ---- cache writes through the real server --------------------------------------------------------
+
+
+def test_cache_writes_change_answers(running_server) -> None:  # type: ignore[no-untyped-def]
+    server = running_server([CATALOG_RUNTIMES, OME_CLUSTER])
+    with grpc.insecure_channel(server.address) as ch:
+        cache = cache_pb2_grpc.CacheServiceStub(ch)
+        stub = selector_pb2_grpc.SelectionServiceStub(ch)
+        isvc = _isvc("qwen2-5-7b", "demo")
+        assert not _select(stub, isvc).HasField("selection")
+
+        # Upsert: give srt-qwen2-5-7b an autoSelect: true entry (Step 4 of the troubleshoot page).
+        doc = next(
+            d for p in sorted(CATALOG_RUNTIMES.rglob("*.yaml")) for d in _docs(str(p))
+            if d.get("kind") == "ClusterServingRuntime" and d["metadata"]["name"] == "srt-qwen2-5-7b"
+        )
+        runtime = json_format.ParseDict(doc, types_pb2.ClusterServingRuntime(), ignore_unknown_fields=True)
+        runtime.spec.supported_model_formats[0].auto_select = True
+        status = cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(version="v2", objects=[cache_pb2.CacheObject(cluster_serving_runtime=runtime)])).status
+        assert status.version == "v2"
+        response = _select(stub, isvc)
+        assert response.selection.runtime.name == "srt-qwen2-5-7b"
+        assert list(response.warnings) == ["Runtime srt-qwen2-5-7b will be auto-selected for model qwen2-5-7b"]
+        assert response.cache_version == "v2"
+
+        # A rejected write (a ServingRuntime without namespace) changes nothing.
+        bad = types_pb2.ServingRuntime()
+        bad.metadata.name = "bad-runtime"
+        with pytest.raises(grpc.RpcError) as err:
+            cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(version="v3", objects=[cache_pb2.CacheObject(serving_runtime=bad)]))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "objects[0].serving_runtime.metadata.namespace" in err.value.details()
+        assert cache.GetCacheStatus(cache_pb2.GetCacheStatusRequest()).status.version == "v2"
+        assert _select(stub, isvc).selection.runtime.name == "srt-qwen2-5-7b"
+
+        # Delete it again: back to no runtime; a missing key is reported, not an error.
+        key = cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="srt-qwen2-5-7b")
+        missing = cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="no-such-runtime")
+        deleted = cache.DeleteObjects(cache_pb2.DeleteObjectsRequest(version="v4", keys=[key, missing]))
+        assert list(deleted.not_found) == [missing]
+        response = _select(stub, isvc)
+        assert not response.HasField("selection")
+        assert "Checked 205 runtimes (0 namespace-scoped, 205 cluster-scoped)" in response.no_runtime_message
+
+        # Snapshot: replace everything with two objects.
+        model = json_format.ParseDict(
+            {"metadata": {"name": "qwen2-5-7b"}, "spec": {"modelFormat": {"name": "safetensors", "version": "1.0.0"},
+             "modelFramework": {"name": "transformers", "version": "4.40.1"}, "modelArchitecture": "Qwen2ForCausalLM"}},
+            types_pb2.ClusterBaseModel(),
+        )
+        cache.ApplySnapshot(cache_pb2.ApplySnapshotRequest(version="v5", objects=[
+            cache_pb2.CacheObject(cluster_serving_runtime=runtime), cache_pb2.CacheObject(cluster_base_model=model)]))
+        response = _select(stub, isvc)
+        assert (response.selection.runtime.name, response.cache_version, len(response.exclusions)) == ("srt-qwen2-5-7b", "v5", 0)
