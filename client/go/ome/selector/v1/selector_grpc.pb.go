@@ -23,6 +23,21 @@ type SelectionServiceClient interface {
 	// ExplainRuntimes returns one row per runtime in scope with its verdict and every
 	// failing check (backs `kubectl ome runtime explain`, reference/kubectl-ome/runtime.md).
 	ExplainRuntimes(ctx context.Context, in *ExplainRuntimesRequest, opts ...grpc.CallOption) (*ExplainRuntimesResponse, error)
+	// AdmitInferenceService is the InferenceService validating webhook's verdict: whether the
+	// runtime and model are checked at all, allow with OME's warnings, or deny with OME's message
+	// (reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md, deployment-modes.md).
+	AdmitInferenceService(ctx context.Context, in *AdmitInferenceServiceRequest, opts ...grpc.CallOption) (*AdmitInferenceServiceResponse, error)
+	// ReconcileInferenceService is what the controller does about the runtime: the runtime to
+	// use, the `RuntimeReady` condition, the events to record, and each component's effective
+	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
+	ReconcileInferenceService(ctx context.Context, in *ReconcileInferenceServiceRequest, opts ...grpc.CallOption) (*ReconcileInferenceServiceResponse, error)
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
+	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
+	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	GetEffectiveRuntime(ctx context.Context, in *GetEffectiveRuntimeRequest, opts ...grpc.CallOption) (*GetEffectiveRuntimeResponse, error)
+	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
+	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+	ValidateServingRuntime(ctx context.Context, in *ValidateServingRuntimeRequest, opts ...grpc.CallOption) (*ValidateServingRuntimeResponse, error)
 }
 
 type selectionServiceClient struct {
@@ -51,6 +66,42 @@ func (c *selectionServiceClient) ExplainRuntimes(ctx context.Context, in *Explai
 	return out, nil
 }
 
+func (c *selectionServiceClient) AdmitInferenceService(ctx context.Context, in *AdmitInferenceServiceRequest, opts ...grpc.CallOption) (*AdmitInferenceServiceResponse, error) {
+	out := new(AdmitInferenceServiceResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/AdmitInferenceService", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) ReconcileInferenceService(ctx context.Context, in *ReconcileInferenceServiceRequest, opts ...grpc.CallOption) (*ReconcileInferenceServiceResponse, error) {
+	out := new(ReconcileInferenceServiceResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/ReconcileInferenceService", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) GetEffectiveRuntime(ctx context.Context, in *GetEffectiveRuntimeRequest, opts ...grpc.CallOption) (*GetEffectiveRuntimeResponse, error) {
+	out := new(GetEffectiveRuntimeResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetEffectiveRuntime", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) ValidateServingRuntime(ctx context.Context, in *ValidateServingRuntimeRequest, opts ...grpc.CallOption) (*ValidateServingRuntimeResponse, error) {
+	out := new(ValidateServingRuntimeResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/ValidateServingRuntime", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SelectionServiceServer is the server API for SelectionService service.
 // All implementations must embed UnimplementedSelectionServiceServer
 // for forward compatibility
@@ -61,6 +112,21 @@ type SelectionServiceServer interface {
 	// ExplainRuntimes returns one row per runtime in scope with its verdict and every
 	// failing check (backs `kubectl ome runtime explain`, reference/kubectl-ome/runtime.md).
 	ExplainRuntimes(context.Context, *ExplainRuntimesRequest) (*ExplainRuntimesResponse, error)
+	// AdmitInferenceService is the InferenceService validating webhook's verdict: whether the
+	// runtime and model are checked at all, allow with OME's warnings, or deny with OME's message
+	// (reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md, deployment-modes.md).
+	AdmitInferenceService(context.Context, *AdmitInferenceServiceRequest) (*AdmitInferenceServiceResponse, error)
+	// ReconcileInferenceService is what the controller does about the runtime: the runtime to
+	// use, the `RuntimeReady` condition, the events to record, and each component's effective
+	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
+	ReconcileInferenceService(context.Context, *ReconcileInferenceServiceRequest) (*ReconcileInferenceServiceResponse, error)
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
+	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
+	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	GetEffectiveRuntime(context.Context, *GetEffectiveRuntimeRequest) (*GetEffectiveRuntimeResponse, error)
+	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
+	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+	ValidateServingRuntime(context.Context, *ValidateServingRuntimeRequest) (*ValidateServingRuntimeResponse, error)
 	mustEmbedUnimplementedSelectionServiceServer()
 }
 
@@ -73,6 +139,18 @@ func (UnimplementedSelectionServiceServer) SelectRuntime(context.Context, *Selec
 }
 func (UnimplementedSelectionServiceServer) ExplainRuntimes(context.Context, *ExplainRuntimesRequest) (*ExplainRuntimesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ExplainRuntimes not implemented")
+}
+func (UnimplementedSelectionServiceServer) AdmitInferenceService(context.Context, *AdmitInferenceServiceRequest) (*AdmitInferenceServiceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AdmitInferenceService not implemented")
+}
+func (UnimplementedSelectionServiceServer) ReconcileInferenceService(context.Context, *ReconcileInferenceServiceRequest) (*ReconcileInferenceServiceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReconcileInferenceService not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetEffectiveRuntime(context.Context, *GetEffectiveRuntimeRequest) (*GetEffectiveRuntimeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetEffectiveRuntime not implemented")
+}
+func (UnimplementedSelectionServiceServer) ValidateServingRuntime(context.Context, *ValidateServingRuntimeRequest) (*ValidateServingRuntimeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ValidateServingRuntime not implemented")
 }
 func (UnimplementedSelectionServiceServer) mustEmbedUnimplementedSelectionServiceServer() {}
 
@@ -123,6 +201,78 @@ func _SelectionService_ExplainRuntimes_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_AdmitInferenceService_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdmitInferenceServiceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).AdmitInferenceService(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/AdmitInferenceService",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).AdmitInferenceService(ctx, req.(*AdmitInferenceServiceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_ReconcileInferenceService_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReconcileInferenceServiceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).ReconcileInferenceService(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/ReconcileInferenceService",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).ReconcileInferenceService(ctx, req.(*ReconcileInferenceServiceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_GetEffectiveRuntime_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEffectiveRuntimeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetEffectiveRuntime(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetEffectiveRuntime",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetEffectiveRuntime(ctx, req.(*GetEffectiveRuntimeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_ValidateServingRuntime_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateServingRuntimeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).ValidateServingRuntime(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/ValidateServingRuntime",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).ValidateServingRuntime(ctx, req.(*ValidateServingRuntimeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _SelectionService_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "ome.selector.v1.SelectionService",
 	HandlerType: (*SelectionServiceServer)(nil),
@@ -134,6 +284,22 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExplainRuntimes",
 			Handler:    _SelectionService_ExplainRuntimes_Handler,
+		},
+		{
+			MethodName: "AdmitInferenceService",
+			Handler:    _SelectionService_AdmitInferenceService_Handler,
+		},
+		{
+			MethodName: "ReconcileInferenceService",
+			Handler:    _SelectionService_ReconcileInferenceService_Handler,
+		},
+		{
+			MethodName: "GetEffectiveRuntime",
+			Handler:    _SelectionService_GetEffectiveRuntime_Handler,
+		},
+		{
+			MethodName: "ValidateServingRuntime",
+			Handler:    _SelectionService_ValidateServingRuntime_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -213,6 +213,136 @@ SELECTION_MODE_NAMED: SelectionMode.ValueType  # 2
 """The InferenceService names the runtime in `spec.runtime.name`."""
 Global___SelectionMode: _TypeAlias = SelectionMode  # noqa: Y015
 
+class _AdmissionPath:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AdmissionPathEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AdmissionPath.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ADMISSION_PATH_UNSPECIFIED: _AdmissionPath.ValueType  # 0
+    """Not set."""
+    ADMISSION_PATH_NO_ENGINE: _AdmissionPath.ValueType  # 1
+    """No `engine` section: runtime and model are not checked at admission."""
+    ADMISSION_PATH_DEFERRED_FULL_RUNNER: _AdmissionPath.ValueType  # 2
+    """No named runtime and the engine has its own runner image: auto-selection is left until
+    after admission.
+    """
+    ADMISSION_PATH_AUTO_SELECT: _AdmissionPath.ValueType  # 3
+    """Auto-selection ran."""
+    ADMISSION_PATH_NAMED_RUNTIME: _AdmissionPath.ValueType  # 4
+    """The named runtime was checked against the model."""
+    ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL: _AdmissionPath.ValueType  # 5
+    """A named runtime without `spec.model`: only its availability was checked."""
+    ADMISSION_PATH_PINNED_NO_MODEL: _AdmissionPath.ValueType  # 6
+    """A named runtime without `spec.model` and with `autoSync: false`: nothing was checked."""
+    ADMISSION_PATH_SPEC: _AdmissionPath.ValueType  # 7
+    """Rejected before any runtime check (decoder without engine, deployment modes)."""
+
+class AdmissionPath(_AdmissionPath, metaclass=_AdmissionPathEnumTypeWrapper):
+    """AdmissionPath says what the InferenceService webhook checked."""
+
+ADMISSION_PATH_UNSPECIFIED: AdmissionPath.ValueType  # 0
+"""Not set."""
+ADMISSION_PATH_NO_ENGINE: AdmissionPath.ValueType  # 1
+"""No `engine` section: runtime and model are not checked at admission."""
+ADMISSION_PATH_DEFERRED_FULL_RUNNER: AdmissionPath.ValueType  # 2
+"""No named runtime and the engine has its own runner image: auto-selection is left until
+after admission.
+"""
+ADMISSION_PATH_AUTO_SELECT: AdmissionPath.ValueType  # 3
+"""Auto-selection ran."""
+ADMISSION_PATH_NAMED_RUNTIME: AdmissionPath.ValueType  # 4
+"""The named runtime was checked against the model."""
+ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL: AdmissionPath.ValueType  # 5
+"""A named runtime without `spec.model`: only its availability was checked."""
+ADMISSION_PATH_PINNED_NO_MODEL: AdmissionPath.ValueType  # 6
+"""A named runtime without `spec.model` and with `autoSync: false`: nothing was checked."""
+ADMISSION_PATH_SPEC: AdmissionPath.ValueType  # 7
+"""Rejected before any runtime check (decoder without engine, deployment modes)."""
+Global___AdmissionPath: _TypeAlias = AdmissionPath  # noqa: Y015
+
+class _ModeSource:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ModeSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ModeSource.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MODE_SOURCE_UNSPECIFIED: _ModeSource.ValueType  # 0
+    """Not set."""
+    MODE_SOURCE_SERVICE_ANNOTATION: _ModeSource.ValueType  # 1
+    """The InferenceService's `ome.io/deploymentMode: VirtualDeployment` metadata annotation."""
+    MODE_SOURCE_COMPONENT_ANNOTATION: _ModeSource.ValueType  # 2
+    """The component's `ome.io/deploymentMode` annotation, from the InferenceService or its runtime."""
+    MODE_SOURCE_SERVICE_SPEC: _ModeSource.ValueType  # 3
+    """`spec.deploymentMode`."""
+    MODE_SOURCE_LEADER_WORKER_SHAPE: _ModeSource.ValueType  # 4
+    """A `leader` or `worker` on the engine or decoder, which makes it `OMENative`."""
+    MODE_SOURCE_DEFAULT: _ModeSource.ValueType  # 5
+    """Nothing sets a mode: `RawDeployment`."""
+
+class ModeSource(_ModeSource, metaclass=_ModeSourceEnumTypeWrapper):
+    """ModeSource: the rule that set a component's deployment mode, in the order OME checks them
+    (deployment-modes.md, "How OME resolves the mode"; kubectl-ome runtime.md effective).
+    """
+
+MODE_SOURCE_UNSPECIFIED: ModeSource.ValueType  # 0
+"""Not set."""
+MODE_SOURCE_SERVICE_ANNOTATION: ModeSource.ValueType  # 1
+"""The InferenceService's `ome.io/deploymentMode: VirtualDeployment` metadata annotation."""
+MODE_SOURCE_COMPONENT_ANNOTATION: ModeSource.ValueType  # 2
+"""The component's `ome.io/deploymentMode` annotation, from the InferenceService or its runtime."""
+MODE_SOURCE_SERVICE_SPEC: ModeSource.ValueType  # 3
+"""`spec.deploymentMode`."""
+MODE_SOURCE_LEADER_WORKER_SHAPE: ModeSource.ValueType  # 4
+"""A `leader` or `worker` on the engine or decoder, which makes it `OMENative`."""
+MODE_SOURCE_DEFAULT: ModeSource.ValueType  # 5
+"""Nothing sets a mode: `RawDeployment`."""
+Global___ModeSource: _TypeAlias = ModeSource  # noqa: Y015
+
+class _AcceleratorSource:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AcceleratorSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AcceleratorSource.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ACCELERATOR_SOURCE_UNSPECIFIED: _AcceleratorSource.ValueType  # 0
+    """Not set."""
+    ACCELERATOR_SOURCE_COMPONENT_OVERRIDE: _AcceleratorSource.ValueType  # 1
+    """The component's `acceleratorOverride.acceleratorClass`."""
+    ACCELERATOR_SOURCE_SELECTOR: _AcceleratorSource.ValueType  # 2
+    """`spec.acceleratorSelector.acceleratorClass`."""
+    ACCELERATOR_SOURCE_POLICY: _AcceleratorSource.ValueType  # 3
+    """A policy over the runtime's list (`policy` says which)."""
+    ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE: _AcceleratorSource.ValueType  # 4
+    """No class: the runtime lists no classes, so names and policies are ignored."""
+    ACCELERATOR_SOURCE_NONE_NOT_REQUESTED: _AcceleratorSource.ValueType  # 5
+    """No class: the InferenceService names no class and sets no policy."""
+    ACCELERATOR_SOURCE_NONE_NO_CANDIDATE: _AcceleratorSource.ValueType  # 6
+    """No class: no class of the runtime's list passes the policy and its constraints."""
+    ACCELERATOR_SOURCE_NONE_ROUTER: _AcceleratorSource.ValueType  # 7
+    """The router never gets a class."""
+
+class AcceleratorSource(_AcceleratorSource, metaclass=_AcceleratorSourceEnumTypeWrapper):
+    """AcceleratorSource: why a component gets the class it gets (select-accelerators.md)."""
+
+ACCELERATOR_SOURCE_UNSPECIFIED: AcceleratorSource.ValueType  # 0
+"""Not set."""
+ACCELERATOR_SOURCE_COMPONENT_OVERRIDE: AcceleratorSource.ValueType  # 1
+"""The component's `acceleratorOverride.acceleratorClass`."""
+ACCELERATOR_SOURCE_SELECTOR: AcceleratorSource.ValueType  # 2
+"""`spec.acceleratorSelector.acceleratorClass`."""
+ACCELERATOR_SOURCE_POLICY: AcceleratorSource.ValueType  # 3
+"""A policy over the runtime's list (`policy` says which)."""
+ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE: AcceleratorSource.ValueType  # 4
+"""No class: the runtime lists no classes, so names and policies are ignored."""
+ACCELERATOR_SOURCE_NONE_NOT_REQUESTED: AcceleratorSource.ValueType  # 5
+"""No class: the InferenceService names no class and sets no policy."""
+ACCELERATOR_SOURCE_NONE_NO_CANDIDATE: AcceleratorSource.ValueType  # 6
+"""No class: no class of the runtime's list passes the policy and its constraints."""
+ACCELERATOR_SOURCE_NONE_ROUTER: AcceleratorSource.ValueType  # 7
+"""The router never gets a class."""
+Global___AcceleratorSource: _TypeAlias = AcceleratorSource  # noqa: Y015
+
 @_typing.final
 class RuntimeRef(_message.Message):
     """RuntimeRef identifies a runtime by kind, namespace and name."""
@@ -591,33 +721,73 @@ Global___SelectRuntimeResponse: _TypeAlias = SelectRuntimeResponse  # noqa: Y015
 
 @_typing.final
 class ExplainRuntimesRequest(_message.Message):
-    """ExplainRuntimesRequest."""
+    """ExplainRuntimesRequest: by InferenceService (`kubectl ome runtime explain --isvc`) or by
+    model (`--model`); exactly one of `inference_service` and `model` is set.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
     MODEL_SPEC_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
-        """The InferenceService; `metadata.namespace` is required."""
+        """The InferenceService; `metadata.namespace` is required. Its accelerator classes and
+        deployment modes are checked.
+        """
 
     @_builtins.property
     def model_spec(self) -> _types_pb2.BaseModelSpec:
         """Optional model spec inline (see SelectRuntimeRequest)."""
+
+    @_builtins.property
+    def model(self) -> Global___ModelLookup:
+        """Explain for a model without an InferenceService: accelerator-class and deployment-mode
+        checks do not apply.
+        """
 
     def __init__(
         self,
         *,
         inference_service: _types_pb2.InferenceService | None = ...,
         model_spec: _types_pb2.BaseModelSpec | None = ...,
+        model: Global___ModelLookup | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model_spec", b"model_spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model", b"model", "model_spec", b"model_spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model_spec", b"model_spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model", b"model", "model_spec", b"model_spec"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ExplainRuntimesRequest: _TypeAlias = ExplainRuntimesRequest  # noqa: Y015
+
+@_typing.final
+class ModelLookup(_message.Message):
+    """ModelLookup names a model the way `kubectl ome runtime explain --model NAME -n NAMESPACE` does:
+    a BaseModel in the namespace, else a ClusterBaseModel.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Model name."""
+    namespace: _builtins.str
+    """Namespace whose ServingRuntimes and BaseModels are in scope."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        namespace: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "namespace", b"namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ModelLookup: _TypeAlias = ModelLookup  # noqa: Y015
 
 @_typing.final
 class RuntimeExplanation(_message.Message):
@@ -696,6 +866,7 @@ class ExplainRuntimesResponse(_message.Message):
     MODEL_FIELD_NUMBER: _builtins.int
     MODEL_ERROR_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    NOTES_FIELD_NUMBER: _builtins.int
     model_error: _builtins.str
     """OME's model validation error; when set, `runtimes` is empty."""
     cache_version: _builtins.str
@@ -710,6 +881,13 @@ class ExplainRuntimesResponse(_message.Message):
     def model(self) -> Global___ModelIdentity:
         """The model that was matched."""
 
+    @_builtins.property
+    def notes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """kubectl-ome's notes (printed to stderr), e.g. `Note: spec.runtime is explicit; automatic
+        selection below is hypothetical.` or `No serving runtimes found in the selected namespace or
+        at cluster scope.`
+        """
+
     def __init__(
         self,
         *,
@@ -717,11 +895,462 @@ class ExplainRuntimesResponse(_message.Message):
         model: Global___ModelIdentity | None = ...,
         model_error: _builtins.str = ...,
         cache_version: _builtins.str = ...,
+        notes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["model", b"model"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "model", b"model", "model_error", b"model_error", "runtimes", b"runtimes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "model", b"model", "model_error", b"model_error", "notes", b"notes", "runtimes", b"runtimes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ExplainRuntimesResponse: _TypeAlias = ExplainRuntimesResponse  # noqa: Y015
+
+@_typing.final
+class AdmitInferenceServiceRequest(_message.Message):
+    """AdmitInferenceServiceRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService being created or updated; `metadata.namespace` is required."""
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AdmitInferenceServiceRequest: _TypeAlias = AdmitInferenceServiceRequest  # noqa: Y015
+
+@_typing.final
+class AdmitInferenceServiceResponse(_message.Message):
+    """AdmitInferenceServiceResponse."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ALLOWED_FIELD_NUMBER: _builtins.int
+    DENIAL_MESSAGE_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    SELECTION_FIELD_NUMBER: _builtins.int
+    WEBHOOK_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    allowed: _builtins.bool
+    """Whether the webhook admits the InferenceService."""
+    denial_message: _builtins.str
+    """OME's denial message; kubectl prints it after `admission webhook
+    "inferenceservice.ome-webhook-server.validator" denied the request: `.
+    """
+    path: Global___AdmissionPath.ValueType
+    """What was checked."""
+    webhook: _builtins.str
+    """The webhook's name, `inferenceservice.ome-webhook-server.validator`."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Warnings kubectl prints after `Warning: `."""
+
+    @_builtins.property
+    def selection(self) -> Global___Selection:
+        """The runtime that was named or would be auto-selected, when known."""
+
+    def __init__(
+        self,
+        *,
+        allowed: _builtins.bool = ...,
+        denial_message: _builtins.str = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
+        path: Global___AdmissionPath.ValueType = ...,
+        selection: Global___Selection | None = ...,
+        webhook: _builtins.str = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["selection", b"selection"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allowed", b"allowed", "cache_version", b"cache_version", "denial_message", b"denial_message", "path", b"path", "selection", b"selection", "warnings", b"warnings", "webhook", b"webhook"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AdmitInferenceServiceResponse: _TypeAlias = AdmitInferenceServiceResponse  # noqa: Y015
+
+@_typing.final
+class Condition(_message.Message):
+    """Condition: a Kubernetes status condition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    SEVERITY_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """Type, e.g. `RuntimeReady`."""
+    status: _builtins.str
+    """`True`, `False` or `Unknown`."""
+    reason: _builtins.str
+    """Reason, e.g. `RuntimeNotFound`, `RuntimeResolved`."""
+    message: _builtins.str
+    """Message; empty for `RuntimeResolved`."""
+    severity: _builtins.str
+    """Severity; `RuntimeReady` is `Info` (it does not count toward `Ready`)."""
+    def __init__(
+        self,
+        *,
+        type: _builtins.str = ...,
+        status: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        severity: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "reason", b"reason", "severity", b"severity", "status", b"status", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Condition: _TypeAlias = Condition  # noqa: Y015
+
+@_typing.final
+class Event(_message.Message):
+    """Event: a Kubernetes event to record on the InferenceService."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """`Warning` or `Normal`."""
+    reason: _builtins.str
+    """Reason, e.g. `RuntimeNotFound`, `RuntimeCompatibilityAdvisory`, `AcceleratorClassError`."""
+    message: _builtins.str
+    """OME's exact message."""
+    def __init__(
+        self,
+        *,
+        type: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "reason", b"reason", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Event: _TypeAlias = Event  # noqa: Y015
+
+@_typing.final
+class ReconcileInferenceServiceRequest(_message.Message):
+    """ReconcileInferenceServiceRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    HAS_RUNTIME_READY_CONDITION_FIELD_NUMBER: _builtins.int
+    has_runtime_ready_condition: _builtins.bool
+    """Whether the InferenceService already has a `RuntimeReady` condition (OME sets it `True`
+    with `RuntimeResolved` only after a failure set it before).
+    """
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService being reconciled."""
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+        has_runtime_ready_condition: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["has_runtime_ready_condition", b"has_runtime_ready_condition", "inference_service", b"inference_service"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReconcileInferenceServiceRequest: _TypeAlias = ReconcileInferenceServiceRequest  # noqa: Y015
+
+@_typing.final
+class ReconcileInferenceServiceResponse(_message.Message):
+    """ReconcileInferenceServiceResponse."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SELECTION_FIELD_NUMBER: _builtins.int
+    RUNTIME_READY_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    REQUEUE_FIELD_NUMBER: _builtins.int
+    WORKLOAD_UNTOUCHED_FIELD_NUMBER: _builtins.int
+    LOGS_FIELD_NUMBER: _builtins.int
+    COMPONENTS_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    requeue: _builtins.bool
+    """True when the reconcile returns an error (retried with backoff)."""
+    workload_untouched: _builtins.bool
+    """True when OME leaves the serving workload as it is (running pods keep serving)."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def selection(self) -> Global___Selection:
+        """The runtime to use; absent when none can be used."""
+
+    @_builtins.property
+    def runtime_ready(self) -> Global___Condition:
+        """The `RuntimeReady` condition to set; absent to leave the conditions as they are."""
+
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """Events to record, in order."""
+
+    @_builtins.property
+    def logs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Manager log lines OME writes instead of an event, e.g. `Failed to reconcile component`
+        with `invalid deployment mode for router`.
+        """
+
+    @_builtins.property
+    def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
+        """Effective configuration of each component the InferenceService declares."""
+
+    def __init__(
+        self,
+        *,
+        selection: Global___Selection | None = ...,
+        runtime_ready: Global___Condition | None = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
+        requeue: _builtins.bool = ...,
+        workload_untouched: _builtins.bool = ...,
+        logs: _abc.Iterable[_builtins.str] | None = ...,
+        components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "requeue", b"requeue", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReconcileInferenceServiceResponse: _TypeAlias = ReconcileInferenceServiceResponse  # noqa: Y015
+
+@_typing.final
+class ComponentConfiguration(_message.Message):
+    """ComponentConfiguration: the effective configuration of one component."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPONENT_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_MODE_FIELD_NUMBER: _builtins.int
+    MODE_SOURCE_FIELD_NUMBER: _builtins.int
+    MODE_ERROR_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_CLASS_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_SOURCE_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_POLICY_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_ERROR_FIELD_NUMBER: _builtins.int
+    component: Global___Component.ValueType
+    """The component."""
+    deployment_mode: _builtins.str
+    """Deployment mode: `RawDeployment`, `OMENative`, `MultiNode` or `VirtualDeployment`."""
+    mode_source: Global___ModeSource.ValueType
+    """The rule that set it."""
+    mode_error: _builtins.str
+    """OME's error when the component cannot run in that mode, e.g.
+    `invalid deployment mode for router`.
+    """
+    accelerator_class: _builtins.str
+    """The AcceleratorClass the component gets; empty for none."""
+    accelerator_source: Global___AcceleratorSource.ValueType
+    """Why."""
+    accelerator_policy: _builtins.str
+    """The policy that picked the class, when `accelerator_source` is POLICY."""
+    accelerator_error: _builtins.str
+    """OME's error when the class cannot be used, e.g.
+    `accelerator class nvidia-h100 not found at cluster scope`.
+    """
+    def __init__(
+        self,
+        *,
+        component: Global___Component.ValueType = ...,
+        deployment_mode: _builtins.str = ...,
+        mode_source: Global___ModeSource.ValueType = ...,
+        mode_error: _builtins.str = ...,
+        accelerator_class: _builtins.str = ...,
+        accelerator_source: Global___AcceleratorSource.ValueType = ...,
+        accelerator_policy: _builtins.str = ...,
+        accelerator_error: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "accelerator_error", b"accelerator_error", "accelerator_policy", b"accelerator_policy", "accelerator_source", b"accelerator_source", "component", b"component", "deployment_mode", b"deployment_mode", "mode_error", b"mode_error", "mode_source", b"mode_source"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ComponentConfiguration: _TypeAlias = ComponentConfiguration  # noqa: Y015
+
+@_typing.final
+class GetEffectiveRuntimeRequest(_message.Message):
+    """GetEffectiveRuntimeRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService."""
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetEffectiveRuntimeRequest: _TypeAlias = GetEffectiveRuntimeRequest  # noqa: Y015
+
+@_typing.final
+class GetEffectiveRuntimeResponse(_message.Message):
+    """GetEffectiveRuntimeResponse: the Live view of `kubectl ome runtime effective`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    RUNTIME_REF_FIELD_NUMBER: _builtins.int
+    SELECTION_FIELD_NUMBER: _builtins.int
+    INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
+    INHERITANCE_ERROR_FIELD_NUMBER: _builtins.int
+    COMPONENTS_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    state: _builtins.str
+    """`Available` or `Unavailable`."""
+    reason: _builtins.str
+    """Why the view is `Unavailable`: `NotConfigured`, `NotFound` or `Disabled`."""
+    runtime: _builtins.str
+    """The runtime as `CSR/<name>` or `SR/<namespace>/<name>`."""
+    selection: _builtins.str
+    """`Explicit` when `spec.runtime` names the runtime, `Selected` when OME selects it."""
+    inheritance_error: _builtins.str
+    """The chain's error when it does not resolve."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def runtime_ref(self) -> Global___RuntimeRef:
+        """The same runtime, structured."""
+
+    @_builtins.property
+    def inheritance_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The inheritance chain, root first (named runtimes only; auto-selection uses the own spec)."""
+
+    @_builtins.property
+    def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
+        """Each component the InferenceService declares."""
+
+    def __init__(
+        self,
+        *,
+        state: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        runtime: _builtins.str = ...,
+        runtime_ref: Global___RuntimeRef | None = ...,
+        selection: _builtins.str = ...,
+        inheritance_chain: _abc.Iterable[_builtins.str] | None = ...,
+        inheritance_error: _builtins.str = ...,
+        components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetEffectiveRuntimeResponse: _TypeAlias = GetEffectiveRuntimeResponse  # noqa: Y015
+
+@_typing.final
+class ValidateServingRuntimeRequest(_message.Message):
+    """ValidateServingRuntimeRequest: a runtime being created or updated."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SERVING_RUNTIME_FIELD_NUMBER: _builtins.int
+    CLUSTER_SERVING_RUNTIME_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def serving_runtime(self) -> _types_pb2.ServingRuntime:
+        """A ServingRuntime."""
+
+    @_builtins.property
+    def cluster_serving_runtime(self) -> _types_pb2.ClusterServingRuntime:
+        """A ClusterServingRuntime."""
+
+    def __init__(
+        self,
+        *,
+        serving_runtime: _types_pb2.ServingRuntime | None = ...,
+        cluster_serving_runtime: _types_pb2.ClusterServingRuntime | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cluster_serving_runtime", b"cluster_serving_runtime", "runtime", b"runtime", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cluster_serving_runtime", b"cluster_serving_runtime", "runtime", b"runtime", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_runtime: _TypeAlias = _typing.Literal["serving_runtime", "cluster_serving_runtime"]  # noqa: Y015
+    _WhichOneofArgType_runtime: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_runtime) -> _WhichOneofReturnType_runtime | None: ...
+
+Global___ValidateServingRuntimeRequest: _TypeAlias = ValidateServingRuntimeRequest  # noqa: Y015
+
+@_typing.final
+class ValidateServingRuntimeResponse(_message.Message):
+    """ValidateServingRuntimeResponse."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ALLOWED_FIELD_NUMBER: _builtins.int
+    DENIAL_MESSAGE_FIELD_NUMBER: _builtins.int
+    WEBHOOK_FIELD_NUMBER: _builtins.int
+    INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    allowed: _builtins.bool
+    """Whether the webhook admits the runtime."""
+    denial_message: _builtins.str
+    """OME's denial message, e.g. `unknown accelerator classes referenced in
+    AcceleratorRequirements: [nvidia-h100 nvidia-h200]`.
+    """
+    webhook: _builtins.str
+    """`servingruntime.ome-webhook-server.validator` or
+    `clusterservingruntime.ome-webhook-server.validator`.
+    """
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def inheritance_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The resolved inheritance chain, root first, when the runtime names a parent."""
+
+    def __init__(
+        self,
+        *,
+        allowed: _builtins.bool = ...,
+        denial_message: _builtins.str = ...,
+        webhook: _builtins.str = ...,
+        inheritance_chain: _abc.Iterable[_builtins.str] | None = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allowed", b"allowed", "cache_version", b"cache_version", "denial_message", b"denial_message", "inheritance_chain", b"inheritance_chain", "webhook", b"webhook"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ValidateServingRuntimeResponse: _TypeAlias = ValidateServingRuntimeResponse  # noqa: Y015

@@ -45,6 +45,26 @@ class SelectionServiceStub:
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ExplainRuntimesRequest.SerializeToString,
                 response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ExplainRuntimesResponse.FromString,
                 _registered_method=True)
+        self.AdmitInferenceService = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/AdmitInferenceService',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.AdmitInferenceServiceRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.AdmitInferenceServiceResponse.FromString,
+                _registered_method=True)
+        self.ReconcileInferenceService = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/ReconcileInferenceService',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ReconcileInferenceServiceRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ReconcileInferenceServiceResponse.FromString,
+                _registered_method=True)
+        self.GetEffectiveRuntime = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/GetEffectiveRuntime',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetEffectiveRuntimeRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetEffectiveRuntimeResponse.FromString,
+                _registered_method=True)
+        self.ValidateServingRuntime = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/ValidateServingRuntime',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.FromString,
+                _registered_method=True)
 
 
 class SelectionServiceServicer:
@@ -67,6 +87,41 @@ class SelectionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AdmitInferenceService(self, request, context):
+        """AdmitInferenceService is the InferenceService validating webhook's verdict: whether the
+        runtime and model are checked at all, allow with OME's warnings, or deny with OME's message
+        (reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md, deployment-modes.md).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReconcileInferenceService(self, request, context):
+        """ReconcileInferenceService is what the controller does about the runtime: the runtime to
+        use, the `RuntimeReady` condition, the events to record, and each component's effective
+        configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEffectiveRuntime(self, request, context):
+        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
+        uses, its inheritance chain, and per component the deployment mode and accelerator class it
+        gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ValidateServingRuntime(self, request, context):
+        """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
+        verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SelectionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -79,6 +134,26 @@ def add_SelectionServiceServicer_to_server(servicer, server):
                     servicer.ExplainRuntimes,
                     request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ExplainRuntimesRequest.FromString,
                     response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ExplainRuntimesResponse.SerializeToString,
+            ),
+            'AdmitInferenceService': grpc.unary_unary_rpc_method_handler(
+                    servicer.AdmitInferenceService,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.AdmitInferenceServiceRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.AdmitInferenceServiceResponse.SerializeToString,
+            ),
+            'ReconcileInferenceService': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReconcileInferenceService,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ReconcileInferenceServiceRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ReconcileInferenceServiceResponse.SerializeToString,
+            ),
+            'GetEffectiveRuntime': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEffectiveRuntime,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetEffectiveRuntimeRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetEffectiveRuntimeResponse.SerializeToString,
+            ),
+            'ValidateServingRuntime': grpc.unary_unary_rpc_method_handler(
+                    servicer.ValidateServingRuntime,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -136,6 +211,114 @@ class SelectionService:
             '/ome.selector.v1.SelectionService/ExplainRuntimes',
             ome_dot_selector_dot_v1_dot_selector__pb2.ExplainRuntimesRequest.SerializeToString,
             ome_dot_selector_dot_v1_dot_selector__pb2.ExplainRuntimesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AdmitInferenceService(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/AdmitInferenceService',
+            ome_dot_selector_dot_v1_dot_selector__pb2.AdmitInferenceServiceRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.AdmitInferenceServiceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReconcileInferenceService(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/ReconcileInferenceService',
+            ome_dot_selector_dot_v1_dot_selector__pb2.ReconcileInferenceServiceRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.ReconcileInferenceServiceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEffectiveRuntime(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/GetEffectiveRuntime',
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetEffectiveRuntimeRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetEffectiveRuntimeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ValidateServingRuntime(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/ValidateServingRuntime',
+            ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,25 @@ class SelectionServiceStub:
     """ExplainRuntimes returns one row per runtime in scope with its verdict and every
     failing check (backs `kubectl ome runtime explain`, reference/kubectl-ome/runtime.md).
     """
+    AdmitInferenceService: _grpc.UnaryUnaryMultiCallable[_selector_pb2.AdmitInferenceServiceRequest, _selector_pb2.AdmitInferenceServiceResponse]
+    """AdmitInferenceService is the InferenceService validating webhook's verdict: whether the
+    runtime and model are checked at all, allow with OME's warnings, or deny with OME's message
+    (reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md, deployment-modes.md).
+    """
+    ReconcileInferenceService: _grpc.UnaryUnaryMultiCallable[_selector_pb2.ReconcileInferenceServiceRequest, _selector_pb2.ReconcileInferenceServiceResponse]
+    """ReconcileInferenceService is what the controller does about the runtime: the runtime to
+    use, the `RuntimeReady` condition, the events to record, and each component's effective
+    configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
+    """
+    GetEffectiveRuntime: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetEffectiveRuntimeRequest, _selector_pb2.GetEffectiveRuntimeResponse]
+    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
+    uses, its inheritance chain, and per component the deployment mode and accelerator class it
+    gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+    """
+    ValidateServingRuntime: _grpc.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]
+    """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
+    verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+    """
 
 @_typing.type_check_only
 class SelectionServiceAsyncStub(SelectionServiceStub):
@@ -61,6 +80,25 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     ExplainRuntimes: _aio.UnaryUnaryMultiCallable[_selector_pb2.ExplainRuntimesRequest, _selector_pb2.ExplainRuntimesResponse]  # type: ignore[assignment]
     """ExplainRuntimes returns one row per runtime in scope with its verdict and every
     failing check (backs `kubectl ome runtime explain`, reference/kubectl-ome/runtime.md).
+    """
+    AdmitInferenceService: _aio.UnaryUnaryMultiCallable[_selector_pb2.AdmitInferenceServiceRequest, _selector_pb2.AdmitInferenceServiceResponse]  # type: ignore[assignment]
+    """AdmitInferenceService is the InferenceService validating webhook's verdict: whether the
+    runtime and model are checked at all, allow with OME's warnings, or deny with OME's message
+    (reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md, deployment-modes.md).
+    """
+    ReconcileInferenceService: _aio.UnaryUnaryMultiCallable[_selector_pb2.ReconcileInferenceServiceRequest, _selector_pb2.ReconcileInferenceServiceResponse]  # type: ignore[assignment]
+    """ReconcileInferenceService is what the controller does about the runtime: the runtime to
+    use, the `RuntimeReady` condition, the events to record, and each component's effective
+    configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
+    """
+    GetEffectiveRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetEffectiveRuntimeRequest, _selector_pb2.GetEffectiveRuntimeResponse]  # type: ignore[assignment]
+    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
+    uses, its inheritance chain, and per component the deployment mode and accelerator class it
+    gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+    """
+    ValidateServingRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]  # type: ignore[assignment]
+    """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
+    verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
     """
 
 class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -84,6 +122,49 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_selector_pb2.ExplainRuntimesResponse, _abc.Awaitable[_selector_pb2.ExplainRuntimesResponse]]:
         """ExplainRuntimes returns one row per runtime in scope with its verdict and every
         failing check (backs `kubectl ome runtime explain`, reference/kubectl-ome/runtime.md).
+        """
+
+    @_abc_1.abstractmethod
+    def AdmitInferenceService(
+        self,
+        request: _selector_pb2.AdmitInferenceServiceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.AdmitInferenceServiceResponse, _abc.Awaitable[_selector_pb2.AdmitInferenceServiceResponse]]:
+        """AdmitInferenceService is the InferenceService validating webhook's verdict: whether the
+        runtime and model are checked at all, allow with OME's warnings, or deny with OME's message
+        (reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md, deployment-modes.md).
+        """
+
+    @_abc_1.abstractmethod
+    def ReconcileInferenceService(
+        self,
+        request: _selector_pb2.ReconcileInferenceServiceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.ReconcileInferenceServiceResponse, _abc.Awaitable[_selector_pb2.ReconcileInferenceServiceResponse]]:
+        """ReconcileInferenceService is what the controller does about the runtime: the runtime to
+        use, the `RuntimeReady` condition, the events to record, and each component's effective
+        configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
+        """
+
+    @_abc_1.abstractmethod
+    def GetEffectiveRuntime(
+        self,
+        request: _selector_pb2.GetEffectiveRuntimeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetEffectiveRuntimeResponse, _abc.Awaitable[_selector_pb2.GetEffectiveRuntimeResponse]]:
+        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
+        uses, its inheritance chain, and per component the deployment mode and accelerator class it
+        gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+        """
+
+    @_abc_1.abstractmethod
+    def ValidateServingRuntime(
+        self,
+        request: _selector_pb2.ValidateServingRuntimeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.ValidateServingRuntimeResponse, _abc.Awaitable[_selector_pb2.ValidateServingRuntimeResponse]]:
+        """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
+        verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
         """
 
 def add_SelectionServiceServicer_to_server(servicer: SelectionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
