@@ -160,6 +160,16 @@ class TestWritesChangeTheAnswer:
         assert store.snapshot is before
         assert select(store, isvc()).selection.runtime.name == "team-llama"
 
+    def test_upsert_and_delete_of_a_parent_change_a_named_child(self) -> None:
+        profile = runtime("profile", classes=["nvidia-h100"], disabled=True, spec={"supportedModelFormats": []})
+        store = load(profile, runtime("child", inherit_from="profile", disabled=False), model())
+        service = isvc(runtime_name="child", accelerator_class="nvidia-a100")
+        assert len(select(store, service).warnings) == 1
+        store.upsert("v2", objects(runtime("profile", classes=["nvidia-a100"], disabled=True, spec={"supportedModelFormats": []})))
+        assert (list(select(store, service).warnings), select(store, service).selection.runtime.name) == ([], "child")
+        store.delete("v3", [cache_pb2.ObjectKey(kind=K.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="profile")])
+        assert select(store, service).runtime_error == 'inherit-from parent "profile" not found (chain so far: [child])'
+
     def test_apply_snapshot_replaces_everything(self) -> None:
         store = worked_store()
         store.apply_snapshot("v2", objects(runtime("only-one"), model()))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 
 import pytest
+import yaml
+from google.protobuf import json_format
 
 from helpers_docs import (
     LLAMA_3_2_3B_BASEMODEL,
@@ -25,6 +27,7 @@ from helpers_docs import (
     catalog,
     entry,
     explain,
+    inference_service,
     isvc,
     load,
     model,
@@ -33,6 +36,9 @@ from helpers_docs import (
     select,
     worked_example_runtimes,
 )
+from ome.selector.v1 import selector_pb2
+from ome.v1beta1 import types_pb2
+from ome_selector import api
 from ome_selector.store import CacheStore
 
 SEEDS = [0, 1, 2, 3, 7, 42, 1234, 99991]
@@ -63,8 +69,6 @@ def cluster() -> list:
 
 
 def with_a100() -> dict:
-    import yaml
-
     doc = yaml.safe_load(LLAMA_3_3_70B_ISVC)
     doc["spec"]["acceleratorSelector"]["acceleratorClass"] = "nvidia-a100"
     return doc
@@ -175,3 +179,38 @@ class TestFetchOrder:
         ]
         random.Random(seed).shuffle(runtimes)
         assert [c.runtime.name for c in select([*runtimes, model()], isvc()).candidates] == ["a", "b", "c"]
+
+
+class TestAnswersDoNotDependOnEarlierRequests:
+    """An answer depends on the snapshot and the request only, not on what was asked before
+    (the per-snapshot memo must not leak one request's answer into another's)."""
+
+    @staticmethod
+    def _inline(call: str, store: CacheStore, model_name: str) -> bytes:
+        spec = json_format.ParseDict(model()["spec"], types_pb2.BaseModelSpec())
+        service = inference_service(isvc(model_name))
+        if call == "select":
+            return api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service, model_spec=spec)).SerializeToString(deterministic=True)
+        return api.explain_runtimes(store.snapshot, selector_pb2.ExplainRuntimesRequest(inference_service=service, model_spec=spec)).SerializeToString(deterministic=True)
+
+    def test_select_with_an_inline_model_spec(self) -> None:
+        fresh = self._inline("select", load(runtime("rt")), "second")
+        store = load(runtime("rt"))
+        self._inline("select", store, "first")
+        assert self._inline("select", store, "second") == fresh
+
+    def test_explain_with_an_inline_model_spec(self) -> None:
+        fresh = self._inline("explain", load(runtime("rt")), "second")
+        store = load(runtime("rt"))
+        self._inline("explain", store, "first")
+        assert self._inline("explain", store, "second") == fresh
+
+    def test_snapshot_models_in_any_order(self) -> None:
+        services = [isvc(), isvc(namespace="other"), QWEN2_5_7B_ISVC, LLAMA_3_3_70B_ISVC, LLAMA_3_70B_ISVC]
+        fresh = [answers_for(load(cluster(), version="same"), s) for s in services]
+        store = load(cluster(), version="same")
+        assert [answers_for(store, s) for s in reversed(services)][::-1] == fresh
+
+
+def answers_for(store: CacheStore, service: object) -> bytes:
+    return select(store, service).SerializeToString(deterministic=True) + explain(store, service).SerializeToString(deterministic=True)

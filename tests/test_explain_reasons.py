@@ -140,6 +140,39 @@ class TestTheEightReasons:
         assert (r.verdict, r.reason, list(r.reasons), r.rank, r.score, r.priority, r.weight) == (V.VERDICT_CANDIDATE, "-", [], 1, 6, 3, 6)
 
 
+class TestFormatReasonParts:
+    """troubleshoot-runtime-selection.md, Step 2: "A value that only one side sets counts as a
+    mismatch, so an entry needs modelArchitecture and quantization exactly when the model has
+    them" (the texts of ome-selection-facts.md 3.11)."""
+
+    @pytest.mark.parametrize(
+        ("rt_entry", "mdl", "label", "text"),
+        [
+            (entry(architecture="MistralForCausalLM"), model(), LABEL, "architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"),
+            (entry(), model(architecture=None), "mt:safetensors:1.0.0:transformers:4.45.0.dev0", "model has no architecture but runtime requires LlamaForCausalLM"),
+            (entry(architecture=None), model(), LABEL, "model has architecture LlamaForCausalLM but runtime has no architecture requirement"),
+            (entry(quantization="fp8"), model(quantization="int4"), "mt:safetensors:1.0.0:LlamaForCausalLM:int4:transformers:4.45.0.dev0", "quantization mismatch (model=int4, runtime=fp8)"),
+            (entry(quantization="fp8"), model(), LABEL, "model has no quantization but runtime requires fp8"),
+            (entry(), model(quantization="fp8"), "mt:safetensors:1.0.0:LlamaForCausalLM:fp8:transformers:4.45.0.dev0", "model has quantization fp8 but runtime has no quantization requirement"),
+            (entry(framework=None), model(), LABEL, "model has framework transformers but runtime has no framework requirement"),
+            (entry(format=None), model(), LABEL, "unknown mismatch"),
+        ],
+        ids=["arch-differs", "arch-entry-only", "arch-model-only", "quant-differs", "quant-entry-only", "quant-model-only", "framework-model-only", "no-model-format"],
+    )
+    def test_part(self, rt_entry: dict, mdl: dict, label: str, text: str) -> None:
+        r = one(runtime("rt", rt_entry), mdl=mdl)
+        assert (r.verdict, r.reason) == (V.VERDICT_EXCLUDED, f"model format '{label}' not in supported formats: {text}")
+
+    def test_every_difference_of_an_entry_joined_by_comma(self) -> None:
+        rt_entry = entry(architecture="MistralForCausalLM", quantization="fp8", format=("safetensors", "2.0.0"), framework=("transformers", "4.36.0"))
+        r = one(runtime("rt", rt_entry))
+        assert r.reason == (
+            f"model format '{LABEL}' not in supported formats: architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM), "
+            "model has no quantization but runtime requires fp8, format version mismatch (model=1.0.0, runtime=2.0.0), "
+            "framework version mismatch (model=4.45.0.dev0, runtime=4.36.0)"
+        )
+
+
 class TestOutputFields:
     def test_priority_is_1_when_the_entry_sets_none(self) -> None:
         r = one(runtime("rt", entry(priority=None)))

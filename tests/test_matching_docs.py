@@ -84,12 +84,17 @@ class TestModelVersionMatching:
     def test_where_declared_row(self, what: str) -> None:
         """Format: spec.modelFormat.version vs supportedModelFormats[].modelFormat.version and
         .operator; Framework: the same with modelFramework."""
-        key = what
-        base = {"format": ("safetensors", "1.0.0"), "framework": ("transformers", "4.45.0.dev0")}
-        name = base[what][0]
-        rt = runtime("rt", entry(**{key: spec_of(name, "1.8.0", "GreaterThan")}))
-        accepted = one_runtime_verdict(rt, model(**{key: (name, "1.7.0")}))
-        refused = one_runtime_verdict(rt, model(**{key: (name, "1.9.0")}))
+        def versions(entry_version: str, operator: str | None = None) -> dict:
+            return spec_of("safetensors" if what == "format" else "transformers", entry_version, operator)
+
+        if what == "format":
+            rt = runtime("rt", entry(format=versions("1.8.0", "GreaterThan")))
+            accepted = one_runtime_verdict(rt, model(format=versions("1.7.0")))
+            refused = one_runtime_verdict(rt, model(format=versions("1.9.0")))
+        else:
+            rt = runtime("rt", entry(framework=versions("1.8.0", "GreaterThan")))
+            accepted = one_runtime_verdict(rt, model(framework=versions("1.7.0")))
+            refused = one_runtime_verdict(rt, model(framework=versions("1.9.0")))
         label = {"format": "mt:safetensors:1.9.0:LlamaForCausalLM:transformers:4.45.0.dev0", "framework": "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:1.9.0"}[what]
         assert accepted == YES
         assert refused == no(format_reason(label, f"{what} version mismatch (model=1.9.0, runtime=1.8.0)"))
@@ -597,11 +602,14 @@ class TestDiffusionPipelineRuntimeMatching:
 
     def test_additional_components_in_sorted_key_order(self) -> None:
         """Deliberate deviation: OME's map order is random; we check keys in sorted order."""
-        required = {"additionalComponents": {"safety_checker": {}, "feature_extractor": {}, "watermarker": {}}}
+        required: dict[str, Any] = {"additionalComponents": {"safety_checker": {}, "feature_extractor": {}, "watermarker": {}}}
         assert pipeline_case(required, {"additionalComponents": {"other": {}}}) == pipeline_refusal("diffusion component feature_extractor missing in model")
-        required = {"additionalComponents": {"z_part": {"library": "a"}, "a_part": {"library": "a"}}}
-        got = pipeline_case(required, {"additionalComponents": {"z_part": {"library": "b"}, "a_part": {"library": "b"}}})
+        keys = ["h_part", "b_part", "g_part", "a_part", "c_part", "f_part", "d_part", "e_part"]
+        required = {"additionalComponents": {k: {"library": "a"} for k in keys}}
+        got = pipeline_case(required, {"additionalComponents": {k: {"library": "b"} for k in keys}})
         assert got == pipeline_refusal("a_part library mismatch (model=b, runtime=a)")
+        got = pipeline_case(required, {"additionalComponents": {"other": {}}})
+        assert got == pipeline_refusal("diffusion component a_part missing in model")
 
     QUOTED = "srt-qwen-image-pipeline (model format 'mt:diffusers:0.34.0.dev0:QwenImagePipeline:diffusers:0.34.0.dev0' not in supported formats: diffusion pipeline required by runtime but not specified in model)"
 
@@ -931,11 +939,15 @@ class TestRuntimeDeploymentModeMatching:
 
     @pytest.mark.parametrize("component", ["engine", "decoder"])
     def test_where_row_isvc_component_annotations_count_ahead_of_spec_deployment_mode(self, component: str) -> None:
-        kwargs = {"deployment_mode": "OMENative", "decoder": {"minReplicas": 1}}
-        kwargs[component] = {"annotations": {MODE_ANNOTATION: "RawDeployment"}}
-        service = mode_isvc(**kwargs)
-        assert mode_verdict(mode_runtime(**{component: "OMENative"}), service) == mode_refusal(component, "OMENative", "RawDeployment")
-        assert mode_verdict(mode_runtime(**{component: "RawDeployment"}), service) == YES
+        annotated = {"annotations": {MODE_ANNOTATION: "RawDeployment"}}
+        if component == "engine":
+            service = mode_isvc(deployment_mode="OMENative", engine=annotated, decoder={"minReplicas": 1})
+            declares_omenative, declares_raw = mode_runtime(engine="OMENative"), mode_runtime(engine="RawDeployment")
+        else:
+            service = mode_isvc(deployment_mode="OMENative", decoder=annotated)
+            declares_omenative, declares_raw = mode_runtime(decoder="OMENative"), mode_runtime(decoder="RawDeployment")
+        assert mode_verdict(declares_omenative, service) == mode_refusal(component, "OMENative", "RawDeployment")
+        assert mode_verdict(declares_raw, service) == YES
 
     def test_where_row_spec_deployment_mode_counts_for_each_component_without_an_annotation(self) -> None:
         rt = mode_runtime(engine="RawDeployment", decoder="RawDeployment")

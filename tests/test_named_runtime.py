@@ -233,3 +233,35 @@ class TestOtherNamedRuntimeWarnings:
     def test_a_broken_inheritance_chain_is_a_runtime_error(self) -> None:
         got = select([runtime("sglang-llama-3-2-3b", inherit_from="sglang-profile"), model()], isvc(runtime_name="sglang-llama-3-2-3b"))
         assert (got.runtime_error, got.HasField("selection")) == ('inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])', False)
+
+
+class TestModelIsCheckedBeforeTheNamedRuntime:
+    """ome-selection-facts.md: the webhook looks the model up first (5.2 step 4), the controller
+    resolves the base model before the runtime (6.1), and ValidateRuntime validates the model
+    before it fetches the runtime and checks ``disabled`` (3.16 steps 1-3)."""
+
+    def test_unknown_model_and_missing_runtime(self) -> None:
+        with pytest.raises(RequestError) as caught:
+            select([model()], isvc("nope", runtime_name="missing"))
+        assert (caught.value.code, caught.value.message) == (
+            "NOT_FOUND",
+            'referenced model "nope" not found in namespace "llama-demo": ensure a BaseModel exists in this namespace '
+            "or a ClusterBaseModel exists cluster-wide with this name",
+        )
+
+    def test_unknown_model_and_disabled_runtime(self) -> None:
+        with pytest.raises(RequestError) as caught:
+            select([runtime("off", disabled=True), model()], isvc("nope", runtime_name="off"))
+        assert caught.value.code == "NOT_FOUND"
+
+    def test_model_without_format_and_disabled_runtime(self) -> None:
+        got = select([runtime("off", disabled=True), model(format=None)], isvc(runtime_name="off"))
+        assert got.model_error == "invalid model specification: modelFormat.name: model format name is required"
+
+    def test_model_without_format_and_enabled_runtime(self) -> None:
+        got = select([runtime("on"), model(format=None)], isvc(runtime_name="on"))
+        assert (got.model_error, got.runtime_error, got.HasField("selection")) == (
+            "invalid model specification: modelFormat.name: model format name is required",
+            "",
+            False,
+        )

@@ -5,6 +5,7 @@ troubleshoot-runtime-selection.md quote it, plus the forms ome-selection-facts.m
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from helpers_docs import (
@@ -99,6 +100,51 @@ class TestTroubleshootPage:
     def test_a_model_without_a_format_gives_the_same_error(self) -> None:
         got = select([runtime("rt"), model(format=None)], isvc())
         assert got.model_error == "invalid model specification: modelFormat.name: model format name is required"
+
+
+class TestStep2Table:
+    """troubleshoot-runtime-selection.md, Step 2: "OME runs these checks in order". Each row's
+    reason, for a runtime whose first failing check is that row; the runtime fails every later
+    check too, so the message shows it names the *first* one."""
+
+    PREFIX = (
+        "no runtime found to support model safetensors with format safetensors in namespace llama-demo. Checked 1 runtimes "
+        "(0 namespace-scoped, 1 cluster-scoped). Excluded runtimes: rt ("
+    )
+    SERVICE = isvc(accelerator_class="nvidia-h100", deployment_mode="OMENative")
+
+    @staticmethod
+    def _runtime(first: int) -> dict:
+        """A runtime failing every check from row ``first`` (1-based) on."""
+        return runtime(
+            "rt",
+            entry(architecture="MistralForCausalLM" if first <= 4 else "LlamaForCausalLM"),
+            disabled=True if first <= 1 else None,
+            classes=["nvidia-a100"] if first <= 2 else ["nvidia-h100"],
+            engine_mode="MultiNode" if first <= 3 else None,
+            size=("500M", "2B"),
+        )
+
+    @pytest.mark.parametrize(
+        ("first", "reason"),
+        [
+            (1, "runtime is disabled"),
+            (2, "runtime does not support the required accelerator class"),
+            (3, "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative"),
+            (4, f"model format '{LABEL}' not in supported formats: architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"),
+            (5, "model size 3.21B is outside supported range [500M, 2B]"),
+        ],
+        ids=["disabled", "accelerator-class", "deployment-mode", "model-format", "model-size"],
+    )
+    def test_row(self, first: int, reason: str) -> None:
+        assert message([self._runtime(first), model()], self.SERVICE) == self.PREFIX + reason + ")"
+
+    def test_decoder_form_of_the_deployment_mode_row(self) -> None:
+        rt = runtime("rt", decoder_mode="RawDeployment")
+        service = isvc(deployment_mode="OMENative", decoder={"minReplicas": 1})
+        assert message([rt, model()], service) == (
+            self.PREFIX + "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative)"
+        )
 
 
 class TestSeedMessages:

@@ -132,6 +132,18 @@ class TestScoreFormula:
         # explain's PRIORITY and WEIGHT come from the first matching entry instead.
         assert table(explain([rt, model()], isvc())) == [("rt", "Cluster", "Yes", "1", "2", "-")]
 
+    def test_the_score_is_more_lenient_than_the_match_on_versions(self) -> None:
+        """ome-selection-facts.md 3.12: a version on one side only does not zero the score."""
+        rt = runtime("rt", entry(auto_select=False), entry(format=spec_of("safetensors"), priority=4))
+        got = select([rt, model()], isvc())
+        assert (got.selection.score, got.selection.supported_model_format_index) == (8, 1)
+
+    def test_an_entry_without_model_format_scores_its_framework(self) -> None:
+        """ome-selection-facts.md 3.12: no modelFormat does not by itself give 0."""
+        rt = runtime("rt", entry(auto_select=False), entry(format=None, framework=fw(weight=2), priority=3))
+        got = select([rt, model()], isvc())
+        assert (got.selection.score, got.selection.supported_model_format_index) == (6, 1)
+
     def test_versions_count_in_the_score(self) -> None:
         # The autoSelect: true entry has another framework version: it scores 0.
         rt = runtime("rt", entry(auto_select=False), entry(framework=fw(version="4.46.0"), priority=5))

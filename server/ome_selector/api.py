@@ -1,9 +1,14 @@
-"""Request -> domain -> engine -> response, shared by the gRPC servicer and the offline CLI.
+"""Request -> domain -> engine -> response, shared by the gRPC servicers and the offline CLI.
 
-``select_runtime`` and ``explain_runtimes`` take the snapshot the caller read once and a request
-proto, and return the response proto. They raise ``RequestError``: INVALID_ARGUMENT (with field
-violations) for bad input, NOT_FOUND for an unknown model or named runtime, UNAVAILABLE when the
-cache has never been synced. "No runtime found" is a normal answer.
+Every function takes the snapshot the caller read once and a request proto, and returns the
+response proto. They raise ``RequestError``: INVALID_ARGUMENT (with field violations) for bad
+input, NOT_FOUND for an unknown model or named runtime, UNAVAILABLE when the cache has never been
+synced. "No runtime found", a denial and a failed check are normal answers.
+
+- ``select_runtime``: SelectRuntime (runtime-selection-scoring.md; reference-a-runtime-explicitly.md).
+- ``explain_runtimes``: ExplainRuntimes, by InferenceService or by model (kubectl-ome runtime.md).
+- ``admit_inference_service``, ``reconcile_inference_service``, ``get_effective_runtime``: lifecycle.py.
+- ``validate_serving_runtime``: runtime_webhook.py.
 """
 from __future__ import annotations
 
@@ -11,15 +16,17 @@ from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
 from . import domain as d
-from . import engine, messages
-from .checks import Check, Failure, entry_score, explain_columns
+from . import engine, lifecycle, messages
+from .checks import Failure, entry_score, explain_columns
 from .engine import Evaluation, Verdict
 from .errors import FieldViolation, RequestError
 from .ingest import compile_model, compile_request, validate_name
+from .runtime_webhook import validate_runtime
 from .snapshot import Snapshot
 
 NOT_SYNCED_MESSAGE = "cache not synced yet"
-_SERVICE_MODES = ("OMENative", "RawDeployment")
+NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
+EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
 _POLICIES = ("", "BestFit", "Cheapest", "MostCapable", "FirstAvailable")
 _RUNTIME_KINDS = ("", d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
 
@@ -29,67 +36,29 @@ def _require_synced(snapshot: Snapshot) -> None:
         raise RequestError("UNAVAILABLE", NOT_SYNCED_MESSAGE)
 
 
-def _validate(request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest) -> None:
-    """INVALID_ARGUMENT for an InferenceService the API server would not have admitted."""
-    if not request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
-    isvc = request.inference_service
+def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_service") -> list[FieldViolation]:
+    """Violations of fields the API server validates before OME sees the object: namespace and
+    name, ``spec.deploymentMode`` and ``acceleratorSelector.policy`` enums, ``spec.runtime.kind``."""
     spec = isvc.spec
-    base = "inference_service"
     violations = validate_name(isvc.metadata.namespace, f"{base}.metadata.namespace", "namespace")
     if isvc.metadata.name:
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
-    if spec.HasField("deployment_mode") and spec.deployment_mode not in _SERVICE_MODES:
+    if spec.HasField("deployment_mode") and spec.deployment_mode not in lifecycle.SERVICE_MODES:
         violations.append(FieldViolation(f"{base}.spec.deployment_mode", f"deploymentMode must be OMENative or RawDeployment, not {spec.deployment_mode!r}"))
     if spec.accelerator_selector.HasField("policy") and spec.accelerator_selector.policy not in _POLICIES:
         violations.append(FieldViolation(f"{base}.spec.accelerator_selector.policy", f"policy must be one of BestFit, Cheapest, MostCapable, FirstAvailable, not {spec.accelerator_selector.policy!r}"))
     if spec.runtime.HasField("kind") and spec.runtime.kind not in _RUNTIME_KINDS:
         violations.append(FieldViolation(f"{base}.spec.runtime.kind", f"kind must be ServingRuntime or ClusterServingRuntime, not {spec.runtime.kind!r}"))
-    named = bool(spec.runtime.name)
-    if not named and not spec.model.name and not request.HasField("model_spec"):
-        violations.append(FieldViolation(f"{base}.spec.model.name", "a model is required when spec.runtime.name is not set (or pass model_spec)"))
+    return violations
+
+
+def _require_isvc(request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest | pb.ReconcileInferenceServiceRequest | pb.GetEffectiveRuntimeRequest) -> types_pb2.InferenceService:
+    if not request.HasField("inference_service"):
+        raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
+    violations = _isvc_violations(request.inference_service)
     if violations:
         raise RequestError.invalid(violations)
-
-
-def _resolve_model(snapshot: Snapshot, request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest) -> tuple[d.Model | None, str]:
-    """The model and OME's model error text ("" when valid). A namespaced BaseModel of the
-    name wins over a ClusterBaseModel, whatever ``spec.model.kind`` says (base-models.md)."""
-    isvc = request.inference_service
-    namespace, name = isvc.metadata.namespace, isvc.spec.model.name
-    if request.HasField("model_spec"):
-        spec = request.model_spec
-        model = compile_model("", "", name, spec, ("inline", spec.SerializeToString(deterministic=True)))
-    elif name:
-        model = snapshot.base_models.get((namespace, name)) or snapshot.cluster_models.get(name)
-        if model is None:
-            raise RequestError("NOT_FOUND", messages.model_not_found(name, namespace))
-    else:
-        return None, ""
-    if model.disabled:
-        return model, messages.model_disabled(name or model.name)
-    if not model.model_format.name:
-        return model, messages.MODEL_FORMAT_REQUIRED
-    return model, ""
-
-
-def _named_runtime(snapshot: Snapshot, ref: types_pb2.ServingRuntimeRef, namespace: str) -> d.Runtime:
-    """Look the runtime up by ``spec.runtime.kind`` (reference-a-runtime-explicitly.md):
-    ClusterServingRuntime (the default) first then the namespace's ServingRuntime;
-    ``ServingRuntime`` only in the namespace; an empty kind namespace first."""
-    kind = ref.kind if ref.HasField("kind") else d.CLUSTER_SERVING_RUNTIME
-    sr = snapshot.serving_runtimes.get((namespace, ref.name))
-    csr = snapshot.cluster_serving_runtimes.get(ref.name)
-    if kind == d.SERVING_RUNTIME:
-        found = sr
-    elif kind == d.CLUSTER_SERVING_RUNTIME:
-        found = csr or sr
-    else:
-        found = sr or csr
-    if found is None:
-        text = messages.serving_runtime_not_found(ref.name, namespace) if kind == d.SERVING_RUNTIME else messages.runtime_not_found(ref.name, namespace)
-        raise RequestError("NOT_FOUND", text)
-    return found
+    return request.inference_service
 
 
 def runtime_ref(runtime: d.Runtime) -> pb.RuntimeRef:
@@ -130,67 +99,77 @@ def _user_specified_entry(evaluation: Evaluation, model: d.Model) -> int:
     return index
 
 
-def _select_named(snapshot: Snapshot, request: pb.SelectRuntimeRequest, response: pb.SelectRuntimeResponse) -> pb.SelectRuntimeResponse:
-    isvc = request.inference_service
-    namespace = isvc.metadata.namespace
-    runtime = _named_runtime(snapshot, isvc.spec.runtime, namespace)
-    if runtime.inheritance_error is not None:
-        response.runtime_error = runtime.inheritance_error
-        return response
-    spec = runtime.effective or runtime.own
-    if spec.disabled:
-        response.runtime_error = messages.runtime_disabled(runtime.is_cluster, runtime.name)
-        return response
-    model, model_error = _resolve_model(snapshot, request)
-    if model is not None:
-        response.model.CopyFrom(_model_identity(model))
-    if model_error:
-        response.model_error = model_error
-        return response
-    selection = response.selection
-    selection.runtime.CopyFrom(runtime_ref(runtime))
-    selection.mode = pb.SELECTION_MODE_NAMED
-    selection.inheritance_chain.extend(runtime.chain)
-    selection.supported_model_format_index = -1
-    if model is None:  # no spec.model: OME checks only that the runtime exists and is enabled
-        return response
-    evaluation = engine.evaluate(snapshot, runtime, spec, model, compile_request(isvc))
-    selection.score = evaluation.fit.score
-    selection.supported_model_format_index = _user_specified_entry(evaluation, model)
-    if evaluation.verdict is Verdict.EXCLUDED:
-        selection.reasons.extend(_reasons(evaluation.failures))
-        error = engine.named_error(runtime, evaluation.failures, model)
-        response.warnings.append(messages.named_runtime_warning(runtime.name, isvc.spec.model.name, error))
-    return response
+def _selection(decision: lifecycle.Decision) -> pb.Selection | None:
+    """The Selection proto of a decision's runtime, or None."""
+    runtime = decision.runtime
+    if runtime is None or decision.runtime_error:
+        return None
+    evaluation = decision.evaluation
+    if not decision.named:
+        assert evaluation is not None
+        return pb.Selection(runtime=runtime_ref(runtime), score=evaluation.fit.score, supported_model_format_index=evaluation.fit.score_index, mode=pb.SELECTION_MODE_AUTO)
+    selection = pb.Selection(runtime=runtime_ref(runtime), mode=pb.SELECTION_MODE_NAMED, inheritance_chain=runtime.chain, supported_model_format_index=-1)
+    model = decision.model.model
+    if evaluation is not None and model is not None:
+        selection.score = evaluation.fit.score
+        selection.supported_model_format_index = _user_specified_entry(evaluation, model)
+        if evaluation.verdict is Verdict.EXCLUDED:
+            selection.reasons.extend(_reasons(evaluation.failures))
+    return selection
 
 
 def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.SelectRuntimeResponse:
-    """SelectRuntime: the named runtime, or auto-selection (runtime-selection-scoring.md)."""
+    """SelectRuntime: the named runtime (used even when it fails a check, with OME's warning), or
+    auto-selection with ranked candidates and an exclusion for every other runtime in scope."""
     _require_synced(snapshot)
-    _validate(request)
-    response = pb.SelectRuntimeResponse(cache_version=snapshot.version)
+    if not request.HasField("inference_service"):
+        raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
     isvc = request.inference_service
-    if isvc.spec.runtime.name:
-        return _select_named(snapshot, request, response)
-    model, model_error = _resolve_model(snapshot, request)
-    assert model is not None
-    response.model.CopyFrom(_model_identity(model))
-    if model_error:
-        response.model_error = model_error
+    violations = _isvc_violations(isvc)
+    named = bool(isvc.spec.runtime.name)
+    if not named and not isvc.spec.model.name and not request.HasField("model_spec"):
+        violations.append(FieldViolation("inference_service.spec.model.name", "a model is required when spec.runtime.name is not set (or pass model_spec)"))
+    if violations:
+        raise RequestError.invalid(violations)
+    model_spec = request.model_spec if request.HasField("model_spec") else None
+    if not named:
+        res = lifecycle.resolve_model(snapshot, isvc, model_spec)
+        if res.model is not None and not res.error:
+            compiled = compile_request(isvc)
+            memo_key = ("select", res.model.cache_key, compiled.cache_key, isvc.spec.model.name)
+            cached = snapshot.memo.get(memo_key)
+            if isinstance(cached, pb.SelectRuntimeResponse):
+                return cached
+            response = _select_response(snapshot, isvc, lifecycle.decide(snapshot, isvc, model_spec))
+            snapshot.remember(memo_key, response)
+            return response
+    return _select_response(snapshot, isvc, lifecycle.decide(snapshot, isvc, model_spec))
+
+
+def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: lifecycle.Decision) -> pb.SelectRuntimeResponse:
+    response = pb.SelectRuntimeResponse(cache_version=snapshot.version)
+    res = decision.model
+    if res.not_found:
+        raise RequestError("NOT_FOUND", res.not_found)
+    if res.model is not None:
+        response.model.CopyFrom(_model_identity(res.model))
+    if res.error:
+        response.model_error = res.error
         return response
-    namespace = isvc.metadata.namespace
-    compiled = compile_request(isvc)
-    memo_key = ("select", model.cache_key, compiled.cache_key, isvc.spec.model.name)
-    cached = snapshot.memo.get(memo_key)
-    if isinstance(cached, pb.SelectRuntimeResponse):
-        return cached
-    snapshot.remember(memo_key, _auto_response(snapshot, model, compiled, isvc, response))
-    return response
-
-
-def _auto_response(snapshot: Snapshot, model: d.Model, compiled: d.Request, isvc: types_pb2.InferenceService, response: pb.SelectRuntimeResponse) -> pb.SelectRuntimeResponse:
-    result = engine.auto_select(snapshot, model, compiled, isvc.metadata.namespace)
-    for ranked in result.ranked:
+    if decision.runtime_not_found:
+        raise RequestError("NOT_FOUND", decision.runtime_not_found)
+    response.runtime_error = decision.runtime_error
+    selection = _selection(decision)
+    if selection is not None:
+        response.selection.CopyFrom(selection)
+    model_name = isvc.spec.model.name
+    if decision.named:
+        if decision.compatibility_error:
+            response.warnings.append(messages.named_runtime_warning(isvc.spec.runtime.name, model_name, decision.compatibility_error))
+        return response
+    auto = decision.auto
+    assert auto is not None and res.model is not None
+    for ranked in auto.ranked:
         e = ranked.evaluation
         candidate = response.candidates.add(
             runtime=runtime_ref(e.runtime),
@@ -201,54 +180,66 @@ def _auto_response(snapshot: Snapshot, model: d.Model, compiled: d.Request, isvc
         )
         if e.distance is not None:
             candidate.size_distance = e.distance
-    for e in result.evaluations:
+    for e in auto.evaluations:
         if e.verdict is not Verdict.CANDIDATE:
             # The primary reason only; ExplainRuntimes lists every failing check with details.
             primary = _reasons(e.failures[:1])[0]
             primary.ClearField("entry_mismatches")
-            response.exclusions.add(
-                runtime=runtime_ref(e.runtime),
-                verdict=pb.Verdict.Value("VERDICT_" + e.verdict.value),
-                reasons=[primary],
-            )
-    selected = result.selected
-    if selected is None:
-        response.no_runtime_message = result.no_runtime_message or ""
-        return response
-    response.selection.runtime.CopyFrom(runtime_ref(selected.runtime))
-    response.selection.score = selected.fit.score
-    response.selection.supported_model_format_index = selected.fit.score_index
-    response.selection.mode = pb.SELECTION_MODE_AUTO
-    response.warnings.append(messages.auto_selected(selected.runtime.name, isvc.spec.model.name or model.name))
+            response.exclusions.add(runtime=runtime_ref(e.runtime), verdict=pb.Verdict.Value("VERDICT_" + e.verdict.value), reasons=[primary])
+    if decision.runtime is None:
+        response.no_runtime_message = auto.no_runtime_message or ""
+    else:
+        response.warnings.append(messages.auto_selected(decision.runtime.name, model_name or res.model.name))
     return response
 
 
 def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> pb.ExplainRuntimesResponse:
-    """ExplainRuntimes: one row per runtime in scope, as ``kubectl ome runtime explain --isvc``
-    (reference/kubectl-ome/runtime.md): candidates in rank order, then the others,
-    ServingRuntimes first, each group by name. Named runtimes are ignored: the selection is
-    hypothetical, as the CLI notes."""
+    """ExplainRuntimes, as ``kubectl ome runtime explain`` (reference/kubectl-ome/runtime.md):
+    ``--isvc`` also applies the InferenceService's accelerator classes and deployment modes,
+    ``--model`` does not. Rows: candidates in rank order, then the others, ServingRuntimes first,
+    each group by name. A named runtime does not change the table (the selection is hypothetical)."""
     _require_synced(snapshot)
-    _validate(request)
-    response = pb.ExplainRuntimesResponse(cache_version=snapshot.version)
-    isvc = request.inference_service
-    model, model_error = _resolve_model(snapshot, request)
-    if model is None:
-        raise RequestError.invalid([FieldViolation("inference_service.spec.model.name", "explain needs a model (spec.model.name or model_spec)")])
-    response.model.CopyFrom(_model_identity(model))
-    if model_error:
-        response.model_error = model_error
-        return response
-    compiled = compile_request(isvc)
-    memo_key = ("explain", model.cache_key, compiled.cache_key)
+    by_model = request.HasField("model")
+    if by_model == request.HasField("inference_service"):
+        raise RequestError.invalid([FieldViolation("model", "exactly one of --model or --isvc is required")])
+    notes: list[str] = []
+    if by_model:
+        lookup = request.model
+        violations = validate_name(lookup.namespace, "model.namespace", "namespace") + validate_name(lookup.name, "model.name")
+        if violations:
+            raise RequestError.invalid(violations)
+        namespace = lookup.namespace
+        model = snapshot.base_models.get((namespace, lookup.name)) or snapshot.cluster_models.get(lookup.name)
+        if model is None:
+            raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{lookup.name}" not found')
+        res = lifecycle.ModelResolution(model, error=messages.MODEL_FORMAT_REQUIRED if not model.model_format.name else "")
+        compiled: d.Request | None = None
+    else:
+        isvc = _require_isvc(request)
+        namespace = isvc.metadata.namespace
+        model_spec = request.model_spec if request.HasField("model_spec") else None
+        if not isvc.spec.model.name and model_spec is None:
+            raise RequestError.invalid([FieldViolation("inference_service.spec.model.name", f'InferenceService "{isvc.metadata.name}" has no spec.model; pass --model instead')])
+        if isvc.spec.runtime.name:
+            notes.append(EXPLICIT_RUNTIME_NOTE)
+        res = lifecycle.resolve_model(snapshot, isvc, model_spec)
+        if res.not_found:
+            raise RequestError("NOT_FOUND", res.not_found)
+        compiled = compile_request(isvc)
+    assert res.model is not None
+    memo_key = ("explain", res.model.cache_key, namespace, None if compiled is None else compiled.cache_key, tuple(notes))
     cached = snapshot.memo.get(memo_key)
     if isinstance(cached, pb.ExplainRuntimesResponse):
         return cached
-    result = engine.auto_select(snapshot, model, compiled, isvc.metadata.namespace)
-    snapshot.remember(memo_key, response)
+    response = pb.ExplainRuntimesResponse(cache_version=snapshot.version, model=_model_identity(res.model), notes=notes)
+    if res.error:
+        response.model_error = res.error
+        return response
+    result = engine.auto_select(snapshot, res.model, compiled, namespace)
+    if not result.evaluations:
+        response.notes.append(NO_RUNTIMES_NOTE)
     for ranked in result.ranked:
         e = ranked.evaluation
-        columns = explain_columns(e.fit)
         row = response.runtimes.add(
             runtime=runtime_ref(e.runtime),
             verdict=pb.VERDICT_CANDIDATE,
@@ -257,12 +248,10 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
             reason="-",
             supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
         )
+        columns = explain_columns(e.fit)
         if columns is not None:
             row.priority, row.weight = columns
-    others = sorted(
-        (e for e in result.evaluations if e.verdict is not Verdict.CANDIDATE),
-        key=lambda e: (e.runtime.is_cluster, e.runtime.name),
-    )
+    others = sorted((e for e in result.evaluations if e.verdict is not Verdict.CANDIDATE), key=lambda e: (e.runtime.is_cluster, e.runtime.name))
     for e in others:
         response.runtimes.add(
             runtime=runtime_ref(e.runtime),
@@ -271,7 +260,123 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
             reason=e.failures[0].message,
             supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
         )
+    snapshot.remember(memo_key, response)
     return response
 
 
-__all__ = ["select_runtime", "explain_runtimes", "runtime_ref", "Check"]
+# ---- lifecycle RPCs ----------------------------------------------------------------------------
+
+
+def _components(configs: tuple[lifecycle.ComponentConfig, ...]) -> list[pb.ComponentConfiguration]:
+    out = []
+    for c in configs:
+        a = c.accelerator
+        out.append(
+            pb.ComponentConfiguration(
+                component=pb.Component.Value("COMPONENT_" + c.component.upper()),
+                deployment_mode=c.mode,
+                mode_source=pb.ModeSource.Value("MODE_SOURCE_" + c.mode_source),
+                mode_error=c.mode_error,
+                accelerator_class=a.accelerator_class,
+                accelerator_source=pb.AcceleratorSource.Value("ACCELERATOR_SOURCE_" + a.source),
+                accelerator_policy=a.policy,
+                accelerator_error=a.error,
+            )
+        )
+    return out
+
+
+def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServiceRequest) -> pb.AdmitInferenceServiceResponse:
+    """The InferenceService validating webhook (lifecycle.admit). Only the namespace is required;
+    every other problem is a denial with OME's message."""
+    _require_synced(snapshot)
+    if not request.HasField("inference_service"):
+        raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
+    isvc = request.inference_service
+    violations = validate_name(isvc.metadata.namespace, "inference_service.metadata.namespace", "namespace")
+    if violations:
+        raise RequestError.invalid(violations)
+    admission = lifecycle.admit(snapshot, isvc)
+    response = pb.AdmitInferenceServiceResponse(
+        allowed=admission.allowed,
+        denial_message=admission.denial,
+        warnings=admission.warnings,
+        path=pb.AdmissionPath.Value("ADMISSION_PATH_" + admission.path),
+        webhook=lifecycle.ISVC_WEBHOOK,
+        cache_version=snapshot.version,
+    )
+    if admission.decision is not None:
+        selection = _selection(admission.decision)
+        if selection is not None:
+            response.selection.CopyFrom(selection)
+    return response
+
+
+def reconcile_inference_service(snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest) -> pb.ReconcileInferenceServiceResponse:
+    """The controller's runtime step (lifecycle.reconcile)."""
+    _require_synced(snapshot)
+    isvc = _require_isvc(request)
+    result = lifecycle.reconcile(snapshot, isvc, request.has_runtime_ready_condition)
+    response = pb.ReconcileInferenceServiceResponse(
+        events=[pb.Event(type=e.type, reason=e.reason, message=e.message) for e in result.events],
+        requeue=result.requeue,
+        workload_untouched=result.workload_untouched,
+        logs=result.logs,
+        components=_components(result.components),
+        cache_version=snapshot.version,
+    )
+    if result.condition is not None:
+        c = result.condition
+        response.runtime_ready.CopyFrom(pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info"))
+    if result.runtime is not None:
+        if result.decision is not None and result.decision.runtime is result.runtime:
+            selection = _selection(result.decision)
+        else:
+            selection = pb.Selection(runtime=runtime_ref(result.runtime), mode=pb.SELECTION_MODE_NAMED, inheritance_chain=result.runtime.chain, supported_model_format_index=-1)
+        if selection is not None:
+            response.selection.CopyFrom(selection)
+    return response
+
+
+def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest) -> pb.GetEffectiveRuntimeResponse:
+    """The Live view of ``kubectl ome runtime effective`` (lifecycle.effective)."""
+    _require_synced(snapshot)
+    isvc = _require_isvc(request)
+    view = lifecycle.effective(snapshot, isvc)
+    response = pb.GetEffectiveRuntimeResponse(
+        state=view.state,
+        reason=view.reason,
+        selection=view.selection,
+        inheritance_chain=view.chain,
+        inheritance_error=view.inheritance_error,
+        components=_components(view.components),
+        cache_version=snapshot.version,
+    )
+    if view.runtime is not None:
+        response.runtime = view.runtime.display
+        response.runtime_ref.CopyFrom(runtime_ref(view.runtime))
+    return response
+
+
+def validate_serving_runtime(snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest) -> pb.ValidateServingRuntimeResponse:
+    """The ServingRuntime / ClusterServingRuntime validating webhook (runtime_webhook.py). Object
+    names and namespaces are validated first (INVALID_ARGUMENT)."""
+    _require_synced(snapshot)
+    which = request.WhichOneof("runtime")
+    if which is None:
+        raise RequestError.invalid([FieldViolation("runtime", "serving_runtime or cluster_serving_runtime is required")])
+    runtime = getattr(request, which)
+    kind = d.SERVING_RUNTIME if which == "serving_runtime" else d.CLUSTER_SERVING_RUNTIME
+    violations = validate_name(runtime.metadata.name, f"{which}.metadata.name")
+    if kind == d.SERVING_RUNTIME:
+        violations += validate_name(runtime.metadata.namespace, f"{which}.metadata.namespace", "namespace")
+    if violations:
+        raise RequestError.invalid(violations)
+    verdict = validate_runtime(snapshot, kind, runtime)
+    return pb.ValidateServingRuntimeResponse(
+        allowed=verdict.allowed,
+        denial_message=verdict.denial_message,
+        webhook=verdict.webhook,
+        inheritance_chain=verdict.inheritance_chain,
+        cache_version=snapshot.version,
+    )

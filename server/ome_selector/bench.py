@@ -30,7 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 
-from . import api, engine
+from . import api, engine, lifecycle
 from .ingest import compile_request
 from .manifests import load_manifests
 from .store import CacheStore
@@ -132,10 +132,10 @@ def _in_process(objects: list[cache_pb2.CacheObject], requests: list[selector_pb
 
     def decide(req: selector_pb2.SelectRuntimeRequest) -> object:
         isvc = req.inference_service
-        model, error = api._resolve_model(snap, req)
-        if model is None or error:
+        res = lifecycle.resolve_model(snap, isvc)
+        if res.model is None or res.error:
             return None
-        return engine.choose(snap, model, compile_request(isvc), isvc.metadata.namespace)
+        return engine.choose(snap, res.model, compile_request(isvc), isvc.metadata.namespace)
 
     timed("decision_cold_ms", decide, True)
     timed("full_response_cold_ms", lambda r: api.select_runtime(snap, r), True)

@@ -83,6 +83,9 @@ class Compiled:
     engine_mode: str | None
     decoder_mode: str | None
     any_auto_select: bool
+    router_mode: str | None = None
+    engine_multi_node: bool = False  # engineConfig has a leader or worker
+    decoder_multi_node: bool = False  # decoderConfig has a leader or worker
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +99,10 @@ class Runtime:
     parent: str | None
     own: Compiled
     spec: types_pb2.ServingRuntimeSpec = field(repr=False, compare=False)
-    # Filled at snapshot build: the merged spec's compiled form, the chain (root first), or an error.
+    # Filled at snapshot build: the merged spec (proto and compiled), the chain (root first), or
+    # the chain's error.
     effective: Compiled | None = field(default=None, compare=False)
+    merged_spec: types_pb2.ServingRuntimeSpec | None = field(default=None, repr=False, compare=False)
     chain: tuple[str, ...] = ()
     inheritance_error: str | None = None
 
@@ -110,6 +115,21 @@ class Runtime:
     def is_cluster(self) -> bool:
         """True for a ClusterServingRuntime."""
         return self.kind == CLUSTER_SERVING_RUNTIME
+
+    @property
+    def display(self) -> str:
+        """``CSR/<name>`` or ``SR/<namespace>/<name>`` (kubectl-ome runtime.md, effective)."""
+        return f"CSR/{self.name}" if self.is_cluster else f"SR/{self.namespace}/{self.name}"
+
+    @property
+    def named_spec(self) -> types_pb2.ServingRuntimeSpec:
+        """The spec used when an InferenceService names the runtime: merged with its chain."""
+        return self.merged_spec if self.merged_spec is not None else self.spec
+
+    @property
+    def named_compiled(self) -> Compiled:
+        """Compiled form of ``named_spec``."""
+        return self.effective if self.effective is not None else self.own
 
 
 @dataclass(frozen=True, slots=True)

@@ -189,6 +189,9 @@ def compile_spec(spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
         engine_mode=_mode(spec.engine_config.annotations),
         decoder_mode=_mode(spec.decoder_config.annotations),
         any_auto_select=any(e.auto_select is True for e in entries),
+        router_mode=_mode(spec.router_config.annotations),
+        engine_multi_node=spec.engine_config.HasField("leader") or spec.engine_config.HasField("worker"),
+        decoder_multi_node=spec.decoder_config.HasField("leader") or spec.decoder_config.HasField("worker"),
     )
 
 

@@ -102,6 +102,12 @@ def named_runtime_advisory(runtime: str, model: str, error: str) -> str:
     )
 
 
+def named_runtime_event(runtime: str, model: str, error: str) -> str:
+    """The ``RuntimeValidationError`` event for a named runtime that cannot be used
+    (runtime-inheritance.md, "When a chain breaks")."""
+    return f"Runtime {runtime} does not support model {model}: {error}"
+
+
 def runtime_not_found(name: str, namespace: str) -> str:
     """troubleshoot-runtime-selection.md, "The runtime you named isn't found"."""
     return f"runtime {name} not found in namespace {namespace} or at cluster scope"

@@ -675,7 +675,7 @@ type ModelIdentity struct {
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Namespace of a BaseModel; empty otherwise.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	// Name; empty when the spec was passed inline.
+	// Name; for a spec passed inline, `spec.model.name` (possibly empty).
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	// OME's model format label, e.g. `mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0`.
 	Label string `protobuf:"bytes,4,opt,name=label,proto3" json:"label,omitempty"`

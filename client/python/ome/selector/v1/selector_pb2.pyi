@@ -388,7 +388,7 @@ class ModelIdentity(_message.Message):
     namespace: _builtins.str
     """Namespace of a BaseModel; empty otherwise."""
     name: _builtins.str
-    """Name; empty when the spec was passed inline."""
+    """Name; for a spec passed inline, `spec.model.name` (possibly empty)."""
     label: _builtins.str
     """OME's model format label, e.g. `mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0`."""
     def __init__(
