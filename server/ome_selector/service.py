@@ -80,6 +80,34 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
             context, "ExplainRuntimes", lambda: api.explain_runtimes(self._store.snapshot, request)
         )
 
+    async def AdmitInferenceService(
+        self, request: selector_pb2.AdmitInferenceServiceRequest, context: grpc.aio.ServicerContext
+    ) -> selector_pb2.AdmitInferenceServiceResponse:
+        return await _answer(
+            context, "AdmitInferenceService", lambda: api.admit_inference_service(self._store.snapshot, request)
+        )
+
+    async def ReconcileInferenceService(
+        self, request: selector_pb2.ReconcileInferenceServiceRequest, context: grpc.aio.ServicerContext
+    ) -> selector_pb2.ReconcileInferenceServiceResponse:
+        return await _answer(
+            context, "ReconcileInferenceService", lambda: api.reconcile_inference_service(self._store.snapshot, request)
+        )
+
+    async def GetEffectiveRuntime(
+        self, request: selector_pb2.GetEffectiveRuntimeRequest, context: grpc.aio.ServicerContext
+    ) -> selector_pb2.GetEffectiveRuntimeResponse:
+        return await _answer(
+            context, "GetEffectiveRuntime", lambda: api.get_effective_runtime(self._store.snapshot, request)
+        )
+
+    async def ValidateServingRuntime(
+        self, request: selector_pb2.ValidateServingRuntimeRequest, context: grpc.aio.ServicerContext
+    ) -> selector_pb2.ValidateServingRuntimeResponse:
+        return await _answer(
+            context, "ValidateServingRuntime", lambda: api.validate_serving_runtime(self._store.snapshot, request)
+        )
+
 
 class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
     """``ome.selector.v1.CacheService`` over a ``CacheStore``.
