@@ -186,7 +186,7 @@ def test_explain_named_runtime_notes_on_stderr(capsys: pytest.CaptureFixture[str
 
 def test_explain_without_runtimes(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "explain", "-f", SEED_A, "--manifests", *example("models.yaml"))
-    assert (code, out) == (1, "")
+    assert (code, out) == (0, "")  # no table, exit 0 (kubectl-ome runtime.md, explain)
     assert err == "No serving runtimes found in the selected namespace or at cluster scope.\n"
 
 

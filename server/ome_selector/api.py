@@ -61,10 +61,14 @@ def _require_isvc(request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest |
     return request.inference_service
 
 
+def _ref(key: tuple[str, str, str]) -> pb.RuntimeRef:
+    kind = pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME if key[0] == d.CLUSTER_SERVING_RUNTIME else pb.RUNTIME_KIND_SERVING_RUNTIME
+    return pb.RuntimeRef(kind=kind, namespace=key[1], name=key[2])
+
+
 def runtime_ref(runtime: d.Runtime) -> pb.RuntimeRef:
     """RuntimeRef proto of a runtime."""
-    kind = pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME if runtime.is_cluster else pb.RUNTIME_KIND_SERVING_RUNTIME
-    return pb.RuntimeRef(kind=kind, namespace=runtime.namespace, name=runtime.name)
+    return _ref(runtime.key)
 
 
 def _reasons(failures: tuple[Failure, ...]) -> list[pb.Reason]:
@@ -212,7 +216,7 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
         model = snapshot.base_models.get((namespace, lookup.name)) or snapshot.cluster_models.get(lookup.name)
         if model is None:
             raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{lookup.name}" not found')
-        res = lifecycle.ModelResolution(model, error=messages.MODEL_FORMAT_REQUIRED if not model.model_format.name else "")
+        res = lifecycle.model_errors(model, lookup.name)
         compiled: d.Request | None = None
     else:
         isvc = _require_isvc(request)
@@ -347,7 +351,7 @@ def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeReq
         state=view.state,
         reason=view.reason,
         selection=view.selection,
-        inheritance_chain=view.chain,
+        inheritance_chain=[_ref(key) for key in view.chain],
         inheritance_error=view.inheritance_error,
         components=_components(view.components),
         cache_version=snapshot.version,

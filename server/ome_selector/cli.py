@@ -1,23 +1,31 @@
 """``ome-selector``: run the server, or ask which runtime an InferenceService gets.
 
-    ome-selector serve   [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
-    ome-selector select  -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
-    ome-selector explain -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
+    ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
+    ome-selector select           -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
+    ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE] [--manifests PATH ... | --server ADDR] [-o table|json]
+    ome-selector effective        -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|wide|json]
+    ome-selector admit            -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
+    ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition] [--manifests PATH ... | --server ADDR] [-o table|json]
+    ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
 
-``select`` and ``explain`` work offline by default: they load ``--manifests`` (default: the
-embedded example catalog) into an in-process cache and run the same code the server runs. With
-``--server`` they ask a running server instead.
+Every command but ``serve`` works offline by default: it loads ``--manifests`` (default: the
+embedded example catalog) into an in-process cache and runs the same code the server runs. With
+``--server`` it asks a running server instead.
 
-Exit status: 0 when a runtime is selected (``explain``: when at least one runtime is a
-candidate), 1 when none is, 2 on a usage or input error (bad flags, unreadable or malformed
-manifests, an InferenceService the service rejects, an unreachable server). Errors go to stderr
-as ``error: <message>``; no traceback.
+Exit status: 0 on success: a runtime is selected (``explain``: at least one runtime is a
+candidate, or there are no runtimes at all; ``effective``: the Live view is Available;
+``admit`` / ``validate-runtime``: the webhook admits; ``reconcile``: a runtime is resolved and the
+reconcile does not requeue). 1 when nothing is selected, the view is Unavailable, the webhook
+denies, or the reconcile fails. 2 on a usage or input error (bad flags, unreadable or malformed
+manifests, an object the service rejects, an unreachable server). Errors go to stderr as
+``error: <message>``; no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Sequence, TextIO
 
@@ -25,16 +33,26 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from ome.selector.v1 import selector_pb2
+from ome.v1beta1 import types_pb2
 
 EXIT_SELECTED = 0
 EXIT_NONE = 1
 EXIT_ERROR = 2
 
-EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
-NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
+# explain's notes (a named runtime, no runtimes at all) come from the response's ``notes``.
+EXACTLY_ONE_SOURCE = "exactly one of --model or --isvc is required"
+ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 EXPLAIN_HEADERS = ("RUNTIME", "SCOPE", "COMPATIBLE", "PRIORITY", "WEIGHT", "SCORE", "REASON")
 CANDIDATE_HEADERS = ("RANK", "RUNTIME", "SCOPE", "SCORE", "ENTRY", "SIZE-DISTANCE", "TIE-BREAK")
 EXCLUSION_HEADERS = ("RUNTIME", "SCOPE", "VERDICT", "REASON")
+EFFECTIVE_HEADERS = ("SCOPE", "FIELD", "VALUE")
+EFFECTIVE_WIDE_HEADERS = (
+    "VIEW", "STATE", "REASON", "RUNTIME",
+    "COMPONENT", "MODE", "MODE-SOURCE", "ACCELERATOR", "ACCELERATOR-SOURCE", "POLICY", "ERROR",
+)
+COMPONENT_HEADERS = ("COMPONENT", "MODE", "MODE-SOURCE", "ACCELERATOR", "ACCELERATOR-SOURCE", "POLICY", "ERROR")
+CONDITION_HEADERS = ("TYPE", "STATUS", "REASON", "MESSAGE")
+EVENT_HEADERS = ("TYPE", "REASON", "MESSAGE")
 _COLUMN_GAP = "   "
 
 _SCOPE = {
@@ -57,6 +75,89 @@ _TIE_BREAK = {
     selector_pb2.TIE_BREAK_NAME: "name",
 }
 _MODE = {selector_pb2.SELECTION_MODE_AUTO: "auto", selector_pb2.SELECTION_MODE_NAMED: "named"}
+_COMPONENT = {
+    selector_pb2.COMPONENT_ENGINE: "engine",
+    selector_pb2.COMPONENT_DECODER: "decoder",
+    selector_pb2.COMPONENT_ROUTER: "router",
+}
+# kubectl-ome runtime.md (effective): the mode sources as the docs name them.
+_MODE_SOURCE = {
+    selector_pb2.MODE_SOURCE_SERVICE_ANNOTATION: "ServiceAnnotation",
+    selector_pb2.MODE_SOURCE_COMPONENT_ANNOTATION: "ComponentAnnotation",
+    selector_pb2.MODE_SOURCE_SERVICE_SPEC: "ServiceSpec",
+    selector_pb2.MODE_SOURCE_LEADER_WORKER_SHAPE: "LeaderWorkerShape",
+    selector_pb2.MODE_SOURCE_DEFAULT: "Default",
+}
+# Ours (the docs' effective report shows no accelerator): why a component gets its class.
+_ACCELERATOR_SOURCE = {
+    selector_pb2.ACCELERATOR_SOURCE_COMPONENT_OVERRIDE: "ComponentOverride",
+    selector_pb2.ACCELERATOR_SOURCE_SELECTOR: "Selector",
+    selector_pb2.ACCELERATOR_SOURCE_POLICY: "Policy",
+    selector_pb2.ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE: "RuntimeListsNone",
+    selector_pb2.ACCELERATOR_SOURCE_NONE_NOT_REQUESTED: "NotRequested",
+    selector_pb2.ACCELERATOR_SOURCE_NONE_NO_CANDIDATE: "NoCandidate",
+    selector_pb2.ACCELERATOR_SOURCE_NONE_ROUTER: "Router",
+}
+_ADMISSION_PATH = {
+    selector_pb2.ADMISSION_PATH_NO_ENGINE: "NoEngine",
+    selector_pb2.ADMISSION_PATH_DEFERRED_FULL_RUNNER: "DeferredFullRunner",
+    selector_pb2.ADMISSION_PATH_AUTO_SELECT: "AutoSelect",
+    selector_pb2.ADMISSION_PATH_NAMED_RUNTIME: "NamedRuntime",
+    selector_pb2.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL: "NamedRuntimeNoModel",
+    selector_pb2.ADMISSION_PATH_PINNED_NO_MODEL: "PinnedNoModel",
+    selector_pb2.ADMISSION_PATH_SPEC: "Spec",
+}
+# The runtime kinds validate-runtime reads: kind -> ValidateServingRuntimeRequest field.
+_RUNTIME_KINDS = {"ServingRuntime": "serving_runtime", "ClusterServingRuntime": "cluster_serving_runtime"}
+
+_EXPLAIN_HELP = """\
+Lists every runtime in scope: the candidates in the order OME ranks them (the first one is the
+runtime OME selects), then the others with the first check they fail. -f explains for an
+InferenceService (its accelerator classes and deployment modes are checked too); --model
+explains for a BaseModel named NAME in the namespace -n, else a ClusterBaseModel. Notes go to
+stderr, such as "Note: spec.runtime is explicit; automatic selection below is hypothetical.";
+with no runtimes at all, no table is printed and the status is 0."""
+
+_EFFECTIVE_HELP = """\
+The Live view of `kubectl ome runtime effective`: SCOPE FIELD VALUE rows. Live STATE
+(Available or Unavailable), REASON (when Unavailable: NotConfigured, NotFound, Disabled, Cycle,
+MaxDepthExceeded), RUNTIME (CSR/<name> or SR/<namespace>/<name>), then per component the
+deployment mode and the rule that set it, as MODE (SOURCE) with the docs' sources
+ServiceAnnotation, ComponentAnnotation, ServiceSpec, LeaderWorkerShape and Default.
+
+Rows the docs do not have (ours): <COMPONENT>-ACCELERATOR, the AcceleratorClass the component
+gets, or -, and why (ComponentOverride, Selector, Policy/<policy>, RuntimeListsNone,
+NotRequested, NoCandidate/<policy>, Router); <COMPONENT>-ERROR, OME's error for that component;
+and, as in `explain --with-effective`, Source INHERITANCE (Observed or Unavailable), Source
+REASON and one Source ROOT-FIRST row per runtime in the inheritance chain, root first. A
+runtime OME selects itself is used without inheritance, so its chain is the runtime alone; a
+ServingRuntime's parents show by name only.
+
+Left out: the docs' HASH row, and the Active view and Service rows (REVISION, PIN, SYNC, STATUS,
+DRIFT, LIVE-RELATION, ISSUE), which need runtime revisions and InferenceService status that this
+service does not model. -o wide prints one row per component; -o json the response."""
+
+_ADMIT_HELP = """\
+The InferenceService validating webhook, as kubectl shows it: when admitted, each warning as
+"Warning: <warning>" on stderr, then "inferenceservice.ome.io/<name> admitted (path <PATH>)"
+(PATH: what the webhook checked: NoEngine, DeferredFullRunner, AutoSelect, NamedRuntime,
+NamedRuntimeNoModel, PinnedNoModel, Spec); when denied, "Error from server: admission webhook
+"inferenceservice.ome-webhook-server.validator" denied the request: <message>" on stderr and
+status 1."""
+
+_RECONCILE_HELP = """\
+What the controller does about the runtime in one reconcile: the runtime it uses, the
+RuntimeReady condition it sets (or leaves unchanged), the events it records, the manager log
+lines it writes instead of events, whether it requeues and leaves the serving workload as it is,
+and each component's effective configuration. Status 0 when a runtime is resolved and the
+reconcile does not requeue, 1 otherwise."""
+
+_VALIDATE_RUNTIME_HELP = """\
+The ServingRuntime / ClusterServingRuntime validating webhook, as kubectl shows it: when
+admitted, "<kind>.ome.io/<name> admitted"; when denied, "Error from server: admission webhook
+"<webhook>" denied the request: <message>" on stderr and status 1. The runtime is checked
+against the catalog (--manifests) or the server's cache; one with the same name there is
+replaced by the new one."""
 
 
 class UsageError(Exception):
@@ -87,21 +188,46 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--grace", type=_non_negative_float, default=DEFAULT_GRACE, metavar="SECONDS",
                        help=f"how long SIGTERM/SIGINT lets in-flight calls finish (default {DEFAULT_GRACE:g})")
 
-    for name, summary in (
-        ("select", "show the runtime OME selects for an InferenceService"),
-        ("explain", "show every runtime in scope and why it qualifies or not"),
+    isvc_file = "InferenceService YAML (the first InferenceService document; - reads stdin)"
+    for name, summary, details, outputs in (
+        ("select", "show the runtime OME selects for an InferenceService", None, ("table", "json")),
+        ("explain", "show every runtime in scope and why it qualifies or not", _EXPLAIN_HELP, ("table", "json")),
+        ("effective", "show the runtime an InferenceService uses and each component's configuration",
+         _EFFECTIVE_HELP, ("table", "wide", "json")),
+        ("admit", "show whether the InferenceService webhook admits an InferenceService", _ADMIT_HELP, ("table", "json")),
+        ("reconcile", "show what the controller does about an InferenceService's runtime", _RECONCILE_HELP, ("table", "json")),
+        ("validate-runtime", "show whether the runtime webhook admits a ServingRuntime or ClusterServingRuntime",
+         _VALIDATE_RUNTIME_HELP, ("table", "json")),
     ):
-        sub = commands.add_parser(name, help=summary, description=summary)
-        sub.add_argument("-f", "--filename", required=True, metavar="FILE",
-                         help="InferenceService YAML (the first InferenceService document; - reads stdin)")
+        sub = commands.add_parser(name, help=summary, description=summary + (f".\n\n{details}" if details else ""),
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        if name == "explain":
+            sub.add_argument("-f", "--filename", metavar="FILE", help=isvc_file + "; or give --model")
+            sub.add_argument("--model", metavar="NAME",
+                             help="explain for this BaseModel in the namespace -n, else this ClusterBaseModel")
+        elif name == "validate-runtime":
+            sub.add_argument("-f", "--filename", required=True, metavar="FILE",
+                             help="ServingRuntime or ClusterServingRuntime YAML (the first one; - reads stdin)")
+        else:
+            sub.add_argument("-f", "--filename", required=True, metavar="FILE", help=isvc_file)
+        if name == "reconcile":
+            sub.add_argument("--has-runtime-ready-condition", action="store_true",
+                             help="the InferenceService already has a RuntimeReady condition (OME then sets it "
+                                  "True with RuntimeResolved once the runtime resolves)")
         source = sub.add_mutually_exclusive_group()
         source.add_argument("--manifests", nargs="+", metavar="PATH",
                             help="answer offline from these YAML files or folders (default: the embedded examples)")
         source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
-        sub.add_argument("-n", "--namespace", default="default",
-                         help="namespace for an InferenceService whose metadata sets none (default: default)")
-        sub.add_argument("-o", "--output", choices=("table", "json"), default="table",
-                         help="table (default) or the response as proto3 JSON")
+        if name == "explain":
+            namespace_help = "namespace of --model, or of an InferenceService whose metadata sets none (default: default)"
+        elif name == "validate-runtime":
+            namespace_help = "namespace for a ServingRuntime whose metadata sets none (default: default)"
+        else:
+            namespace_help = "namespace for an InferenceService whose metadata sets none (default: default)"
+        sub.add_argument("-n", "--namespace", default="default", help=namespace_help)
+        sub.add_argument("-o", "--output", choices=outputs, default="table",
+                         help="table (default)" + (", wide (one row per component)" if "wide" in outputs else "")
+                              + " or the response as proto3 JSON")
         sub.add_argument("--timeout", type=_non_negative_float, default=10.0, metavar="SECONDS",
                          help="deadline per call with --server (default 10)")
         sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
@@ -146,10 +272,86 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
 
-# --- select / explain --------------------------------------------------------------------------
+# --- queries -----------------------------------------------------------------------------------
 
 
 def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Build the command's request, ask (offline or ``--server``), print, return the status."""
+    request = _request(args)
+    response = _ask_server(args, request) if args.server else _ask_offline(args, request, err)
+    status, text, notes = _report(args, request, response)
+    if args.output == "json":
+        text = json_format.MessageToJson(response, preserving_proto_field_name=False)
+    else:
+        for note in notes:
+            print(note, file=err)
+    if text:
+        print(text, file=out)
+    return status
+
+
+def _request(args: argparse.Namespace) -> Message:
+    """The request of ``args.command``, from the file (and flags) it names."""
+    if args.command == "validate-runtime":
+        which, runtime = _load_runtime(args.filename, args.namespace)
+        return selector_pb2.ValidateServingRuntimeRequest(**{which: runtime})
+    if args.command == "explain" and (args.model is None) == (args.filename is None):
+        raise UsageError(EXACTLY_ONE_SOURCE)
+    if args.command == "explain" and args.model is not None:
+        return selector_pb2.ExplainRuntimesRequest(model=selector_pb2.ModelLookup(name=args.model, namespace=args.namespace))
+    isvc = _load_isvc(args)
+    if args.command == "select":
+        return selector_pb2.SelectRuntimeRequest(inference_service=isvc)
+    if args.command == "explain":
+        return selector_pb2.ExplainRuntimesRequest(inference_service=isvc)
+    if args.command == "effective":
+        return selector_pb2.GetEffectiveRuntimeRequest(inference_service=isvc)
+    if args.command == "admit":
+        return selector_pb2.AdmitInferenceServiceRequest(inference_service=isvc)
+    assert args.command == "reconcile", args.command
+    return selector_pb2.ReconcileInferenceServiceRequest(
+        inference_service=isvc, has_runtime_ready_condition=args.has_runtime_ready_condition
+    )
+
+
+def _report(args: argparse.Namespace, request: Message, response: Message) -> tuple[int, str, list[str]]:
+    """(exit status, table text for stdout, lines for stderr) of a response."""
+    if isinstance(response, selector_pb2.SelectRuntimeResponse):
+        return (EXIT_SELECTED if response.HasField("selection") else EXIT_NONE), format_selection(response), []
+    if isinstance(response, selector_pb2.ExplainRuntimesResponse):
+        candidates = any(r.verdict == selector_pb2.VERDICT_CANDIDATE for r in response.runtimes)
+        no_runtimes = not response.runtimes and not response.model_error  # exits 0 (kubectl-ome runtime.md)
+        return (EXIT_SELECTED if candidates or no_runtimes else EXIT_NONE), format_explain(response), list(response.notes)
+    if isinstance(response, selector_pb2.GetEffectiveRuntimeResponse):
+        text = format_effective_wide(response) if args.output == "wide" else format_effective(response)
+        return (EXIT_SELECTED if response.state == "Available" else EXIT_NONE), text, []
+    if isinstance(response, selector_pb2.AdmitInferenceServiceResponse):
+        assert isinstance(request, selector_pb2.AdmitInferenceServiceRequest)
+        if not response.allowed:
+            return EXIT_NONE, "", [_denied(response.webhook or ISVC_WEBHOOK, response.denial_message)]
+        name = request.inference_service.metadata.name
+        path = _ADMISSION_PATH.get(response.path, "-")
+        warnings = [f"Warning: {_one_line(w)}" for w in response.warnings]
+        return EXIT_SELECTED, f"inferenceservice.ome.io{'/' + name if name else ''} admitted (path {path})", warnings
+    if isinstance(response, selector_pb2.ReconcileInferenceServiceResponse):
+        resolved = response.HasField("selection") and not response.requeue
+        return (EXIT_SELECTED if resolved else EXIT_NONE), format_reconcile(response), []
+    assert isinstance(response, selector_pb2.ValidateServingRuntimeResponse)
+    assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
+    which = request.WhichOneof("runtime")
+    assert which is not None
+    if not response.allowed:
+        return EXIT_NONE, "", [_denied(response.webhook, response.denial_message)]
+    kind = which.replace("_", "")
+    return EXIT_SELECTED, f"{kind}.ome.io/{getattr(request, which).metadata.name} admitted", []
+
+
+def _denied(webhook: str, message: str) -> str:
+    """kubectl's line for a denial by a validating webhook."""
+    return f'Error from server: admission webhook "{webhook}" denied the request: {message}'
+
+
+def _load_isvc(args: argparse.Namespace) -> types_pb2.InferenceService:
     from ome_selector.manifests import ManifestError, load_inference_service
 
     try:
@@ -158,32 +360,51 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(exc)) from None
     if not isvc.metadata.namespace:
         isvc.metadata.namespace = args.namespace
+    return isvc
 
-    response: Message
-    if args.command == "select":
-        request = selector_pb2.SelectRuntimeRequest(inference_service=isvc)
-        response = _ask_server(args, request) if args.server else _ask_offline(args, request, err)
-    else:
-        explain_request = selector_pb2.ExplainRuntimesRequest(inference_service=isvc)
-        response = _ask_server(args, explain_request) if args.server else _ask_offline(args, explain_request, err)
 
-    if isinstance(response, selector_pb2.SelectRuntimeResponse):
-        status = EXIT_SELECTED if response.HasField("selection") else EXIT_NONE
-        text = format_selection(response)
-    else:
-        assert isinstance(response, selector_pb2.ExplainRuntimesResponse)
-        if isvc.spec.runtime.name:
-            print(EXPLICIT_RUNTIME_NOTE, file=err)
-        if not response.runtimes and not response.model_error and args.output == "table":
-            print(NO_RUNTIMES_NOTE, file=err)
-        candidates = [r for r in response.runtimes if r.verdict == selector_pb2.VERDICT_CANDIDATE]
-        status = EXIT_SELECTED if candidates else EXIT_NONE
-        text = format_explain(response)
-    if args.output == "json":
-        text = json_format.MessageToJson(response, preserving_proto_field_name=False)
-    if text:
-        print(text, file=out)
-    return status
+def _load_runtime(path: str, namespace: str) -> tuple[str, types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime]:
+    """The first ServingRuntime or ClusterServingRuntime document in ``path`` (``-`` reads
+    stdin), as (ValidateServingRuntimeRequest field, message). A ServingRuntime without a
+    namespace gets ``namespace``. Read as ``load_inference_service`` reads an InferenceService,
+    but without the loader's object checks: judging the runtime is the webhook's job."""
+    import yaml
+
+    from ome_selector.manifests import API_VERSION, KubernetesLoader, parse_problem, yaml_problem
+
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        elif os.path.isdir(path):
+            raise UsageError(f"{path}: is a directory, expected a ServingRuntime or ClusterServingRuntime file")
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"{name}: cannot read: {reason}") from None
+    stream = yaml.load_all(text, Loader=KubernetesLoader)
+    index = 0
+    while True:
+        try:
+            doc = next(stream)
+        except StopIteration:
+            break
+        except yaml.YAMLError as exc:
+            raise UsageError(f"{name}: document {index}: invalid YAML: {yaml_problem(exc)}") from None
+        if isinstance(doc, dict) and doc.get("apiVersion") == API_VERSION and doc.get("kind") in _RUNTIME_KINDS:
+            which = _RUNTIME_KINDS[doc["kind"]]
+            runtime = types_pb2.ServingRuntime() if which == "serving_runtime" else types_pb2.ClusterServingRuntime()
+            try:
+                json_format.ParseDict(doc, runtime, ignore_unknown_fields=True)
+            except (json_format.ParseError, TypeError, ValueError) as exc:
+                raise UsageError(f"{name}: document {index}: {parse_problem(exc)}") from None
+            if which == "serving_runtime" and not runtime.metadata.namespace:
+                runtime.metadata.namespace = namespace
+            return which, runtime
+        index += 1
+    raise UsageError(f"{name}: no ServingRuntime or ClusterServingRuntime ({API_VERSION}) found")
 
 
 def _ask_offline(args: argparse.Namespace, request: Message, err: TextIO) -> Message:
@@ -204,10 +425,19 @@ def _ask_offline(args: argparse.Namespace, request: Message, err: TextIO) -> Mes
     store = CacheStore()
     try:
         store.apply_snapshot(manifests_version(result.objects), result.objects)
+        snapshot = store.snapshot
         if isinstance(request, selector_pb2.SelectRuntimeRequest):
-            return api.select_runtime(store.snapshot, request)
-        assert isinstance(request, selector_pb2.ExplainRuntimesRequest)
-        return api.explain_runtimes(store.snapshot, request)
+            return api.select_runtime(snapshot, request)
+        if isinstance(request, selector_pb2.ExplainRuntimesRequest):
+            return api.explain_runtimes(snapshot, request)
+        if isinstance(request, selector_pb2.GetEffectiveRuntimeRequest):
+            return api.get_effective_runtime(snapshot, request)
+        if isinstance(request, selector_pb2.AdmitInferenceServiceRequest):
+            return api.admit_inference_service(snapshot, request)
+        if isinstance(request, selector_pb2.ReconcileInferenceServiceRequest):
+            return api.reconcile_inference_service(snapshot, request)
+        assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
+        return api.validate_serving_runtime(snapshot, request)
     except RequestError as exc:
         raise UsageError(_describe_error(exc.code, exc.message, [(v.field, v.description) for v in exc.violations])) from None
 
@@ -219,8 +449,20 @@ def _ask_server(args: argparse.Namespace, request: Message) -> Message:
         with SelectorClient(args.server, timeout=args.timeout) as client:
             if isinstance(request, selector_pb2.SelectRuntimeRequest):
                 return client.select_runtime(request.inference_service)
-            assert isinstance(request, selector_pb2.ExplainRuntimesRequest)
-            return client.explain_runtimes(request.inference_service)
+            if isinstance(request, selector_pb2.ExplainRuntimesRequest):
+                if request.HasField("model"):
+                    return client.explain_model(request.model.name, request.model.namespace)
+                return client.explain_runtimes(request.inference_service)
+            if isinstance(request, selector_pb2.GetEffectiveRuntimeRequest):
+                return client.get_effective_runtime(request.inference_service)
+            if isinstance(request, selector_pb2.AdmitInferenceServiceRequest):
+                return client.admit_inference_service(request.inference_service)
+            if isinstance(request, selector_pb2.ReconcileInferenceServiceRequest):
+                return client.reconcile_inference_service(request.inference_service, request.has_runtime_ready_condition)
+            assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
+            which = request.WhichOneof("runtime")
+            assert which is not None
+            return client.validate_serving_runtime(getattr(request, which))
     except SelectorError as exc:
         raise UsageError(_describe_error(exc.code.name, exc.message, exc.field_violations)) from None
 
@@ -271,17 +513,7 @@ def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
     ranked candidates and the exclusions with their primary reason."""
     lines = []
     if response.HasField("selection"):
-        selection = response.selection
-        entry = selection.supported_model_format_index
-        lines.append(f"Selected runtime: {runtime_ref(selection.runtime)}")
-        lines.append(
-            f"Selection: {_MODE.get(selection.mode, '-')}, score {selection.score}, "
-            f"supportedModelFormats entry {entry if entry >= 0 else '-'}"
-        )
-        if selection.inheritance_chain:
-            lines.append(f"Inheritance chain: {' -> '.join(selection.inheritance_chain)}")
-        for reason in selection.reasons:
-            lines.append(f"Failing check: {_one_line(reason.message)}")
+        lines += _selection_lines(response.selection)
     elif response.runtime_error:
         lines.append(f"Runtime error: {response.runtime_error}")
     elif response.model_error:
@@ -322,6 +554,140 @@ def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
             for e in response.exclusions
         ]))
     return "\n".join(lines)
+
+
+def _selection_lines(selection: selector_pb2.Selection) -> list[str]:
+    """``Selected runtime:``, ``Selection:``, the inheritance chain and each failing check."""
+    entry = selection.supported_model_format_index
+    lines = [
+        f"Selected runtime: {runtime_ref(selection.runtime)}",
+        f"Selection: {_MODE.get(selection.mode, '-')}, score {selection.score}, "
+        f"supportedModelFormats entry {entry if entry >= 0 else '-'}",
+    ]
+    if selection.inheritance_chain:
+        lines.append(f"Inheritance chain: {' -> '.join(selection.inheritance_chain)}")
+    for reason in selection.reasons:
+        lines.append(f"Failing check: {_one_line(reason.message)}")
+    return lines
+
+
+def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
+    """The ``effective`` table (SCOPE FIELD VALUE): the docs' Live rows, then ours, one line each.
+
+    Live STATE, REASON (Unavailable only), RUNTIME, a ``MODE (SOURCE)`` row per component; then
+    per component ``<COMPONENT>-ACCELERATOR`` (``class (source)``) and ``<COMPONENT>-ERROR``
+    (when OME reports one); then Source INHERITANCE, REASON (Unavailable only) and a ROOT-FIRST
+    row per runtime of the chain, as ``explain --with-effective`` prints them.
+    """
+    rows: list[tuple[str, str, str]] = [("Live", "STATE", response.state or "-")]
+    if response.state != "Available" and response.reason:
+        rows.append(("Live", "REASON", response.reason))
+    if response.runtime:
+        rows.append(("Live", "RUNTIME", response.runtime))
+    for c in response.components:
+        rows.append(("Live", _component(c).upper(), f"{c.deployment_mode} ({_MODE_SOURCE.get(c.mode_source, '-')})"))
+    for c in response.components:
+        if c.accelerator_source != selector_pb2.ACCELERATOR_SOURCE_UNSPECIFIED:  # unspecified: no runtime
+            rows.append(("Live", f"{_component(c).upper()}-ACCELERATOR", f"{c.accelerator_class or '-'} ({_accelerator_source(c)})"))
+        error = _component_error(c)
+        if error:
+            rows.append(("Live", f"{_component(c).upper()}-ERROR", error))
+    if response.inheritance_error or not response.HasField("runtime_ref"):
+        rows.append(("Source", "INHERITANCE", "Unavailable"))
+        if response.reason:
+            rows.append(("Source", "REASON", response.reason))
+    else:
+        rows.append(("Source", "INHERITANCE", "Observed"))
+        for member in _chain_refs(response):
+            rows.append(("Source", "ROOT-FIRST", member))
+    return format_table(EFFECTIVE_HEADERS, [tuple(_one_line(cell) for cell in row) for row in rows])
+
+
+def format_effective_wide(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
+    """``effective -o wide``: one row per component, after the Live view's STATE, REASON and
+    RUNTIME (full kind and name); a single row with ``-`` components when there is none."""
+    view = (
+        "Live",
+        response.state or "-",
+        response.reason or "-",
+        runtime_ref(response.runtime_ref) if response.HasField("runtime_ref") else "-",
+    )
+    rows = [(*view, *_component_cells(c)) for c in response.components]
+    if not rows:
+        rows = [(*view, *("-" for _ in COMPONENT_HEADERS))]
+    return format_table(EFFECTIVE_WIDE_HEADERS, rows)
+
+
+def format_reconcile(response: selector_pb2.ReconcileInferenceServiceResponse) -> str:
+    """The ``reconcile`` report: the runtime, requeue and workload flags, then the RuntimeReady
+    condition, the events, the log lines and the component configuration, each after a blank line."""
+    lines = _selection_lines(response.selection) if response.HasField("selection") else ["No runtime selected"]
+    lines.append(f"Requeue: {_yes_no(response.requeue)}")
+    lines.append(f"Workload untouched: {_yes_no(response.workload_untouched)}")
+    if response.cache_version:
+        lines.append(f"Cache version: {response.cache_version}")
+    lines.append("")
+    if response.HasField("runtime_ready"):
+        c = response.runtime_ready
+        lines += ["RuntimeReady condition:", format_table(CONDITION_HEADERS, [(c.type, c.status, c.reason, _one_line(c.message) or "-")])]
+    else:
+        lines.append("RuntimeReady condition: unchanged")
+    lines.append("")
+    if response.events:
+        lines += ["Events:", format_table(EVENT_HEADERS, [(e.type, e.reason, _one_line(e.message)) for e in response.events])]
+    else:
+        lines.append("Events: none")
+    lines.append("")
+    if response.logs:
+        lines += ["Logs:", *(f"  {_one_line(log)}" for log in response.logs)]
+    else:
+        lines.append("Logs: none")
+    lines.append("")
+    if response.components:
+        lines += ["Components:", format_table(COMPONENT_HEADERS, [_component_cells(c) for c in response.components])]
+    else:
+        lines.append("Components: none")
+    return "\n".join(lines)
+
+
+def _component(config: selector_pb2.ComponentConfiguration) -> str:
+    return _COMPONENT.get(config.component, "-")
+
+
+def _accelerator_source(config: selector_pb2.ComponentConfiguration) -> str:
+    """``Selector``, ``Policy/Cheapest``, ``NoCandidate/BestFit`` ..."""
+    source = _ACCELERATOR_SOURCE.get(config.accelerator_source, "-")
+    return f"{source}/{config.accelerator_policy}" if config.accelerator_policy else source
+
+
+def _component_error(config: selector_pb2.ComponentConfiguration) -> str:
+    return "; ".join(e for e in (config.mode_error, config.accelerator_error) if e)
+
+
+def _component_cells(config: selector_pb2.ComponentConfiguration) -> tuple[str, ...]:
+    """COMPONENT MODE MODE-SOURCE ACCELERATOR ACCELERATOR-SOURCE POLICY ERROR."""
+    return (
+        _component(config),
+        config.deployment_mode or "-",
+        _MODE_SOURCE.get(config.mode_source, "-"),
+        config.accelerator_class or "-",
+        _ACCELERATOR_SOURCE.get(config.accelerator_source, "-"),
+        config.accelerator_policy or "-",
+        _one_line(_component_error(config)) or "-",
+    )
+
+
+def _chain_refs(response: selector_pb2.GetEffectiveRuntimeResponse) -> list[str]:
+    """The ROOT-FIRST rows: the chain as ``CSR/<name>`` / ``SR/<namespace>/<name>``, root first,
+    ending with the runtime itself."""
+    return [
+        f"CSR/{ref.name}" if ref.kind == selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else f"SR/{ref.namespace}/{ref.name}"
+        for ref in response.inheritance_chain
+    ]
+
+
+def _yes_no(value: bool) -> str:
+    return "Yes" if value else "No"
 
 
 def runtime_ref(ref: selector_pb2.RuntimeRef) -> str:

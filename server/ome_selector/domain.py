@@ -104,6 +104,7 @@ class Runtime:
     effective: Compiled | None = field(default=None, compare=False)
     merged_spec: types_pb2.ServingRuntimeSpec | None = field(default=None, repr=False, compare=False)
     chain: tuple[str, ...] = ()
+    chain_keys: tuple[tuple[str, str, str], ...] = ()  # (kind, namespace, name), root first
     inheritance_error: str | None = None
 
     @property

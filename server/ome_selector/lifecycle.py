@@ -25,7 +25,6 @@ from . import domain as d
 from . import engine, messages
 from .accelerators import Assignment, accelerator_event_message, assign_accelerator
 from .engine import AutoSelection, Evaluation, Verdict
-from .errors import RequestError
 from .ingest import compile_model, compile_request
 from .snapshot import Snapshot
 
@@ -61,8 +60,14 @@ def resolve_model(snapshot: Snapshot, isvc: types_pb2.InferenceService, model_sp
         model = found
     else:
         return ModelResolution(None)
+    return model_errors(model, name or model.name)
+
+
+def model_errors(model: d.Model, name: str) -> ModelResolution:
+    """A found model with OME's error when it cannot be matched: ``model X is disabled``, or the
+    missing-format error (troubleshoot-runtime-selection.md)."""
     if model.disabled:
-        return ModelResolution(model, error=messages.model_disabled(name or model.name))
+        return ModelResolution(model, error=messages.model_disabled(name))
     if not model.model_format.name:
         return ModelResolution(model, error=messages.MODEL_FORMAT_REQUIRED)
     return ModelResolution(model)
@@ -321,7 +326,10 @@ def components(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.
         if not isvc.spec.HasField(component):
             continue
         mode, source, error = component_mode(isvc, component, spec)
-        assignment = assign_accelerator(isvc, classes, snapshot.accelerator_classes, component)
+        if runtime is None:  # no runtime to pick a class from
+            assignment = Assignment("", "UNSPECIFIED")
+        else:
+            assignment = assign_accelerator(isvc, classes, snapshot.accelerator_classes, component)
         out.append(ComponentConfig(component, mode, source, error, assignment))
     return tuple(out)
 
@@ -334,7 +342,7 @@ class Effective:
     reason: str
     runtime: d.Runtime | None
     selection: str
-    chain: tuple[str, ...]
+    chain: tuple[tuple[str, str, str], ...]  # (kind, namespace, name), root first, ending with the runtime
     inheritance_error: str
     components: tuple[ComponentConfig, ...]
 
@@ -356,15 +364,14 @@ def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective
         if runtime.inheritance_error is not None:
             reason = "Cycle" if "cycle" in runtime.inheritance_error else "MaxDepthExceeded" if "max depth" in runtime.inheritance_error else "NotFound"
             return Effective("Unavailable", reason, runtime, selection, (), runtime.inheritance_error, components(snapshot, isvc, None, named))
+        chain = runtime.chain_keys or (runtime.key,)
         if runtime.named_compiled.disabled:
-            return Effective("Unavailable", "Disabled", runtime, selection, runtime.chain, "", components(snapshot, isvc, runtime, named))
-        return Effective("Available", "", runtime, selection, runtime.chain, "", components(snapshot, isvc, runtime, named))
+            return Effective("Unavailable", "Disabled", runtime, selection, chain, "", components(snapshot, isvc, runtime, named))
+        return Effective("Available", "", runtime, selection, chain, "", components(snapshot, isvc, runtime, named))
     decision = decide(snapshot, isvc)
-    if decision.model.not_found:
-        raise RequestError("NOT_FOUND", decision.model.not_found)
-    if decision.runtime is None:
+    if decision.runtime is None:  # unknown, disabled or format-less model, or no runtime qualifies
         return Effective("Unavailable", "NotFound", None, selection, (), "", components(snapshot, isvc, None, named))
-    return Effective("Available", "", decision.runtime, selection, (), "", components(snapshot, isvc, decision.runtime, named))
+    return Effective("Available", "", decision.runtime, selection, (decision.runtime.key,), "", components(snapshot, isvc, decision.runtime, named))
 
 
 # ---- reconcile (the controller) -----------------------------------------------------------------

@@ -82,16 +82,16 @@ class ManifestError(ValueError):
     """A manifest file cannot be used (for ``load_inference_service``)."""
 
 
-class _KubernetesLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+class KubernetesLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
     """SafeLoader that leaves timestamps as the text they were written as."""
 
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-_KubernetesLoader.yaml_implicit_resolvers = {
+KubernetesLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_KubernetesLoader.add_constructor(_TIMESTAMP_TAG, yaml.SafeLoader.construct_yaml_str)
+KubernetesLoader.add_constructor(_TIMESTAMP_TAG, yaml.SafeLoader.construct_yaml_str)
 
 
 @dataclass
@@ -224,21 +224,22 @@ def _load_file(file: str) -> _FileResult:
 def _parse_text(file: str, text: str) -> _FileResult:
     out = _FileResult()
     index = 0
-    stream = yaml.load_all(text, Loader=_KubernetesLoader)
+    stream = yaml.load_all(text, Loader=KubernetesLoader)
     while True:
         try:
             doc = next(stream)
         except StopIteration:
             break
         except yaml.YAMLError as exc:
-            out.errors.append(f"{file}: document {index}: invalid YAML: {_yaml_problem(exc)}")
+            out.errors.append(f"{file}: document {index}: invalid YAML: {yaml_problem(exc)}")
             break
         _parse_document(file, index, doc, out)
         index += 1
     return out
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error as `<problem> (line L, column C)`."""
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
         where = ""
         if exc.problem_mark is not None:
@@ -290,7 +291,7 @@ def _parse_into(doc: dict[str, Any], message: Message, where: str, out: _FileRes
     try:
         json_format.ParseDict(doc, message, ignore_unknown_fields=True)
     except (json_format.ParseError, TypeError, ValueError) as exc:
-        out.errors.append(f"{where}: {_parse_problem(exc)}")
+        out.errors.append(f"{where}: {parse_problem(exc)}")
         return False
     return True
 
@@ -298,7 +299,7 @@ def _parse_into(doc: dict[str, Any], message: Message, where: str, out: _FileRes
 _FAILED_FIELD = re.compile(r"Failed to parse (\S+) field: ")
 
 
-def _parse_problem(exc: Exception) -> str:
+def parse_problem(exc: Exception) -> str:
     """``spec.cost.perHour: <reason>`` from json_format's nested ``Failed to parse X field: ...``."""
     text = " ".join(str(exc).split())
     path = []

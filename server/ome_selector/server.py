@@ -36,6 +36,7 @@ rpc_log = logging.getLogger("ome_selector.rpc")
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 5.0
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].full_name
 CACHE_SERVICE = cache_pb2.DESCRIPTOR.services_by_name["CacheService"].full_name
 # Health entries that follow the cache's sync state.
@@ -273,7 +274,11 @@ async def _run(
         if not load_store(store, paths):
             return 1
 
-    server = grpc.aio.server(interceptors=[RpcLoggingInterceptor()])
+    server = grpc.aio.server(
+        interceptors=[RpcLoggingInterceptor()],
+        # A snapshot of a large cluster (10,000 runtimes) is larger than gRPC's 4 MiB default.
+        options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)],
+    )
     selector_pb2_grpc.add_SelectionServiceServicer_to_server(SelectionServicer(store), server)
     cache_pb2_grpc.add_CacheServiceServicer_to_server(CacheServicer(store), server)
     health_servicer = await attach_health(store, server)

@@ -144,7 +144,13 @@ class Snapshot:
         merged = members[-1].spec
         for child in reversed(members[:-1]):
             merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
-        return dataclasses.replace(head, effective=compile_spec(merged), merged_spec=merged, chain=tuple(reversed(chain)))
+        return dataclasses.replace(
+            head,
+            effective=compile_spec(merged),
+            merged_spec=merged,
+            chain=tuple(reversed(chain)),
+            chain_keys=tuple(m.key for m in reversed(members)),
+        )
 
     def fit(self, spec: d.Compiled, model: d.Model) -> ModelFit:
         """The model's fit against ``spec``, memoised for the snapshot's lifetime."""

@@ -9,6 +9,7 @@ violations the server sent.
     with SelectorClient("127.0.0.1:50051") as client:
         client.wait_until_serving(timeout=30)
         response = client.select_runtime(isvc)
+        verdict = client.admit_inference_service(isvc)
 """
 
 from __future__ import annotations
@@ -120,14 +121,75 @@ class SelectorClient:
 
     def explain_runtimes(
         self,
-        isvc: types_pb2.InferenceService,
+        isvc: types_pb2.InferenceService | None = None,
         model_spec: types_pb2.BaseModelSpec | None = None,
         *,
+        model: selector_pb2.ModelLookup | None = None,
         timeout: float | None = None,
     ) -> selector_pb2.ExplainRuntimesResponse:
-        """One row per runtime in scope, with its verdict and failing checks."""
-        request = selector_pb2.ExplainRuntimesRequest(inference_service=isvc, model_spec=model_spec)
+        """One row per runtime in scope, with its verdict and failing checks.
+
+        Explains for ``isvc`` (``kubectl ome runtime explain --isvc``) or, without an
+        InferenceService, for the model ``model`` names (``--model``); pass exactly one of them,
+        else the server answers INVALID_ARGUMENT. ``model_spec`` applies to ``isvc`` only.
+        """
+        request = selector_pb2.ExplainRuntimesRequest(inference_service=isvc, model_spec=model_spec, model=model)
         return self._call(self._selection.ExplainRuntimes, request, timeout)
+
+    def explain_model(
+        self, name: str, namespace: str, *, timeout: float | None = None
+    ) -> selector_pb2.ExplainRuntimesResponse:
+        """``explain_runtimes`` for the BaseModel ``name`` in ``namespace``, else the
+        ClusterBaseModel ``name``; accelerator-class and deployment-mode checks do not apply."""
+        return self.explain_runtimes(model=selector_pb2.ModelLookup(name=name, namespace=namespace), timeout=timeout)
+
+    def admit_inference_service(
+        self, isvc: types_pb2.InferenceService, *, timeout: float | None = None
+    ) -> selector_pb2.AdmitInferenceServiceResponse:
+        """The InferenceService validating webhook's verdict: allowed with warnings, or denied.
+        A denial is a normal answer (``allowed`` false), not an error."""
+        request = selector_pb2.AdmitInferenceServiceRequest(inference_service=isvc)
+        return self._call(self._selection.AdmitInferenceService, request, timeout)
+
+    def reconcile_inference_service(
+        self,
+        isvc: types_pb2.InferenceService,
+        has_runtime_ready_condition: bool = False,
+        *,
+        timeout: float | None = None,
+    ) -> selector_pb2.ReconcileInferenceServiceResponse:
+        """What the controller does about the runtime: the runtime, the ``RuntimeReady``
+        condition, events, log lines, requeue and each component's configuration.
+        ``has_runtime_ready_condition``: whether ``isvc`` already carries a ``RuntimeReady``
+        condition (OME sets ``RuntimeResolved`` only over an earlier one)."""
+        request = selector_pb2.ReconcileInferenceServiceRequest(
+            inference_service=isvc, has_runtime_ready_condition=has_runtime_ready_condition
+        )
+        return self._call(self._selection.ReconcileInferenceService, request, timeout)
+
+    def get_effective_runtime(
+        self, isvc: types_pb2.InferenceService, *, timeout: float | None = None
+    ) -> selector_pb2.GetEffectiveRuntimeResponse:
+        """The Live view of ``kubectl ome runtime effective``: the runtime, its chain, and each
+        component's deployment mode and accelerator class with the rule that set them."""
+        request = selector_pb2.GetEffectiveRuntimeRequest(inference_service=isvc)
+        return self._call(self._selection.GetEffectiveRuntime, request, timeout)
+
+    def validate_serving_runtime(
+        self,
+        runtime: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime,
+        *,
+        timeout: float | None = None,
+    ) -> selector_pb2.ValidateServingRuntimeResponse:
+        """The ServingRuntime / ClusterServingRuntime validating webhook's verdict on creating
+        or updating ``runtime``. A denial is a normal answer (``allowed`` false)."""
+        if isinstance(runtime, types_pb2.ServingRuntime):
+            request = selector_pb2.ValidateServingRuntimeRequest(serving_runtime=runtime)
+        elif isinstance(runtime, types_pb2.ClusterServingRuntime):
+            request = selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime)
+        else:
+            raise TypeError(f"runtime must be a ServingRuntime or ClusterServingRuntime message, not {type(runtime).__name__}")
+        return self._call(self._selection.ValidateServingRuntime, request, timeout)
 
     # --- CacheService --------------------------------------------------------------------------
 

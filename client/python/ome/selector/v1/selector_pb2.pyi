@@ -1251,8 +1251,10 @@ class GetEffectiveRuntimeResponse(_message.Message):
         """The same runtime, structured."""
 
     @_builtins.property
-    def inheritance_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The inheritance chain, root first (named runtimes only; auto-selection uses the own spec)."""
+    def inheritance_chain(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeRef]:
+        """The inheritance chain, root first, ending with the runtime itself (a named runtime's parents
+        count; an auto-selected runtime is used with its own spec, so its chain is itself).
+        """
 
     @_builtins.property
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
@@ -1266,7 +1268,7 @@ class GetEffectiveRuntimeResponse(_message.Message):
         runtime: _builtins.str = ...,
         runtime_ref: Global___RuntimeRef | None = ...,
         selection: _builtins.str = ...,
-        inheritance_chain: _abc.Iterable[_builtins.str] | None = ...,
+        inheritance_chain: _abc.Iterable[Global___RuntimeRef] | None = ...,
         inheritance_error: _builtins.str = ...,
         components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
         cache_version: _builtins.str = ...,
