@@ -419,11 +419,6 @@ class TestUnavailable:
         got = effective([runtime("other", entry(architecture="MistralForCausalLM")), MODEL], isvc())
         assert (got.state, got.reason, got.selection) == ("Unavailable", "NotFound", "Selected")
 
-    def test_unknown_model_for_selection(self) -> None:
-        """No runtime can be selected for a model that does not exist: the Live view is Unavailable."""
-        got = effective([PLAIN], isvc())
-        assert (got.state, got.runtime, got.selection) == ("Unavailable", "", "Selected")
-
     def test_components_are_still_shown(self) -> None:
         got = effective([MODEL], isvc(runtime_name="gone", deployment_mode="OMENative", router={}))
         assert modes(got) == {"ENGINE": "OMENative (ServiceSpec)", "ROUTER": "OMENative (ServiceSpec)"}

@@ -547,6 +547,21 @@ class TestModelErrors:
         assert condition(got) is None
         assert (got.requeue, got.workload_untouched) == (True, True)
 
+    def test_named_runtime_with_a_model_without_format(self) -> None:
+        """facts 8.5: for a named runtime an invalid model is a validation error, not an advisory."""
+        formatless = doc(LLAMA_1B_CBM)
+        del formatless["spec"]["modelFormat"]
+        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), formatless], LLAMA_1B_ISVC)
+        assert events(got) == [
+            (
+                "Warning",
+                "RuntimeValidationError",
+                "Runtime srt-llama-3-2-1b-instruct does not support model llama-3-2-1b-instruct: "
+                "invalid model specification: modelFormat.name: model format name is required",
+            )
+        ]
+        assert (got.requeue, got.workload_untouched, condition(got)) == (True, True, None)
+
     def test_missing_model(self) -> None:
         """facts 6.2 / 6.7: ModelReconcileError."""
         got = reconcile([catalog(SRT_QWEN2_5_7B)], QWEN2_5_7B_ISVC)
