@@ -307,15 +307,6 @@ class TestFullRunnerDefersAutoSelection:
             "runtime srt-llama-3-2-1b-instruct not found in namespace llama-demo or at cluster scope"
         )
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "BUG: an engine with its own runner image skips the model check too. reference-a-runtime-explicitly.md "
-            "(Troubleshooting): since v1.3 the webhook checks the runtime AND the model for every InferenceService "
-            "with an engine section; only auto-selection is deferred (seeds, 'Where a rejection shows up'). "
-            "facts 5.2 step 4 runs the model-existence check before the full-runner skip."
-        ),
-    )
     def test_full_runner_still_checks_that_the_model_exists(self) -> None:
         service = with_engine(QWEN2_5_7B_ISVC, {"runner": {"image": "my/engine:1"}})
         assert denied(admit([], service)) == (

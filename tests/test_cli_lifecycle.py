@@ -314,34 +314,32 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
         "Source   ROOT-FIRST            CSR/vllm-base",
         "Source   ROOT-FIRST            CSR/vllm-child",
     ]),
-    ("team-chain", 0, [  # a ServingRuntime's parent shows by name: the response does not say its kind
+    ("team-chain", 0, [  # a ServingRuntime's parent shows with its kind: the chain is RuntimeRefs
         "SCOPE    FIELD                VALUE",
         "Live     STATE                Available",
         "Live     RUNTIME              SR/llama-demo/team-child",
         "Live     ENGINE               RawDeployment (Default)",
         "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
         "Source   INHERITANCE          Observed",
-        "Source   ROOT-FIRST           vllm-base",
+        "Source   ROOT-FIRST           CSR/vllm-base",
         "Source   ROOT-FIRST           SR/llama-demo/team-child",
     ]),
-    ("missing", 1, [
-        "SCOPE    FIELD                VALUE",
-        "Live     STATE                Unavailable",
-        "Live     REASON               NotFound",
-        "Live     ENGINE               RawDeployment (Default)",
-        "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-        "Source   INHERITANCE          Unavailable",
-        "Source   REASON               NotFound",
+    ("missing", 1, [  # no runtime: no accelerator row
+        "SCOPE    FIELD         VALUE",
+        "Live     STATE         Unavailable",
+        "Live     REASON        NotFound",
+        "Live     ENGINE        RawDeployment (Default)",
+        "Source   INHERITANCE   Unavailable",
+        "Source   REASON        NotFound",
     ]),
-    ("loop", 1, [
-        "SCOPE    FIELD                VALUE",
-        "Live     STATE                Unavailable",
-        "Live     REASON               Cycle",
-        "Live     RUNTIME              CSR/loop-a",
-        "Live     ENGINE               RawDeployment (Default)",
-        "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-        "Source   INHERITANCE          Unavailable",
-        "Source   REASON               Cycle",
+    ("loop", 1, [  # Live REASON Unreadable, Source REASON the inheritance_reason; the chain gives no spec, so no accelerator row
+        "SCOPE    FIELD         VALUE",
+        "Live     STATE         Unavailable",
+        "Live     REASON        Unreadable",
+        "Live     RUNTIME       CSR/loop-a",
+        "Live     ENGINE        RawDeployment (Default)",
+        "Source   INHERITANCE   Unavailable",
+        "Source   REASON        Cycle",
     ]),
     ("disabled", 1, [
         "SCOPE    FIELD                VALUE",
@@ -381,14 +379,13 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
         "Source   INHERITANCE          Observed",
         "Source   ROOT-FIRST           CSR/srt-llama-3-3-70b-instruct-multinode",
     ]),
-    ("no-model", 1, [
-        "SCOPE    FIELD                VALUE",
-        "Live     STATE                Unavailable",
-        "Live     REASON               NotConfigured",
-        "Live     ENGINE               RawDeployment (Default)",
-        "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-        "Source   INHERITANCE          Unavailable",
-        "Source   REASON               NotConfigured",
+    ("no-model", 1, [  # no runtime: no accelerator row
+        "SCOPE    FIELD         VALUE",
+        "Live     STATE         Unavailable",
+        "Live     REASON        NotConfigured",
+        "Live     ENGINE        RawDeployment (Default)",
+        "Source   INHERITANCE   Unavailable",
+        "Source   REASON        NotConfigured",
     ]),
 ])
 def test_effective_scenarios(capsys: pytest.CaptureFixture[str], extra: Path, scenario: Any, name: str, code: int, expected: list[str]) -> None:
@@ -404,7 +401,7 @@ def test_effective_wide(capsys: pytest.CaptureFixture[str], extra: Path, scenari
     ), "")
     assert run(capsys, "effective", "-f", SEED_A_A100, "-o", "wide") == (1, table(
         "VIEW   STATE         REASON     RUNTIME   COMPONENT   MODE            MODE-SOURCE   ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
-        "Live   Unavailable   NotFound   -         engine      RawDeployment   Default       -             RuntimeListsNone     -        -",
+        "Live   Unavailable   NotFound   -         engine      RawDeployment   Default       -             -                    -        -",
     ), "")
     assert run(capsys, "effective", "-f", scenario("chain"), "-o", "wide", *with_extra(extra)) == (0, table(
         "VIEW   STATE       REASON   RUNTIME                            COMPONENT   MODE            MODE-SOURCE           ACCELERATOR   "
@@ -431,7 +428,10 @@ def test_effective_json(capsys: pytest.CaptureFixture[str], extra: Path, scenari
     assert (code, err) == (0, "")
     response = json_format.Parse(out, selector_pb2.GetEffectiveRuntimeResponse())
     assert (response.state, response.runtime, response.selection, list(response.inheritance_chain)) == (
-        "Available", "CSR/vllm-child", "Explicit", ["vllm-base", "vllm-child"],
+        "Available", "CSR/vllm-child", "Explicit", [
+            selector_pb2.RuntimeRef(kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="vllm-base"),
+            selector_pb2.RuntimeRef(kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="vllm-child"),
+        ],
     )
     assert [(c.component, c.mode_source, c.mode_error) for c in response.components] == [
         (selector_pb2.COMPONENT_ENGINE, selector_pb2.MODE_SOURCE_DEFAULT, ""),
@@ -443,14 +443,17 @@ def test_effective_json(capsys: pytest.CaptureFixture[str], extra: Path, scenari
     assert json_format.Parse(out, selector_pb2.GetEffectiveRuntimeResponse()).reason == "NotFound"
 
 
-def test_effective_unknown_model_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_effective_unknown_model_is_unavailable(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     isvc = tmp_path / "isvc.yaml"
     isvc.write_text("apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x, namespace: ns}\nspec:\n  model: {name: nope}\n")
-    assert run(capsys, "effective", "-f", str(isvc)) == (
-        2, "",
-        'error: NOT_FOUND: referenced model "nope" not found in namespace "ns": ensure a BaseModel exists in this namespace '
-        "or a ClusterBaseModel exists cluster-wide with this name\n",
-    )
+    # No longer an error: the view is Unavailable, reason NotFound (exit 1, a table).
+    assert run(capsys, "effective", "-f", str(isvc)) == (1, table(
+        "SCOPE    FIELD         VALUE",
+        "Live     STATE         Unavailable",
+        "Live     REASON        NotFound",
+        "Source   INHERITANCE   Unavailable",
+        "Source   REASON        NotFound",
+    ), "")
 
 
 def test_effective_help_says_what_is_left_out(capsys: pytest.CaptureFixture[str]) -> None:

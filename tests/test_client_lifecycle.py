@@ -104,14 +104,17 @@ def test_reconcile_inference_service(client: SelectorClient) -> None:
 def test_get_effective_runtime(client: SelectorClient) -> None:
     view = client.get_effective_runtime(SEED_B)
     assert (view.state, view.reason, view.runtime, view.selection, list(view.inheritance_chain)) == (
-        "Available", "", "CSR/llama-3-3-70b-hopper", "Selected", [],
+        "Available", "", "CSR/llama-3-3-70b-hopper", "Selected",
+        [selector_pb2.RuntimeRef(kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="llama-3-3-70b-hopper")],
     )
     assert (view.runtime_ref.kind, view.runtime_ref.name) == (selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, "llama-3-3-70b-hopper")
     assert [(c.deployment_mode, c.mode_source, c.accelerator_source) for c in view.components] == [
         ("OMENative", selector_pb2.MODE_SOURCE_SERVICE_SPEC, selector_pb2.ACCELERATOR_SOURCE_NONE_NOT_REQUESTED),
     ]
     named = client.get_effective_runtime(SEED_A_NAMED)
-    assert (named.state, named.selection, list(named.inheritance_chain)) == ("Available", "Explicit", [])  # no parent
+    assert (named.state, named.selection, list(named.inheritance_chain)) == (  # no parent: the chain is the runtime itself
+        "Available", "Explicit", [selector_pb2.RuntimeRef(kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="srt-llama-3-3-70b-instruct")],
+    )
     scoring = client.get_effective_runtime(SCORING)
     assert (scoring.runtime, scoring.runtime_ref.namespace) == ("SR/llama-demo/team-llama", "llama-demo")
     missing = client.get_effective_runtime(SEED_A_A100)

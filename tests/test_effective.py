@@ -423,15 +423,6 @@ class TestUnavailable:
         got = effective([MODEL], isvc(runtime_name="gone", deployment_mode="OMENative", router={}))
         assert modes(got) == {"ENGINE": "OMENative (ServiceSpec)", "ROUTER": "OMENative (ServiceSpec)"}
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "BUG: reference/kubectl-ome/runtime.md (effective, 'REASON is one of') lists NotConfigured, NotFound, Disabled, "
-            "MalformedPayload, Forbidden, UnsupportedAPI, Unreadable for the Live view (the proto documents NotConfigured, "
-            "NotFound or Disabled); for a chain with a cycle the service answers reason 'Cycle', a value the docs give only "
-            "for the explain context's Source INHERITANCE row."
-        ),
-    )
     def test_cycle_reason_is_a_documented_live_view_reason(self) -> None:
         looping = [runtime("a", inherit_from="b"), runtime("b", inherit_from="a"), MODEL]
         got = effective(looping, isvc(runtime_name="a"))

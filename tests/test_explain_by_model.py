@@ -268,15 +268,6 @@ class TestModelLookup:
             explain_model([runtime("rt"), model(namespace="team-b")], "llama-3-2-3b-instruct", "team-a")
         assert (raised.value.code, raised.value.message) == ("NOT_FOUND", 'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found')
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "BUG: reference/kubectl-ome/runtime.md (explain): --isvc looks the model up the same way as --model, and 'If "
-            "the InferenceService or the model doesn't exist, the command fails with the API server's error, such as "
-            "clusterbasemodels.ome.io \"llama-3-2-3b-instruct\" not found'. With inference_service the service answers "
-            "NOT_FOUND with the webhook's 'referenced model ... not found in namespace ...' text instead."
-        ),
-    )
     def test_unknown_model_through_the_isvc(self) -> None:
         service = isvc("llama-3-2-3b-instruct", namespace="team-a", name="llama-chat")
         with pytest.raises(RequestError) as raised:

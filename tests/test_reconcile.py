@@ -509,14 +509,6 @@ class TestNamedRuntimeCannotBeUsed:
         assert events(got) == [("Warning", "RuntimeFetchError", CHAIN_ERROR)]
         assert (got.requeue, got.workload_untouched) == (True, True)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "BUG: runtime-inheritance.md, 'When a chain breaks': while the chain of the runtime is broken OME leaves "
-            "the workload as it is, retries, and 'The event is RuntimePinError for an InferenceService with autoSync: "
-            "false'. The pinned path records no event and does not leave the workload untouched."
-        ),
-    )
     def test_broken_chain_when_pinned_is_a_pin_error(self) -> None:
         service = named(INHERITANCE_ISVC, "sglang-llama-3-2-3b", autoSync=False)
         got = reconcile([SGLANG_CHILD, LLAMA_3B_CBM], service)
@@ -744,15 +736,6 @@ class TestModeFailures:
         got = reconcile([], service, has_condition=True)
         assert (events(got), condition(got), got.HasField("selection"), list(got.logs)) == ([], None, False, [])
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "BUG (facts 6.1 steps 8-10, 8.4; docs silent): the controller gets the accelerator class of the engine, then "
-            "of the decoder, and only afterwards reconciles the components; a missing decoder class therefore gives the "
-            "AcceleratorClassError event even when the engine's mode is invalid. The service stops at the engine's mode "
-            "error and never reports the decoder's missing class."
-        ),
-    )
     def test_accelerator_classes_come_before_component_modes(self) -> None:
         rt = runtime("rt", classes=["nvidia-h100", "nvidia-l40s"])
         service = isvc(

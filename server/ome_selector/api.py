@@ -227,8 +227,8 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
         if isvc.spec.runtime.name:
             notes.append(EXPLICIT_RUNTIME_NOTE)
         res = lifecycle.resolve_model(snapshot, isvc, model_spec)
-        if res.not_found:
-            raise RequestError("NOT_FOUND", res.not_found)
+        if res.not_found:  # looked up as --model does, so the API server's error (kubectl-ome runtime.md)
+            raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{isvc.spec.model.name}" not found')
         compiled = compile_request(isvc)
     assert res.model is not None
     memo_key = ("explain", res.model.cache_key, namespace, None if compiled is None else compiled.cache_key, tuple(notes))
@@ -353,6 +353,7 @@ def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeReq
         selection=view.selection,
         inheritance_chain=[_ref(key) for key in view.chain],
         inheritance_error=view.inheritance_error,
+        inheritance_reason=view.inheritance_reason,
         components=_components(view.components),
         cache_version=snapshot.version,
     )

@@ -120,8 +120,8 @@ with no runtimes at all, no table is printed and the status is 0."""
 
 _EFFECTIVE_HELP = """\
 The Live view of `kubectl ome runtime effective`: SCOPE FIELD VALUE rows. Live STATE
-(Available or Unavailable), REASON (when Unavailable: NotConfigured, NotFound, Disabled, Cycle,
-MaxDepthExceeded), RUNTIME (CSR/<name> or SR/<namespace>/<name>), then per component the
+(Available or Unavailable), REASON (when Unavailable: NotConfigured, NotFound, Disabled,
+Unreadable), RUNTIME (CSR/<name> or SR/<namespace>/<name>), then per component the
 deployment mode and the rule that set it, as MODE (SOURCE) with the docs' sources
 ServiceAnnotation, ComponentAnnotation, ServiceSpec, LeaderWorkerShape and Default.
 
@@ -129,9 +129,9 @@ Rows the docs do not have (ours): <COMPONENT>-ACCELERATOR, the AcceleratorClass 
 gets, or -, and why (ComponentOverride, Selector, Policy/<policy>, RuntimeListsNone,
 NotRequested, NoCandidate/<policy>, Router); <COMPONENT>-ERROR, OME's error for that component;
 and, as in `explain --with-effective`, Source INHERITANCE (Observed or Unavailable), Source
-REASON and one Source ROOT-FIRST row per runtime in the inheritance chain, root first. A
-runtime OME selects itself is used without inheritance, so its chain is the runtime alone; a
-ServingRuntime's parents show by name only.
+REASON (NotFound, Cycle or MaxDepthExceeded) and one Source ROOT-FIRST row per runtime in the
+inheritance chain, root first. A runtime OME selects itself is used without inheritance, so its
+chain is the runtime alone.
 
 Left out: the docs' HASH row, and the Active view and Service rows (REVISION, PIN, SYNC, STATUS,
 DRIFT, LIVE-RELATION, ISSUE), which need runtime revisions and InferenceService status that this
@@ -594,8 +594,8 @@ def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
             rows.append(("Live", f"{_component(c).upper()}-ERROR", error))
     if response.inheritance_error or not response.HasField("runtime_ref"):
         rows.append(("Source", "INHERITANCE", "Unavailable"))
-        if response.reason:
-            rows.append(("Source", "REASON", response.reason))
+        if response.inheritance_reason or response.reason:
+            rows.append(("Source", "REASON", response.inheritance_reason or response.reason))
     else:
         rows.append(("Source", "INHERITANCE", "Observed"))
         for member in _chain_refs(response):

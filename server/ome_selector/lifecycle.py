@@ -239,6 +239,12 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
         if decision.compatibility_error:
             warnings = (messages.named_runtime_warning(rt, model_name, decision.compatibility_error),)
         return Admission(True, "NAMED_RUNTIME", warnings=warnings, decision=decision)
+    if model_name:  # the model is checked even when auto-selection is deferred
+        res = resolve_model(snapshot, isvc)
+        if res.not_found:
+            return Admission(False, "AUTO_SELECT", denial=res.not_found)
+        if res.model is not None and res.model.disabled:
+            return Admission(False, "AUTO_SELECT", denial=res.error)
     if _full_runner(spec.engine):
         return Admission(True, "DEFERRED_FULL_RUNNER")
     if not spec.HasField("model") or not model_name:
@@ -345,14 +351,16 @@ class Effective:
     chain: tuple[tuple[str, str, str], ...]  # (kind, namespace, name), root first, ending with the runtime
     inheritance_error: str
     components: tuple[ComponentConfig, ...]
+    inheritance_reason: str = ""  # NotFound, Cycle or MaxDepthExceeded when the chain is broken
 
 
 def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective:
     """The runtime behind the InferenceService (named, or selected the way ``explain`` does),
     its chain, and each component's mode and class. ``Unavailable`` reasons follow
     reference/kubectl-ome/runtime.md: ``NotConfigured`` (neither runtime nor model), ``NotFound``
-    (the runtime or a parent is missing, or no runtime is selected), ``Disabled``, ``Cycle``,
-    ``MaxDepthExceeded``."""
+    (the runtime or a parent is missing, or no runtime is selected), ``Disabled``, ``Unreadable``
+    (a cycle or a chain over the depth limit). ``inheritance_reason`` is what ``explain
+    --with-effective`` shows for a broken chain: ``NotFound``, ``Cycle`` or ``MaxDepthExceeded``."""
     named = bool(isvc.spec.runtime.name)
     selection = "Explicit" if named else "Selected"
     if not named and not isvc.spec.model.name:
@@ -360,10 +368,12 @@ def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective
     if named:
         runtime, _ = lookup_named(snapshot, isvc.spec.runtime, isvc.metadata.namespace)
         if runtime is None:
-            return Effective("Unavailable", "NotFound", None, selection, (), "", components(snapshot, isvc, None, named))
+            return Effective("Unavailable", "NotFound", None, selection, (), "", components(snapshot, isvc, None, named), "NotFound")
         if runtime.inheritance_error is not None:
-            reason = "Cycle" if "cycle" in runtime.inheritance_error else "MaxDepthExceeded" if "max depth" in runtime.inheritance_error else "NotFound"
-            return Effective("Unavailable", reason, runtime, selection, (), runtime.inheritance_error, components(snapshot, isvc, None, named))
+            error = runtime.inheritance_error
+            chain_reason = "Cycle" if error.startswith("inheritance cycle") else "MaxDepthExceeded" if "max depth" in error else "NotFound"
+            live_reason = "NotFound" if chain_reason == "NotFound" else "Unreadable"
+            return Effective("Unavailable", live_reason, runtime, selection, (), error, components(snapshot, isvc, None, named), chain_reason)
         chain = runtime.chain_keys or (runtime.key,)
         if runtime.named_compiled.disabled:
             return Effective("Unavailable", "Disabled", runtime, selection, chain, "", components(snapshot, isvc, runtime, named))
@@ -448,6 +458,8 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
         # check, so no advisory (runtime-revisions.md). Revisions are not modelled here: the live
         # runtime stands in for the revision; a missing one is reported as no runtime, no event.
         runtime, _ = lookup_named(snapshot, spec.runtime, isvc.metadata.namespace)
+        if runtime is not None and runtime.inheritance_error is not None:  # runtime-inheritance.md, "When a chain breaks"
+            return Reconcile(None, decision, events=(Event("Warning", "RuntimePinError", runtime.inheritance_error),), requeue=True, workload_untouched=True)
         condition = ConditionValue("True", "RuntimeResolved") if has_condition and runtime is not None else None
         return Reconcile(runtime, decision, condition=condition, components=components(snapshot, isvc, runtime, True))
     if named:
@@ -480,19 +492,19 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
     configs = components(snapshot, isvc, runtime, named)
     logs: list[str] = []
     requeue = untouched = False
-    for config in configs:
-        assignment = config.accelerator
-        if assignment.error:
-            events.append(Event("Warning", "AcceleratorClassError", accelerator_event_message(config.component, assignment.error)))
+    # Classes are resolved while the engine and decoder are built, before any component is
+    # reconciled with its mode (ome-selection-facts.md 6.1 steps 8-10).
+    blocked = next((c for c in configs if c.accelerator.error or c.accelerator.log), None)
+    if blocked is not None:
+        if blocked.accelerator.error:
+            events.append(Event("Warning", "AcceleratorClassError", accelerator_event_message(blocked.component, blocked.accelerator.error)))
+        else:
+            logs.append(blocked.accelerator.log)
+        requeue = untouched = True
+    else:
+        failing = next((c for c in configs if c.mode_error), None)
+        if failing is not None:
+            logs.append(f"Failed to reconcile component: {failing.mode_error}")
             requeue = untouched = True
-            break
-        if assignment.log:
-            logs.append(assignment.log)
-            requeue = untouched = True
-            break
-        if config.mode_error:
-            logs.append(f"Failed to reconcile component: {config.mode_error}")
-            requeue = untouched = True
-            break
     return Reconcile(runtime, decision, condition=condition, events=tuple(events), requeue=requeue, workload_untouched=untouched, logs=tuple(logs), components=configs)
 

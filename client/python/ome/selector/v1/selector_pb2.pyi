@@ -1234,10 +1234,13 @@ class GetEffectiveRuntimeResponse(_message.Message):
     INHERITANCE_ERROR_FIELD_NUMBER: _builtins.int
     COMPONENTS_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    INHERITANCE_REASON_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """`Available` or `Unavailable`."""
     reason: _builtins.str
-    """Why the view is `Unavailable`: `NotConfigured`, `NotFound` or `Disabled`."""
+    """Why the view is `Unavailable`: `NotConfigured`, `NotFound`, `Disabled`, or `Unreadable` (an
+    inheritance cycle or a chain over the depth limit).
+    """
     runtime: _builtins.str
     """The runtime as `CSR/<name>` or `SR/<namespace>/<name>`."""
     selection: _builtins.str
@@ -1246,6 +1249,10 @@ class GetEffectiveRuntimeResponse(_message.Message):
     """The chain's error when it does not resolve."""
     cache_version: _builtins.str
     """Cache version the answer was computed on."""
+    inheritance_reason: _builtins.str
+    """Why the chain does not resolve, as `explain --with-effective` shows it: `NotFound` (the
+    runtime or a parent is missing), `Cycle` or `MaxDepthExceeded`.
+    """
     @_builtins.property
     def runtime_ref(self) -> Global___RuntimeRef:
         """The same runtime, structured."""
@@ -1272,10 +1279,11 @@ class GetEffectiveRuntimeResponse(_message.Message):
         inheritance_error: _builtins.str = ...,
         components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
         cache_version: _builtins.str = ...,
+        inheritance_reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "inheritance_reason", b"inheritance_reason", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
