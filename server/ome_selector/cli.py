@@ -168,6 +168,7 @@ class UsageError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``ome-selector`` argument parser: serve, select, explain, effective, admit, reconcile, validate-runtime."""
     from ome_selector.server import DEFAULT_GRACE, DEFAULT_LISTEN, LOG_FORMATS
 
     parser = argparse.ArgumentParser(

@@ -69,6 +69,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     async def SelectRuntime(
         self, request: selector_pb2.SelectRuntimeRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.SelectRuntimeResponse:
+        """``ome.selector.v1.SelectionService/SelectRuntime``; contract in protos/ome/selector/v1/selector.proto."""
         return await _answer(
             context, "SelectRuntime", lambda: api.select_runtime(self._store.snapshot, request)
         )
@@ -76,6 +77,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     async def ExplainRuntimes(
         self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.ExplainRuntimesResponse:
+        """``ome.selector.v1.SelectionService/ExplainRuntimes``; contract in protos/ome/selector/v1/selector.proto."""
         return await _answer(
             context, "ExplainRuntimes", lambda: api.explain_runtimes(self._store.snapshot, request)
         )
@@ -83,6 +85,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     async def AdmitInferenceService(
         self, request: selector_pb2.AdmitInferenceServiceRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.AdmitInferenceServiceResponse:
+        """``ome.selector.v1.SelectionService/AdmitInferenceService``; contract in protos/ome/selector/v1/selector.proto."""
         return await _answer(
             context, "AdmitInferenceService", lambda: api.admit_inference_service(self._store.snapshot, request)
         )
@@ -90,6 +93,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     async def ReconcileInferenceService(
         self, request: selector_pb2.ReconcileInferenceServiceRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.ReconcileInferenceServiceResponse:
+        """``ome.selector.v1.SelectionService/ReconcileInferenceService``; contract in protos/ome/selector/v1/selector.proto."""
         return await _answer(
             context, "ReconcileInferenceService", lambda: api.reconcile_inference_service(self._store.snapshot, request)
         )
@@ -97,6 +101,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     async def GetEffectiveRuntime(
         self, request: selector_pb2.GetEffectiveRuntimeRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.GetEffectiveRuntimeResponse:
+        """``ome.selector.v1.SelectionService/GetEffectiveRuntime``; contract in protos/ome/selector/v1/selector.proto."""
         return await _answer(
             context, "GetEffectiveRuntime", lambda: api.get_effective_runtime(self._store.snapshot, request)
         )
@@ -104,6 +109,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     async def ValidateServingRuntime(
         self, request: selector_pb2.ValidateServingRuntimeRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.ValidateServingRuntimeResponse:
+        """``ome.selector.v1.SelectionService/ValidateServingRuntime``; contract in protos/ome/selector/v1/selector.proto."""
         return await _answer(
             context, "ValidateServingRuntime", lambda: api.validate_serving_runtime(self._store.snapshot, request)
         )
@@ -124,6 +130,7 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
     async def ApplySnapshot(
         self, request: cache_pb2.ApplySnapshotRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.ApplySnapshotResponse:
+        """``ome.selector.v1.CacheService/ApplySnapshot``; contract in protos/ome/selector/v1/cache.proto."""
         async with self._write_lock:
             status = await _answer(
                 context, "ApplySnapshot", lambda: self._store.apply_snapshot(request.version, request.objects)
@@ -133,6 +140,7 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
     async def UpsertObjects(
         self, request: cache_pb2.UpsertObjectsRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.UpsertObjectsResponse:
+        """``ome.selector.v1.CacheService/UpsertObjects``; contract in protos/ome/selector/v1/cache.proto."""
         async with self._write_lock:
             status = await _answer(
                 context, "UpsertObjects", lambda: self._store.upsert(request.version, request.objects)
@@ -142,6 +150,7 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
     async def DeleteObjects(
         self, request: cache_pb2.DeleteObjectsRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.DeleteObjectsResponse:
+        """``ome.selector.v1.CacheService/DeleteObjects``; contract in protos/ome/selector/v1/cache.proto."""
         async with self._write_lock:
             status, not_found = await _answer(
                 context, "DeleteObjects", lambda: self._store.delete(request.version, request.keys)
@@ -151,5 +160,6 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
     async def GetCacheStatus(
         self, request: cache_pb2.GetCacheStatusRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.GetCacheStatusResponse:
+        """``ome.selector.v1.CacheService/GetCacheStatus``; contract in protos/ome/selector/v1/cache.proto."""
         status = await _answer(context, "GetCacheStatus", self._store.status)
         return cache_pb2.GetCacheStatusResponse(status=status)
