@@ -5,15 +5,22 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/client/python}"
-py="${PYTHON:-python3}"
+# The project's venv when there is one (grpcio-tools and mypy-protobuf come with the dev extra).
+default_py=python3
+[ -x "$root/.venv/bin/python" ] && default_py="$root/.venv/bin/python"
+py="${PYTHON:-$default_py}"
 bindir="$(dirname "$(command -v "$py")")"
 # mypy-protobuf's plugins must be on PATH.
 export PATH="$bindir:$PATH"
 protos=$(cd "$root/protos" && find ome -name '*.proto' | LC_ALL=C sort)
-rm -rf "$out/ome"
+# Generate into a temp dir first, so a failure leaves the committed stubs as they are.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 (cd "$root/protos" && "$py" -m grpc_tools.protoc -I . \
-  --python_out="$out" --grpc_python_out="$out" \
-  --mypy_out="$out" --mypy_grpc_out="$out" $protos)
+  --python_out="$tmp" --grpc_python_out="$tmp" \
+  --mypy_out="$tmp" --mypy_grpc_out="$tmp" $protos)
 # Package markers so the stubs import as regular packages.
-find "$out/ome" -type d -exec touch {}/__init__.py \;
-touch "$out/ome/py.typed"
+find "$tmp/ome" -type d -exec touch {}/__init__.py \;
+touch "$tmp/ome/py.typed"
+rm -rf "$out/ome"
+cp -R "$tmp/ome" "$out/ome"

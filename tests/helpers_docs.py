@@ -17,7 +17,9 @@ from google.protobuf import json_format
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector import api
+from ome_selector import domain as d
 from ome_selector.store import CacheStore
+from ome_selector.versions import parse_version
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CATALOG_RUNTIMES = SHARED / "ome-catalog" / "runtimes"
@@ -364,6 +366,72 @@ def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
 def names(items: Iterable[Any]) -> list[str]:
     """``runtime.name`` of each item."""
     return [i.runtime.name for i in items]
+
+
+# ---------------------------------------------------------------------------------------------
+# compiled domain objects, for what the cache refuses (the matcher still handles it, as OME's Go
+# matcher does, but no runtime that reaches it through the cache has it)
+
+
+def domain_spec(name: str, version: str | None, weight: int = 1) -> d.Spec:
+    """A compiled format/framework with the CRD defaults (``operator: Equal``, ``weight: 1``)."""
+    return d.Spec(name, version, parse_version(version) if version is not None else None, "Equal", weight)
+
+
+def domain_entry(
+    index: int = 0,
+    *,
+    format: Any = _DEFAULT,  # noqa: A002 - a d.Spec, or None
+    framework: Any = _DEFAULT,
+    architecture: str | None = "LlamaForCausalLM",
+    auto_select: bool | None = True,
+    priority: int | None = None,
+) -> d.Entry:
+    """A compiled ``supportedModelFormats`` entry with ``entry()``'s defaults; ``format`` or
+    ``framework`` None leaves it out (an entry the CRD, and so the cache, refuses)."""
+    return d.Entry(
+        index=index,
+        model_format=domain_spec("safetensors", "1.0.0") if format is _DEFAULT else format,
+        model_framework=domain_spec("transformers", "4.45.0.dev0") if framework is _DEFAULT else framework,
+        architecture=architecture,
+        quantization=None,
+        pipeline=None,
+        auto_select=auto_select,
+        priority=priority,
+    )
+
+
+def domain_runtime_spec(*entries: d.Entry) -> d.Compiled:
+    """A compiled runtime spec with only ``entries`` (no size range, classes or modes)."""
+    return d.Compiled(
+        disabled=False,
+        entries=tuple(entries),
+        size_range=None,
+        classes=(),
+        class_set=frozenset(),
+        engine_mode=None,
+        decoder_mode=None,
+        any_auto_select=any(e.auto_select is True for e in entries),
+    )
+
+
+def domain_model() -> d.Model:
+    """``model()`` compiled: the BaseModel llama-3-2-3b-instruct of model-version-matching.md."""
+    return d.Model(
+        kind="BaseModel",
+        namespace="llama-demo",
+        name="llama-3-2-3b-instruct",
+        model_format=domain_spec("safetensors", "1.0.0"),
+        model_framework=domain_spec("transformers", "4.45.0.dev0"),
+        architecture="LlamaForCausalLM",
+        quantization=None,
+        size_text="3.21B",
+        size=3.21e9,
+        pipeline=None,
+        disabled=False,
+        label="mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0",
+        cache_key=("BaseModel", "llama-demo", "llama-3-2-3b-instruct"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------

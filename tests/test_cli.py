@@ -113,7 +113,7 @@ def test_select_named_runtime_warns(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert out.splitlines() == [
         "Selected runtime: ClusterServingRuntime/srt-llama-3-3-70b-instruct",
-        "Selection: named, score 0, supportedModelFormats entry 0",
+        "Selection: named, score 2, supportedModelFormats entry 0",
         f"Failing check: {ACCELERATOR_REASON}",
         "Model: ClusterBaseModel/llama-3-3-70b-instruct (mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0)",
         f"Cache version: {EXAMPLES_VERSION}",
@@ -285,7 +285,7 @@ def test_invalid_inference_service_exits_2(capsys: pytest.CaptureFixture[str], t
     assert err == (
         "error: INVALID_ARGUMENT: invalid request: inference_service.spec.deployment_mode: deploymentMode must be OMENative "
         "or RawDeployment, not 'MultiNode'; inference_service.spec.model.name: a model is required when spec.runtime.name "
-        "is not set (or pass model_spec)\n"
+        "is not set\n"
     )
 
 

@@ -577,7 +577,7 @@ def test_reconcile_no_runtime_found(capsys: pytest.CaptureFixture[str]) -> None:
 def test_reconcile_named_runtime_advisory(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "reconcile", "-f", SEED_A_NAMED) == (0, table(
         "Selected runtime: ClusterServingRuntime/srt-llama-3-3-70b-instruct",
-        "Selection: named, score 0, supportedModelFormats entry 0",
+        "Selection: named, score 2, supportedModelFormats entry 0",
         f"Failing check: {ACCELERATOR_REASON}",
         "Requeue: No",
         "Workload untouched: No",
@@ -622,7 +622,7 @@ def test_reconcile_logs_a_component_mode_error(capsys: pytest.CaptureFixture[str
         "Selection: named, score 2, supportedModelFormats entry 0",
         "Inheritance chain: vllm-base -> vllm-child",
         "Requeue: Yes",
-        "Workload untouched: Yes",
+        "Workload untouched: No",  # only the router (the last component) is blocked
         f"Cache version: {manifests_version(load_manifests([*example_paths(), str(extra)]).objects)}",
     ]
     assert sections[3] == "Logs:\n  Failed to reconcile component: invalid deployment mode for router"
@@ -740,7 +740,7 @@ def test_validate_runtime_input_errors(capsys: pytest.CaptureFixture[str], tmp_p
     invalid = tmp_path / "invalid.yaml"
     invalid.write_text(
         "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: x}\nspec:\n"
-        "  supportedModelFormats:\n    - modelFormat: {name: safetensors}\n      priority: 0\n"
+        "  supportedModelFormats:\n    - modelFormat: {name: safetensors}\n      modelFramework: {name: transformers}\n      priority: 0\n"
     )
     assert run(capsys, "validate-runtime", "-f", str(invalid)) == (
         2, "",

@@ -17,9 +17,13 @@ from helpers_docs import (
     SRT_MISTRAL_7B_INSTRUCT,
     SRT_QWEN2_5_7B,
     catalog,
+    domain_entry,
+    domain_model,
+    domain_runtime_spec,
     entry,
     explain,
     isvc,
+    load,
     model,
     row,
     runtime,
@@ -28,6 +32,9 @@ from helpers_docs import (
     table,
 )
 from ome.selector.v1 import selector_pb2
+from ome_selector.checks import entry_differences, fit_model
+from ome_selector.domain import Entry
+from ome_selector.errors import FieldViolation, RequestError
 
 C = selector_pb2.Check
 V = selector_pb2.Verdict
@@ -154,14 +161,49 @@ class TestFormatReasonParts:
             (entry(quantization="fp8"), model(quantization="int4"), "mt:safetensors:1.0.0:LlamaForCausalLM:int4:transformers:4.45.0.dev0", "quantization mismatch (model=int4, runtime=fp8)"),
             (entry(quantization="fp8"), model(), LABEL, "model has no quantization but runtime requires fp8"),
             (entry(), model(quantization="fp8"), "mt:safetensors:1.0.0:LlamaForCausalLM:fp8:transformers:4.45.0.dev0", "model has quantization fp8 but runtime has no quantization requirement"),
-            (entry(framework=None), model(), LABEL, "model has framework transformers but runtime has no framework requirement"),
-            (entry(format=None), model(), LABEL, "unknown mismatch"),
         ],
-        ids=["arch-differs", "arch-entry-only", "arch-model-only", "quant-differs", "quant-entry-only", "quant-model-only", "framework-model-only", "no-model-format"],
+        ids=["arch-differs", "arch-entry-only", "arch-model-only", "quant-differs", "quant-entry-only", "quant-model-only"],
     )
     def test_part(self, rt_entry: dict, mdl: dict, label: str, text: str) -> None:
         r = one(runtime("rt", rt_entry), mdl=mdl)
         assert (r.verdict, r.reason) == (V.VERDICT_EXCLUDED, f"model format '{label}' not in supported formats: {text}")
+
+    # The CRD requires modelFormat and modelFramework on every entry, so the cache refuses an
+    # entry without one (model-version-matching.md: "The API requires a modelFramework on every
+    # entry"). The matcher still handles such an entry, as OME's Go matcher does: its texts are
+    # checked on the compiled entry.
+    @pytest.mark.parametrize(
+        ("rt_entry", "differences", "text"),
+        [
+            (
+                domain_entry(framework=None),
+                ("model has framework transformers but runtime has no framework requirement",),
+                "model has framework transformers but runtime has no framework requirement",
+            ),
+            (domain_entry(format=None), (), "unknown mismatch"),
+        ],
+        ids=["framework-model-only", "no-model-format"],
+    )
+    def test_part_of_an_entry_the_api_refuses(self, rt_entry: Entry, differences: tuple[str, ...], text: str) -> None:
+        mdl = domain_model()
+        assert entry_differences(rt_entry, mdl) == differences
+        fit = fit_model(domain_runtime_spec(rt_entry), mdl)
+        assert fit.match is None
+        assert fit.format_failure is not None
+        assert fit.format_failure.message == f"model format '{LABEL}' not in supported formats: {text}"
+
+    @pytest.mark.parametrize(
+        ("rt_entry", "field"),
+        [(entry(framework=None), "model_framework"), (entry(format=None), "model_format")],
+        ids=["framework-model-only", "no-model-format"],
+    )
+    def test_the_cache_refuses_an_entry_without_it(self, rt_entry: dict, field: str) -> None:
+        with pytest.raises(RequestError) as err:
+            load(runtime("rt", rt_entry), model())
+        assert err.value.code == "INVALID_ARGUMENT"
+        assert err.value.violations == [
+            FieldViolation(f"objects[0].cluster_serving_runtime.spec.supported_model_formats[0].{field}", f"{field} is required"),
+        ]
 
     def test_every_difference_of_an_entry_joined_by_comma(self) -> None:
         rt_entry = entry(architecture="MistralForCausalLM", quantization="fp8", format=("safetensors", "2.0.0"), framework=("transformers", "4.36.0"))

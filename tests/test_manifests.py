@@ -32,14 +32,16 @@ def write(path: Path, text: str) -> str:
 
 
 def csr_doc(name: str, priority: int = 1) -> str:
+    # Eight lines (MALFORMED["yaml-syntax"] reports a line number after one of these). The CRD
+    # requires modelFormat and modelFramework on every entry.
     return f"""\
 apiVersion: ome.io/v1beta1
 kind: ClusterServingRuntime
-metadata:
-  name: {name}
+metadata: {{name: {name}}}
 spec:
   supportedModelFormats:
     - modelFormat: {{name: safetensors}}
+      modelFramework: {{name: transformers}}
       priority: {priority}
 """
 

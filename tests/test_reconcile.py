@@ -705,7 +705,9 @@ class TestModeFailures:
         assert len(got.logs) == 1
         assert "Failed to reconcile component" in got.logs[0]
         assert "invalid deployment mode for router" in got.logs[0]
-        assert (got.requeue, got.workload_untouched) == (True, True)
+        # deployment-modes.md, "Other mode values": no workload for that component or any after
+        # it; the router comes last, so the engine's workload is still updated.
+        assert (got.requeue, got.workload_untouched) == (True, False)
         router = [c for c in got.components if c.component == pb.COMPONENT_ROUTER][0]
         assert (router.deployment_mode, router.mode_error) == ("MultiNode", "invalid deployment mode for router")
 

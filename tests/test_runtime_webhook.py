@@ -457,7 +457,7 @@ class TestAcceleratorClasses:
 
 
 def fmt(name: str | None, priority: int | None, auto_select: bool | None = True, format_name: str = "safetensors") -> dict[str, Any]:
-    out: dict[str, Any] = {"modelFormat": {"name": format_name}}
+    out: dict[str, Any] = {"modelFormat": {"name": format_name}, "modelFramework": {"name": "transformers"}}
     if name is not None:
         out["name"] = name
     if auto_select is not None:

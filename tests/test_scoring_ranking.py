@@ -10,9 +10,14 @@ import pytest
 from helpers_docs import (
     LLAMA_3_2_3B_BASEMODEL,
     NS,
+    domain_entry,
+    domain_model,
+    domain_runtime_spec,
+    domain_spec,
     entry,
     explain,
     isvc,
+    load,
     model,
     ranking,
     runtime,
@@ -22,6 +27,8 @@ from helpers_docs import (
     worked_example_runtimes,
 )
 from ome.selector.v1 import selector_pb2
+from ome_selector.checks import fit_model
+from ome_selector.errors import FieldViolation, RequestError
 
 SR = selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
 CSR = selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
@@ -139,10 +146,24 @@ class TestScoreFormula:
         assert (got.selection.score, got.selection.supported_model_format_index) == (8, 1)
 
     def test_an_entry_without_model_format_scores_its_framework(self) -> None:
-        """ome-selection-facts.md 3.12: no modelFormat does not by itself give 0."""
+        """ome-selection-facts.md 3.12: no modelFormat does not by itself give 0. The CRD requires
+        a modelFormat, so the cache refuses such an entry (next test); the scorer still handles
+        it, as OME's Go scorer does, checked on the compiled entries."""
+        spec = domain_runtime_spec(
+            domain_entry(0, auto_select=False),
+            domain_entry(1, format=None, framework=domain_spec("transformers", "4.45.0.dev0", weight=2), priority=3),
+        )
+        fit = fit_model(spec, domain_model())
+        assert (fit.score, fit.score_index) == (6, 1)
+
+    def test_the_cache_refuses_an_entry_without_model_format(self) -> None:
         rt = runtime("rt", entry(auto_select=False), entry(format=None, framework=fw(weight=2), priority=3))
-        got = select([rt, model()], isvc())
-        assert (got.selection.score, got.selection.supported_model_format_index) == (6, 1)
+        with pytest.raises(RequestError) as err:
+            load(rt, model())
+        assert err.value.code == "INVALID_ARGUMENT"
+        assert err.value.violations == [
+            FieldViolation("objects[0].cluster_serving_runtime.spec.supported_model_formats[1].model_format", "model_format is required"),
+        ]
 
     def test_versions_count_in_the_score(self) -> None:
         # The autoSelect: true entry has another framework version: it scores 0.

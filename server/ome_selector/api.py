@@ -27,8 +27,7 @@ from .snapshot import Snapshot
 NOT_SYNCED_MESSAGE = "cache not synced yet"
 NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
 EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
-_POLICIES = ("", "BestFit", "Cheapest", "MostCapable", "FirstAvailable")
-_RUNTIME_KINDS = ("", d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+_POLICIES = ("", *lifecycle.POLICIES)
 
 
 def _require_synced(snapshot: Snapshot) -> None:
@@ -45,10 +44,9 @@ def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_se
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
     if spec.HasField("deployment_mode") and spec.deployment_mode not in lifecycle.SERVICE_MODES:
         violations.append(FieldViolation(f"{base}.spec.deployment_mode", f"deploymentMode must be OMENative or RawDeployment, not {spec.deployment_mode!r}"))
-    if spec.accelerator_selector.HasField("policy") and spec.accelerator_selector.policy not in _POLICIES:
-        violations.append(FieldViolation(f"{base}.spec.accelerator_selector.policy", f"policy must be one of BestFit, Cheapest, MostCapable, FirstAvailable, not {spec.accelerator_selector.policy!r}"))
-    if spec.runtime.HasField("kind") and spec.runtime.kind not in _RUNTIME_KINDS:
-        violations.append(FieldViolation(f"{base}.spec.runtime.kind", f"kind must be ServingRuntime or ClusterServingRuntime, not {spec.runtime.kind!r}"))
+    for path, selector in lifecycle.policy_fields(isvc):
+        if selector.policy not in _POLICIES:
+            violations.append(FieldViolation(f"{base}.{path}", f"policy must be one of BestFit, Cheapest, MostCapable, FirstAvailable, not {selector.policy!r}"))
     return violations
 
 
@@ -92,15 +90,16 @@ def _model_identity(model: d.Model) -> pb.ModelIdentity:
     return pb.ModelIdentity(kind=model.kind, namespace=model.namespace, name=model.name, label=model.label)
 
 
-def _user_specified_entry(evaluation: Evaluation, model: d.Model) -> int:
-    """The entry OME applies for a named runtime: the highest score with priority 1 over all
-    entries, the earlier entry on a tie; -1 when none scores above 0."""
+def _user_specified_entry(evaluation: Evaluation, model: d.Model) -> tuple[int, int]:
+    """(index, score) of the entry OME applies for a named runtime: the highest score with
+    priority 1 over all entries, ``autoSelect`` ignored, the earlier entry on a tie; (-1, 0) when
+    none scores above 0 (ome-selection-facts.md 3.17)."""
     best, index = 0, -1
     for entry in evaluation.spec.entries:
         score = entry_score(entry, model, 1)
         if score > best:
             best, index = score, entry.index
-    return index
+    return index, best
 
 
 def _selection(decision: lifecycle.Decision) -> pb.Selection | None:
@@ -115,8 +114,7 @@ def _selection(decision: lifecycle.Decision) -> pb.Selection | None:
     selection = pb.Selection(runtime=runtime_ref(runtime), mode=pb.SELECTION_MODE_NAMED, inheritance_chain=runtime.chain, supported_model_format_index=-1)
     model = decision.model.model
     if evaluation is not None and model is not None:
-        selection.score = evaluation.fit.score
-        selection.supported_model_format_index = _user_specified_entry(evaluation, model)
+        selection.supported_model_format_index, selection.score = _user_specified_entry(evaluation, model)
         if evaluation.verdict is Verdict.EXCLUDED:
             selection.reasons.extend(_reasons(evaluation.failures))
     return selection
@@ -131,8 +129,9 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
     isvc = request.inference_service
     violations = _isvc_violations(isvc)
     named = bool(isvc.spec.runtime.name)
-    if not named and not isvc.spec.model.name and not request.HasField("model_spec"):
-        violations.append(FieldViolation("inference_service.spec.model.name", "a model is required when spec.runtime.name is not set (or pass model_spec)"))
+    if not isvc.spec.model.name and (request.HasField("model_spec") or not named):
+        problem = "required with model_spec (OME's messages name the model)" if request.HasField("model_spec") else "a model is required when spec.runtime.name is not set"
+        violations.append(FieldViolation("inference_service.spec.model.name", problem))
     if violations:
         raise RequestError.invalid(violations)
     model_spec = request.model_spec if request.HasField("model_spec") else None
@@ -206,6 +205,8 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
     by_model = request.HasField("model")
     if by_model == request.HasField("inference_service"):
         raise RequestError.invalid([FieldViolation("model", "exactly one of --model or --isvc is required")])
+    if by_model and request.HasField("model_spec"):
+        raise RequestError.invalid([FieldViolation("model_spec", "model_spec goes with inference_service, not with model")])
     notes: list[str] = []
     if by_model:
         lookup = request.model
@@ -298,6 +299,8 @@ def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServic
         raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
     isvc = request.inference_service
     violations = validate_name(isvc.metadata.namespace, "inference_service.metadata.namespace", "namespace")
+    if len(isvc.metadata.name) > 253:  # the API server rejects it before any webhook
+        violations.append(FieldViolation("inference_service.metadata.name", "name must be at most 253 characters"))
     if violations:
         raise RequestError.invalid(violations)
     admission = lifecycle.admit(snapshot, isvc)

@@ -232,10 +232,16 @@ def entry_score(entry: Entry, model: Model, priority: int) -> int:
         return 0
     score = 0
     if fmt_ok and ef is not None:
-        score += (ef.weight or 10) * priority
+        score = int64(score + int64((ef.weight or 10) * priority))
     if fw_ok and ew is not None:
-        score += (ew.weight or 5) * priority
+        score = int64(score + int64((ew.weight or 5) * priority))
     return score
+
+
+def int64(value: int) -> int:
+    """``value`` wrapped to a signed 64-bit integer, as OME's Go arithmetic on int64 weights
+    wraps silently (weights are any int64; their products can overflow)."""
+    return (value + 2**63) % 2**64 - 2**63
 
 
 def fit_model(spec: Compiled, model: Model) -> ModelFit:
@@ -375,9 +381,8 @@ def explain_columns(fit: ModelFit) -> tuple[int, int] | None:
     if entry is None:
         return None
     priority = entry.effective_priority
-    weight = sum(
-        spec.weight * priority
-        for spec in (entry.model_format, entry.model_framework)
-        if spec is not None and spec.weight > 0
-    )
+    weight = 0
+    for spec in (entry.model_format, entry.model_framework):
+        if spec is not None and spec.weight > 0:
+            weight = int64(weight + int64(spec.weight * priority))
     return priority, weight

@@ -22,6 +22,7 @@ from .sizes import parse_size, range_label
 from .versions import parse_version
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _ONEOF_KIND = {
     "serving_runtime": d.SERVING_RUNTIME,
     "cluster_serving_runtime": d.CLUSTER_SERVING_RUNTIME,
@@ -59,9 +60,14 @@ def object_key(obj: cache_pb2.CacheObject) -> Key:
 
 
 def validate_name(value: str, path: str, what: str = "name") -> list[FieldViolation]:
-    """Violations for a Kubernetes object name (DNS-1123 subdomain, at most 253 characters)."""
+    """Violations for a Kubernetes object name (DNS-1123 subdomain, at most 253 characters), or
+    for a namespace when ``what`` is ``namespace`` (DNS-1123 label, at most 63 characters)."""
     if not value:
         return [FieldViolation(path, f"{what} is required")]
+    if what == "namespace":
+        if len(value) > 63 or not _LABEL.match(value):
+            return [FieldViolation(path, f"namespace {value!r} is not a valid Kubernetes namespace (at most 63 lowercase alphanumerics and '-')")]
+        return []
     if len(value) > 253 or not _NAME.match(value):
         return [FieldViolation(path, f"{what} {value!r} is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')")]
     return []
@@ -89,10 +95,12 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
             path = f"{base}.spec.supported_model_formats[{i}]"
             if entry.HasField("priority") and entry.priority < 1:
                 out.append(FieldViolation(f"{path}.priority", f"priority must be at least 1, got {entry.priority}"))
-            if entry.HasField("model_format") and not entry.model_format.name:
-                out.append(FieldViolation(f"{path}.model_format.name", "name is required"))
-            if entry.HasField("model_framework") and not entry.model_framework.name:
-                out.append(FieldViolation(f"{path}.model_framework.name", "name is required"))
+            # The CRD requires modelFormat and modelFramework, each with a name.
+            for field in ("model_format", "model_framework"):
+                if not entry.HasField(field):
+                    out.append(FieldViolation(f"{path}.{field}", f"{field} is required"))
+                elif not getattr(entry, field).name:
+                    out.append(FieldViolation(f"{path}.{field}.name", "name is required"))
     return out
 
 

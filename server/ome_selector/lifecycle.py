@@ -31,6 +31,16 @@ from .snapshot import Snapshot
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 _ISVC_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 SERVICE_MODES = ("OMENative", "RawDeployment")
+POLICIES = ("BestFit", "Cheapest", "MostCapable", "FirstAvailable")
+
+
+def policy_fields(isvc: types_pb2.InferenceService) -> list[tuple[str, types_pb2.AcceleratorSelector]]:
+    """(proto path, selector) of each AcceleratorSelector with a ``policy`` set: the service's
+    ``spec.acceleratorSelector`` and the engine's and decoder's ``acceleratorOverride``."""
+    spec = isvc.spec
+    out = [("spec.accelerator_selector", spec.accelerator_selector)]
+    out += [(f"spec.{c}.accelerator_override", getattr(spec, c).accelerator_override) for c in ("engine", "decoder")]
+    return [(f"{path}.policy", selector) for path, selector in out if selector.HasField("policy")]
 COMPONENTS = ("engine", "decoder", "router")
 
 
@@ -187,6 +197,11 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
         return "decoder cannot be specified without engine"
     if spec.HasField("deployment_mode") and spec.deployment_mode not in SERVICE_MODES:
         return f'spec.deploymentMode: Unsupported value: "{spec.deployment_mode}": supported values: "OMENative", "RawDeployment"'
+    for path, selector in policy_fields(isvc):
+        if selector.policy and selector.policy not in POLICIES:
+            json_path = path.replace("accelerator_selector", "acceleratorSelector").replace("accelerator_override", "acceleratorOverride")
+            supported = ", ".join(f'"{p}"' for p in POLICIES)
+            return f'{json_path}: Unsupported value: "{selector.policy}": supported values: {supported}'
     if spec.HasField("engine") and spec.HasField("decoder"):
         engine_mode, decoder_mode = requested_mode(isvc, "engine"), requested_mode(isvc, "decoder")
         if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
@@ -504,7 +519,10 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
     else:
         failing = next((c for c in configs if c.mode_error), None)
         if failing is not None:
+            # No workload for that component or any after it (engine, decoder, router): the
+            # serving workload as a whole is untouched only when the engine fails.
             logs.append(f"Failed to reconcile component: {failing.mode_error}")
-            requeue = untouched = True
+            requeue = True
+            untouched = failing.component == "engine"
     return Reconcile(runtime, decision, condition=condition, events=tuple(events), requeue=requeue, workload_untouched=untouched, logs=tuple(logs), components=configs)
 

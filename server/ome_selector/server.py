@@ -14,7 +14,9 @@ import asyncio
 import inspect
 import json
 import logging
+import os
 import signal
+import socket
 import sys
 import time
 from typing import Any, Awaitable, Callable, Sequence
@@ -277,7 +279,12 @@ async def _run(
     server = grpc.aio.server(
         interceptors=[RpcLoggingInterceptor()],
         # A snapshot of a large cluster (10,000 runtimes) is larger than gRPC's 4 MiB default.
-        options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)],
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            # Never share a port with another server (gRPC sets SO_REUSEPORT by default).
+            ("grpc.so_reuseport", 0),
+        ],
     )
     selector_pb2_grpc.add_SelectionServiceServicer_to_server(SelectionServicer(store), server)
     cache_pb2_grpc.add_CacheServiceServicer_to_server(CacheServicer(store), server)
@@ -285,6 +292,9 @@ async def _run(
     reflection.enable_server_reflection(
         (SELECTION_SERVICE, CACHE_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
+    if _unix_socket_in_use(listen):
+        log.error("cannot listen on %s: address in use", listen)
+        return 1
     try:
         port = server.add_insecure_port(listen)
     except RuntimeError as exc:
@@ -306,6 +316,23 @@ async def _run(
     await server.stop(grace)
     log.info("stopped")
     return 0
+
+
+def _unix_socket_in_use(listen: str) -> bool:
+    """True when ``listen`` is a ``unix:`` path where a server already accepts connections
+    (gRPC would replace the socket file and leave that server unreachable)."""
+    if not listen.startswith("unix:"):
+        return False
+    path = listen[len("unix:"):].removeprefix("//")
+    if not os.path.exists(path):
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False  # a stale socket file: gRPC replaces it
+    return True
 
 
 async def attach_health(store: CacheStore, server: grpc.aio.Server) -> health_aio.HealthServicer:

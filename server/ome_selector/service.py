@@ -47,10 +47,11 @@ def rich_status(error: RequestError) -> status_pb2.Status:
     return status
 
 
-async def _answer(context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
-    """Run ``compute``; on failure abort the call with the mapped status."""
+async def _answer(context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T], *, offload: bool = False) -> T:
+    """Run ``compute`` (in a worker thread with ``offload``, so a long cache write does not stall
+    the event loop and health checks); on failure abort the call with the mapped status."""
     try:
-        return compute()
+        return await asyncio.to_thread(compute) if offload else compute()
     except RequestError as error:
         status = rich_status(error)
     except Exception:
@@ -118,9 +119,9 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
 class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
     """``ome.selector.v1.CacheService`` over a ``CacheStore``.
 
-    Writes are serialized with an ``asyncio.Lock``. They run on the event loop: a write is
-    CPU-bound (validation and compilation), and the store swaps the snapshot atomically, so
-    readers never wait for the lock.
+    Writes are serialized with an ``asyncio.Lock`` and run in a worker thread: a write is
+    CPU-bound (validation and compilation of the whole snapshot), and the store swaps the
+    snapshot atomically, so readers never wait for the lock and never see half a write.
     """
 
     def __init__(self, store: CacheStore) -> None:
@@ -133,7 +134,7 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
         """``ome.selector.v1.CacheService/ApplySnapshot``; contract in protos/ome/selector/v1/cache.proto."""
         async with self._write_lock:
             status = await _answer(
-                context, "ApplySnapshot", lambda: self._store.apply_snapshot(request.version, request.objects)
+                context, "ApplySnapshot", offload=True, compute=lambda: self._store.apply_snapshot(request.version, request.objects)
             )
         return cache_pb2.ApplySnapshotResponse(status=status)
 
@@ -143,7 +144,7 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
         """``ome.selector.v1.CacheService/UpsertObjects``; contract in protos/ome/selector/v1/cache.proto."""
         async with self._write_lock:
             status = await _answer(
-                context, "UpsertObjects", lambda: self._store.upsert(request.version, request.objects)
+                context, "UpsertObjects", offload=True, compute=lambda: self._store.upsert(request.version, request.objects)
             )
         return cache_pb2.UpsertObjectsResponse(status=status)
 
@@ -153,7 +154,7 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
         """``ome.selector.v1.CacheService/DeleteObjects``; contract in protos/ome/selector/v1/cache.proto."""
         async with self._write_lock:
             status, not_found = await _answer(
-                context, "DeleteObjects", lambda: self._store.delete(request.version, request.keys)
+                context, "DeleteObjects", offload=True, compute=lambda: self._store.delete(request.version, request.keys)
             )
         return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
 

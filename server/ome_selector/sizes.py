@@ -47,8 +47,11 @@ def distance(size: float, low: float | None, high: float | None) -> float:
 
 def distance_order(a: float, b: float) -> int:
     """Compare two distances as OME does: the difference truncated toward zero, so distances
-    that differ by less than 1.0 count as equal. Non-finite differences count as equal."""
+    that differ by less than 1.0 count as equal. An infinite distance (a bound written ``inf``)
+    is larger than any finite one; two infinite or NaN distances count as equal."""
     diff = a - b
-    if not math.isfinite(diff):
+    if math.isnan(diff):
         return 0
+    if math.isinf(diff):
+        return 1 if diff > 0 else -1
     return int(math.trunc(diff))

@@ -45,7 +45,8 @@ def _prepare(objects: Sequence[cache_pb2.CacheObject]) -> dict[Key, cache_pb2.Ca
 def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[FieldViolation]]:
     kind = ENUM_TO_KIND.get(key.kind)
     if kind is None:
-        return None, [FieldViolation(f"{path}.kind", "kind is required")]
+        problem = "kind is required" if key.kind == cache_pb2.OBJECT_KIND_UNSPECIFIED else f"unknown kind {key.kind}"
+        return None, [FieldViolation(f"{path}.kind", problem)]
     violations = validate_name(key.name, f"{path}.name")
     if kind in NAMESPACED:
         violations += validate_name(key.namespace, f"{path}.namespace", "namespace")
@@ -59,6 +60,7 @@ class CacheStore:
 
     def __init__(self) -> None:
         self._snapshot = Snapshot("", {}, synced=False, generation=0)
+        self._base_version = ""
         self._lock = threading.Lock()
         self._listeners: list[Listener] = []
 
@@ -78,7 +80,11 @@ class CacheStore:
         return self.status()
 
     def _version(self, version: str, generation: int) -> str:
-        return version or f"{self._snapshot.version}+{generation}"
+        """``version``, or ``<last version the controller chose>+<generation>`` when empty."""
+        if version:
+            self._base_version = version
+            return version
+        return f"{self._base_version or 'unversioned'}+{generation}"
 
     def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
@@ -91,6 +97,7 @@ class CacheStore:
             if violations:
                 raise RequestError.invalid(violations)
             old = self._snapshot
+            self._base_version = version
             return self._swap(Snapshot(version, prepared, synced=True, generation=old.generation + 1, previous=old))
 
     def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
@@ -110,10 +117,14 @@ class CacheStore:
         with self._lock:
             violations: list[FieldViolation] = [] if keys else [FieldViolation("keys", "at least one key is required")]
             resolved: list[Key] = []
+            first_index: dict[Key, int] = {}
             for i, key in enumerate(keys):
                 k, found = _key_of(key, f"keys[{i}]")
                 violations += found
                 if k is not None and not found:
+                    if k in first_index:
+                        violations.append(FieldViolation(f"keys[{i}]", f"duplicate key (also keys[{first_index[k]}])"))
+                    first_index.setdefault(k, i)
                     resolved.append(k)
             if violations:
                 raise RequestError.invalid(violations)
@@ -123,6 +134,8 @@ class CacheStore:
             for k, key in zip(resolved, keys):
                 if remaining.pop(k, None) is None:
                     missing.append(key)
+            if len(missing) == len(keys):  # nothing to delete: the cache stays exactly as it was
+                return self.status(), missing
             generation = old.generation + 1
             status = self._swap(Snapshot(self._version(version, generation), remaining, synced=old.synced, generation=generation, previous=old))
             return status, missing

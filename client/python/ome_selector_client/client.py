@@ -30,6 +30,9 @@ __all__ = ["SelectorClient", "SelectorError"]
 
 _Response = TypeVar("_Response")
 _HEALTH_CHECK = "/grpc.health.v1.Health/Check"
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# Explaining a large cluster (10,000+ runtimes) answers with more than gRPC's 4 MiB default.
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
 
 
 class SelectorError(Exception):
@@ -83,7 +86,7 @@ class SelectorClient:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
-        self._channel = channel if channel is not None else grpc.insecure_channel(target)
+        self._channel = channel if channel is not None else grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
         self._selection = selector_pb2_grpc.SelectionServiceStub(self._channel)
         self._cache = cache_pb2_grpc.CacheServiceStub(self._channel)
         self._health_check: grpc.UnaryUnaryMultiCallable[_health_pb2.HealthCheckRequest, _health_pb2.HealthCheckResponse] = (

@@ -1074,7 +1074,8 @@ type Selection struct {
 
 	// The runtime.
 	Runtime *RuntimeRef `protobuf:"bytes,1,opt,name=runtime,proto3" json:"runtime,omitempty"`
-	// Its score (0 for a named runtime that matches no entry).
+	// Auto-selection: the runtime's score. A named runtime: the score of the entry OME applies
+	// (best entry with priority 1, `autoSelect` ignored), 0 when no entry matches.
 	Score int64 `protobuf:"varint,2,opt,name=score,proto3" json:"score,omitempty"`
 	// Index of the winning supportedModelFormats entry, or -1 when none matches.
 	SupportedModelFormatIndex int32 `protobuf:"varint,3,opt,name=supported_model_format_index,json=supportedModelFormatIndex,proto3" json:"supported_model_format_index,omitempty"`
@@ -2060,7 +2061,8 @@ type ReconcileInferenceServiceResponse struct {
 	Events []*Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	// True when the reconcile returns an error (retried with backoff).
 	Requeue bool `protobuf:"varint,4,opt,name=requeue,proto3" json:"requeue,omitempty"`
-	// True when OME leaves the serving workload as it is (running pods keep serving).
+	// True when OME leaves the whole serving workload as it is (running pods keep serving). A
+	// decoder or router that cannot run blocks only itself and the components after it (`logs`).
 	WorkloadUntouched bool `protobuf:"varint,5,opt,name=workload_untouched,json=workloadUntouched,proto3" json:"workload_untouched,omitempty"`
 	// Manager log lines OME writes instead of an event, e.g. `Failed to reconcile component`
 	// with `invalid deployment mode for router`.

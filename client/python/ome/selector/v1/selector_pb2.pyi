@@ -582,7 +582,9 @@ class Selection(_message.Message):
     REASONS_FIELD_NUMBER: _builtins.int
     INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
     score: _builtins.int
-    """Its score (0 for a named runtime that matches no entry)."""
+    """Auto-selection: the runtime's score. A named runtime: the score of the entry OME applies
+    (best entry with priority 1, `autoSelect` ignored), 0 when no entry matches.
+    """
     supported_model_format_index: _builtins.int
     """Index of the winning supportedModelFormats entry, or -1 when none matches."""
     mode: Global___SelectionMode.ValueType
@@ -1096,7 +1098,9 @@ class ReconcileInferenceServiceResponse(_message.Message):
     requeue: _builtins.bool
     """True when the reconcile returns an error (retried with backoff)."""
     workload_untouched: _builtins.bool
-    """True when OME leaves the serving workload as it is (running pods keep serving)."""
+    """True when OME leaves the whole serving workload as it is (running pods keep serving). A
+    decoder or router that cannot run blocks only itself and the components after it (`logs`).
+    """
     cache_version: _builtins.str
     """Cache version the answer was computed on."""
     @_builtins.property
