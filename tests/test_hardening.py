@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import grpc
 import pytest
 from google.protobuf import json_format
 
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector import api
 from ome_selector.errors import RequestError

@@ -20,7 +20,7 @@ from . import engine, lifecycle, messages
 from .checks import Failure, entry_score, explain_columns
 from .engine import Evaluation, Verdict
 from .errors import FieldViolation, RequestError
-from .ingest import compile_model, compile_request, validate_name
+from .ingest import compile_request, validate_name
 from .runtime_webhook import validate_runtime
 from .snapshot import Snapshot
 
