@@ -260,3 +260,14 @@ def test_mypy_strict_is_clean() -> None:
 def test_package_is_typed() -> None:
     assert (REPO_ROOT / "client" / "python" / "ome_selector_client" / "py.typed").is_file()
     assert Path(sys.modules["ome_selector_client"].__file__ or "").parent == REPO_ROOT / "client" / "python" / "ome_selector_client"
+
+
+def test_mypy_is_clean_on_the_service() -> None:
+    """The service package type-checks (not strict: grpc-stubs lacks parts of grpc.aio)."""
+    pytest.importorskip("mypy")
+    process = subprocess.run(
+        [sys.executable, "-m", "mypy", "--ignore-missing-imports", "server/ome_selector"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert process.stdout.startswith("Success: no issues found")

@@ -250,7 +250,7 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
         error = res.error or decision.runtime_not_found or decision.runtime_error
         if error:
             return Admission(False, "NAMED_RUNTIME", denial=messages.runtime_does_not_support(rt, model_name, error), decision=decision)
-        warnings = ()
+        warnings: tuple[str, ...] = ()
         if decision.compatibility_error:
             warnings = (messages.named_runtime_warning(rt, model_name, decision.compatibility_error),)
         return Admission(True, "NAMED_RUNTIME", warnings=warnings, decision=decision)
