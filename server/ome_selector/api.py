@@ -3,7 +3,8 @@
 Every function takes the snapshot the caller read once and a request proto, and returns the
 response proto. They raise ``RequestError``: INVALID_ARGUMENT (with field violations) for bad
 input, NOT_FOUND for an unknown model or named runtime, UNAVAILABLE when the cache has never been
-synced. "No runtime found", a denial and a failed check are normal answers.
+synced. "No runtime found", a denial and a failed check are normal answers. SelectRuntime and
+ExplainRuntimes answers are memoised per snapshot and shared between callers: do not mutate them.
 
 - ``select_runtime``: SelectRuntime (runtime-selection-scoring.md; reference-a-runtime-explicitly.md).
 - ``explain_runtimes``: ExplainRuntimes, by InferenceService or by model (kubectl-ome runtime.md).
