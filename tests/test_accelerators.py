@@ -210,9 +210,15 @@ class TestPolicies:
         assert picked(selector(policy="Cheapest"), ["free", "empty", "priced"], classes) == "priced"
         assert engine(selector(policy="Cheapest"), ["free", "empty"], classes) == Assignment("", "NONE_NO_CANDIDATE", policy="Cheapest")
 
-    def test_cheapest_single_candidate_returned_as_is(self) -> None:
+    def test_cheapest_leaves_out_a_lone_class_without_cost(self) -> None:
+        """select-accelerators.md, Policies: "Classes without cost are left out"; Troubleshooting:
+        "For Cheapest, at least one class sets cost" (the docs win over facts 4.2)."""
         classes = {"free": make_class("free")}
-        assert engine(selector(policy="Cheapest"), ["free"], classes) == Assignment("free", "POLICY", policy="Cheapest")
+        assert engine(selector(policy="Cheapest"), ["free"], classes) == Assignment("", "NONE_NO_CANDIDATE", policy="Cheapest")
+
+    def test_cheapest_single_candidate_with_cost(self) -> None:
+        classes = {"paid": make_class("paid", cost={"perHour": "1"})}
+        assert engine(selector(policy="Cheapest"), ["paid"], classes) == Assignment("paid", "POLICY", policy="Cheapest")
 
     def test_cheapest_compares_exact_quantities(self) -> None:
         classes = {

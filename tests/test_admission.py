@@ -961,3 +961,42 @@ class TestWhatMergesForANamedRuntime:
         five = admit([*chain[1:], model()], isvc(runtime_name="r1"))
         assert allowed(five) == (True, "ADMISSION_PATH_NAMED_RUNTIME", [])
         assert list(five.selection.inheritance_chain) == ["r5", "r4", "r3", "r2", "r1"]
+
+
+class TestRuntimeRevisionPins:
+    """runtime-revisions.md, "Pin a specific revision": the webhook checks autoSync and the name form."""
+
+    def admit_with(self, runtime: dict) -> object:
+        from ome.selector.v1 import selector_pb2 as spb
+        from ome_selector import api as sapi
+        from ome_selector.store import CacheStore
+
+        store = CacheStore()
+        store.apply_snapshot("v1", [])
+        from google.protobuf import json_format
+        from ome.v1beta1 import types_pb2 as t
+
+        service = json_format.ParseDict(
+            {"metadata": {"name": "llama-3-2-3b-instruct", "namespace": "llama-demo"},
+             "spec": {"runtime": runtime, "engine": {"minReplicas": 1}}},
+            t.InferenceService(),
+        )
+        return sapi.admit_inference_service(store.snapshot, spb.AdmitInferenceServiceRequest(inference_service=service))
+
+    def test_the_docs_example_of_a_cluster_revision_named_for_a_serving_runtime(self) -> None:
+        got = self.admit_with({"name": "sglang-llama-3-2-3b", "kind": "ServingRuntime", "autoSync": False, "revision": "cr-sglang-llama-3-2-3b-590753e8"})
+        assert (got.allowed, got.denial_message) == (
+            False,
+            'spec.runtime.revision "cr-sglang-llama-3-2-3b-590753e8" does not match the expected naming convention for runtime '
+            '"sglang-llama-3-2-3b" (ServingRuntime); expected the form r-llama-demo-sglang-llama-3-2-3b-<8 lowercase hex chars>',
+        )
+
+    def test_a_revision_needs_auto_sync_false(self) -> None:
+        got = self.admit_with({"name": "sglang-llama-3-2-3b", "revision": "cr-sglang-llama-3-2-3b-590753e8"})
+        assert (got.allowed, got.denial_message) == (
+            False, "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin"
+        )
+
+    def test_a_well_formed_pin_is_admitted_without_a_model(self) -> None:
+        got = self.admit_with({"name": "sglang-llama-3-2-3b", "autoSync": False, "revision": "cr-sglang-llama-3-2-3b-590753e8"})
+        assert (got.allowed, got.denial_message) == (True, "")

@@ -108,7 +108,7 @@ spec:
 
 # InferenceServices in llama-demo for the extra catalog: name -> spec (and annotations).
 SCENARIOS = {
-    "chain": "spec:\n  model: {name: llama-3-2-3b-instruct}\n  runtime: {name: vllm-child}\n"
+    "chain": "spec:\n  model: {name: llama-3-2-3b-instruct, kind: BaseModel}\n  runtime: {name: vllm-child}\n"
              "  engine: {minReplicas: 1}\n  decoder: {minReplicas: 1}\n  router: {minReplicas: 1}\n",
     "team-chain": "spec:\n  model: {name: llama-3-2-3b-instruct}\n  runtime: {name: team-child, kind: ServingRuntime}\n"
                   "  engine: {minReplicas: 1}\n",

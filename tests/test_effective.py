@@ -297,15 +297,16 @@ class TestRuntimeModeSetsTheRunningMode:
         got = effective([SRT_LLAMA_3_3_70B_MULTINODE, LLAMA_3_3_70B_CBM], self.seed_b(deploymentMode="OMENative"))
         assert modes(got) == {"ENGINE": "MultiNode (ComponentAnnotation)"}
 
-    def test_an_inherited_annotation_counts_for_a_named_runtime_only(self) -> None:
-        """runtime-inheritance.md, "When the merged spec applies": a named runtime is rendered from
-        the merged spec, an auto-selected one from its own spec."""
+    def test_the_live_view_merges_the_chain_of_a_named_or_selected_runtime(self) -> None:
+        """kubectl-ome runtime.md, effective: "The Live view is ... the one spec.runtime names, or
+        the one OME selects for the model, merged with every runtime it inherits from"."""
         parent = runtime("mn-profile", disabled=True, engine_mode="MultiNode")
         child = runtime("mn-child", inherit_from="mn-profile", disabled=False)
         named = effective([parent, child, MODEL], isvc(runtime_name="mn-child"))
         assert (named.selection, modes(named)) == ("Explicit", {"ENGINE": "MultiNode (ComponentAnnotation)"})
         chosen = effective([parent, child, MODEL], isvc())
-        assert (chosen.runtime, chosen.selection, modes(chosen)) == ("CSR/mn-child", "Selected", {"ENGINE": "RawDeployment (Default)"})
+        assert (chosen.runtime, chosen.selection, modes(chosen)) == ("CSR/mn-child", "Selected", {"ENGINE": "MultiNode (ComponentAnnotation)"})
+        assert [r.name for r in chosen.inheritance_chain] == ["mn-profile", "mn-child"]
 
 
 # ---- identity, selection, chain -----------------------------------------------------------------
@@ -571,7 +572,7 @@ class TestAcceleratorClassPerComponent:
             "accelerator class nvidia-h100 not found at cluster scope",
         )
 
-    def test_inherited_classes_for_a_named_runtime_only(self) -> None:
+    def test_inherited_classes_in_the_live_view(self) -> None:
         parent = runtime("hopper-profile", disabled=True, classes=["nvidia-h100", "nvidia-h200"])
         child = runtime("hopper-child", inherit_from="hopper-profile", disabled=False)
         service = isvc(spec={"acceleratorSelector": {"policy": "FirstAvailable"}})
@@ -579,6 +580,6 @@ class TestAcceleratorClassPerComponent:
         named["spec"]["runtime"] = {"name": "hopper-child"}
         sources = [parent, child, NVIDIA_H100, NVIDIA_H200, MODEL]
         assert classes(effective(sources, named)) == {"engine": ("nvidia-h100", "ACCELERATOR_SOURCE_POLICY", "FirstAvailable")}
-        chosen = effective(sources, service)
+        chosen = effective(sources, service)  # the Live view merges a selected runtime's chain too
         assert chosen.runtime == "CSR/hopper-child"
-        assert classes(chosen) == {"engine": ("", "ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE", "")}
+        assert classes(chosen) == {"engine": ("nvidia-h100", "ACCELERATOR_SOURCE_POLICY", "FirstAvailable")}

@@ -699,7 +699,7 @@ class TestModeFailures:
         passes matching; the manager logs `Failed to reconcile component` with `invalid deployment
         mode for router`, and records no event."""
         service = isvc(router={"minReplicas": 1})
-        got = reconcile([self.router_multinode(), model()], service)
+        got = reconcile([self.router_multinode(), model(namespace=None)], service)
         assert got.selection.runtime.name == "srt-router-multinode"
         assert events(got) == []
         assert len(got.logs) == 1
@@ -712,14 +712,14 @@ class TestModeFailures:
         assert (router.deployment_mode, router.mode_error) == ("MultiNode", "invalid deployment mode for router")
 
     def test_router_multinode_without_router_is_fine(self) -> None:
-        got = reconcile([self.router_multinode(), model()], isvc())
+        got = reconcile([self.router_multinode(), model(namespace=None)], isvc())
         assert (events(got), list(got.logs), got.requeue, got.workload_untouched) == ([], [], False, False)
 
     def test_engine_virtual_deployment_annotation(self) -> None:
         """deployment-modes.md, "Other mode values": VirtualDeployment on a component: the manager
         logs `Failed to reconcile component`, retries, no event; nothing after it is created."""
         service = isvc(engine={"annotations": {MODE: "VirtualDeployment"}}, router={"annotations": {MODE: "MultiNode"}})
-        got = reconcile([runtime("rt"), model()], service)
+        got = reconcile([runtime("rt"), model(namespace=None)], service)
         assert events(got) == []
         assert len(got.logs) == 1 and "invalid deployment mode for engine" in got.logs[0]
         assert "Failed to reconcile component" in got.logs[0]
@@ -727,7 +727,7 @@ class TestModeFailures:
 
     def test_decoder_virtual_deployment_annotation(self) -> None:
         service = isvc(decoder={"annotations": {MODE: "VirtualDeployment"}})
-        got = reconcile([runtime("rt"), model()], service)
+        got = reconcile([runtime("rt"), model(namespace=None)], service)
         assert events(got) == []
         assert len(got.logs) == 1 and "invalid deployment mode for decoder" in got.logs[0]
 
@@ -745,7 +745,7 @@ class TestModeFailures:
             engine={"annotations": {MODE: "VirtualDeployment"}},
             decoder={"acceleratorOverride": {"acceleratorClass": "nvidia-l40s"}},
         )
-        got = reconcile([rt, NVIDIA_H100, model()], service)
+        got = reconcile([rt, NVIDIA_H100, model(namespace=None)], service)
         assert events(got) == [
             ("Warning", "AcceleratorClassError", "Failed to get accelerator class for decoder: accelerator class nvidia-l40s not found at cluster scope")
         ]
@@ -775,3 +775,44 @@ class TestReadyIsNeverTouched:
     def test_only_the_runtime_ready_condition_is_set(self, sources: list[Any], service: Any, has_condition: bool) -> None:
         got = reconcile(sources, service, has_condition)
         assert (got.runtime_ready.type, got.runtime_ready.severity) == ("RuntimeReady", "Info")
+
+
+class TestAfterTheRuntimeIsResolved:
+    """Reconcile steps after the runtime: engine required, model read by kind, classes, modes."""
+
+    def test_an_inference_service_without_engine_gets_deployment_mode_error(self) -> None:
+        """ome-selection-facts.md 6.1/6.7/8.4: no engine -> Warning DeploymentModeError
+        `engine component is required`; nothing is created."""
+        service = isvc(model_name="llama-3-2-3b-instruct", spec={"model": {"name": "llama-3-2-3b-instruct", "kind": "BaseModel"}})
+        del service["spec"]["engine"]
+        service["spec"]["router"] = {"minReplicas": 1}
+        got = reconcile([runtime("rt"), model()], service)
+        assert events(got) == [("Warning", "DeploymentModeError", "engine component is required")]
+        assert (got.requeue, got.workload_untouched) == (True, True)
+
+    def test_the_wrong_model_kind_blocks_the_workload_with_a_log_only(self) -> None:
+        """base-models.md: "With the wrong kind, OME admits the InferenceService but doesn't create or
+        update its serving workload" (the log text from ome-selection-facts.md 8.11)."""
+        got = reconcile([runtime("rt"), model()], isvc())  # a BaseModel, but kind defaults to ClusterBaseModel
+        assert got.selection.runtime.name == "rt"
+        assert (events(got), list(got.logs), got.requeue, got.workload_untouched) == ([], ["Failed to get referenced ClusterBaseModel"], True, True)
+        right = reconcile([runtime("rt"), model()], isvc(spec={"model": {"name": "llama-3-2-3b-instruct", "kind": "BaseModel"}}))
+        assert (list(right.logs), right.requeue) == ([], False)
+
+    def test_a_pinned_inference_service_still_needs_its_class(self) -> None:
+        """accelerator-classes.md, "Change or delete a class": the class reaches pinned
+        InferenceServices too; a missing one gives AcceleratorClassError."""
+        service = isvc(model_name=None, runtime_name="rt", accelerator_class="nvidia-missing")
+        service["spec"]["runtime"]["autoSync"] = False
+        got = reconcile([runtime("rt", classes=["nvidia-missing"])], service)
+        assert events(got) == [("Warning", "AcceleratorClassError", "Failed to get accelerator class for engine: accelerator class nvidia-missing not found at cluster scope")]
+        assert (got.requeue, got.workload_untouched) == (True, True)
+
+    def test_an_empty_inherited_annotation_does_not_remove_the_parents(self) -> None:
+        """runtime-inheritance.md, "What merges": setting a field to "" counts as leaving it unset."""
+        parent = runtime("profile", disabled=True, engine_mode="OMENative")
+        child = runtime("child", inherit_from="profile", disabled=False, spec={"engineConfig": {"annotations": {MODE: ""}}})
+        service = isvc(model_name=None, runtime_name="child")
+        got = reconcile([parent, child], service)
+        engine = [c for c in got.components if c.component == pb.COMPONENT_ENGINE][0]
+        assert (engine.deployment_mode, pb.ModeSource.Name(engine.mode_source)) == ("OMENative", "MODE_SOURCE_COMPONENT_ANNOTATION")

@@ -502,10 +502,11 @@ class TestPriorities:
         runtime = sr("unset", supportedModelFormats=[fmt("vllm", 2), fmt("vllm", None)])
         assert check(snapshot(), runtime) == allowed(SR_WEBHOOK)
 
-    def test_each_later_entry_is_compared_with_the_first(self) -> None:
-        # facts 5.3: the first auto-select entry of the key sets no priority, so nothing clashes.
+    def test_set_priorities_of_one_name_must_agree_even_after_an_unset_one(self) -> None:
+        # runtime-selection-scoring.md: entries that share a name "can't set different priorities"
+        # (the public code compares with the first entry only, which sets none here; docs win).
         runtime = sr("first-unset", supportedModelFormats=[fmt("vllm", None), fmt("vllm", 1), fmt("vllm", 2)])
-        assert check(snapshot(), runtime) == allowed(SR_WEBHOOK)
+        assert check(snapshot(), runtime).denial_message == "different priorities assigned for the model format vllm under the servingruntime first-unset"
 
     def test_the_clash_names_the_later_entry_that_differs_from_the_first(self) -> None:
         runtime = sr("third", supportedModelFormats=[fmt("a", 1), fmt("a", 1), fmt("a", 4)])

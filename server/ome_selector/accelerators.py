@@ -251,10 +251,9 @@ def _cheapest_in(group: Sequence[tuple[str, Decimal]]) -> str:
 def cheapest(candidates: Sequence[Candidate]) -> str | None:
     """``Cheapest``: the lowest ``spotPerHour``, else ``perHour``; if no class has either, the
     lowest ``perMillionTokens``; then the lowest ``tier`` (low < medium < high, anything else
-    counts as medium). Classes without ``cost`` are left out; a single candidate is returned as it
-    is. None when no class has a usable cost."""
-    if len(candidates) == 1:
-        return candidates[0][0]
+    counts as medium). Classes without ``cost`` are left out, a lone candidate too
+    (select-accelerators.md, Policies and "The pods don't get the class's node selector": "For
+    Cheapest, at least one class sets cost"). None when no class has a usable cost."""
     hourly: list[tuple[str, Decimal]] = []
     token: list[tuple[str, Decimal]] = []
     tier: list[tuple[str, Decimal]] = []

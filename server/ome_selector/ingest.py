@@ -310,6 +310,8 @@ def merge_specs(parent: Message, child: Message) -> Message:
             target = getattr(out, fd.name)
             value_fd = fd.message_type.fields_by_name["value"]
             for k, v in value.items():
+                if value_fd.message_type is None and v == "":
+                    continue  # "" counts as unset: a child cannot remove its parent's value
                 if value_fd.message_type is not None and k in target:
                     merged = merge_specs(target[k], v)
                     target[k].CopyFrom(merged)

@@ -202,6 +202,9 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
             json_path = path.replace("accelerator_selector", "acceleratorSelector").replace("accelerator_override", "acceleratorOverride")
             supported = ", ".join(f'"{p}"' for p in POLICIES)
             return f'{json_path}: Unsupported value: "{selector.policy}": supported values: {supported}'
+    revision_denial = _revision_denial(isvc)
+    if revision_denial:
+        return revision_denial
     if spec.HasField("engine") and spec.HasField("decoder"):
         engine_mode, decoder_mode = requested_mode(isvc, "engine"), requested_mode(isvc, "decoder")
         if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
@@ -210,6 +213,34 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
                 f'deploymentMode="{decoder_mode}"; when either is OMENative, both must use the same value'
             )
     return ""
+
+
+_REVISION_HASH = re.compile(r"[0-9a-f]{8}\Z")
+
+
+def _revision_denial(isvc: types_pb2.InferenceService) -> str:
+    """runtime-revisions.md, "Pin a specific revision": with ``spec.runtime.revision`` set, the
+    webhook checks that ``autoSync`` is ``false`` and that the name has the form for the runtime:
+    ``cr-<runtime>-<hash>`` for a ClusterServingRuntime, ``r-<namespace>-<runtime>-<hash>`` for a
+    ServingRuntime (texts from ome-selection-facts.md 8.8)."""
+    ref = isvc.spec.runtime
+    if not ref.revision:
+        return ""
+    if not (ref.HasField("auto_sync") and not ref.auto_sync):
+        return "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin"
+    kind = ref.kind if ref.HasField("kind") else d.CLUSTER_SERVING_RUNTIME
+    if kind == d.CLUSTER_SERVING_RUNTIME:
+        prefix = f"cr-{ref.name}-"
+    elif kind == d.SERVING_RUNTIME:
+        prefix = f"r-{isvc.metadata.namespace}-{ref.name}-"
+    else:
+        return ""  # an invalid pin kind: kubectl-ome's InvalidPin, not a webhook check the docs give
+    if ref.revision.startswith(prefix) and _REVISION_HASH.match(ref.revision[len(prefix):]):
+        return ""
+    return (
+        f'spec.runtime.revision "{ref.revision}" does not match the expected naming convention for runtime '
+        f'"{ref.name}" ({kind}); expected the form {prefix}<8 lowercase hex chars>'
+    )
 
 
 def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
@@ -370,33 +401,37 @@ class Effective:
 
 
 def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective:
-    """The runtime behind the InferenceService (named, or selected the way ``explain`` does),
-    its chain, and each component's mode and class. ``Unavailable`` reasons follow
-    reference/kubectl-ome/runtime.md: ``NotConfigured`` (neither runtime nor model), ``NotFound``
-    (the runtime or a parent is missing, or no runtime is selected), ``Disabled``, ``Unreadable``
-    (a cycle or a chain over the depth limit). ``inheritance_reason`` is what ``explain
-    --with-effective`` shows for a broken chain: ``NotFound``, ``Cycle`` or ``MaxDepthExceeded``."""
+    """The Live view of ``kubectl ome runtime effective`` (reference/kubectl-ome/runtime.md): the
+    runtime ``spec.runtime`` names, or the one OME selects for the model, merged with every
+    runtime it inherits from; its chain, root first; each component's mode and class from the
+    merged spec. ``Unavailable`` reasons: ``NotConfigured`` (neither runtime nor model),
+    ``NotFound`` (the runtime or a parent is missing, or no runtime is selected), ``Disabled``
+    (the merged spec is disabled), ``Unreadable`` (a cycle or a chain over the depth limit).
+    ``inheritance_reason`` is what ``explain --with-effective`` shows for a broken chain:
+    ``NotFound``, ``Cycle`` or ``MaxDepthExceeded``."""
     named = bool(isvc.spec.runtime.name)
     selection = "Explicit" if named else "Selected"
-    if not named and not isvc.spec.model.name:
-        return Effective("Unavailable", "NotConfigured", None, selection, (), "", components(snapshot, isvc, None, named))
+
+    def unavailable(reason: str, runtime: d.Runtime | None = None, error: str = "", chain_reason: str = "") -> Effective:
+        return Effective("Unavailable", reason, runtime, selection, (), error, components(snapshot, isvc, None, named), chain_reason)
+
     if named:
         runtime, _ = lookup_named(snapshot, isvc.spec.runtime, isvc.metadata.namespace)
         if runtime is None:
-            return Effective("Unavailable", "NotFound", None, selection, (), "", components(snapshot, isvc, None, named), "NotFound")
-        if runtime.inheritance_error is not None:
-            error = runtime.inheritance_error
-            chain_reason = "Cycle" if error.startswith("inheritance cycle") else "MaxDepthExceeded" if "max depth" in error else "NotFound"
-            live_reason = "NotFound" if chain_reason == "NotFound" else "Unreadable"
-            return Effective("Unavailable", live_reason, runtime, selection, (), error, components(snapshot, isvc, None, named), chain_reason)
-        chain = runtime.chain_keys or (runtime.key,)
-        if runtime.named_compiled.disabled:
-            return Effective("Unavailable", "Disabled", runtime, selection, chain, "", components(snapshot, isvc, runtime, named))
-        return Effective("Available", "", runtime, selection, chain, "", components(snapshot, isvc, runtime, named))
-    decision = decide(snapshot, isvc)
-    if decision.runtime is None:  # unknown, disabled or format-less model, or no runtime qualifies
-        return Effective("Unavailable", "NotFound", None, selection, (), "", components(snapshot, isvc, None, named))
-    return Effective("Available", "", decision.runtime, selection, (decision.runtime.key,), "", components(snapshot, isvc, decision.runtime, named))
+            return unavailable("NotFound", chain_reason="NotFound")
+    elif not isvc.spec.model.name:
+        return unavailable("NotConfigured")
+    else:
+        runtime = decide(snapshot, isvc).runtime
+        if runtime is None:  # unknown, disabled or format-less model, or no runtime qualifies
+            return unavailable("NotFound")
+    error = runtime.inheritance_error
+    if error is not None:
+        chain_reason = "Cycle" if error.startswith("inheritance cycle") else "MaxDepthExceeded" if "max depth" in error else "NotFound"
+        return unavailable("NotFound" if chain_reason == "NotFound" else "Unreadable", runtime, error, chain_reason)
+    chain = runtime.chain_keys or (runtime.key,)
+    state, reason = ("Unavailable", "Disabled") if runtime.named_compiled.disabled else ("Available", "")
+    return Effective(state, reason, runtime, selection, chain, "", components(snapshot, isvc, runtime, True))
 
 
 # ---- reconcile (the controller) -----------------------------------------------------------------
@@ -473,10 +508,11 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
         # check, so no advisory (runtime-revisions.md). Revisions are not modelled here: the live
         # runtime stands in for the revision; a missing one is reported as no runtime, no event.
         runtime, _ = lookup_named(snapshot, spec.runtime, isvc.metadata.namespace)
-        if runtime is not None and runtime.inheritance_error is not None:  # runtime-inheritance.md, "When a chain breaks"
+        if runtime is None:
+            return Reconcile(None, decision)
+        if runtime.inheritance_error is not None:  # runtime-inheritance.md, "When a chain breaks"
             return Reconcile(None, decision, events=(Event("Warning", "RuntimePinError", runtime.inheritance_error),), requeue=True, workload_untouched=True)
-        condition = ConditionValue("True", "RuntimeResolved") if has_condition and runtime is not None else None
-        return Reconcile(runtime, decision, condition=condition, components=components(snapshot, isvc, runtime, True))
+        return _build(snapshot, isvc, runtime, decision, events, has_condition)
     if named:
         rt = spec.runtime.name
         if decision.runtime_not_found:
@@ -502,27 +538,53 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
         if decision.runtime is None:
             assert decision.auto is not None and decision.auto.no_runtime_message is not None
             return _not_found(decision, decision.auto.no_runtime_message)
-    runtime = decision.runtime
+    assert decision.runtime is not None
+    return _build(snapshot, isvc, decision.runtime, decision, events, has_condition)
+
+
+def _referenced_model_exists(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> bool:
+    """Whether the model exists under the kind ``spec.model.kind`` names (default
+    ``ClusterBaseModel``): the part of the reconcile that builds the workload reads it strictly by
+    kind (base-models.md: "With the wrong kind, OME admits the InferenceService but doesn't create
+    or update its serving workload")."""
+    ref = isvc.spec.model
+    kind = ref.kind if ref.HasField("kind") else d.CLUSTER_BASE_MODEL
+    if kind == d.BASE_MODEL:
+        return (isvc.metadata.namespace, ref.name) in snapshot.base_models
+    return kind == d.CLUSTER_BASE_MODEL and ref.name in snapshot.cluster_models
+
+
+def _build(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runtime, decision: Decision, events: list[Event], has_condition: bool) -> Reconcile:
+    """After the runtime is resolved: the engine must exist (``DeploymentModeError``), the model
+    must exist under its declared kind (a log only), each component's class must resolve
+    (``AcceleratorClassError``, or the BestFit log), and each component must be able to run in its
+    mode (``Failed to reconcile component``), in the controller's order (ome-selection-facts.md
+    6.1, 8.4, 8.11)."""
+    named = decision.named
     condition = ConditionValue("True", "RuntimeResolved") if has_condition else None
     configs = components(snapshot, isvc, runtime, named)
-    logs: list[str] = []
-    requeue = untouched = False
+
+    def stop(*, event: Event | None = None, log: str = "", untouched: bool = True) -> Reconcile:
+        return Reconcile(
+            runtime, decision, condition=condition, events=tuple(events) + ((event,) if event else ()),
+            requeue=True, workload_untouched=untouched, logs=(log,) if log else (), components=configs,
+        )
+
+    if not isvc.spec.HasField("engine"):
+        return stop(event=Event("Warning", "DeploymentModeError", "engine component is required"))
+    if isvc.spec.model.name and not _referenced_model_exists(snapshot, isvc):
+        kind = isvc.spec.model.kind if isvc.spec.model.HasField("kind") else d.CLUSTER_BASE_MODEL
+        return stop(log=f"Failed to get referenced {kind}")
     # Classes are resolved while the engine and decoder are built, before any component is
     # reconciled with its mode (ome-selection-facts.md 6.1 steps 8-10).
     blocked = next((c for c in configs if c.accelerator.error or c.accelerator.log), None)
     if blocked is not None:
         if blocked.accelerator.error:
-            events.append(Event("Warning", "AcceleratorClassError", accelerator_event_message(blocked.component, blocked.accelerator.error)))
-        else:
-            logs.append(blocked.accelerator.log)
-        requeue = untouched = True
-    else:
-        failing = next((c for c in configs if c.mode_error), None)
-        if failing is not None:
-            # No workload for that component or any after it (engine, decoder, router): the
-            # serving workload as a whole is untouched only when the engine fails.
-            logs.append(f"Failed to reconcile component: {failing.mode_error}")
-            requeue = True
-            untouched = failing.component == "engine"
-    return Reconcile(runtime, decision, condition=condition, events=tuple(events), requeue=requeue, workload_untouched=untouched, logs=tuple(logs), components=configs)
-
+            return stop(event=Event("Warning", "AcceleratorClassError", accelerator_event_message(blocked.component, blocked.accelerator.error)))
+        return stop(log=blocked.accelerator.log)
+    failing = next((c for c in configs if c.mode_error), None)
+    if failing is not None:
+        # No workload for that component or any after it (engine, decoder, router): the serving
+        # workload as a whole is untouched only when the engine fails.
+        return stop(log=f"Failed to reconcile component: {failing.mode_error}", untouched=failing.component == "engine")
+    return Reconcile(runtime, decision, condition=condition, events=tuple(events), components=configs)

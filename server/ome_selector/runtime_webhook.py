@@ -31,9 +31,8 @@ Checks, in order; the first failure is the denial:
    list order, duplicates kept, Go list format). An update of an enabled runtime that still lists a
    deleted class is rejected the same way.
 5. **Priorities within the runtime** (runtime-selection-scoring.md; serving-runtimes.md, "Common
-   errors"; facts 5.3): each later ``autoSelect: true`` entry is compared with the first
-   ``autoSelect: true`` entry with the same entry ``name`` (an empty name is the key ``""``); when
-   both set ``priority`` and they differ: ``different priorities assigned for the model format
+   errors"; facts 5.3): ``autoSelect: true`` entries with the same entry ``name`` (an empty name
+   is the key ``""``) that set priorities must set the same one; otherwise ``different priorities assigned for the model format
    <name> under the servingruntime <rt>`` (``clusterservingruntime`` for the cluster kind). It
    always runs: the docs do not make it depend on other runtimes existing (the public code's loop
    quirk of facts 5.3 is not reproduced).
@@ -135,15 +134,14 @@ def _resolve_chain(snapshot: Snapshot, kind: str, obj: cache_pb2.CacheObject) ->
 
 
 def _priority_error(spec: types_pb2.ServingRuntimeSpec) -> str | None:
-    """The entry name whose ``autoSelect: true`` entries set different priorities, or None."""
-    first: dict[str, types_pb2.SupportedModelFormat] = {}
+    """The entry name whose ``autoSelect: true`` entries set different priorities, or None.
+    runtime-selection-scoring.md: such entries "can't set different priorities", so any two set
+    priorities of one name that differ clash (also when the first such entry sets none)."""
+    seen: dict[str, int] = {}
     for entry in spec.supported_model_formats:
-        if not (entry.HasField("auto_select") and entry.auto_select):
+        if not (entry.HasField("auto_select") and entry.auto_select) or not entry.HasField("priority"):
             continue
-        earlier = first.setdefault(entry.name, entry)
-        if earlier is entry:
-            continue
-        if earlier.HasField("priority") and entry.HasField("priority") and earlier.priority != entry.priority:
+        if seen.setdefault(entry.name, entry.priority) != entry.priority:
             return entry.name
     return None
 
