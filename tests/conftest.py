@@ -1,9 +1,13 @@
-"""Shared fixtures: paths to ../shared and the examples, and a real server in a subprocess.
+"""Shared fixtures: paths to ../shared and the examples, a real server in a subprocess, and a
+scripted SelectionService in-process.
 
 ``running_server`` is a factory: ``server = running_server(manifests=[...])`` starts
 ``python -m ome_selector.cli serve --listen 127.0.0.1:0`` (always loopback), waits for its
 ``listening on`` line and returns a ``ServerProcess`` with the bound ``address`` and the
 server's stderr lines. Every server the test started is stopped afterwards.
+
+``fake_server`` is a factory too: ``address = fake_server(servicer)`` serves a
+``SelectionServiceServicer`` in-process on 127.0.0.1 (the client tests script its answers).
 """
 
 from __future__ import annotations
@@ -15,10 +19,14 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent import futures
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
+import grpc
 import pytest
+
+from ome.selector.v1 import selector_pb2_grpc
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
@@ -149,3 +157,22 @@ def shared_dir() -> Path:
     """``../shared`` next to the repository."""
     assert SHARED.is_dir(), f"{SHARED} is missing: the shared data must sit next to the repository"
     return SHARED
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[[Any], str]]:
+    """Factory: ``fake_server(servicer)`` serves a ``SelectionServiceServicer`` on 127.0.0.1 in this
+    process and returns its address. Every server the test started is stopped afterwards."""
+    servers: list[grpc.Server] = []
+
+    def start(servicer: Any) -> str:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        selector_pb2_grpc.add_SelectionServiceServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        servers.append(server)
+        return f"127.0.0.1:{port}"
+
+    yield start
+    for server in servers:
+        server.stop(None)

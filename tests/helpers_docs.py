@@ -3,6 +3,8 @@
 
 Nothing here computes an expected answer: the helpers only build inputs and read outputs, so
 every assertion in the tests compares the engine's output with a literal taken from the docs.
+The docs' manifests live here once (verbatim where a test writes them to files), and so do the
+few expected literals that several test files quote (at the end).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Iterable
 import yaml
 from google.protobuf import json_format
 
+from conftest import EXAMPLE_ISVCS
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector import api
@@ -363,6 +366,11 @@ def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return out
 
 
+def accelerator_class(name: str, **spec: Any) -> dict[str, Any]:
+    """An AcceleratorClass with the ``spec`` fields given."""
+    return {"apiVersion": "ome.io/v1beta1", "kind": "AcceleratorClass", "metadata": {"name": name}, "spec": spec}
+
+
 def names(items: Iterable[Any]) -> list[str]:
     """``runtime.name`` of each item."""
     return [i.runtime.name for i in items]
@@ -485,7 +493,7 @@ spec:
   modelParameterSize: 70B
 """
 
-# runtime-accelerator-class-matching.md, "Declare both sides" (engineConfig trimmed further).
+# runtime-accelerator-class-matching.md, "Declare both sides": runtime.yaml, verbatim.
 LLAMA_3_3_70B_HOPPER = """\
 apiVersion: ome.io/v1beta1
 kind: ClusterServingRuntime
@@ -510,12 +518,50 @@ spec:
       - nvidia-h100
       - nvidia-h200
   engineConfig:
+    volumes:
+      - name: dshm
+        emptyDir:
+          medium: Memory
     runner:
       name: ome-container
       image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+      ports:
+        - containerPort: 8080
+          name: http1
+          protocol: TCP
+      command:
+        - python3
+        - -m
+        - sglang.launch_server
+        - --host
+        - "0.0.0.0"
+        - --port
+        - "8080"
+        - --enable-metrics
+        - --log-requests
+        - --model-path
+        - $(MODEL_PATH)
+        - --tp-size
+        - "4"
+        - --mem-frac
+        - "0.9"
+        - --served-model-name
+        - meta-llama/Llama-3.3-70B-Instruct
+      volumeMounts:
+        - mountPath: /dev/shm
+          name: dshm
+      resources:
+        requests:
+          cpu: 10
+          memory: 160Gi
+          nvidia.com/gpu: 4
+        limits:
+          cpu: 10
+          memory: 160Gi
+          nvidia.com/gpu: 4
 """
 
-# runtime-accelerator-class-matching.md: the InferenceService.
+# runtime-accelerator-class-matching.md: inference-service.yaml, verbatim.
 LLAMA_3_3_70B_ISVC = """\
 apiVersion: ome.io/v1beta1
 kind: InferenceService
@@ -532,7 +578,7 @@ spec:
     maxReplicas: 1
 """
 
-# runtime-deployment-mode-matching.md, "Example" (leader/worker trimmed to what matters).
+# runtime-deployment-mode-matching.md, "Example": runtime.yaml, verbatim.
 SRT_LLAMA_3_3_70B_MULTINODE = """\
 apiVersion: ome.io/v1beta1
 kind: ClusterServingRuntime
@@ -558,17 +604,85 @@ spec:
     annotations:
       ome.io/deploymentMode: MultiNode
     leader:
+      volumes:
+        - name: dshm
+          emptyDir:
+            medium: Memory
       runner:
         name: ome-container
         image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+        ports:
+          - containerPort: 8080
+            name: http1
+            protocol: TCP
+        command:
+          - python3
+          - -m
+          - sglang.launch_server
+          - --host
+          - "0.0.0.0"
+          - --port
+          - "8080"
+          - --model-path
+          - $(MODEL_PATH)
+          - --tp-size
+          - "8"
+          - --nccl-init
+          - $(LWS_LEADER_ADDRESS):5000
+          - --nnodes
+          - $(LWS_GROUP_SIZE)
+          - --node-rank
+          - $(LWS_WORKER_INDEX)
+          - --served-model-name
+          - meta-llama/Llama-3.3-70B-Instruct
+        volumeMounts:
+          - mountPath: /dev/shm
+            name: dshm
+        resources:
+          requests:
+            nvidia.com/gpu: 4
+          limits:
+            nvidia.com/gpu: 4
     worker:
       size: 1
+      volumes:
+        - name: dshm
+          emptyDir:
+            medium: Memory
       runner:
         name: ome-container
         image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+        command:
+          - python3
+          - -m
+          - sglang.launch_server
+          - --host
+          - "0.0.0.0"
+          - --port
+          - "8080"
+          - --model-path
+          - $(MODEL_PATH)
+          - --tp-size
+          - "8"
+          - --nccl-init
+          - $(LWS_LEADER_ADDRESS):5000
+          - --nnodes
+          - $(LWS_GROUP_SIZE)
+          - --node-rank
+          - $(LWS_WORKER_INDEX)
+          - --served-model-name
+          - meta-llama/Llama-3.3-70B-Instruct
+        volumeMounts:
+          - mountPath: /dev/shm
+            name: dshm
+        resources:
+          requests:
+            nvidia.com/gpu: 4
+          limits:
+            nvidia.com/gpu: 4
 """
 
-# runtime-deployment-mode-matching.md: the InferenceService.
+# runtime-deployment-mode-matching.md: inference-service.yaml, verbatim.
 LLAMA_3_70B_ISVC = """\
 apiVersion: ome.io/v1beta1
 kind: InferenceService
@@ -583,6 +697,56 @@ spec:
     minReplicas: 1
     maxReplicas: 1
 """
+
+# select-accelerators.md, Step 1: accelerator-classes.yaml, verbatim (as dicts: NVIDIA_H100, NVIDIA_H200).
+NVIDIA_HOPPER_CLASSES = """\
+apiVersion: ome.io/v1beta1
+kind: AcceleratorClass
+metadata:
+  name: nvidia-h100
+spec:
+  vendor: nvidia
+  family: hopper
+  model: h100
+  discovery:
+    nodeSelector:
+      nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+  capabilities:
+    memoryGB: 80Gi
+    computeCapability: "9.0"
+    memoryBandwidthGBps: "3350"
+    features:
+      - fp8
+      - nvlink
+    performance:
+      fp16Tflops: 989
+  cost:
+    perHour: "10"
+---
+apiVersion: ome.io/v1beta1
+kind: AcceleratorClass
+metadata:
+  name: nvidia-h200
+spec:
+  vendor: nvidia
+  family: hopper
+  model: h200
+  discovery:
+    nodeSelector:
+      nvidia.com/gpu.product: NVIDIA-H200
+  capabilities:
+    memoryGB: 141Gi
+    computeCapability: "9.0"
+    memoryBandwidthGBps: "4800"
+    features:
+      - fp8
+      - nvlink
+    performance:
+      fp16Tflops: 989
+  cost:
+    perHour: "12"
+"""
+NVIDIA_H100, NVIDIA_H200 = _docs(NVIDIA_HOPPER_CLASSES)
 
 # diffusion-pipeline-runtime-matching.md, "Declare a pipeline in a runtime" (engineConfig trimmed).
 SRT_QWEN_IMAGE_PIPELINE = """\
@@ -658,6 +822,166 @@ spec:
     maxReplicas: 1
 """
 
+# reference-a-runtime-explicitly.md: the ClusterBaseModel llama-3-2-1b-instruct as Step 1 prints it.
+LLAMA_3_2_1B_CBM = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterBaseModel
+metadata:
+  name: llama-3-2-1b-instruct
+spec:
+  modelArchitecture: LlamaForCausalLM
+  modelFormat:
+    name: safetensors
+    version: "1.0.0"
+  modelFramework:
+    name: transformers
+    version: "4.45.0.dev0"
+"""
+
+# reference-a-runtime-explicitly.md, Step 2: the InferenceService naming srt-llama-3-2-1b-instruct.
+LLAMA_3_2_1B_ISVC = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama-3-2-1b-instruct
+  namespace: llama-demo
+spec:
+  model:
+    name: llama-3-2-1b-instruct
+  runtime:
+    name: srt-llama-3-2-1b-instruct
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+"""
+
+# runtime-inheritance.md, "Define a profile and inherit from it": profile.yaml, verbatim.
+SGLANG_PROFILE = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata:
+  name: sglang-profile
+  annotations:
+    ome.io/runtime-profile: "true"
+spec:
+  disabled: true
+  engineConfig:
+    tolerations:
+      - key: nvidia.com/gpu
+        operator: Exists
+        effect: NoSchedule
+    volumes:
+      - name: dshm
+        emptyDir:
+          medium: Memory
+    runner:
+      name: ome-container
+      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+      command:
+        - python3
+        - -m
+        - sglang.launch_server
+        - --host=0.0.0.0
+        - --port=8080
+        - --model-path=$(MODEL_PATH)
+        - "--served-model-name={{.Name}}"
+      ports:
+        - containerPort: 8080
+          name: http1
+          protocol: TCP
+      volumeMounts:
+        - name: dshm
+          mountPath: /dev/shm
+      readinessProbe:
+        httpGet:
+          path: /health_generate
+          port: 8080
+        periodSeconds: 60
+        timeoutSeconds: 200
+      startupProbe:
+        httpGet:
+          path: /health_generate
+          port: 8080
+        initialDelaySeconds: 60
+        periodSeconds: 6
+        timeoutSeconds: 30
+        failureThreshold: 150
+"""
+
+# runtime-inheritance.md: runtime.yaml (the ServingRuntime sglang-llama-3-2-3b inheriting from it), verbatim.
+SGLANG_CHILD = """\
+apiVersion: ome.io/v1beta1
+kind: ServingRuntime
+metadata:
+  name: sglang-llama-3-2-3b
+  namespace: llama-demo
+  annotations:
+    ome.io/inherit-from: sglang-profile
+spec:
+  disabled: false
+  supportedModelFormats:
+    - modelFormat:
+        name: safetensors
+        version: "1.0.0"
+      modelFramework:
+        name: transformers
+        version: "4.45.0.dev0"
+      modelArchitecture: LlamaForCausalLM
+      autoSelect: false
+  modelSizeRange:
+    min: 2B
+    max: 4B
+  engineConfig:
+    runner:
+      name: ome-container
+      args:
+        - --tp-size=1
+        - --mem-frac=0.9
+      resources:
+        requests:
+          cpu: "10"
+          memory: 30Gi
+          nvidia.com/gpu: "1"
+        limits:
+          cpu: "10"
+          memory: 30Gi
+          nvidia.com/gpu: "1"
+"""
+
+# runtime-inheritance.md: isvc.yaml, verbatim.
+INHERITANCE_ISVC = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama-3-2-3b-instruct
+  namespace: llama-demo
+spec:
+  model:
+    name: llama-3-2-3b-instruct
+  runtime:
+    name: sglang-llama-3-2-3b
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+"""
+
+# runtime-inheritance.md: the ClusterBaseModel llama-3-2-3b-instruct (Llama-3.2-3B-Instruct.yaml), Ready.
+LLAMA_3_2_3B_CBM = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterBaseModel
+metadata:
+  name: llama-3-2-3b-instruct
+spec:
+  modelArchitecture: LlamaForCausalLM
+  modelFormat:
+    name: safetensors
+    version: "1.0.0"
+  modelFramework:
+    name: transformers
+    version: "4.45.0.dev0"
+  modelParameterSize: 3.21B
+"""
+
 # The catalog files the pages name.
 SRT_MISTRAL_7B_INSTRUCT = "srt/mistral-7b-instruct-rt.yaml"
 SRT_QWEN2_5_7B = "srt/Qwen/qwen2-5-7b-rt.yaml"
@@ -678,9 +1002,77 @@ def worked_example_runtimes(namespace: str = NS) -> list[dict[str, Any]]:
     ]
 
 
+def troubleshoot_qwen_sources() -> list[Any]:
+    """troubleshoot-runtime-selection.md: the two catalog runtimes and the model as `kubectl get`
+    shows it (srt-mistral-7b-instruct, srt-qwen2-5-7b, the ClusterBaseModel qwen2-5-7b)."""
+    return [catalog(SRT_MISTRAL_7B_INSTRUCT), catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM]
+
+
+# The example InferenceServices ome-selector ships (server/ome_selector/examples/inferenceservices),
+# as file paths: runtime-accelerator-class-matching.md's InferenceService (nvidia-h100), the same
+# naming nvidia-a100, the same naming the runtime srt-llama-3-3-70b-instruct;
+# runtime-deployment-mode-matching.md's InferenceService (OMENative); and the InferenceService of
+# runtime-selection-scoring.md's worked example (the BaseModel llama-3-2-3b-instruct).
+SEED_A_FILE = str(EXAMPLE_ISVCS / "llama-3-3-70b.yaml")
+SEED_A_A100_FILE = str(EXAMPLE_ISVCS / "llama-3-3-70b-a100.yaml")
+SEED_A_NAMED_FILE = str(EXAMPLE_ISVCS / "llama-3-3-70b-named.yaml")
+SEED_B_FILE = str(EXAMPLE_ISVCS / "llama-3-70b.yaml")
+SCORING_FILE = str(EXAMPLE_ISVCS / "llama-3-2-3b.yaml")
+
+# model-version-matching.md, the "Examples" table: (entry version, operator, model version, matches).
+MODEL_VERSION_EXAMPLES = [
+    ("1.0.0", "Equal", "1.0.0", True),
+    ("1.0.0", None, "1.0", True),
+    ("1.8.0", "GreaterThan", "1.7.0", True),
+    ("1.8.0", "GreaterThan", "1.8.0", False),
+    ("1.8.0", "GreaterThanOrEqual", "1.8.0", True),
+    ("4.50.0", "GreaterThanOrEqual", "4.36.2", True),
+    ("4.50.0", "GreaterThanOrEqual", "4.51.0", False),
+    ("1.8.0-dev", "GreaterThan", "1.8.0-dev", True),
+    ("4.45.0.dev0", "GreaterThanOrEqual", "4.44.0", False),
+    ("4.50.0", "GreaterThanOrEqual", "4.45.0.dev0", False),
+    ("1.8", "GreaterThan", "1.7.0", False),
+]
+
+
 # Every REASON text of `kubectl ome runtime explain` that does not depend on the inputs.
 NO_AUTO_SELECT_ENTRY = (
     "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic "
     "selection skips it (pin it explicitly via spec.runtime.name instead)"
 )
 ACCELERATOR_REASON = "runtime does not support the required accelerator class"
+
+# troubleshoot-runtime-selection.md, Step 1: the message OME records for qwen2-5-7b (the condition's
+# message and the RuntimeNotFound event).
+QWEN2_5_7B_NO_RUNTIME_MESSAGE = (
+    "no runtime found to support model safetensors with format safetensors in namespace demo. Checked 2 runtimes "
+    "(0 namespace-scoped, 2 cluster-scoped). Excluded runtimes: srt-mistral-7b-instruct (model format "
+    "'mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1' not in supported formats: architecture mismatch "
+    "(model=Qwen2ForCausalLM, runtime=MistralForCausalLM), framework version mismatch (model=4.40.1, runtime=4.36.0))"
+)
+
+# troubleshoot-runtime-selection.md, Step 3: `kubectl ome runtime explain --model qwen2-5-7b -n demo`
+# (unwrapped), as ``table()`` reads it.
+QWEN2_5_7B_EXPLAIN_TABLE = [
+    (
+        "srt-mistral-7b-instruct",
+        "Cluster",
+        "No",
+        "-",
+        "-",
+        "model format 'mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1' not in supported formats: architecture mismatch "
+        "(model=Qwen2ForCausalLM, runtime=MistralForCausalLM), framework version mismatch (model=4.40.1, runtime=4.36.0)",
+    ),
+    ("srt-qwen2-5-7b", "Cluster", "No", "-", "-", NO_AUTO_SELECT_ENTRY),
+]
+
+# reference/kubectl-ome/runtime.md, "explain": `kubectl ome runtime explain --model llama-3-2-3b-instruct
+# -n team-a` (team-llama, vllm-llama inheriting from vllm-base, srt-llama-1b, vllm-legacy), as
+# ``table()`` reads it.
+TEAM_A_EXPLAIN_TABLE = [
+    ("team-llama", "Namespaced", "Yes", "1", "2", "-"),
+    ("vllm-llama", "Cluster", "Yes", "2", "6", "-"),
+    ("srt-llama-1b", "Cluster", "No", "-", "-", "model size 3.21B is outside supported range [500M, 2B]"),
+    ("vllm-base", "Cluster", "No", "-", "-", NO_AUTO_SELECT_ENTRY),
+    ("vllm-legacy", "Cluster", "No", "-", "-", "runtime is disabled"),
+]

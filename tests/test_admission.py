@@ -28,12 +28,19 @@ import pytest
 import yaml
 
 from helpers_docs import (
+    INHERITANCE_ISVC,
+    LLAMA_3_2_1B_CBM,
+    LLAMA_3_2_1B_ISVC,
+    LLAMA_3_2_3B_CBM,
     LLAMA_3_3_70B_CBM,
     LLAMA_3_3_70B_HOPPER,
     LLAMA_3_3_70B_ISVC,
     LLAMA_3_70B_ISVC,
     QWEN2_5_7B_CBM,
     QWEN2_5_7B_ISVC,
+    QWEN2_5_7B_NO_RUNTIME_MESSAGE,
+    SGLANG_CHILD,
+    SGLANG_PROFILE,
     SRT_LLAMA_3_2_1B_INSTRUCT,
     SRT_LLAMA_3_3_70B_INSTRUCT,
     SRT_LLAMA_3_3_70B_MULTINODE,
@@ -46,6 +53,7 @@ from helpers_docs import (
     load,
     model,
     runtime,
+    troubleshoot_qwen_sources,
 )
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector import api
@@ -80,123 +88,12 @@ def doc(text: str) -> dict[str, Any]:
 # ---- the docs' manifests ---------------------------------------------------------------------
 
 # troubleshoot-runtime-selection.md: the two catalog runtimes and the model as `kubectl get` shows it.
-QWEN_SOURCES = [catalog(SRT_MISTRAL_7B_INSTRUCT), catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM]
+QWEN_SOURCES = troubleshoot_qwen_sources()
 
 QWEN_DENIAL = (
     "no supporting runtime found for model qwen2-5-7b and engine does not have complete runner configuration: "
-    "no runtime found to support model safetensors with format safetensors in namespace demo. Checked 2 runtimes "
-    "(0 namespace-scoped, 2 cluster-scoped). Excluded runtimes: srt-mistral-7b-instruct (model format "
-    "'mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1' not in supported formats: architecture mismatch "
-    "(model=Qwen2ForCausalLM, runtime=MistralForCausalLM), framework version mismatch (model=4.40.1, runtime=4.36.0))"
+    + QWEN2_5_7B_NO_RUNTIME_MESSAGE
 )
-
-# reference-a-runtime-explicitly.md: the ClusterBaseModel llama-3-2-1b-instruct as Step 1 prints it.
-LLAMA_1B_CBM = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterBaseModel
-metadata:
-  name: llama-3-2-1b-instruct
-spec:
-  modelArchitecture: LlamaForCausalLM
-  modelFormat:
-    name: safetensors
-    version: "1.0.0"
-  modelFramework:
-    name: transformers
-    version: "4.45.0.dev0"
-"""
-
-# reference-a-runtime-explicitly.md, Step 2.
-LLAMA_1B_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-2-1b-instruct
-  namespace: llama-demo
-spec:
-  model:
-    name: llama-3-2-1b-instruct
-  runtime:
-    name: srt-llama-3-2-1b-instruct
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
-
-# runtime-inheritance.md: profile.yaml and runtime.yaml (the parts our protos keep) and isvc.yaml.
-SGLANG_PROFILE = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterServingRuntime
-metadata:
-  name: sglang-profile
-  annotations:
-    ome.io/runtime-profile: "true"
-spec:
-  disabled: true
-  engineConfig:
-    runner:
-      name: ome-container
-      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-"""
-
-SGLANG_CHILD = """\
-apiVersion: ome.io/v1beta1
-kind: ServingRuntime
-metadata:
-  name: sglang-llama-3-2-3b
-  namespace: llama-demo
-  annotations:
-    ome.io/inherit-from: sglang-profile
-spec:
-  disabled: false
-  supportedModelFormats:
-    - modelFormat:
-        name: safetensors
-        version: "1.0.0"
-      modelFramework:
-        name: transformers
-        version: "4.45.0.dev0"
-      modelArchitecture: LlamaForCausalLM
-      autoSelect: false
-  modelSizeRange:
-    min: 2B
-    max: 4B
-  engineConfig:
-    runner:
-      name: ome-container
-"""
-
-LLAMA_3B_CBM = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterBaseModel
-metadata:
-  name: llama-3-2-3b-instruct
-spec:
-  modelArchitecture: LlamaForCausalLM
-  modelFormat:
-    name: safetensors
-    version: "1.0.0"
-  modelFramework:
-    name: transformers
-    version: "4.45.0.dev0"
-  modelParameterSize: 3.21B
-"""
-
-INHERITANCE_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-2-3b-instruct
-  namespace: llama-demo
-spec:
-  model:
-    name: llama-3-2-3b-instruct
-  runtime:
-    name: sglang-llama-3-2-3b
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
 
 
 def seed_a_named(runtime_name: str) -> dict[str, Any]:
@@ -242,7 +139,7 @@ class TestOnlyWithAnEngineSection:
         assert allowed(got) == (True, "ADMISSION_PATH_NO_ENGINE", [])
 
     def test_missing_named_runtime_is_not_checked_without_engine(self) -> None:
-        got = admit([LLAMA_1B_CBM], without_engine(LLAMA_1B_ISVC))
+        got = admit([LLAMA_3_2_1B_CBM], without_engine(LLAMA_3_2_1B_ISVC))
         assert allowed(got) == (True, "ADMISSION_PATH_NO_ENGINE", [])
 
     def test_no_success_warning_without_engine(self) -> None:
@@ -301,8 +198,8 @@ class TestFullRunnerDefersAutoSelection:
     def test_full_runner_does_not_skip_a_named_runtime(self) -> None:
         """facts 8.5: with spec.model and a named runtime, the runtime is checked always; the
         full-runner skip applies only to auto-selection."""
-        service = with_engine(LLAMA_1B_ISVC, {"runner": {"image": "my/engine:1"}})
-        assert denied(admit([LLAMA_1B_CBM], service)) == (
+        service = with_engine(LLAMA_3_2_1B_ISVC, {"runner": {"image": "my/engine:1"}})
+        assert denied(admit([LLAMA_3_2_1B_CBM], service)) == (
             "runtime srt-llama-3-2-1b-instruct does not support model llama-3-2-1b-instruct: "
             "runtime srt-llama-3-2-1b-instruct not found in namespace llama-demo or at cluster scope"
         )
@@ -367,7 +264,7 @@ class TestAutoSelection:
         """serving-runtimes.md, "How OME selects a runtime"."""
         sr = runtime("sglang-llama-3-2-3b", namespace="llama-demo", size=("2B", "4B"))
         service = isvc("llama-3-2-3b-instruct", name="llama-3-2-3b-instruct")
-        got = admit([sr, LLAMA_3B_CBM], service)
+        got = admit([sr, LLAMA_3_2_3B_CBM], service)
         assert allowed(got) == (
             True,
             "ADMISSION_PATH_AUTO_SELECT",
@@ -439,9 +336,9 @@ class TestNamedRuntimeWarnings:
 
     def test_format_warning_from_the_reference_guide(self) -> None:
         """reference-a-runtime-explicitly.md: the model's config.json had transformers 4.46.0."""
-        recorded = doc(LLAMA_1B_CBM)
+        recorded = doc(LLAMA_3_2_1B_CBM)
         recorded["spec"]["modelFramework"]["version"] = "4.46.0"
-        got = admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), recorded], LLAMA_1B_ISVC)
+        got = admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), recorded], LLAMA_3_2_1B_ISVC)
         assert allowed(got) == (
             True,
             "ADMISSION_PATH_NAMED_RUNTIME",
@@ -469,9 +366,9 @@ class TestNamedRuntimeWarnings:
 
     def test_size_warning(self) -> None:
         """Size failures are advisory too (facts 8.5); the format name fills the model slot."""
-        sized = doc(LLAMA_1B_CBM)
+        sized = doc(LLAMA_3_2_1B_CBM)
         sized["spec"]["modelParameterSize"] = "3.21B"
-        got = admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), sized], LLAMA_1B_ISVC)
+        got = admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), sized], LLAMA_3_2_1B_ISVC)
         assert allowed(got) == (
             True,
             "ADMISSION_PATH_NAMED_RUNTIME",
@@ -485,7 +382,7 @@ class TestNamedRuntimeWarnings:
     def test_no_warning_when_the_runtime_declares_the_model(self) -> None:
         """reference-a-runtime-explicitly.md, Step 1-2: the two match, so no warning, although the
         runtime sets autoSelect: false."""
-        got = admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_1B_CBM], LLAMA_1B_ISVC)
+        got = admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC)
         assert allowed(got) == (True, "ADMISSION_PATH_NAMED_RUNTIME", [])
         assert got.selection.runtime.name == "srt-llama-3-2-1b-instruct"
 
@@ -501,7 +398,7 @@ class TestNamedRuntimeWarnings:
     def test_inherited_settings_count_for_a_named_runtime(self) -> None:
         """runtime-inheritance.md: the example child named by the InferenceService is checked with
         its merged spec (enabled by its own disabled: false) and matches: no warning."""
-        got = admit([SGLANG_PROFILE, SGLANG_CHILD, LLAMA_3B_CBM], INHERITANCE_ISVC)
+        got = admit([SGLANG_PROFILE, SGLANG_CHILD, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC)
         assert allowed(got) == (True, "ADMISSION_PATH_NAMED_RUNTIME", [])
         assert list(got.selection.inheritance_chain) == ["sglang-profile", "sglang-llama-3-2-3b"]
 
@@ -511,7 +408,7 @@ class TestNamedRuntimeDenials:
     from facts 8.5 (`runtime {rt} does not support model {m}: {err}`)."""
 
     def test_missing_runtime(self) -> None:
-        got = denied(admit([LLAMA_1B_CBM], LLAMA_1B_ISVC))
+        got = denied(admit([LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC))
         assert "srt-llama-3-2-1b-instruct not found in namespace llama-demo" in got
         assert got == (
             "runtime srt-llama-3-2-1b-instruct does not support model llama-3-2-1b-instruct: "
@@ -520,9 +417,9 @@ class TestNamedRuntimeDenials:
 
     def test_missing_serving_runtime_with_kind_serving_runtime(self) -> None:
         """With kind: ServingRuntime a ClusterServingRuntime of that name does not count."""
-        service = doc(LLAMA_1B_ISVC)
+        service = doc(LLAMA_3_2_1B_ISVC)
         service["spec"]["runtime"]["kind"] = "ServingRuntime"
-        got = denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_1B_CBM], service))
+        got = denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], service))
         assert "srt-llama-3-2-1b-instruct not found in namespace llama-demo" in got
         assert got == (
             "runtime srt-llama-3-2-1b-instruct does not support model llama-3-2-1b-instruct: "
@@ -540,7 +437,7 @@ class TestNamedRuntimeDenials:
     def test_disabled_cluster_runtime(self) -> None:
         disabled = catalog(SRT_LLAMA_3_2_1B_INSTRUCT)
         disabled["spec"]["disabled"] = True
-        got = denied(admit([disabled, LLAMA_1B_CBM], LLAMA_1B_ISVC))
+        got = denied(admit([disabled, LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC))
         assert "is disabled" in got
         assert got == (
             "runtime srt-llama-3-2-1b-instruct does not support model llama-3-2-1b-instruct: "
@@ -550,30 +447,30 @@ class TestNamedRuntimeDenials:
     def test_disabled_namespaced_runtime(self) -> None:
         disabled = runtime("team-llama", namespace="llama-demo", disabled=True)
         service = isvc("llama-3-2-1b-instruct", runtime_name="team-llama")
-        assert denied(admit([disabled, LLAMA_1B_CBM], service)) == (
+        assert denied(admit([disabled, LLAMA_3_2_1B_CBM], service)) == (
             "runtime team-llama does not support model llama-3-2-1b-instruct: namespace-scoped runtime team-llama is disabled"
         )
 
     def test_disabled_model(self) -> None:
-        disabled = doc(LLAMA_1B_CBM)
+        disabled = doc(LLAMA_3_2_1B_CBM)
         disabled["spec"]["disabled"] = True
-        got = denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), disabled], LLAMA_1B_ISVC))
+        got = denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), disabled], LLAMA_3_2_1B_ISVC))
         assert "is disabled" in got
         assert got == "model llama-3-2-1b-instruct is disabled"
 
     def test_missing_model(self) -> None:
-        assert denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT)], LLAMA_1B_ISVC)) == (
+        assert denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT)], LLAMA_3_2_1B_ISVC)) == (
             'referenced model "llama-3-2-1b-instruct" not found in namespace "llama-demo": ensure a BaseModel exists in '
             "this namespace or a ClusterBaseModel exists cluster-wide with this name"
         )
 
     def test_model_is_checked_before_the_runtime(self) -> None:
-        assert denied(admit([], LLAMA_1B_ISVC)).startswith('referenced model "llama-3-2-1b-instruct" not found')
+        assert denied(admit([], LLAMA_3_2_1B_ISVC)).startswith('referenced model "llama-3-2-1b-instruct" not found')
 
     def test_model_without_format(self) -> None:
-        formatless = doc(LLAMA_1B_CBM)
+        formatless = doc(LLAMA_3_2_1B_CBM)
         del formatless["spec"]["modelFormat"]
-        assert denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), formatless], LLAMA_1B_ISVC)) == (
+        assert denied(admit([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), formatless], LLAMA_3_2_1B_ISVC)) == (
             "runtime srt-llama-3-2-1b-instruct does not support model llama-3-2-1b-instruct: "
             "invalid model specification: modelFormat.name: model format name is required"
         )
@@ -581,7 +478,7 @@ class TestNamedRuntimeDenials:
     def test_broken_chain_missing_parent(self) -> None:
         """runtime-inheritance.md, "When a chain breaks": the webhook rejects an InferenceService
         that names the runtime, with the chain's error."""
-        got = denied(admit([SGLANG_CHILD, LLAMA_3B_CBM], INHERITANCE_ISVC))
+        got = denied(admit([SGLANG_CHILD, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC))
         assert got.endswith('inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])')
         assert got == (
             "runtime sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct: "
@@ -591,18 +488,18 @@ class TestNamedRuntimeDenials:
     def test_broken_chain_cycle(self) -> None:
         looping = doc(SGLANG_CHILD)
         looping["metadata"]["annotations"]["ome.io/inherit-from"] = "sglang-llama-3-2-3b"
-        got = denied(admit([looping, LLAMA_3B_CBM], INHERITANCE_ISVC))
+        got = denied(admit([looping, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC))
         assert got.endswith("inheritance cycle detected: [sglang-llama-3-2-3b sglang-llama-3-2-3b]")
 
     def test_a_disabled_profile_does_not_disable_a_child_that_sets_false(self) -> None:
         """runtime-inheritance.md: `disabled: false` overrides the profile's `disabled: true`."""
-        got = admit([SGLANG_PROFILE, SGLANG_CHILD, LLAMA_3B_CBM], INHERITANCE_ISVC)
+        got = admit([SGLANG_PROFILE, SGLANG_CHILD, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC)
         assert got.allowed
 
     def test_a_child_that_leaves_disabled_unset_inherits_disabled(self) -> None:
         child = doc(SGLANG_CHILD)
         del child["spec"]["disabled"]
-        got = denied(admit([SGLANG_PROFILE, child, LLAMA_3B_CBM], INHERITANCE_ISVC))
+        got = denied(admit([SGLANG_PROFILE, child, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC))
         assert "is disabled" in got
 
 
@@ -878,11 +775,11 @@ class TestEveryUpdateIsChecked:
     def test_a_label_change_is_rejected_too(self) -> None:
         """reference-a-runtime-explicitly.md: until then, the webhook rejects every update, even a
         label change, unless the update names a runtime that exists."""
-        service = doc(LLAMA_1B_ISVC)
+        service = doc(LLAMA_3_2_1B_ISVC)
         service["metadata"]["labels"] = {"team": "a"}
-        assert denied(admit([LLAMA_1B_CBM], service)).endswith("not found in namespace llama-demo or at cluster scope")
+        assert denied(admit([LLAMA_3_2_1B_CBM], service)).endswith("not found in namespace llama-demo or at cluster scope")
         service["spec"]["runtime"]["name"] = "team-llama"
-        assert admit([LLAMA_1B_CBM, runtime("team-llama", namespace="llama-demo")], service).allowed
+        assert admit([LLAMA_3_2_1B_CBM, runtime("team-llama", namespace="llama-demo")], service).allowed
 
 
 class TestCheckOrder:

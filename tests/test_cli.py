@@ -11,19 +11,14 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from conftest import EXAMPLE_ISVCS, EXAMPLES
+from conftest import EXAMPLES
+from helpers_docs import ACCELERATOR_REASON, SCORING_FILE, SEED_A_A100_FILE, SEED_A_FILE, SEED_A_NAMED_FILE, SEED_B_FILE
 from ome.selector.v1 import selector_pb2
 from ome_selector import cli
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_manifests, manifests_version
 
-SEED_A = str(EXAMPLE_ISVCS / "llama-3-3-70b.yaml")
-SEED_A_A100 = str(EXAMPLE_ISVCS / "llama-3-3-70b-a100.yaml")
-SEED_A_NAMED = str(EXAMPLE_ISVCS / "llama-3-3-70b-named.yaml")
-SEED_B = str(EXAMPLE_ISVCS / "llama-3-70b.yaml")
-SCORING = str(EXAMPLE_ISVCS / "llama-3-2-3b.yaml")
 EXAMPLES_VERSION = manifests_version(load_manifests(example_paths()).objects)
-ACCELERATOR_REASON = "runtime does not support the required accelerator class"
 
 
 def example(*names: str) -> list[str]:
@@ -40,7 +35,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_select_seed_a(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "select", "-f", SEED_A)
+    code, out, err = run(capsys, "select", "-f", SEED_A_FILE)
     assert (code, err) == (0, "")
     assert out.splitlines()[:5] == [
         "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper",
@@ -64,7 +59,7 @@ def test_select_seed_a(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_select_scoring_worked_example_ranks_as_the_docs(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "select", "-f", SCORING, "--manifests", *example("models.yaml", "scoring-worked-example.yaml"))
+    code, out, _ = run(capsys, "select", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml"))
     assert code == 0
     assert out.splitlines()[0] == "Selected runtime: ServingRuntime/llama-demo/team-llama"
     assert out.split("\n\n")[1] == "\n".join([
@@ -79,7 +74,7 @@ def test_select_scoring_worked_example_ranks_as_the_docs(capsys: pytest.CaptureF
 
 def test_select_seed_b_nothing_qualifies(capsys: pytest.CaptureFixture[str]) -> None:
     # The deployment-mode page's message: the example runtime and a CSR without autoSelect: true.
-    code, out, err = run(capsys, "select", "-f", SEED_B, "--manifests",
+    code, out, err = run(capsys, "select", "-f", SEED_B_FILE, "--manifests",
                          *example("models.yaml", "srt-llama-3-3-70b-instruct.yaml", "srt-llama-3-3-70b-instruct-multinode.yaml"))
     assert (code, err) == (1, "")
     assert out.splitlines()[0] == (
@@ -98,7 +93,7 @@ def test_select_seed_b_nothing_qualifies(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_select_seed_a_with_a100(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "select", "-f", SEED_A_A100, "--manifests",
+    code, out, _ = run(capsys, "select", "-f", SEED_A_A100_FILE, "--manifests",
                        *example("accelerator-classes.yaml", "models.yaml", "llama-3-3-70b-hopper.yaml"))
     assert code == 1
     assert out.splitlines()[0] == (
@@ -109,7 +104,7 @@ def test_select_seed_a_with_a100(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_select_named_runtime_warns(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "select", "-f", SEED_A_NAMED)
+    code, out, _ = run(capsys, "select", "-f", SEED_A_NAMED_FILE)
     assert code == 0
     assert out.splitlines() == [
         "Selected runtime: ClusterServingRuntime/srt-llama-3-3-70b-instruct",
@@ -124,7 +119,7 @@ def test_select_named_runtime_warns(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_select_json_parses_back(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "select", "-f", SEED_A, "-o", "json")
+    code, out, _ = run(capsys, "select", "-f", SEED_A_FILE, "-o", "json")
     assert code == 0
     response = json_format.Parse(out, selector_pb2.SelectRuntimeResponse())
     assert response.selection.runtime == selector_pb2.RuntimeRef(
@@ -141,7 +136,7 @@ def test_select_json_parses_back(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_explain_scoring_worked_example_table(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "explain", "-f", SCORING, "--manifests", *example("models.yaml", "scoring-worked-example.yaml"))
+    code, out, err = run(capsys, "explain", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml"))
     assert (code, err) == (0, "")
     assert out == (
         "RUNTIME           SCOPE        COMPATIBLE   PRIORITY   WEIGHT   SCORE   REASON\n"
@@ -153,7 +148,7 @@ def test_explain_scoring_worked_example_table(capsys: pytest.CaptureFixture[str]
 
 
 def test_explain_rows_are_one_line_each(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "explain", "-f", SEED_B)
+    code, out, _ = run(capsys, "explain", "-f", SEED_B_FILE)
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["RUNTIME", "SCOPE", "COMPATIBLE", "PRIORITY", "WEIGHT", "SCORE", "REASON"]
@@ -172,26 +167,26 @@ def test_explain_rows_are_one_line_each(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_explain_no_candidate_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "explain", "-f", SEED_A_A100)
+    code, out, _ = run(capsys, "explain", "-f", SEED_A_A100_FILE)
     assert code == 1
     assert [line.split()[2] for line in out.splitlines()[1:]] == ["No"] * 7
 
 
 def test_explain_named_runtime_notes_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "explain", "-f", SEED_A_NAMED)
+    code, out, err = run(capsys, "explain", "-f", SEED_A_NAMED_FILE)
     assert code == 0
     assert err == "Note: spec.runtime is explicit; automatic selection below is hypothetical.\n"
     assert out.splitlines()[1].split()[:3] == ["llama-3-3-70b-hopper", "Cluster", "Yes"]
 
 
 def test_explain_without_runtimes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "explain", "-f", SEED_A, "--manifests", *example("models.yaml"))
+    code, out, err = run(capsys, "explain", "-f", SEED_A_FILE, "--manifests", *example("models.yaml"))
     assert (code, out) == (0, "")  # no table, exit 0 (kubectl-ome runtime.md, explain)
     assert err == "No serving runtimes found in the selected namespace or at cluster scope.\n"
 
 
 def test_explain_json_parses_back(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "explain", "-f", SCORING, "-o", "json")
+    code, out, _ = run(capsys, "explain", "-f", SCORING_FILE, "-o", "json")
     assert code == 0
     response = json_format.Parse(out, selector_pb2.ExplainRuntimesResponse())
     assert [(r.runtime.name, r.verdict, r.rank, r.priority, r.weight) for r in response.runtimes[:4]] == [
@@ -208,7 +203,7 @@ def test_explain_json_parses_back(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_server_mode_answers_like_offline_mode(running_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
     server = running_server()
-    for command, isvc in (("select", SEED_A), ("explain", SCORING), ("select", SEED_B)):
+    for command, isvc in (("select", SEED_A_FILE), ("explain", SCORING_FILE), ("select", SEED_B_FILE)):
         offline = run(capsys, command, "-f", isvc)
         online = run(capsys, command, "-f", isvc, "--server", server.address)
         assert online == offline
@@ -232,7 +227,7 @@ def test_unreachable_server_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code, out, err = run(capsys, "select", "-f", SEED_A, "--server", f"127.0.0.1:{port}", "--timeout", "1")
+    code, out, err = run(capsys, "select", "-f", SEED_A_FILE, "--server", f"127.0.0.1:{port}", "--timeout", "1")
     assert (code, out) == (2, "")
     assert err.startswith("error: UNAVAILABLE: ")
 
@@ -242,7 +237,7 @@ def test_unreachable_server_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_namespace_flag_fills_a_missing_namespace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     isvc = tmp_path / "isvc.yaml"
-    isvc.write_text((EXAMPLE_ISVCS / "llama-3-2-3b.yaml").read_text().replace("  namespace: llama-demo\n", ""))
+    isvc.write_text(Path(SCORING_FILE).read_text().replace("  namespace: llama-demo\n", ""))
     assert run(capsys, "select", "-f", str(isvc)) == (  # in "default" the BaseModel of llama-demo does not exist ...
         2, "",
         'error: NOT_FOUND: referenced model "llama-3-2-3b-instruct" not found in namespace "default": ensure a BaseModel '
@@ -254,7 +249,7 @@ def test_namespace_flag_fills_a_missing_namespace(capsys: pytest.CaptureFixture[
 
 
 def test_reads_the_inference_service_from_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(Path(SEED_A).read_text()))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(Path(SEED_A_FILE).read_text()))
     code, out, _ = run(capsys, "select", "-f", "-")
     assert code == 0
     assert out.splitlines()[0] == "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper"
@@ -263,7 +258,7 @@ def test_reads_the_inference_service_from_stdin(capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize("argv, message", [
     (["select", "-f", "/nonexistent/isvc.yaml"], "error: /nonexistent/isvc.yaml: cannot read: No such file or directory\n"),
     (["explain", "-f", str(EXAMPLES / "models.yaml")], f"error: {EXAMPLES / 'models.yaml'}: no InferenceService (ome.io/v1beta1) found\n"),
-    (["select", "-f", SEED_A, "--manifests", "/nonexistent"], "error: cannot load manifests:\n  /nonexistent: no such file or directory\n"),
+    (["select", "-f", SEED_A_FILE, "--manifests", "/nonexistent"], "error: cannot load manifests:\n  /nonexistent: no such file or directory\n"),
 ])
 def test_input_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     assert run(capsys, *argv) == (2, "", message)
@@ -272,7 +267,7 @@ def test_input_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
 def test_malformed_manifest_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("- not\n- a mapping\n")
-    assert run(capsys, "select", "-f", SEED_A, "--manifests", str(bad)) == (
+    assert run(capsys, "select", "-f", SEED_A_FILE, "--manifests", str(bad)) == (
         2, "", f"error: cannot load manifests:\n  {bad}: document 0: expected a mapping (a Kubernetes object), got a list\n"
     )
 
@@ -291,7 +286,7 @@ def test_invalid_inference_service_exits_2(capsys: pytest.CaptureFixture[str], t
 
 def test_duplicate_manifest_warns_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     hopper = str(EXAMPLES / "llama-3-3-70b-hopper.yaml")
-    code, _, err = run(capsys, "select", "-f", SEED_A, "--manifests", *example_paths(), hopper)
+    code, _, err = run(capsys, "select", "-f", SEED_A_FILE, "--manifests", *example_paths(), hopper)
     assert code == 0
     assert err == (
         f"warning: ClusterServingRuntime llama-3-3-70b-hopper is defined in {hopper} and in {hopper}; "
@@ -301,7 +296,7 @@ def test_duplicate_manifest_warns_on_stderr(capsys: pytest.CaptureFixture[str]) 
 
 def test_verbose_lists_skipped(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "kustomization.yaml").write_text("resources: []\n")
-    code, _, err = run(capsys, "explain", "-f", SEED_A, "--manifests", *example_paths(), str(tmp_path), "-v")
+    code, _, err = run(capsys, "explain", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(tmp_path), "-v")
     assert code == 0
     assert err == f"skipped: {tmp_path}/kustomization.yaml: skipped kustomization file\n"
 
@@ -309,8 +304,8 @@ def test_verbose_lists_skipped(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 @pytest.mark.parametrize("argv", [
     [],
     ["select"],
-    ["select", "-f", SEED_A, "-o", "yaml"],
-    ["select", "-f", SEED_A, "--manifests", "x", "--server", "127.0.0.1:1"],
+    ["select", "-f", SEED_A_FILE, "-o", "yaml"],
+    ["select", "-f", SEED_A_FILE, "--manifests", "x", "--server", "127.0.0.1:1"],
     ["serve", "--log-format", "xml"],
     ["serve", "--grace", "-1"],
     ["frobnicate"],
@@ -326,7 +321,7 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
 
 def test_console_script_subprocess() -> None:
     process = subprocess.run(
-        [sys.executable, "-m", "ome_selector.cli", "explain", "-f", SCORING, "--manifests", *example("models.yaml", "scoring-worked-example.yaml")],
+        [sys.executable, "-m", "ome_selector.cli", "explain", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml")],
         capture_output=True, text=True, timeout=60,
     )
     assert (process.returncode, process.stderr) == (0, "")

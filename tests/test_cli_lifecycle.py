@@ -12,21 +12,16 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from conftest import EXAMPLE_ISVCS, EXAMPLES
+from conftest import EXAMPLES
+from helpers_docs import ACCELERATOR_REASON, SCORING_FILE, SEED_A_A100_FILE, SEED_A_FILE, SEED_A_NAMED_FILE, SEED_B_FILE
 from ome.selector.v1 import selector_pb2
 from ome_selector import cli
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_manifests, manifests_version
 
-SEED_A = str(EXAMPLE_ISVCS / "llama-3-3-70b.yaml")
-SEED_A_A100 = str(EXAMPLE_ISVCS / "llama-3-3-70b-a100.yaml")
-SEED_A_NAMED = str(EXAMPLE_ISVCS / "llama-3-3-70b-named.yaml")
-SEED_B = str(EXAMPLE_ISVCS / "llama-3-70b.yaml")
-SCORING = str(EXAMPLE_ISVCS / "llama-3-2-3b.yaml")
 HOPPER = str(EXAMPLES / "llama-3-3-70b-hopper.yaml")
 MODELS = str(EXAMPLES / "models.yaml")
 EXAMPLES_VERSION = manifests_version(load_manifests(example_paths()).objects)
-ACCELERATOR_REASON = "runtime does not support the required accelerator class"
 NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope.\n"
 EXPLICIT_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical.\n"
 ISVC_WEBHOOK_DENIED = 'Error from server: admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: '
@@ -180,7 +175,7 @@ def test_explain_model_scoring_page_order(capsys: pytest.CaptureFixture[str]) ->
 
 def test_explain_model_matches_explain_isvc_without_isvc_checks(capsys: pytest.CaptureFixture[str]) -> None:
     # The InferenceService of the scoring example asks for no class or mode: the same table.
-    by_isvc = run(capsys, "explain", "-f", SCORING)
+    by_isvc = run(capsys, "explain", "-f", SCORING_FILE)
     by_model = run(capsys, "explain", "--model", "llama-3-2-3b-instruct", "-n", "llama-demo")
     assert by_model == by_isvc
     # seed A asks for nvidia-h100, so --isvc excludes runtimes that --model ranks.
@@ -209,7 +204,7 @@ def test_explain_model_invalid_name_exits_2(capsys: pytest.CaptureFixture[str]) 
 @pytest.mark.parametrize("argv", [
     ["explain"],
     ["explain", "-n", "llama-demo"],
-    ["explain", "--model", "llama-3-2-3b-instruct", "-f", SCORING],
+    ["explain", "--model", "llama-3-2-3b-instruct", "-f", SCORING_FILE],
 ])
 def test_explain_needs_exactly_one_of_model_and_file(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     assert run(capsys, *argv) == (2, "", "error: exactly one of --model or --isvc is required\n")
@@ -225,13 +220,13 @@ def test_explain_model_without_runtimes_exits_0_without_table(capsys: pytest.Cap
 
 
 def test_explain_notes_come_from_the_response(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "explain", "-f", SEED_A_NAMED)
+    code, out, err = run(capsys, "explain", "-f", SEED_A_NAMED_FILE)
     assert (code, err) == (0, EXPLICIT_NOTE)
-    code, out, err = run(capsys, "explain", "-f", SEED_A_NAMED, "-o", "json")
+    code, out, err = run(capsys, "explain", "-f", SEED_A_NAMED_FILE, "-o", "json")
     assert (code, err) == (0, "")
     assert list(json_format.Parse(out, selector_pb2.ExplainRuntimesResponse()).notes) == [EXPLICIT_NOTE.strip()]
     # Both notes at once: a named runtime and no runtimes at all.
-    assert run(capsys, "explain", "-f", SEED_A_NAMED, "--manifests", MODELS) == (0, "", EXPLICIT_NOTE + NO_RUNTIMES_NOTE)
+    assert run(capsys, "explain", "-f", SEED_A_NAMED_FILE, "--manifests", MODELS) == (0, "", EXPLICIT_NOTE + NO_RUNTIMES_NOTE)
 
 
 def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -249,7 +244,7 @@ def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize("isvc, code, expected", [
-    (SCORING, 0, [
+    (SCORING_FILE, 0, [
         "SCOPE    FIELD                VALUE",
         "Live     STATE                Available",
         "Live     RUNTIME              SR/llama-demo/team-llama",
@@ -258,7 +253,7 @@ def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
         "Source   INHERITANCE          Observed",
         "Source   ROOT-FIRST           SR/llama-demo/team-llama",
     ]),
-    (SEED_A, 0, [
+    (SEED_A_FILE, 0, [
         "SCOPE    FIELD                VALUE",
         "Live     STATE                Available",
         "Live     RUNTIME              CSR/llama-3-3-70b-hopper",
@@ -267,7 +262,7 @@ def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
         "Source   INHERITANCE          Observed",
         "Source   ROOT-FIRST           CSR/llama-3-3-70b-hopper",
     ]),
-    (SEED_B, 0, [
+    (SEED_B_FILE, 0, [
         "SCOPE    FIELD                VALUE",
         "Live     STATE                Available",
         "Live     RUNTIME              CSR/llama-3-3-70b-hopper",
@@ -276,7 +271,7 @@ def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
         "Source   INHERITANCE          Observed",
         "Source   ROOT-FIRST           CSR/llama-3-3-70b-hopper",
     ]),
-    (SEED_A_NAMED, 0, [
+    (SEED_A_NAMED_FILE, 0, [
         "SCOPE    FIELD                VALUE",
         "Live     STATE                Available",
         "Live     RUNTIME              CSR/srt-llama-3-3-70b-instruct",
@@ -285,7 +280,7 @@ def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
         "Source   INHERITANCE          Observed",
         "Source   ROOT-FIRST           CSR/srt-llama-3-3-70b-instruct",
     ]),
-    (SEED_A_A100, 1, [
+    (SEED_A_A100_FILE, 1, [
         "SCOPE    FIELD         VALUE",
         "Live     STATE         Unavailable",
         "Live     REASON        NotFound",
@@ -393,13 +388,13 @@ def test_effective_scenarios(capsys: pytest.CaptureFixture[str], extra: Path, sc
 
 
 def test_effective_wide(capsys: pytest.CaptureFixture[str], extra: Path, scenario: Any) -> None:
-    assert run(capsys, "effective", "-f", SEED_A, "-o", "wide") == (0, table(
+    assert run(capsys, "effective", "-f", SEED_A_FILE, "-o", "wide") == (0, table(
         "VIEW   STATE       REASON   RUNTIME                                      COMPONENT   MODE            MODE-SOURCE   "
         "ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
         "Live   Available   -        ClusterServingRuntime/llama-3-3-70b-hopper   engine      RawDeployment   Default       "
         "nvidia-h100   Selector             -        -",
     ), "")
-    assert run(capsys, "effective", "-f", SEED_A_A100, "-o", "wide") == (1, table(
+    assert run(capsys, "effective", "-f", SEED_A_A100_FILE, "-o", "wide") == (1, table(
         "VIEW   STATE         REASON     RUNTIME   COMPONENT   MODE            MODE-SOURCE   ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
         "Live   Unavailable   NotFound   -         engine      RawDeployment   Default       -             -                    -        -",
     ), "")
@@ -438,7 +433,7 @@ def test_effective_json(capsys: pytest.CaptureFixture[str], extra: Path, scenari
         (selector_pb2.COMPONENT_DECODER, selector_pb2.MODE_SOURCE_DEFAULT, ""),
         (selector_pb2.COMPONENT_ROUTER, selector_pb2.MODE_SOURCE_COMPONENT_ANNOTATION, "invalid deployment mode for router"),
     ]
-    code, out, _ = run(capsys, "effective", "-f", SEED_A_A100, "-o", "json")
+    code, out, _ = run(capsys, "effective", "-f", SEED_A_A100_FILE, "-o", "json")
     assert code == 1
     assert json_format.Parse(out, selector_pb2.GetEffectiveRuntimeResponse()).reason == "NotFound"
 
@@ -470,14 +465,14 @@ def test_effective_help_says_what_is_left_out(capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize("isvc, code, out, err", [
-    (SEED_A, 0, "inferenceservice.ome.io/llama-3-3-70b admitted (path AutoSelect)\n",
+    (SEED_A_FILE, 0, "inferenceservice.ome.io/llama-3-3-70b admitted (path AutoSelect)\n",
      "Warning: Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct\n"),
-    (SCORING, 0, "inferenceservice.ome.io/llama-3-2-3b admitted (path AutoSelect)\n",
+    (SCORING_FILE, 0, "inferenceservice.ome.io/llama-3-2-3b admitted (path AutoSelect)\n",
      "Warning: Runtime team-llama will be auto-selected for model llama-3-2-3b-instruct\n"),
-    (SEED_A_NAMED, 0, "inferenceservice.ome.io/llama-3-3-70b-named admitted (path NamedRuntime)\n",
+    (SEED_A_NAMED_FILE, 0, "inferenceservice.ome.io/llama-3-3-70b-named admitted (path NamedRuntime)\n",
      'Warning: runtime "srt-llama-3-3-70b-instruct" does not declare support for model "llama-3-3-70b-instruct" '
      f"({NAMED_CHECK}); proceeding because the runtime was named explicitly\n"),
-    (SEED_A_A100, 1, "",
+    (SEED_A_A100_FILE, 1, "",
      ISVC_WEBHOOK_DENIED + "no supporting runtime found for model llama-3-3-70b-instruct and engine does not have complete "
      f"runner configuration: {NO_RUNTIME_A100}\n"),
 ])
@@ -503,13 +498,13 @@ def test_admit_scenarios(capsys: pytest.CaptureFixture[str], extra: Path, scenar
 
 
 def test_admit_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "admit", "-f", SEED_A_A100, "-o", "json")
+    code, out, err = run(capsys, "admit", "-f", SEED_A_A100_FILE, "-o", "json")
     assert (code, err) == (1, "")
     response = json_format.Parse(out, selector_pb2.AdmitInferenceServiceResponse())
     assert (response.allowed, response.path, response.webhook) == (
         False, selector_pb2.ADMISSION_PATH_AUTO_SELECT, "inferenceservice.ome-webhook-server.validator",
     )
-    code, out, err = run(capsys, "admit", "-f", SEED_A, "-o", "json")
+    code, out, err = run(capsys, "admit", "-f", SEED_A_FILE, "-o", "json")
     assert (code, err) == (0, "")
     response = json_format.Parse(out, selector_pb2.AdmitInferenceServiceResponse())
     assert (response.allowed, response.selection.runtime.name, list(response.warnings)) == (
@@ -524,7 +519,7 @@ COMPONENTS_HEADER = "COMPONENT   MODE            MODE-SOURCE   ACCELERATOR   ACC
 
 
 def test_reconcile_auto_selected(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "reconcile", "-f", SEED_A) == (0, table(
+    assert run(capsys, "reconcile", "-f", SEED_A_FILE) == (0, table(
         "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper",
         "Selection: auto, score 2, supportedModelFormats entry 0",
         "Requeue: No",
@@ -544,7 +539,7 @@ def test_reconcile_auto_selected(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_reconcile_with_a_runtime_ready_condition(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "reconcile", "-f", SEED_A, "--has-runtime-ready-condition")
+    code, out, err = run(capsys, "reconcile", "-f", SEED_A_FILE, "--has-runtime-ready-condition")
     assert (code, err) == (0, "")
     assert out.split("\n\n")[1] == table(
         "RuntimeReady condition:",
@@ -554,7 +549,7 @@ def test_reconcile_with_a_runtime_ready_condition(capsys: pytest.CaptureFixture[
 
 
 def test_reconcile_no_runtime_found(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "reconcile", "-f", SEED_A_A100) == (1, table(
+    assert run(capsys, "reconcile", "-f", SEED_A_A100_FILE) == (1, table(
         "No runtime selected",
         "Requeue: No",
         "Workload untouched: Yes",
@@ -575,7 +570,7 @@ def test_reconcile_no_runtime_found(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_reconcile_named_runtime_advisory(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "reconcile", "-f", SEED_A_NAMED) == (0, table(
+    assert run(capsys, "reconcile", "-f", SEED_A_NAMED_FILE) == (0, table(
         "Selected runtime: ClusterServingRuntime/srt-llama-3-3-70b-instruct",
         "Selection: named, score 2, supportedModelFormats entry 0",
         f"Failing check: {ACCELERATOR_REASON}",
@@ -642,7 +637,7 @@ def test_reconcile_failures(capsys: pytest.CaptureFixture[str], extra: Path, sce
 
 
 def test_reconcile_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "reconcile", "-f", SEED_A_A100, "-o", "json", "--has-runtime-ready-condition")
+    code, out, err = run(capsys, "reconcile", "-f", SEED_A_A100_FILE, "-o", "json", "--has-runtime-ready-condition")
     assert (code, err) == (1, "")
     response = json_format.Parse(out, selector_pb2.ReconcileInferenceServiceResponse())
     assert (response.runtime_ready.status, response.runtime_ready.reason, response.runtime_ready.severity) == (
@@ -758,9 +753,9 @@ def test_server_mode_answers_like_offline_mode(running_server: Any, capsys: pyte
         ["explain", "--model", "llama-3-2-3b-instruct", "-n", "llama-demo"],
         ["explain", "--model", "llama-3-2-3b-instruct"],  # NOT_FOUND
         ["explain", "--model", "llama-3-3-70b-instruct", "-o", "json"],
-        ["explain", "-f", SEED_A_NAMED],
+        ["explain", "-f", SEED_A_NAMED_FILE],
     ]
-    for isvc in (SEED_A, SEED_A_A100, SEED_A_NAMED, SEED_B, SCORING):
+    for isvc in (SEED_A_FILE, SEED_A_A100_FILE, SEED_A_NAMED_FILE, SEED_B_FILE, SCORING_FILE):
         cases += [
             ["effective", "-f", isvc], ["effective", "-f", isvc, "-o", "wide"], ["effective", "-f", isvc, "-o", "json"],
             ["admit", "-f", isvc], ["admit", "-f", isvc, "-o", "json"],
@@ -792,7 +787,7 @@ def test_server_mode_answers_like_offline_mode(running_server: Any, capsys: pyte
 
 def test_server_mode_errors_exit_2(running_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
     server = running_server(wait_for_sync=True)
-    code, out, err = run(capsys, "admit", "-f", SEED_A, "--server", server.address, "--timeout", "2")
+    code, out, err = run(capsys, "admit", "-f", SEED_A_FILE, "--server", server.address, "--timeout", "2")
     assert (code, out) == (2, "")
     assert err == "error: UNAVAILABLE: cache not synced yet\n"
 
@@ -805,10 +800,10 @@ def test_server_mode_errors_exit_2(running_server: Any, capsys: pytest.CaptureFi
     ["admit"],
     ["reconcile"],
     ["validate-runtime"],
-    ["admit", "-f", SEED_A, "-o", "wide"],
-    ["effective", "-f", SEED_A, "-o", "yaml"],
-    ["select", "-f", SEED_A, "--has-runtime-ready-condition"],
-    ["effective", "-f", SEED_A, "--manifests", "x", "--server", "127.0.0.1:1"],
+    ["admit", "-f", SEED_A_FILE, "-o", "wide"],
+    ["effective", "-f", SEED_A_FILE, "-o", "yaml"],
+    ["select", "-f", SEED_A_FILE, "--has-runtime-ready-condition"],
+    ["effective", "-f", SEED_A_FILE, "--manifests", "x", "--server", "127.0.0.1:1"],
 ])
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     with pytest.raises(SystemExit) as excinfo:
@@ -828,7 +823,7 @@ def test_top_level_help_lists_the_new_commands(capsys: pytest.CaptureFixture[str
 
 def test_console_script_subprocess() -> None:
     process = subprocess.run(
-        [sys.executable, "-m", "ome_selector.cli", "admit", "-f", SEED_A_A100],
+        [sys.executable, "-m", "ome_selector.cli", "admit", "-f", SEED_A_A100_FILE],
         capture_output=True, text=True, timeout=60,
     )
     assert (process.returncode, process.stdout) == (1, "")

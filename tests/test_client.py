@@ -7,9 +7,8 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent import futures
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -18,13 +17,14 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from conftest import EXAMPLES, REPO_ROOT
+from helpers_docs import SEED_A_FILE
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_inference_service, load_manifests
 from ome_selector_client import SelectorClient, SelectorError
 
-SEED_A_ISVC = load_inference_service(str(EXAMPLES / "inferenceservices" / "llama-3-3-70b.yaml"))
+SEED_A_ISVC = load_inference_service(SEED_A_FILE)
 
 
 class ScriptedSelection(selector_pb2_grpc.SelectionServiceServicer):
@@ -61,23 +61,6 @@ class ScriptedSelection(selector_pb2_grpc.SelectionServiceServicer):
     def ExplainRuntimes(self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.ServicerContext) -> selector_pb2.ExplainRuntimesResponse:
         context.abort(grpc.StatusCode.NOT_FOUND, "plain not found")
         raise AssertionError
-
-
-@pytest.fixture
-def fake_server() -> Iterator[Any]:
-    servers: list[grpc.Server] = []
-
-    def start(servicer: ScriptedSelection) -> str:
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        selector_pb2_grpc.add_SelectionServiceServicer_to_server(servicer, server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        servers.append(server)
-        return f"127.0.0.1:{port}"
-
-    yield start
-    for server in servers:
-        server.stop(None)
 
 
 def free_port() -> int:

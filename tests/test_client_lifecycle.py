@@ -7,23 +7,23 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent import futures
 from typing import Any, Iterator
 
 import grpc
 import pytest
 
-from conftest import EXAMPLE_ISVCS, EXAMPLES
+from conftest import EXAMPLES
+from helpers_docs import SCORING_FILE, SEED_A_A100_FILE, SEED_A_FILE, SEED_A_NAMED_FILE, SEED_B_FILE
 from ome.selector.v1 import selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector.manifests import load_inference_service, load_manifests
 from ome_selector_client import SelectorClient, SelectorError
 
-SEED_A = load_inference_service(str(EXAMPLE_ISVCS / "llama-3-3-70b.yaml"))
-SEED_A_A100 = load_inference_service(str(EXAMPLE_ISVCS / "llama-3-3-70b-a100.yaml"))
-SEED_A_NAMED = load_inference_service(str(EXAMPLE_ISVCS / "llama-3-3-70b-named.yaml"))
-SEED_B = load_inference_service(str(EXAMPLE_ISVCS / "llama-3-70b.yaml"))
-SCORING = load_inference_service(str(EXAMPLE_ISVCS / "llama-3-2-3b.yaml"))
+SEED_A = load_inference_service(SEED_A_FILE)
+SEED_A_A100 = load_inference_service(SEED_A_A100_FILE)
+SEED_A_NAMED = load_inference_service(SEED_A_NAMED_FILE)
+SEED_B = load_inference_service(SEED_B_FILE)
+SCORING = load_inference_service(SCORING_FILE)
 HOPPER = load_manifests([str(EXAMPLES / "llama-3-3-70b-hopper.yaml")]).objects[0].cluster_serving_runtime
 TEAM_LLAMA = next(
     o.serving_runtime for o in load_manifests([str(EXAMPLES / "scoring-worked-example.yaml")]).objects if o.HasField("serving_runtime")
@@ -242,23 +242,6 @@ class FlakyLifecycle(selector_pb2_grpc.SelectionServiceServicer):
         return self._answer("explain", context, selector_pb2.ExplainRuntimesResponse(cache_version="ok"))
 
 
-@pytest.fixture
-def flaky() -> Iterator[Any]:
-    servers: list[grpc.Server] = []
-
-    def start(servicer: FlakyLifecycle) -> str:
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        selector_pb2_grpc.add_SelectionServiceServicer_to_server(servicer, server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        servers.append(server)
-        return f"127.0.0.1:{port}"
-
-    yield start
-    for server in servers:
-        server.stop(None)
-
-
 def _lifecycle_calls(client: SelectorClient, timeout: float | None = None) -> dict[str, Any]:
     return {
         "admit": lambda: client.admit_inference_service(SEED_A, timeout=timeout),
@@ -269,17 +252,17 @@ def _lifecycle_calls(client: SelectorClient, timeout: float | None = None) -> di
     }
 
 
-def test_new_methods_retry_unavailable(flaky: Any) -> None:
+def test_new_methods_retry_unavailable(fake_server: Any) -> None:
     servicer = FlakyLifecycle(failures=2)
-    with SelectorClient(flaky(servicer), retries=2, backoff=0.001) as client:
+    with SelectorClient(fake_server(servicer), retries=2, backoff=0.001) as client:
         for name, call in _lifecycle_calls(client).items():
             assert call().cache_version == "ok", name
     assert servicer.calls == {"admit": 3, "reconcile": 3, "effective": 3, "validate": 3, "explain": 3}
 
 
-def test_new_methods_do_not_retry_other_codes(flaky: Any) -> None:
+def test_new_methods_do_not_retry_other_codes(fake_server: Any) -> None:
     servicer = FlakyLifecycle(failures=1, code=grpc.StatusCode.INVALID_ARGUMENT)
-    with SelectorClient(flaky(servicer), retries=3, backoff=0.001) as client:
+    with SelectorClient(fake_server(servicer), retries=3, backoff=0.001) as client:
         for name, call in _lifecycle_calls(client).items():
             with pytest.raises(SelectorError) as excinfo:
                 call()
@@ -287,9 +270,9 @@ def test_new_methods_do_not_retry_other_codes(flaky: Any) -> None:
     assert set(servicer.calls.values()) == {1}
 
 
-def test_new_methods_honour_deadlines(flaky: Any) -> None:
+def test_new_methods_honour_deadlines(fake_server: Any) -> None:
     servicer = FlakyLifecycle(failures=0, delay=0.3)
-    with SelectorClient(flaky(servicer), timeout=0.05, retries=3) as client:
+    with SelectorClient(fake_server(servicer), timeout=0.05, retries=3) as client:
         for name, call in _lifecycle_calls(client).items():
             with pytest.raises(SelectorError) as excinfo:
                 call()

@@ -21,6 +21,8 @@ import yaml
 from helpers_docs import (
     LLAMA_3_3_70B_CBM,
     LLAMA_3_70B_ISVC,
+    NVIDIA_H100,
+    NVIDIA_H200,
     SRT_LLAMA_3_3_70B_INSTRUCT,
     SRT_LLAMA_3_3_70B_MULTINODE,
     cache_object,
@@ -432,31 +434,6 @@ class TestUnavailable:
 
 
 # ---- the accelerator class each component gets -----------------------------------------------------
-
-
-def accelerator_class(name: str, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "ome.io/v1beta1", "kind": "AcceleratorClass", "metadata": {"name": name}, "spec": spec}
-
-
-# select-accelerators.md, Step 1.
-NVIDIA_H100 = accelerator_class(
-    "nvidia-h100",
-    vendor="nvidia",
-    family="hopper",
-    model="h100",
-    discovery={"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
-    capabilities={"memoryGB": "80Gi", "computeCapability": "9.0", "memoryBandwidthGBps": "3350", "features": ["fp8", "nvlink"], "performance": {"fp16Tflops": 989}},
-    cost={"perHour": "10"},
-)
-NVIDIA_H200 = accelerator_class(
-    "nvidia-h200",
-    vendor="nvidia",
-    family="hopper",
-    model="h200",
-    discovery={"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"}},
-    capabilities={"memoryGB": "141Gi", "computeCapability": "9.0", "memoryBandwidthGBps": "4800", "features": ["fp8", "nvlink"], "performance": {"fp16Tflops": 989}},
-    cost={"perHour": "12"},
-)
 
 
 def with_classes(manifest: dict[str, Any], names: list[str]) -> dict[str, Any]:

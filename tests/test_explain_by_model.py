@@ -12,11 +12,8 @@ from typing import Any
 import pytest
 
 from helpers_docs import (
-    NO_AUTO_SELECT_ENTRY,
-    QWEN2_5_7B_CBM,
-    SRT_MISTRAL_7B_INSTRUCT,
-    SRT_QWEN2_5_7B,
-    catalog,
+    QWEN2_5_7B_EXPLAIN_TABLE,
+    TEAM_A_EXPLAIN_TABLE,
     entry,
     inference_service,
     isvc,
@@ -25,6 +22,7 @@ from helpers_docs import (
     runtime,
     spec_of,
     table,
+    troubleshoot_qwen_sources,
 )
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector import api
@@ -58,27 +56,11 @@ TEAM_A = [
     runtime("vllm-legacy", entry(), disabled=True),
 ]
 
-DOCS_TABLE = [
-    ("team-llama", "Namespaced", "Yes", "1", "2", "-"),
-    ("vllm-llama", "Cluster", "Yes", "2", "6", "-"),
-    ("srt-llama-1b", "Cluster", "No", "-", "-", "model size 3.21B is outside supported range [500M, 2B]"),
-    (
-        "vllm-base",
-        "Cluster",
-        "No",
-        "-",
-        "-",
-        "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it "
-        "(pin it explicitly via spec.runtime.name instead)",
-    ),
-    ("vllm-legacy", "Cluster", "No", "-", "-", "runtime is disabled"),
-]
-
 
 class TestDocsExample:
     def test_table(self) -> None:
         got = explain_model(TEAM_A, "llama-3-2-3b-instruct", "team-a")
-        assert table(got) == DOCS_TABLE
+        assert table(got) == TEAM_A_EXPLAIN_TABLE
         assert list(got.notes) == []
 
     def test_the_first_yes_row_is_the_pick(self) -> None:
@@ -118,14 +100,14 @@ class TestDocsExample:
         """`explain` lists the ServingRuntimes in the namespace and the ClusterServingRuntimes."""
         sources = [*TEAM_A, model(namespace="team-b"), runtime("team-b-llama", namespace="team-b")]
         got = explain_model(sources, "llama-3-2-3b-instruct", "team-a")
-        assert table(got) == DOCS_TABLE
+        assert table(got) == TEAM_A_EXPLAIN_TABLE
 
     def test_the_isvc_form_prints_the_same_table(self) -> None:
         """"It prints the same table, since llama-chat asks for no accelerator class or deployment
         mode ... and the command writes Note: ... to stderr"."""
         service = isvc("llama-3-2-3b-instruct", namespace="team-a", name="llama-chat", runtime_name="vllm-llama")
         got = explain_isvc(TEAM_A, service)
-        assert table(got) == DOCS_TABLE
+        assert table(got) == TEAM_A_EXPLAIN_TABLE
         assert list(got.notes) == [EXPLICIT_NOTE]
 
 
@@ -233,20 +215,8 @@ class TestColumns:
 class TestTroubleshootPageExample:
     def test_qwen2_5_7b(self) -> None:
         """troubleshoot-runtime-selection.md, Step 3 (unwrapped)."""
-        got = explain_model([catalog(SRT_MISTRAL_7B_INSTRUCT), catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM], "qwen2-5-7b", "demo")
-        assert table(got) == [
-            (
-                "srt-mistral-7b-instruct",
-                "Cluster",
-                "No",
-                "-",
-                "-",
-                "model format 'mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1' not in supported formats: "
-                "architecture mismatch (model=Qwen2ForCausalLM, runtime=MistralForCausalLM), framework version mismatch "
-                "(model=4.40.1, runtime=4.36.0)",
-            ),
-            ("srt-qwen2-5-7b", "Cluster", "No", "-", "-", NO_AUTO_SELECT_ENTRY),
-        ]
+        got = explain_model(troubleshoot_qwen_sources(), "qwen2-5-7b", "demo")
+        assert table(got) == QWEN2_5_7B_EXPLAIN_TABLE
 
 
 class TestModelLookup:

@@ -13,6 +13,7 @@ from helpers_docs import (
     NO_AUTO_SELECT_ENTRY,
     NS,
     QWEN2_5_7B_CBM,
+    QWEN2_5_7B_EXPLAIN_TABLE,
     QWEN2_5_7B_ISVC,
     SRT_MISTRAL_7B_INSTRUCT,
     SRT_QWEN2_5_7B,
@@ -30,6 +31,7 @@ from helpers_docs import (
     select,
     spec_of,
     table,
+    troubleshoot_qwen_sources,
 )
 from ome.selector.v1 import selector_pb2
 from ome_selector.checks import entry_differences, fit_model
@@ -342,26 +344,8 @@ class TestDocsExamples:
 
     def test_troubleshoot_step_3_explain(self) -> None:
         """troubleshoot-runtime-selection.md, Step 3: ``kubectl ome runtime explain --model qwen2-5-7b -n demo``."""
-        got = explain([catalog(SRT_MISTRAL_7B_INSTRUCT), catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM], QWEN2_5_7B_ISVC)
-        assert table(got) == [
-            (
-                "srt-mistral-7b-instruct",
-                "Cluster",
-                "No",
-                "-",
-                "-",
-                "model format 'mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1' not in supported formats: architecture mismatch "
-                "(model=Qwen2ForCausalLM, runtime=MistralForCausalLM), framework version mismatch (model=4.40.1, runtime=4.36.0)",
-            ),
-            (
-                "srt-qwen2-5-7b",
-                "Cluster",
-                "No",
-                "-",
-                "-",
-                "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it (pin it explicitly via spec.runtime.name instead)",
-            ),
-        ]
+        got = explain(troubleshoot_qwen_sources(), QWEN2_5_7B_ISVC)
+        assert table(got) == QWEN2_5_7B_EXPLAIN_TABLE
 
     def test_troubleshoot_step_4_patch_makes_srt_qwen2_5_7b_selectable(self) -> None:
         patched = catalog(SRT_QWEN2_5_7B)

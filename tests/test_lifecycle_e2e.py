@@ -17,410 +17,29 @@ import grpc
 import pytest
 
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER
+from helpers_docs import (
+    INHERITANCE_ISVC,
+    LLAMA_3_2_3B_CBM,
+    LLAMA_3_3_70B_CBM,
+    LLAMA_3_3_70B_HOPPER,
+    LLAMA_3_3_70B_ISVC,
+    LLAMA_3_70B_ISVC,
+    NVIDIA_HOPPER_CLASSES,
+    SGLANG_CHILD,
+    SGLANG_PROFILE,
+    SRT_LLAMA_3_3_70B_INSTRUCT,
+    SRT_LLAMA_3_3_70B_MULTINODE,
+    TEAM_A_EXPLAIN_TABLE,
+    table,
+)
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2 as pb, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector.manifests import load_inference_service, load_manifests
 
 TIMEOUT = 30
 
-# runtime-accelerator-class-matching.md, "Declare both sides": runtime.yaml, verbatim.
-SEED_A_RUNTIME = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterServingRuntime
-metadata:
-  name: llama-3-3-70b-hopper
-spec:
-  supportedModelFormats:
-    - modelFramework:
-        name: transformers
-        version: "4.47.0.dev0"
-      modelFormat:
-        name: safetensors
-        version: "1.0.0"
-      modelArchitecture: LlamaForCausalLM
-      autoSelect: true
-      priority: 1
-  modelSizeRange:
-    min: 60B
-    max: 75B
-  acceleratorRequirements:
-    acceleratorClasses:
-      - nvidia-h100
-      - nvidia-h200
-  engineConfig:
-    volumes:
-      - name: dshm
-        emptyDir:
-          medium: Memory
-    runner:
-      name: ome-container
-      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-      ports:
-        - containerPort: 8080
-          name: http1
-          protocol: TCP
-      command:
-        - python3
-        - -m
-        - sglang.launch_server
-        - --host
-        - "0.0.0.0"
-        - --port
-        - "8080"
-        - --enable-metrics
-        - --log-requests
-        - --model-path
-        - $(MODEL_PATH)
-        - --tp-size
-        - "4"
-        - --mem-frac
-        - "0.9"
-        - --served-model-name
-        - meta-llama/Llama-3.3-70B-Instruct
-      volumeMounts:
-        - mountPath: /dev/shm
-          name: dshm
-      resources:
-        requests:
-          cpu: 10
-          memory: 160Gi
-          nvidia.com/gpu: 4
-        limits:
-          cpu: 10
-          memory: 160Gi
-          nvidia.com/gpu: 4
-"""
-
-# runtime-accelerator-class-matching.md: inference-service.yaml, verbatim.
-SEED_A_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-3-70b
-  namespace: llama-demo
-spec:
-  model:
-    name: llama-3-3-70b-instruct
-  acceleratorSelector:
-    acceleratorClass: nvidia-h100
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
-
-# The ClusterBaseModel llama-3-3-70b-instruct, Ready with its format filled in (the values of the
-# catalog runtime srt-llama-3-3-70b-instruct; 70B parameters).
-LLAMA_70B_MODEL = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterBaseModel
-metadata:
-  name: llama-3-3-70b-instruct
-spec:
-  modelArchitecture: LlamaForCausalLM
-  modelFormat:
-    name: safetensors
-    version: "1.0.0"
-  modelFramework:
-    name: transformers
-    version: "4.47.0.dev0"
-  modelParameterSize: 70B
-"""
-
-# select-accelerators.md, Step 1: accelerator-classes.yaml, verbatim.
-ACCELERATOR_CLASSES = """\
-apiVersion: ome.io/v1beta1
-kind: AcceleratorClass
-metadata:
-  name: nvidia-h100
-spec:
-  vendor: nvidia
-  family: hopper
-  model: h100
-  discovery:
-    nodeSelector:
-      nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
-  capabilities:
-    memoryGB: 80Gi
-    computeCapability: "9.0"
-    memoryBandwidthGBps: "3350"
-    features:
-      - fp8
-      - nvlink
-    performance:
-      fp16Tflops: 989
-  cost:
-    perHour: "10"
----
-apiVersion: ome.io/v1beta1
-kind: AcceleratorClass
-metadata:
-  name: nvidia-h200
-spec:
-  vendor: nvidia
-  family: hopper
-  model: h200
-  discovery:
-    nodeSelector:
-      nvidia.com/gpu.product: NVIDIA-H200
-  capabilities:
-    memoryGB: 141Gi
-    computeCapability: "9.0"
-    memoryBandwidthGBps: "4800"
-    features:
-      - fp8
-      - nvlink
-    performance:
-      fp16Tflops: 989
-  cost:
-    perHour: "12"
-"""
-
-# runtime-deployment-mode-matching.md, "Example": runtime.yaml, verbatim.
-SEED_B_RUNTIME = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterServingRuntime
-metadata:
-  name: srt-llama-3-3-70b-instruct-multinode
-spec:
-  supportedModelFormats:
-    - modelFramework:
-        name: transformers
-        version: "4.47.0.dev0"
-      modelFormat:
-        name: safetensors
-        version: "1.0.0"
-      modelArchitecture: LlamaForCausalLM
-      autoSelect: true
-      priority: 2
-  protocolVersions:
-    - openAI
-  modelSizeRange:
-    min: 60B
-    max: 75B
-  engineConfig:
-    annotations:
-      ome.io/deploymentMode: MultiNode
-    leader:
-      volumes:
-        - name: dshm
-          emptyDir:
-            medium: Memory
-      runner:
-        name: ome-container
-        image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-        ports:
-          - containerPort: 8080
-            name: http1
-            protocol: TCP
-        command:
-          - python3
-          - -m
-          - sglang.launch_server
-          - --host
-          - "0.0.0.0"
-          - --port
-          - "8080"
-          - --model-path
-          - $(MODEL_PATH)
-          - --tp-size
-          - "8"
-          - --nccl-init
-          - $(LWS_LEADER_ADDRESS):5000
-          - --nnodes
-          - $(LWS_GROUP_SIZE)
-          - --node-rank
-          - $(LWS_WORKER_INDEX)
-          - --served-model-name
-          - meta-llama/Llama-3.3-70B-Instruct
-        volumeMounts:
-          - mountPath: /dev/shm
-            name: dshm
-        resources:
-          requests:
-            nvidia.com/gpu: 4
-          limits:
-            nvidia.com/gpu: 4
-    worker:
-      size: 1
-      volumes:
-        - name: dshm
-          emptyDir:
-            medium: Memory
-      runner:
-        name: ome-container
-        image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-        command:
-          - python3
-          - -m
-          - sglang.launch_server
-          - --host
-          - "0.0.0.0"
-          - --port
-          - "8080"
-          - --model-path
-          - $(MODEL_PATH)
-          - --tp-size
-          - "8"
-          - --nccl-init
-          - $(LWS_LEADER_ADDRESS):5000
-          - --nnodes
-          - $(LWS_GROUP_SIZE)
-          - --node-rank
-          - $(LWS_WORKER_INDEX)
-          - --served-model-name
-          - meta-llama/Llama-3.3-70B-Instruct
-        volumeMounts:
-          - mountPath: /dev/shm
-            name: dshm
-        resources:
-          requests:
-            nvidia.com/gpu: 4
-          limits:
-            nvidia.com/gpu: 4
-"""
-
-# runtime-deployment-mode-matching.md: inference-service.yaml, verbatim.
-SEED_B_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-70b
-  namespace: llama-demo
-spec:
-  deploymentMode: OMENative
-  model:
-    name: llama-3-3-70b-instruct
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
-
-# runtime-inheritance.md: profile.yaml, runtime.yaml and isvc.yaml, verbatim.
-PROFILE = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterServingRuntime
-metadata:
-  name: sglang-profile
-  annotations:
-    ome.io/runtime-profile: "true"
-spec:
-  disabled: true
-  engineConfig:
-    tolerations:
-      - key: nvidia.com/gpu
-        operator: Exists
-        effect: NoSchedule
-    volumes:
-      - name: dshm
-        emptyDir:
-          medium: Memory
-    runner:
-      name: ome-container
-      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-      command:
-        - python3
-        - -m
-        - sglang.launch_server
-        - --host=0.0.0.0
-        - --port=8080
-        - --model-path=$(MODEL_PATH)
-        - "--served-model-name={{.Name}}"
-      ports:
-        - containerPort: 8080
-          name: http1
-          protocol: TCP
-      volumeMounts:
-        - name: dshm
-          mountPath: /dev/shm
-      readinessProbe:
-        httpGet:
-          path: /health_generate
-          port: 8080
-        periodSeconds: 60
-        timeoutSeconds: 200
-      startupProbe:
-        httpGet:
-          path: /health_generate
-          port: 8080
-        initialDelaySeconds: 60
-        periodSeconds: 6
-        timeoutSeconds: 30
-        failureThreshold: 150
-"""
-
-CHILD = """\
-apiVersion: ome.io/v1beta1
-kind: ServingRuntime
-metadata:
-  name: sglang-llama-3-2-3b
-  namespace: llama-demo
-  annotations:
-    ome.io/inherit-from: sglang-profile
-spec:
-  disabled: false
-  supportedModelFormats:
-    - modelFormat:
-        name: safetensors
-        version: "1.0.0"
-      modelFramework:
-        name: transformers
-        version: "4.45.0.dev0"
-      modelArchitecture: LlamaForCausalLM
-      autoSelect: false
-  modelSizeRange:
-    min: 2B
-    max: 4B
-  engineConfig:
-    runner:
-      name: ome-container
-      args:
-        - --tp-size=1
-        - --mem-frac=0.9
-      resources:
-        requests:
-          cpu: "10"
-          memory: 30Gi
-          nvidia.com/gpu: "1"
-        limits:
-          cpu: "10"
-          memory: 30Gi
-          nvidia.com/gpu: "1"
-"""
-
-INHERITANCE_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-2-3b-instruct
-  namespace: llama-demo
-spec:
-  model:
-    name: llama-3-2-3b-instruct
-  runtime:
-    name: sglang-llama-3-2-3b
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
-
-# The ClusterBaseModel llama-3-2-3b-instruct (Llama-3.2-3B-Instruct.yaml), Ready.
-LLAMA_3B_MODEL = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterBaseModel
-metadata:
-  name: llama-3-2-3b-instruct
-spec:
-  modelArchitecture: LlamaForCausalLM
-  modelFormat:
-    name: safetensors
-    version: "1.0.0"
-  modelFramework:
-    name: transformers
-    version: "4.45.0.dev0"
-  modelParameterSize: 3.21B
-"""
-
-SRT_LLAMA_3_3_70B_INSTRUCT = CATALOG_RUNTIMES / "srt" / "meta" / "llama-3-3-70b-instruct-rt.yaml"
+# The docs' manifests (helpers_docs) are written into tmp_path verbatim; the catalog runtime is read in place.
+SRT_LLAMA_3_3_70B_INSTRUCT_FILE = CATALOG_RUNTIMES / SRT_LLAMA_3_3_70B_INSTRUCT
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -472,10 +91,10 @@ def events(response: pb.ReconcileInferenceServiceResponse) -> list[tuple[str, st
 
 
 def test_seed_a_warning_denial_and_named_runtime(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    runtime = write(tmp_path, "runtime.yaml", SEED_A_RUNTIME)
-    model = write(tmp_path, "model.yaml", LLAMA_70B_MODEL)
-    selection, _ = stubs([runtime, model, SRT_LLAMA_3_3_70B_INSTRUCT])
-    isvc = service(tmp_path, "inference-service.yaml", SEED_A_ISVC)
+    runtime = write(tmp_path, "runtime.yaml", LLAMA_3_3_70B_HOPPER)
+    model = write(tmp_path, "model.yaml", LLAMA_3_3_70B_CBM)
+    selection, _ = stubs([runtime, model, SRT_LLAMA_3_3_70B_INSTRUCT_FILE])
+    isvc = service(tmp_path, "inference-service.yaml", LLAMA_3_3_70B_ISVC)
 
     got = admit(selection, isvc)
     assert (got.allowed, list(got.warnings), got.webhook) == (
@@ -518,8 +137,8 @@ def test_seed_a_warning_denial_and_named_runtime(stubs, tmp_path: Path) -> None:
 def test_seed_a_only_runtime_gives_the_quoted_message(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """"When the example InferenceService names nvidia-a100 instead, and llama-3-3-70b-hopper is
     the only runtime, the message is ..."."""
-    selection, _ = stubs([write(tmp_path, "runtime.yaml", SEED_A_RUNTIME), write(tmp_path, "model.yaml", LLAMA_70B_MODEL)])
-    isvc = service(tmp_path, "inference-service.yaml", SEED_A_ISVC.replace("acceleratorClass: nvidia-h100", "acceleratorClass: nvidia-a100"))
+    selection, _ = stubs([write(tmp_path, "runtime.yaml", LLAMA_3_3_70B_HOPPER), write(tmp_path, "model.yaml", LLAMA_3_3_70B_CBM)])
+    isvc = service(tmp_path, "inference-service.yaml", LLAMA_3_3_70B_ISVC.replace("acceleratorClass: nvidia-h100", "acceleratorClass: nvidia-a100"))
     quoted = (
         "no runtime found to support model safetensors with format safetensors in namespace llama-demo. Checked 1 runtimes "
         "(0 namespace-scoped, 1 cluster-scoped). Excluded runtimes: llama-3-3-70b-hopper (runtime does not support the required accelerator class)"
@@ -537,10 +156,10 @@ def test_seed_a_only_runtime_gives_the_quoted_message(stubs, tmp_path: Path) -> 
 
 
 def test_seed_b_denial_and_advisory(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    runtime = write(tmp_path, "runtime.yaml", SEED_B_RUNTIME)
-    model = write(tmp_path, "model.yaml", LLAMA_70B_MODEL)
-    selection, _ = stubs([runtime, SRT_LLAMA_3_3_70B_INSTRUCT, model])
-    isvc = service(tmp_path, "inference-service.yaml", SEED_B_ISVC)
+    runtime = write(tmp_path, "runtime.yaml", SRT_LLAMA_3_3_70B_MULTINODE)
+    model = write(tmp_path, "model.yaml", LLAMA_3_3_70B_CBM)
+    selection, _ = stubs([runtime, SRT_LLAMA_3_3_70B_INSTRUCT_FILE, model])
+    isvc = service(tmp_path, "inference-service.yaml", LLAMA_3_70B_ISVC)
 
     got = admit(selection, isvc)
     assert (got.allowed, got.denial_message) == (
@@ -584,8 +203,8 @@ def test_seed_b_denial_and_advisory(stubs, tmp_path: Path) -> None:  # type: ign
 def test_runtime_webhook_unknown_accelerator_classes(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """runtime-accelerator-class-matching.md: if a class the runtime lists is missing, the webhook
     rejects the runtime; select-accelerators.md: create the classes first."""
-    selection, cache = stubs([write(tmp_path, "model.yaml", LLAMA_70B_MODEL)])
-    (runtime,) = load_manifests([str(write(tmp_path, "runtime.yaml", SEED_A_RUNTIME))]).objects
+    selection, cache = stubs([write(tmp_path, "model.yaml", LLAMA_3_3_70B_CBM)])
+    (runtime,) = load_manifests([str(write(tmp_path, "runtime.yaml", LLAMA_3_3_70B_HOPPER))]).objects
     request = pb.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime.cluster_serving_runtime)
 
     got = selection.ValidateServingRuntime(request, timeout=TIMEOUT)
@@ -595,7 +214,7 @@ def test_runtime_webhook_unknown_accelerator_classes(stubs, tmp_path: Path) -> N
         "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h100 nvidia-h200]",
     )
 
-    h100, h200 = load_manifests([str(write(tmp_path, "accelerator-classes.yaml", ACCELERATOR_CLASSES))]).objects
+    h100, h200 = load_manifests([str(write(tmp_path, "accelerator-classes.yaml", NVIDIA_HOPPER_CLASSES))]).objects
     cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(objects=[h100]), timeout=TIMEOUT)
     got = selection.ValidateServingRuntime(request, timeout=TIMEOUT)
     assert (got.allowed, got.denial_message) == (False, "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]")
@@ -620,9 +239,9 @@ def test_runtime_webhook_unknown_accelerator_classes(stubs, tmp_path: Path) -> N
 
 
 def test_inheritance_example(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    profile = write(tmp_path, "profile.yaml", PROFILE)
-    child = write(tmp_path, "runtime.yaml", CHILD)
-    model = write(tmp_path, "model.yaml", LLAMA_3B_MODEL)
+    profile = write(tmp_path, "profile.yaml", SGLANG_PROFILE)
+    child = write(tmp_path, "runtime.yaml", SGLANG_CHILD)
+    model = write(tmp_path, "model.yaml", LLAMA_3_2_3B_CBM)
     selection, cache = stubs([model, profile, child])
     isvc = service(tmp_path, "isvc.yaml", INHERITANCE_ISVC)
 
@@ -673,8 +292,8 @@ def test_inheritance_example(stubs, tmp_path: Path) -> None:  # type: ignore[no-
 
 
 def test_profile_marker_needs_disabled(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    selection, _ = stubs([write(tmp_path, "model.yaml", LLAMA_3B_MODEL)])
-    (profile,) = load_manifests([str(write(tmp_path, "profile.yaml", PROFILE.replace("  disabled: true\n", "")))]).objects
+    selection, _ = stubs([write(tmp_path, "model.yaml", LLAMA_3_2_3B_CBM)])
+    (profile,) = load_manifests([str(write(tmp_path, "profile.yaml", SGLANG_PROFILE.replace("  disabled: true\n", "")))]).objects
     got = selection.ValidateServingRuntime(pb.ValidateServingRuntimeRequest(cluster_serving_runtime=profile.cluster_serving_runtime), timeout=TIMEOUT)
     assert (got.allowed, got.webhook, got.denial_message) == (
         False,
@@ -870,38 +489,15 @@ spec:
 """
 
 
-def rows(response: pb.ExplainRuntimesResponse) -> list[tuple[str, str, str, str, str, str]]:
-    out = []
-    for r in response.runtimes:
-        scope = "Cluster" if r.runtime.kind == pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else "Namespaced"
-        compatible = "Yes" if r.verdict == pb.VERDICT_CANDIDATE else "No"
-        out.append((r.runtime.name, scope, compatible, str(r.priority) if r.HasField("priority") else "-", str(r.weight) if r.HasField("weight") else "-", r.reason))
-    return out
-
-
 def test_explain_and_effective_docs_examples(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     selection, _ = stubs([write(tmp_path, "team-a.yaml", TEAM_A)])
     request = pb.ExplainRuntimesRequest(model=pb.ModelLookup(name="llama-3-2-3b-instruct", namespace="team-a"))
     got = selection.ExplainRuntimes(request, timeout=TIMEOUT)
-    assert rows(got) == [
-        ("team-llama", "Namespaced", "Yes", "1", "2", "-"),
-        ("vllm-llama", "Cluster", "Yes", "2", "6", "-"),
-        ("srt-llama-1b", "Cluster", "No", "-", "-", "model size 3.21B is outside supported range [500M, 2B]"),
-        (
-            "vllm-base",
-            "Cluster",
-            "No",
-            "-",
-            "-",
-            "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it "
-            "(pin it explicitly via spec.runtime.name instead)",
-        ),
-        ("vllm-legacy", "Cluster", "No", "-", "-", "runtime is disabled"),
-    ]
+    assert table(got) == TEAM_A_EXPLAIN_TABLE
 
     llama_chat = service(tmp_path, "llama-chat.yaml", LLAMA_CHAT)
     by_isvc = selection.ExplainRuntimes(pb.ExplainRuntimesRequest(inference_service=llama_chat), timeout=TIMEOUT)
-    assert rows(by_isvc) == rows(got)
+    assert table(by_isvc) == table(got)
     assert list(by_isvc.notes) == ["Note: spec.runtime is explicit; automatic selection below is hypothetical."]
 
     view = selection.GetEffectiveRuntime(pb.GetEffectiveRuntimeRequest(inference_service=llama_chat), timeout=TIMEOUT)

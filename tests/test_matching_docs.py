@@ -19,6 +19,7 @@ from helpers_docs import (
     LLAMA_3_3_70B_HOPPER,
     LLAMA_3_3_70B_ISVC,
     LLAMA_3_70B_ISVC,
+    MODEL_VERSION_EXAMPLES,
     NO_AUTO_SELECT_ENTRY,
     NS,
     QWEN_IMAGE_PVC,
@@ -240,26 +241,12 @@ class TestModelVersionMatching:
 
     # ---- "Examples" table ------------------------------------------------------------------------
 
-    EXAMPLES = [
-        ("1.0.0", "Equal", "1.0.0", True),
-        ("1.0.0", None, "1.0", True),
-        ("1.8.0", "GreaterThan", "1.7.0", True),
-        ("1.8.0", "GreaterThan", "1.8.0", False),
-        ("1.8.0", "GreaterThanOrEqual", "1.8.0", True),
-        ("4.50.0", "GreaterThanOrEqual", "4.36.2", True),
-        ("4.50.0", "GreaterThanOrEqual", "4.51.0", False),
-        ("1.8.0-dev", "GreaterThan", "1.8.0-dev", True),
-        ("4.45.0.dev0", "GreaterThanOrEqual", "4.44.0", False),
-        ("4.50.0", "GreaterThanOrEqual", "4.45.0.dev0", False),
-        ("1.8", "GreaterThan", "1.7.0", False),
-    ]
-
-    @pytest.mark.parametrize(("entry_version", "operator", "model_version", "matches"), EXAMPLES)
+    @pytest.mark.parametrize(("entry_version", "operator", "model_version", "matches"), MODEL_VERSION_EXAMPLES)
     def test_examples_row_framework(self, entry_version: str, operator: str | None, model_version: str, matches: bool) -> None:
         expected = YES if matches else self._framework_refusal(entry_version, model_version)
         assert self._framework_case(entry_version, operator, model_version) == expected
 
-    @pytest.mark.parametrize(("entry_version", "operator", "model_version", "matches"), EXAMPLES)
+    @pytest.mark.parametrize(("entry_version", "operator", "model_version", "matches"), MODEL_VERSION_EXAMPLES)
     def test_examples_row_format(self, entry_version: str, operator: str | None, model_version: str, matches: bool) -> None:
         rt = runtime("rt", entry(format=spec_of("safetensors", entry_version, operator)))
         got = one_runtime_verdict(rt, model(format=("safetensors", model_version)))

@@ -17,6 +17,7 @@ from helpers_docs import (
     NS,
     QWEN2_5_7B_CBM,
     QWEN2_5_7B_ISVC,
+    QWEN2_5_7B_NO_RUNTIME_MESSAGE,
     SRT_LLAMA_3_3_70B_INSTRUCT,
     SRT_LLAMA_3_3_70B_MULTINODE,
     SRT_MISTRAL_7B_INSTRUCT,
@@ -28,6 +29,7 @@ from helpers_docs import (
     runtime,
     select,
     spec_of,
+    troubleshoot_qwen_sources,
 )
 
 LABEL = "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0"
@@ -41,18 +43,12 @@ def message(sources: list, service: object) -> str:
 
 
 class TestTroubleshootPage:
-    QUOTED = (
-        "no runtime found to support model safetensors with format safetensors in namespace demo. Checked 2 runtimes "
-        "(0 namespace-scoped, 2 cluster-scoped). Excluded runtimes: srt-mistral-7b-instruct (model format "
-        "'mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1' not in supported formats: architecture mismatch "
-        "(model=Qwen2ForCausalLM, runtime=MistralForCausalLM), framework version mismatch (model=4.40.1, runtime=4.36.0))"
-    )
+    QUOTED = QWEN2_5_7B_NO_RUNTIME_MESSAGE
 
     def test_quoted_message_for_qwen2_5_7b(self) -> None:
         """srt-qwen2-5-7b is counted but not listed: it passes every check, but sets no
         autoSelect: true entry."""
-        sources = [catalog(SRT_MISTRAL_7B_INSTRUCT), catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM]
-        assert message(sources, QWEN2_5_7B_ISVC) == self.QUOTED
+        assert message(troubleshoot_qwen_sources(), QWEN2_5_7B_ISVC) == self.QUOTED
 
     def test_quoted_message_with_the_model_size_the_agent_records(self) -> None:
         """The same with a modelParameterSize inside both runtimes' 5B-9B range."""

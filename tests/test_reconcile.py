@@ -19,23 +19,32 @@ import pytest
 import yaml
 
 from helpers_docs import (
+    INHERITANCE_ISVC,
+    LLAMA_3_2_1B_CBM,
+    LLAMA_3_2_1B_ISVC,
+    LLAMA_3_2_3B_CBM,
     LLAMA_3_3_70B_CBM,
     LLAMA_3_3_70B_HOPPER,
     LLAMA_3_3_70B_ISVC,
     LLAMA_3_70B_ISVC,
     QWEN2_5_7B_CBM,
     QWEN2_5_7B_ISVC,
+    QWEN2_5_7B_NO_RUNTIME_MESSAGE,
+    SGLANG_CHILD,
+    SGLANG_PROFILE,
     SRT_LLAMA_3_2_1B_INSTRUCT,
     SRT_LLAMA_3_3_70B_INSTRUCT,
     SRT_LLAMA_3_3_70B_MULTINODE,
     SRT_MISTRAL_7B_INSTRUCT,
     SRT_QWEN2_5_7B,
+    accelerator_class,
     catalog,
     inference_service,
     isvc,
     load,
     model,
     runtime,
+    troubleshoot_qwen_sources,
 )
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector import api
@@ -69,11 +78,7 @@ def doc(text: str) -> dict[str, Any]:
     return yaml.safe_load(text)
 
 
-def accelerator_class(name: str, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "ome.io/v1beta1", "kind": "AcceleratorClass", "metadata": {"name": name}, "spec": spec}
-
-
-# select-accelerators.md, Step 1 (the fields that matter).
+# select-accelerators.md, Step 1 (the fields that matter; helpers_docs.NVIDIA_H100/H200 are the whole manifests).
 NVIDIA_H100 = accelerator_class(
     "nvidia-h100",
     vendor="nvidia",
@@ -89,118 +94,8 @@ NVIDIA_H200 = accelerator_class(
     cost={"perHour": "12"},
 )
 
-QWEN_SOURCES = [catalog(SRT_MISTRAL_7B_INSTRUCT), catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM]
-QWEN_MESSAGE = (
-    "no runtime found to support model safetensors with format safetensors in namespace demo. Checked 2 runtimes "
-    "(0 namespace-scoped, 2 cluster-scoped). Excluded runtimes: srt-mistral-7b-instruct (model format "
-    "'mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1' not in supported formats: architecture mismatch "
-    "(model=Qwen2ForCausalLM, runtime=MistralForCausalLM), framework version mismatch (model=4.40.1, runtime=4.36.0))"
-)
-
-LLAMA_1B_CBM = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterBaseModel
-metadata:
-  name: llama-3-2-1b-instruct
-spec:
-  modelArchitecture: LlamaForCausalLM
-  modelFormat:
-    name: safetensors
-    version: "1.0.0"
-  modelFramework:
-    name: transformers
-    version: "4.45.0.dev0"
-"""
-
-LLAMA_1B_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-2-1b-instruct
-  namespace: llama-demo
-spec:
-  model:
-    name: llama-3-2-1b-instruct
-  runtime:
-    name: srt-llama-3-2-1b-instruct
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
-
-SGLANG_PROFILE = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterServingRuntime
-metadata:
-  name: sglang-profile
-  annotations:
-    ome.io/runtime-profile: "true"
-spec:
-  disabled: true
-  engineConfig:
-    runner:
-      name: ome-container
-      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-"""
-
-SGLANG_CHILD = """\
-apiVersion: ome.io/v1beta1
-kind: ServingRuntime
-metadata:
-  name: sglang-llama-3-2-3b
-  namespace: llama-demo
-  annotations:
-    ome.io/inherit-from: sglang-profile
-spec:
-  disabled: false
-  supportedModelFormats:
-    - modelFormat:
-        name: safetensors
-        version: "1.0.0"
-      modelFramework:
-        name: transformers
-        version: "4.45.0.dev0"
-      modelArchitecture: LlamaForCausalLM
-      autoSelect: false
-  modelSizeRange:
-    min: 2B
-    max: 4B
-  engineConfig:
-    runner:
-      name: ome-container
-"""
-
-LLAMA_3B_CBM = """\
-apiVersion: ome.io/v1beta1
-kind: ClusterBaseModel
-metadata:
-  name: llama-3-2-3b-instruct
-spec:
-  modelArchitecture: LlamaForCausalLM
-  modelFormat:
-    name: safetensors
-    version: "1.0.0"
-  modelFramework:
-    name: transformers
-    version: "4.45.0.dev0"
-  modelParameterSize: 3.21B
-"""
-
-INHERITANCE_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-2-3b-instruct
-  namespace: llama-demo
-spec:
-  model:
-    name: llama-3-2-3b-instruct
-  runtime:
-    name: sglang-llama-3-2-3b
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
+# troubleshoot-runtime-selection.md: the two catalog runtimes and the model as `kubectl get` shows it.
+QWEN_SOURCES = troubleshoot_qwen_sources()
 
 CHAIN_ERROR = 'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])'
 
@@ -223,7 +118,7 @@ class TestRuntimeNotFound:
         """troubleshoot-runtime-selection.md, Step 1: the condition holds OME's message."""
         got = reconcile(QWEN_SOURCES, QWEN2_5_7B_ISVC)
         assert condition(got) == {
-            "message": QWEN_MESSAGE,
+            "message": QWEN2_5_7B_NO_RUNTIME_MESSAGE,
             "reason": "RuntimeNotFound",
             "severity": "Info",
             "status": "False",
@@ -234,7 +129,7 @@ class TestRuntimeNotFound:
         """The same message is in a Warning event with reason RuntimeNotFound (not v1.2.2's
         `Failed to find runtime for model qwen2-5-7b: ` RuntimeSelectionError)."""
         got = reconcile(QWEN_SOURCES, QWEN2_5_7B_ISVC)
-        assert events(got) == [("Warning", "RuntimeNotFound", QWEN_MESSAGE)]
+        assert events(got) == [("Warning", "RuntimeNotFound", QWEN2_5_7B_NO_RUNTIME_MESSAGE)]
 
     def test_no_requeue_and_workload_untouched(self) -> None:
         """facts 8.6: no hot requeue; a serving InferenceService keeps its pods."""
@@ -244,7 +139,7 @@ class TestRuntimeNotFound:
     def test_stays_false_when_the_condition_exists(self) -> None:
         got = reconcile(QWEN_SOURCES, QWEN2_5_7B_ISVC, has_condition=True)
         assert condition(got)["status"] == "False"  # type: ignore[index]
-        assert condition(got)["message"] == QWEN_MESSAGE  # type: ignore[index]
+        assert condition(got)["message"] == QWEN2_5_7B_NO_RUNTIME_MESSAGE  # type: ignore[index]
 
     def test_after_admission_with_its_own_runner_image(self) -> None:
         """troubleshoot-runtime-selection.md: OME catches the failures of an InferenceService with
@@ -252,7 +147,7 @@ class TestRuntimeNotFound:
         service = doc(QWEN2_5_7B_ISVC)
         service["spec"]["engine"]["runner"] = {"image": "my/engine:1"}
         got = reconcile(QWEN_SOURCES, service)
-        assert condition(got)["message"] == QWEN_MESSAGE  # type: ignore[index]
+        assert condition(got)["message"] == QWEN2_5_7B_NO_RUNTIME_MESSAGE  # type: ignore[index]
 
     def test_seed_a_after_admission(self) -> None:
         service = doc(LLAMA_3_3_70B_ISVC)
@@ -283,7 +178,7 @@ class TestRuntimeNotFound:
     def test_deleted_named_runtime(self) -> None:
         """reference-a-runtime-explicitly.md, "The runtime was deleted or disabled"."""
         message = "runtime srt-llama-3-2-1b-instruct not found in namespace llama-demo or at cluster scope"
-        got = reconcile([LLAMA_1B_CBM], LLAMA_1B_ISVC, has_condition=True)
+        got = reconcile([LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, has_condition=True)
         assert condition(got) == {"message": message, "reason": "RuntimeNotFound", "severity": "Info", "status": "False", "type": "RuntimeReady"}
         assert events(got) == [("Warning", "RuntimeNotFound", message)]
         assert (got.requeue, got.workload_untouched, got.HasField("selection")) == (False, True, False)
@@ -317,7 +212,7 @@ class TestRuntimeNotFound:
     def test_pinned_to_a_deleted_runtime_is_not_runtime_not_found(self) -> None:
         """reference-a-runtime-explicitly.md: with autoSync: false the InferenceService keeps serving
         from its pinned snapshot instead (RuntimeDrifted, which the service does not model)."""
-        got = reconcile([LLAMA_1B_CBM], named(LLAMA_1B_ISVC, "srt-llama-3-2-1b-instruct", autoSync=False), has_condition=False)
+        got = reconcile([LLAMA_3_2_1B_CBM], named(LLAMA_3_2_1B_ISVC, "srt-llama-3-2-1b-instruct", autoSync=False), has_condition=False)
         assert (events(got), condition(got)) == ([], None)
 
 
@@ -348,18 +243,18 @@ class TestRuntimeResolved:
         assert got.selection.runtime.name == "srt-qwen2-5-7b"
 
     def test_named_runtime_recreated(self) -> None:
-        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_1B_CBM], LLAMA_1B_ISVC, has_condition=True)
+        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, has_condition=True)
         assert condition(got) == self.STEP_5
         assert events(got) == []
 
     def test_named_runtime_never_failed(self) -> None:
-        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_1B_CBM], LLAMA_1B_ISVC, has_condition=False)
+        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, has_condition=False)
         assert condition(got) is None
 
     def test_named_elsewhere_after_the_runtime_went_missing(self) -> None:
         """"point spec.runtime.name at one that exists"."""
-        moved = named(LLAMA_1B_ISVC, "team-llama")
-        got = reconcile([runtime("team-llama", namespace="llama-demo", size=None), LLAMA_1B_CBM], moved, has_condition=True)
+        moved = named(LLAMA_3_2_1B_ISVC, "team-llama")
+        got = reconcile([runtime("team-llama", namespace="llama-demo", size=None), LLAMA_3_2_1B_CBM], moved, has_condition=True)
         assert condition(got) == self.STEP_5
 
 
@@ -416,9 +311,9 @@ class TestCompatibilityAdvisory:
     def test_format_event_with_the_same_details_as_the_warning(self) -> None:
         """reference-a-runtime-explicitly.md: OME also records a RuntimeCompatibilityAdvisory event
         with the same details."""
-        recorded = doc(LLAMA_1B_CBM)
+        recorded = doc(LLAMA_3_2_1B_CBM)
         recorded["spec"]["modelFramework"]["version"] = "4.46.0"
-        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), recorded], LLAMA_1B_ISVC)
+        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), recorded], LLAMA_3_2_1B_ISVC)
         assert events(got) == [
             (
                 "Warning",
@@ -432,7 +327,7 @@ class TestCompatibilityAdvisory:
 
     def test_no_event_when_the_runtime_declares_the_model(self) -> None:
         """reference-a-runtime-explicitly.md, Step 3: "This runtime does, so there are none"."""
-        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_1B_CBM], LLAMA_1B_ISVC)
+        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC)
         assert [e.reason for e in got.events] == []
 
     def test_no_event_without_model(self) -> None:
@@ -452,7 +347,7 @@ class TestNamedRuntimeCannotBeUsed:
         is disabled; OME stops updating the workload (exact text: facts 6.7 / 8.5)."""
         disabled = catalog(SRT_LLAMA_3_2_1B_INSTRUCT)
         disabled["spec"]["disabled"] = True
-        got = reconcile([disabled, LLAMA_1B_CBM], LLAMA_1B_ISVC, has_condition=True)
+        got = reconcile([disabled, LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, has_condition=True)
         assert events(got) == [
             (
                 "Warning",
@@ -479,7 +374,7 @@ class TestNamedRuntimeCannotBeUsed:
         """runtime-inheritance.md, "When a chain breaks": the message begins `Runtime
         sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct:` and ends with the
         chain's error; OME leaves the workload as it is and retries."""
-        got = reconcile([SGLANG_CHILD, LLAMA_3B_CBM], INHERITANCE_ISVC)
+        got = reconcile([SGLANG_CHILD, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC)
         ((kind, reason, message),) = events(got)
         assert (kind, reason) == ("Warning", "RuntimeValidationError")
         assert message.startswith("Runtime sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct:")
@@ -490,7 +385,7 @@ class TestNamedRuntimeCannotBeUsed:
     def test_broken_chain_cycle(self) -> None:
         looping = doc(SGLANG_CHILD)
         looping["metadata"]["annotations"]["ome.io/inherit-from"] = "sglang-llama-3-2-3b"
-        got = reconcile([looping, LLAMA_3B_CBM], INHERITANCE_ISVC)
+        got = reconcile([looping, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC)
         assert events(got) == [
             (
                 "Warning",
@@ -511,13 +406,13 @@ class TestNamedRuntimeCannotBeUsed:
 
     def test_broken_chain_when_pinned_is_a_pin_error(self) -> None:
         service = named(INHERITANCE_ISVC, "sglang-llama-3-2-3b", autoSync=False)
-        got = reconcile([SGLANG_CHILD, LLAMA_3B_CBM], service)
+        got = reconcile([SGLANG_CHILD, LLAMA_3_2_3B_CBM], service)
         assert [(e.type, e.reason) for e in got.events] == [("Warning", "RuntimePinError")]
         assert got.events[0].message.endswith(CHAIN_ERROR)
         assert (got.requeue, got.workload_untouched) == (True, True)
 
     def test_repaired_chain(self) -> None:
-        got = reconcile([SGLANG_PROFILE, SGLANG_CHILD, LLAMA_3B_CBM], INHERITANCE_ISVC)
+        got = reconcile([SGLANG_PROFILE, SGLANG_CHILD, LLAMA_3_2_3B_CBM], INHERITANCE_ISVC)
         assert events(got) == []
         assert list(got.selection.inheritance_chain) == ["sglang-profile", "sglang-llama-3-2-3b"]
 
@@ -541,9 +436,9 @@ class TestModelErrors:
 
     def test_named_runtime_with_a_model_without_format(self) -> None:
         """facts 8.5: for a named runtime an invalid model is a validation error, not an advisory."""
-        formatless = doc(LLAMA_1B_CBM)
+        formatless = doc(LLAMA_3_2_1B_CBM)
         del formatless["spec"]["modelFormat"]
-        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), formatless], LLAMA_1B_ISVC)
+        got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), formatless], LLAMA_3_2_1B_ISVC)
         assert events(got) == [
             (
                 "Warning",
@@ -768,8 +663,8 @@ class TestReadyIsNeverTouched:
         [
             pytest.param(QWEN_SOURCES, QWEN2_5_7B_ISVC, False, id="not-found"),
             pytest.param(QWEN_SOURCES, QWEN2_5_7B_ISVC, True, id="not-found-again"),
-            pytest.param([LLAMA_1B_CBM], LLAMA_1B_ISVC, True, id="named-missing"),
-            pytest.param([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_1B_CBM], LLAMA_1B_ISVC, True, id="resolved"),
+            pytest.param([LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, True, id="named-missing"),
+            pytest.param([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, True, id="resolved"),
         ],
     )
     def test_only_the_runtime_ready_condition_is_set(self, sources: list[Any], service: Any, has_condition: bool) -> None:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from google.protobuf import json_format
 
+from helpers_docs import LLAMA_3_3_70B_HOPPER, SGLANG_CHILD, SGLANG_PROFILE
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector.errors import RequestError
@@ -104,75 +105,10 @@ def kubectl(verdict: RuntimeVerdict) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# runtime-inheritance.md, "Define a profile and inherit from it"
+# runtime-inheritance.md, "Define a profile and inherit from it": profile.yaml and runtime.yaml
 
-PROFILE_YAML = """
-apiVersion: ome.io/v1beta1
-kind: ClusterServingRuntime
-metadata:
-  name: sglang-profile
-  annotations:
-    ome.io/runtime-profile: "true"
-spec:
-  disabled: true
-  engineConfig:
-    tolerations:
-      - key: nvidia.com/gpu
-        operator: Exists
-        effect: NoSchedule
-    volumes:
-      - name: dshm
-        emptyDir:
-          medium: Memory
-    runner:
-      name: ome-container
-      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-      command:
-        - python3
-        - -m
-        - sglang.launch_server
-        - --host=0.0.0.0
-        - --port=8080
-        - --model-path=$(MODEL_PATH)
-        - "--served-model-name={{.Name}}"
-      ports:
-        - containerPort: 8080
-          name: http1
-          protocol: TCP
-"""
-
-RUNTIME_YAML = """
-apiVersion: ome.io/v1beta1
-kind: ServingRuntime
-metadata:
-  name: sglang-llama-3-2-3b
-  namespace: llama-demo
-  annotations:
-    ome.io/inherit-from: sglang-profile
-spec:
-  disabled: false
-  supportedModelFormats:
-    - modelFormat:
-        name: safetensors
-        version: "1.0.0"
-      modelFramework:
-        name: transformers
-        version: "4.45.0.dev0"
-      modelArchitecture: LlamaForCausalLM
-      autoSelect: false
-  modelSizeRange:
-    min: 2B
-    max: 4B
-  engineConfig:
-    runner:
-      name: ome-container
-      args:
-        - --tp-size=1
-        - --mem-frac=0.9
-"""
-
-PROFILE = parse(PROFILE_YAML)
-RUNTIME = parse(RUNTIME_YAML)
+PROFILE = parse(SGLANG_PROFILE)
+RUNTIME = parse(SGLANG_CHILD)
 
 
 def inheriting(message: Any, parent: str) -> Any:
@@ -196,7 +132,7 @@ class TestTheProfileExample:
         assert check(snapshot(PROFILE), RUNTIME) == allowed(SR_WEBHOOK, ("sglang-profile", "sglang-llama-3-2-3b"))
 
     def test_a_runtime_without_a_parent_reports_no_chain(self) -> None:
-        plain = parse(RUNTIME_YAML)
+        plain = parse(SGLANG_CHILD)
         del plain.metadata.annotations["ome.io/inherit-from"]
         assert check(snapshot(), plain) == allowed(SR_WEBHOOK)
 
@@ -262,7 +198,7 @@ class TestAdmissionTable:
         assert check(snap, csr("f", "e")) == denied("inheritance chain exceeds max depth 5 (chain: [f e d c b])", CSR_WEBHOOK)
 
     def test_a_profile_without_disabled_is_denied(self) -> None:
-        profile = parse(PROFILE_YAML)
+        profile = parse(SGLANG_PROFILE)
         profile.spec.ClearField("disabled")
         verdict = check(snapshot(), profile)
         assert verdict == denied('runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true', CSR_WEBHOOK)
@@ -355,35 +291,7 @@ class TestChainScope:
 # ---------------------------------------------------------------------------------------------
 # runtime-accelerator-class-matching.md and accelerator-classes.md
 
-HOPPER_YAML = """
-apiVersion: ome.io/v1beta1
-kind: ClusterServingRuntime
-metadata:
-  name: llama-3-3-70b-hopper
-spec:
-  supportedModelFormats:
-    - modelFramework:
-        name: transformers
-        version: "4.47.0.dev0"
-      modelFormat:
-        name: safetensors
-        version: "1.0.0"
-      modelArchitecture: LlamaForCausalLM
-      autoSelect: true
-      priority: 1
-  modelSizeRange:
-    min: 60B
-    max: 75B
-  acceleratorRequirements:
-    acceleratorClasses:
-      - nvidia-h100
-      - nvidia-h200
-  engineConfig:
-    runner:
-      name: ome-container
-      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
-"""
-HOPPER = parse(HOPPER_YAML)
+HOPPER = parse(LLAMA_3_3_70B_HOPPER)
 
 
 class TestAcceleratorClasses:

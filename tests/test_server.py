@@ -19,6 +19,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from conftest import EXAMPLES, server_command
+from helpers_docs import SEED_A_FILE
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector import api, server as server_module
@@ -32,7 +33,7 @@ from ome_selector_client import SelectorClient, SelectorError
 SELECTION = "ome.selector.v1.SelectionService"
 CACHE = "ome.selector.v1.CacheService"
 EXAMPLES_VERSION = manifests_version(load_manifests(example_paths()).objects)
-SEED_A_ISVC = load_inference_service(str(EXAMPLES / "inferenceservices" / "llama-3-3-70b.yaml"))
+SEED_A_ISVC = load_inference_service(SEED_A_FILE)
 TEXT_RPC_LINE = re.compile(r" INFO ome_selector\.rpc: rpc method=(\S+) code=(\w+) duration_ms=(\d+(?:\.\d+)?)$")
 
 

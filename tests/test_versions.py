@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers_docs import MODEL_VERSION_EXAMPLES
 from ome_selector.versions import Version, entry_accepts, parse_version
 
 
@@ -210,22 +211,7 @@ class TestOperatorsTable:
 # ---- "Examples" table at the unit level (the engine-level test is in test_matching_docs.py) ---
 
 
-@pytest.mark.parametrize(
-    ("entry", "operator", "model", "matches"),
-    [
-        ("1.0.0", "Equal", "1.0.0", True),
-        ("1.0.0", None, "1.0", True),
-        ("1.8.0", "GreaterThan", "1.7.0", True),
-        ("1.8.0", "GreaterThan", "1.8.0", False),
-        ("1.8.0", "GreaterThanOrEqual", "1.8.0", True),
-        ("4.50.0", "GreaterThanOrEqual", "4.36.2", True),
-        ("4.50.0", "GreaterThanOrEqual", "4.51.0", False),
-        ("1.8.0-dev", "GreaterThan", "1.8.0-dev", True),
-        ("4.45.0.dev0", "GreaterThanOrEqual", "4.44.0", False),
-        ("4.50.0", "GreaterThanOrEqual", "4.45.0.dev0", False),
-        ("1.8", "GreaterThan", "1.7.0", False),
-    ],
-)
+@pytest.mark.parametrize(("entry", "operator", "model", "matches"), MODEL_VERSION_EXAMPLES)
 def test_examples_table_unit(entry: str, operator: str | None, model: str, matches: bool) -> None:
     assert entry_accepts(parse_version(entry), operator, parse_version(model)) is matches
 
