@@ -24,6 +24,7 @@ units; one that does not parse counts as absent.
 from __future__ import annotations
 
 import decimal
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -98,6 +99,7 @@ _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15,
 _EXACT = decimal.Context(prec=4000, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[decimal.InvalidOperation])
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_quantity(text: str) -> Decimal | None:
     """A Kubernetes quantity in base units, exactly: ``80Gi`` -> 85899345920, ``80G`` ->
     80000000000, ``500m`` -> 0.5, ``1e3`` -> 1000. Suffixes: binary ``Ki``..``Ei``, decimal

@@ -259,10 +259,14 @@ def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseMode
     )
 
 
-def _isvc_mode(annotations: object, service_mode: str | None) -> str | None:
-    mode = _mode(annotations)
+def requested_mode(isvc: types_pb2.InferenceService, component: str) -> str | None:
+    """The mode the InferenceService itself asks for ``component`` (``engine`` or ``decoder``):
+    its own ``ome.io/deploymentMode`` annotation when valid, else ``spec.deploymentMode``; None
+    for none. ``metadata.annotations`` never count (runtime-deployment-mode-matching.md)."""
+    mode = _mode(getattr(isvc.spec, component).annotations)
     if mode is not None:
         return mode
+    service_mode = isvc.spec.deployment_mode if isvc.spec.HasField("deployment_mode") else None
     return service_mode if service_mode in d.VALID_MODES else None
 
 
@@ -284,14 +288,13 @@ def compile_request(isvc: types_pb2.InferenceService) -> d.Request:
         selector = owner.accelerator_selector if owner is spec else owner.accelerator_override  # type: ignore[attr-defined]
         if selector.HasField("accelerator_class"):
             required.add(selector.accelerator_class)
-    service_mode = spec.deployment_mode if spec.HasField("deployment_mode") else None
     has_decoder = spec.HasField("decoder")
     return d.Request(
         namespace=isvc.metadata.namespace,
         model_name=spec.model.name,
         required_classes=frozenset(required) if spec.HasField("model") else None,
-        engine_mode=_isvc_mode(spec.engine.annotations, service_mode),
-        decoder_mode=_isvc_mode(spec.decoder.annotations, service_mode) if has_decoder else None,
+        engine_mode=requested_mode(isvc, "engine"),
+        decoder_mode=requested_mode(isvc, "decoder") if has_decoder else None,
         has_decoder=has_decoder,
     )
 

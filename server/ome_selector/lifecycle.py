@@ -25,7 +25,7 @@ from . import domain as d
 from . import engine, messages
 from .accelerators import Assignment, accelerator_event_message, assign_accelerator
 from .engine import AutoSelection, Evaluation, Verdict
-from .ingest import compile_model, compile_request
+from .ingest import compile_model, compile_request, requested_mode
 from .snapshot import Snapshot
 
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
@@ -175,16 +175,6 @@ def _full_runner(engine_spec: types_pb2.EngineSpec) -> bool:
     return bool(engine_spec.leader.runner.image and engine_spec.worker.runner.image)
 
 
-def requested_mode(isvc: types_pb2.InferenceService, component: str) -> str:
-    """The mode the InferenceService itself asks for a component: its own annotation when valid,
-    else ``spec.deploymentMode``; ``""`` for none."""
-    annotations = getattr(isvc.spec, component).annotations
-    value = annotations.get(d.DEPLOYMENT_MODE_ANNOTATION)
-    if value in d.VALID_MODES:
-        return value
-    return isvc.spec.deployment_mode if isvc.spec.HasField("deployment_mode") else ""
-
-
 def spec_denial(isvc: types_pb2.InferenceService) -> str:
     """Denials that need no runtime or model, in order: the name, decoder without engine,
     ``spec.deploymentMode`` outside its enum (the API server's message), and the OMENative
@@ -206,7 +196,7 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
     if revision_denial:
         return revision_denial
     if spec.HasField("engine") and spec.HasField("decoder"):
-        engine_mode, decoder_mode = requested_mode(isvc, "engine"), requested_mode(isvc, "decoder")
+        engine_mode, decoder_mode = requested_mode(isvc, "engine") or "", requested_mode(isvc, "decoder") or ""
         if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
             return (
                 f'InvalidDeploymentModeCombination: engine deploymentMode="{engine_mode}" does not match decoder '
