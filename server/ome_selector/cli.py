@@ -108,7 +108,6 @@ _ADMISSION_PATH = {
     selector_pb2.ADMISSION_PATH_SPEC: "Spec",
 }
 # The runtime kinds validate-runtime reads: kind -> ValidateServingRuntimeRequest field.
-_RUNTIME_KINDS = {"ServingRuntime": "serving_runtime", "ClusterServingRuntime": "cluster_serving_runtime"}
 
 _EXPLAIN_HELP = """\
 Lists every runtime in scope: the candidates in the order OME ranks them (the first one is the
@@ -365,47 +364,13 @@ def _load_isvc(args: argparse.Namespace) -> types_pb2.InferenceService:
 
 
 def _load_runtime(path: str, namespace: str) -> tuple[str, types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime]:
-    """The first ServingRuntime or ClusterServingRuntime document in ``path`` (``-`` reads
-    stdin), as (ValidateServingRuntimeRequest field, message). A ServingRuntime without a
-    namespace gets ``namespace``. Read as ``load_inference_service`` reads an InferenceService,
-    but without the loader's object checks: judging the runtime is the webhook's job."""
-    import yaml
+    """``manifests.load_runtime`` with its errors as usage errors."""
+    from ome_selector.manifests import ManifestError, load_runtime
 
-    from ome_selector.manifests import API_VERSION, KubernetesLoader, parse_problem, yaml_problem
-
-    name = "<stdin>" if path == "-" else path
     try:
-        if path == "-":
-            text = sys.stdin.read()
-        elif os.path.isdir(path):
-            raise UsageError(f"{path}: is a directory, expected a ServingRuntime or ClusterServingRuntime file")
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"{name}: cannot read: {reason}") from None
-    stream = yaml.load_all(text, Loader=KubernetesLoader)
-    index = 0
-    while True:
-        try:
-            doc = next(stream)
-        except StopIteration:
-            break
-        except yaml.YAMLError as exc:
-            raise UsageError(f"{name}: document {index}: invalid YAML: {yaml_problem(exc)}") from None
-        if isinstance(doc, dict) and doc.get("apiVersion") == API_VERSION and doc.get("kind") in _RUNTIME_KINDS:
-            which = _RUNTIME_KINDS[doc["kind"]]
-            runtime = types_pb2.ServingRuntime() if which == "serving_runtime" else types_pb2.ClusterServingRuntime()
-            try:
-                json_format.ParseDict(doc, runtime, ignore_unknown_fields=True)
-            except (json_format.ParseError, TypeError, ValueError) as exc:
-                raise UsageError(f"{name}: document {index}: {parse_problem(exc)}") from None
-            if which == "serving_runtime" and not runtime.metadata.namespace:
-                runtime.metadata.namespace = namespace
-            return which, runtime
-        index += 1
-    raise UsageError(f"{name}: no ServingRuntime or ClusterServingRuntime ({API_VERSION}) found")
+        return load_runtime(path, namespace)
+    except ManifestError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _ask_offline(args: argparse.Namespace, request: Message, err: TextIO) -> Message:

@@ -152,13 +152,8 @@ def load_inference_service(path: str) -> types_pb2.InferenceService:
     Raises ``ManifestError`` when the file cannot be read, holds a malformed document, or holds
     no ``ome.io/v1beta1`` InferenceService.
     """
-    name = "<stdin>" if path == "-" else path
-    if path == "-":
-        loaded = _parse_text(name, sys.stdin.read())
-    elif os.path.isdir(path):
-        raise ManifestError(f"{path}: is a directory, expected an InferenceService file")
-    else:
-        loaded = _load_file(path)
+    name, text = _read_one(path, "an InferenceService")
+    loaded = _parse_text(name, text)
     if loaded.errors:
         raise ManifestError("\n".join(loaded.errors))
     for doc in loaded.documents:
@@ -213,29 +208,74 @@ def _walk(root: str) -> Iterator[str]:
 
 def _load_file(file: str) -> _FileResult:
     try:
-        with open(file, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return _FileResult(errors=[f"{file}: cannot read: {reason}"])
-    return _parse_text(file, text)
+        name, text = _read_one(file, "a manifest")
+    except ManifestError as exc:
+        return _FileResult(errors=[str(exc)])
+    return _parse_text(name, text)
 
 
-def _parse_text(file: str, text: str) -> _FileResult:
-    out = _FileResult()
-    index = 0
+def _documents(file: str, text: str) -> Iterator[tuple[int, Any]]:
+    """(index, document) of each YAML document; ``ManifestError`` at the first invalid one."""
     stream = yaml.load_all(text, Loader=KubernetesLoader)
+    index = 0
     while True:
         try:
             doc = next(stream)
         except StopIteration:
-            break
+            return
         except yaml.YAMLError as exc:
-            out.errors.append(f"{file}: document {index}: invalid YAML: {yaml_problem(exc)}")
-            break
-        _parse_document(file, index, doc, out)
+            raise ManifestError(f"{file}: document {index}: invalid YAML: {yaml_problem(exc)}") from None
+        yield index, doc
         index += 1
+
+
+def _parse_text(file: str, text: str) -> _FileResult:
+    out = _FileResult()
+    try:
+        for index, doc in _documents(file, text):
+            _parse_document(file, index, doc, out)
+    except ManifestError as exc:
+        out.errors.append(str(exc))
     return out
+
+
+def _read_one(path: str, expected: str) -> tuple[str, str]:
+    """(display name, text) of ``path`` (``-`` reads standard input); ``ManifestError`` when it
+    is a directory or cannot be read."""
+    if path == "-":
+        return "<stdin>", sys.stdin.read()
+    if os.path.isdir(path):
+        raise ManifestError(f"{path}: is a directory, expected {expected} file")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return path, handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ManifestError(f"{path}: cannot read: {reason}") from None
+
+
+_RUNTIME_FIELDS = {"ServingRuntime": "serving_runtime", "ClusterServingRuntime": "cluster_serving_runtime"}
+
+
+def load_runtime(path: str, namespace: str) -> tuple[str, types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime]:
+    """The first ServingRuntime or ClusterServingRuntime document in ``path`` (``-`` reads
+    standard input) as (ValidateServingRuntimeRequest field, message); a ServingRuntime without a
+    namespace gets ``namespace``. Unlike ``load_manifests`` it does not judge the object (that is
+    the runtime webhook's job). Raises ``ManifestError`` for an unreadable file, a malformed
+    document, or no runtime."""
+    name, text = _read_one(path, "a ServingRuntime or ClusterServingRuntime")
+    for index, doc in _documents(name, text):
+        if isinstance(doc, dict) and doc.get("apiVersion") == API_VERSION and doc.get("kind") in _RUNTIME_FIELDS:
+            which = _RUNTIME_FIELDS[doc["kind"]]
+            runtime = types_pb2.ServingRuntime() if which == "serving_runtime" else types_pb2.ClusterServingRuntime()
+            try:
+                json_format.ParseDict(doc, runtime, ignore_unknown_fields=True)
+            except (json_format.ParseError, TypeError, ValueError) as exc:
+                raise ManifestError(f"{name}: document {index}: {parse_problem(exc)}") from None
+            if which == "serving_runtime" and not runtime.metadata.namespace:
+                runtime.metadata.namespace = namespace
+            return which, runtime
+    raise ManifestError(f"{name}: no ServingRuntime or ClusterServingRuntime ({API_VERSION}) found")
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
