@@ -107,7 +107,6 @@ _ADMISSION_PATH = {
     selector_pb2.ADMISSION_PATH_PINNED_NO_MODEL: "PinnedNoModel",
     selector_pb2.ADMISSION_PATH_SPEC: "Spec",
 }
-# The runtime kinds validate-runtime reads: kind -> ValidateServingRuntimeRequest field.
 
 _EXPLAIN_HELP = """\
 Lists every runtime in scope: the candidates in the order OME ranks them (the first one is the

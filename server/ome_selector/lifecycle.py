@@ -285,12 +285,8 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
         return Admission(True, "DEFERRED_FULL_RUNNER")
     if not spec.HasField("model") or not model_name:
         return Admission(False, "AUTO_SELECT", denial="model reference is required when runtime is not specified and engine does not have complete runner configuration")
-    decision = decide(snapshot, isvc)
+    decision = decide(snapshot, isvc)  # the model exists and is enabled (checked above)
     res = decision.model
-    if res.not_found:
-        return Admission(False, "AUTO_SELECT", denial=res.not_found, decision=decision)
-    if res.error and res.model is not None and res.model.disabled:
-        return Admission(False, "AUTO_SELECT", denial=res.error, decision=decision)
     failure = res.error or (decision.auto.no_runtime_message if decision.auto and decision.runtime is None else "")
     if failure:
         return Admission(

@@ -111,31 +111,24 @@ class RpcLoggingInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:  # unknown method: grpc answers UNIMPLEMENTED itself
             return handler
         method = handler_call_details.method
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _wrap_unary(method, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(
-                _wrap_unary(method, handler.stream_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                _wrap_streaming(method, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(
-                _wrap_streaming(method, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
+        for attribute, make, wrap in _handler_kinds():
+            behavior = getattr(handler, attribute)
+            if behavior is not None:
+                return make(  # type: ignore[no-any-return]
+                    wrap(method, behavior),
+                    request_deserializer=handler.request_deserializer,
+                    response_serializer=handler.response_serializer,
+                )
         return handler
+
+
+def _handler_kinds() -> tuple[tuple[str, Callable[..., Any], Callable[[str, Callable[..., Any]], Callable[..., Any]]], ...]:
+    return (
+        ("unary_unary", grpc.unary_unary_rpc_method_handler, _wrap_unary),
+        ("stream_unary", grpc.stream_unary_rpc_method_handler, _wrap_unary),
+        ("unary_stream", grpc.unary_stream_rpc_method_handler, _wrap_streaming),
+        ("stream_stream", grpc.stream_stream_rpc_method_handler, _wrap_streaming),
+    )
 
 
 def _log_rpc(method: str, context: Any, started: float, error: BaseException | None) -> None:
