@@ -174,10 +174,65 @@ def test_namespaced_runtime_comes_first_in_its_namespace(selection: selector_pb2
 
 
 # ---- the InferenceServices of ome-cluster -------------------------------------------------------
-# ClusterBaseModel llama-3-3-70b-instruct records modelParameterSize 3.70B, so every runtime
-# made for 70B models ([60B, 75B] or [65B, 75B]) excludes it by size.
+# Expectations below follow from the docs' rules applied to the data files, which the helpers read
+# (the recorded model size and each runtime's modelSizeRange, priorities and accelerator classes),
+# so a change of the data shows up as a failed precondition rather than as a wrong copied figure.
 
-SIZE_60_75 = "model size 3.70B is outside supported range [60B, 75B]"
+LLAMA_70B = "llama-3-3-70b-instruct"
+# The five ClusterServingRuntimes whose autoSelect entry matches the model's format, framework and
+# architecture (runtimes-extra.yaml and the catalog); srt-llama-3-3-70b-instruct matches too but has
+# no autoSelect: true entry.
+LLAMA_70B_AUTO = (
+    "srt-llama-3-3-70b-instruct-omenative",
+    "srt-llama-3-3-70b-instruct-hopper",
+    "srt-llama-3-3-70b-instruct-ampere",
+    "srt-deepseek-r1-distill-llama-70b",
+    "vllm-llama-3-3-70b-instruct",
+)
+NOT_AUTO = (
+    "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it "
+    "(pin it explicitly via spec.runtime.name instead)"
+)
+CLASS_REASON = "runtime does not support the required accelerator class"
+
+
+def _data_objects() -> dict[tuple[str, str, str], dict]:
+    """Every object of the catalog runtimes and ome-cluster, keyed by kind, namespace, name (later wins)."""
+    out: dict[tuple[str, str, str], dict] = {}
+    for path in [*sorted(CATALOG_RUNTIMES.rglob("*.yaml")), *sorted(OME_CLUSTER.glob("*.yaml"))]:
+        for doc in _docs(str(path)):
+            if isinstance(doc, dict) and "metadata" in doc:
+                out[(doc["kind"], doc["metadata"].get("namespace", ""), doc["metadata"]["name"])] = doc
+    return out
+
+
+def _params(text: str) -> float:
+    """A modelParameterSize / modelSizeRange bound ("70B", "500M") in parameters."""
+    number, unit = re.fullmatch(r"([0-9.]+)([KMBT])", str(text)).groups()  # type: ignore[union-attr]
+    return float(number) * {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}[unit]
+
+
+def _expected_ranking(model: str, runtimes: list[tuple[str, str, str]]) -> list[tuple[str, int, float]]:
+    """runtime-selection-scoring.md on the data: each runtime's model size must lie in its
+    modelSizeRange (troubleshoot Step 2, "Model size"); score = (modelFormat weight +
+    modelFramework weight) x priority of its first entry (both weights default to 1); ties go to
+    the narrower range (the distance of a range with both bounds is its width), then the name.
+    Returns (name, score, size distance) in rank order."""
+    data = _data_objects()
+    size = _params(data[("ClusterBaseModel", "", model)]["spec"]["modelParameterSize"])
+    rows = []
+    for key in runtimes:
+        spec = data[key]["spec"]
+        low, high = _params(spec["modelSizeRange"]["min"]), _params(spec["modelSizeRange"]["max"])
+        assert low <= size <= high, f"data changed: {model} ({size:g}) no longer fits {key[2]} [{low:g}, {high:g}]"
+        entry = spec["supportedModelFormats"][0]
+        weights = entry["modelFormat"].get("weight", 1) + entry["modelFramework"].get("weight", 1)
+        rows.append((key[2], weights * entry["priority"], high - low))
+    return sorted(rows, key=lambda r: (-r[1], r[2], r[0]))
+
+
+def _candidates(response: selector_pb2.SelectRuntimeResponse) -> list[tuple[str, int, float]]:
+    return [(c.runtime.name, c.score, c.size_distance) for c in response.candidates]
 
 
 def _reason(response: selector_pb2.SelectRuntimeResponse, name: str) -> str:
@@ -186,27 +241,40 @@ def _reason(response: selector_pb2.SelectRuntimeResponse, name: str) -> str:
     return found[0]
 
 
-def test_isvc_llama_70b_no_runtime_by_size(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+def test_isvc_llama_70b_auto_selects_by_score(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """The recorded 70B fits every 70B runtime's range, so the five autoSelect runtimes rank by
+    score (priority 3 -> 6, 2 -> 4, the rest 2), then range width, then name."""
+    expected = _expected_ranking(LLAMA_70B, [("ClusterServingRuntime", "", n) for n in LLAMA_70B_AUTO])
+    assert expected == [
+        ("srt-llama-3-3-70b-instruct-omenative", 6, 15e9),
+        ("srt-llama-3-3-70b-instruct-hopper", 4, 15e9),
+        ("srt-deepseek-r1-distill-llama-70b", 2, 10e9),
+        ("srt-llama-3-3-70b-instruct-ampere", 2, 15e9),
+        ("vllm-llama-3-3-70b-instruct", 2, 15e9),
+    ]
     response = _select(selection, _isvcs()["llama-70b"])
-    assert not response.HasField("selection")
-    assert response.no_runtime_message.startswith(
-        "no runtime found to support model safetensors with format safetensors in namespace llama-demo. "
-        "Checked 206 runtimes (0 namespace-scoped, 206 cluster-scoped). Excluded runtimes: "
-    )
-    for name in ("srt-llama-3-3-70b-instruct-hopper", "srt-llama-3-3-70b-instruct-ampere", "srt-llama-3-3-70b-instruct-omenative", "vllm-llama-3-3-70b-instruct"):
-        assert _reason(response, name) == SIZE_60_75
-        assert f"{name} ({SIZE_60_75})" in response.no_runtime_message
-    # srt-llama-3-3-70b-instruct has no autoSelect: true entry, but the size check comes first.
-    assert _reason(response, "srt-llama-3-3-70b-instruct") == SIZE_60_75
-    assert f"; srt-llama-3-3-70b-instruct ({SIZE_60_75})" in response.no_runtime_message
+    assert _candidates(response) == expected
+    assert response.selection.runtime == selector_pb2.RuntimeRef(kind=CSR, name="srt-llama-3-3-70b-instruct-omenative")
+    assert list(response.warnings) == [f"Runtime srt-llama-3-3-70b-instruct-omenative will be auto-selected for model {LLAMA_70B}"]
+    assert response.no_runtime_message == ""
+    # srt-llama-3-3-70b-instruct fits too, but has no autoSelect: true entry.
+    assert _reason(response, "srt-llama-3-3-70b-instruct") == NOT_AUTO
 
 
-def test_isvc_llama_70b_h100_accelerator_then_size(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+def test_isvc_llama_70b_h100_only_the_runtime_listing_the_class(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """nvidia-h100-80gb is listed by the hopper runtime only; the other 70B runtimes that list
+    classes are excluded by the accelerator-class check, which comes before the format check."""
+    data = _data_objects()
+    listing = [k[2] for k, d in data.items() if k[0] == "ClusterServingRuntime"
+               and "nvidia-h100-80gb" in ((d["spec"].get("acceleratorRequirements") or {}).get("acceleratorClasses") or [])]
+    assert listing == ["srt-llama-3-3-70b-instruct-hopper"]
     response = _select(selection, _isvcs()["llama-70b-h100"])
-    assert not response.HasField("selection")
-    assert _reason(response, "srt-llama-3-3-70b-instruct-hopper") == SIZE_60_75  # lists nvidia-h100-80gb
-    assert _reason(response, "srt-llama-3-3-70b-instruct-ampere") == "runtime does not support the required accelerator class"
-    assert _reason(response, "srt-llama-3-3-70b-instruct") == "runtime does not support the required accelerator class"
+    assert _candidates(response) == _expected_ranking(LLAMA_70B, [("ClusterServingRuntime", "", "srt-llama-3-3-70b-instruct-hopper")])
+    assert _candidates(response) == [("srt-llama-3-3-70b-instruct-hopper", 4, 15e9)]
+    assert response.selection.runtime.name == "srt-llama-3-3-70b-instruct-hopper"
+    assert _reason(response, "srt-llama-3-3-70b-instruct-ampere") == CLASS_REASON
+    assert _reason(response, "srt-llama-3-3-70b-instruct") == CLASS_REASON
+    assert _reason(response, "vllm-llama-3-3-70b-instruct") == CLASS_REASON
 
 
 def test_isvc_llama_70b_l40s_no_runtime_lists_the_class(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
@@ -215,37 +283,38 @@ def test_isvc_llama_70b_l40s_no_runtime_lists_the_class(selection: selector_pb2_
     assert {e.reasons[0].message for e in response.exclusions} == {"runtime does not support the required accelerator class"}
 
 
-def test_isvc_llama_70b_native_mode_then_size(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+def test_isvc_llama_70b_native_mode(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """OMENative: the omenative runtime declares it (ome.io/deploymentMode in engineConfig), the
+    others declare no mode and so accept any; the ranking is the one without the mode."""
     response = _select(selection, _isvcs()["llama-70b-native"])
-    assert not response.HasField("selection")
-    assert _reason(response, "srt-llama-3-3-70b-instruct-omenative") == SIZE_60_75
-    assert _reason(response, "srt-llama-3-3-70b-instruct-hopper") == SIZE_60_75  # declares no mode
+    assert _candidates(response) == _expected_ranking(LLAMA_70B, [("ClusterServingRuntime", "", n) for n in LLAMA_70B_AUTO])
+    assert response.selection.runtime.name == "srt-llama-3-3-70b-instruct-omenative"
 
 
-def test_isvc_llama_70b_team_namespaced_runtimes_checked_first(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+def test_isvc_llama_70b_team_namespaced_runtime_wins(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+    """In team-a the ServingRuntime team-llama-70b (priority 1, score 2) ranks before every
+    ClusterServingRuntime; its child has no autoSelect: true entry."""
     response = _select(selection, _isvcs()["llama-70b-team"])
-    assert not response.HasField("selection")
-    assert response.no_runtime_message.startswith(
-        "no runtime found to support model safetensors with format safetensors in namespace team-a. "
-        "Checked 208 runtimes (2 namespace-scoped, 206 cluster-scoped). Excluded runtimes: "
-        "team-llama-70b (model size 3.70B is outside supported range [65B, 75B]); "
-        f"team-llama-70b-child ({SIZE_60_75}); "
-    )
+    cluster = _expected_ranking(LLAMA_70B, [("ClusterServingRuntime", "", n) for n in LLAMA_70B_AUTO])
+    assert _candidates(response) == _expected_ranking(LLAMA_70B, [("ServingRuntime", "team-a", "team-llama-70b")]) + cluster
+    assert _candidates(response)[0] == ("team-llama-70b", 2, 10e9)
+    assert response.selection.runtime == selector_pb2.RuntimeRef(kind=SR, namespace="team-a", name="team-llama-70b")
+    assert selector_pb2.TieBreak.Name(response.candidates[1].tie_break) == "TIE_BREAK_SCOPE"
+    assert _reason(response, "team-llama-70b-child") == NOT_AUTO
+    assert list(response.warnings) == [f"Runtime team-llama-70b will be auto-selected for model {LLAMA_70B}"]
 
 
 def test_isvc_named_child_runtime_uses_inherited_classes(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
     """team-llama-70b-child inherits acceleratorRequirements from the hopper runtime, so the named
-    runtime passes the nvidia-h100-80gb check and fails only on size; OME uses it with a warning."""
+    runtime passes the nvidia-h100-80gb check; the model fits its [60B, 75B] range, so every check
+    passes and OME uses it without a warning (autoSelect does not matter for a named runtime)."""
+    _expected_ranking(LLAMA_70B, [("ServingRuntime", "team-a", "team-llama-70b-child")])  # the size fits
     response = _select(selection, _isvcs()["llama-70b-named-child"])
     assert response.selection.runtime == selector_pb2.RuntimeRef(kind=SR, namespace="team-a", name="team-llama-70b-child")
     assert response.selection.mode == selector_pb2.SELECTION_MODE_NAMED
     assert list(response.selection.inheritance_chain) == ["srt-llama-3-3-70b-instruct-hopper", "team-llama-70b-child"]
-    assert [r.message for r in response.selection.reasons] == [SIZE_60_75]
-    assert list(response.warnings) == [
-        'runtime "team-llama-70b-child" does not declare support for model "llama-3-3-70b-instruct" '
-        "(runtime team-llama-70b-child does not support model safetensors: model size 3.70B is outside supported range [60B, 75B]); "
-        "proceeding because the runtime was named explicitly"
-    ]
+    assert list(response.selection.reasons) == []
+    assert list(response.warnings) == []
 
 
 def test_isvc_qwen2_5_7b(selection: selector_pb2_grpc.SelectionServiceStub) -> None:

@@ -314,23 +314,13 @@ def cluster(stubs):  # type: ignore[no-untyped-def]
 
 def test_ome_cluster_named_child(cluster) -> None:  # type: ignore[no-untyped-def]
     """team-llama-70b-child inherits from srt-llama-3-3-70b-instruct-hopper, which lists
-    nvidia-h100-80gb; the recorded size 3.70B is outside the child's 60B-75B range, so the named
-    runtime is used with the size reason as an advisory."""
+    nvidia-h100-80gb; the recorded 70B lies in the child's 60B-75B range, so every check passes:
+    the named runtime is used with no advisory, no event and no admission warning."""
     selection, isvcs = cluster
     isvc = isvcs["llama-70b-named-child"]
-    advisory_reason = (
-        "runtime team-llama-70b-child does not support model safetensors: model size 3.70B is outside supported range [60B, 75B]"
-    )
 
     rec = reconcile(selection, isvc)
-    assert events(rec) == [
-        (
-            "Warning",
-            "RuntimeCompatibilityAdvisory",
-            f"Runtime team-llama-70b-child does not declare support for model llama-3-3-70b-instruct ({advisory_reason}); "
-            "proceeding because the runtime was named explicitly",
-        )
-    ]
+    assert events(rec) == []
     assert (rec.selection.runtime.kind, rec.selection.runtime.namespace, rec.selection.runtime.name, rec.selection.mode) == (
         pb.RUNTIME_KIND_SERVING_RUNTIME,
         "team-a",
@@ -338,7 +328,7 @@ def test_ome_cluster_named_child(cluster) -> None:  # type: ignore[no-untyped-de
         pb.SELECTION_MODE_NAMED,
     )
     assert list(rec.selection.inheritance_chain) == ["srt-llama-3-3-70b-instruct-hopper", "team-llama-70b-child"]
-    assert [(r.check, r.message) for r in rec.selection.reasons] == [(pb.CHECK_MODEL_SIZE, "model size 3.70B is outside supported range [60B, 75B]")]
+    assert list(rec.selection.reasons) == []
     assert (rec.requeue, rec.workload_untouched, rec.HasField("runtime_ready")) == (False, False, False)
     (engine,) = rec.components
     # The child lists no classes itself; the merged spec has the parent's, and the named class exists.
@@ -350,13 +340,7 @@ def test_ome_cluster_named_child(cluster) -> None:  # type: ignore[no-untyped-de
     )
 
     got = admit(selection, isvc)
-    assert (got.allowed, list(got.warnings)) == (
-        True,
-        [
-            f'runtime "team-llama-70b-child" does not declare support for model "llama-3-3-70b-instruct" ({advisory_reason}); '
-            "proceeding because the runtime was named explicitly"
-        ],
-    )
+    assert (got.allowed, list(got.warnings)) == (True, [])
 
     view = selection.GetEffectiveRuntime(pb.GetEffectiveRuntimeRequest(inference_service=isvc), timeout=TIMEOUT)
     assert (view.state, view.runtime, view.selection, chain(view)) == (
@@ -367,10 +351,46 @@ def test_ome_cluster_named_child(cluster) -> None:  # type: ignore[no-untyped-de
     )
 
 
-def test_ome_cluster_named_child_pinned(cluster) -> None:  # type: ignore[no-untyped-def]
-    selection, isvcs = cluster
+def _named_child_on_a100(isvcs) -> types_pb2.InferenceService:  # type: ignore[no-untyped-def]
+    """The named child asked for nvidia-a100-80gb, a class its inherited list does not have."""
     isvc = types_pb2.InferenceService()
     isvc.CopyFrom(isvcs["llama-70b-named-child"])
+    isvc.spec.accelerator_selector.accelerator_class = "nvidia-a100-80gb"
+    return isvc
+
+
+def test_ome_cluster_named_child_on_another_class_is_an_advisory(cluster) -> None:  # type: ignore[no-untyped-def]
+    """The accelerator-class check fails, so OME proceeds with the named runtime and warns; the
+    check runs before the format is known, hence OME's empty model format in the reason."""
+    selection, isvcs = cluster
+    isvc = _named_child_on_a100(isvcs)
+    advisory_reason = "runtime team-llama-70b-child does not support model : runtime does not support the required accelerator class"
+    rec = reconcile(selection, isvc)
+    assert events(rec) == [
+        (
+            "Warning",
+            "RuntimeCompatibilityAdvisory",
+            f"Runtime team-llama-70b-child does not declare support for model llama-3-3-70b-instruct ({advisory_reason}); "
+            "proceeding because the runtime was named explicitly",
+        )
+    ]
+    assert [(r.check, r.message) for r in rec.selection.reasons] == [
+        (pb.CHECK_ACCELERATOR_CLASS, "runtime does not support the required accelerator class")
+    ]
+    got = admit(selection, isvc)
+    assert (got.allowed, list(got.warnings)) == (
+        True,
+        [
+            f'runtime "team-llama-70b-child" does not declare support for model "llama-3-3-70b-instruct" ({advisory_reason}); '
+            "proceeding because the runtime was named explicitly"
+        ],
+    )
+
+
+def test_ome_cluster_named_child_pinned(cluster) -> None:  # type: ignore[no-untyped-def]
+    """autoSync: false skips the compatibility check, so the advisory of the test above is not sent."""
+    selection, isvcs = cluster
+    isvc = _named_child_on_a100(isvcs)
     isvc.spec.runtime.auto_sync = False
     assert events(reconcile(selection, isvc)) == []
 
