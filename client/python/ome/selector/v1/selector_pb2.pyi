@@ -213,6 +213,36 @@ SELECTION_MODE_NAMED: SelectionMode.ValueType  # 2
 """The InferenceService names the runtime in `spec.runtime.name`."""
 Global___SelectionMode: _TypeAlias = SelectionMode  # noqa: Y015
 
+class _SelectRuntimeView:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SelectRuntimeViewEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SelectRuntimeView.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SELECT_RUNTIME_VIEW_UNSPECIFIED: _SelectRuntimeView.ValueType  # 0
+    """Not set: the same as SELECT_RUNTIME_VIEW_BASIC."""
+    SELECT_RUNTIME_VIEW_BASIC: _SelectRuntimeView.ValueType  # 1
+    """The selection, the ranked candidates, OME's exact texts (warnings, `no_runtime_message`
+    with every excluded runtime as OME prints it, `model_error`, `runtime_error`) and the
+    exclusion summary; `exclusions` is empty. Its cost follows the runtimes that can match.
+    """
+    SELECT_RUNTIME_VIEW_FULL: _SelectRuntimeView.ValueType  # 2
+    """BASIC plus `exclusions`: every other runtime in scope with its primary reason."""
+
+class SelectRuntimeView(_SelectRuntimeView, metaclass=_SelectRuntimeViewEnumTypeWrapper):
+    """SelectRuntimeView: the size of a SelectRuntime answer (Google AIP-157 partial responses)."""
+
+SELECT_RUNTIME_VIEW_UNSPECIFIED: SelectRuntimeView.ValueType  # 0
+"""Not set: the same as SELECT_RUNTIME_VIEW_BASIC."""
+SELECT_RUNTIME_VIEW_BASIC: SelectRuntimeView.ValueType  # 1
+"""The selection, the ranked candidates, OME's exact texts (warnings, `no_runtime_message`
+with every excluded runtime as OME prints it, `model_error`, `runtime_error`) and the
+exclusion summary; `exclusions` is empty. Its cost follows the runtimes that can match.
+"""
+SELECT_RUNTIME_VIEW_FULL: SelectRuntimeView.ValueType  # 2
+"""BASIC plus `exclusions`: every other runtime in scope with its primary reason."""
+Global___SelectRuntimeView: _TypeAlias = SelectRuntimeView  # noqa: Y015
+
 class _AdmissionPath:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -627,6 +657,9 @@ class SelectRuntimeRequest(_message.Message):
 
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
     MODEL_SPEC_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    view: Global___SelectRuntimeView.ValueType
+    """How much of the answer to return (AIP-157); unset means SELECT_RUNTIME_VIEW_BASIC."""
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
         """The InferenceService; `metadata.namespace` is required."""
@@ -642,14 +675,85 @@ class SelectRuntimeRequest(_message.Message):
         *,
         inference_service: _types_pb2.InferenceService | None = ...,
         model_spec: _types_pb2.BaseModelSpec | None = ...,
+        view: Global___SelectRuntimeView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model_spec", b"model_spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model_spec", b"model_spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model_spec", b"model_spec", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SelectRuntimeRequest: _TypeAlias = SelectRuntimeRequest  # noqa: Y015
+
+@_typing.final
+class ExclusionCount(_message.Message):
+    """ExclusionCount: how many runtimes in scope have one check as their primary reason."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHECK_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    check: Global___Check.ValueType
+    """The check (the first one the runtime fails, or CHECK_AUTO_SELECT / CHECK_SCORE for a
+    compatible runtime that auto-selection skips).
+    """
+    count: _builtins.int
+    """Number of runtimes."""
+    def __init__(
+        self,
+        *,
+        check: Global___Check.ValueType = ...,
+        count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "count", b"count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExclusionCount: _TypeAlias = ExclusionCount  # noqa: Y015
+
+@_typing.final
+class ExclusionSummary(_message.Message):
+    """ExclusionSummary: the runtimes in scope counted by primary reason, in kube-scheduler's style
+    (auto-selection only).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNTIMES_FIELD_NUMBER: _builtins.int
+    CANDIDATES_FIELD_NUMBER: _builtins.int
+    COUNTS_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    runtimes: _builtins.int
+    """Runtimes in scope: ServingRuntimes of the namespace plus ClusterServingRuntimes."""
+    candidates: _builtins.int
+    """Candidates among them."""
+    text: _builtins.str
+    """One line, e.g. `0/206 runtimes are candidates: 150 model format, 40 model size, 16 no
+    autoSelect entry`.
+    """
+    @_builtins.property
+    def counts(self) -> _containers.RepeatedCompositeFieldContainer[Global___ExclusionCount]:
+        """Non-zero counts per primary reason, in canonical check order (disabled, accelerator class,
+        deployment mode, model format, model size, auto-select, score).
+        """
+
+    def __init__(
+        self,
+        *,
+        runtimes: _builtins.int = ...,
+        candidates: _builtins.int = ...,
+        counts: _abc.Iterable[Global___ExclusionCount] | None = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "counts", b"counts", "runtimes", b"runtimes", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExclusionSummary: _TypeAlias = ExclusionSummary  # noqa: Y015
 
 @_typing.final
 class SelectRuntimeResponse(_message.Message):
@@ -666,6 +770,7 @@ class SelectRuntimeResponse(_message.Message):
     MODEL_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
     RUNTIME_ERROR_FIELD_NUMBER: _builtins.int
+    EXCLUSION_SUMMARY_FIELD_NUMBER: _builtins.int
     no_runtime_message: _builtins.str
     """OME's `no runtime found to support model ...` message when nothing qualifies."""
     model_error: _builtins.str
@@ -688,7 +793,9 @@ class SelectRuntimeResponse(_message.Message):
 
     @_builtins.property
     def exclusions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Exclusion]:
-        """Every other runtime in scope, in fetch order (SRs then CSRs, newest first, then name)."""
+        """Every other runtime in scope, in fetch order (SRs then CSRs, newest first, then name).
+        SELECT_RUNTIME_VIEW_FULL only.
+        """
 
     @_builtins.property
     def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -699,6 +806,10 @@ class SelectRuntimeResponse(_message.Message):
     @_builtins.property
     def model(self) -> Global___ModelIdentity:
         """The model that was matched."""
+
+    @_builtins.property
+    def exclusion_summary(self) -> Global___ExclusionSummary:
+        """The runtimes in scope counted by primary reason (auto-selection only; every view)."""
 
     def __init__(
         self,
@@ -712,10 +823,11 @@ class SelectRuntimeResponse(_message.Message):
         model: Global___ModelIdentity | None = ...,
         cache_version: _builtins.str = ...,
         runtime_error: _builtins.str = ...,
+        exclusion_summary: Global___ExclusionSummary | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["model", b"model", "selection", b"selection"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["exclusion_summary", b"exclusion_summary", "model", b"model", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "candidates", b"candidates", "exclusions", b"exclusions", "model", b"model", "model_error", b"model_error", "no_runtime_message", b"no_runtime_message", "runtime_error", b"runtime_error", "selection", b"selection", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "candidates", b"candidates", "exclusion_summary", b"exclusion_summary", "exclusions", b"exclusions", "model", b"model", "model_error", b"model_error", "no_runtime_message", b"no_runtime_message", "runtime_error", b"runtime_error", "selection", b"selection", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -732,6 +844,20 @@ class ExplainRuntimesRequest(_message.Message):
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
     MODEL_SPEC_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    RUNTIME_NAME_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """Rows per page (AIP-158). 0 (unset) returns every row; at most 1000 otherwise."""
+    page_token: _builtins.str
+    """`next_page_token` of the previous page; empty for the first page. A token is bound to the
+    request it came from (INVALID_ARGUMENT otherwise); pages are read from the current cache, so
+    when `cache_version` changes between pages, rows may have moved.
+    """
+    runtime_name: _builtins.str
+    """Only the rows of runtimes with this exact name (a ServingRuntime and a ClusterServingRuntime
+    may share it); ranks stay those of the whole table.
+    """
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
         """The InferenceService; `metadata.namespace` is required. Its accelerator classes and
@@ -754,10 +880,13 @@ class ExplainRuntimesRequest(_message.Message):
         inference_service: _types_pb2.InferenceService | None = ...,
         model_spec: _types_pb2.BaseModelSpec | None = ...,
         model: Global___ModelLookup | None = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+        runtime_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model", b"model", "model_spec", b"model_spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model", b"model", "model_spec", b"model_spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model", b"model", "model_spec", b"model_spec", "page_size", b"page_size", "page_token", b"page_token", "runtime_name", b"runtime_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -869,10 +998,16 @@ class ExplainRuntimesResponse(_message.Message):
     MODEL_ERROR_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
     NOTES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    TOTAL_SIZE_FIELD_NUMBER: _builtins.int
     model_error: _builtins.str
     """OME's model validation error; when set, `runtimes` is empty."""
     cache_version: _builtins.str
     """Cache version the answer was computed on."""
+    next_page_token: _builtins.str
+    """Token of the next page; empty on the last page (AIP-158)."""
+    total_size: _builtins.int
+    """Rows of the whole table after `runtime_name`, across all pages."""
     @_builtins.property
     def runtimes(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeExplanation]:
         """Candidates in rank order, then the others: ServingRuntimes by name, then
@@ -898,10 +1033,12 @@ class ExplainRuntimesResponse(_message.Message):
         model_error: _builtins.str = ...,
         cache_version: _builtins.str = ...,
         notes: _abc.Iterable[_builtins.str] | None = ...,
+        next_page_token: _builtins.str = ...,
+        total_size: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["model", b"model"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "model", b"model", "model_error", b"model_error", "notes", b"notes", "runtimes", b"runtimes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "model", b"model", "model_error", b"model_error", "next_page_token", b"next_page_token", "notes", b"notes", "runtimes", b"runtimes", "total_size", b"total_size"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
