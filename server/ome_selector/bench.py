@@ -30,7 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 
-from . import api, engine, lifecycle
+from . import api, caches, engine, lifecycle
 from .ingest import compile_request
 from .manifests import load_manifests
 from .store import CacheStore
@@ -123,8 +123,8 @@ def _in_process(objects: list[cache_pb2.CacheObject], requests: list[selector_pb
         for _ in range(rounds):
             for req in requests:
                 if clear:
-                    snap._fits.clear()
-                    snap.memo.clear()
+                    caches.FITS.clear()
+                    caches.FORMAT_FAILURES.clear()
                 start = time.perf_counter()
                 fn(req)
                 samples.append(time.perf_counter() - start)
@@ -135,7 +135,7 @@ def _in_process(objects: list[cache_pb2.CacheObject], requests: list[selector_pb
         res = lifecycle.resolve_model(snap, isvc)
         if res.model is None or res.error:
             return None
-        return engine.choose(snap, res.model, compile_request(isvc), isvc.metadata.namespace)
+        return engine.auto_select(snap, res.model, compile_request(isvc), isvc.metadata.namespace).ranked
 
     timed("decision_cold_ms", decide, True)
     timed("full_response_cold_ms", lambda r: api.select_runtime(snap, r), True)
