@@ -55,13 +55,20 @@ def matching_format_not_auto_select(format_name: str) -> str:
     )
 
 
-def no_runtime_found(
-    format_name: str, namespace: str, namespaced: int, cluster: int, excluded: Sequence[tuple[str, str]]
-) -> str:
+# One excluded runtime in the ``no runtime found`` message: ``<runtime> (<reason>)``.
+EXCLUDED_RUNTIME = "{} ({})"
+
+
+def excluded_runtime(name: str, reason: str) -> str:
+    """troubleshoot-runtime-selection.md, Step 2: ``<runtime> (<reason>)``."""
+    return EXCLUDED_RUNTIME.format(name, reason)
+
+
+def no_runtime_found(format_name: str, namespace: str, namespaced: int, cluster: int, excluded: Sequence[str]) -> str:
     """troubleshoot-runtime-selection.md, Step 2: the ``no runtime found`` message.
 
-    ``excluded`` is ``(runtime name, primary reason)`` in fetch order. The model is named by its
-    format. No trailing period.
+    ``excluded`` holds ``excluded_runtime(name, primary reason)`` of each excluded runtime, in
+    fetch order. The model is named by its format. No trailing period.
     """
     text = (
         f"no runtime found to support model {format_name} with format {format_name} "
@@ -71,7 +78,7 @@ def no_runtime_found(
     if total > 0:
         text += f". Checked {total} runtimes ({namespaced} namespace-scoped, {cluster} cluster-scoped)"
     if excluded:
-        text += ". Excluded runtimes: " + "; ".join(f"{name} ({reason})" for name, reason in excluded)
+        text += ". Excluded runtimes: " + "; ".join(excluded)
     return text
 
 

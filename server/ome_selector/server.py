@@ -26,7 +26,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_reflection.v1alpha import reflection
 
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome_selector import manifests as manifest_loader
 from ome_selector.errors import RequestError
 from ome_selector.examples import example_paths
@@ -279,7 +279,7 @@ async def _run(
             ("grpc.so_reuseport", 0),
         ],
     )
-    add_selection_service(SelectionServicer(store), server)
+    selector_pb2_grpc.add_SelectionServiceServicer_to_server(SelectionServicer(store), server)
     cache_pb2_grpc.add_CacheServiceServicer_to_server(CacheServicer(store), server)
     health_servicer = await attach_health(store, server)
     reflection.enable_server_reflection(
@@ -309,43 +309,6 @@ async def _run(
     await server.stop(grace)
     log.info("stopped")
     return 0
-
-
-class _SerializedAnswers:
-    """Serialises answers, remembering the bytes of recent ones: SelectRuntime and
-    ExplainRuntimes answers are memoised per snapshot (api.py), so a repeated answer is the very
-    same message and is not serialised again. Holding the message keeps its ``id`` unique."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self._size = size
-        self._recent: dict[int, tuple[Any, bytes]] = {}
-
-    def __call__(self, message: Any) -> bytes:
-        hit = self._recent.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        data: bytes = message.SerializeToString()
-        if len(self._recent) >= self._size:
-            self._recent.clear()
-        self._recent[id(message)] = (message, data)
-        return data
-
-
-def add_selection_service(servicer: SelectionServicer, server: grpc.aio.Server) -> None:
-    """Register ``ome.selector.v1.SelectionService`` as the generated
-    ``add_SelectionServiceServicer_to_server`` does, with answers serialised by
-    ``_SerializedAnswers``."""
-    service = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
-    serialize = _SerializedAnswers()
-    handlers = {
-        method.name: grpc.unary_unary_rpc_method_handler(
-            getattr(servicer, method.name),
-            request_deserializer=getattr(selector_pb2, method.input_type.name).FromString,
-            response_serializer=serialize,
-        )
-        for method in service.methods
-    }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
 
 
 def _unix_socket_in_use(listen: str) -> bool:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from ome.selector.v1 import cache_pb2
@@ -45,7 +47,8 @@ def fetch_order(runtimes: Iterable[d.Runtime]) -> tuple[d.Runtime, ...]:
     return tuple(sorted(runtimes, key=fetch_key))
 
 
-def _mask_from_positions(positions: Sequence[int], size: int) -> int:
+def mask_from_positions(positions: Sequence[int], size: int) -> int:
+    """The int with bit p set for each p in ``positions`` (each below ``size``)."""
     bitmap = bytearray((size + 7) // 8)
     for p in positions:
         bitmap[p >> 3] |= 1 << (p & 7)
@@ -61,20 +64,37 @@ class RuntimeGroup:
     runtime. Immutable: ``changed`` returns a new group.
     """
 
-    __slots__ = ("order", "keys", "masks", "all", "_by_name")
+    __slots__ = ("order", "keys", "masks", "all", "_derived")
 
     def __init__(self, order: tuple[d.Runtime, ...], keys: tuple[tuple[bool, float, str], ...], masks: dict[tuple[object, ...], int]) -> None:
         self.order = order
         self.keys = keys
         self.masks = masks
         self.all = (1 << len(order)) - 1
-        self._by_name: tuple[d.Runtime, ...] | None = None
+        self._derived: dict[object, Any] = {}  # computed once per group, when first asked for
+
+    def _derive(self, key: object, make: Callable[[], Any]) -> Any:
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = make()
+        return found
 
     def by_name(self) -> tuple[d.Runtime, ...]:
-        """The runtimes sorted by name (computed once per group)."""
-        if self._by_name is None:
-            self._by_name = tuple(sorted(self.order, key=lambda rt: rt.name))
-        return self._by_name
+        """The runtimes sorted by name."""
+        return self._derive("by_name", lambda: tuple(sorted(self.order, key=attrgetter("name"))))  # type: ignore[no-any-return]
+
+    def names(self) -> tuple[str, ...]:
+        """The runtimes' names, by position."""
+        return self._derive("names", lambda: tuple(map(attrgetter("name"), self.order)))  # type: ignore[no-any-return]
+
+    def format_ids(self) -> tuple[int, ...]:
+        """Each runtime's ``own.format_id``, by position."""
+        return self._derive("format_ids", lambda: tuple(map(attrgetter("own.format_id"), self.order)))  # type: ignore[no-any-return]
+
+    def pieces(self, reason: str) -> tuple[str, ...]:
+        """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
+        runtime (``messages.excluded_runtime``)."""
+        return self._derive(("pieces", reason), lambda: tuple(map(messages.EXCLUDED_RUNTIME.format, self.names(), repeat(reason))))  # type: ignore[no-any-return]
 
     @classmethod
     def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
@@ -84,7 +104,7 @@ class RuntimeGroup:
         for i, rt in enumerate(order):
             for key in rt.own.index_keys:
                 positions.setdefault(key, []).append(i)
-        masks = {key: _mask_from_positions(ps, len(order)) for key, ps in positions.items()}
+        masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
         return cls(order, tuple(fetch_key(rt) for rt in order), masks)
 
     def __len__(self) -> int:
