@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Literal
 
 from ome.v1beta1 import types_pb2
 
@@ -76,7 +77,9 @@ class ModelFit:
 
 # ---- model-format helpers (model-version-matching.md, diffusion-pipeline-runtime-matching.md)
 
-_PIPELINE_COMPONENTS = ("scheduler", "text_encoder", "tokenizer", "transformer", "vae")
+_PIPELINE_COMPONENTS: tuple[Literal["scheduler", "text_encoder", "tokenizer", "transformer", "vae"], ...] = (
+    "scheduler", "text_encoder", "tokenizer", "transformer", "vae",
+)
 _PIPELINE_NAMES = {"text_encoder": "textEncoder"}
 
 

@@ -351,8 +351,7 @@ def compile_request(isvc: types_pb2.InferenceService) -> d.Request:
     annotations = isvc.metadata.annotations
     if d.ACCELERATOR_CLASS_ANNOTATION in annotations:
         required.add(annotations[d.ACCELERATOR_CLASS_ANNOTATION])
-    for owner in (spec, spec.engine, spec.decoder):
-        selector = owner.accelerator_selector if owner is spec else owner.accelerator_override  # type: ignore[attr-defined]
+    for selector in (spec.accelerator_selector, spec.engine.accelerator_override, spec.decoder.accelerator_override):
         if selector.HasField("accelerator_class"):
             required.add(selector.accelerator_class)
     has_decoder = spec.HasField("decoder")

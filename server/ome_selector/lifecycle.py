@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ome.v1beta1 import types_pb2
 
@@ -41,7 +42,7 @@ def policy_fields(isvc: types_pb2.InferenceService) -> list[tuple[str, types_pb2
     out = [("spec.accelerator_selector", spec.accelerator_selector)]
     out += [(f"spec.{c}.accelerator_override", getattr(spec, c).accelerator_override) for c in ("engine", "decoder")]
     return [(f"{path}.policy", selector) for path, selector in out if selector.HasField("policy")]
-COMPONENTS = ("engine", "decoder", "router")
+COMPONENTS: tuple[Literal["engine", "decoder", "router"], ...] = ("engine", "decoder", "router")
 
 
 # ---- resolution -------------------------------------------------------------------------------
