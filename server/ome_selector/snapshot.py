@@ -400,24 +400,24 @@ def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
     chain = [head.name]
     members = [head]
     current = head
-    error = None
+    error = reason = None
     while current.parent:
         parent_name = current.parent
         if len(chain) >= MAX_CHAIN:
-            error = messages.inherit_max_depth(chain)
+            error, reason = messages.inherit_max_depth(chain), d.CHAIN_MAX_DEPTH
             break
         if parent_name in chain:
-            error = messages.inherit_cycle([*chain, parent_name])
+            error, reason = messages.inherit_cycle([*chain, parent_name]), d.CHAIN_CYCLE
             break
         parent = _parent(parts, head, parent_name)
         if parent is None:
-            error = messages.inherit_parent_not_found(parent_name, chain)
+            error, reason = messages.inherit_parent_not_found(parent_name, chain), d.CHAIN_NOT_FOUND
             break
         chain.append(parent_name)
         members.append(parent)
         current = parent
     if error is not None:
-        return dataclasses.replace(head, inheritance_error=error)
+        return dataclasses.replace(head, inheritance_error=error, inheritance_reason=reason)
     merged = members[-1].spec
     for child in reversed(members[:-1]):
         merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
