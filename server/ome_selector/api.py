@@ -16,7 +16,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from google.protobuf.message import Message
 
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
@@ -471,3 +474,15 @@ def validate_serving_runtime(snapshot: Snapshot, request: pb.ValidateServingRunt
         inheritance_chain=verdict.inheritance_chain,
         cache_version=snapshot.version,
     )
+
+
+# SelectionService: method name -> the function that answers it (service.SelectionServicer
+# serves each row; the offline CLI calls the same functions).
+SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
+    "SelectRuntime": select_runtime,
+    "ExplainRuntimes": explain_runtimes,
+    "AdmitInferenceService": admit_inference_service,
+    "ReconcileInferenceService": reconcile_inference_service,
+    "GetEffectiveRuntime": get_effective_runtime,
+    "ValidateServingRuntime": validate_serving_runtime,
+}
