@@ -30,7 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 
-from . import api, caches, engine, lifecycle
+from . import api, caches, engine, resolution
 from .ingest import compile_request
 from .manifests import load_manifests
 from .store import CacheStore
@@ -132,7 +132,7 @@ def _in_process(objects: list[cache_pb2.CacheObject], requests: list[selector_pb
 
     def decide(req: selector_pb2.SelectRuntimeRequest) -> object:
         isvc = req.inference_service
-        res = lifecycle.resolve_model(snap, isvc)
+        res = resolution.resolve_model(snap, isvc)
         if res.model is None or res.error:
             return None
         return engine.auto_select(snap, res.model, compile_request(isvc), isvc.metadata.namespace).ranked
