@@ -58,27 +58,23 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
     pairing rule (deployment-modes.md, "For one component")."""
     name = isvc.metadata.name
     if name and not _ISVC_NAME.match(name):
-        return f'invalid InferenceService name "{name}", must match "[a-z]([-a-z0-9]*[a-z0-9])?"'
+        return messages.INVALID_ISVC_NAME.format(name=name)
     spec = isvc.spec
     if spec.HasField("decoder") and not spec.HasField("engine"):
-        return "decoder cannot be specified without engine"
+        return messages.DECODER_WITHOUT_ENGINE
     if spec.HasField("deployment_mode") and spec.deployment_mode not in SERVICE_MODES:
-        return f'spec.deploymentMode: Unsupported value: "{spec.deployment_mode}": supported values: "OMENative", "RawDeployment"'
+        return messages.unsupported_value("spec.deploymentMode", spec.deployment_mode, SERVICE_MODES)
     for path, selector in policy_fields(isvc):
         if selector.policy and selector.policy not in POLICIES:
             json_path = path.replace("accelerator_selector", "acceleratorSelector").replace("accelerator_override", "acceleratorOverride")
-            supported = ", ".join(f'"{p}"' for p in POLICIES)
-            return f'{json_path}: Unsupported value: "{selector.policy}": supported values: {supported}'
+            return messages.unsupported_value(json_path, selector.policy, POLICIES)
     revision_denial = _revision_denial(isvc)
     if revision_denial:
         return revision_denial
     if spec.HasField("engine") and spec.HasField("decoder"):
         engine_mode, decoder_mode = requested_mode(isvc, "engine") or "", requested_mode(isvc, "decoder") or ""
         if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
-            return (
-                f'InvalidDeploymentModeCombination: engine deploymentMode="{engine_mode}" does not match decoder '
-                f'deploymentMode="{decoder_mode}"; when either is OMENative, both must use the same value'
-            )
+            return messages.INVALID_MODE_COMBINATION.format(engine=engine_mode, decoder=decoder_mode)
     return ""
 
 
@@ -94,7 +90,7 @@ def _revision_denial(isvc: types_pb2.InferenceService) -> str:
     if not ref.revision:
         return ""
     if not (ref.HasField("auto_sync") and not ref.auto_sync):
-        return "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin"
+        return messages.REVISION_NEEDS_PIN
     kind = ref.kind if ref.HasField("kind") else d.CLUSTER_SERVING_RUNTIME
     if kind == d.CLUSTER_SERVING_RUNTIME:
         prefix = f"cr-{ref.name}-"
@@ -104,10 +100,7 @@ def _revision_denial(isvc: types_pb2.InferenceService) -> str:
         return ""  # an invalid pin kind: kubectl-ome's InvalidPin, not a webhook check the docs give
     if ref.revision.startswith(prefix) and _REVISION_HASH.match(ref.revision[len(prefix):]):
         return ""
-    return (
-        f'spec.runtime.revision "{ref.revision}" does not match the expected naming convention for runtime '
-        f'"{ref.name}" ({kind}); expected the form {prefix}<8 lowercase hex chars>'
-    )
+    return messages.REVISION_NAME.format(revision=ref.revision, runtime=ref.name, kind=kind, prefix=prefix)
 
 
 def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
@@ -161,7 +154,7 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
     if _full_runner(spec.engine):
         return Admission(True, "DEFERRED_FULL_RUNNER")
     if not spec.HasField("model") or not model_name:
-        return Admission(False, "AUTO_SELECT", denial="model reference is required when runtime is not specified and engine does not have complete runner configuration")
+        return Admission(False, "AUTO_SELECT", denial=messages.MODEL_REFERENCE_REQUIRED_FOR_AUTO_SELECT)
     decision = decide(snapshot, isvc)  # the model exists and is enabled (checked above)
     res = decision.model
     failure = res.error or (decision.auto.no_runtime_message if decision.auto and decision.runtime is None else "")
@@ -169,7 +162,7 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
         return Admission(
             False,
             "AUTO_SELECT",
-            denial=f"no supporting runtime found for model {model_name} and engine does not have complete runner configuration: {failure}",
+            denial=messages.NO_SUPPORTING_RUNTIME.format(model=model_name, error=failure),
             decision=decision,
         )
     assert decision.runtime is not None

@@ -10,6 +10,7 @@ from typing import Literal
 from ome.v1beta1 import types_pb2
 
 from . import domain as d
+from . import messages
 from .accelerators import Assignment, assign_accelerator
 from .admission import SERVICE_MODES
 from .snapshot import Snapshot
@@ -64,7 +65,7 @@ def component_mode(isvc: types_pb2.InferenceService, component: str, runtime_spe
         mode, source = "RawDeployment", "DEFAULT"
     error = ""
     if mode == "VirtualDeployment" or (component == "router" and mode == "MultiNode"):
-        error = f"invalid deployment mode for {component}"
+        error = messages.INVALID_COMPONENT_MODE.format(component=component)
     return mode, source, error
 
 

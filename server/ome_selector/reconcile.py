@@ -55,10 +55,15 @@ def _not_found(decision: Decision, message: str) -> Reconcile:
     return Reconcile(
         None,
         decision,
-        condition=ConditionValue("False", "RuntimeNotFound", message),
-        events=(Event("Warning", "RuntimeNotFound", message),),
+        condition=ConditionValue("False", messages.CONDITION_RUNTIME_NOT_FOUND, message),
+        events=(Event("Warning", messages.EVENT_RUNTIME_NOT_FOUND, message),),
         workload_untouched=True,
     )
+
+
+def _error(decision: Decision | None, reason: str, message: str) -> Reconcile:
+    """A reconcile that stops with a Warning event and an error requeue, the workload untouched."""
+    return Reconcile(None, decision, events=(Event("Warning", reason, message),), requeue=True, workload_untouched=True)
 
 
 def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_condition: bool) -> Reconcile:
@@ -73,15 +78,13 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
     pinned = named and spec.runtime.HasField("auto_sync") and not spec.runtime.auto_sync
     model_name = spec.model.name
     if not named and not model_name:
-        return Reconcile(None, None, events=(Event("Warning", "ModelReconcileError", "model reference is required"),), requeue=True, workload_untouched=True)
+        return _error(None, messages.EVENT_MODEL_RECONCILE_ERROR, messages.MODEL_REFERENCE_REQUIRED)
     decision = decide(snapshot, isvc)
     res = decision.model
     if res.not_found:
-        text = f"No BaseModel or ClusterBaseModel with the name: {model_name}"
-        return Reconcile(None, decision, events=(Event("Warning", "ModelReconcileError", text),), requeue=True, workload_untouched=True)
+        return _error(decision, messages.EVENT_MODEL_RECONCILE_ERROR, messages.NO_MODEL_WITH_NAME.format(model=model_name))
     if res.model is not None and res.model.disabled:
-        text = f"specified base model {model_name} is disabled"
-        return Reconcile(None, decision, events=(Event("Warning", "ModelReconcileError", text),), requeue=True, workload_untouched=True)
+        return _error(decision, messages.EVENT_MODEL_RECONCILE_ERROR, messages.BASE_MODEL_DISABLED.format(model=model_name))
     events: list[Event] = []
     if pinned:
         # autoSync: false serves a pinned revision of the merged runtime with no compatibility
@@ -91,30 +94,29 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
         if runtime is None:
             return Reconcile(None, decision)
         if runtime.inheritance_error is not None:  # runtime-inheritance.md, "When a chain breaks"
-            return Reconcile(None, decision, events=(Event("Warning", "RuntimePinError", runtime.inheritance_error),), requeue=True, workload_untouched=True)
+            return _error(decision, messages.EVENT_RUNTIME_PIN_ERROR, runtime.inheritance_error)
         return _build(snapshot, isvc, runtime, decision, events, has_condition)
     if named:
         rt = spec.runtime.name
         if decision.runtime_not_found:
             return _not_found(decision, decision.runtime_not_found)
         if res.error:
-            message = messages.named_runtime_event(rt, model_name, res.error)
-            return Reconcile(None, decision, events=(Event("Warning", "RuntimeValidationError", message),), requeue=True, workload_untouched=True)
+            return _error(decision, messages.EVENT_RUNTIME_VALIDATION_ERROR, messages.named_runtime_event(rt, model_name, res.error))
         elif decision.runtime_error:
             if not model_name and decision.runtime is not None and decision.runtime.inheritance_error is not None:
-                return Reconcile(None, decision, events=(Event("Warning", "RuntimeFetchError", decision.runtime_error),), requeue=True, workload_untouched=True)
+                return _error(decision, messages.EVENT_RUNTIME_FETCH_ERROR, decision.runtime_error)
             message = (
                 messages.named_runtime_event(rt, model_name, decision.runtime_error)
                 if model_name
-                else f"Runtime {rt} failed validation: {decision.runtime_error}"
+                else messages.RUNTIME_FAILED_VALIDATION.format(runtime=rt, error=decision.runtime_error)
             )
-            return Reconcile(None, decision, events=(Event("Warning", "RuntimeValidationError", message),), requeue=True, workload_untouched=True)
+            return _error(decision, messages.EVENT_RUNTIME_VALIDATION_ERROR, message)
         elif decision.compatibility_error:
-            events.append(Event("Warning", "RuntimeCompatibilityAdvisory", messages.named_runtime_advisory(rt, model_name, decision.compatibility_error)))
+            advisory = messages.named_runtime_advisory(rt, model_name, decision.compatibility_error)
+            events.append(Event("Warning", messages.EVENT_RUNTIME_COMPATIBILITY_ADVISORY, advisory))
     else:
         if res.error:
-            message = f"Failed to find runtime for model {model_name}: {res.error}"
-            return Reconcile(None, decision, events=(Event("Warning", "RuntimeSelectionError", message),), requeue=True, workload_untouched=True)
+            return _error(decision, messages.EVENT_RUNTIME_SELECTION_ERROR, messages.FAILED_TO_FIND_RUNTIME.format(model=model_name, error=res.error))
         if decision.runtime is None:
             assert decision.auto is not None and decision.auto.no_runtime_message is not None
             return _not_found(decision, decision.auto.no_runtime_message)
@@ -141,7 +143,7 @@ def _build(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runt
     mode (``Failed to reconcile component``), in the controller's order (ome-selection-facts.md
     6.1, 8.4, 8.11)."""
     named = decision.named
-    condition = ConditionValue("True", "RuntimeResolved") if has_condition else None
+    condition = ConditionValue("True", messages.CONDITION_RUNTIME_RESOLVED) if has_condition else None
     configs = components(snapshot, isvc, runtime, named)
 
     def stop(*, event: Event | None = None, log: str = "", untouched: bool = True) -> Reconcile:
@@ -151,20 +153,21 @@ def _build(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runt
         )
 
     if not isvc.spec.HasField("engine"):
-        return stop(event=Event("Warning", "DeploymentModeError", "engine component is required"))
+        return stop(event=Event("Warning", messages.EVENT_DEPLOYMENT_MODE_ERROR, messages.ENGINE_REQUIRED))
     if isvc.spec.model.name and not _referenced_model_exists(snapshot, isvc):
         kind = isvc.spec.model.kind if isvc.spec.model.HasField("kind") else d.CLUSTER_BASE_MODEL
-        return stop(log=f"Failed to get referenced {kind}")
+        return stop(log=messages.FAILED_TO_GET_MODEL_LOG.format(kind=kind))
     # Classes are resolved while the engine and decoder are built, before any component is
     # reconciled with its mode (ome-selection-facts.md 6.1 steps 8-10).
     blocked = next((c for c in configs if c.accelerator.error or c.accelerator.log), None)
     if blocked is not None:
         if blocked.accelerator.error:
-            return stop(event=Event("Warning", "AcceleratorClassError", accelerator_event_message(blocked.component, blocked.accelerator.error)))
+            message = accelerator_event_message(blocked.component, blocked.accelerator.error)
+            return stop(event=Event("Warning", messages.EVENT_ACCELERATOR_CLASS_ERROR, message))
         return stop(log=blocked.accelerator.log)
     failing = next((c for c in configs if c.mode_error), None)
     if failing is not None:
         # No workload for that component or any after it (engine, decoder, router): the serving
         # workload as a whole is untouched only when the engine fails.
-        return stop(log=f"Failed to reconcile component: {failing.mode_error}", untouched=failing.component == "engine")
+        return stop(log=messages.FAILED_TO_RECONCILE_COMPONENT_LOG.format(error=failing.mode_error), untouched=failing.component == "engine")
     return Reconcile(runtime, decision, condition=condition, events=tuple(events), components=configs)
