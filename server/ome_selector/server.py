@@ -232,16 +232,34 @@ def display_address(listen: str, port: int) -> str:
 SWITCH_INTERVAL = 0.0005
 
 
+class _FreezeAfterBulkWrites:
+    """Store listener: after a write that changed the number of cached objects by a tenth or
+    more (a first sync, an ApplySnapshot of a new cluster), collect garbage and ``gc.freeze()``
+    what is left, so the cyclic collector stops walking the compiled snapshot (hundreds of
+    thousands of long-lived objects at 10,000 runtimes) and stalling answers for tens of
+    milliseconds. Small writes do not freeze: freezing also freezes any not-yet-collected cyclic
+    garbage of the calls in flight, which would then never be freed."""
+
+    def __init__(self, objects: int) -> None:
+        self.objects = objects
+
+    def __call__(self, snapshot: Any) -> None:
+        count = len(snapshot.objects)
+        if abs(count - self.objects) * 10 >= max(self.objects, 100):
+            self.objects = count
+            gc.collect()
+            gc.freeze()
+
+
 def tune_interpreter(store: CacheStore) -> None:
     """Process settings for a long-running server: a short GIL switch interval (see
-    ``SWITCH_INTERVAL``), and ``gc.freeze()`` after every cache write, so the cyclic collector
-    does not walk the compiled snapshot (hundreds of thousands of long-lived objects at 10,000
-    runtimes) again and again and stall answers for tens of milliseconds. Frozen objects are
-    still freed by reference counting when a later snapshot replaces them; the snapshot holds no
-    reference cycles."""
+    ``SWITCH_INTERVAL``), and the loaded cache frozen out of the cyclic collector's way now and
+    after every bulk write (``_FreezeAfterBulkWrites``). Frozen objects are still freed by
+    reference counting when a later snapshot replaces them."""
     sys.setswitchinterval(SWITCH_INTERVAL)
+    gc.collect()
     gc.freeze()
-    store.add_listener(lambda _snapshot: gc.freeze())
+    store.add_listener(_FreezeAfterBulkWrites(len(store.snapshot.objects)))
 
 
 async def serve(
