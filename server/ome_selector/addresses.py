@@ -41,13 +41,13 @@ def parse_listen(text: str) -> ListenAddress:
     if text.startswith("unix-abstract:"):
         name = text[len("unix-abstract:"):]
         if not name:
-            raise ValueError(f"{text!r}: unix-abstract: needs a name")
+            raise ValueError("unix-abstract: needs a name")
         return ListenAddress("unix-abstract", text, path=name)
     if text.startswith("unix:"):
         rest = text[len("unix:"):]
         path = rest[2:] if rest.startswith("//") else rest
         if not path or path.endswith("/"):
-            raise ValueError(f"{text!r}: unix: needs a socket file path, e.g. unix:/run/ome-selector/api.sock")
+            raise ValueError("unix: needs a socket file path, e.g. unix:/run/ome-selector/api.sock")
         return ListenAddress("unix", text, path=path)
     return _parse_host_port(text)
 
@@ -55,7 +55,7 @@ def parse_listen(text: str) -> ListenAddress:
 def parse_http_listen(text: str) -> ListenAddress:
     """Parse ``host:port`` for the HTTP listener; ``ValueError`` when invalid."""
     if text.startswith("unix"):
-        raise ValueError(f"{text!r}: the HTTP listener takes host:port only")
+        raise ValueError("the HTTP listener takes host:port only")
     return _parse_host_port(text)
 
 
@@ -63,19 +63,19 @@ def _parse_host_port(text: str) -> ListenAddress:
     if text.startswith("["):
         host, bracket, rest = text[1:].partition("]")
         if not bracket or not rest.startswith(":"):
-            raise ValueError(f"{text!r}: want [IPv6]:port")
+            raise ValueError("want [IPv6]:port")
         port_text = rest[1:]
     else:
         host, colon, port_text = text.rpartition(":")
         if not colon:
-            raise ValueError(f"{text!r}: want host:port, unix:/path or unix-abstract:name")
+            raise ValueError("want host:port, unix:/path or unix-abstract:name")
         if ":" in host:
-            raise ValueError(f"{text!r}: write an IPv6 address in brackets, e.g. [::1]:50051")
+            raise ValueError("write an IPv6 address in brackets, e.g. [::1]:50051")
     if not host:
-        raise ValueError(f"{text!r}: the host is missing (use 0.0.0.0 for every IPv4 interface)")
+        raise ValueError("the host is missing (use 0.0.0.0 for every IPv4 interface)")
     if not port_text.isdigit():
-        raise ValueError(f"{text!r}: port {port_text!r} is not a number")
+        raise ValueError(f"port {port_text!r} is not a number")
     port = int(port_text)
     if port > MAX_PORT:
-        raise ValueError(f"{text!r}: port {port} is out of range 0..{MAX_PORT}")
+        raise ValueError(f"port {port} is out of range 0..{MAX_PORT}")
     return ListenAddress("tcp", text, host=host, port=port)

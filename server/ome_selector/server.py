@@ -13,7 +13,7 @@ NOT_SERVING and ``/readyz`` 503 at once; the server keeps serving for ``drain_de
 ``grace`` seconds; then it returns 0.
 
 Everything is logged to stderr, including ``listening on <address>`` (with the real port when
-port 0 was asked for), ``cache service listening on <address>`` and ``http endpoints on
+port 0 was asked for), ``CacheService on <address> (only there)`` and ``http endpoints on
 <host:port>``. Per-RPC lines are INFO, except health and reflection calls (DEBUG).
 """
 
@@ -514,7 +514,7 @@ class _Server:
         for server in self.servers:
             await server.start()
         if cache_address is not None:
-            log.info("cache service listening on %s", cache_address)
+            log.info("CacheService on %s (only there)", cache_address)
         if self.probe is not None:
             log.info("http endpoints on %s (/healthz, /readyz, /metrics)", http_address)
         if credentials is not None:
