@@ -78,6 +78,8 @@ CACHE_SERVICE = cache_pb2.DESCRIPTOR.services_by_name["CacheService"].full_name
 SYNC_GATED_SERVICES = ("", SELECTION_SERVICE)
 # Services whose per-RPC log lines are DEBUG (probes and tooling, not traffic).
 QUIET_SERVICES = (health.SERVICE_NAME, reflection.SERVICE_NAME, "grpc.reflection.v1.ServerReflection")
+# Drain: how long no call must be in flight before the listeners close (see _Server._quiesce).
+QUIET_PERIOD = 0.5
 LOG_FORMATS = ("text", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 _HANDLER_NAME = "ome-selector-stderr"
@@ -217,8 +219,9 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
     line when it ends with method, status code name and duration in ms (DEBUG for health and
     reflection, ERROR for UNKNOWN/INTERNAL, else INFO)."""
 
-    def __init__(self, metrics: ServerMetrics | None = None) -> None:
+    def __init__(self, metrics: ServerMetrics | None = None, in_flight: InFlight | None = None) -> None:
         self._metrics = metrics
+        self._in_flight = in_flight
 
     async def intercept_service(
         self,
@@ -228,7 +231,7 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None:  # unknown method: grpc answers UNIMPLEMENTED itself
             return handler
-        call = _Call(handler_call_details.method, self._metrics)
+        call = _Call(handler_call_details.method, self._metrics, self._in_flight)
         for attribute, make, wrap in _handler_kinds():
             behavior = getattr(handler, attribute)
             if behavior is not None:
@@ -243,22 +246,43 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
 RpcLoggingInterceptor = RpcInterceptor  # the name before metrics were added
 
 
+class InFlight:
+    """How many API and cache calls are running, and when (``time.monotonic()``) one last
+    started or ended. Health and reflection calls, such as long-lived health Watch streams, are
+    not counted. Touched on the event loop only."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = time.monotonic()
+
+    def add(self, delta: int) -> None:
+        """One call started (+1) or ended (-1)."""
+        self.count += delta
+        self.changed = time.monotonic()
+
+
 class _Call:
     """Per-method bookkeeping shared by the wrappers below."""
 
-    def __init__(self, method: str, metrics: ServerMetrics | None) -> None:
+    def __init__(self, method: str, metrics: ServerMetrics | None, in_flight: InFlight | None) -> None:
         self.method = method
         service, _, name = method.lstrip("/").partition("/")
         self.service, self.name = service, name
         self.metrics = metrics
-        self.level = logging.DEBUG if service in QUIET_SERVICES else logging.INFO
+        quiet = service in QUIET_SERVICES
+        self.level = logging.DEBUG if quiet else logging.INFO
+        self.in_flight = None if quiet else in_flight
 
     def started(self) -> float:
         if self.metrics is not None:
             self.metrics.rpc_started(self.service, self.name)
+        if self.in_flight is not None:
+            self.in_flight.add(1)
         return time.perf_counter()
 
     def finished(self, context: Any, started: float, error: BaseException | None, response: Any) -> None:
+        if self.in_flight is not None:
+            self.in_flight.add(-1)
         seconds = time.perf_counter() - started
         code = _outcome(context, error)
         if self.metrics is not None:
@@ -405,13 +429,20 @@ async def serve(
     store = store if store is not None else CacheStore()
     loop = asyncio.get_running_loop()
     stop = stop_event if stop_event is not None else asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):  # before "listening on": a signal then stops us
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        return await _Server(options, store, stop, on_listening).run()
+    server = _Server(options, store, stop, on_listening)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        # A plain signal handler runs between two bytecodes even while a call computes on the
+        # event loop, so /readyz (served from another thread) reports draining at once.
+        server.draining = True
+        loop.call_soon_threadsafe(stop.set)
+
+    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:  # installed before "listening on": a signal from then on drains and stops us
+        return await server.run()
     finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if native is not None:
             native.stop()
 
@@ -425,6 +456,7 @@ class _Server:
         self.stop = stop
         self.on_listening = on_listening
         self.metrics = ServerMetrics(store)
+        self.in_flight = InFlight()
         self.draining = False
         self.servers: list[grpc.aio.Server] = []
         self.probe: ProbeServer | None = None
@@ -471,7 +503,7 @@ class _Server:
         return grpc.ssl_server_credentials([pair], root_certificates=ca, require_client_auth=ca is not None)
 
     def _grpc_server(self) -> grpc.aio.Server:
-        server = grpc.aio.server(interceptors=[RpcInterceptor(self.metrics)], options=server_options(self.options.max_concurrent_streams))
+        server = grpc.aio.server(interceptors=[RpcInterceptor(self.metrics, self.in_flight)], options=server_options(self.options.max_concurrent_streams))
         self.servers.append(server)
         return server
 
@@ -562,8 +594,24 @@ class _Server:
         except TimeoutError:
             pass
         log.info("shutting down, draining in-flight calls for up to %ss", o.grace)
-        await asyncio.gather(*(server.stop(o.grace) for server in self.servers))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + o.grace
+        await self._quiesce(deadline)
+        await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
         log.info("stopped")
+
+    async def _quiesce(self, deadline: float) -> None:
+        """Wait (until ``deadline``, loop time) for ``QUIET_PERIOD`` seconds with no call in flight.
+
+        Selection calls compute on the event loop, so calls that arrived while one computes
+        wait inside gRPC's C-core until the loop takes them; ``grpc.aio.Server.stop(grace)``
+        cancels those (it only waits for calls already handed to a handler). Once nothing has
+        been in flight for a quiet period, every queued call has been taken and answered."""
+        loop = asyncio.get_running_loop()
+        while loop.time() < deadline:
+            if self.in_flight.count == 0 and time.monotonic() - self.in_flight.changed >= QUIET_PERIOD:
+                return
+            await asyncio.sleep(0.02)
 
 
 class _SerializedAnswers:
