@@ -78,7 +78,7 @@ CACHE_SERVICE = cache_pb2.DESCRIPTOR.services_by_name["CacheService"].full_name
 SYNC_GATED_SERVICES = ("", SELECTION_SERVICE)
 # Services whose per-RPC log lines are DEBUG (probes and tooling, not traffic).
 QUIET_SERVICES = (health.SERVICE_NAME, reflection.SERVICE_NAME, "grpc.reflection.v1.ServerReflection")
-# Drain: how long no call must be in flight before the listeners close (see _Server._quiesce).
+# Drain: at most this long with no call in flight before the listeners close (InFlight.quiet_period).
 QUIET_PERIOD = 0.5
 LOG_FORMATS = ("text", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -254,11 +254,22 @@ class InFlight:
     def __init__(self) -> None:
         self.count = 0
         self.changed = time.monotonic()
+        self.recent_longest = 0.0  # seconds: the longest call that ended in the last 2 s (about)
+        self._recent_since = self.changed
 
-    def add(self, delta: int) -> None:
-        """One call started (+1) or ended (-1)."""
+    def add(self, delta: int, seconds: float = 0.0) -> None:
+        """One call started (+1), or ended (-1) after ``seconds``."""
+        now = time.monotonic()
         self.count += delta
-        self.changed = time.monotonic()
+        self.changed = now
+        if delta < 0 and (seconds > self.recent_longest or now - self._recent_since > 2.0):
+            self.recent_longest, self._recent_since = seconds, now
+
+    def quiet_period(self) -> float:
+        """How long nothing must be in flight before the listeners close: twice the longest
+        recent call (calls queue in C-core only behind calls that held the event loop), from
+        50 ms up to ``QUIET_PERIOD``."""
+        return min(QUIET_PERIOD, max(0.05, 2 * self.recent_longest))
 
 
 class _Call:
@@ -281,9 +292,9 @@ class _Call:
         return time.perf_counter()
 
     def finished(self, context: Any, started: float, error: BaseException | None, response: Any) -> None:
-        if self.in_flight is not None:
-            self.in_flight.add(-1)
         seconds = time.perf_counter() - started
+        if self.in_flight is not None:
+            self.in_flight.add(-1, seconds)
         code = _outcome(context, error)
         if self.metrics is not None:
             self.metrics.rpc_finished(self.service, self.name, code, seconds, response if error is None else None)
@@ -601,7 +612,8 @@ class _Server:
         log.info("stopped")
 
     async def _quiesce(self, deadline: float) -> None:
-        """Wait (until ``deadline``, loop time) for ``QUIET_PERIOD`` seconds with no call in flight.
+        """Wait (until ``deadline``, loop time) for a quiet period (``InFlight.quiet_period``)
+        with no call in flight.
 
         Selection calls compute on the event loop, so calls that arrived while one computes
         wait inside gRPC's C-core until the loop takes them; ``grpc.aio.Server.stop(grace)``
@@ -609,7 +621,7 @@ class _Server:
         been in flight for a quiet period, every queued call has been taken and answered."""
         loop = asyncio.get_running_loop()
         while loop.time() < deadline:
-            if self.in_flight.count == 0 and time.monotonic() - self.in_flight.changed >= QUIET_PERIOD:
+            if self.in_flight.count == 0 and time.monotonic() - self.in_flight.changed >= self.in_flight.quiet_period():
                 return
             await asyncio.sleep(0.02)
 
