@@ -95,14 +95,12 @@ def test_a_callers_script_type_checks_with_mypy_strict(wheel: Path, tmp_path: Pa
     (tmp_path / "wrong.py").write_text(WRONG_SCRIPT)
     env = {**os.environ, "MYPYPATH": str(site)}  # the wheel's copy, ahead of the repository's
 
-    def mypy(script: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull, script],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-        )
-
-    good = mypy("good.py")
-    assert (good.returncode, good.stdout.strip()) == (0, "Success: no issues found in 1 source file"), good.stdout + good.stderr
-    wrong = mypy("wrong.py")
-    assert wrong.returncode == 1
-    assert 'wrong.py:5: error: Incompatible types in assignment (expression has type "int", variable has type "str")  [assignment]' in wrong.stdout
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull, "good.py", "wrong.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert checked.returncode == 1
+    assert checked.stdout.splitlines() == [  # good.py is clean; the one error is wrong.py's
+        'wrong.py:5: error: Incompatible types in assignment (expression has type "int", variable has type "str")  [assignment]',
+        "Found 1 error in 1 file (checked 2 source files)",
+    ], checked.stdout + checked.stderr

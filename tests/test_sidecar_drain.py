@@ -2,8 +2,8 @@
 NOT_SERVING at once, the server keeps serving for --drain-delay, then lets every in-flight call
 finish within --grace and exits 0.
 
-The in-flight calls are real slow calls: ExplainRuntimes over a generated cache of 10,000
-ClusterServingRuntimes (about 0.2 s of work each on the dev machine), each for a different
+The in-flight calls are real slow calls: ExplainRuntimes over a generated cache of 5,000
+ClusterServingRuntimes (about 0.1 s of work each on the dev machine), each for a different
 namespace so no answer is memoised; they run one after another on the server's event loop, so
 eight of them are still in flight when SIGTERM arrives.
 """
@@ -26,7 +26,7 @@ from ome_selector_client import SelectorClient
 from ome_selector_client.client import CHANNEL_OPTIONS
 from sidecar_helpers import http_address, http_get, sample, scrape
 
-RUNTIMES = 10_000
+RUNTIMES = 5_000
 IN_FLIGHT = 8
 
 

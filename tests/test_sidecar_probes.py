@@ -20,7 +20,10 @@ from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_inference_service, load_manifests
-from ome_selector.serve_cli import version
+from ome_selector.addresses import parse_listen
+from ome_selector.cli import build_parser
+from ome_selector.serve_cli import options_from_args, version
+from ome_selector.server import ServeOptions
 from ome_selector.store import CacheStore
 from ome_selector_client import SelectorClient, SelectorError
 from sidecar_helpers import http_address, http_get, names, sample, scrape
@@ -157,17 +160,34 @@ def test_cache_service_on_its_own_listener(running_server: Start, tmp_path: Path
 # --- flags, environment, validation ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("listen, why", [
-    ("127.0.0.1:99999", "port 99999 is out of range 0..65535"),
-    ("localhost", "want host:port, unix:/path or unix-abstract:name"),
-    (":50051", "the host is missing (use 0.0.0.0 for every IPv4 interface)"),
-    ("unix:", "unix: needs a socket file path, e.g. unix:/run/ome-selector/api.sock"),
-])
-def test_bad_listen_address_is_a_clear_error(listen: str, why: str) -> None:
-    process = subprocess.run(server_command(listen=listen), capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+def test_port_out_of_range_is_a_clear_error() -> None:
+    process = subprocess.run(server_command(listen="127.0.0.1:99999"), capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert process.returncode == 1
     [line] = [line for line in process.stderr.splitlines() if "ERROR" in line]
-    assert line.endswith(f" ERROR ome_selector.server: cannot listen on {listen}: {why}")
+    assert line.endswith(" ERROR ome_selector.server: cannot listen on 127.0.0.1:99999: port 99999 is out of range 0..65535")
+
+
+@pytest.mark.parametrize("listen, why", [
+    ("localhost", "want host:port, unix:/path or unix-abstract:name"),
+    (":50051", "the host is missing (use 0.0.0.0 for every IPv4 interface)"),
+    ("::1:50051", "write an IPv6 address in brackets, e.g. [::1]:50051"),
+    ("127.0.0.1:-1", "port '-1' is not a number"),
+    ("unix:", "unix: needs a socket file path, e.g. unix:/run/ome-selector/api.sock"),
+])
+def test_bad_listen_addresses(listen: str, why: str) -> None:
+    assert ServeOptions(listen=listen).problems() == [f"cannot listen on {listen}: {why}"]
+
+
+@pytest.mark.parametrize("listen, kind, host, port, path", [
+    ("127.0.0.1:0", "tcp", "127.0.0.1", 0, ""),
+    ("[::1]:50051", "tcp", "::1", 50051, ""),
+    ("unix:/run/x.sock", "unix", "", 0, "/run/x.sock"),
+    ("unix:///run/x.sock", "unix", "", 0, "/run/x.sock"),
+    ("unix-abstract:ome", "unix-abstract", "", 0, "ome"),
+])
+def test_good_listen_addresses(listen: str, kind: str, host: str, port: int, path: str) -> None:
+    parsed = parse_listen(listen)
+    assert (parsed.kind, parsed.host, parsed.port, parsed.path) == (kind, host, port, path)
 
 
 def test_every_flag_has_an_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,16 +215,30 @@ def test_help_names_every_variable() -> None:
         assert f"env {variable}" in text
 
 
-@pytest.mark.parametrize("variable, value, error", [
-    ("OME_SELECTOR_GRACE", "soon", "error: OME_SELECTOR_GRACE: not a number: 'soon'\n"),
-    ("OME_SELECTOR_SOCKET_MODE", "888", "error: OME_SELECTOR_SOCKET_MODE: not an octal permission mode: '888'\n"),
-    ("OME_SELECTOR_NO_REFLECTION", "maybe", "error: OME_SELECTOR_NO_REFLECTION: want 1/true/yes/on or 0/false/no/off, not 'maybe'\n"),
-    ("OME_SELECTOR_LOG_FORMAT", "xml", "error: OME_SELECTOR_LOG_FORMAT: 'xml' is not one of text, json\n"),
-])
-def test_bad_environment_value_exits_2(variable: str, value: str, error: str) -> None:
-    env = {**os.environ, variable: value}
+def test_bad_environment_value_exits_2() -> None:
+    env = {**os.environ, "OME_SELECTOR_GRACE": "soon"}
     process = subprocess.run([sys.executable, "-m", "ome_selector.cli", "serve"], capture_output=True, text=True, timeout=60, env=env)
-    assert (process.returncode, process.stderr) == (2, error)
+    assert (process.returncode, process.stderr) == (2, "error: OME_SELECTOR_GRACE: not a number: 'soon'\n")
+
+
+@pytest.mark.parametrize("variable, value, error", [
+    ("OME_SELECTOR_SOCKET_MODE", "888", "OME_SELECTOR_SOCKET_MODE: not an octal permission mode: '888'"),
+    ("OME_SELECTOR_NO_REFLECTION", "maybe", "OME_SELECTOR_NO_REFLECTION: want 1/true/yes/on or 0/false/no/off, not 'maybe'"),
+    ("OME_SELECTOR_LOG_FORMAT", "xml", "OME_SELECTOR_LOG_FORMAT: 'xml' is not one of text, json"),
+    ("OME_SELECTOR_MAX_CONCURRENT_STREAMS", "0", "OME_SELECTOR_MAX_CONCURRENT_STREAMS: must be a whole number, 1 or more: '0'"),
+])
+def test_bad_environment_values(variable: str, value: str, error: str) -> None:
+    args = build_parser().parse_args(["serve"])
+    with pytest.raises(ValueError) as excinfo:
+        options_from_args(args, {variable: value})
+    assert str(excinfo.value) == error
+
+
+def test_flags_beat_variables_beat_defaults() -> None:
+    args = build_parser().parse_args(["serve", "--grace", "7", "--no-reflection"])
+    values = options_from_args(args, {"OME_SELECTOR_GRACE": "9", "OME_SELECTOR_DRAIN_DELAY": "3", "OME_SELECTOR_MANIFESTS": "a.yaml:b"})
+    assert (values["grace"], values["drain_delay"], values["manifests"], values["reflection"], values["listen"]) == (7.0, 3.0, ["a.yaml", "b"], False, "127.0.0.1:50051")
+    assert ServeOptions(**values).problems() == []
 
 
 def test_version() -> None:
