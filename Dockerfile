@@ -22,7 +22,7 @@ LABEL org.opencontainers.image.title="ome-selector" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.source="https://github.com/ome-selector/ome-selector"
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-compile /wheels/*.whl && rm -rf /wheels \
+RUN pip install --no-cache-dir --no-compile --no-index --find-links /wheels ome-selector && rm -rf /wheels \
     && useradd --uid 65532 --user-group --no-create-home --shell /usr/sbin/nologin selector \
     && mkdir -p /run/ome-selector && chown 65532:65532 /run/ome-selector
 USER 65532:65532

@@ -12,7 +12,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from conftest import ServerProcess
 
 HTTP_LINE = re.compile(r"http endpoints on ([^\s\"]+)")
-CACHE_LINE = re.compile(r"CacheService on ([^\s\"]+)")
 
 
 def http_address(server: ServerProcess) -> str:

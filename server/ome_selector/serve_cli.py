@@ -17,7 +17,7 @@ import sys
 from importlib import metadata
 from typing import Any, Callable, Mapping
 
-from ome_selector.addresses import parse_http_listen, parse_listen
+from ome_selector.addresses import parse_http_listen
 
 __all__ = ["SERVE_FLAGS", "add_serve_arguments", "run_serve", "version"]
 
@@ -33,11 +33,6 @@ def version() -> str:
         return metadata.version("ome-selector")
     except metadata.PackageNotFoundError:
         return "0+unknown"
-
-
-def _listen(text: str) -> str:
-    parse_listen(text)
-    return text
 
 
 def _http_listen(text: str) -> str:
@@ -107,11 +102,11 @@ class ServeFlag:
 
 
 SERVE_FLAGS: tuple[ServeFlag, ...] = (
-    ServeFlag("--listen", "listen", _listen, "127.0.0.1:50051", "ADDR",
+    ServeFlag("--listen", "listen", str, "127.0.0.1:50051", "ADDR",
               "gRPC API address: host:port, [IPv6]:port or unix:/path"),
     ServeFlag("--socket-mode", "socket_mode", _mode, 0o600, "OCTAL",
               "permission bits of unix sockets the server creates"),
-    ServeFlag("--cache-listen", "cache_listen", _listen, None, "ADDR",
+    ServeFlag("--cache-listen", "cache_listen", str, None, "ADDR",
               "serve CacheService on this address only (not on --listen)"),
     ServeFlag("--http-listen", "http_listen", _http_listen, None, "HOST:PORT",
               "HTTP listener for /healthz, /readyz and /metrics (default: off)"),

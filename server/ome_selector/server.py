@@ -28,6 +28,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import Any, Awaitable, Callable, Sequence, TextIO
 
@@ -448,7 +449,8 @@ async def serve(
         server.draining = True
         loop.call_soon_threadsafe(stop.set)
 
-    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
+    in_main_thread = threading.current_thread() is threading.main_thread()  # else signals cannot be caught here
+    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)} if in_main_thread else {}
     try:  # installed before "listening on": a signal from then on drains and stops us
         return await server.run()
     finally:
