@@ -116,6 +116,11 @@ def test_other_codes_are_not_retried(fake_server: Any, code: grpc.StatusCode) ->
 def test_deadline_is_not_retried(fake_server: Any) -> None:
     servicer = ScriptedSelection(failures=0, delay=0.5)
     with SelectorClient(fake_server(servicer), timeout=0.1, retries=3) as client:
+        # Connect first, so a loaded machine cannot spend the 0.1 s deadline on connecting
+        # (the fake server has no health service: UNIMPLEMENTED, at once).
+        with pytest.raises(SelectorError) as unimplemented:
+            client.health(timeout=10)
+        assert unimplemented.value.code == grpc.StatusCode.UNIMPLEMENTED
         with pytest.raises(SelectorError) as excinfo:
             client.select_runtime(SEED_A_ISVC)
         assert excinfo.value.code == grpc.StatusCode.DEADLINE_EXCEEDED

@@ -21,7 +21,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from conftest import ServerProcess, server_command
-from ome_selector_client import SelectorClient
+from ome_selector_client import SelectorClient, SelectorError
 
 Start = Callable[..., ServerProcess]
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -135,8 +135,8 @@ def test_tls(running_server: Start, pki: Pki) -> None:
     assert any(line.endswith(f" INFO ome_selector.server: TLS on {server.address}") for line in server.lines)
     with grpc.secure_channel(server.address, pki.credentials()) as channel:
         assert check(channel) == SERVING
-        with SelectorClient(server.address, channel=channel) as client:
-            assert client.get_cache_status().synced
+    with SelectorClient(server.address, credentials=pki.credentials()) as client:  # the client's own TLS channel
+        assert client.get_cache_status().synced
     with grpc.insecure_channel(server.address) as plaintext:
         assert check_fails(plaintext) == grpc.StatusCode.UNAVAILABLE
 
@@ -149,6 +149,12 @@ def test_mtls_requires_a_client_certificate_from_the_ca(running_server: Start, p
                for line in server.lines)
     with grpc.secure_channel(server.address, pki.credentials(pki.client_cert, pki.client_key)) as channel:
         assert check(channel) == SERVING
+    with SelectorClient(server.address, credentials=pki.credentials(pki.client_cert, pki.client_key), retries=0) as client:
+        assert client.health() == "SERVING"
+    with SelectorClient(server.address, credentials=pki.credentials(), retries=0) as anonymous_client:
+        with pytest.raises(SelectorError) as refused:
+            anonymous_client.health()
+        assert refused.value.code == grpc.StatusCode.UNAVAILABLE
     with grpc.secure_channel(server.address, pki.credentials()) as anonymous:
         assert check_fails(anonymous) == grpc.StatusCode.UNAVAILABLE
     with grpc.secure_channel(server.address, pki.credentials(pki.stranger_cert, pki.stranger_key)) as stranger:
