@@ -4,23 +4,27 @@ listener, address validation, environment variables and --version."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Callable
 
 import grpc
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from prometheus_client import CollectorRegistry
 
 from conftest import EXAMPLE_ISVCS, REPO_ROOT, ServerProcess, server_command
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_inference_service, load_manifests
-from ome_selector.addresses import parse_listen
+from ome_selector.addresses import parse_http_listen, parse_listen
+from ome_selector.http_probe import ProbeServer
 from ome_selector.cli import build_parser
 from ome_selector.serve_cli import options_from_args, version
 from ome_selector.server import ServeOptions
@@ -245,3 +249,31 @@ def test_version() -> None:
     process = subprocess.run([sys.executable, "-m", "ome_selector.cli", "serve", "--version"], capture_output=True, text=True, timeout=60)
     assert (process.returncode, process.stdout) == (0, f"ome-selector {version()}\n")
     assert version() == "0.1.0"
+
+
+def test_healthz_fails_when_the_event_loop_does_not_answer() -> None:
+    """In process: /healthz runs a no-op on the server's loop; a loop that does not run it
+    within the timeout is 503 (kubelet then restarts the container), one that does is 200."""
+    stalled = asyncio.new_event_loop()  # never runs: like a loop stuck in a computation
+    probe = ProbeServer(parse_http_listen("127.0.0.1:0"), CollectorRegistry(), lambda: (True, "ready"), stalled, loop_timeout=0.2)
+    address = probe.start()
+    try:
+        assert http_get(address, "/healthz") == (503, "event loop did not answer within 0.2s\n")
+        assert http_get(address, "/readyz") == (200, "ready\n")
+    finally:
+        probe.close()
+        stalled.close()
+
+    running = asyncio.new_event_loop()
+    thread = threading.Thread(target=running.run_forever, daemon=True)
+    thread.start()
+    probe = ProbeServer(parse_http_listen("127.0.0.1:0"), CollectorRegistry(), lambda: (False, "draining"), running, loop_timeout=5)
+    address = probe.start()
+    try:
+        assert http_get(address, "/healthz") == (200, "ok\n")
+        assert http_get(address, "/readyz") == (503, "draining\n")
+    finally:
+        probe.close()
+        running.call_soon_threadsafe(running.stop)
+        thread.join(5)
+        running.close()

@@ -3,7 +3,7 @@
 It runs in its own threads (the standard library's WSGI server), so a scrape or a probe never
 waits behind a gRPC call, and ``/healthz`` can tell whether the event loop still answers:
 
-- ``GET /healthz`` (liveness): 200 ``ok`` when the server's asyncio event loop runs a no-op
+- ``GET /healthz`` (liveness): 200 ``ok`` when the server's asyncio event loop runs a callback
   within ``loop_timeout`` seconds, else 503. It never depends on the cache's sync state.
 - ``GET /readyz`` (readiness): 200 ``ready`` once the cache is synced and while the server is
   not draining, else 503 with the reason (``cache not synced`` or ``draining``).
@@ -101,15 +101,13 @@ class ProbeServer:
         return _text(start_response, "200 OK" if ready else "503 Service Unavailable", reason)
 
     def _loop_answers(self) -> tuple[bool, str]:
-        async def noop() -> None:
-            return None
-
+        answered = threading.Event()
         try:
-            asyncio.run_coroutine_threadsafe(noop(), self._loop).result(self._loop_timeout)
-        except TimeoutError:
-            return False, f"event loop did not answer within {self._loop_timeout:g}s"
+            self._loop.call_soon_threadsafe(answered.set)
         except RuntimeError as exc:  # loop closed
             return False, f"event loop not running: {exc}"
+        if not answered.wait(self._loop_timeout):
+            return False, f"event loop did not answer within {self._loop_timeout:g}s"
         return True, "ok"
 
 
