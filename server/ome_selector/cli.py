@@ -1,6 +1,6 @@
 """``ome-selector``: run the server, or ask which runtime an InferenceService gets.
 
-    ome-selector serve            [--listen ADDR] [--http-listen ADDR] [--manifests PATH ...] [--log-format text|json] ... (serve -h)
+    ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
     ome-selector select           -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
     ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE] [--manifests PATH ... | --server ADDR] [-o table|json]
     ome-selector effective        -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|wide|json]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import inspect
 import json
 import logging
@@ -400,6 +401,24 @@ def display_address(listen: str, port: int) -> str:
     return f"{host}:{port}" if colon and not host.endswith(":") else f"{listen}:{port}"
 
 
+# How long a worker thread may hold the GIL before the event loop gets it (seconds; Python's
+# default is 0.005): large answers run in worker threads, and health checks and small calls on
+# the loop should wait for them no more than this.
+SWITCH_INTERVAL = 0.0005
+
+
+def tune_interpreter(store: CacheStore) -> None:
+    """Process settings for a long-running server: a short GIL switch interval (see
+    ``SWITCH_INTERVAL``), and ``gc.freeze()`` after every cache write, so the cyclic collector
+    does not walk the compiled snapshot (hundreds of thousands of long-lived objects at 10,000
+    runtimes) again and again and stall answers for tens of milliseconds. Frozen objects are
+    still freed by reference counting when a later snapshot replaces them; the snapshot holds no
+    reference cycles."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    gc.freeze()
+    store.add_listener(lambda _snapshot: gc.freeze())
+
+
 def server_options(max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS) -> list[tuple[str, int]]:
     """The ``grpc.aio.server`` channel arguments: message limits, keepalive policy, stream cap."""
     return [
@@ -492,6 +511,7 @@ class _Server:
             paths = list(self.options.manifests) if self.options.manifests is not None else example_paths()
             if not load_store(self.store, paths):
                 return 1
+        tune_interpreter(self.store)
         try:
             credentials = self._credentials()
         except OSError as exc:
