@@ -93,10 +93,11 @@ def _store(target: Any) -> CacheStore:
     return target if isinstance(target, CacheStore) else load(*target)
 
 
-def select(target: Any, isvc: Any) -> selector_pb2.SelectRuntimeResponse:
-    """``api.select_runtime`` on a store (or on a list of sources loaded into a new store)."""
+def select(target: Any, isvc: Any, view: int = selector_pb2.SELECT_RUNTIME_VIEW_FULL) -> selector_pb2.SelectRuntimeResponse:
+    """``api.select_runtime`` on a store (or on a list of sources loaded into a new store); the
+    FULL view unless ``view`` says otherwise, so exclusions are there to compare."""
     store = _store(target)
-    request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc))
+    request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc), view=view)
     return api.select_runtime(store.snapshot, request)
 
 

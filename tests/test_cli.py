@@ -34,21 +34,36 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 # --- select ------------------------------------------------------------------------------------
 
 
-def test_select_seed_a(capsys: pytest.CaptureFixture[str]) -> None:
+SEED_A_HEAD = [
+    "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper",
+    "Selection: auto, score 2, supportedModelFormats entry 0",
+    "Model: ClusterBaseModel/llama-3-3-70b-instruct (mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0)",
+    f"Cache version: {EXAMPLES_VERSION}",
+    "Warning: Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct",
+    # The embedded examples hold 7 runtimes; only the hopper one lists nvidia-h100.
+    "Runtimes: 1/7 runtimes are candidates: 6 accelerator class",
+]
+SEED_A_CANDIDATES = [
+    "Candidates:",
+    "RANK   RUNTIME                SCOPE     SCORE   ENTRY   SIZE-DISTANCE   TIE-BREAK",
+    "1      llama-3-3-70b-hopper   Cluster   2       0       15B             -",
+]
+
+
+def test_select_seed_a_basic_view(capsys: pytest.CaptureFixture[str]) -> None:
+    """The default (BASIC) view: the exclusion summary instead of one row per excluded runtime."""
     code, out, err = run(capsys, "select", "-f", SEED_A_FILE)
     assert (code, err) == (0, "")
-    assert out.splitlines()[:5] == [
-        "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper",
-        "Selection: auto, score 2, supportedModelFormats entry 0",
-        "Model: ClusterBaseModel/llama-3-3-70b-instruct (mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0)",
-        f"Cache version: {EXAMPLES_VERSION}",
-        "Warning: Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct",
-    ]
-    assert out.split("\n\n")[1].splitlines() == [
-        "Candidates:",
-        "RANK   RUNTIME                SCOPE     SCORE   ENTRY   SIZE-DISTANCE   TIE-BREAK",
-        "1      llama-3-3-70b-hopper   Cluster   2       0       15B             -",
-    ]
+    assert out.split("\n\n")[0].splitlines() == SEED_A_HEAD
+    assert out.split("\n\n")[1].splitlines() == SEED_A_CANDIDATES
+    assert "Excluded:" not in out
+
+
+def test_select_seed_a(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "select", "-f", SEED_A_FILE, "--view", "full")
+    assert (code, err) == (0, "")
+    assert out.split("\n\n")[0].splitlines() == SEED_A_HEAD
+    assert out.split("\n\n")[1].splitlines() == SEED_A_CANDIDATES
     excluded = out.split("\n\n")[2].splitlines()
     assert excluded[:3] == [
         "Excluded:",
@@ -74,7 +89,7 @@ def test_select_scoring_worked_example_ranks_as_the_docs(capsys: pytest.CaptureF
 
 def test_select_seed_b_nothing_qualifies(capsys: pytest.CaptureFixture[str]) -> None:
     # The deployment-mode page's message: the example runtime and a CSR without autoSelect: true.
-    code, out, err = run(capsys, "select", "-f", SEED_B_FILE, "--manifests",
+    code, out, err = run(capsys, "select", "-f", SEED_B_FILE, "--view", "full", "--manifests",
                          *example("models.yaml", "srt-llama-3-3-70b-instruct.yaml", "srt-llama-3-3-70b-instruct-multinode.yaml"))
     assert (code, err) == (1, "")
     assert out.splitlines()[0] == (
@@ -119,7 +134,7 @@ def test_select_named_runtime_warns(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_select_json_parses_back(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "select", "-f", SEED_A_FILE, "-o", "json")
+    code, out, _ = run(capsys, "select", "-f", SEED_A_FILE, "-o", "json", "--view", "full")
     assert code == 0
     response = json_format.Parse(out, selector_pb2.SelectRuntimeResponse())
     assert response.selection.runtime == selector_pb2.RuntimeRef(

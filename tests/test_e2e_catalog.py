@@ -67,7 +67,7 @@ def _isvc(model: str, namespace: str = "default") -> types_pb2.InferenceService:
 
 
 def _select(stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService) -> selector_pb2.SelectRuntimeResponse:
-    return stub.SelectRuntime(selector_pb2.SelectRuntimeRequest(inference_service=isvc))
+    return stub.SelectRuntime(selector_pb2.SelectRuntimeRequest(inference_service=isvc, view=selector_pb2.SELECT_RUNTIME_VIEW_FULL))
 
 
 def test_every_object_ingests_and_duplicates_are_reported(server: ServerProcess, channel: grpc.Channel) -> None:

@@ -182,8 +182,26 @@ def test_describe_request_message(loaded: Grpcurl) -> None:
 # --- selection with -d JSON -------------------------------------------------------------------
 
 
-def test_select_runtime_h100(loaded: Grpcurl) -> None:
+def _full(request: str) -> str:
+    """``request`` (JSON) asking for the FULL view."""
+    return json.dumps({**json.loads(request), "view": "SELECT_RUNTIME_VIEW_FULL"})
+
+
+def test_select_runtime_h100_basic(loaded: Grpcurl) -> None:
+    """The default view: no exclusions, a summary instead."""
     out = loaded.call(f"{SELECTION_SERVICE}/SelectRuntime", SELECT_H100)
+    assert out["selection"]["runtime"]["name"] == "llama-3-3-70b-hopper"
+    assert "exclusions" not in out
+    assert out["exclusion_summary"] == {
+        "runtimes": 2,
+        "candidates": 1,
+        "counts": [{"check": "CHECK_ACCELERATOR_CLASS", "count": 1}],
+        "text": "1/2 runtimes are candidates: 1 accelerator class",
+    }
+
+
+def test_select_runtime_h100(loaded: Grpcurl) -> None:
+    out = loaded.call(f"{SELECTION_SERVICE}/SelectRuntime", _full(SELECT_H100))
 
     assert out["selection"]["runtime"]["name"] == "llama-3-3-70b-hopper"
     assert out["selection"]["runtime"]["kind"] == "RUNTIME_KIND_CLUSTER_SERVING_RUNTIME"
@@ -197,7 +215,7 @@ def test_select_runtime_h100(loaded: Grpcurl) -> None:
 
 
 def test_select_runtime_a100_has_no_runtime(loaded: Grpcurl) -> None:
-    out = loaded.call(f"{SELECTION_SERVICE}/SelectRuntime", SELECT_A100)
+    out = loaded.call(f"{SELECTION_SERVICE}/SelectRuntime", _full(SELECT_A100))
 
     assert "selection" not in out
     assert out["no_runtime_message"] == A100_NO_RUNTIME_MESSAGE

@@ -1004,7 +1004,7 @@ class TestRuntimeDeploymentModeMatching:
         snapshot = store.snapshot
         rt = snapshot.cluster_serving_runtimes["srt-llama-3-3-70b-instruct-multinode"]
         mdl = snapshot.cluster_models["llama-3-3-70b-instruct"]
-        evaluation = engine.evaluate(snapshot, rt, rt.effective or rt.own, mdl, compile_request(inference_service(service)))
+        evaluation = engine.evaluate(rt, rt.effective or rt.own, mdl, compile_request(inference_service(service)))
         event = messages.named_runtime_advisory(rt.name, mdl.name, engine.named_error(rt, evaluation.failures, mdl))
         assert event == (
             "Runtime srt-llama-3-3-70b-instruct-multinode does not declare support for model llama-3-3-70b-instruct "

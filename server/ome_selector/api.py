@@ -13,13 +13,17 @@ ExplainRuntimes answers are memoised per snapshot and shared between callers: do
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
 from . import domain as d
 from . import engine, lifecycle, messages
-from .checks import Failure, entry_score, explain_columns
-from .engine import Evaluation, Verdict
+from .checks import Check, Failure, entry_score, explain_columns
+from .engine import AutoSelection, Evaluation, TieBreak, Verdict
 from .errors import FieldViolation, RequestError
 from .ingest import compile_request, validate_name
 from .runtime_webhook import validate_runtime
@@ -70,12 +74,38 @@ def runtime_ref(runtime: d.Runtime) -> pb.RuntimeRef:
     return _ref(runtime.key)
 
 
+# One explicit table per domain enum -> proto enum.
+CHECK_TO_PB = {
+    Check.DISABLED: pb.CHECK_DISABLED,
+    Check.ACCELERATOR_CLASS: pb.CHECK_ACCELERATOR_CLASS,
+    Check.DEPLOYMENT_MODE: pb.CHECK_DEPLOYMENT_MODE,
+    Check.MODEL_FORMAT: pb.CHECK_MODEL_FORMAT,
+    Check.MODEL_SIZE: pb.CHECK_MODEL_SIZE,
+    Check.AUTO_SELECT: pb.CHECK_AUTO_SELECT,
+    Check.SCORE: pb.CHECK_SCORE,
+}
+VERDICT_TO_PB = {
+    Verdict.CANDIDATE: pb.VERDICT_CANDIDATE,
+    Verdict.EXCLUDED: pb.VERDICT_EXCLUDED,
+    Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE: pb.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE,
+}
+TIE_BREAK_TO_PB = {
+    TieBreak.UNSPECIFIED: pb.TIE_BREAK_UNSPECIFIED,
+    TieBreak.SCOPE: pb.TIE_BREAK_SCOPE,
+    TieBreak.SCORE: pb.TIE_BREAK_SCORE,
+    TieBreak.SIZE_DISTANCE: pb.TIE_BREAK_SIZE_DISTANCE,
+    TieBreak.NAME: pb.TIE_BREAK_NAME,
+}
+COMPONENT_TO_PB = {"": pb.COMPONENT_UNSPECIFIED, "engine": pb.COMPONENT_ENGINE, "decoder": pb.COMPONENT_DECODER, "router": pb.COMPONENT_ROUTER}
+MAX_PAGE_SIZE = 1000
+
+
 def _reasons(failures: tuple[Failure, ...]) -> list[pb.Reason]:
     out = []
     for i, f in enumerate(failures):
         reason = pb.Reason(
-            check=pb.Check.Value("CHECK_" + f.check.value),
-            component=pb.Component.Value("COMPONENT_" + f.component.upper()) if f.component else pb.COMPONENT_UNSPECIFIED,
+            check=CHECK_TO_PB[f.check],
+            component=COMPONENT_TO_PB[f.component],
             runtime_value=f.runtime_value,
             requested_value=f.requested_value,
             message=f.message,
@@ -136,21 +166,11 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
     if violations:
         raise RequestError.invalid(violations)
     model_spec = request.model_spec if request.HasField("model_spec") else None
-    if not named:
-        res = lifecycle.resolve_model(snapshot, isvc, model_spec)
-        if res.model is not None and not res.error:
-            compiled = compile_request(isvc)
-            memo_key = ("select", res.model.cache_key, compiled.cache_key, isvc.spec.model.name)
-            cached = snapshot.memo.get(memo_key)
-            if isinstance(cached, pb.SelectRuntimeResponse):
-                return cached
-            response = _select_response(snapshot, isvc, lifecycle.decide(snapshot, isvc, model_spec))
-            snapshot.remember(memo_key, response)
-            return response
-    return _select_response(snapshot, isvc, lifecycle.decide(snapshot, isvc, model_spec))
+    full = request.view == pb.SELECT_RUNTIME_VIEW_FULL
+    return _select_response(snapshot, isvc, lifecycle.decide(snapshot, isvc, model_spec), full)
 
 
-def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: lifecycle.Decision) -> pb.SelectRuntimeResponse:
+def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: lifecycle.Decision, full: bool) -> pb.SelectRuntimeResponse:
     response = pb.SelectRuntimeResponse(cache_version=snapshot.version)
     res = decision.model
     if res.not_found:
@@ -180,21 +200,36 @@ def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decis
             rank=ranked.rank,
             score=e.fit.score,
             supported_model_format_index=e.fit.score_index,
-            tie_break=pb.TieBreak.Value("TIE_BREAK_" + ranked.tie_break.value),
+            tie_break=TIE_BREAK_TO_PB[ranked.tie_break],
         )
         if e.distance is not None:
             candidate.size_distance = e.distance
-    for e in auto.evaluations:
-        if e.verdict is not Verdict.CANDIDATE:
+    response.exclusion_summary.CopyFrom(exclusion_summary(auto))
+    if full:
+        for x in auto.exclusions():
             # The primary reason only; ExplainRuntimes lists every failing check with details.
-            primary = _reasons(e.failures[:1])[0]
+            primary = _reasons((x.primary,))[0]
             primary.ClearField("entry_mismatches")
-            response.exclusions.add(runtime=runtime_ref(e.runtime), verdict=pb.Verdict.Value("VERDICT_" + e.verdict.value), reasons=[primary])
+            response.exclusions.add(runtime=runtime_ref(x.runtime), verdict=VERDICT_TO_PB[x.verdict], reasons=[primary])
     if decision.runtime is None:
         response.no_runtime_message = auto.no_runtime_message or ""
     else:
         response.warnings.append(messages.auto_selected(decision.runtime.name, model_name or res.model.name))
     return response
+
+
+def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
+    """The runtimes in scope counted by primary reason, with its one-line text."""
+    counts = [(check, auto.counts[check]) for check in Check]
+    summary = pb.ExclusionSummary(
+        runtimes=auto.total,
+        candidates=len(auto.ranked),
+        text=messages.exclusion_summary(len(auto.ranked), auto.total, [(c.value, n) for c, n in counts]),
+    )
+    for check, count in counts:
+        if count:
+            summary.counts.add(check=CHECK_TO_PB[check], count=count)
+    return summary
 
 
 def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> pb.ExplainRuntimesResponse:
@@ -233,41 +268,87 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
             raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{isvc.spec.model.name}" not found')
         compiled = compile_request(isvc)
     assert res.model is not None
-    memo_key = ("explain", res.model.cache_key, namespace, None if compiled is None else compiled.cache_key, tuple(notes))
-    cached = snapshot.memo.get(memo_key)
-    if isinstance(cached, pb.ExplainRuntimesResponse):
-        return cached
+    page_size, offset = _page(request)
     response = pb.ExplainRuntimesResponse(cache_version=snapshot.version, model=_model_identity(res.model), notes=notes)
     if res.error:
         response.model_error = res.error
         return response
     result = engine.auto_select(snapshot, res.model, compiled, namespace)
-    if not result.evaluations:
+    if not result.total:
         response.notes.append(NO_RUNTIMES_NOTE)
-    for ranked in result.ranked:
-        e = ranked.evaluation
-        row = response.runtimes.add(
-            runtime=runtime_ref(e.runtime),
-            verdict=pb.VERDICT_CANDIDATE,
-            rank=ranked.rank,
-            score=e.fit.score,
-            reason="-",
-            supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
-        )
-        columns = explain_columns(e.fit)
-        if columns is not None:
-            row.priority, row.weight = columns
-    others = sorted((e for e in result.evaluations if e.verdict is not Verdict.CANDIDATE), key=lambda e: (e.runtime.is_cluster, e.runtime.name))
-    for e in others:
+    rows = _explain_rows(result, request.runtime_name)
+    response.total_size = len(rows)
+    end = len(rows) if page_size == 0 else min(len(rows), offset + page_size)
+    for row in rows[offset:end]:
+        if isinstance(row, engine.Ranked):
+            e = row.evaluation
+            out = response.runtimes.add(
+                runtime=runtime_ref(e.runtime),
+                verdict=pb.VERDICT_CANDIDATE,
+                rank=row.rank,
+                score=e.fit.score,
+                reason="-",
+                supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
+            )
+            columns = explain_columns(e.fit)
+            if columns is not None:
+                out.priority, out.weight = columns
+            continue
+        e = engine.evaluate(row, row.own, res.model, compiled)
         response.runtimes.add(
             runtime=runtime_ref(e.runtime),
-            verdict=pb.Verdict.Value("VERDICT_" + e.verdict.value),
+            verdict=VERDICT_TO_PB[e.verdict],
             reasons=_reasons(e.failures),
             reason=e.failures[0].message,
             supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
         )
-    snapshot.remember(memo_key, response)
+    if end < len(rows):
+        response.next_page_token = _page_token(request, end)
     return response
+
+
+def _explain_rows(result: AutoSelection, name: str) -> list[engine.Ranked | d.Runtime]:
+    """The explain table's rows: the candidates in rank order, then every other runtime,
+    ServingRuntimes first, each kind by name; only runtimes called ``name`` when it is set."""
+    candidates = {id(r.evaluation.runtime) for r in result.ranked}
+    rows: list[engine.Ranked | d.Runtime] = [r for r in result.ranked if not name or r.evaluation.runtime.name == name]
+    for group_result in result.results:
+        rows += [rt for rt in group_result.group.by_name() if id(rt) not in candidates and (not name or rt.name == name)]
+    return rows
+
+
+def _request_fingerprint(request: pb.ExplainRuntimesRequest) -> str:
+    """What a page token is bound to: the request without its paging fields."""
+    unpaged = pb.ExplainRuntimesRequest()
+    unpaged.CopyFrom(request)
+    unpaged.ClearField("page_token")
+    unpaged.ClearField("page_size")
+    return hashlib.sha256(unpaged.SerializeToString(deterministic=True)).hexdigest()[:16]
+
+
+def _page_token(request: pb.ExplainRuntimesRequest, offset: int) -> str:
+    """An opaque token for the rows from ``offset`` on (AIP-158)."""
+    raw = json.dumps({"o": offset, "r": _request_fingerprint(request)}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _page(request: pb.ExplainRuntimesRequest) -> tuple[int, int]:
+    """(page size, offset) of an ExplainRuntimes request; raises INVALID_ARGUMENT for a negative
+    or too large page size, or a token that is malformed or from another request."""
+    if request.page_size < 0 or request.page_size > MAX_PAGE_SIZE:
+        raise RequestError.invalid([FieldViolation("page_size", f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {request.page_size}")])
+    if not request.page_token:
+        return request.page_size, 0
+    try:
+        token = request.page_token
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        offset, bound = data["o"], data["r"]
+        valid = isinstance(offset, int) and offset >= 0 and bound == _request_fingerprint(request)
+    except (ValueError, TypeError, KeyError):
+        valid = False
+    if not valid:
+        raise RequestError.invalid([FieldViolation("page_token", "page_token is not a token of this request (it must come from next_page_token of the same request)")])
+    return request.page_size, offset
 
 
 # ---- lifecycle RPCs ----------------------------------------------------------------------------

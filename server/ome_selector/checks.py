@@ -189,26 +189,6 @@ def _versions_fit(model: Spec, entry: Spec) -> bool:
     return True
 
 
-def _spec_matches(model: Spec | None, entry: Spec | None) -> bool:
-    if model is None or entry is None:
-        return model is entry
-    if model.name != entry.name:
-        return False
-    if model.version is None or entry.version is None:
-        return model.version is None and entry.version is None
-    return entry_accepts(entry.parsed, entry.operator, model.parsed)
-
-
-def entry_matches(entry: Entry, model: Model) -> bool:
-    """Whether ``entry`` matches ``model`` strictly: ``entry_differences`` is empty and the entry
-    has a ``modelFormat``. Builds no text (the fast path of ``engine.choose``)."""
-    if entry.model_format is None or entry.architecture != model.architecture or entry.quantization != model.quantization:
-        return False
-    if not _spec_matches(model.model_format, entry.model_format) or not _spec_matches(model.model_framework, entry.model_framework):
-        return False
-    return entry.pipeline is None or pipeline_difference(model.pipeline, entry.pipeline) is None
-
-
 def entry_score(entry: Entry, model: Model, priority: int) -> int:
     """The lenient score of one entry (runtime-selection-scoring.md, "How the score is computed").
 
@@ -244,26 +224,29 @@ def int64(value: int) -> int:
     return (value + 2**63) % 2**64 - 2**63
 
 
-def fit_model(spec: Compiled, model: Model) -> ModelFit:
-    """Compute the model's fit against one runtime spec (format, size and score)."""
+def format_match(spec: Compiled, model: Model) -> tuple[Entry | None, Failure | None]:
+    """The first entry that matches ``model`` strictly, or the model-format failure listing why
+    each entry does not (serving-runtimes.md, "Supported model formats"; model-version-matching.md,
+    "Mismatch reasons"). Exactly one of the two is None. The failure depends only on what
+    ``spec.format_id`` stands for and on the model."""
     mismatches: list[EntryMismatch] = []
-    match: Entry | None = None
     for entry in spec.entries:
         diffs = entry_differences(entry, model)
         if not diffs and entry.model_format is not None:
-            match = entry
-            break
+            return entry, None
         mismatches.append(EntryMismatch(entry.index, diffs))
-    format_failure = None
-    if match is None:
-        texts = [m.text for m in mismatches]
-        format_failure = Failure(
-            Check.MODEL_FORMAT,
-            messages.model_format(model.label, texts),
-            runtime_value=f"{len(spec.entries)} supportedModelFormats entries",
-            requested_value=model.label,
-            entries=tuple(mismatches),
-        )
+    return None, Failure(
+        Check.MODEL_FORMAT,
+        messages.model_format(model.label, [m.text for m in mismatches]),
+        runtime_value=f"{len(spec.entries)} supportedModelFormats entries",
+        requested_value=model.label,
+        entries=tuple(mismatches),
+    )
+
+
+def fit_model(spec: Compiled, model: Model) -> ModelFit:
+    """Compute the model's fit against one runtime spec (format, size and score)."""
+    match, format_failure = format_match(spec, model)
     size_failure = None
     rng = spec.size_range
     if model.size is not None and model.size_text is not None and rng is not None and outside(model.size, rng.low, rng.high):

@@ -1,7 +1,7 @@
 """``ome-selector``: run the server, or ask which runtime an InferenceService gets.
 
     ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
-    ome-selector select           -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
+    ome-selector select           -f ISVC.yaml [--view basic|full] [--manifests PATH ... | --server ADDR] [-o table|json]
     ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE] [--manifests PATH ... | --server ADDR] [-o table|json]
     ome-selector effective        -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|wide|json]
     ome-selector admit            -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
@@ -209,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
                              help="ServingRuntime or ClusterServingRuntime YAML (the first one; - reads stdin)")
         else:
             sub.add_argument("-f", "--filename", required=True, metavar="FILE", help=isvc_file)
+        if name == "select":
+            sub.add_argument("--view", choices=("basic", "full"), default="basic",
+                             help="basic (default): the selection, candidates, OME's texts and the exclusion "
+                                  "summary; full: also every excluded runtime with its primary reason")
         if name == "reconcile":
             sub.add_argument("--has-runtime-ready-condition", action="store_true",
                              help="the InferenceService already has a RuntimeReady condition (OME then sets it "
@@ -300,7 +304,8 @@ def _request(args: argparse.Namespace) -> Message:
         return selector_pb2.ExplainRuntimesRequest(model=selector_pb2.ModelLookup(name=args.model, namespace=args.namespace))
     isvc = _load_isvc(args)
     if args.command == "select":
-        return selector_pb2.SelectRuntimeRequest(inference_service=isvc)
+        view = selector_pb2.SELECT_RUNTIME_VIEW_FULL if args.view == "full" else selector_pb2.SELECT_RUNTIME_VIEW_BASIC
+        return selector_pb2.SelectRuntimeRequest(inference_service=isvc, view=view)
     if args.command == "explain":
         return selector_pb2.ExplainRuntimesRequest(inference_service=isvc)
     if args.command == "effective":
@@ -493,6 +498,8 @@ def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
         lines.append(f"Cache version: {response.cache_version}")
     for warning in response.warnings:
         lines.append(f"Warning: {_one_line(warning)}")
+    if response.HasField("exclusion_summary"):
+        lines.append(f"Runtimes: {response.exclusion_summary.text}")
     if response.candidates:
         lines += ["", "Candidates:"]
         lines.append(format_table(CANDIDATE_HEADERS, [

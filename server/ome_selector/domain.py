@@ -86,6 +86,13 @@ class Compiled:
     router_mode: str | None = None
     engine_multi_node: bool = False  # engineConfig has a leader or worker
     decoder_multi_node: bool = False  # decoderConfig has a leader or worker
+    # The runtime group's bit masks this spec belongs to (snapshot.RuntimeGroup), fixed at
+    # ingestion: ("disabled",), ("classes",), ("class", c), ("engine*",), ("engine", mode),
+    # ("decoder*",), ("decoder", mode), ("format", (format name, architecture, quantization)).
+    index_keys: tuple[tuple[object, ...], ...] = ()
+    # Interned id of what the model-format check reads of the entries (names, versions,
+    # operators, architecture, quantization, pipeline): equal ids give equal format failures.
+    format_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +156,8 @@ class Model:
     pipeline: types_pb2.DiffusionPipelineSpec | None
     disabled: bool
     label: str
+    # What a fit depends on: the serialized BaseModelSpec. Equal keys fit every runtime alike, so
+    # caches keyed by it never go stale when a model object is replaced.
     cache_key: object
 
 

@@ -1,23 +1,30 @@
-"""The selection engine: evaluate every runtime in scope, rank the candidates, explain the rest.
+"""The selection engine: rank the candidates, explain the rest.
 
 Pure Python, no gRPC. Input: an immutable ``Snapshot``, a compiled ``Model`` and ``Request``.
-Every runtime runs through ``checks.CHECKS`` in the documented order and keeps all its failures
-(the first is primary); runtimes that pass every check are candidates when auto-selection can
-choose them (an ``autoSelect: true`` entry and a score above 0). Candidates are ranked as
-runtime-selection-scoring.md says: ServingRuntimes before ClusterServingRuntimes, then higher
-score, then (for a model with a size) smaller size distance, then name.
+``evaluate`` runs one runtime through ``checks.CHECKS`` in the documented order and keeps all
+its failures (the first is primary); runtimes that pass every check are candidates when
+auto-selection can choose them (an ``autoSelect: true`` entry and a score above 0). Candidates
+are ranked as runtime-selection-scoring.md says: ServingRuntimes before ClusterServingRuntimes,
+then higher score, then (for a model with a size) smaller size distance, then name.
+
+``auto_select`` is the one evaluation path every RPC uses: it gives the same ranking, primary
+reasons and texts as evaluating every runtime (``exhaustive_auto_select``, the reference the
+property tests compare it with), at the cost of the runtimes that can match.
 """
 from __future__ import annotations
 
 import enum
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
+from . import caches
 from . import domain as d
 from . import messages
-from .checks import CHECKS, Check, Failure, ModelFit, auto_select_failure, check_accelerator_class, check_deployment_mode, entry_matches
+from .checks import CHECKS, Check, Failure, ModelFit, auto_select_failure, check_accelerator_class, check_deployment_mode, fit_model, format_match
 from .sizes import distance, distance_order
-from .snapshot import Snapshot
+from .snapshot import RuntimeGroup, Snapshot
 
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
@@ -62,34 +69,31 @@ class Ranked:
     tie_break: TieBreak
 
 
-@dataclass(frozen=True, slots=True)
-class AutoSelection:
-    """The outcome of auto-selection for one model and request."""
-
-    evaluations: tuple[Evaluation, ...]  # fetch order: ServingRuntimes, then ClusterServingRuntimes
-    ranked: tuple[Ranked, ...]
-    namespaced: int
-    cluster: int
-    no_runtime_message: str | None
-
-    @property
-    def selected(self) -> Evaluation | None:
-        """The first-ranked candidate, or None."""
-        return self.ranked[0].evaluation if self.ranked else None
+def fit(spec: d.Compiled, model: d.Model) -> ModelFit:
+    """The model's fit against ``spec``, from ``caches.FITS`` (keyed by content, so valid across
+    snapshots)."""
+    table = caches.FITS.table(model.cache_key)
+    hit = table.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]  # type: ignore[return-value]
+    value = fit_model(spec, model)
+    caches.FITS.add(model.cache_key, table, id(spec), (spec, value))
+    return value
 
 
-def evaluate(snapshot: Snapshot, runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Request | None) -> Evaluation:
-    """Run every check on ``spec`` (the runtime's own or merged spec) and decide the verdict."""
-    fit = snapshot.fit(spec, model)
-    failures = tuple(f for check in CHECKS for f in check(spec, fit, request))
+def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Request | None) -> Evaluation:
+    """Run every check on ``spec`` (the runtime's own or merged spec) and decide the verdict: the
+    exhaustive evaluation of one runtime (troubleshoot-runtime-selection.md, Step 2)."""
+    model_fit = fit(spec, model)
+    failures = tuple(f for check in CHECKS for f in check(spec, model_fit, request))
     size = model.size
-    dist = distance(size, fit.distance_low, fit.distance_high) if size is not None else None
+    dist = distance(size, model_fit.distance_low, model_fit.distance_high) if size is not None else None
     if failures:
-        return Evaluation(runtime, spec, fit, failures, Verdict.EXCLUDED, dist)
-    skipped = auto_select_failure(spec, fit, model)
+        return Evaluation(runtime, spec, model_fit, failures, Verdict.EXCLUDED, dist)
+    skipped = auto_select_failure(spec, model_fit, model)
     if skipped is not None:
-        return Evaluation(runtime, spec, fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)
-    return Evaluation(runtime, spec, fit, (), Verdict.CANDIDATE, dist)
+        return Evaluation(runtime, spec, model_fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)
+    return Evaluation(runtime, spec, model_fit, (), Verdict.CANDIDATE, dist)
 
 
 def _compare(has_size: bool, a: Evaluation, b: Evaluation) -> int:
@@ -129,55 +133,221 @@ def rank(candidates: list[Evaluation], model: d.Model) -> tuple[Ranked, ...]:
     return tuple(out)
 
 
-def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str) -> AutoSelection:
-    """Auto-selection over the ServingRuntimes of ``namespace`` and all ClusterServingRuntimes.
+# ---- auto-selection: the fast path ----------------------------------------------------------
+#
+# Each runtime group (snapshot.RuntimeGroup) answers the request-side checks with bit masks: the
+# runtimes a check rejects first are found with integer operations, counted, and given a reason
+# text only when an answer shows it. Only the runtimes that can match the model strictly (an
+# entry with its format name, architecture and quantization) are evaluated one by one.
 
-    Auto-selection matches each runtime's own spec, never what it inherits
-    (runtime-selection-scoring.md, "Steer the choice"). Memoised per snapshot.
+_DISABLED_FAILURE = Failure(Check.DISABLED, messages.RUNTIME_DISABLED, runtime_value="true", requested_value="false")
+# Primary-reason codes of a position (bytes of GroupResult.codes).
+_DISABLED, _CLASS, _MODE, _FORMAT, _EVALUATED = 1, 2, 3, 4, 5
+_SPREAD = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
+
+
+def _spread(mask: int, size: int) -> int:
+    """An int whose byte i is 1 where bit i of ``mask`` is set (``size`` positions)."""
+    raw = mask.to_bytes((size + 7) // 8, "little")
+    return int.from_bytes(b"".join(map(_SPREAD.__getitem__, raw)), "little")
+
+
+def format_failure(spec: d.Compiled, model: d.Model) -> Failure | None:
+    """The model-format check's failure of ``model`` against ``spec``'s entries, shared by every
+    spec with the same ``format_id`` (``caches.FORMAT_FAILURES``)."""
+    table = caches.FORMAT_FAILURES.table(model.cache_key)
+    found = table.get(spec.format_id, table)
+    if found is not table:
+        return found  # type: ignore[return-value]
+    return caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, format_match(spec, model)[1])  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupResult:
+    """One group's runtimes split by primary reason: bit masks for the runtimes rejected by the
+    disabled, accelerator-class and deployment-mode checks and by the model-format check without
+    a possible entry; ``evaluated`` holds the exhaustive evaluation of every other runtime, by
+    position, in fetch order."""
+
+    group: RuntimeGroup
+    disabled: int
+    accelerator_class: int
+    deployment_mode: int
+    model_format: int
+    evaluated: dict[int, Evaluation]
+
+    def codes(self) -> bytes:
+        """The primary-reason code of each position, in fetch order."""
+        size = len(self.group)
+        total = 0
+        for code, mask in ((_DISABLED, self.disabled), (_CLASS, self.accelerator_class), (_MODE, self.deployment_mode), (_FORMAT, self.model_format)):
+            if mask:
+                total |= _spread(mask, size) * code
+        codes = bytearray(total.to_bytes(size, "little"))
+        for i in self.evaluated:
+            codes[i] = _EVALUATED
+        return bytes(codes)
+
+
+def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
+    """Apply the checks in the documented order (troubleshoot-runtime-selection.md, Step 2) to a
+    group: each runtime's primary reason is the first check it fails."""
+    rest = group.all
+    disabled = rest & group.mask(("disabled",))
+    rest &= ~disabled
+    accelerator = mode = 0
+    if request is not None:
+        if request.required_classes:  # runtime-accelerator-class-matching.md, "The matching rule"
+            listing = group.mask(("classes",))
+            for name in request.required_classes:
+                listing &= group.mask(("class", name))
+            accelerator = rest & ~listing
+            rest &= listing
+        mismatch = 0  # runtime-deployment-mode-matching.md, "The matching rule"
+        if request.engine_mode is not None:
+            mismatch |= group.mask(("engine*",)) & ~group.mask(("engine", request.engine_mode))
+        if request.has_decoder and request.decoder_mode is not None:
+            mismatch |= group.mask(("decoder*",)) & ~group.mask(("decoder", request.decoder_mode))
+        mode = rest & mismatch
+        rest &= ~mode
+    possible = group.mask(("format", (model.model_format.name, model.architecture, model.quantization)))
+    model_format = rest & ~possible
+    rest &= possible
+    evaluated = {}
+    order = group.order
+    while rest:
+        low = rest & -rest
+        i = low.bit_length() - 1
+        rest ^= low
+        rt = order[i]
+        evaluated[i] = evaluate(rt, rt.own, model, request)
+    return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """A runtime in scope that is not a candidate, with its primary reason."""
+
+    runtime: d.Runtime
+    verdict: Verdict
+    primary: Failure
+
+
+class AutoSelection:
+    """The outcome of auto-selection for one model and request over the ServingRuntimes of a
+    namespace and every ClusterServingRuntime (runtime-selection-scoring.md).
+
+    ``ranked``: the candidates, ranked. ``namespaced`` / ``cluster``: runtimes in scope per kind.
+    ``counts``: runtimes per primary reason (``Check``), candidates left out. ``no_runtime_message``
+    (OME's text, None when there is a candidate) and ``exclusions()`` (every non-candidate with
+    its primary reason, fetch order) are built only when asked for. ``evaluations()`` is the
+    exhaustive evaluation of every runtime in scope (ExplainRuntimes).
     """
-    memo_key = ("auto", model.cache_key, namespace, None if request is None else request.cache_key)
-    cached = snapshot.memo.get(memo_key)
-    if cached is not None:
-        return cached  # type: ignore[return-value]
+
+    def __init__(self, model: d.Model, request: d.Request | None, namespace: str, results: tuple[GroupResult, GroupResult]) -> None:
+        self.model = model
+        self.request = request
+        self.namespace = namespace
+        self.results = results
+        self.namespaced = len(results[0].group)
+        self.cluster = len(results[1].group)
+        candidates = [e for r in results for e in r.evaluated.values() if e.verdict is Verdict.CANDIDATE]
+        self.ranked = rank(candidates, model)
+        counts = dict.fromkeys(Check, 0)
+        for r in results:
+            counts[Check.DISABLED] += r.disabled.bit_count()
+            counts[Check.ACCELERATOR_CLASS] += r.accelerator_class.bit_count()
+            counts[Check.DEPLOYMENT_MODE] += r.deployment_mode.bit_count()
+            counts[Check.MODEL_FORMAT] += r.model_format.bit_count()
+            for e in r.evaluated.values():
+                if e.failures:
+                    counts[e.failures[0].check] += 1
+        self.counts = counts
+        self._message: str | None = None
+
+    @property
+    def selected(self) -> Evaluation | None:
+        """The first-ranked candidate, or None."""
+        return self.ranked[0].evaluation if self.ranked else None
+
+    @property
+    def total(self) -> int:
+        """Runtimes in scope."""
+        return self.namespaced + self.cluster
+
+    @property
+    def no_runtime_message(self) -> str | None:
+        """OME's ``no runtime found`` message (troubleshoot-runtime-selection.md, Step 2) when no
+        runtime is a candidate, else None. Lists every excluded runtime with its primary reason,
+        in fetch order; compatible runtimes that auto-selection skips are not listed."""
+        if self.ranked:
+            return None
+        if self._message is None:
+            excluded = [(rt.name, reason) for rt, _, reason in self._primaries(texts_only=True)]
+            self._message = messages.no_runtime_found(self.model.model_format.name, self.namespace, self.namespaced, self.cluster, excluded)
+        return self._message
+
+    def exclusions(self) -> list[Exclusion]:
+        """Every runtime in scope that is not a candidate, with its primary reason, in fetch order
+        (SelectRuntime's FULL view)."""
+        return [Exclusion(rt, verdict, failure) for rt, verdict, failure in self._primaries(texts_only=False)]
+
+    def _primaries(self, texts_only: bool) -> Iterator[tuple[d.Runtime, Verdict, Any]]:
+        """(runtime, verdict, primary failure or, with ``texts_only``, its message) of every
+        non-candidate, in fetch order; ``texts_only`` leaves out the compatible runtimes."""
+        model, request = self.model, self.request
+        for result in self.results:
+            order, evaluated = result.group.order, result.evaluated
+            for i, code in enumerate(result.codes()):
+                rt = order[i]
+                if code == _EVALUATED:
+                    e = evaluated[i]
+                    if e.verdict is Verdict.CANDIDATE or (texts_only and e.verdict is not Verdict.EXCLUDED):
+                        continue
+                    yield rt, e.verdict, e.failures[0].message if texts_only else e.failures[0]
+                    continue
+                if code == _DISABLED:
+                    failure: Failure | str = messages.RUNTIME_DISABLED if texts_only else _DISABLED_FAILURE
+                elif code == _CLASS:
+                    failure = messages.ACCELERATOR_CLASS if texts_only else check_accelerator_class(rt.own, _NO_FIT, request)[0]
+                elif code == _MODE:
+                    failure = check_deployment_mode(rt.own, _NO_FIT, request)[0]
+                else:
+                    failure = format_failure(rt.own, model)  # type: ignore[assignment]
+                if texts_only and isinstance(failure, Failure):
+                    failure = failure.message
+                yield rt, Verdict.EXCLUDED, failure
+
+    def evaluations(self) -> tuple[Evaluation, ...]:
+        """The exhaustive evaluation of every runtime in scope, in fetch order."""
+        out = []
+        for result in self.results:
+            for i, rt in enumerate(result.group.order):
+                found = result.evaluated.get(i)
+                out.append(found if found is not None else evaluate(rt, rt.own, self.model, self.request))
+        return tuple(out)
+
+
+def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str) -> AutoSelection:
+    """Auto-selection over the ServingRuntimes of ``namespace`` and all ClusterServingRuntimes,
+    each matched on its own spec, never what it inherits (runtime-selection-scoring.md, "Steer
+    the choice"). Costs the runtimes that can match the model plus a few integer operations per
+    check; texts for the others are built only when an answer shows them."""
     namespaced, cluster = snapshot.runtimes_in_scope(namespace)
-    evaluations = tuple(evaluate(snapshot, rt, rt.own, model, request) for rt in (*namespaced, *cluster))
+    return AutoSelection(model, request, namespace, (_group_result(namespaced, model, request), _group_result(cluster, model, request)))
+
+
+def exhaustive_auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str) -> tuple[tuple[Evaluation, ...], tuple[Ranked, ...], str | None]:
+    """The reference the fast path must equal (tests): every runtime in scope evaluated one by
+    one. Returns (evaluations in fetch order, ranked candidates, no-runtime message or None)."""
+    namespaced, cluster = snapshot.runtimes_in_scope(namespace)
+    evaluations = tuple(evaluate(rt, rt.own, model, request) for rt in (*namespaced.order, *cluster.order))
     ranked = rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE], model)
     message = None
     if not ranked:
         excluded = [(e.runtime.name, e.failures[0].message) for e in evaluations if e.verdict is Verdict.EXCLUDED]
         message = messages.no_runtime_found(model.model_format.name, namespace, len(namespaced), len(cluster), excluded)
-    result = AutoSelection(evaluations, ranked, len(namespaced), len(cluster), message)
-    snapshot.remember(memo_key, result)
-    return result
-
-
-def choose(snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str) -> tuple[Ranked, ...]:
-    """The ranked candidates only, without explaining the other runtimes.
-
-    Uses the snapshot's match index: a runtime can match strictly only if one of its entries has
-    the model's format name, architecture and quantization, so only those runtimes are checked.
-    Gives the same ranking as ``auto_select`` (tested), in time proportional to the runtimes that
-    could match rather than to all runtimes.
-    """
-    possible = snapshot.match_index.get((model.model_format.name, model.architecture, model.quantization), ())
-    evaluations = [
-        evaluate(snapshot, rt, rt.own, model, request)
-        for rt in possible
-        if (rt.is_cluster or rt.namespace == namespace) and _may_be_candidate(rt.own, model, request)
-    ]
-    return rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE], model)
-
-
-def _may_be_candidate(spec: d.Compiled, model: d.Model, request: d.Request | None) -> bool:
-    """A cheap pre-check without any message text: disabled, accelerator class, deployment mode,
-    a strictly matching entry, and an ``autoSelect: true`` entry."""
-    if spec.disabled or not spec.any_auto_select:
-        return False
-    for check in (check_accelerator_class, check_deployment_mode):
-        if check(spec, _NO_FIT, request):
-            return False
-    return any(entry_matches(entry, model) for entry in spec.entries)
-
+    return evaluations, ranked, message
 
 def named_error(runtime: d.Runtime, failures: tuple[Failure, ...], model: d.Model) -> str:
     """The ValidateRuntime error for a named runtime's first failure: the model name is empty

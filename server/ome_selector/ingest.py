@@ -188,19 +188,77 @@ def compile_spec(spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
             range_label(minimum, maximum),
         )
     classes = tuple(spec.accelerator_requirements.accelerator_classes)
+    engine_mode = _mode(spec.engine_config.annotations)
+    decoder_mode = _mode(spec.decoder_config.annotations)
     return d.Compiled(
         disabled=spec.disabled,
         entries=entries,
         size_range=size_range,
         classes=classes,
         class_set=frozenset(classes),
-        engine_mode=_mode(spec.engine_config.annotations),
-        decoder_mode=_mode(spec.decoder_config.annotations),
+        engine_mode=engine_mode,
+        decoder_mode=decoder_mode,
         any_auto_select=any(e.auto_select is True for e in entries),
         router_mode=_mode(spec.router_config.annotations),
         engine_multi_node=spec.engine_config.HasField("leader") or spec.engine_config.HasField("worker"),
         decoder_multi_node=spec.decoder_config.HasField("leader") or spec.decoder_config.HasField("worker"),
+        index_keys=_index_keys(spec.disabled, classes, engine_mode, decoder_mode, entries),
+        format_id=_format_id(entries),
     )
+
+
+def _index_keys(
+    disabled: bool, classes: tuple[str, ...], engine_mode: str | None, decoder_mode: str | None, entries: tuple[d.Entry, ...]
+) -> tuple[tuple[object, ...], ...]:
+    """The mask keys of ``domain.Compiled.index_keys``: what the request-side checks read
+    (disabled, accelerator classes, declared modes), and each (format name, architecture,
+    quantization) an entry with a ``modelFormat`` has, since only such an entry can match a model
+    with exactly those strictly (serving-runtimes.md, "Supported model formats")."""
+    keys: list[tuple[object, ...]] = []
+    if disabled:
+        keys.append(("disabled",))
+    if classes:
+        keys.append(("classes",))
+        keys += [("class", c) for c in sorted(set(classes))]
+    for component, mode in (("engine", engine_mode), ("decoder", decoder_mode)):
+        if mode is not None:
+            keys += [(component + "*",), (component, mode)]
+    formats = {(e.model_format.name, e.architecture, e.quantization) for e in entries if e.model_format is not None}
+    keys += [("format", f) for f in sorted(formats, key=repr)]
+    return tuple(keys)
+
+
+_FORMAT_IDS: dict[tuple[object, ...], int] = {}
+_FORMAT_IDS_MAX = 200_000
+_next_format_id = 0
+
+
+def _spec_key(spec: d.Spec | None) -> tuple[object, ...] | None:
+    return None if spec is None else (spec.name, spec.version, spec.operator)
+
+
+def _format_id(entries: tuple[d.Entry, ...]) -> int:
+    """An id for what the model-format check reads of ``entries`` (``domain.Compiled.format_id``).
+    Ids are never reused; when the table is full it starts afresh, so equal entries may then get
+    a new id (a cache miss), never a wrong one."""
+    global _next_format_id
+    key = tuple(
+        (
+            _spec_key(e.model_format),
+            _spec_key(e.model_framework),
+            e.architecture,
+            e.quantization,
+            None if e.pipeline is None else e.pipeline.SerializeToString(deterministic=True),
+        )
+        for e in entries
+    )
+    found = _FORMAT_IDS.get(key)
+    if found is None:
+        if len(_FORMAT_IDS) >= _FORMAT_IDS_MAX:
+            _FORMAT_IDS.clear()
+        _next_format_id += 1
+        found = _FORMAT_IDS[key] = _next_format_id
+    return found
 
 
 def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime) -> d.Runtime:
@@ -238,8 +296,9 @@ def model_label(spec: types_pb2.BaseModelSpec) -> str:
     return ":".join(parts)
 
 
-def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseModelSpec, cache_key: object) -> d.Model:
-    """Compile a model spec (a BaseModel's, a ClusterBaseModel's or an inline one)."""
+def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseModelSpec) -> d.Model:
+    """Compile a model spec (a BaseModel's, a ClusterBaseModel's or an inline one); its
+    ``cache_key`` is the serialized spec."""
     size_text = _opt(spec, "model_parameter_size")
     model_format = _spec(spec, spec, "model_format") or d.Spec("", None, None, None, 1)
     return d.Model(
@@ -255,7 +314,7 @@ def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseMode
         pipeline=spec.diffusion_pipeline if spec.HasField("diffusion_pipeline") else None,
         disabled=spec.disabled,
         label=model_label(spec),
-        cache_key=cache_key,
+        cache_key=spec.SerializeToString(deterministic=True),
     )
 
 

@@ -62,7 +62,7 @@ def resolve_model(snapshot: Snapshot, isvc: types_pb2.InferenceService, model_sp
     is ``model X is disabled`` or the missing-format error (troubleshoot-runtime-selection.md)."""
     namespace, name = isvc.metadata.namespace, isvc.spec.model.name
     if model_spec is not None:
-        model = compile_model("", "", name, model_spec, ("inline", name, model_spec.SerializeToString(deterministic=True)))
+        model = compile_model("", "", name, model_spec)
     elif name:
         found = snapshot.base_models.get((namespace, name)) or snapshot.cluster_models.get(name)
         if found is None:
@@ -146,7 +146,7 @@ def decide(snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: typ
         return Decision(True, res, runtime=runtime, runtime_error=messages.runtime_disabled(runtime.is_cluster, runtime.name))
     if res.model is None:  # no spec.model: OME skips all model work and every check
         return Decision(True, res, runtime=runtime)
-    evaluation = engine.evaluate(snapshot, runtime, spec, res.model, compile_request(isvc))
+    evaluation = engine.evaluate(runtime, spec, res.model, compile_request(isvc))
     error = ""
     if evaluation.verdict is Verdict.EXCLUDED:
         error = engine.named_error(runtime, evaluation.failures, res.model)

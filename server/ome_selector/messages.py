@@ -150,3 +150,26 @@ def inherit_cycle(chain: Sequence[str]) -> str:
 def inherit_max_depth(chain: Sequence[str]) -> str:
     """runtime-inheritance.md, chain limits: more than 5 runtimes."""
     return f"inheritance chain exceeds max depth 5 (chain: {go_list(chain)})"
+
+
+# ---- texts of this service (not OME's) --------------------------------------------------------
+
+# The exclusion summary's label per primary reason, by ``checks.Check`` value, in canonical order.
+SUMMARY_LABELS = {
+    "DISABLED": "disabled",
+    "ACCELERATOR_CLASS": "accelerator class",
+    "DEPLOYMENT_MODE": "deployment mode",
+    "MODEL_FORMAT": "model format",
+    "MODEL_SIZE": "model size",
+    "AUTO_SELECT": "not autoSelect-enabled",
+    "SCORE": "auto-select score 0",
+}
+
+
+def exclusion_summary(candidates: int, total: int, counts: Sequence[tuple[str, int]]) -> str:
+    """One line in kube-scheduler's style (``0/5 nodes are available: 3 ...``):
+    ``2/206 runtimes are candidates: 150 model format, 40 model size``. ``counts`` holds
+    (``checks.Check`` value, count) in canonical order; zero counts are left out."""
+    text = f"{candidates}/{total} runtimes are candidates"
+    shown = [f"{count} {SUMMARY_LABELS[check]}" for check, count in counts if count]
+    return text + (": " + ", ".join(shown) if shown else "")

@@ -116,18 +116,10 @@ def _as_cache_object(kind: str, runtime: types_pb2.ServingRuntime | types_pb2.Cl
 
 def _resolve_chain(snapshot: Snapshot, kind: str, obj: cache_pb2.CacheObject) -> d.Runtime:
     """The new runtime as the snapshot's inheritance resolution sees it, with the new object in
-    place of any stored copy. Only the runtimes its walk can reach are put in the temporary
-    snapshot: ClusterServingRuntimes, plus the ServingRuntimes of its namespace for a
-    ServingRuntime."""
+    place of any stored copy (a derived snapshot that is never stored)."""
     key = object_key(obj)
     namespace = key[1]
-
-    def in_scope(k: tuple[str, str, str]) -> bool:
-        return k[0] == d.CLUSTER_SERVING_RUNTIME or (kind == d.SERVING_RUNTIME and k[0] == d.SERVING_RUNTIME and k[1] == namespace)
-
-    objects = {k: o for k, o in snapshot.objects.items() if in_scope(k)}
-    objects[key] = obj
-    scoped = Snapshot(snapshot.version, objects, synced=snapshot.synced, generation=snapshot.generation, previous=snapshot)
+    scoped = snapshot.with_changes(snapshot.version, {key: obj}, synced=snapshot.synced, generation=snapshot.generation)
     if kind == d.SERVING_RUNTIME:
         return scoped.serving_runtimes[(namespace, key[2])]
     return scoped.cluster_serving_runtimes[key[2]]

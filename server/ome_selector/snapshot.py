@@ -1,16 +1,24 @@
 """Immutable, versioned cache snapshots (the go-control-plane snapshot idea).
 
-A ``Snapshot`` is built from a complete set of validated, defaulted objects and never changes
-afterwards: runtimes are compiled, listed in OME's fetch order (namespace-scoped per namespace,
-cluster-scoped; each newest first, then by name), models are compiled and indexed, and every
-runtime that names a parent with ``ome.io/inherit-from`` gets its merged spec compiled (or its
-chain error). Readers hold a reference; writers build a new snapshot and swap it in.
+A ``Snapshot`` is a complete set of validated, defaulted objects, compiled, and never changes
+after it is built: runtimes are compiled and listed in OME's fetch order (the ServingRuntimes of
+each namespace, and the ClusterServingRuntimes; each newest first, then by name), models are
+compiled and indexed, and every runtime that names a parent with ``ome.io/inherit-from`` gets its
+merged spec compiled (or its chain error). Readers hold a reference; writers build the next
+snapshot and the store swaps it in.
+
+``Snapshot.build`` compiles everything; ``Snapshot.with_changes`` derives the next snapshot from
+this one and a write: only the objects the write carries are compiled, only the runtime groups
+they belong to are updated (``RuntimeGroup.changed``), and inheritance is resolved again only
+for runtimes whose chain can reach a changed runtime. Caches live beside snapshots
+(``caches.py``), keyed by content, so a write never empties them.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ome.selector.v1 import cache_pb2
@@ -18,21 +26,137 @@ from ome.v1beta1 import types_pb2
 
 from . import domain as d
 from . import messages
-from .checks import ModelFit, fit_model
 from .ingest import Key, compile_model, compile_runtime, compile_spec, merge_specs, unwrap
 
 MAX_CHAIN = 5
-_FIT_CACHE_MODELS = 256
-_MEMO_ENTRIES = 4096
+_RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+# Above this many changed runtimes in one group, rebuilding the group beats editing it.
+_REBUILD_FRACTION = 8
 
 
-def fetch_order(runtimes: list[d.Runtime]) -> tuple[d.Runtime, ...]:
-    """Newest ``creationTimestamp`` first (absent counts as oldest), then name ascending."""
-    return tuple(sorted(runtimes, key=lambda r: (r.created is None, -(r.created or 0.0), r.name)))
+def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
+    """Sort key of OME's fetch order: newest ``creationTimestamp`` first (absent counts as
+    oldest), then name ascending."""
+    return (rt.created is None, -(rt.created or 0.0), rt.name)
+
+
+def fetch_order(runtimes: Iterable[d.Runtime]) -> tuple[d.Runtime, ...]:
+    """``runtimes`` in fetch order (see ``fetch_key``)."""
+    return tuple(sorted(runtimes, key=fetch_key))
+
+
+def _mask_from_positions(positions: Sequence[int], size: int) -> int:
+    bitmap = bytearray((size + 7) // 8)
+    for p in positions:
+        bitmap[p >> 3] |= 1 << (p & 7)
+    return int.from_bytes(bitmap, "little")
+
+
+class RuntimeGroup:
+    """The runtimes of one scope, in fetch order, with bit masks over their positions.
+
+    ``order[i]`` is the runtime at position i; bit i of ``masks[key]`` is set when
+    ``order[i].own.index_keys`` has ``key`` (``domain.Compiled.index_keys``), so a request finds
+    the runtimes each check rejects with a few integer operations instead of a visit to every
+    runtime. Immutable: ``changed`` returns a new group.
+    """
+
+    __slots__ = ("order", "keys", "masks", "all", "_by_name")
+
+    def __init__(self, order: tuple[d.Runtime, ...], keys: tuple[tuple[bool, float, str], ...], masks: dict[tuple[object, ...], int]) -> None:
+        self.order = order
+        self.keys = keys
+        self.masks = masks
+        self.all = (1 << len(order)) - 1
+        self._by_name: tuple[d.Runtime, ...] | None = None
+
+    def by_name(self) -> tuple[d.Runtime, ...]:
+        """The runtimes sorted by name (computed once per group)."""
+        if self._by_name is None:
+            self._by_name = tuple(sorted(self.order, key=lambda rt: rt.name))
+        return self._by_name
+
+    @classmethod
+    def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
+        """A group of ``runtimes`` (any order)."""
+        order = fetch_order(runtimes)
+        positions: dict[tuple[object, ...], list[int]] = {}
+        for i, rt in enumerate(order):
+            for key in rt.own.index_keys:
+                positions.setdefault(key, []).append(i)
+        masks = {key: _mask_from_positions(ps, len(order)) for key, ps in positions.items()}
+        return cls(order, tuple(fetch_key(rt) for rt in order), masks)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def mask(self, key: tuple[object, ...]) -> int:
+        """The positions whose spec has ``key`` (0 when none)."""
+        return self.masks.get(key, 0)
+
+    def changed(self, removed: Sequence[d.Runtime], added: Sequence[d.Runtime]) -> RuntimeGroup:
+        """A group without the ``removed`` runtimes (as stored here) and with ``added``. A runtime
+        replaced by one with the same fetch key keeps its position; otherwise the positions after
+        it shift, and so do the masks' bits."""
+        if (len(removed) + len(added)) * _REBUILD_FRACTION > len(self.order) + 64:
+            gone = {rt.name for rt in removed}
+            return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
+        order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
+        pending = {rt.name: rt for rt in added}
+        for old in removed:
+            i = bisect.bisect_left(keys, fetch_key(old))
+            assert i < len(order) and order[i].name == old.name, old.name
+            bit = 1 << i
+            for key in old.own.index_keys:
+                masks[key] &= ~bit
+            new = pending.get(old.name)
+            if new is not None and keys[i] == fetch_key(new):
+                del pending[old.name]
+                order[i] = new
+                for key in new.own.index_keys:
+                    masks[key] = masks.get(key, 0) | bit
+                continue
+            del order[i], keys[i]
+            low = bit - 1
+            masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
+        for new in pending.values():
+            k = fetch_key(new)
+            i = bisect.bisect_left(keys, k)
+            order.insert(i, new)
+            keys.insert(i, k)
+            bit = 1 << i
+            low = bit - 1
+            masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
+            for key in new.own.index_keys:
+                masks[key] = masks.get(key, 0) | bit
+        return RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
+
+
+_EMPTY_GROUP = RuntimeGroup((), (), {})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Parts:
+    """What a snapshot is made of; shared by ``build`` and ``with_changes``."""
+
+    objects: dict[Key, cache_pb2.CacheObject]
+    compiled: dict[Key, Any]
+    serving_runtimes: dict[tuple[str, str], d.Runtime]
+    cluster_serving_runtimes: dict[str, d.Runtime]
+    base_models: dict[tuple[str, str], d.Model]
+    cluster_models: dict[str, d.Model]
+    accelerator_classes: dict[str, types_pb2.AcceleratorClass]
 
 
 class Snapshot:
-    """A complete, consistent, versioned view of the cache. Do not mutate."""
+    """A complete, consistent, versioned view of the cache. Do not mutate.
+
+    Attributes: ``version``, ``synced``, ``generation``, ``last_update`` (epoch seconds or None);
+    ``objects`` (key -> defaulted CacheObject); ``serving_runtimes`` ((namespace, name) ->
+    Runtime) and ``cluster_serving_runtimes`` (name -> Runtime), with inheritance resolved;
+    ``namespaced`` (namespace -> RuntimeGroup) and ``cluster`` (RuntimeGroup); ``base_models``,
+    ``cluster_models``, ``accelerator_classes``.
+    """
 
     def __init__(
         self,
@@ -41,143 +165,222 @@ class Snapshot:
         *,
         synced: bool,
         generation: int,
-        previous: "Snapshot | None" = None,
+        previous: Snapshot | None = None,
     ) -> None:
+        """A snapshot of ``objects`` (validated and defaulted). ``previous`` lends its compiled
+        objects for the objects it holds unchanged (the same CacheObject instance)."""
+        reuse = previous._parts.compiled if previous is not None else {}
+        objects = dict(objects)
+        compiled = {}
+        for key, obj in objects.items():
+            cached = reuse.get(key)
+            compiled[key] = cached if cached is not None and previous is not None and previous.objects.get(key) is obj else _compile(key, obj)
+        parts = _Parts(objects, compiled, {}, {}, {}, {}, {})
+        for key, value in compiled.items():
+            _index(parts, key, value)
+        _resolve_all(parts)
+        by_namespace: dict[str, list[d.Runtime]] = {}
+        for (namespace, _), rt in parts.serving_runtimes.items():
+            by_namespace.setdefault(namespace, []).append(rt)
+        namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
+        self._init(version, synced, generation, parts, namespaced, RuntimeGroup.build(parts.cluster_serving_runtimes.values()))
+
+    def _init(self, version: str, synced: bool, generation: int, parts: _Parts, namespaced: dict[str, RuntimeGroup], cluster: RuntimeGroup) -> None:
         self.version = version
         self.synced = synced
         self.generation = generation
         self.last_update = time.time() if generation > 0 else None
-        self.objects: dict[Key, cache_pb2.CacheObject] = dict(objects)
-        reuse = previous._compiled if previous is not None else {}
-        self._compiled: dict[Key, tuple[cache_pb2.CacheObject, Any]] = {}
-        runtimes: dict[Key, d.Runtime] = {}
-        self.base_models: dict[tuple[str, str], d.Model] = {}
-        self.cluster_models: dict[str, d.Model] = {}
-        self.accelerator_classes: dict[str, types_pb2.AcceleratorClass] = {}
-        for key, obj in self.objects.items():
-            cached = reuse.get(key)
-            if cached is not None and cached[0] is obj:
-                compiled = cached[1]
-            else:
-                compiled = self._compile(key, obj)
-            self._compiled[key] = (obj, compiled)
-            kind = key[0]
-            if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
-                runtimes[key] = compiled
-            elif kind == d.BASE_MODEL:
-                self.base_models[(key[1], key[2])] = compiled
-            elif kind == d.CLUSTER_BASE_MODEL:
-                self.cluster_models[key[2]] = compiled
-            else:
-                self.accelerator_classes[key[2]] = compiled
-        self.serving_runtimes: dict[tuple[str, str], d.Runtime] = {}
-        self.cluster_serving_runtimes: dict[str, d.Runtime] = {}
-        for key, rt in runtimes.items():
-            if rt.kind == d.SERVING_RUNTIME:
-                self.serving_runtimes[(rt.namespace, rt.name)] = rt
-            else:
-                self.cluster_serving_runtimes[rt.name] = rt
-        resolved = [self._resolve_inheritance(rt) for rt in runtimes.values() if rt.parent is not None]
-        for rt in resolved:
-            if rt.kind == d.SERVING_RUNTIME:
-                self.serving_runtimes[(rt.namespace, rt.name)] = rt
-            else:
-                self.cluster_serving_runtimes[rt.name] = rt
-        by_namespace: dict[str, list[d.Runtime]] = {}
-        for (namespace, _), rt in self.serving_runtimes.items():
-            by_namespace.setdefault(namespace, []).append(rt)
-        self.namespaced: dict[str, tuple[d.Runtime, ...]] = {ns: fetch_order(rts) for ns, rts in by_namespace.items()}
-        self.cluster: tuple[d.Runtime, ...] = fetch_order(list(self.cluster_serving_runtimes.values()))
-        # (format name, architecture, quantization) -> runtimes with an entry that has exactly
-        # these: only they can match a model strictly (serving-runtimes.md, supported formats).
-        index: dict[tuple[str, str | None, str | None], list[d.Runtime]] = {}
-        for rt in (*self.serving_runtimes.values(), *self.cluster_serving_runtimes.values()):
-            for sig in {(e.model_format.name, e.architecture, e.quantization) for e in rt.own.entries if e.model_format is not None}:
-                index.setdefault(sig, []).append(rt)
-        self.match_index: dict[tuple[str, str | None, str | None], tuple[d.Runtime, ...]] = {k: tuple(v) for k, v in index.items()}
-        self._fits: dict[object, dict[int, ModelFit]] = {}
-        self.memo: dict[object, object] = {}
+        self._parts = parts
+        self.objects = parts.objects
+        self.serving_runtimes = parts.serving_runtimes
+        self.cluster_serving_runtimes = parts.cluster_serving_runtimes
+        self.base_models = parts.base_models
+        self.cluster_models = parts.cluster_models
+        self.accelerator_classes = parts.accelerator_classes
+        self.namespaced = namespaced
+        self.cluster = cluster
 
-    @staticmethod
-    def _compile(key: Key, obj: cache_pb2.CacheObject) -> Any:
-        unwrapped = unwrap(obj)
-        assert unwrapped is not None
-        kind, message = unwrapped
-        if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
-            return compile_runtime(kind, message)  # type: ignore[arg-type]
-        if kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
-            return compile_model(kind, key[1], key[2], message.spec, key)  # type: ignore[attr-defined]
-        return message
-
-    def _parent(self, head: d.Runtime, name: str) -> d.Runtime | None:
-        """runtime-inheritance.md: a ClusterServingRuntime's parents are ClusterServingRuntimes; a
-        ServingRuntime's are looked up in its namespace first, for the whole walk."""
-        if head.kind == d.SERVING_RUNTIME:
-            found = self.serving_runtimes.get((head.namespace, name))
-            if found is not None:
-                return found
-        return self.cluster_serving_runtimes.get(name)
-
-    def _resolve_inheritance(self, head: d.Runtime) -> d.Runtime:
-        """A copy of ``head`` with its chain (root first) and merged spec, or its chain error."""
-        chain = [head.name]
-        members = [head]
-        current = head
-        error = None
-        while current.parent:
-            parent_name = current.parent
-            if len(chain) >= MAX_CHAIN:
-                error = messages.inherit_max_depth(chain)
-                break
-            if parent_name in chain:
-                error = messages.inherit_cycle([*chain, parent_name])
-                break
-            parent = self._parent(head, parent_name)
-            if parent is None:
-                error = messages.inherit_parent_not_found(parent_name, chain)
-                break
-            chain.append(parent_name)
-            members.append(parent)
-            current = parent
-        if error is not None:
-            return dataclasses.replace(head, inheritance_error=error)
-        merged = members[-1].spec
-        for child in reversed(members[:-1]):
-            merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
-        return dataclasses.replace(
-            head,
-            effective=compile_spec(merged),
-            merged_spec=merged,
-            chain=tuple(reversed(chain)),
-            chain_keys=tuple(m.key for m in reversed(members)),
+    def with_changes(
+        self, version: str, upserts: Mapping[Key, cache_pb2.CacheObject], deletes: Iterable[Key] = (), *, synced: bool, generation: int
+    ) -> Snapshot:
+        """The next snapshot: this one with ``upserts`` (validated, defaulted objects) created or
+        replaced and ``deletes`` removed. Costs what the write carries plus a copy of the key
+        tables, not a recompilation of the cache."""
+        old = self._parts
+        parts = _Parts(
+            dict(old.objects), dict(old.compiled), dict(old.serving_runtimes), dict(old.cluster_serving_runtimes),
+            dict(old.base_models), dict(old.cluster_models), dict(old.accelerator_classes),
         )
+        changed: set[Key] = set()  # runtime keys the write carries
+        for key in deletes:
+            if key in parts.objects:
+                del parts.objects[key], parts.compiled[key]
+                _unindex(parts, key)
+                if key[0] in _RUNTIME_KINDS:
+                    changed.add(key)
+        for key, obj in upserts.items():
+            parts.objects[key] = obj
+            value = parts.compiled[key] = _compile(key, obj)
+            _index(parts, key, value)
+            if key[0] in _RUNTIME_KINDS:
+                changed.add(key)
+        if changed:
+            changed |= _resolve_affected(parts, changed)
+        namespaced, cluster = dict(self.namespaced), self.cluster
+        by_group: dict[str | None, tuple[list[d.Runtime], list[d.Runtime]]] = {}
+        for key in changed:
+            removed, added = by_group.setdefault(None if key[0] == d.CLUSTER_SERVING_RUNTIME else key[1], ([], []))
+            before, after = _stored(self.serving_runtimes, self.cluster_serving_runtimes, key), _stored(parts.serving_runtimes, parts.cluster_serving_runtimes, key)
+            if before is not None:
+                removed.append(before)
+            if after is not None:
+                added.append(after)
+        for group_name, (removed, added) in by_group.items():
+            if group_name is None:
+                cluster = cluster.changed(removed, added)
+            else:
+                updated = namespaced.get(group_name, _EMPTY_GROUP).changed(removed, added)
+                if len(updated):
+                    namespaced[group_name] = updated
+                else:
+                    namespaced.pop(group_name, None)
+        snapshot = Snapshot.__new__(Snapshot)
+        snapshot._init(version, synced, generation, parts, namespaced, cluster)
+        return snapshot
 
-    def fit(self, spec: d.Compiled, model: d.Model) -> ModelFit:
-        """The model's fit against ``spec``, memoised for the snapshot's lifetime."""
-        per_model = self._fits.get(model.cache_key)
-        if per_model is None:
-            if len(self._fits) >= _FIT_CACHE_MODELS:
-                self._fits.clear()
-                self.memo.clear()
-            per_model = self._fits[model.cache_key] = {}
-        fit = per_model.get(id(spec))
-        if fit is None:
-            fit = per_model[id(spec)] = fit_model(spec, model)
-        return fit
-
-    def remember(self, key: object, value: object) -> None:
-        """Memoise a per-snapshot result (bounded; cleared wholesale when full)."""
-        if len(self.memo) >= _MEMO_ENTRIES:
-            self.memo.clear()
-        self.memo[key] = value
-
-    def runtimes_in_scope(self, namespace: str) -> tuple[tuple[d.Runtime, ...], tuple[d.Runtime, ...]]:
-        """(ServingRuntimes of ``namespace``, ClusterServingRuntimes), each in fetch order."""
-        return self.namespaced.get(namespace, ()), self.cluster
+    def runtimes_in_scope(self, namespace: str) -> tuple[RuntimeGroup, RuntimeGroup]:
+        """(ServingRuntimes of ``namespace``, ClusterServingRuntimes), each a group in fetch order."""
+        return self.namespaced.get(namespace, _EMPTY_GROUP), self.cluster
 
     def counts(self) -> dict[str, int]:
         """Objects per kind."""
-        out = {kind: 0 for kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME, d.BASE_MODEL, d.CLUSTER_BASE_MODEL, d.ACCELERATOR_CLASS)}
-        for kind, _, _ in self.objects:
-            out[kind] += 1
+        parts = self._parts
+        out = {kind: 0 for kind in (*_RUNTIME_KINDS, d.BASE_MODEL, d.CLUSTER_BASE_MODEL, d.ACCELERATOR_CLASS)}
+        out[d.SERVING_RUNTIME] = len(parts.serving_runtimes)
+        out[d.CLUSTER_SERVING_RUNTIME] = len(parts.cluster_serving_runtimes)
+        out[d.BASE_MODEL] = len(parts.base_models)
+        out[d.CLUSTER_BASE_MODEL] = len(parts.cluster_models)
+        out[d.ACCELERATOR_CLASS] = len(parts.accelerator_classes)
         return out
+
+
+def _stored(serving: Mapping[tuple[str, str], d.Runtime], cluster: Mapping[str, d.Runtime], key: Key) -> d.Runtime | None:
+    """The (resolved) runtime stored under ``key``, or None."""
+    return cluster.get(key[2]) if key[0] == d.CLUSTER_SERVING_RUNTIME else serving.get((key[1], key[2]))
+
+
+def _compile(key: Key, obj: cache_pb2.CacheObject) -> Any:
+    unwrapped = unwrap(obj)
+    assert unwrapped is not None
+    kind, message = unwrapped
+    if kind in _RUNTIME_KINDS:
+        return compile_runtime(kind, message)  # type: ignore[arg-type]
+    if kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
+        return compile_model(kind, key[1], key[2], message.spec)  # type: ignore[attr-defined]
+    return message
+
+
+def _index(parts: _Parts, key: Key, value: Any) -> None:
+    kind = key[0]
+    if kind == d.SERVING_RUNTIME:
+        parts.serving_runtimes[(key[1], key[2])] = value
+    elif kind == d.CLUSTER_SERVING_RUNTIME:
+        parts.cluster_serving_runtimes[key[2]] = value
+    elif kind == d.BASE_MODEL:
+        parts.base_models[(key[1], key[2])] = value
+    elif kind == d.CLUSTER_BASE_MODEL:
+        parts.cluster_models[key[2]] = value
+    else:
+        parts.accelerator_classes[key[2]] = value
+
+
+def _unindex(parts: _Parts, key: Key) -> Any:
+    """Remove ``key`` from the per-kind table and return what was stored there."""
+    kind = key[0]
+    if kind == d.SERVING_RUNTIME:
+        return parts.serving_runtimes.pop((key[1], key[2]), None)
+    if kind == d.CLUSTER_SERVING_RUNTIME:
+        return parts.cluster_serving_runtimes.pop(key[2], None)
+    if kind == d.BASE_MODEL:
+        return parts.base_models.pop((key[1], key[2]), None)
+    if kind == d.CLUSTER_BASE_MODEL:
+        return parts.cluster_models.pop(key[2], None)
+    return parts.accelerator_classes.pop(key[2], None)
+
+
+def _store_runtime(parts: _Parts, rt: d.Runtime) -> None:
+    if rt.kind == d.SERVING_RUNTIME:
+        parts.serving_runtimes[(rt.namespace, rt.name)] = rt
+    else:
+        parts.cluster_serving_runtimes[rt.name] = rt
+
+
+def _with_parent(parts: _Parts) -> list[d.Runtime]:
+    return [rt for rt in (*parts.serving_runtimes.values(), *parts.cluster_serving_runtimes.values()) if rt.parent is not None]
+
+
+def _resolve_all(parts: _Parts) -> None:
+    """Resolve the chain of every runtime that names a parent."""
+    for rt in [_resolve_inheritance(parts, rt) for rt in _with_parent(parts)]:
+        _store_runtime(parts, rt)
+
+
+def _resolve_affected(parts: _Parts, changed: set[Key]) -> set[Key]:
+    """Resolve again every runtime with a parent whose chain can reach a changed runtime: the
+    changed ones themselves, and those whose chain, parent or chain error names a changed runtime
+    (a new parent can mend a broken chain). Returns the keys of the runtimes stored anew."""
+    names = {key[2] for key in changed}
+    out: set[Key] = set()
+    for rt in _with_parent(parts):
+        error = rt.inheritance_error
+        if rt.key in changed or rt.parent in names or names.intersection(rt.chain) or (error is not None and any(n in error for n in names)):
+            _store_runtime(parts, _resolve_inheritance(parts, parts.compiled[rt.key]))
+            out.add(rt.key)
+    return out
+
+
+def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:
+    """runtime-inheritance.md: a ClusterServingRuntime's parents are ClusterServingRuntimes; a
+    ServingRuntime's are looked up in its namespace first, for the whole walk. The parent is read
+    as compiled (its own spec), never as resolved."""
+    if head.kind == d.SERVING_RUNTIME:
+        found = parts.compiled.get((d.SERVING_RUNTIME, head.namespace, name))
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    return parts.compiled.get((d.CLUSTER_SERVING_RUNTIME, "", name))  # type: ignore[no-any-return]
+
+
+def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
+    """A copy of ``head`` (as compiled) with its chain (root first) and merged spec, or its chain
+    error (runtime-inheritance.md, "Chain limits")."""
+    chain = [head.name]
+    members = [head]
+    current = head
+    error = None
+    while current.parent:
+        parent_name = current.parent
+        if len(chain) >= MAX_CHAIN:
+            error = messages.inherit_max_depth(chain)
+            break
+        if parent_name in chain:
+            error = messages.inherit_cycle([*chain, parent_name])
+            break
+        parent = _parent(parts, head, parent_name)
+        if parent is None:
+            error = messages.inherit_parent_not_found(parent_name, chain)
+            break
+        chain.append(parent_name)
+        members.append(parent)
+        current = parent
+    if error is not None:
+        return dataclasses.replace(head, inheritance_error=error)
+    merged = members[-1].spec
+    for child in reversed(members[:-1]):
+        merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
+    return dataclasses.replace(
+        head,
+        effective=compile_spec(merged),
+        merged_spec=merged,
+        chain=tuple(reversed(chain)),
+        chain_keys=tuple(m.key for m in reversed(members)),
+    )

@@ -107,10 +107,8 @@ class CacheStore:
                 raise RequestError.invalid([FieldViolation("objects", "at least one object is required")])
             prepared = _prepare(objects)
             old = self._snapshot
-            merged = dict(old.objects)
-            merged.update(prepared)
             generation = old.generation + 1
-            return self._swap(Snapshot(self._version(version, generation), merged, synced=old.synced, generation=generation, previous=old))
+            return self._swap(old.with_changes(self._version(version, generation), prepared, synced=old.synced, generation=generation))
 
     def delete(self, version: str, keys: Sequence[cache_pb2.ObjectKey]) -> tuple[cache_pb2.CacheStatus, list[cache_pb2.ObjectKey]]:
         """Delete ``keys`` (all or nothing); returns the status and the keys that were not cached."""
@@ -129,15 +127,11 @@ class CacheStore:
             if violations:
                 raise RequestError.invalid(violations)
             old = self._snapshot
-            remaining = dict(old.objects)
-            missing = []
-            for k, key in zip(resolved, keys):
-                if remaining.pop(k, None) is None:
-                    missing.append(key)
+            missing = [key for k, key in zip(resolved, keys) if k not in old.objects]
             if len(missing) == len(keys):  # nothing to delete: the cache stays exactly as it was
                 return self.status(), missing
             generation = old.generation + 1
-            status = self._swap(Snapshot(self._version(version, generation), remaining, synced=old.synced, generation=generation, previous=old))
+            status = self._swap(old.with_changes(self._version(version, generation), {}, resolved, synced=old.synced, generation=generation))
             return status, missing
 
     def status(self) -> cache_pb2.CacheStatus:

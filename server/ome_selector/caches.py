@@ -1,0 +1,94 @@
+"""Caches beside the snapshots (the go-control-plane idea: the snapshot never changes, caches
+live next to it). Both are keyed by content, not by object name or snapshot generation, so a
+cache write never makes an entry wrong and never has to empty them:
+
+- ``FITS``: a model's ``ModelFit`` against one compiled runtime spec, keyed by the model's
+  serialized spec (``Model.cache_key``) and the spec object (held, so its ``id`` stays unique).
+- ``FORMAT_FAILURES``: the model-format check's failure (or None) of a model against a runtime's
+  entries, keyed by ``Model.cache_key`` and ``Compiled.format_id``; runtimes with the same
+  entries share it, which is what makes the ``no runtime found`` message cheap to write.
+
+Each is bounded in bytes (an estimate: the texts held plus a fixed overhead per entry); when over
+budget, the models seen longest ago are dropped first. Safe to use from several threads.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+_ENTRY_OVERHEAD = 160  # bytes: dict slot, key and value objects, roughly
+
+
+class ModelKeyedCache(Generic[V]):
+    """``{model key: {item key: value}}`` bounded to about ``budget`` bytes.
+
+    ``table(model_key)`` returns the inner dict for one model; callers read it directly and add to
+    it with ``add``, which accounts the size and evicts whole models, oldest first.
+    """
+
+    def __init__(self, budget: int, size_of: Callable[[V], int]) -> None:
+        self.budget = budget
+        self._size_of = size_of
+        self._tables: dict[object, dict[object, V]] = {}
+        self._sizes: dict[object, int] = {}
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def table(self, model_key: object) -> dict[object, V]:
+        """The inner dict of ``model_key`` (created empty when new)."""
+        table = self._tables.get(model_key)
+        if table is None:
+            with self._lock:
+                table = self._tables.setdefault(model_key, {})
+                self._sizes.setdefault(model_key, 0)
+        return table
+
+    def add(self, model_key: object, table: dict[object, V], key: object, value: V) -> V:
+        """Store ``value`` under ``key`` in ``table`` (from ``table(model_key)``) and return it."""
+        table[key] = value
+        size = _ENTRY_OVERHEAD + self._size_of(value)
+        with self._lock:
+            if model_key in self._sizes:
+                self._sizes[model_key] += size
+            self._total += size
+            if self._total > self.budget:
+                self._evict()
+        return value
+
+    def _evict(self) -> None:
+        target = self.budget * 3 // 4
+        while self._total > target and self._tables:
+            oldest = next(iter(self._tables))
+            del self._tables[oldest]
+            self._total -= self._sizes.pop(oldest, 0)
+        if not self._tables:
+            self._total = 0
+
+    @property
+    def size(self) -> int:
+        """Estimated bytes held."""
+        return self._total
+
+    def clear(self) -> None:
+        """Drop everything."""
+        with self._lock:
+            self._tables.clear()
+            self._sizes.clear()
+            self._total = 0
+
+
+def _fit_size(entry: object) -> int:
+    fit = entry[1]  # type: ignore[index]
+    failure = fit.format_failure
+    return 0 if failure is None else len(failure.message) * 2
+
+
+def _failure_size(failure: object) -> int:
+    return 0 if failure is None else len(failure.message) * 2  # type: ignore[attr-defined]
+
+
+# (spec, fit) per id(spec): the spec is held so that its id is not reused while cached.
+FITS: ModelKeyedCache[tuple[object, object]] = ModelKeyedCache(32 << 20, _fit_size)
+FORMAT_FAILURES: ModelKeyedCache[object] = ModelKeyedCache(16 << 20, _failure_size)
