@@ -95,6 +95,7 @@ import argparse
 import atexit
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -106,9 +107,11 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import FrameType
 from typing import Generic, TypeAlias, TypeVar
@@ -123,6 +126,7 @@ from ome.v1beta1 import types_pb2
 from . import api
 from .errors import RequestError
 from .manifests import load_manifests
+from .snapshot import Snapshot
 from .store import CacheStore
 
 NAMESPACES = 20
@@ -514,6 +518,7 @@ def _stop_process(proc: subprocess.Popen[bytes]) -> None:
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     """SIGTERM/SIGHUP: leave through the ``finally`` blocks, which stop the server."""
+    print(f"\nbench: stopped by signal {signum}; stopping the server", file=sys.stderr)
     raise SystemExit(128 + signum)
 
 
@@ -956,11 +961,13 @@ class SizeReport:
         return sec
 
     def add(self, sec: Section, key: str, name: str, values: Sequence[float] | float, unit: str,
-            ratios: Sequence[float] | float | None = None) -> Figure:
-        """Add a figure; several values (one per run) give the median and the min–max range."""
+            ratios: Sequence[float] | float | None = None, largest: bool = False) -> Figure:
+        """Add a figure; several values (one per run) give the median (the largest with
+        ``largest``) and the min–max range."""
         vals = [values] if isinstance(values, (int, float)) else list(values)
         rats = None if ratios is None else ([ratios] if isinstance(ratios, (int, float)) else list(ratios))
-        fig = Figure(key, name, _nanmedian(vals), unit, None if rats is None else _nanmedian(rats))
+        pick = _nanmax if largest else _nanmedian
+        fig = Figure(key, name, pick(vals), unit, None if rats is None else pick(rats))
         if len(vals) > 1:
             fig.lo, fig.hi = _nanmin(vals), _nanmax(vals)
             if rats:
@@ -980,16 +987,19 @@ class SizeReport:
 
 
 def _nanmedian(values: Sequence[float]) -> float:
+    """The median of the values that are not NaN."""
     clean = [v for v in values if not math.isnan(v)]
     return median(clean) if clean else math.nan
 
 
 def _nanmin(values: Sequence[float]) -> float:
+    """The least value that is not NaN."""
     clean = [v for v in values if not math.isnan(v)]
     return min(clean) if clean else math.nan
 
 
 def _nanmax(values: Sequence[float]) -> float:
+    """The greatest value that is not NaN."""
     clean = [v for v in values if not math.isnan(v)]
     return max(clean) if clean else math.nan
 
@@ -1206,7 +1216,7 @@ def _traffic_figures(report: SizeReport, sec: Section, clients: int, runs: list[
         report.add(sec, f"select_{c}_{outcome.replace(' ', '_')}_n", f"  answers '{outcome}', {who}", [t.run.count(outcome) for t in runs], "calls")
         p = [t.run.p50_ms(outcome) for t in runs]
         report.add(sec, f"select_{c}_{outcome.replace(' ', '_')}_p50", f"  p50 of '{outcome}' answers, {who}", p, "ms", [v / f.p50_ms for v, f in zip(p, floors)])
-    report.add(sec, "select_basic_bytes" if clients == 1 else f"select_{c}_bytes", f"largest BASIC answer, {who}", [t.run.largest() for t in runs], "B")
+    report.add(sec, "select_basic_bytes" if clients == 1 else f"select_{c}_bytes", f"largest BASIC answer, {who}", [t.run.largest() for t in runs], "B", largest=True)
     report.add(sec, f"health_{c}_p50", f"health Check p50 under load, {who}", [median(t.health) * 1e3 for t in runs], "ms",
                [median(t.health) * 1e3 / f.p50_ms for t, f in zip(runs, floors)])
     h99 = [percentile(t.health, 0.99) * 1e3 if t.health else math.nan for t in runs]
@@ -1220,6 +1230,12 @@ def _traffic_figures(report: SizeReport, sec: Section, clients: int, runs: list[
         note = t.run.cap_note(f"{who}{tag}", settings.soak_s / 2 if settings.soak_s else settings.max_run_s)
         if note and not settings.soak_s:
             sec.notes.append(note)
+
+
+def floor_note(floor: Floor) -> str:
+    """The note naming the floor a section's ratios use."""
+    return (f"ratios against the idle floor measured just before this section: Check p50 {floor.p50_ms:.3f} ms, "
+            f"p99 {floor.p99_ms:.3f} ms, {floor.rate1:,.0f} calls/s (1 client), {floor.rate8:,.0f} calls/s (8 clients)")
 
 
 def memo_hits(server: Server, catalog: Catalog, settings: Settings, report: SizeReport, floor: Floor) -> None:
@@ -1241,7 +1257,7 @@ def memo_hits(server: Server, catalog: Catalog, settings: Settings, report: Size
         note = run.cap_note(who, settings.max_run_s)
         if note:
             sec.notes.append(note)
-    sec.notes.append("ratios against the floor of the last headline run")
+    sec.notes.append(floor_note(floor))
 
 
 def explain_and_full(server: Server, catalog: Catalog, settings: Settings, report: SizeReport, floor: Floor) -> None:
@@ -1267,7 +1283,7 @@ def explain_and_full(server: Server, catalog: Catalog, settings: Settings, repor
         if n:
             notes.append(f"{n} RPC errors")
     sec.notes += [n for n in notes if n]
-    sec.notes.append("ratios against the floor of the last headline run")
+    sec.notes.append(floor_note(floor))
 
 
 def rss_section(report: SizeReport, samples: list[float], hwm: float, settings: Settings) -> None:
@@ -1295,37 +1311,31 @@ def rss_section(report: SizeReport, samples: list[float], hwm: float, settings: 
 
 
 @dataclass
-class Cold:
-    """In-process cold answers of one view on one store."""
+class InProcess:
+    """In-process answers of one view on a new store, measured in a fresh Python process."""
 
     view: str
     runtimes: int
     apply_s: float
-    run: Run
+    cold: Run  # models new to the process
+    warm: Run  # the same models again, new InferenceServices (content caches warm, no repeat)
     memo_free: int
     unchecked: int
     repeat_is_same: bool | None
     failures: int
+    upserts: Run | None
 
 
-def cold_answers(objects: Sequence[cache_pb2.CacheObject], catalog: Catalog, view: View, calls: int, max_s: float, seed: int) -> tuple[Cold, CacheStore]:
-    """A new store of ``objects``; ``calls`` api.select_runtime calls on new InferenceServices
-    (distinct models) after one warm-up; memo hits told by object identity."""
-    store = CacheStore()
-    start = time.perf_counter()
-    store.apply_snapshot("bench-in-process", objects)
-    apply_s = time.perf_counter() - start
-    requests = distinct_requests(catalog, calls + 1, view, seed)
-    snapshot = store.snapshot
-    api.select_runtime(snapshot, requests[0])  # warm-up: lazy work of a new snapshot
-    held: dict[int, Message] = {}
-    held_bytes = 0
+def _timed_selects(snapshot: Snapshot, requests: Sequence[selector_pb2.SelectRuntimeRequest], max_s: float,
+                   held: dict[int, Message] | None = None) -> tuple[Run, int, int, int]:
+    """``api.select_runtime`` on each request, timed: (run, memo-free, unchecked, failures).
+    With ``held``, an answer that is the very object an earlier call got counts as a memo hit."""
     samples: list[Sample] = []
     memo_free = unchecked = failures = 0
-    first: Message | None = None
+    held_bytes = 0
     deadline = time.perf_counter() + max_s
     capped = False
-    for request in requests[1:]:
+    for request in requests:
         if time.perf_counter() >= deadline and len(samples) >= MIN_SAMPLES:
             capped = True
             break
@@ -1338,21 +1348,17 @@ def cold_answers(objects: Sequence[cache_pb2.CacheObject], catalog: Catalog, vie
         seconds = time.perf_counter() - t0
         outcome, size = classify_selection(response)
         samples.append(Sample(seconds, outcome, size))
-        first = first if first is not None else response
+        if held is None:
+            continue
         if held.get(id(response)) is response:
-            continue  # the very object an earlier call got: a memo hit
+            continue  # a memo hit
         if held_bytes + size <= MEMO_CHECK_BYTES:
             held[id(response)] = response
             held_bytes += size
             memo_free += 1
         else:
             unchecked += 1
-    repeat_is_same = None
-    if first is not None and samples:
-        repeat_is_same = api.select_runtime(snapshot, requests[1]) is first
-    runtimes = runtimes_in_scope(objects)
-    elapsed = sum(s.seconds for s in samples)
-    return Cold("BASIC" if view == BASIC else "FULL", runtimes, apply_s, Run(samples, elapsed, calls, capped), memo_free, unchecked, repeat_is_same, failures), store
+    return Run(samples, sum(s.seconds for s in samples), len(requests), capped), memo_free, unchecked, failures
 
 
 def inproc_upserts(store: CacheStore, objects: Sequence[cache_pb2.CacheObject], count: int, max_s: float) -> Run:
@@ -1374,41 +1380,113 @@ def inproc_upserts(store: CacheStore, objects: Sequence[cache_pb2.CacheObject], 
     return Run(samples, sum(s.seconds for s in samples), count, capped)
 
 
-def in_process(objects: Sequence[cache_pb2.CacheObject], catalog: Catalog, settings: Settings, label: str, upserts: bool) -> tuple[dict[str, Cold], Run | None]:
-    """Cold BASIC and FULL answers (one store each) and, optionally, in-process upserts."""
-    out: dict[str, Cold] = {}
-    upsert_run = None
+def measure_in_process(catalog: Catalog, size: int, view: View, calls: int, max_s: float, seed: int, upserts: int) -> InProcess:
+    """A new store of the size; one untimed warm-up; ``calls`` cold answers (each a model not asked
+    before in this process, so no cache of any kind holds it); the same models again as new
+    InferenceServices (warm); then ``upserts`` store.upsert calls (0: none)."""
+    objects = sized_objects(catalog, size)
+    store = CacheStore()
+    start = time.perf_counter()
+    store.apply_snapshot("bench-in-process", objects)
+    apply_s = time.perf_counter() - start
+    requests = distinct_requests(catalog, calls + 1, view, seed)
+    snapshot = store.snapshot
+    api.select_runtime(snapshot, requests[0])  # warm-up: the lazy work of a new store
+    held: dict[int, Message] = {}
+    cold, memo_free, unchecked, failures = _timed_selects(snapshot, requests[1:], max_s, held)
+    again = []
+    for i, request in enumerate(requests[1:1 + len(cold.samples)]):
+        isvc = types_pb2.InferenceService()
+        isvc.CopyFrom(request.inference_service)
+        isvc.metadata.name = f"warm-{seed}-{i}"
+        isvc.metadata.namespace = f"ns-{(int(isvc.metadata.namespace[3:]) + 1) % NAMESPACES}"
+        again.append(selector_pb2.SelectRuntimeRequest(inference_service=isvc, view=view))
+    warm = _timed_selects(snapshot, again, max_s)[0]
+    repeat_is_same = None
+    first = next((r for r in held.values()), None)
+    if first is not None:
+        repeat_is_same = api.select_runtime(snapshot, requests[1]) is first
+    upsert_run = inproc_upserts(store, objects, upserts, max_s) if upserts else None
+    return InProcess("BASIC" if view == BASIC else "FULL", runtimes_in_scope(objects), apply_s, cold, warm,
+                     memo_free, unchecked, repeat_is_same, failures, upsert_run)
+
+
+def _child(conn: Connection, catalog: Catalog, size: int, view: View, calls: int, max_s: float, seed: int, upserts: int) -> None:
+    """Entry point of the fresh process: measure and send ("ok", InProcess) or ("error", traceback)."""
+    try:
+        message = ("ok", measure_in_process(catalog, size, view, calls, max_s, seed, upserts))
+    except KeyboardInterrupt:
+        return  # Ctrl-C reaches the whole process group; the parent reports it
+    except Exception:
+        message = ("error", traceback.format_exc())
+    try:
+        conn.send(message)
+    except OSError:
+        pass  # the parent is gone (interrupted)
+    finally:
+        conn.close()
+
+
+def in_fresh_process(catalog: Catalog, size: int, view: View, settings: Settings, upserts: int) -> InProcess:
+    """``measure_in_process`` in a new Python process (spawned), so no cache of this process or of
+    an earlier measurement is warm; bounded in time, the child is killed past its budget."""
+    ctx = multiprocessing.get_context("spawn")
+    receiver, sender = ctx.Pipe(duplex=False)
+    args = (sender, catalog, size, view, settings.cold_calls, settings.max_run_s, 31 + int(view), upserts)
+    proc = ctx.Process(target=_child, args=args, daemon=True, name=f"bench-in-process-{size}-{view}")
+    proc.start()
+    sender.close()
+    budget = 4 * settings.max_run_s + 300
+    try:
+        if not receiver.poll(budget):
+            raise RuntimeError(f"in-process measurement at {size} did not finish within {budget:g} s")
+        status, payload = receiver.recv()
+    except EOFError:
+        raise RuntimeError(f"the in-process measurement at {size} died (exit code {proc.exitcode})") from None
+    finally:
+        receiver.close()
+        proc.join(timeout=10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=10)
+    if status != "ok":
+        raise RuntimeError(f"in-process measurement at {size} failed:\n{payload}")
+    assert isinstance(payload, InProcess)
+    return payload
+
+
+def in_process(catalog: Catalog, size: int, settings: Settings, label: str, upserts: bool) -> dict[str, InProcess]:
+    """BASIC and FULL, each in its own fresh process; in-process upserts after BASIC when asked."""
+    out: dict[str, InProcess] = {}
     for view in (BASIC, FULL):
         name = "BASIC" if view == BASIC else "FULL"
-        progress(f"{label}: in-process cold answers, view {name}")
-        cold, store = cold_answers(objects, catalog, view, settings.cold_calls, settings.max_run_s, 31 + view)
-        out[name] = cold
-        if upserts and view == BASIC:
-            progress(f"{label}: in-process upserts")
-            upsert_run = inproc_upserts(store, objects, settings.upserts, settings.max_run_s)
-        del store
-    return out, upsert_run
+        progress(f"{label}: in-process answers, view {name} (fresh process)")
+        out[name] = in_fresh_process(catalog, size, view, settings, settings.upserts if upserts and view == BASIC else 0)
+    return out
 
 
-def cold_figures(report: SizeReport, sec: Section, colds: dict[str, Cold], settings: Settings) -> None:
-    """The in-process cold figures of one size."""
-    for name, cold in colds.items():
+def cold_figures(report: SizeReport, sec: Section, results: dict[str, InProcess], settings: Settings) -> None:
+    """The in-process figures of one size."""
+    for name, r in results.items():
         low = name.lower()
-        report.add(sec, f"cold_{low}_p50", f"api.select_runtime p50, view {name}", cold.run.p50_ms(), "ms")
-        report.add(sec, f"cold_{low}_p99", f"api.select_runtime p99, view {name}", cold.run.p99_ms(), "ms")
-        report.add(sec, f"cold_{low}_per_1000", f"  p50 per 1,000 runtimes, view {name}", cold.run.p50_ms() / (cold.runtimes / 1000), "ms")
-        report.add(sec, f"cold_{low}_bytes", f"  largest answer, view {name}", cold.run.largest(), "B")
-        memo = "an answer memo returns the same object on a repeat" if cold.repeat_is_same else "no answer memo seen (a repeat returns a new object)"
-        sec.notes.append(f"{name}: {len(cold.run.samples)} calls, memo-free {cold.memo_free}/{len(cold.run.samples)}"
-                         + (f" ({cold.unchecked} unchecked beyond 64 MB held)" if cold.unchecked else "")
-                         + f"; {cold.run.count(SELECTED)} selected, {cold.run.count(NO_RUNTIME)} no runtime; {memo}"
-                         + (f"; {cold.failures} request errors" if cold.failures else "")
-                         + f"; store apply {cold.apply_s:.3f} s")
-        note = cold.run.cap_note(f"view {name}", settings.max_run_s)
-        if note:
-            sec.notes.append(note)
-    sec.notes.append(f"runtimes in scope: {next(iter(colds.values())).runtimes:,} (ClusterServingRuntimes + ServingRuntimes of ns-0 … ns-19)")
-    sec.notes.append("each call a new InferenceService with a model not asked before on that store (until all models are used); one store per view; 1 untimed warm-up")
+        report.add(sec, f"cold_{low}_p50", f"cold answer p50, view {name}", r.cold.p50_ms(), "ms")
+        report.add(sec, f"cold_{low}_p99", f"cold answer p99, view {name}", r.cold.p99_ms(), "ms")
+        report.add(sec, f"cold_{low}_per_1000", f"  cold p50 per 1,000 runtimes, view {name}", r.cold.p50_ms() / (r.runtimes / 1000), "ms")
+        report.add(sec, f"warm_{low}_p50", f"  model seen before (new InferenceService) p50, view {name}", r.warm.p50_ms(), "ms")
+        report.add(sec, f"cold_{low}_bytes", f"  largest answer, view {name}", r.cold.largest(), "B")
+        memo = "an answer memo returns the same object on a repeat" if r.repeat_is_same else "no answer memo (a repeat returns a new object)"
+        sec.notes.append(f"{name}: {len(r.cold.samples)} cold calls, memo-free {r.memo_free}/{len(r.cold.samples)}"
+                         + (f" ({r.unchecked} unchecked beyond 64 MB held)" if r.unchecked else "")
+                         + f"; {r.cold.count(SELECTED)} selected, {r.cold.count(NO_RUNTIME)} no runtime; {memo}"
+                         + (f"; {r.failures} request errors" if r.failures else "")
+                         + f"; store apply {r.apply_s:.3f} s")
+        for run, what in ((r.cold, f"view {name} cold"), (r.warm, f"view {name} warm")):
+            note = run.cap_note(what, settings.max_run_s)
+            if note:
+                sec.notes.append(note)
+    sec.notes.append(f"runtimes in scope: {next(iter(results.values())).runtimes:,} (ClusterServingRuntimes + ServingRuntimes of ns-0 … ns-19)")
+    sec.notes.append("cold = each call a new InferenceService whose model no earlier call of that process asked (one fresh process "
+                     "and store per view, 1 untimed warm-up call); 'model seen before' = the same models again, new names and namespaces")
 
 
 # --- one size ----------------------------------------------------------------------------------
@@ -1420,7 +1498,7 @@ def size_label(size: int, counts: dict[str, int]) -> str:
     return f"{name} ({counts.get('cluster_serving_runtime', 0):,} ClusterServingRuntimes)"
 
 
-def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: dict[int, dict[str, Cold]]) -> SizeReport:
+def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: dict[int, dict[str, InProcess]]) -> SizeReport:
     """Every figure of one size: server phases first, then in process."""
     objects = sized_objects(catalog, size)
     counts = count_kinds(objects)
@@ -1440,8 +1518,9 @@ def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: di
         progress(f"{report.label}: UpsertObjects over gRPC")
         grpc_upsert = grpc_upserts(server, objects, settings.upserts, settings.max_run_s)
         hwm = server.status_mb("VmHWM")
-    colds, upsert_run = in_process(objects, catalog, settings, report.label, upserts=True)
+    colds = in_process(catalog, size, settings, report.label, upserts=True)
     inproc_cache[report.runtimes] = colds
+    upsert_run = colds["BASIC"].upserts
     report.add(cache_sec, "apply_inproc", "CacheStore.apply_snapshot in process (new store)", colds["BASIC"].apply_s, "s")
     sec = report.section("[6] in-process cold answer — api.select_runtime(store.snapshot, request), no memo hits")
     cold_figures(report, sec, colds, settings)
@@ -1460,7 +1539,7 @@ def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: di
     return report
 
 
-def growth_report(catalog: Catalog, settings: Settings, inproc_cache: dict[int, dict[str, Cold]]) -> SizeReport:
+def growth_report(catalog: Catalog, settings: Settings, inproc_cache: dict[int, dict[str, InProcess]]) -> SizeReport:
     """In-process cold answers over several sizes and the growth exponent."""
     report = SizeReport("growth (in process)", "growth", 0)
     for size in settings.growth_sizes:
@@ -1468,16 +1547,16 @@ def growth_report(catalog: Catalog, settings: Settings, inproc_cache: dict[int, 
         n = count_kinds(objects).get("cluster_serving_runtime", 0)
         if n in inproc_cache:
             continue
-        colds, _ = in_process(objects, catalog, settings, f"growth {size}", upserts=False)
+        colds = in_process(catalog, size, settings, f"growth {size}", upserts=False)
         inproc_cache[n] = colds
     sec = report.section("in-process cold answer by size (p50 per call; per 1,000 runtimes)")
     for n in sorted(inproc_cache):
-        for name, cold in inproc_cache[n].items():
-            report.add(sec, f"growth_{n}_{name.lower()}", f"{cold.runtimes:>6,} runtimes, view {name}: p50", cold.run.p50_ms(), "ms")
-            report.add(sec, f"growth_{n}_{name.lower()}_per_1000", f"{cold.runtimes:>6,} runtimes, view {name}: p50 per 1,000 runtimes", cold.run.p50_ms() / (cold.runtimes / 1000), "ms")
+        for name, r in inproc_cache[n].items():
+            report.add(sec, f"growth_{n}_{name.lower()}", f"{r.runtimes:>6,} runtimes, view {name:<5}: cold p50", r.cold.p50_ms(), "ms")
+            report.add(sec, f"growth_{n}_{name.lower()}_per_1000", f"{r.runtimes:>6,} runtimes, view {name:<5}: cold p50 per 1,000 runtimes", r.cold.p50_ms() / (r.runtimes / 1000), "ms")
     fit = report.section(f"growth fit — least squares of log(p50) on log(N) over the sizes ≥ 1,000 (exponent 1 = linear; target ≤ {GROWTH_LINEAR})")
     for name in ("BASIC", "FULL"):
-        points = [(c[name].runtimes, c[name].run.p50_ms()) for n, c in sorted(inproc_cache.items()) if c[name].runtimes >= 1000]
+        points = [(c[name].runtimes, c[name].cold.p50_ms()) for n, c in sorted(inproc_cache.items()) if c[name].runtimes >= 1000]
         fig = report.add(fit, f"growth_exponent_{name.lower()}", f"exponent, view {name} ({len(points)} sizes)", growth_exponent(points), "exp")
         if name == "BASIC":
             fig.target = Target(f"≤ {GROWTH_LINEAR} (linear)", GROWTH_LINEAR)
@@ -1520,7 +1599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         catalog = load_catalog(settings.shared)
         print(run_header(settings), flush=True)
-        inproc_cache: dict[int, dict[str, Cold]] = {}
+        inproc_cache: dict[int, dict[str, InProcess]] = {}
         for size in settings.sizes:
             report = bench_size(size, catalog, settings, inproc_cache)
             reports.append(report)
