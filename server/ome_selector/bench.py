@@ -1413,6 +1413,7 @@ def measure_in_process(catalog: Catalog, size: int, view: View, calls: int, max_
 
 def _child(conn: Connection, catalog: Catalog, size: int, view: View, calls: int, max_s: float, seed: int, upserts: int) -> None:
     """Entry point of the fresh process: measure and send ("ok", InProcess) or ("error", traceback)."""
+    message: tuple[str, InProcess | str]
     try:
         message = ("ok", measure_in_process(catalog, size, view, calls, max_s, seed, upserts))
     except KeyboardInterrupt:
