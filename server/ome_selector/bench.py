@@ -7,7 +7,7 @@ Usage::
 
     python -m ome_selector.bench [--shared PATH] [--sizes catalog,10000,50000] [--calls N]
                                  [--repeat K] [--soak-seconds S] [--max-run-seconds S]
-                                 [--quick] [--json]
+                                 [--rss-guard-mb MB] [--quick] [--json]
 
 Options:
 
@@ -28,6 +28,8 @@ Options:
                         over S seconds of real traffic (the issue asks for a flat RSS over 300).
 ``--max-run-seconds S`` cap on any one measured run (default 60, quick 3): a run that reaches it
                         stops after its current call and the report says "capped" with the count.
+``--rss-guard-mb MB``   memory guard: once the server's VmRSS passes MB (default 60 % of the
+                        machine's memory) every measured run stops and the report says so.
 ``--quick``             small numbers for a smoke run (about a minute on 2 cores).
 ``--json``              also print one JSON object per figure (after the text report).
 
@@ -138,6 +140,7 @@ MIN_FLOOR_CALLS = 200
 MIN_UPSERTS = 50
 MIN_SAMPLES = 5
 MIN_RSS_SAMPLES = 6
+SETTLE_S = 1.0
 MEMO_CHECK_BYTES = 64 << 20
 GROWTH_SIZES = (1000, 2000, 5000, 10000)
 QUICK_GROWTH_SIZES = (1000, 2000, 5000)
@@ -176,6 +179,7 @@ class Settings:
     repeat: int
     growth_sizes: tuple[int, ...]
     emit_json: bool
+    rss_guard_mb: float
     argv: tuple[str, ...]
 
 
@@ -230,6 +234,7 @@ def parse_args(argv: Sequence[str]) -> Settings:
     parser.add_argument("--repeat", type=int, default=1, help="run the headline K times and print ranges (default 1)")
     parser.add_argument("--soak-seconds", type=float, default=0.0, help="time-based headline: S/2 seconds per client count, RSS sampled throughout")
     parser.add_argument("--max-run-seconds", type=float, default=None, help="cap on any one measured run (default 60, quick 3)")
+    parser.add_argument("--rss-guard-mb", type=float, default=None, help="stop measuring when the server's RSS passes this (default 60%% of memory)")
     parser.add_argument("--quick", action="store_true", help="small numbers for a smoke run")
     parser.add_argument("--json", action="store_true", help="also print one JSON object per figure")
     args = parser.parse_args(argv)
@@ -258,6 +263,7 @@ def parse_args(argv: Sequence[str]) -> Settings:
         repeat=args.repeat,
         growth_sizes=QUICK_GROWTH_SIZES if args.quick else GROWTH_SIZES,
         emit_json=args.json,
+        rss_guard_mb=args.rss_guard_mb if args.rss_guard_mb is not None else default_rss_guard_mb(),
         argv=tuple(argv),
     )
 
@@ -455,6 +461,7 @@ class Run:
     elapsed: float
     planned: int
     capped: bool
+    over_memory: bool = False
 
     def latencies(self, outcome: str | None = None) -> list[float]:
         """Latencies (s), all or of one outcome."""
@@ -472,7 +479,7 @@ class Run:
 
     def rate(self) -> float:
         """Calls per second over the run's wall time."""
-        return len(self.samples) / self.elapsed if self.elapsed > 0 else math.nan
+        return len(self.samples) / self.elapsed if self.samples and self.elapsed > 0 else math.nan
 
     def count(self, outcome: str) -> int:
         """Calls with this outcome."""
@@ -487,7 +494,9 @@ class Run:
         return max((s.size for s in self.samples), default=0)
 
     def cap_note(self, what: str, max_run_s: float) -> str | None:
-        """The "capped" note of a run that hit the time cap, else None."""
+        """The "capped" note of a run that hit the time cap or the memory guard, else None."""
+        if self.over_memory:
+            return f"{what}: STOPPED after {len(self.samples)} of {self.planned} calls: the server's RSS passed the memory guard"
         if not self.capped:
             return None
         return f"{what}: capped at {max_run_s:g} s (--max-run-seconds) after {len(self.samples)} of {self.planned} calls"
@@ -541,10 +550,13 @@ class Stubs:
 class Server:
     """The real ome-selector server as a subprocess on 127.0.0.1 (port chosen by the OS)."""
 
-    def __init__(self, log_dir: str) -> None:
+    def __init__(self, log_dir: str, rss_limit_mb: float) -> None:
         self._log_path = Path(log_dir) / "server.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.address = ""
+        self.rss_limit_mb = rss_limit_mb
+        self.over_memory = threading.Event()  # set by the memory guard: measured runs stop
+        self._guard: MemoryGuard | None = None
 
     def start(self, timeout: float = 60.0) -> None:
         """Start it and wait for its ``listening on 127.0.0.1:<port>`` log line."""
@@ -557,6 +569,8 @@ class Server:
             match = pattern.search(self._log_path.read_bytes())
             if match:
                 self.address = match.group(1).decode()
+                self._guard = MemoryGuard(self)
+                self._guard.start()
                 return
             if self.proc.poll() is not None:
                 break
@@ -572,7 +586,10 @@ class Server:
             return "(no log)"
 
     def stop(self) -> None:
-        """Stop the subprocess (idempotent)."""
+        """Stop the memory guard and the subprocess (idempotent)."""
+        if self._guard is not None:
+            self._guard.stop()
+            self._guard = None
         if self.proc is not None:
             _stop_process(self.proc)
 
@@ -596,11 +613,20 @@ class Server:
         return int(match.group(1)) / 1024 if match else math.nan
 
 
+def default_rss_guard_mb() -> float:
+    """60 % of the machine's memory (MemTotal), in MB."""
+    try:
+        match = re.search(r"^MemTotal:\s+(\d+)\s+kB", Path("/proc/meminfo").read_text(), re.M)
+    except OSError:
+        match = None
+    return 0.6 * int(match.group(1)) / 1024 if match else 8192.0
+
+
 @contextmanager
-def running_server() -> Iterator[Server]:
+def running_server(rss_limit_mb: float) -> Iterator[Server]:
     """A started server, stopped (and its log removed) whatever happens."""
     with tempfile.TemporaryDirectory(prefix="ome-bench-") as log_dir:
-        server = Server(log_dir)
+        server = Server(log_dir, rss_limit_mb)
         try:
             server.start()
             yield server
@@ -657,9 +683,11 @@ def explain_workload(source: TrafficSource) -> Workload[selector_pb2.ExplainRunt
     )
 
 
-def run_clients(server: Server, workload: Workload[Req, Resp], clients: int, calls: int, max_s: float, warmup: int = 5) -> Run:
+def run_clients(server: Server, workload: Workload[Req, Resp], clients: int, calls: int, max_s: float, warmup: int = 5,
+                guarded: bool = True) -> Run:
     """``clients`` threads, each with its own channel, make ``calls`` calls each after ``warmup``
-    untimed ones; a client stops early once ``max_s`` has passed (after at least a few calls)."""
+    untimed ones; a client stops early once ``max_s`` has passed (after at least a few calls), or
+    (``guarded``) once the memory guard has tripped."""
     results: list[list[Sample]] = [[] for _ in range(clients)]
     capped = [False] * clients
     failures: list[BaseException] = []
@@ -675,6 +703,8 @@ def run_clients(server: Server, workload: Workload[Req, Resp], clients: int, cal
                 barrier.wait()
                 local = results[index]
                 for i in range(calls):
+                    if guarded and server.over_memory.is_set():
+                        break
                     if time.perf_counter() >= deadline[0] and len(local) >= max(1, MIN_SAMPLES // clients):
                         capped[index] = True
                         break
@@ -699,7 +729,7 @@ def run_clients(server: Server, workload: Workload[Req, Resp], clients: int, cal
     elapsed = time.perf_counter() - started
     if failures:
         raise RuntimeError(f"a benchmark client failed: {failures[0]!r}") from failures[0]
-    return Run([s for r in results for s in r], elapsed, clients * calls, any(capped))
+    return Run([s for r in results for s in r], elapsed, clients * calls, any(capped), guarded and server.over_memory.is_set())
 
 
 def _call(workload: Workload[Req, Resp], stubs: Stubs, i: int) -> Sample:
@@ -829,6 +859,25 @@ class HealthProbe(Background):
         """Close the channel."""
         if self._channel is not None:
             self._channel.close()
+
+
+class MemoryGuard(Background):
+    """Sets ``server.over_memory`` once the server's VmRSS passes ``server.rss_limit_mb`` (checked
+    every 0.5 s), so that a server growing without bound cannot exhaust the machine."""
+
+    def __init__(self, server: Server) -> None:
+        super().__init__("bench-memory-guard", 0.5)
+        self._server = server
+        self.peak = 0.0
+
+    def step(self) -> None:
+        """One check."""
+        rss = self._server.status_mb("VmRSS")
+        if not math.isnan(rss):
+            self.peak = max(self.peak, rss)
+            if rss > self._server.rss_limit_mb and not self._server.over_memory.is_set():
+                self._server.over_memory.set()
+                progress(f"memory guard: server RSS {rss:,.0f} MB > {self._server.rss_limit_mb:,.0f} MB; measured runs stop")
 
 
 class RssSampler(Background):
@@ -1105,8 +1154,8 @@ class Floor:
 
 def measure_floor(server: Server, settings: Settings) -> Floor:
     """Health Check on the idle server: ≥ 200 calls with 1 client, then 8 clients."""
-    one = run_clients(server, health_workload(), 1, settings.floor_calls, settings.max_run_s, warmup=20)
-    eight = run_clients(server, health_workload(), 8, max(50, settings.floor_calls // 4), settings.max_run_s, warmup=10)
+    one = run_clients(server, health_workload(), 1, settings.floor_calls, settings.max_run_s, warmup=20, guarded=False)
+    eight = run_clients(server, health_workload(), 8, max(50, settings.floor_calls // 4), settings.max_run_s, warmup=10, guarded=False)
     return Floor(one.p50_ms(), one.p99_ms(), one.rate(), eight.rate())
 
 
@@ -1403,9 +1452,8 @@ def measure_in_process(catalog: Catalog, size: int, view: View, calls: int, max_
         again.append(selector_pb2.SelectRuntimeRequest(inference_service=isvc, view=view))
     warm = _timed_selects(snapshot, again, max_s)[0]
     repeat_is_same = None
-    first = next((r for r in held.values()), None)
-    if first is not None:
-        repeat_is_same = api.select_runtime(snapshot, requests[1]) is first
+    if cold.samples:  # does an answer memo exist? Repeat one request twice, untimed
+        repeat_is_same = api.select_runtime(snapshot, requests[1]) is api.select_runtime(snapshot, requests[1])
     upsert_run = inproc_upserts(store, objects, upserts, max_s) if upserts else None
     return InProcess("BASIC" if view == BASIC else "FULL", runtimes_in_scope(objects), apply_s, cold, warm,
                      memo_free, unchecked, repeat_is_same, failures, upsert_run)
@@ -1475,10 +1523,14 @@ def cold_figures(report: SizeReport, sec: Section, results: dict[str, InProcess]
         report.add(sec, f"cold_{low}_per_1000", f"  cold p50 per 1,000 runtimes, view {name}", r.cold.p50_ms() / (r.runtimes / 1000), "ms")
         report.add(sec, f"warm_{low}_p50", f"  model seen before (new InferenceService) p50, view {name}", r.warm.p50_ms(), "ms")
         report.add(sec, f"cold_{low}_bytes", f"  largest answer, view {name}", r.cold.largest(), "B")
-        memo = "an answer memo returns the same object on a repeat" if r.repeat_is_same else "no answer memo (a repeat returns a new object)"
-        sec.notes.append(f"{name}: {len(r.cold.samples)} cold calls, memo-free {r.memo_free}/{len(r.cold.samples)}"
-                         + (f" ({r.unchecked} unchecked beyond 64 MB held)" if r.unchecked else "")
-                         + f"; {r.cold.count(SELECTED)} selected, {r.cold.count(NO_RUNTIME)} no runtime; {memo}"
+        calls = len(r.cold.samples)
+        if r.repeat_is_same:
+            memo = (f"memo-free {r.memo_free}/{calls} by object identity"
+                    + (f", {r.unchecked} unchecked beyond 64 MB held" if r.unchecked else "")
+                    + " (an answer memo exists: a repeated request got the same object)")
+        else:
+            memo = f"memo-free {calls}/{calls} (no answer memo: a repeated request gets a new object; no request repeats)"
+        sec.notes.append(f"{name}: {calls} cold calls, {memo}; {r.cold.count(SELECTED)} selected, {r.cold.count(NO_RUNTIME)} no runtime"
                          + (f"; {r.failures} request errors" if r.failures else "")
                          + f"; store apply {r.apply_s:.3f} s")
         for run, what in ((r.cold, f"view {name} cold"), (r.warm, f"view {name} warm")):
@@ -1507,18 +1559,22 @@ def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: di
     report.header.append("objects: " + ", ".join(f"{n:,} {k}" for k, n in sorted(counts.items())) +
                          f"; traffic draws from {len(catalog.models)} models with a modelFormat, {len(catalog.classes) - 1} AcceleratorClasses or none, {NAMESPACES} namespaces")
     cache_sec = report.section("[1] cache load")
-    with running_server() as server:
+    with running_server(settings.rss_guard_mb) as server:
         progress(f"{report.label}: server {server.address} (pid {server.proc.pid if server.proc else '?'}); ApplySnapshot")
         apply_s, apply_bytes = apply_snapshot(server, objects)
         report.add(cache_sec, "apply_grpc", f"ApplySnapshot over gRPC ({apply_bytes / 2**20:.1f} MB request)", apply_s, "s")
         report.add(cache_sec, "rss_after_apply", "server RSS after ApplySnapshot", server.status_mb(), "MB")
         rss = headline(server, catalog, settings, report)
+        time.sleep(SETTLE_S)  # let the writer's last upsert and the server's clean-up pass
         last_floor = measure_floor(server, settings)
         memo_hits(server, catalog, settings, report, last_floor)
         explain_and_full(server, catalog, settings, report, last_floor)
         progress(f"{report.label}: UpsertObjects over gRPC")
         grpc_upsert = grpc_upserts(server, objects, settings.upserts, settings.max_run_s)
         hwm = server.status_mb("VmHWM")
+        if server.over_memory.is_set():
+            report.header.append(f"MEMORY GUARD TRIPPED: the server's RSS passed {settings.rss_guard_mb:,.0f} MB (--rss-guard-mb); "
+                                 "runs after that point stopped early (see the notes)")
     colds = in_process(catalog, size, settings, report.label, upserts=True)
     inproc_cache[report.runtimes] = colds
     upsert_run = colds["BASIC"].upserts
@@ -1584,7 +1640,7 @@ def run_header(settings: Settings) -> str:
         f"shared: {settings.shared}; sizes {sizes}; calls {settings.calls} (1 client), {settings.calls8}×8 (8 clients), "
         f"{settings.side_calls} (ExplainRuntimes, FULL); repeat {settings.repeat}; "
         + (f"soak {settings.soak_s:g} s; " if settings.soak_s else "")
-        + f"cap {settings.max_run_s:g} s per run",
+        + f"cap {settings.max_run_s:g} s per run; memory guard {settings.rss_guard_mb:,.0f} MB of server RSS",
         f"server: {' '.join(server_command('127.0.0.1:0'))}",
         "ratios: against the idle health Check floor of the same run; PASS/MISS: issue 11's targets",
     ])
