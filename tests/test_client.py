@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -245,12 +246,34 @@ def test_package_is_typed() -> None:
     assert Path(sys.modules["ome_selector_client"].__file__ or "").parent == REPO_ROOT / "client" / "python" / "ome_selector_client"
 
 
+def _mypy_service(*paths: str) -> subprocess.CompletedProcess[str]:
+    """mypy on ``paths`` with the generated stubs visible (MYPYPATH=client/python): through the
+    editable install mypy cannot see them, and every message type would be Any."""
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--ignore-missing-imports", *paths],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "MYPYPATH": str(REPO_ROOT / "client" / "python")},
+    )
+
+
 def test_mypy_is_clean_on_the_service() -> None:
     """The service package type-checks (not strict: grpc-stubs lacks parts of grpc.aio)."""
     pytest.importorskip("mypy")
-    process = subprocess.run(
-        [sys.executable, "-m", "mypy", "--ignore-missing-imports", "server/ome_selector"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
-    )
+    process = _mypy_service("server/ome_selector")
     assert process.returncode == 0, process.stdout + process.stderr
     assert process.stdout.startswith("Success: no issues found")
+
+
+def test_the_service_mypy_gate_fails_on_a_seeded_error(tmp_path: Path) -> None:
+    """The gate above can fail: a wrong field type on a generated message is reported (it would
+    pass silently if the stubs were invisible to mypy)."""
+    pytest.importorskip("mypy")
+    seeded = tmp_path / "seeded.py"
+    seeded.write_text(
+        "from ome.selector.v1 import selector_pb2\n"
+        "request = selector_pb2.SelectRuntimeRequest()\n"
+        "request.view = 'not an enum'\n"
+    )
+    process = _mypy_service(str(seeded))
+    assert process.returncode == 1, process.stdout
+    assert 'Incompatible types in assignment (expression has type "str"' in process.stdout

@@ -54,6 +54,9 @@ def test_grpcurl_section_runs_as_written(running_server) -> None:  # type: ignor
     assert '"status": "SERVING"' in out
     assert '"name": "llama-3-3-70b-hopper"' in out
     assert "Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct" in out
+    # The BASIC and the FULL SelectRuntime: both carry the summary, only FULL the exclusions.
+    assert out.count('"text": "1/7 runtimes are candidates: 6 accelerator class"') == 2
+    assert out.count('"exclusions": [') == 1
 
 
 def test_go_example_commands_print_the_documented_lines(running_server) -> None:  # type: ignore[no-untyped-def]

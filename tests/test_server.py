@@ -418,17 +418,3 @@ def test_server_module_runs_under_python_m() -> None:
 ])
 def test_display_address(listen: str, port: int, shown: str) -> None:
     assert server_module.display_address(listen, port) == shown
-
-
-def test_serialized_answers_reuse_bytes_only_for_the_same_message() -> None:
-    from ome_selector.server import _SerializedAnswers
-
-    serialize = _SerializedAnswers(size=2)
-    first = selector_pb2.SelectRuntimeResponse(cache_version="v1")
-    second = selector_pb2.SelectRuntimeResponse(cache_version="v2")
-    data = serialize(first)
-    assert serialize(first) is data
-    assert selector_pb2.SelectRuntimeResponse.FromString(serialize(second)).cache_version == "v2"
-    third = selector_pb2.SelectRuntimeResponse(cache_version="v3")  # over capacity: starts afresh
-    assert selector_pb2.SelectRuntimeResponse.FromString(serialize(third)).cache_version == "v3"
-    assert serialize(first) == data

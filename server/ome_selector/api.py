@@ -224,7 +224,7 @@ def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
     summary = pb.ExclusionSummary(
         runtimes=auto.total,
         candidates=len(auto.ranked),
-        text=messages.exclusion_summary(len(auto.ranked), auto.total, [(c.value, n) for c, n in counts]),
+        text=messages.exclusion_summary(len(auto.ranked), auto.total, [(c.name, n) for c, n in counts]),
     )
     for check, count in counts:
         if count:

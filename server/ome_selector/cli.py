@@ -297,7 +297,9 @@ def _request(args: argparse.Namespace) -> Message:
     """The request of ``args.command``, from the file (and flags) it names."""
     if args.command == "validate-runtime":
         which, runtime = _load_runtime(args.filename, args.namespace)
-        return selector_pb2.ValidateServingRuntimeRequest(**{which: runtime})
+        if isinstance(runtime, types_pb2.ServingRuntime):
+            return selector_pb2.ValidateServingRuntimeRequest(serving_runtime=runtime)
+        return selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime)
     if args.command == "explain" and (args.model is None) == (args.filename is None):
         raise UsageError(EXACTLY_ONE_SOURCE)
     if args.command == "explain" and args.model is not None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Iterator
+from itertools import compress
+from operator import attrgetter, getitem
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,28 +26,16 @@ from . import domain as d
 from . import messages
 from .checks import CHECKS, Check, Failure, ModelFit, auto_select_failure, check_accelerator_class, check_deployment_mode, fit_model, format_match
 from .sizes import distance, distance_order
-from .snapshot import RuntimeGroup, Snapshot
+from .snapshot import RuntimeGroup, Snapshot, mask_from_positions as _mask_from_positions
 
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
 
-class Verdict(enum.Enum):
-    """Same names as the proto enum ``ome.selector.v1.Verdict``."""
-
-    CANDIDATE = "CANDIDATE"
-    EXCLUDED = "EXCLUDED"
-    COMPATIBLE_NOT_AUTO_SELECTABLE = "COMPATIBLE_NOT_AUTO_SELECTABLE"
-
-
-class TieBreak(enum.Enum):
-    """What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``)."""
-
-    UNSPECIFIED = "UNSPECIFIED"
-    SCOPE = "SCOPE"
-    SCORE = "SCORE"
-    SIZE_DISTANCE = "SIZE_DISTANCE"
-    NAME = "NAME"
+# A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``.
+Verdict = enum.Enum("Verdict", "CANDIDATE EXCLUDED COMPATIBLE_NOT_AUTO_SELECTABLE")
+# What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``).
+TieBreak = enum.Enum("TieBreak", "UNSPECIFIED SCOPE SCORE SIZE_DISTANCE NAME")
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,15 +203,71 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
     possible = group.mask(("format", (model.model_format.name, model.architecture, model.quantization)))
     model_format = rest & ~possible
     rest &= possible
-    evaluated = {}
-    order = group.order
-    while rest:
-        low = rest & -rest
-        i = low.bit_length() - 1
-        rest ^= low
-        rt = order[i]
-        evaluated[i] = evaluate(rt, rt.own, model, request)
+    evaluated: dict[int, Evaluation] = {}
+    if rest:
+        # The model-format check depends only on the entries (format_id): runtimes with entries
+        # already known not to match are rejected with one lookup, the others evaluated.
+        size, order, format_ids = len(group), group.order, group.format_ids()
+        texts = caches.FORMAT_FAILURES.table(model.cache_key)
+        rejected = []
+        for i in compress(range(size), _selector(rest, size)):
+            rt = order[i]
+            failure = texts.get(format_ids[i], texts)
+            if failure is texts:
+                failure = format_failure(rt.own, model)
+            if failure is not None:
+                rejected.append(i)
+            else:
+                evaluated[i] = evaluate(rt, rt.own, model, request)
+        if rejected:
+            model_format |= _mask_from_positions(rejected, size)
     return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
+
+
+def _selector(mask: int, size: int) -> bytes:
+    """Byte i is 1 where bit i of ``mask`` is set: an ``itertools.compress`` selector."""
+    return b"".join(map(_SPREAD.__getitem__, mask.to_bytes((size + 7) // 8, "little")))[:size]
+
+
+def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | None) -> list[str]:
+    """``<runtime> (<primary reason>)`` of every excluded runtime of a group, in fetch order
+    (the ``no runtime found`` message; compatible runtimes are not listed). Built with C-level
+    iteration over the group's positions, since it lists every runtime in scope: the pieces of
+    each position come from a table chosen by its primary-reason code."""
+    group = result.group
+    size = len(group)
+    if not size:
+        return []
+    order = group.order
+    tables: list[Any] = [None, (), (), {}, {}, {}]
+    if result.disabled:
+        tables[_DISABLED] = group.pieces(messages.RUNTIME_DISABLED)
+    if result.accelerator_class:
+        tables[_CLASS] = group.pieces(messages.ACCELERATOR_CLASS)
+    if result.deployment_mode:
+        tables[_MODE] = {
+            i: messages.excluded_runtime(order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message)
+            for i in compress(range(size), _selector(result.deployment_mode, size))
+        }
+    if result.model_format:
+        select = _selector(result.model_format, size)
+        positions = list(compress(range(size), select))
+        ids = list(compress(group.format_ids(), select))
+        texts = caches.FORMAT_FAILURES.table(model.cache_key)
+        missing = set(ids).difference(texts)
+        for i, format_id in zip(positions, ids):
+            if not missing:
+                break
+            if format_id in missing:
+                format_failure(order[i].own, model)
+                missing.discard(format_id)
+        messages_ = map(attrgetter("message"), map(texts.__getitem__, ids))
+        tables[_FORMAT] = dict(zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_)))
+    tables[_EVALUATED] = {
+        i: messages.excluded_runtime(order[i].name, e.failures[0].message) if e.verdict is Verdict.EXCLUDED else None
+        for i, e in result.evaluated.items()
+    }
+    return list(filter(None, map(getitem, map(tables.__getitem__, result.codes()), range(size))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,18 +329,17 @@ class AutoSelection:
         if self.ranked:
             return None
         if self._message is None:
-            excluded = [(rt.name, reason) for rt, _, reason in self._primaries(texts_only=True)]
+            excluded = [piece for result in self.results for piece in _excluded_pieces(result, self.model, self.request)]
             self._message = messages.no_runtime_found(self.model.model_format.name, self.namespace, self.namespaced, self.cluster, excluded)
         return self._message
 
     def exclusions(self) -> list[Exclusion]:
         """Every runtime in scope that is not a candidate, with its primary reason, in fetch order
         (SelectRuntime's FULL view)."""
-        return [Exclusion(rt, verdict, failure) for rt, verdict, failure in self._primaries(texts_only=False)]
+        return [Exclusion(rt, verdict, failure) for rt, verdict, failure in self._primaries()]
 
-    def _primaries(self, texts_only: bool) -> Iterator[tuple[d.Runtime, Verdict, Any]]:
-        """(runtime, verdict, primary failure or, with ``texts_only``, its message) of every
-        non-candidate, in fetch order; ``texts_only`` leaves out the compatible runtimes."""
+    def _primaries(self) -> Iterator[tuple[d.Runtime, Verdict, Failure]]:
+        """(runtime, verdict, primary failure) of every non-candidate, in fetch order."""
         model, request = self.model, self.request
         for result in self.results:
             order, evaluated = result.group.order, result.evaluated
@@ -302,21 +347,18 @@ class AutoSelection:
                 rt = order[i]
                 if code == _EVALUATED:
                     e = evaluated[i]
-                    if e.verdict is Verdict.CANDIDATE or (texts_only and e.verdict is not Verdict.EXCLUDED):
-                        continue
-                    yield rt, e.verdict, e.failures[0].message if texts_only else e.failures[0]
-                    continue
-                if code == _DISABLED:
-                    failure: Failure | str = messages.RUNTIME_DISABLED if texts_only else _DISABLED_FAILURE
+                    if e.verdict is not Verdict.CANDIDATE:
+                        yield rt, e.verdict, e.failures[0]
+                elif code == _DISABLED:
+                    yield rt, Verdict.EXCLUDED, _DISABLED_FAILURE
                 elif code == _CLASS:
-                    failure = messages.ACCELERATOR_CLASS if texts_only else check_accelerator_class(rt.own, _NO_FIT, request)[0]
+                    yield rt, Verdict.EXCLUDED, check_accelerator_class(rt.own, _NO_FIT, request)[0]
                 elif code == _MODE:
-                    failure = check_deployment_mode(rt.own, _NO_FIT, request)[0]
+                    yield rt, Verdict.EXCLUDED, check_deployment_mode(rt.own, _NO_FIT, request)[0]
                 else:
-                    failure = format_failure(rt.own, model)  # type: ignore[assignment]
-                if texts_only and isinstance(failure, Failure):
-                    failure = failure.message
-                yield rt, Verdict.EXCLUDED, failure
+                    failure = format_failure(rt.own, model)
+                    assert failure is not None
+                    yield rt, Verdict.EXCLUDED, failure
 
     def evaluations(self) -> tuple[Evaluation, ...]:
         """The exhaustive evaluation of every runtime in scope, in fetch order."""
@@ -345,7 +387,7 @@ def exhaustive_auto_select(snapshot: Snapshot, model: d.Model, request: d.Reques
     ranked = rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE], model)
     message = None
     if not ranked:
-        excluded = [(e.runtime.name, e.failures[0].message) for e in evaluations if e.verdict is Verdict.EXCLUDED]
+        excluded = [messages.excluded_runtime(e.runtime.name, e.failures[0].message) for e in evaluations if e.verdict is Verdict.EXCLUDED]
         message = messages.no_runtime_found(model.model_format.name, namespace, len(namespaced), len(cluster), excluded)
     return evaluations, ranked, message
 

@@ -134,18 +134,26 @@ def apply_defaults(obj: cache_pb2.CacheObject) -> cache_pb2.CacheObject:
     return out
 
 
+_SPECS: dict[tuple[str, str | None, str | None, int], d.Spec] = {}
+_SPECS_MAX = 50_000
+
+
 def _spec(message: Message, owner: Message, field: str) -> d.Spec | None:
+    """The compiled ``modelFormat`` / ``modelFramework`` of ``owner``, shared between equal ones
+    (runtimes repeat the same few, and parsing the version is most of the cost)."""
     if not owner.HasField(field):
         return None
     sub = getattr(owner, field)
-    version = sub.version if sub.HasField("version") else None
-    return d.Spec(
-        name=sub.name,
-        version=version,
-        parsed=parse_version(version) if version is not None else None,
-        operator=sub.operator if sub.HasField("operator") else None,
-        weight=sub.weight if sub.HasField("weight") else 1,
-    )
+    key = (sub.name, sub.version if sub.HasField("version") else None, sub.operator if sub.HasField("operator") else None, sub.weight if sub.HasField("weight") else 1)
+    found = _SPECS.get(key)
+    if found is None:
+        if len(_SPECS) >= _SPECS_MAX:
+            _SPECS.clear()
+        version = key[1]
+        found = _SPECS[key] = d.Spec(
+            name=key[0], version=version, parsed=parse_version(version) if version is not None else None, operator=key[2], weight=key[3]
+        )
+    return found
 
 
 def _opt(message: Message, field: str) -> str | None:
@@ -343,8 +351,7 @@ def compile_request(isvc: types_pb2.InferenceService) -> d.Request:
     annotations = isvc.metadata.annotations
     if d.ACCELERATOR_CLASS_ANNOTATION in annotations:
         required.add(annotations[d.ACCELERATOR_CLASS_ANNOTATION])
-    for owner in (spec, spec.engine, spec.decoder):
-        selector = owner.accelerator_selector if owner is spec else owner.accelerator_override  # type: ignore[attr-defined]
+    for selector in (spec.accelerator_selector, spec.engine.accelerator_override, spec.decoder.accelerator_override):
         if selector.HasField("accelerator_class"):
             required.add(selector.accelerator_class)
     has_decoder = spec.HasField("decoder")

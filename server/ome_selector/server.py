@@ -11,6 +11,7 @@ cache has been loaded or synced once. Everything is logged to stderr, including 
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import json
 import logging
@@ -26,7 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_reflection.v1alpha import reflection
 
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome_selector import manifests as manifest_loader
 from ome_selector.errors import RequestError
 from ome_selector.examples import example_paths
@@ -225,6 +226,24 @@ def display_address(listen: str, port: int) -> str:
     return f"{host}:{port}" if colon and not host.endswith(":") else f"{listen}:{port}"
 
 
+# How long a worker thread may hold the GIL before the event loop gets it (seconds; Python's
+# default is 0.005): large answers run in worker threads, and health checks and small calls on
+# the loop should wait for them no more than this.
+SWITCH_INTERVAL = 0.0005
+
+
+def tune_interpreter(store: CacheStore) -> None:
+    """Process settings for a long-running server: a short GIL switch interval (see
+    ``SWITCH_INTERVAL``), and ``gc.freeze()`` after every cache write, so the cyclic collector
+    does not walk the compiled snapshot (hundreds of thousands of long-lived objects at 10,000
+    runtimes) again and again and stall answers for tens of milliseconds. Frozen objects are
+    still freed by reference counting when a later snapshot replaces them; the snapshot holds no
+    reference cycles."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    gc.freeze()
+    store.add_listener(lambda _snapshot: gc.freeze())
+
+
 async def serve(
     listen: str = DEFAULT_LISTEN,
     manifests: Sequence[str] | None = None,
@@ -268,6 +287,7 @@ async def _run(
         paths = list(manifests) if manifests is not None else example_paths()
         if not load_store(store, paths):
             return 1
+    tune_interpreter(store)
 
     server = grpc.aio.server(
         interceptors=[RpcLoggingInterceptor()],
@@ -279,7 +299,7 @@ async def _run(
             ("grpc.so_reuseport", 0),
         ],
     )
-    add_selection_service(SelectionServicer(store), server)
+    selector_pb2_grpc.add_SelectionServiceServicer_to_server(SelectionServicer(store), server)
     cache_pb2_grpc.add_CacheServiceServicer_to_server(CacheServicer(store), server)
     health_servicer = await attach_health(store, server)
     reflection.enable_server_reflection(
@@ -309,43 +329,6 @@ async def _run(
     await server.stop(grace)
     log.info("stopped")
     return 0
-
-
-class _SerializedAnswers:
-    """Serialises answers, remembering the bytes of recent ones: SelectRuntime and
-    ExplainRuntimes answers are memoised per snapshot (api.py), so a repeated answer is the very
-    same message and is not serialised again. Holding the message keeps its ``id`` unique."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self._size = size
-        self._recent: dict[int, tuple[Any, bytes]] = {}
-
-    def __call__(self, message: Any) -> bytes:
-        hit = self._recent.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        data: bytes = message.SerializeToString()
-        if len(self._recent) >= self._size:
-            self._recent.clear()
-        self._recent[id(message)] = (message, data)
-        return data
-
-
-def add_selection_service(servicer: SelectionServicer, server: grpc.aio.Server) -> None:
-    """Register ``ome.selector.v1.SelectionService`` as the generated
-    ``add_SelectionServiceServicer_to_server`` does, with answers serialised by
-    ``_SerializedAnswers``."""
-    service = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
-    serialize = _SerializedAnswers()
-    handlers = {
-        method.name: grpc.unary_unary_rpc_method_handler(
-            getattr(servicer, method.name),
-            request_deserializer=getattr(selector_pb2, method.input_type.name).FromString,
-            response_serializer=serialize,
-        )
-        for method in service.methods
-    }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
 
 
 def _unix_socket_in_use(listen: str) -> bool:

@@ -61,17 +61,28 @@ async def _answer(context: grpc.aio.ServicerContext, method: str, compute: Calla
     raise AssertionError("abort_with_status returned")  # pragma: no cover
 
 
+# Above this many ClusterServingRuntimes an answer may take milliseconds (a ``no runtime
+# found`` message lists every runtime), so it is computed in a worker thread and a health check
+# or a small call never waits behind it on the event loop. Below it, the thread hop costs more
+# than the answer.
+OFFLOAD_RUNTIMES = 1000
+
+
 class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
     """``ome.selector.v1.SelectionService`` over a ``CacheStore``."""
 
     def __init__(self, store: CacheStore) -> None:
         self._store = store
 
+    async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
+        """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""
+        return await _answer(context, method, compute, offload=len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES)
+
     async def SelectRuntime(
         self, request: selector_pb2.SelectRuntimeRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.SelectRuntimeResponse:
         """``ome.selector.v1.SelectionService/SelectRuntime``; contract in protos/ome/selector/v1/selector.proto."""
-        return await _answer(
+        return await self._answer(
             context, "SelectRuntime", lambda: api.select_runtime(self._store.snapshot, request)
         )
 
@@ -79,7 +90,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
         self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.ExplainRuntimesResponse:
         """``ome.selector.v1.SelectionService/ExplainRuntimes``; contract in protos/ome/selector/v1/selector.proto."""
-        return await _answer(
+        return await self._answer(
             context, "ExplainRuntimes", lambda: api.explain_runtimes(self._store.snapshot, request)
         )
 
@@ -87,7 +98,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
         self, request: selector_pb2.AdmitInferenceServiceRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.AdmitInferenceServiceResponse:
         """``ome.selector.v1.SelectionService/AdmitInferenceService``; contract in protos/ome/selector/v1/selector.proto."""
-        return await _answer(
+        return await self._answer(
             context, "AdmitInferenceService", lambda: api.admit_inference_service(self._store.snapshot, request)
         )
 
@@ -95,7 +106,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
         self, request: selector_pb2.ReconcileInferenceServiceRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.ReconcileInferenceServiceResponse:
         """``ome.selector.v1.SelectionService/ReconcileInferenceService``; contract in protos/ome/selector/v1/selector.proto."""
-        return await _answer(
+        return await self._answer(
             context, "ReconcileInferenceService", lambda: api.reconcile_inference_service(self._store.snapshot, request)
         )
 
@@ -103,7 +114,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
         self, request: selector_pb2.GetEffectiveRuntimeRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.GetEffectiveRuntimeResponse:
         """``ome.selector.v1.SelectionService/GetEffectiveRuntime``; contract in protos/ome/selector/v1/selector.proto."""
-        return await _answer(
+        return await self._answer(
             context, "GetEffectiveRuntime", lambda: api.get_effective_runtime(self._store.snapshot, request)
         )
 
@@ -111,7 +122,7 @@ class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
         self, request: selector_pb2.ValidateServingRuntimeRequest, context: grpc.aio.ServicerContext
     ) -> selector_pb2.ValidateServingRuntimeResponse:
         """``ome.selector.v1.SelectionService/ValidateServingRuntime``; contract in protos/ome/selector/v1/selector.proto."""
-        return await _answer(
+        return await self._answer(
             context, "ValidateServingRuntime", lambda: api.validate_serving_runtime(self._store.snapshot, request)
         )
 

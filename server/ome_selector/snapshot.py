@@ -18,7 +18,9 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from ome.selector.v1 import cache_pb2
@@ -45,7 +47,8 @@ def fetch_order(runtimes: Iterable[d.Runtime]) -> tuple[d.Runtime, ...]:
     return tuple(sorted(runtimes, key=fetch_key))
 
 
-def _mask_from_positions(positions: Sequence[int], size: int) -> int:
+def mask_from_positions(positions: Sequence[int], size: int) -> int:
+    """The int with bit p set for each p in ``positions`` (each below ``size``)."""
     bitmap = bytearray((size + 7) // 8)
     for p in positions:
         bitmap[p >> 3] |= 1 << (p & 7)
@@ -61,20 +64,37 @@ class RuntimeGroup:
     runtime. Immutable: ``changed`` returns a new group.
     """
 
-    __slots__ = ("order", "keys", "masks", "all", "_by_name")
+    __slots__ = ("order", "keys", "masks", "all", "_derived")
 
     def __init__(self, order: tuple[d.Runtime, ...], keys: tuple[tuple[bool, float, str], ...], masks: dict[tuple[object, ...], int]) -> None:
         self.order = order
         self.keys = keys
         self.masks = masks
         self.all = (1 << len(order)) - 1
-        self._by_name: tuple[d.Runtime, ...] | None = None
+        self._derived: dict[object, Any] = {}  # computed once per group, when first asked for
+
+    def _derive(self, key: object, make: Callable[[], Any]) -> Any:
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = make()
+        return found
 
     def by_name(self) -> tuple[d.Runtime, ...]:
-        """The runtimes sorted by name (computed once per group)."""
-        if self._by_name is None:
-            self._by_name = tuple(sorted(self.order, key=lambda rt: rt.name))
-        return self._by_name
+        """The runtimes sorted by name."""
+        return self._derive("by_name", lambda: tuple(sorted(self.order, key=attrgetter("name"))))  # type: ignore[no-any-return]
+
+    def names(self) -> tuple[str, ...]:
+        """The runtimes' names, by position."""
+        return self._derive("names", lambda: tuple(map(attrgetter("name"), self.order)))  # type: ignore[no-any-return]
+
+    def format_ids(self) -> tuple[int, ...]:
+        """Each runtime's ``own.format_id``, by position."""
+        return self._derive("format_ids", lambda: tuple(map(attrgetter("own.format_id"), self.order)))  # type: ignore[no-any-return]
+
+    def pieces(self, reason: str) -> tuple[str, ...]:
+        """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
+        runtime (``messages.excluded_runtime``)."""
+        return self._derive(("pieces", reason), lambda: tuple(map(messages.EXCLUDED_RUNTIME.format, self.names(), repeat(reason))))  # type: ignore[no-any-return]
 
     @classmethod
     def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
@@ -84,7 +104,7 @@ class RuntimeGroup:
         for i, rt in enumerate(order):
             for key in rt.own.index_keys:
                 positions.setdefault(key, []).append(i)
-        masks = {key: _mask_from_positions(ps, len(order)) for key, ps in positions.items()}
+        masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
         return cls(order, tuple(fetch_key(rt) for rt in order), masks)
 
     def __len__(self) -> int:
@@ -103,6 +123,8 @@ class RuntimeGroup:
             return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
         order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
         pending = {rt.name: rt for rt in added}
+        replaced: list[int] = []  # positions whose runtime changed in place
+        shifted = False
         for old in removed:
             i = bisect.bisect_left(keys, fetch_key(old))
             assert i < len(order) and order[i].name == old.name, old.name
@@ -113,13 +135,16 @@ class RuntimeGroup:
             if new is not None and keys[i] == fetch_key(new):
                 del pending[old.name]
                 order[i] = new
+                replaced.append(i)
                 for key in new.own.index_keys:
                     masks[key] = masks.get(key, 0) | bit
                 continue
+            shifted = True
             del order[i], keys[i]
             low = bit - 1
             masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
         for new in pending.values():
+            shifted = True
             k = fetch_key(new)
             i = bisect.bisect_left(keys, k)
             order.insert(i, new)
@@ -129,7 +154,26 @@ class RuntimeGroup:
             masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
             for key in new.own.index_keys:
                 masks[key] = masks.get(key, 0) | bit
-        return RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
+        group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
+        if not shifted:
+            group._carry(self, replaced)
+        return group
+
+    def _carry(self, previous: RuntimeGroup, replaced: Sequence[int]) -> None:
+        """Keep ``previous``'s derived tables where no position moved: names (and so the
+        constant-reason pieces and the name order) are the same; format ids change only at the
+        ``replaced`` positions. Saves the first answer after a write from rebuilding them."""
+        for key, value in previous._derived.items():
+            if key == "format_ids":
+                ids = list(value)
+                for i in replaced:
+                    ids[i] = self.order[i].own.format_id
+                self._derived[key] = tuple(ids)
+            elif key == "by_name":
+                swap = {id(previous.order[i]): self.order[i] for i in replaced}
+                self._derived[key] = tuple(swap.get(id(rt), rt) for rt in value) if swap else value
+            else:  # "names" and ("pieces", reason): by name only
+                self._derived[key] = value
 
 
 _EMPTY_GROUP = RuntimeGroup((), (), {})
@@ -356,24 +400,24 @@ def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
     chain = [head.name]
     members = [head]
     current = head
-    error = None
+    error = reason = None
     while current.parent:
         parent_name = current.parent
         if len(chain) >= MAX_CHAIN:
-            error = messages.inherit_max_depth(chain)
+            error, reason = messages.inherit_max_depth(chain), d.CHAIN_MAX_DEPTH
             break
         if parent_name in chain:
-            error = messages.inherit_cycle([*chain, parent_name])
+            error, reason = messages.inherit_cycle([*chain, parent_name]), d.CHAIN_CYCLE
             break
         parent = _parent(parts, head, parent_name)
         if parent is None:
-            error = messages.inherit_parent_not_found(parent_name, chain)
+            error, reason = messages.inherit_parent_not_found(parent_name, chain), d.CHAIN_NOT_FOUND
             break
         chain.append(parent_name)
         members.append(parent)
         current = parent
     if error is not None:
-        return dataclasses.replace(head, inheritance_error=error)
+        return dataclasses.replace(head, inheritance_error=error, inheritance_reason=reason)
     merged = members[-1].spec
     for child in reversed(members[:-1]):
         merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
