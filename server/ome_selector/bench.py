@@ -42,9 +42,10 @@ gives 10,094); every other object (ServingRuntimes, ClusterBaseModels, Accelerat
 Figures (one section per size; ms = milliseconds, wall time seen by the client; KB/MB = 1024-based;
 every ratio is against the idle floor measured in the same run, on the same server):
 
-1. Cache load. ``ApplySnapshot`` over gRPC to a fresh server (``<python> -m ome_selector.cli serve
-   --listen 127.0.0.1:0 --wait-for-sync``, a subprocess; the port the OS chose is read from its
-   log), in seconds, with the request's size; the same in process (``CacheStore.apply_snapshot``).
+1. Cache load. ``ApplySnapshot`` over gRPC to a fresh server (``<venv>/bin/ome-selector serve
+   --listen 127.0.0.1:0 --wait-for-sync``, or ``<python> -m ome_selector.cli serve …`` when the
+   script is absent; a subprocess, the port the OS chose is read from its log), in seconds, with
+   the request's size; the same in process (``CacheStore.apply_snapshot``), and the server's RSS.
 2. Idle floor. p50/p99 of health ``Check`` (service "") on the idle server, 1 client (at least 200
    calls), and its calls/s with 1 and 8 clients (threads, each with its own channel and
    connection).
@@ -59,19 +60,24 @@ every ratio is against the idle floor measured in the same run, on the same serv
    bytes, and health ``Check`` p50/p99 from a separate thread (one call every 10 ms) while the
    selections run, with its p99 against the idle p99. The writer's UpsertObjects latency is noted.
 4. (b) Repeated requests: the 7 InferenceServices of ome-cluster without ``spec.runtime.name``,
-   round-robin, no writer. Nearly every call is a memo hit — printed for comparison, not the
-   headline.
+   round-robin, no writer, 1 and 8 clients: every call after the first seven hits whatever the
+   server memoises — printed for comparison, labelled "memo hits", never the headline.
+   Sections 4 and 5 use an idle floor measured again just before them (after a 1 s settle).
 5. ExplainRuntimes (every row, no page size) and SelectRuntime with SELECT_RUNTIME_VIEW_FULL, each
    on new real-traffic InferenceServices with the writer running, 1 client: p50, p99, ratio,
    largest answer.
-6. In-process cold answer: ``api.select_runtime(store.snapshot, request)`` on a store of the size,
-   one store per view (BASIC, FULL), each call a new InferenceService whose model was not asked
-   before on that store (distinct models, random class and namespace, fresh names), after one
-   untimed warm-up call; p50/p99 per call and p50 per 1,000 runtimes. "memo-free" counts the
-   answers that are not the very object an earlier call got (answers are held for that check up to
-   64 MB; the rest are "unchecked"). The growth section at the end adds 1,000, 2,000 and 5,000
-   runtimes (and 10,000 when not selected; not with --quick) and fits log(p50) = a + k·log(N) by
-   least squares over the sizes ≥ 1,000: k is the growth exponent (1 = linear).
+6. In-process cold answer: ``api.select_runtime(store.snapshot, request)`` on a new
+   ``CacheStore`` of the size, in a fresh Python process per size and view (BASIC, FULL; spawned,
+   so no cache of the engine is warm from an earlier measurement), after one untimed warm-up call;
+   each timed call is a new InferenceService whose model no earlier call of that process asked
+   (distinct models, random class and namespace, fresh names): p50/p99 per call, p50 per 1,000
+   runtimes, and the p50 of the same models asked again as new InferenceServices ("model seen
+   before": the engine's content caches warm, still no repeated request). "memo-free": a repeated
+   request is probed once; when it returns the very same object (an answer memo), each timed
+   answer is checked by identity against the earlier ones (held up to 64 MB; the rest are
+   "unchecked"). The growth section at the end adds 1,000, 2,000, 5,000 and 10,000 runtimes
+   (10,000 with --quick only when selected) and fits log(p50) = a + k·log(N) by least squares over
+   the sizes ≥ 1,000: k is the growth exponent (1 = linear).
 7. Upsert cost: ``store.upsert`` of one existing runtime with new priorities in process (p50/p99
    over 50), and UpsertObjects of one runtime over gRPC on the idle server.
 8. RSS over time: the server's VmRSS (``/proc/<pid>/status``) sampled every second from the first
@@ -86,10 +92,10 @@ floor, in-process cold BASIC ≤ 5 ms, one upsert ≤ 5 ms, ApplySnapshot ≤ 0.
 health p99 under load ≤ 2× idle; 50000 — in-process cold BASIC ≤ 25 ms, ApplySnapshot ≤ 2.5 s;
 growth exponent ≤ 1.1 (linear or better, with some noise allowed).
 
-Everything is bounded in count and time; the server subprocess only listens on 127.0.0.1 and is
-stopped on exit, on exceptions, on Ctrl-C and on SIGTERM. Figures vary between runs on a noisy
-2-core machine (use --repeat for ranges); the clients run in this process, so client-side Python
-time is part of every figure, the floor's included.
+Everything is bounded in count and time (and the server's memory, see --rss-guard-mb); the server
+subprocess only listens on 127.0.0.1 and is stopped on exit, on exceptions, on Ctrl-C and on
+SIGTERM. Figures vary between runs on a noisy 2-core machine (use --repeat for ranges); the clients
+run in this process, so client-side Python time is part of every figure, the floor's included.
 """
 from __future__ import annotations
 
