@@ -234,13 +234,13 @@ def parse_args(argv: Sequence[str]) -> Settings:
         prog="python -m ome_selector.bench",
         description="ome-selector benchmark on real traffic (issue 11); see the module docstring for every figure.",
     )
-    parser.add_argument("--shared", type=Path, default=None, help="shared folder with ome-catalog and ome-cluster (default ../shared)")
-    parser.add_argument("--sizes", type=parse_sizes, default=None, help="comma-separated: catalog and/or N runtimes (default catalog,10000,50000)")
-    parser.add_argument("--calls", type=int, default=None, help="headline SelectRuntime calls with 1 client (default 1000, quick 100)")
-    parser.add_argument("--repeat", type=int, default=1, help="run the headline K times and print ranges (default 1)")
-    parser.add_argument("--soak-seconds", type=float, default=0.0, help="time-based headline: S/2 seconds per client count, RSS sampled throughout")
-    parser.add_argument("--max-run-seconds", type=float, default=None, help="cap on any one measured run (default 60, quick 3)")
-    parser.add_argument("--rss-guard-mb", type=float, default=None, help="stop measuring when the server's RSS passes this (default 60%% of memory)")
+    parser.add_argument("--shared", type=Path, metavar="PATH", default=None, help="shared folder with ome-catalog and ome-cluster (default ../shared)")
+    parser.add_argument("--sizes", type=parse_sizes, metavar="LIST", default=None, help="comma-separated: catalog and/or N runtimes (default catalog,10000,50000; quick catalog,10000)")
+    parser.add_argument("--calls", type=int, metavar="N", default=None, help="headline SelectRuntime calls with 1 client (default 1000, quick 100)")
+    parser.add_argument("--repeat", type=int, metavar="K", default=1, help="run the headline K times and print ranges (default 1)")
+    parser.add_argument("--soak-seconds", type=float, metavar="S", default=0.0, help="time-based headline: S/2 seconds per client count, RSS sampled throughout")
+    parser.add_argument("--max-run-seconds", type=float, metavar="S", default=None, help="cap on any one measured run (default 60, quick 3)")
+    parser.add_argument("--rss-guard-mb", type=float, metavar="MB", default=None, help="stop measuring when the server's RSS passes this (default 60%% of memory)")
     parser.add_argument("--quick", action="store_true", help="small numbers for a smoke run")
     parser.add_argument("--json", action="store_true", help="also print one JSON object per figure")
     args = parser.parse_args(argv)
@@ -1633,7 +1633,7 @@ def run_header(settings: Settings) -> str:
     """Who, what and where of the run."""
     commit = "?"
     try:
-        commit = subprocess.run(["git", "-C", str(_repo_root()), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10).stdout.strip() or "?"
+        commit = subprocess.run(["git", "-C", str(_repo_root()), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=10).stdout.strip() or "?"
     except (OSError, subprocess.SubprocessError):
         pass
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
