@@ -46,8 +46,9 @@ every ratio is against the idle floor measured in the same run, on the same serv
    --listen 127.0.0.1:0 --wait-for-sync``, or ``<python> -m ome_selector.cli serve …`` when the
    script is absent; a subprocess, the port the OS chose is read from its log), in seconds, with
    the request's size; the same in process (``CacheStore.apply_snapshot``), and the server's RSS.
-2. Idle floor. p50/p99 of health ``Check`` (service "") on the idle server, 1 client (at least 200
-   calls), and its calls/s with 1 and 8 clients (threads, each with its own channel and
+2. Idle floor. p50/p99 of health ``Check`` (service "") on the idle server, 1 client (as many
+   calls as --calls, at least 200, after 20 warm-up), and its calls/s with 1 and 8 clients (a
+   quarter of that per client) (threads, each with its own channel and
    connection).
 3. (a) Real traffic, the headline: as real_traffic.py, every SelectRuntime (view BASIC, the
    default) carries a new InferenceService (unique name, one of 20 namespaces ``ns-0``…``ns-19``, a
@@ -261,7 +262,7 @@ def parse_args(argv: Sequence[str]) -> Settings:
         calls=calls,
         calls8=max(10, calls // 4),
         side_calls=max(20, calls // 5),
-        floor_calls=max(MIN_FLOOR_CALLS, calls // 4),
+        floor_calls=max(MIN_FLOOR_CALLS, calls),  # a short floor is at the mercy of one noisy moment
         cold_calls=10 if args.quick else 100,
         upserts=MIN_UPSERTS,
         max_run_s=max_run,
