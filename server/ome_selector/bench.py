@@ -48,8 +48,7 @@ every ratio is against the idle floor measured in the same run, on the same serv
    the request's size; the same in process (``CacheStore.apply_snapshot``), and the server's RSS.
 2. Idle floor. p50/p99 of health ``Check`` (service "") on the idle server, 1 client (as many
    calls as --calls, at least 200, after 20 warm-up), and its calls/s with 1 and 8 clients (a
-   quarter of that per client) (threads, each with its own channel and
-   connection).
+   quarter of that per client; threads, each with its own channel and connection).
 3. (a) Real traffic, the headline: as real_traffic.py, every SelectRuntime (view BASIC, the
    default) carries a new InferenceService (unique name, one of 20 namespaces ``ns-0``…``ns-19``, a
    random ClusterBaseModel of ome-cluster with a modelFormat, a random AcceleratorClass or none,
