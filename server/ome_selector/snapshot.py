@@ -209,16 +209,10 @@ class Snapshot:
         *,
         synced: bool,
         generation: int,
-        previous: Snapshot | None = None,
     ) -> None:
-        """A snapshot of ``objects`` (validated and defaulted). ``previous`` lends its compiled
-        objects for the objects it holds unchanged (the same CacheObject instance)."""
-        reuse = previous._parts.compiled if previous is not None else {}
+        """A snapshot of ``objects`` (validated and defaulted), every object compiled."""
         objects = dict(objects)
-        compiled = {}
-        for key, obj in objects.items():
-            cached = reuse.get(key)
-            compiled[key] = cached if cached is not None and previous is not None and previous.objects.get(key) is obj else _compile(key, obj)
+        compiled = {key: _compile(key, obj) for key, obj in objects.items()}
         parts = _Parts(objects, compiled, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)
