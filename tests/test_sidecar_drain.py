@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import signal
 import time
-from concurrent import futures
 from typing import Callable
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from conftest import CATALOG_RUNTIMES, EXAMPLE_ISVCS, OME_CLUSTER, ServerProcess
+from conftest import EXAMPLE_ISVCS, SHARED, ServerProcess
 from ome.selector.v1 import selector_pb2, selector_pb2_grpc
-from ome_selector.bench import _synthetic
-from ome_selector.manifests import load_inference_service, load_manifests
+from ome_selector.bench import load_catalog, sized_objects
+from ome_selector.manifests import load_inference_service
 from ome_selector_client import SelectorClient
 from ome_selector_client.client import CHANNEL_OPTIONS
 from sidecar_helpers import http_address, http_get, sample, scrape
@@ -33,7 +32,7 @@ IN_FLIGHT = 8
 def test_sigterm_drains_eight_in_flight_calls(running_server: Callable[..., ServerProcess]) -> None:
     server = running_server(extra_args=["--http-listen", "127.0.0.1:0", "--drain-delay", "0", "--grace", "60"])
     http = http_address(server)
-    objects = _synthetic(load_manifests([str(CATALOG_RUNTIMES), str(OME_CLUSTER)]).objects, RUNTIMES)
+    objects = sized_objects(load_catalog(SHARED), RUNTIMES)
     with SelectorClient(server.address, timeout=60) as client:
         assert client.apply_snapshot("big-1", objects).synced
 
@@ -70,7 +69,8 @@ def test_sigterm_drains_eight_in_flight_calls(running_server: Callable[..., Serv
 
         results = [call.result() for call in calls]  # raises if any call did not end OK
         assert [call.code() for call in calls] == [grpc.StatusCode.OK] * IN_FLIGHT
-        assert [len(r.runtimes) for r in results] == [RUNTIMES] * IN_FLIGHT
+        cluster_runtimes = sum(o.WhichOneof("object") == "cluster_serving_runtime" for o in objects)
+        assert [len(r.runtimes) for r in results] == [cluster_runtimes] * IN_FLIGHT
         watch.cancel()
         for caller in callers:
             caller.close()

@@ -19,7 +19,6 @@ import bisect
 import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
