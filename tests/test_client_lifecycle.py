@@ -73,7 +73,7 @@ def test_admit_inference_service(client: SelectorClient) -> None:
     with pytest.raises(SelectorError) as excinfo:
         client.admit_inference_service(no_namespace)
     assert excinfo.value.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert excinfo.value.field_violations == [("inference_service.metadata.namespace", "namespace is required")]
+    assert excinfo.value.field_violations == [("inferenceService.metadata.namespace", "Required value")]
 
 
 def test_reconcile_inference_service(client: SelectorClient) -> None:
@@ -145,7 +145,7 @@ def test_validate_serving_runtime(client: SelectorClient) -> None:
     with pytest.raises(SelectorError) as excinfo:
         client.validate_serving_runtime(nameless)
     assert excinfo.value.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert excinfo.value.field_violations == [("serving_runtime.metadata.namespace", "namespace is required")]
+    assert excinfo.value.field_violations == [("servingRuntime.metadata.namespace", "Required value")]
 
     with pytest.raises(TypeError, match="runtime must be a ServingRuntime or ClusterServingRuntime message, not InferenceService"):
         client.validate_serving_runtime(SEED_A)  # type: ignore[arg-type]

@@ -19,8 +19,8 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from grpc_status import rpc_status
 
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
-from ome_selector import api
-from ome_selector.errors import RequestError
+from ome_selector import api, fieldpaths
+from ome_selector.errors import FieldViolation, RequestError, bound
 from ome_selector.store import CacheStore
 
 log = logging.getLogger(__name__)
@@ -31,14 +31,20 @@ T = TypeVar("T")
 
 
 def rich_status(error: RequestError) -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a ``RequestError``."""
-    code = code_pb2.Code.Value(error.code) if error.code in code_pb2.Code.keys() else code_pb2.UNKNOWN
-    status = status_pb2.Status(code=code, message=error.message)
-    if error.violations:
+    """The ``google.rpc.Status`` for a ``RequestError``: field paths in the manifest's camelCase
+    (``fieldpaths.json_path``), Kubernetes texts, every text bounded so the status always fits in
+    gRPC's metadata (``fieldpaths.present``). INVALID_ARGUMENT always carries a
+    ``google.rpc.BadRequest`` with at least one field violation."""
+    code = code_pb2.Code.Value(error.code) if error.code in code_pb2.Code.keys() else code_pb2.INTERNAL
+    message, violations = fieldpaths.present(error)
+    if code == code_pb2.INVALID_ARGUMENT and not violations:
+        violations = [FieldViolation("request", bound(message, fieldpaths.MAX_DESCRIPTION_BYTES))]
+    status = status_pb2.Status(code=code, message=message)
+    if violations:
         bad_request = error_details_pb2.BadRequest(
             field_violations=[
                 error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-                for v in error.violations
+                for v in violations
             ]
         )
         detail = any_pb2.Any()
