@@ -23,8 +23,8 @@ from ome.v1beta1 import types_pb2
 from . import errors
 from .errors import FieldViolation, RequestError
 
-# One segment: a field name, then any number of [index] / [key] suffixes.
-_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\]]*\])*)")
+# One segment: a field name, then any number of [index] / [key] suffixes, then "." or the end.
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\]]*\])*)(?:\.(?=.)|\Z)", re.S)
 
 # Bounds on what a status carries (see README, "Bounds"): gRPC sends the message percent-encoded
 # in ``grpc-message`` and the whole google.rpc.Status base64-encoded in
@@ -109,13 +109,14 @@ def json_path(path: str, root: Any = None) -> str:
     """
     if not path:
         return path
-    parts = path.split(".")
     segments = []
-    for part in parts:
-        match = _SEGMENT.fullmatch(part)
+    position = 0
+    while position < len(path):
+        match = _SEGMENT.match(path, position)
         if match is None:
             return path
         segments.append((match.group(1), match.group(2)))
+        position = match.end()
     for candidate in ((root,) if root is not None else _roots()):
         walked = _walk(segments, candidate)
         if walked is not None:

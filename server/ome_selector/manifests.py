@@ -156,7 +156,7 @@ class Rejection:
 
     def lines(self) -> list[str]:
         """One line per problem: ``<where>: [invalid <Kind> <name>: ][<field>: ]<reason>``."""
-        what = f"invalid {self.kind} {errors.printable(self.name) or '<no name>'}: " if self.kind else ""
+        what = f"invalid {self.kind} {_short(self.name)}: " if self.kind else ""
         return [f"{self.where}: {what}{p.field + ': ' if p.field else ''}{p.reason}" for p in self.problems]
 
 
@@ -444,8 +444,9 @@ def load_runtime(path: str, namespace: str) -> tuple[str, types_pb2.ServingRunti
         where = f"{errors.printable(name)}: document {index}"
         if isinstance(doc, _Broken):
             raise ManifestError(f"{where}: {doc.reason}")
-        if isinstance(doc, dict) and doc.get("apiVersion") == API_VERSION and doc.get("kind") in _RUNTIME_FIELDS:
-            which = _RUNTIME_FIELDS[doc["kind"]]
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if isinstance(kind, str) and kind in _RUNTIME_FIELDS and doc.get("apiVersion") == API_VERSION:
+            which = _RUNTIME_FIELDS[kind]
             runtime = types_pb2.ServingRuntime() if which == "serving_runtime" else types_pb2.ClusterServingRuntime()
             problems = _convert(doc, runtime, [])
             if problems:
@@ -469,6 +470,14 @@ def yaml_problem(exc: yaml.YAMLError, first_line: int = 0) -> str:
         context = f"{exc.context}: " if exc.context else ""
         return errors.bound(errors.printable(f"{context}{exc.problem}{where}"), 512)
     return errors.bound(errors.printable(" ".join(str(exc).split())), 512)
+
+
+def _short(text: str, limit: int = errors.VALUE_PREVIEW) -> str:
+    """``text`` for a message line: control characters escaped, cut to ``limit`` characters
+    (``aaaa…``); ``<no name>`` when empty."""
+    if not text:
+        return "<no name>"
+    return errors.printable(text[:limit]) + ("…" if len(text) > limit else "")
 
 
 def _text_of(value: Any) -> str:
@@ -507,8 +516,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
         return
     if api_version != API_VERSION or (kind not in _CACHE_KINDS and kind != INFERENCE_SERVICE):
         out.skipped.append(
-            f"{where}: skipped {errors.printable(kind or '<no kind>')} {errors.printable(name or '<no name>')} "
-            f"(apiVersion {errors.printable(api_version or '<none>')})"
+            f"{where}: skipped {_short(kind or '<no kind>')} {_short(name)} (apiVersion {_short(api_version or '<none>')})"
         )
         return
     assert isinstance(kind, str)
@@ -518,7 +526,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
     unknown: list[str] = []
     problems = _convert(doc, message, unknown)
     for path in unknown:
-        out.warnings.append(f"{where}: {kind} {errors.printable(name) or '<no name>'}: unknown field \"{errors.printable(path)}\"")
+        out.warnings.append(f"{where}: {kind} {_short(name)}: unknown field \"{_short(path, 256)}\"")
     if problems:
         reject(kind, name, *problems)
         return
