@@ -235,7 +235,8 @@ def _crd_extras(descriptor: Descriptor, schema: dict[str, Any], out: dict[str, s
 def test_the_unmodelled_field_table_is_the_crds() -> None:
     found: dict[str, set[str]] = {}
     for kind, file in _CRDS.items():
-        crd = next(yaml.safe_load_all((SHARED / "ome-catalog" / "crd" / "full" / file).read_text()))
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        crd = next(yaml.load_all((SHARED / "ome-catalog" / "crd" / "full" / file).read_text(), Loader=loader))
         [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1beta1"]
         _crd_extras(getattr(types_pb2, kind).DESCRIPTOR, version["schema"]["openAPIV3Schema"], found)
     assert {k: frozenset(v) for k, v in found.items() if v} == crdfields.UNMODELLED

@@ -104,7 +104,8 @@ def _scalar(fd: FieldDescriptor) -> st.SearchStrategy[Any]:
     if fd.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
         return st.floats(allow_nan=True, width=32 if fd.type == FieldDescriptor.TYPE_FLOAT else 64)
     if fd.type == FieldDescriptor.TYPE_ENUM:
-        return st.one_of(st.sampled_from([v.number for v in fd.enum_type.values]), st.integers(-5, 1000))
+        enum: Any = fd.enum_type
+        return st.one_of(st.sampled_from([v.number for v in enum.values]), st.integers(-5, 1000))
     low, high = _INT_BOUNDS.get(fd.type, (-(2**31), 2**31 - 1))
     return st.one_of(st.sampled_from([0, 1, -1, low, high]), st.integers(low, high))
 
@@ -114,7 +115,7 @@ def messages(draw: Any, descriptor: Descriptor, depth: int = 4) -> Message:
     """A random message of ``descriptor``'s type: each field set or not, nested to ``depth``."""
     from google.protobuf import message_factory
 
-    message = message_factory.GetMessageClass(descriptor)()
+    message: Any = message_factory.GetMessageClass(descriptor)()
     if descriptor.full_name == "google.protobuf.Timestamp":
         message.seconds = draw(st.integers(-62135596800, 253402300799))
         message.nanos = draw(st.integers(0, 999_999_999))
@@ -122,7 +123,7 @@ def messages(draw: Any, descriptor: Descriptor, depth: int = 4) -> Message:
     for fd in descriptor.fields:
         if not draw(st.booleans()) or (fd.message_type is not None and depth <= 0):
             continue
-        target = getattr(message, fd.name) if fd.is_repeated or fd.message_type is not None else None
+        target: Any = getattr(message, fd.name) if fd.is_repeated or fd.message_type is not None else None
         if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
             key_fd, value_fd = fd.message_type.fields_by_name["key"], fd.message_type.fields_by_name["value"]
             for key in draw(st.lists(_scalar(key_fd), max_size=3)):
@@ -256,7 +257,7 @@ def check_rpc_error(error: grpc.RpcError, what: str) -> str:
     """Assert the properties of a failed call; returns the code name."""
     code = error.code()  # type: ignore[attr-defined]
     assert code not in FORBIDDEN, f"{what}: {code.name}: {error.details()!r}"  # type: ignore[attr-defined]
-    trailers = dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
+    trailers: dict[str, Any] = dict(error.trailing_metadata() or ())  # type: ignore[attr-defined,arg-type]
     details = error.details() or ""  # type: ignore[attr-defined]
     size = len(details.encode()) + sum(len(k) + len(v) for k, v in trailers.items())
     assert size <= METADATA_LIMIT, f"{what}: status metadata {size} bytes"
@@ -495,6 +496,12 @@ def serving(store: CacheStore | None = None) -> Iterator[grpc.Channel]:
 
 
 PROPERTIES = ("rpc", "raw", "api", "loader")
+BATCH = 2000
+
+
+def errors_text(exc: Exception) -> str:
+    """The first 2,000 characters of a failure (hypothesis prints the shrunk input itself)."""
+    return str(exc)[:2000]
 # Share of --examples per property.
 _WEIGHTS = {"rpc": 0.35, "raw": 0.25, "api": 0.25, "loader": 0.15}
 
@@ -516,19 +523,28 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.only:
             examples = max(1, round(args.examples * weights[name] / total))
             began = time.monotonic()
-            try:
-                if name == "rpc":
-                    run_rpc(channel, examples)
-                elif name == "raw":
-                    run_raw(channel, examples)
-                elif name == "api":
-                    run_api(examples)
-                else:
-                    run_loader(examples)
-                outcome = "ok"
-            except Exception as exc:  # hypothesis re-raises the shrunk failure
-                failed = True
-                outcome = f"FAILED: {type(exc).__name__}: {exc}"
+            outcome = "ok"
+            # Batches of BATCH inputs, each a fresh hypothesis run (new random seed), so memory
+            # stays bounded and progress shows.
+            while FINDINGS.inputs[name] < examples:
+                batch = min(BATCH, examples - FINDINGS.inputs[name])
+                done = FINDINGS.inputs[name]
+                try:
+                    if name == "rpc":
+                        run_rpc(channel, batch)
+                    elif name == "raw":
+                        run_raw(channel, batch)
+                    elif name == "api":
+                        run_api(batch)
+                    else:
+                        run_loader(batch)
+                except Exception as exc:  # hypothesis re-raises the shrunk failure
+                    failed = True
+                    outcome = f"FAILED: {type(exc).__name__}: {errors_text(exc)}"
+                    break
+                print(f"  {name}: {FINDINGS.inputs[name]}/{examples} inputs, {time.monotonic() - began:.0f}s", file=sys.stderr, flush=True)
+                if FINDINGS.inputs[name] == done:
+                    break  # hypothesis found nothing new to try
             codes = ", ".join(f"{code} {count}" for code, count in FINDINGS.codes[name].most_common())
             print(f"{name}: {FINDINGS.inputs[name]} inputs in {time.monotonic() - began:.0f}s; {outcome}; {codes}", flush=True)
     print(f"total: {sum(FINDINGS.inputs.values())} inputs in {time.monotonic() - started:.0f}s", flush=True)
