@@ -515,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)  # a traceback the servers log shows up here
+    FINDINGS.__init__()  # type: ignore[misc]  # counts of this run only
     weights = {name: _WEIGHTS[name] for name in args.only}
     total = sum(weights.values())
     failed = False
