@@ -247,3 +247,15 @@ def test_undecodable_bytes_are_invalid_argument_without_a_traceback(method: str,
     assert _bad_request(status) == [("request", f"Invalid value: 4 bytes: cannot be decoded as ome.selector.v1.{method.rsplit('/', 1)[1]}Request")]
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     assert store.snapshot.generation == 1
+
+
+def test_hooks_for_the_request_side_bounds() -> None:
+    """What api.py and store.py are asked to call (see the report): model_spec and cache versions."""
+    from ome_selector.ingest import validate_spec
+
+    spec = types_pb2.BaseModelSpec(model_format=types_pb2.ModelFormat(name="safetensors", version=HUGE))
+    assert validate_spec(spec, "model_spec") == [FieldViolation(
+        "model_spec.model_format.version", f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters')]
+    assert bounds.cache_version("v1", "version") == []
+    assert bounds.cache_version("v1\nFAKE", "version") == [FieldViolation("version", 'Invalid value: "v1\\nFAKE": must not contain control characters')]
+    assert bounds.cache_version("v" * 300, "version")[0].description.endswith("(300 characters): must be no more than 253 characters")

@@ -126,6 +126,19 @@ def metadata(meta: Message, path: str) -> list[FieldViolation]:
     return out
 
 
+MAX_CACHE_VERSION_LENGTH = 253
+
+
+def cache_version(value: str, path: str) -> list[FieldViolation]:
+    """A cache (snapshot) version longer than 253 characters or with control characters (it is
+    echoed in every answer and written to the log)."""
+    if len(value) > MAX_CACHE_VERSION_LENGTH:
+        return [FieldViolation(path, errors.too_long_value(value, MAX_CACHE_VERSION_LENGTH))]
+    if not value.isprintable():
+        return [FieldViolation(path, errors.invalid_value(value, "must not contain control characters"))]
+    return []
+
+
 def version(value: str, path: str) -> list[FieldViolation]:
     """A version longer than ``MAX_VERSION_LENGTH`` characters."""
     if len(value) > MAX_VERSION_LENGTH:

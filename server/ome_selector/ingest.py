@@ -96,6 +96,16 @@ def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
             out += bounds.version(value, sub)
 
 
+def validate_spec(message: Message, path: str) -> list[FieldViolation]:
+    """Bounds violations under any spec message (a ``BaseModelSpec`` sent inline as
+    ``SelectRuntimeRequest.model_spec``, a ``ServingRuntimeSpec`` ...): version lengths and list
+    and map sizes (bounds.py), at most ``bounds.MAX_VIOLATIONS_PER_OBJECT``; ``path`` is the
+    proto path of ``message`` (``model_spec``)."""
+    out: list[FieldViolation] = []
+    _bounded(message, path, out)
+    return out[: bounds.MAX_VIOLATIONS_PER_OBJECT]
+
+
 def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[FieldViolation]:
     """Every violation of one CacheObject (at most ``bounds.MAX_VIOLATIONS_PER_OBJECT`` of the
     bounds); paths are proto field paths under ``field_prefix`` (``fieldpaths.json_path`` gives
