@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-
 from google.protobuf.message import Message
 
 from ome.selector.v1 import cache_pb2
