@@ -71,10 +71,10 @@ class TestRejectedWrites:
         assert caught.value.code == "INVALID_ARGUMENT"
         assert [v.field for v in caught.value.violations] == EXPECTED_FIELDS
         descriptions = {v.field: v.description for v in caught.value.violations}
-        assert descriptions["objects[1].serving_runtime.metadata.namespace"] == "namespace is required"
-        assert descriptions["objects[4].cluster_serving_runtime.spec.supported_model_formats[0].priority"] == "priority must be at least 1, got 0"
+        assert descriptions["objects[1].serving_runtime.metadata.namespace"] == "Required value"
+        assert descriptions["objects[4].cluster_serving_runtime.spec.supported_model_formats[0].priority"] == "Invalid value: 0: must be greater than or equal to 1"
         assert descriptions["objects[3]"] == "duplicate ClusterServingRuntime good (also objects[2])"
-        assert "'Bad_Name'" in descriptions["objects[0].cluster_serving_runtime.metadata.name"]
+        assert descriptions["objects[0].cluster_serving_runtime.metadata.name"].startswith('Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain')
         for field in EXPECTED_FIELDS:
             assert field in caught.value.message
 

@@ -279,11 +279,17 @@ def test_input_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
     assert run(capsys, *argv) == (2, "", message)
 
 
-def test_malformed_manifest_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_malformed_manifest_is_named_and_fatal_only_with_strict(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("- not\n- a mapping\n")
-    assert run(capsys, "select", "-f", SEED_A_FILE, "--manifests", str(bad)) == (
-        2, "", f"error: cannot load manifests:\n  {bad}: document 0: expected a mapping (a Kubernetes object), got a list\n"
+    assert run(capsys, "select", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(bad), "--strict") == (
+        2, "", f"error: cannot load manifests (--strict):\n  {bad}: document 0: expected a mapping (a Kubernetes object), got a list\n"
+    )
+    code, out, err = run(capsys, "select", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(bad))
+    assert (code, out.splitlines()[0]) == (0, "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper")
+    assert err == (
+        f"warning: {bad}: document 0: expected a mapping (a Kubernetes object), got a list\n"
+        "warning: 1 object rejected, 1 problem; answering from the rest (--strict makes this fatal)\n"
     )
 
 
@@ -293,9 +299,9 @@ def test_invalid_inference_service_exits_2(capsys: pytest.CaptureFixture[str], t
     code, out, err = run(capsys, "select", "-f", str(isvc))
     assert (code, out) == (2, "")
     assert err == (
-        "error: INVALID_ARGUMENT: invalid request: inference_service.spec.deployment_mode: deploymentMode must be OMENative "
-        "or RawDeployment, not 'MultiNode'; inference_service.spec.model.name: a model is required when spec.runtime.name "
-        "is not set\n"
+        'error: INVALID_ARGUMENT: invalid request: inferenceService.spec.deploymentMode: Unsupported value: "MultiNode": '
+        'supported values: "OMENative", "RawDeployment"; inferenceService.spec.model.name: a model is required when '
+        "spec.runtime.name is not set\n"
     )
 
 
@@ -319,7 +325,7 @@ def test_verbose_lists_skipped(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 @pytest.mark.parametrize("argv", [
     [],
     ["select"],
-    ["select", "-f", SEED_A_FILE, "-o", "yaml"],
+    ["select", "-f", SEED_A_FILE, "-o", "xml"],
     ["select", "-f", SEED_A_FILE, "--manifests", "x", "--server", "127.0.0.1:1"],
     ["serve", "--log-format", "xml"],
     ["serve", "--grace", "-1"],

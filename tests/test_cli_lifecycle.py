@@ -207,7 +207,7 @@ def test_explain_model_invalid_name_exits_2(capsys: pytest.CaptureFixture[str]) 
     ["explain", "--model", "llama-3-2-3b-instruct", "-f", SCORING_FILE],
 ])
 def test_explain_needs_exactly_one_of_model_and_file(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    assert run(capsys, *argv) == (2, "", "error: exactly one of --model or --isvc is required\n")
+    assert run(capsys, *argv) == (2, "", "error: exactly one of -f/--filename or --model is required\n")
 
 
 def test_explain_model_without_runtimes_exits_0_without_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -730,7 +730,7 @@ def test_validate_runtime_input_errors(capsys: pytest.CaptureFixture[str], tmp_p
     typed.write_text("apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: x}\nspec: {disabled: maybe}\n")
     code, out, err = run(capsys, "validate-runtime", "-f", str(typed))
     assert (code, out) == (2, "")
-    assert err == f"error: {typed}: document 0: spec: Expected true or false without quotes at ClusterServingRuntime.spec.disabled\n"
+    assert err == f'error: {typed}: document 0: spec.disabled: Invalid value: "maybe": must be of type boolean\n'
     # An object the API server would refuse is an input error, not a denial.
     invalid = tmp_path / "invalid.yaml"
     invalid.write_text(
@@ -739,8 +739,8 @@ def test_validate_runtime_input_errors(capsys: pytest.CaptureFixture[str], tmp_p
     )
     assert run(capsys, "validate-runtime", "-f", str(invalid)) == (
         2, "",
-        "error: INVALID_ARGUMENT: invalid request: cluster_serving_runtime.spec.supported_model_formats[0].priority: "
-        "priority must be at least 1, got 0\n",
+        "error: INVALID_ARGUMENT: invalid request: clusterServingRuntime.spec.supportedModelFormats[0].priority: "
+        "Invalid value: 0: must be greater than or equal to 1\n",
     )
 
 
@@ -800,8 +800,8 @@ def test_server_mode_errors_exit_2(running_server: Any, capsys: pytest.CaptureFi
     ["admit"],
     ["reconcile"],
     ["validate-runtime"],
-    ["admit", "-f", SEED_A_FILE, "-o", "wide"],
-    ["effective", "-f", SEED_A_FILE, "-o", "yaml"],
+    ["admit", "-f", SEED_A_FILE, "-o", "xml"],
+    ["effective", "-f", SEED_A_FILE, "-o", "csv"],
     ["select", "-f", SEED_A_FILE, "--has-runtime-ready-condition"],
     ["effective", "-f", SEED_A_FILE, "--manifests", "x", "--server", "127.0.0.1:1"],
 ])

@@ -227,7 +227,7 @@ def test_every_rpc_against_the_real_server(running_server: Any) -> None:
         isvc.metadata.namespace = ""
         with pytest.raises(SelectorError) as excinfo:
             client.select_runtime(isvc)
-        assert excinfo.value.field_violations == [("inference_service.metadata.namespace", "namespace is required")]
+        assert excinfo.value.field_violations == [("inferenceService.metadata.namespace", "Required value")]
 
         assert client.health("no.such.Service") == "SERVICE_UNKNOWN"
 

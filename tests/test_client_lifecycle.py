@@ -73,7 +73,7 @@ def test_admit_inference_service(client: SelectorClient) -> None:
     with pytest.raises(SelectorError) as excinfo:
         client.admit_inference_service(no_namespace)
     assert excinfo.value.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert excinfo.value.field_violations == [("inference_service.metadata.namespace", "namespace is required")]
+    assert excinfo.value.field_violations == [("inferenceService.metadata.namespace", "Required value")]
 
 
 def test_reconcile_inference_service(client: SelectorClient) -> None:
@@ -145,7 +145,7 @@ def test_validate_serving_runtime(client: SelectorClient) -> None:
     with pytest.raises(SelectorError) as excinfo:
         client.validate_serving_runtime(nameless)
     assert excinfo.value.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert excinfo.value.field_violations == [("serving_runtime.metadata.namespace", "namespace is required")]
+    assert excinfo.value.field_violations == [("servingRuntime.metadata.namespace", "Required value")]
 
     with pytest.raises(TypeError, match="runtime must be a ServingRuntime or ClusterServingRuntime message, not InferenceService"):
         client.validate_serving_runtime(SEED_A)  # type: ignore[arg-type]
@@ -172,7 +172,7 @@ def test_explain_by_model(client: SelectorClient) -> None:
         with pytest.raises(SelectorError) as excinfo:
             client.explain_runtimes(**kwargs)
         assert excinfo.value.code == grpc.StatusCode.INVALID_ARGUMENT
-        assert excinfo.value.field_violations == [("model", "exactly one of --model or --isvc is required")]
+        assert excinfo.value.field_violations == [("model", "exactly one of model or inference_service is required")]
 
 
 def test_explain_model_without_runtimes(running_server: Any) -> None:

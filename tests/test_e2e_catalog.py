@@ -366,7 +366,7 @@ def test_cache_writes_change_answers(running_server) -> None:  # type: ignore[no
         with pytest.raises(grpc.RpcError) as err:
             cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(version="v3", objects=[cache_pb2.CacheObject(serving_runtime=bad)]))
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert "objects[0].serving_runtime.metadata.namespace" in err.value.details()
+        assert "objects[0].servingRuntime.metadata.namespace" in err.value.details()
         assert cache.GetCacheStatus(cache_pb2.GetCacheStatusRequest()).status.version == "v2"
         assert _select(stub, isvc).selection.runtime.name == "srt-qwen2-5-7b"
 

@@ -278,7 +278,7 @@ class TestNotesAndErrors:
         with pytest.raises(RequestError) as raised:
             api.explain_runtimes(load(*TEAM_A).snapshot, request)
         assert raised.value.code == "INVALID_ARGUMENT"
-        assert [v.description for v in raised.value.violations] == ["exactly one of --model or --isvc is required"]
+        assert [v.description for v in raised.value.violations] == ["exactly one of model or inference_service is required"]
 
     def test_isvc_without_spec_model(self) -> None:
         service = isvc(None, namespace="team-a", name="llama-chat", runtime_name="vllm-llama")

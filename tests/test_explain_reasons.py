@@ -204,7 +204,7 @@ class TestFormatReasonParts:
             load(runtime("rt", rt_entry), model())
         assert err.value.code == "INVALID_ARGUMENT"
         assert err.value.violations == [
-            FieldViolation(f"objects[0].cluster_serving_runtime.spec.supported_model_formats[0].{field}", f"{field} is required"),
+            FieldViolation(f"objects[0].cluster_serving_runtime.spec.supported_model_formats[0].{field}", "Required value"),
         ]
 
     def test_every_difference_of_an_entry_joined_by_comma(self) -> None:

@@ -538,4 +538,4 @@ def test_explain_and_effective_docs_examples(stubs, tmp_path: Path) -> None:  # 
     with pytest.raises(grpc.RpcError) as raised:
         selection.ExplainRuntimes(pb.ExplainRuntimesRequest(), timeout=TIMEOUT)
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "exactly one of --model or --isvc is required" in raised.value.details()
+    assert "exactly one of model or inference_service is required" in raised.value.details()

@@ -265,26 +265,27 @@ MALFORMED = {
     "scalar": (GOOD + "hello\n", "document 1: expected a mapping (a Kubernetes object), got a string"),
     "wrong-type": (
         GOOD + csr_doc("bad").replace("priority: 1", "priority: high"),
-        "document 1: spec.supportedModelFormats.priority: invalid literal for int() with base 10: 'high'",
+        "document 1: invalid ClusterServingRuntime bad: spec.supportedModelFormats[0].priority: Invalid value: \"high\": must be of type integer",
     ),
     "size-is-not-int-or-string": (
         GOOD + "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: bad}\nspec:\n  modelSizeRange: {max: 70}\n",
-        "document 1: spec.modelSizeRange.max: expected string or bytes-like object, got 'int'",
+        "document 1: invalid ClusterServingRuntime bad: spec.modelSizeRange.max: Invalid value: 70: must be of type string",
     ),
     "invalid-name": (
         GOOD + csr_doc("Bad_Name"),
-        "document 1: invalid ClusterServingRuntime Bad_Name: cluster_serving_runtime.metadata.name: "
-        "name 'Bad_Name' is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')",
+        "document 1: invalid ClusterServingRuntime Bad_Name: metadata.name: Invalid value: \"Bad_Name\": "
+        "a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', "
+        "and must start and end with an alphanumeric character",
     ),
     "namespaced-without-namespace": (
         GOOD + "apiVersion: ome.io/v1beta1\nkind: BaseModel\nmetadata: {name: m}\n",
-        "document 1: invalid BaseModel m: base_model.metadata.namespace: namespace is required",
+        "document 1: invalid BaseModel m: metadata.namespace: Required value",
     ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_malformed_document_reports_file_and_index_and_loads_nothing_of_the_file(tmp_path: Path, case: str) -> None:
+def test_malformed_document_reports_file_and_index_and_loads_the_rest_of_the_file(tmp_path: Path, case: str) -> None:
     text, problem = MALFORMED[case]
     other = write(tmp_path / "a-other.yaml", csr_doc("from-other-file"))
     bad = write(tmp_path / "b-bad.yaml", text)
@@ -292,16 +293,18 @@ def test_malformed_document_reports_file_and_index_and_loads_nothing_of_the_file
     result = load_manifests([str(tmp_path)])
 
     assert result.errors == [f"{bad}: {problem}"]
-    assert [o.cluster_serving_runtime.metadata.name for o in result.objects] == ["from-other-file"]
-    assert result.sources == {(CSR, "", "from-other-file"): other}
+    assert result.rejected_count == 1
+    assert [o.cluster_serving_runtime.metadata.name for o in result.objects] == ["from-other-file", "good-runtime"]
+    assert result.sources == {(CSR, "", "from-other-file"): other, (CSR, "", "good-runtime"): bad}
 
 
 def test_every_bad_document_of_a_file_is_reported(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.yaml", "[1]\n---\n" + csr_doc("ok") + "---\n" + csr_doc("Nope"))
     assert load_manifests([bad]).errors == [
         f"{bad}: document 0: expected a mapping (a Kubernetes object), got a list",
-        f"{bad}: document 2: invalid ClusterServingRuntime Nope: cluster_serving_runtime.metadata.name: "
-        "name 'Nope' is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')",
+        f"{bad}: document 2: invalid ClusterServingRuntime Nope: metadata.name: Invalid value: \"Nope\": "
+        "a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', "
+        "and must start and end with an alphanumeric character",
     ]
 
 
@@ -348,7 +351,7 @@ spec:
 
 def test_booleans_are_not_quantities(tmp_path: Path) -> None:
     file = write(tmp_path / "ac.yaml", "apiVersion: ome.io/v1beta1\nkind: AcceleratorClass\nmetadata: {name: gpu}\nspec:\n  cost: {perHour: true}\n")
-    assert load_manifests([file]).errors == [f"{file}: document 0: spec.cost.perHour: expected string or bytes-like object, got 'bool'"]
+    assert load_manifests([file]).errors == [f"{file}: document 0: invalid AcceleratorClass gpu: spec.cost.perHour: Invalid value: true: must be of type string"]
 
 
 def test_creation_timestamp_stays_rfc3339_text(tmp_path: Path) -> None:
@@ -411,7 +414,7 @@ def test_load_inference_service_errors(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.yaml", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nspec: {deploymentMode: [a]}\n")
     with pytest.raises(ManifestError) as excinfo:
         load_inference_service(bad)
-    assert str(excinfo.value) == f"{bad}: document 0: spec.deploymentMode: expected string or bytes-like object, got 'list'"
+    assert str(excinfo.value) == f'{bad}: document 0: invalid InferenceService <no name>: spec.deploymentMode: Invalid value: "[a]": must be of type string'
 
     missing = str(tmp_path / "missing.yaml")
     with pytest.raises(ManifestError) as excinfo:

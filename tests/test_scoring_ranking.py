@@ -162,7 +162,7 @@ class TestScoreFormula:
             load(rt, model())
         assert err.value.code == "INVALID_ARGUMENT"
         assert err.value.violations == [
-            FieldViolation("objects[0].cluster_serving_runtime.spec.supported_model_formats[1].model_format", "model_format is required"),
+            FieldViolation("objects[0].cluster_serving_runtime.spec.supported_model_formats[1].model_format", "Required value"),
         ]
 
     def test_versions_count_in_the_score(self) -> None:

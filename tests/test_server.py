@@ -104,7 +104,7 @@ def test_serves_the_embedded_examples_by_default(running_server) -> None:
     assert response.selection.runtime.name == "llama-3-3-70b-hopper"
     assert list(response.warnings) == ["Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"]
     assert response.cache_version == EXAMPLES_VERSION
-    assert any(line.endswith(f"cache loaded from manifests version={EXAMPLES_VERSION} objects=12 files_with_errors=0") for line in server.lines)
+    assert any(line.endswith(f"cache loaded from manifests version={EXAMPLES_VERSION} objects=12 rejected=0 path_errors=0") for line in server.lines)
 
 
 def test_wait_for_sync_is_not_serving_and_unavailable_until_a_snapshot(running_server) -> None:
@@ -180,8 +180,9 @@ def test_bad_manifests_are_logged_and_the_rest_is_served(running_server, tmp_pat
     models = EXAMPLES / "models.yaml"
     server = running_server(manifests=[models, bad])
     assert any(line.endswith(
-        f" ERROR ome_selector.server: {bad}: document 0: invalid ClusterServingRuntime Bad: cluster_serving_runtime.metadata.name: "
-        "name 'Bad' is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')"
+        f' ERROR ome_selector.server: {bad}: document 0: invalid ClusterServingRuntime Bad: metadata.name: Invalid value: "Bad": '
+        "a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', "
+        "and must start and end with an alphanumeric character"
     ) for line in server.lines)
     with SelectorClient(server.address) as client:
         status = client.get_cache_status()
@@ -203,12 +204,12 @@ def test_rejected_cache_write_has_every_violation_and_leaves_the_cache(running_s
             client.apply_snapshot("bad-1", objects)
         assert excinfo.value.code == grpc.StatusCode.INVALID_ARGUMENT
         assert excinfo.value.field_violations == [
-            ("objects[0].cluster_serving_runtime.metadata.name", "name is required"),
-            ("objects[1].base_model.metadata.namespace", "namespace is required"),
+            ("objects[0].clusterServingRuntime.metadata.name", "Required value"),
+            ("objects[1].baseModel.metadata.namespace", "Required value"),
         ]
         assert excinfo.value.message == (
-            "invalid request: objects[0].cluster_serving_runtime.metadata.name: name is required; "
-            "objects[1].base_model.metadata.namespace: namespace is required"
+            "invalid request: objects[0].clusterServingRuntime.metadata.name: Required value; "
+            "objects[1].baseModel.metadata.namespace: Required value"
         )
         status = client.get_cache_status()
     assert (status.version, status.generation) == (EXAMPLES_VERSION, 1)
@@ -333,16 +334,19 @@ async def test_invalid_argument_carries_every_violation(monkeypatch: pytest.Monk
     with pytest.raises(Aborted):
         await SelectionServicer(synced_store()).ExplainRuntimes(selector_pb2.ExplainRuntimesRequest(), context)  # type: ignore[arg-type]
     assert context.status is not None and context.status.code == grpc.StatusCode.INVALID_ARGUMENT
-    expected_message = (
-        "invalid request: inference_service.metadata.namespace: namespace is required; "
-        "inference_service.spec.model.name: a model is required"
+    expected_message = (  # paths in camelCase, the API server's "Required value"
+        "invalid request: inferenceService.metadata.namespace: Required value; "
+        "inferenceService.spec.model.name: a model is required"
     )
     assert context.status.details == expected_message
     rich = context.rich()
     assert (rich.code, rich.message, len(rich.details)) == (grpc.StatusCode.INVALID_ARGUMENT.value[0], expected_message, 1)
     bad_request = error_details_pb2.BadRequest()
     assert rich.details[0].Unpack(bad_request)
-    assert [(v.field, v.description) for v in bad_request.field_violations] == [tuple(v) for v in violations]
+    assert [(v.field, v.description) for v in bad_request.field_violations] == [
+        ("inferenceService.metadata.namespace", "Required value"),
+        ("inferenceService.spec.model.name", "a model is required"),
+    ]
 
 
 async def test_not_found_has_no_details() -> None:

@@ -32,8 +32,9 @@ from . import engine, messages, reconcile, resolution
 from .components import ComponentConfig
 from .checks import Check, Failure, entry_score, explain_columns
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
+from . import errors
 from .errors import FieldViolation, RequestError
-from .ingest import compile_request, validate_name
+from .ingest import compile_request, validate_name, validate_spec
 from .runtime_webhook import validate_runtime
 from .snapshot import Snapshot
 
@@ -57,16 +58,16 @@ def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_se
     if isvc.metadata.name:
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
     if spec.HasField("deployment_mode") and spec.deployment_mode not in admission_rules.SERVICE_MODES:
-        violations.append(FieldViolation(f"{base}.spec.deployment_mode", f"deploymentMode must be OMENative or RawDeployment, not {spec.deployment_mode!r}"))
+        violations.append(FieldViolation(f"{base}.spec.deployment_mode", errors.unsupported(spec.deployment_mode, admission_rules.SERVICE_MODES)))
     for path, selector in admission_rules.policy_fields(isvc):
         if selector.policy not in _POLICIES:
-            violations.append(FieldViolation(f"{base}.{path}", f"policy must be one of BestFit, Cheapest, MostCapable, FirstAvailable, not {selector.policy!r}"))
+            violations.append(FieldViolation(f"{base}.{path}", errors.unsupported(selector.policy, admission_rules.POLICIES)))
     return violations
 
 
 def _require_isvc(request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest | pb.ReconcileInferenceServiceRequest | pb.GetEffectiveRuntimeRequest) -> types_pb2.InferenceService:
     if not request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
+        raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
     violations = _isvc_violations(request.inference_service)
     if violations:
         raise RequestError.invalid(violations)
@@ -165,13 +166,15 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
     auto-selection with ranked candidates and an exclusion for every other runtime in scope."""
     _require_synced(snapshot)
     if not request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
+        raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
     isvc = request.inference_service
     violations = _isvc_violations(isvc)
     named = bool(isvc.spec.runtime.name)
     if not isvc.spec.model.name and (request.HasField("model_spec") or not named):
         problem = "required with model_spec (OME's messages name the model)" if request.HasField("model_spec") else "a model is required when spec.runtime.name is not set"
         violations.append(FieldViolation("inference_service.spec.model.name", problem))
+    if request.HasField("model_spec"):
+        violations += validate_spec(request.model_spec, "model_spec")
     if violations:
         raise RequestError.invalid(violations)
     model_spec = request.model_spec if request.HasField("model_spec") else None
@@ -249,7 +252,7 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
     _require_synced(snapshot)
     by_model = request.HasField("model")
     if by_model == request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("model", "exactly one of --model or --isvc is required")])
+        raise RequestError.invalid([FieldViolation("model", "exactly one of model or inference_service is required")])
     if by_model and request.HasField("model_spec"):
         raise RequestError.invalid([FieldViolation("model_spec", "model_spec goes with inference_service, not with model")])
     notes: list[str] = []
@@ -387,11 +390,11 @@ def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServic
     every other problem is a denial with OME's message."""
     _require_synced(snapshot)
     if not request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("inference_service", "inference_service is required")])
+        raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
     isvc = request.inference_service
     violations = validate_name(isvc.metadata.namespace, "inference_service.metadata.namespace", "namespace")
     if len(isvc.metadata.name) > 253:  # the API server rejects it before any webhook
-        violations.append(FieldViolation("inference_service.metadata.name", "name must be at most 253 characters"))
+        violations.append(FieldViolation("inference_service.metadata.name", errors.too_long_value(isvc.metadata.name, 253)))
     if violations:
         raise RequestError.invalid(violations)
     admission = admission_rules.admit(snapshot, isvc)
@@ -462,7 +465,7 @@ def validate_serving_runtime(snapshot: Snapshot, request: pb.ValidateServingRunt
     _require_synced(snapshot)
     which = request.WhichOneof("runtime")
     if which is None:
-        raise RequestError.invalid([FieldViolation("runtime", "serving_runtime or cluster_serving_runtime is required")])
+        raise RequestError.invalid([FieldViolation("runtime", "exactly one of servingRuntime or clusterServingRuntime is required")])
     runtime = getattr(request, which)
     kind = d.SERVING_RUNTIME if which == "serving_runtime" else d.CLUSTER_SERVING_RUNTIME
     violations = validate_name(runtime.metadata.name, f"{which}.metadata.name")

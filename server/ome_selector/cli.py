@@ -1,33 +1,40 @@
 """``ome-selector``: run the server, or ask which runtime an InferenceService gets.
 
     ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
-    ome-selector select           -f ISVC.yaml [--view basic|full] [--manifests PATH ... | --server ADDR] [-o table|json]
-    ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE] [--manifests PATH ... | --server ADDR] [-o table|json]
-    ome-selector effective        -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|wide|json]
-    ome-selector admit            -f ISVC.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
-    ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition] [--manifests PATH ... | --server ADDR] [-o table|json]
-    ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... | --server ADDR] [-o table|json]
+    ome-selector select           -f ISVC.yaml [--view basic|full] [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE] [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector effective        -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector admit            -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition] [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+
+FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command.
+``-f`` answers every InferenceService of the file, in file order (``validate-runtime``: the first
+runtime). Offline, a manifest object the loader rejects is named on stderr and left out; with
+``--strict`` any rejected object (or unreadable path) is fatal, exit status 2.
 
 Every command but ``serve`` works offline by default: it loads ``--manifests`` (default: the
 embedded example catalog) into an in-process cache and runs the same code the server runs. With
 ``--server`` it asks a running server instead.
 
-Exit status: 0 on success: a runtime is selected (``explain``: at least one runtime is a
-candidate, or there are no runtimes at all; ``effective``: the Live view is Available;
+Exit status (with several InferenceServices in ``-f``, the highest of theirs): 0 on success: a
+runtime is selected (``explain``: at least one runtime is a candidate, or there are no runtimes at all; ``effective``: the Live view is Available;
 ``admit`` / ``validate-runtime``: the webhook admits; ``reconcile``: a runtime is resolved and the
 reconcile does not requeue). 1 when nothing is selected, the view is Unavailable, the webhook
-denies, or the reconcile fails. 2 on a usage or input error (bad flags, unreadable or malformed
-manifests, an object the service rejects, an unreachable server). Errors go to stderr as
+denies, or the reconcile fails. 2 on a usage or input error (bad flags,
+a missing or unreadable manifest path, with ``--strict`` any rejected manifest object, a bad ``-f``
+file, an object the service rejects, an unreachable server). Errors go to stderr as
 ``error: <message>``; no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
+import json
 import sys
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
+
+import yaml
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -40,7 +47,8 @@ EXIT_NONE = 1
 EXIT_ERROR = 2
 
 # explain's notes (a named runtime, no runtimes at all) come from the response's ``notes``.
-EXACTLY_ONE_SOURCE = "exactly one of --model or --isvc is required"
+EXACTLY_ONE_SOURCE = "exactly one of -f/--filename or --model is required"
+OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 EXPLAIN_HEADERS = ("RUNTIME", "SCOPE", "COMPATIBLE", "PRIORITY", "WEIGHT", "SCORE", "REASON")
 CANDIDATE_HEADERS = ("RANK", "RUNTIME", "SCOPE", "SCORE", "ENTRY", "SIZE-DISTANCE", "TIE-BREAK")
@@ -180,16 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Run the gRPC server. Every flag can also be set by its OME_SELECTOR_* environment variable.")
     add_serve_arguments(serve)
 
-    isvc_file = "InferenceService YAML (the first InferenceService document; - reads stdin)"
-    for name, summary, details, outputs in (
-        ("select", "show the runtime OME selects for an InferenceService", None, ("table", "json")),
-        ("explain", "show every runtime in scope and why it qualifies or not", _EXPLAIN_HELP, ("table", "json")),
-        ("effective", "show the runtime an InferenceService uses and each component's configuration",
-         _EFFECTIVE_HELP, ("table", "wide", "json")),
-        ("admit", "show whether the InferenceService webhook admits an InferenceService", _ADMIT_HELP, ("table", "json")),
-        ("reconcile", "show what the controller does about an InferenceService's runtime", _RECONCILE_HELP, ("table", "json")),
+    isvc_file = "InferenceService YAML (every InferenceService document is answered, in order; - reads stdin)"
+    for name, summary, details in (
+        ("select", "show the runtime OME selects for an InferenceService", None),
+        ("explain", "show every runtime in scope and why it qualifies or not", _EXPLAIN_HELP),
+        ("effective", "show the runtime an InferenceService uses and each component's configuration", _EFFECTIVE_HELP),
+        ("admit", "show whether the InferenceService webhook admits an InferenceService", _ADMIT_HELP),
+        ("reconcile", "show what the controller does about an InferenceService's runtime", _RECONCILE_HELP),
         ("validate-runtime", "show whether the runtime webhook admits a ServingRuntime or ClusterServingRuntime",
-         _VALIDATE_RUNTIME_HELP, ("table", "json")),
+         _VALIDATE_RUNTIME_HELP),
     ):
         sub = commands.add_parser(name, help=summary, description=summary + (f".\n\n{details}" if details else ""),
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -214,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
         source.add_argument("--manifests", nargs="+", metavar="PATH",
                             help="answer offline from these YAML files or folders (default: the embedded examples)")
         source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
+        sub.add_argument("--strict", action="store_true",
+                         help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
+                              "is rejected or any path cannot be read, instead of answering from the rest")
         if name == "explain":
             namespace_help = "namespace of --model, or of an InferenceService whose metadata sets none (default: default)"
         elif name == "validate-runtime":
@@ -221,9 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             namespace_help = "namespace for an InferenceService whose metadata sets none (default: default)"
         sub.add_argument("-n", "--namespace", default="default", help=namespace_help)
-        sub.add_argument("-o", "--output", choices=outputs, default="table",
-                         help="table (default)" + (", wide (one row per component)" if "wide" in outputs else "")
-                              + " or the response as proto3 JSON")
+        sub.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table",
+                         help="table (default); wide (" + ("one row per component" if name == "effective" else "the table")
+                              + "); json or yaml (the response, proto3 JSON names); name (kind.ome.io/name of the "
+                              "runtime or object the answer names)")
         sub.add_argument("--timeout", type=_non_negative_float, default=10.0, metavar="SECONDS",
                          help="deadline per call with --server (default 10)")
         sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
@@ -270,32 +281,93 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Build the command's request, ask (offline or ``--server``), print, return the status."""
-    request = _request(args)
-    response = _ask_server(args, request) if args.server else _ask_offline(args, request, err)
-    status, text, notes = _report(args, request, response)
+    """Build the command's requests, ask (offline or ``--server``), print, return the status
+    (the highest over several InferenceServices)."""
+    requests = _requests(args, err)
+    ask = _offline_asker(args, err) if not args.server else (lambda request: _ask_server(args, request))
+    answers = [(request, ask(request)) for request in requests]
+    status = EXIT_SELECTED
+    texts: list[str] = []
+    for request, response in answers:
+        code, text, notes = _report(args, request, response)
+        status = max(status, code)
+        if args.output in ("json", "yaml"):
+            continue
+        if args.output == "name":
+            text = _names(request, response)
+        else:
+            for note in notes:
+                print(note, file=err)
+            if len(answers) > 1:
+                text = f"# {_subject(request)}\n{text}" if text else f"# {_subject(request)}"
+        if text:
+            texts.append(text)
     if args.output == "json":
-        text = json_format.MessageToJson(response, preserving_proto_field_name=False)
-    else:
-        for note in notes:
-            print(note, file=err)
-    if text:
-        print(text, file=out)
+        if len(answers) == 1:
+            texts = [json_format.MessageToJson(answers[0][1], preserving_proto_field_name=False)]
+        else:  # a JSON array, one response per InferenceService
+            documents = [json_format.MessageToDict(response, preserving_proto_field_name=False) for _, response in answers]
+            texts = [json.dumps(documents, indent=2, ensure_ascii=False)]
+    elif args.output == "yaml":
+        texts = ["---\n".join(
+            yaml.safe_dump(json_format.MessageToDict(response, preserving_proto_field_name=False), sort_keys=False)
+            for _, response in answers
+        ).rstrip("\n")]
+    separator = "\n" if args.output == "name" else "\n\n"
+    if texts:
+        print(separator.join(texts), file=out)
     return status
 
 
-def _request(args: argparse.Namespace) -> Message:
-    """The request of ``args.command``, from the file (and flags) it names."""
+def _subject(request: Message) -> str:
+    """``inferenceservice.ome.io/<namespace>/<name>``, the heading of one answer among several."""
+    isvc = getattr(request, "inference_service", None)
+    if isvc is None:
+        return "request"
+    return f"inferenceservice.ome.io/{isvc.metadata.namespace}/{isvc.metadata.name or '<no name>'}"
+
+
+def _names(request: Message, response: Message) -> str:
+    """``-o name``: kubectl's ``<resource>.<group>/<name>`` of what the answer names: the
+    selected runtime (select, reconcile, effective), each candidate in rank order (explain), the
+    admitted object (admit, validate-runtime; nothing when denied)."""
+    if isinstance(response, selector_pb2.ExplainRuntimesResponse):
+        return "\n".join(_ref_name(r.runtime) for r in response.runtimes if r.verdict == selector_pb2.VERDICT_CANDIDATE)
+    if isinstance(response, selector_pb2.GetEffectiveRuntimeResponse):
+        return _ref_name(response.runtime_ref) if response.HasField("runtime_ref") else ""
+    if isinstance(response, selector_pb2.AdmitInferenceServiceResponse):
+        assert isinstance(request, selector_pb2.AdmitInferenceServiceRequest)
+        return f"inferenceservice.ome.io/{request.inference_service.metadata.name}" if response.allowed else ""
+    if isinstance(response, selector_pb2.ValidateServingRuntimeResponse):
+        assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
+        which = request.WhichOneof("runtime")
+        assert which is not None
+        return f"{which.replace('_', '')}.ome.io/{getattr(request, which).metadata.name}" if response.allowed else ""
+    assert isinstance(response, (selector_pb2.SelectRuntimeResponse, selector_pb2.ReconcileInferenceServiceResponse))
+    return _ref_name(response.selection.runtime) if response.HasField("selection") else ""
+
+
+def _ref_name(ref: selector_pb2.RuntimeRef) -> str:
+    """``clusterservingruntime.ome.io/<name>`` or ``servingruntime.ome.io/<name>``."""
+    return f"{_KIND.get(ref.kind, 'Runtime').lower()}.ome.io/{ref.name}"
+
+
+def _requests(args: argparse.Namespace, err: TextIO) -> list[Message]:
+    """The requests of ``args.command``: one per InferenceService of the file (one for
+    ``validate-runtime`` and ``explain --model``)."""
     if args.command == "validate-runtime":
         which, runtime = _load_runtime(args.filename, args.namespace)
         if isinstance(runtime, types_pb2.ServingRuntime):
-            return selector_pb2.ValidateServingRuntimeRequest(serving_runtime=runtime)
-        return selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime)
+            return [selector_pb2.ValidateServingRuntimeRequest(serving_runtime=runtime)]
+        return [selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime)]
     if args.command == "explain" and (args.model is None) == (args.filename is None):
         raise UsageError(EXACTLY_ONE_SOURCE)
     if args.command == "explain" and args.model is not None:
-        return selector_pb2.ExplainRuntimesRequest(model=selector_pb2.ModelLookup(name=args.model, namespace=args.namespace))
-    isvc = _load_isvc(args)
+        return [selector_pb2.ExplainRuntimesRequest(model=selector_pb2.ModelLookup(name=args.model, namespace=args.namespace))]
+    return [_request_for(args, isvc) for isvc in _load_isvcs(args, err)]
+
+
+def _request_for(args: argparse.Namespace, isvc: types_pb2.InferenceService) -> Message:
     if args.command == "select":
         view = selector_pb2.SELECT_RUNTIME_VIEW_FULL if args.view == "full" else selector_pb2.SELECT_RUNTIME_VIEW_BASIC
         return selector_pb2.SelectRuntimeRequest(inference_service=isvc, view=view)
@@ -348,16 +420,21 @@ def _denied(webhook: str, message: str) -> str:
     return f'Error from server: admission webhook "{webhook}" denied the request: {message}'
 
 
-def _load_isvc(args: argparse.Namespace) -> types_pb2.InferenceService:
-    from ome_selector.manifests import ManifestError, load_inference_service
+def _load_isvcs(args: argparse.Namespace, err: TextIO) -> list[types_pb2.InferenceService]:
+    """Every InferenceService of ``args.filename`` (the namespace defaulted from ``-n``); its
+    unknown fields are warnings on stderr."""
+    from ome_selector.manifests import ManifestError, read_inference_services
 
     try:
-        isvc = load_inference_service(args.filename)
+        isvcs, warnings = read_inference_services(args.filename)
     except ManifestError as exc:
         raise UsageError(str(exc)) from None
-    if not isvc.metadata.namespace:
-        isvc.metadata.namespace = args.namespace
-    return isvc
+    for line in warnings:
+        print(f"warning: {line}", file=err)
+    for isvc in isvcs:
+        if not isvc.metadata.namespace:
+            isvc.metadata.namespace = args.namespace
+    return isvcs
 
 
 def _load_runtime(path: str, namespace: str) -> tuple[str, types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime]:
@@ -370,10 +447,13 @@ def _load_runtime(path: str, namespace: str) -> tuple[str, types_pb2.ServingRunt
         raise UsageError(str(exc)) from None
 
 
-def _ask_offline(args: argparse.Namespace, request: Message, err: TextIO) -> Message:
+def _offline_asker(args: argparse.Namespace, err: TextIO) -> Callable[[Message], Message]:
+    """Load the manifests once (rejected objects named on stderr; fatal with ``--strict``) and
+    return a function answering one request from them, in-process."""
     from ome_selector import api
     from ome_selector.errors import RequestError
     from ome_selector.examples import example_paths
+    from ome_selector.fieldpaths import describe
     from ome_selector.manifests import load_manifests, manifests_version
     from ome_selector.store import CacheStore
 
@@ -383,26 +463,40 @@ def _ask_offline(args: argparse.Namespace, request: Message, err: TextIO) -> Mes
             print(f"skipped: {line}", file=err)
     for line in result.warnings:
         print(f"warning: {line}", file=err)
+    if result.path_errors or (result.errors and args.strict):
+        fatal = result.errors if args.strict else result.path_errors
+        raise UsageError(f"cannot load manifests{' (--strict)' if args.strict else ''}:\n  " + "\n  ".join(fatal))
+    for line in result.errors:
+        print(f"warning: {line}", file=err)
     if result.errors:
-        raise UsageError("cannot load manifests:\n  " + "\n  ".join(result.errors))
+        rejected = f"{result.rejected_count} object{'' if result.rejected_count == 1 else 's'} rejected"
+        print(f"warning: {rejected}, {len(result.errors)} problem{'' if len(result.errors) == 1 else 's'}; "
+              "answering from the rest (--strict makes this fatal)", file=err)
     store = CacheStore()
     try:
         store.apply_snapshot(manifests_version(result.objects), result.objects)
-        snapshot = store.snapshot
-        if isinstance(request, selector_pb2.SelectRuntimeRequest):
-            return api.select_runtime(snapshot, request)
-        if isinstance(request, selector_pb2.ExplainRuntimesRequest):
-            return api.explain_runtimes(snapshot, request)
-        if isinstance(request, selector_pb2.GetEffectiveRuntimeRequest):
-            return api.get_effective_runtime(snapshot, request)
-        if isinstance(request, selector_pb2.AdmitInferenceServiceRequest):
-            return api.admit_inference_service(snapshot, request)
-        if isinstance(request, selector_pb2.ReconcileInferenceServiceRequest):
-            return api.reconcile_inference_service(snapshot, request)
-        assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
-        return api.validate_serving_runtime(snapshot, request)
     except RequestError as exc:
-        raise UsageError(_describe_error(exc.code, exc.message, [(v.field, v.description) for v in exc.violations])) from None
+        raise UsageError(describe(exc)) from None
+    snapshot = store.snapshot
+
+    def ask(request: Message) -> Message:
+        try:
+            if isinstance(request, selector_pb2.SelectRuntimeRequest):
+                return api.select_runtime(snapshot, request)
+            if isinstance(request, selector_pb2.ExplainRuntimesRequest):
+                return api.explain_runtimes(snapshot, request)
+            if isinstance(request, selector_pb2.GetEffectiveRuntimeRequest):
+                return api.get_effective_runtime(snapshot, request)
+            if isinstance(request, selector_pb2.AdmitInferenceServiceRequest):
+                return api.admit_inference_service(snapshot, request)
+            if isinstance(request, selector_pb2.ReconcileInferenceServiceRequest):
+                return api.reconcile_inference_service(snapshot, request)
+            assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
+            return api.validate_serving_runtime(snapshot, request)
+        except RequestError as exc:
+            raise UsageError(describe(exc, type(request).DESCRIPTOR)) from None
+
+    return ask
 
 
 def _ask_server(args: argparse.Namespace, request: Message) -> Message:
@@ -427,13 +521,9 @@ def _ask_server(args: argparse.Namespace, request: Message) -> Message:
             assert which is not None
             return client.validate_serving_runtime(getattr(request, which))
     except SelectorError as exc:
-        raise UsageError(_describe_error(exc.code.name, exc.message, exc.field_violations)) from None
+        from ome_selector.fieldpaths import describe_parts
 
-
-def _describe_error(code: str, message: str, violations: Sequence[tuple[str, str]]) -> str:
-    """``CODE: message``, then each field violation the message does not already spell out."""
-    missing = [(field, text) for field, text in violations if f"{field}: {text}" not in message]
-    return f"{code}: {message}" + "".join(f"\n  {field}: {text}" for field, text in missing)
+        raise UsageError(describe_parts(exc.code.name, exc.message, exc.field_violations)) from None
 
 
 # --- output ------------------------------------------------------------------------------------

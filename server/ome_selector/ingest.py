@@ -9,20 +9,17 @@
 """
 from __future__ import annotations
 
-import re
-
 from google.protobuf.message import Message
 
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
+from . import bounds, errors
 from . import domain as d
 from .errors import FieldViolation
 from .sizes import parse_size, range_label
 from .versions import parse_version
 
-_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _ONEOF_KIND = {
     "serving_runtime": d.SERVING_RUNTIME,
     "cluster_serving_runtime": d.CLUSTER_SERVING_RUNTIME,
@@ -61,46 +58,96 @@ def object_key(obj: cache_pb2.CacheObject) -> Key:
 
 def validate_name(value: str, path: str, what: str = "name") -> list[FieldViolation]:
     """Violations for a Kubernetes object name (DNS-1123 subdomain, at most 253 characters), or
-    for a namespace when ``what`` is ``namespace`` (DNS-1123 label, at most 63 characters)."""
-    if not value:
-        return [FieldViolation(path, f"{what} is required")]
-    if what == "namespace":
-        if len(value) > 63 or not _LABEL.match(value):
-            return [FieldViolation(path, f"namespace {value!r} is not a valid Kubernetes namespace (at most 63 lowercase alphanumerics and '-')")]
-        return []
-    if len(value) > 253 or not _NAME.match(value):
-        return [FieldViolation(path, f"{what} {value!r} is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')")]
-    return []
+    for a namespace when ``what`` is ``namespace`` (DNS-1123 label, at most 63 characters).
+
+    Texts are the API server's (``Required value``; ``Invalid value: "aaaa…" (20000 characters):
+    must be no more than 63 characters``; ``Invalid value: "Bad_Name": a lowercase RFC 1123
+    subdomain must ...``), the value cut to ``errors.VALUE_PREVIEW`` characters; see bounds.py.
+    """
+    return bounds.label(value, path) if what == "namespace" else bounds.subdomain(value, path)
+
+
+_VERSIONED = frozenset({types_pb2.ModelFormat.DESCRIPTOR.full_name, types_pb2.ModelFrameworkSpec.DESCRIPTOR.full_name})
+
+
+def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
+    """Length of versions and of every list and map under ``message`` (bounds.py)."""
+    versioned = message.DESCRIPTOR.full_name in _VERSIONED
+    for fd, value in message.ListFields():
+        if len(out) >= bounds.MAX_VIOLATIONS_PER_OBJECT:
+            return
+        sub = f"{path}.{fd.name}"
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            if sub.endswith("metadata.labels") or sub.endswith("metadata.annotations"):
+                continue  # bounds.metadata
+            out += bounds.items(value, sub)
+            if fd.message_type.fields_by_name["value"].message_type is not None:
+                for key in sorted(value)[: bounds.MAX_LIST_ITEMS]:
+                    _bounded(value[key], f"{sub}[{key}]", out)
+        elif fd.is_repeated:
+            out += bounds.items(value, sub)
+            if fd.message_type is not None:
+                for i, item in enumerate(value[: bounds.MAX_LIST_ITEMS]):
+                    _bounded(item, f"{sub}[{i}]", out)
+        elif fd.message_type is not None:
+            _bounded(value, sub, out)
+        elif versioned and fd.name == "version":
+            out += bounds.version(value, sub)
+
+
+def validate_spec(message: Message, path: str) -> list[FieldViolation]:
+    """Bounds violations under any spec message (a ``BaseModelSpec`` sent inline as
+    ``SelectRuntimeRequest.model_spec``, a ``ServingRuntimeSpec`` ...): version lengths and list
+    and map sizes (bounds.py), at most ``bounds.MAX_VIOLATIONS_PER_OBJECT``; ``path`` is the
+    proto path of ``message`` (``model_spec``)."""
+    out: list[FieldViolation] = []
+    _bounded(message, path, out)
+    return out[: bounds.MAX_VIOLATIONS_PER_OBJECT]
 
 
 def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[FieldViolation]:
-    """Every violation of one CacheObject; paths are proto field paths under ``field_prefix``."""
+    """Every violation of one CacheObject (at most ``bounds.MAX_VIOLATIONS_PER_OBJECT`` of the
+    bounds); paths are proto field paths under ``field_prefix`` (``fieldpaths.json_path`` gives
+    the manifest's camelCase).
+
+    Checked: exactly one kind set; the object's size (``bounds.MAX_OBJECT_BYTES``); the name
+    (DNS-1123 subdomain) and namespace (DNS-1123 label; none for cluster-scoped kinds); label and
+    annotation keys and sizes; ``kind`` and ``apiVersion`` when set; version lengths and list
+    lengths (bounds.py); for runtimes, ``priority`` at least 1 and the CRD-required
+    ``modelFormat`` and ``modelFramework`` (each with a name) of every supportedModelFormats
+    entry.
+    """
     unwrapped = unwrap(obj)
     if unwrapped is None:
         return [FieldViolation(field_prefix.rstrip(".") or "object", "exactly one object kind must be set")]
     kind, message = unwrapped
     base = f"{field_prefix}{obj.WhichOneof('object')}"
+    too_big = bounds.object_size(message, base)
+    if too_big:
+        return too_big  # nothing else of it is read
     meta = message.metadata  # type: ignore[attr-defined]
     out = validate_name(meta.name, f"{base}.metadata.name")
     if kind in NAMESPACED:
         out += validate_name(meta.namespace, f"{base}.metadata.namespace", "namespace")
     elif meta.namespace:
-        out.append(FieldViolation(f"{base}.metadata.namespace", f"{kind} is cluster-scoped and takes no namespace"))
+        out.append(FieldViolation(f"{base}.metadata.namespace", errors.forbidden(f"{kind} is cluster-scoped and takes no namespace")))
+    out += bounds.metadata(meta, f"{base}.metadata")
     if message.kind and message.kind != kind:  # type: ignore[attr-defined]
-        out.append(FieldViolation(f"{base}.kind", f"kind {message.kind!r} does not match the {kind} field it was sent in"))  # type: ignore[attr-defined]
+        out.append(FieldViolation(f"{base}.kind", errors.unsupported(message.kind, (kind,))))  # type: ignore[attr-defined]
     if message.api_version and message.api_version != "ome.io/v1beta1":  # type: ignore[attr-defined]
-        out.append(FieldViolation(f"{base}.api_version", f"apiVersion must be ome.io/v1beta1, not {message.api_version!r}"))  # type: ignore[attr-defined]
+        out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, ("ome.io/v1beta1",))))  # type: ignore[attr-defined]
+    _bounded(message.spec, f"{base}.spec", out)  # type: ignore[attr-defined]
     if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
-        for i, entry in enumerate(message.spec.supported_model_formats):  # type: ignore[attr-defined]
+        for i, entry in enumerate(message.spec.supported_model_formats[: bounds.MAX_LIST_ITEMS]):  # type: ignore[attr-defined]
             path = f"{base}.spec.supported_model_formats[{i}]"
             if entry.HasField("priority") and entry.priority < 1:
-                out.append(FieldViolation(f"{path}.priority", f"priority must be at least 1, got {entry.priority}"))
+                out.append(FieldViolation(f"{path}.priority", errors.invalid_value(entry.priority, "must be greater than or equal to 1")))
             # The CRD requires modelFormat and modelFramework, each with a name.
             for field in ("model_format", "model_framework"):
                 if not entry.HasField(field):
-                    out.append(FieldViolation(f"{path}.{field}", f"{field} is required"))
+                    out.append(FieldViolation(f"{path}.{field}", errors.required()))
                 elif not getattr(entry, field).name:
-                    out.append(FieldViolation(f"{path}.{field}.name", "name is required"))
+                    out.append(FieldViolation(f"{path}.{field}.name", errors.required()))
     return out
 
 

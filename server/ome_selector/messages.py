@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from . import errors
+
 # troubleshoot-runtime-selection.md, Step 2 table (the checks, in order).
 RUNTIME_DISABLED = "runtime is disabled"
 ACCELERATOR_CLASS = "runtime does not support the required accelerator class"
@@ -207,7 +209,6 @@ INVALID_COMPONENT_MODE = "invalid deployment mode for {component}"
 
 INVALID_ISVC_NAME = 'invalid InferenceService name "{name}", must match "[a-z]([-a-z0-9]*[a-z0-9])?"'
 DECODER_WITHOUT_ENGINE = "decoder cannot be specified without engine"
-UNSUPPORTED_VALUE = "{path}: Unsupported value: {value}: supported values: {supported}"  # the API server's CRD enum text
 INVALID_MODE_COMBINATION = (
     'InvalidDeploymentModeCombination: engine deploymentMode="{engine}" does not match decoder '
     'deploymentMode="{decoder}"; when either is OMENative, both must use the same value'
@@ -224,9 +225,10 @@ NO_SUPPORTING_RUNTIME = "no supporting runtime found for model {model} and engin
 
 
 def unsupported_value(path: str, value: str, supported: Sequence[str]) -> str:
-    """The API server's CRD-enum rejection: ``spec.deploymentMode: Unsupported value: "MultiNode":
-    supported values: "OMENative", "RawDeployment"``."""
-    return UNSUPPORTED_VALUE.format(path=path, value=f'"{value}"', supported=", ".join(f'"{v}"' for v in supported))
+    """The API server's CRD-enum rejection as a webhook denial reads it: ``spec.deploymentMode:
+    Unsupported value: "MultiNode": supported values: "OMENative", "RawDeployment"``
+    (``errors.unsupported`` with the field path in front)."""
+    return f"{path}: {errors.unsupported(value, supported)}"
 
 
 # ---- texts of this service (not OME's) --------------------------------------------------------

@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -112,6 +112,9 @@ class ServerMetrics:
             ["grpc_method", "grpc_code"], registry=self.registry,
         )
         self.selections = Counter("ome_selector_selections_total", "SelectRuntime answers by outcome.", ["outcome"], registry=self.registry)
+        self.manifest_rejected = Gauge(
+            "ome_selector_manifest_objects_rejected", "Manifest objects the loader rejected at start (serve --manifests).", registry=self.registry
+        )
         for outcome in OUTCOMES:
             self.selections.labels(outcome)
         for method in CACHE_WRITES:

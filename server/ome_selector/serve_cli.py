@@ -114,6 +114,8 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
               "YAML files or folders to load at start (default: the embedded examples)"),
     ServeFlag("--wait-for-sync", "wait_for_sync", None, False, "",
               "load nothing; stay NOT_SERVING until a controller calls ApplySnapshot"),
+    ServeFlag("--strict", "strict", None, False, "",
+              "refuse to start when the loader rejects any manifest object or path (default: skip it, serve the rest)"),
     ServeFlag("--log-format", "log_format", _choice(LOG_FORMATS), "text", "FORMAT", "text or json"),
     ServeFlag("--log-level", "log_level", _choice(LOG_LEVELS), "info", "LEVEL",
               "debug, info, warning or error (health and reflection calls log at debug)"),

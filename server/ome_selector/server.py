@@ -38,7 +38,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_reflection.v1alpha import reflection
 
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
+from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector import manifests as manifest_loader
 from ome_selector.addresses import parse_http_listen, parse_listen
 from ome_selector.errors import RequestError
@@ -46,6 +46,7 @@ from ome_selector.examples import example_paths
 from ome_selector.http_probe import ProbeServer
 from ome_selector.metrics import ServerMetrics
 from ome_selector.native_stderr import NativeStderr
+from ome_selector import wire
 from ome_selector.service import CacheServicer, SelectionServicer
 from ome_selector.store import CacheStore
 
@@ -96,7 +97,8 @@ class ServeOptions:
     listener, None for none. ``socket_mode``: permission bits of unix sockets the server creates.
     ``grace``, ``drain_delay``: seconds. ``tls_cert``/``tls_key``: PEM files for TLS on
     ``listen``; ``tls_client_ca``: PEM CA bundle that client certificates must chain to (mTLS).
-    ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing.
+    ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
+    makes any object or path the loader rejects fatal.
     """
 
     listen: str = DEFAULT_LISTEN
@@ -106,6 +108,7 @@ class ServeOptions:
     grace: float = DEFAULT_GRACE
     drain_delay: float = DEFAULT_DRAIN_DELAY
     wait_for_sync: bool = False
+    strict: bool = False
     socket_mode: int = DEFAULT_SOCKET_MODE
     http_listen: str | None = None
     cache_listen: str | None = None
@@ -369,15 +372,22 @@ def _wrap_streaming(call: _Call, behavior: Callable[..., Any]) -> Callable[..., 
 # --- the server --------------------------------------------------------------------------------
 
 
-def load_store(store: CacheStore, paths: Sequence[str]) -> bool:
-    """Load manifests into ``store`` as one snapshot; log what was found. False on failure."""
+def load_store(store: CacheStore, paths: Sequence[str], *, strict: bool = False, metrics: ServerMetrics | None = None) -> bool:
+    """Load manifests into ``store`` as one snapshot; log what was found, each rejected object
+    included, and serve the rest. False on failure: the snapshot is refused, or with ``strict``
+    any object or path was rejected."""
     result = manifest_loader.load_manifests(paths)
+    if metrics is not None:
+        metrics.manifest_rejected.set(result.rejected_count)
     for line in result.skipped:
         log.info("%s", line)
     for line in result.warnings:
         log.warning("%s", line)
     for line in result.errors:
         log.error("%s", line)
+    if strict and not result.clean:
+        log.error("--strict: %d objects rejected, %d paths unreadable", result.rejected_count, len(result.path_errors))
+        return False
     version = manifest_loader.manifests_version(result.objects)
     try:
         status = store.apply_snapshot(version, result.objects)
@@ -388,7 +398,8 @@ def load_store(store: CacheStore, paths: Sequence[str]) -> bool:
         return False
     log.info(
         "cache loaded from manifests",
-        extra={"fields": {"version": status.version, "objects": len(result.objects), "files_with_errors": len(result.errors)}},
+        extra={"fields": {"version": status.version, "objects": len(result.objects), "rejected": result.rejected_count,
+                          "path_errors": len(result.path_errors)}},
     )
     return True
 
@@ -527,7 +538,7 @@ class _Server:
             return 1
         if not self.options.wait_for_sync:
             paths = list(self.options.manifests) if self.options.manifests is not None else example_paths()
-            if not load_store(self.store, paths):
+            if not load_store(self.store, paths, strict=self.options.strict, metrics=self.metrics):
                 return 1
         tune_interpreter(self.store)
         try:
@@ -561,17 +572,17 @@ class _Server:
     async def _serve(self, credentials: grpc.ServerCredentials | None) -> int:
         o = self.options
         api = self._grpc_server()
-        api.add_generic_rpc_handlers((SelectionServicer(self.store).handler(),))
+        wire.add_selection_service(SelectionServicer(self.store), api)
         health_servicer = await attach_health(self.store, api)
         cache_servicer = CacheServicer(self.store)
         api_services = [SELECTION_SERVICE, health.SERVICE_NAME]
         cache_server = None
         if o.cache_listen is None:
-            cache_pb2_grpc.add_CacheServiceServicer_to_server(cache_servicer, api)
+            wire.add_cache_service(cache_servicer, api)
             api_services.append(CACHE_SERVICE)
         else:
             cache_server = self._grpc_server()
-            cache_pb2_grpc.add_CacheServiceServicer_to_server(cache_servicer, cache_server)
+            wire.add_cache_service(cache_servicer, cache_server)
             health_pb2_grpc.add_HealthServicer_to_server(health_servicer, cache_server)
             if o.reflection:
                 reflection.enable_server_reflection((CACHE_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), cache_server)

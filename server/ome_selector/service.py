@@ -20,9 +20,9 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
-from ome_selector import api
-from ome_selector.errors import RequestError
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc
+from ome_selector import api, fieldpaths
+from ome_selector.errors import FieldViolation, RequestError, bound
 from ome_selector.store import CacheStore
 
 log = logging.getLogger(__name__)
@@ -33,14 +33,20 @@ T = TypeVar("T")
 
 
 def rich_status(error: RequestError) -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a ``RequestError``."""
-    code = code_pb2.Code.Value(error.code) if error.code in code_pb2.Code.keys() else code_pb2.UNKNOWN
-    status = status_pb2.Status(code=code, message=error.message)
-    if error.violations:
+    """The ``google.rpc.Status`` for a ``RequestError``: field paths in the manifest's camelCase
+    (``fieldpaths.json_path``), Kubernetes texts, every text bounded so the status always fits in
+    gRPC's metadata (``fieldpaths.present``). INVALID_ARGUMENT always carries a
+    ``google.rpc.BadRequest`` with at least one field violation."""
+    code = code_pb2.Code.Value(error.code) if error.code in code_pb2.Code.keys() else code_pb2.INTERNAL
+    message, violations = fieldpaths.present(error)
+    if code == code_pb2.INVALID_ARGUMENT and not violations:
+        violations = [FieldViolation("request", bound(message, fieldpaths.MAX_DESCRIPTION_BYTES))]
+    status = status_pb2.Status(code=code, message=message)
+    if violations:
         bad_request = error_details_pb2.BadRequest(
             field_violations=[
                 error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-                for v in error.violations
+                for v in violations
             ]
         )
         detail = any_pb2.Any()
@@ -80,29 +86,13 @@ async def _answer(
 OFFLOAD_RUNTIMES = 1000
 
 
-SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
-
-
 class SelectionServicer:
     """``ome.selector.v1.SelectionService`` over a ``CacheStore``: one method per row of
     ``api.SELECTION_RPCS``, each answering on the snapshot it reads once (contracts in
-    protos/ome/selector/v1/selector.proto). ``handler()`` registers them all."""
+    protos/ome/selector/v1/selector.proto). ``wire.add_selection_service`` registers them."""
 
     def __init__(self, store: CacheStore) -> None:
         self._store = store
-
-    def handler(self) -> grpc.GenericRpcHandler:
-        """The generic handler of every SelectionService method, as the generated
-        ``add_SelectionServiceServicer_to_server`` would build it."""
-        handlers = {
-            method.name: grpc.unary_unary_rpc_method_handler(
-                getattr(self, method.name),
-                request_deserializer=getattr(selector_pb2, method.input_type.name).FromString,
-                response_serializer=getattr(selector_pb2, method.output_type.name).SerializeToString,
-            )
-            for method in SELECTION_SERVICE.methods
-        }
-        return grpc.method_handlers_generic_handler(SELECTION_SERVICE.full_name, handlers)
 
     async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
         """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""

@@ -13,6 +13,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from ome.selector.v1 import cache_pb2
 
+from . import bounds, errors
 from .errors import FieldViolation, RequestError
 from .ingest import ENUM_TO_KIND, KIND_TO_ENUM, NAMESPACED, Key, apply_defaults, object_key, validate_name, validate_object
 from .snapshot import Snapshot
@@ -45,7 +46,7 @@ def _prepare(objects: Sequence[cache_pb2.CacheObject]) -> dict[Key, cache_pb2.Ca
 def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[FieldViolation]]:
     kind = ENUM_TO_KIND.get(key.kind)
     if kind is None:
-        problem = "kind is required" if key.kind == cache_pb2.OBJECT_KIND_UNSPECIFIED else f"unknown kind {key.kind}"
+        problem = errors.required() if key.kind == cache_pb2.OBJECT_KIND_UNSPECIFIED else f"unknown kind {key.kind}"
         return None, [FieldViolation(f"{path}.kind", problem)]
     violations = validate_name(key.name, f"{path}.name")
     if kind in NAMESPACED:
@@ -89,7 +90,7 @@ class CacheStore:
     def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
         with self._lock:
-            violations = [] if version else [FieldViolation("version", "version is required")]
+            violations = bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
             try:
                 prepared = _prepare(objects)
             except RequestError as err:
@@ -103,8 +104,11 @@ class CacheStore:
     def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Create or replace ``objects`` (all or nothing). An empty version derives ``<previous>+<generation>``."""
         with self._lock:
+            violations = bounds.cache_version(version, "version")
             if not objects:
-                raise RequestError.invalid([FieldViolation("objects", "at least one object is required")])
+                violations.append(FieldViolation("objects", "at least one object is required"))
+            if violations:
+                raise RequestError.invalid(violations)
             prepared = _prepare(objects)
             old = self._snapshot
             generation = old.generation + 1
@@ -113,7 +117,9 @@ class CacheStore:
     def delete(self, version: str, keys: Sequence[cache_pb2.ObjectKey]) -> tuple[cache_pb2.CacheStatus, list[cache_pb2.ObjectKey]]:
         """Delete ``keys`` (all or nothing); returns the status and the keys that were not cached."""
         with self._lock:
-            violations: list[FieldViolation] = [] if keys else [FieldViolation("keys", "at least one key is required")]
+            violations = bounds.cache_version(version, "version")
+            if not keys:
+                violations.append(FieldViolation("keys", "at least one key is required"))
             resolved: list[Key] = []
             first_index: dict[Key, int] = {}
             for i, key in enumerate(keys):

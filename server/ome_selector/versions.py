@@ -11,6 +11,11 @@ from dataclasses import dataclass
 
 _NUMBER = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 _UINT64_MAX = 2**64 - 1
+_UINT64_DIGITS = len(str(_UINT64_MAX))  # 20: longer numbers never fit, so are never converted
+# The longest version accepted (ingest rejects longer ones with a violation; parse_version
+# treats them as not parsing). Far above any real version, far below Python's 4,300-digit
+# int-conversion limit.
+MAX_VERSION_LENGTH = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +34,7 @@ class Version:
 
 
 def _number(text: str) -> int | None:
-    if not _NUMBER.match(text):
+    if len(text) > _UINT64_DIGITS or not _NUMBER.match(text):
         return None
     value = int(text)
     return value if value <= _UINT64_MAX else None
@@ -45,9 +50,10 @@ def parse_version(text: str) -> Version | None:
 
     Rejected, per the docs' "Accepted version formats" table: leading zeros (``1.08.0``), a
     capital ``V``, a suffix before the third number (``1.2-beta``), an empty suffix (``1.0.0-``)
-    and the empty string.
+    and the empty string. A version longer than ``MAX_VERSION_LENGTH`` characters does not parse
+    either; no input raises.
     """
-    if text == "":
+    if text == "" or len(text) > MAX_VERSION_LENGTH:
         return None
     pieces = text.split(".", 2)
     major_text = pieces[0]
