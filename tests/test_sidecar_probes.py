@@ -245,8 +245,9 @@ def test_flags_beat_variables_beat_defaults() -> None:
     assert ServeOptions(**values).problems() == []
 
 
-def test_version() -> None:
-    process = subprocess.run([sys.executable, "-m", "ome_selector.cli", "serve", "--version"], capture_output=True, text=True, timeout=60)
+@pytest.mark.parametrize("args", [["--version"], ["serve", "--version"]])
+def test_version(args: list[str]) -> None:
+    process = subprocess.run([sys.executable, "-m", "ome_selector.cli", *args], capture_output=True, text=True, timeout=60)
     assert (process.returncode, process.stdout) == (0, f"ome-selector {version()}\n")
     assert version() == "0.1.0"
 

@@ -175,12 +175,13 @@ class UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ome-selector`` argument parser: serve, select, explain, effective, admit, reconcile, validate-runtime."""
-    from ome_selector.serve_cli import add_serve_arguments  # imports no grpc (see serve_cli)
+    from ome_selector.serve_cli import add_serve_arguments, version  # imports no grpc (see serve_cli)
 
     parser = argparse.ArgumentParser(
         prog="ome-selector",
         description="Select the serving runtime for OME InferenceServices, as OME v1.3 documents it.",
     )
+    parser.add_argument("--version", action="version", version=f"ome-selector {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
