@@ -15,6 +15,7 @@
 // Output, one fact per line:
 //
 //	selected: ClusterServingRuntime/llama-3-3-70b-hopper score=2
+//	summary: 1/2 runtimes are candidates: 1 accelerator class
 //	excluded: srt-llama-3-3-70b-instruct: runtime does not support the required accelerator class
 //
 // or, when nothing qualifies, `selected: none` followed by `no_runtime_message: ...`.
@@ -122,7 +123,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	defer cancelCall()
 	isvc := inferenceService(o)
 
-	sel, err := selection.SelectRuntime(callCtx, &selectorv1.SelectRuntimeRequest{InferenceService: isvc})
+	// The FULL view: every excluded runtime with its primary reason (BASIC, the default, has the summary only).
+	sel, err := selection.SelectRuntime(callCtx, &selectorv1.SelectRuntimeRequest{InferenceService: isvc, View: selectorv1.SelectRuntimeView_SELECT_RUNTIME_VIEW_FULL})
 	if err != nil {
 		return fmt.Errorf("SelectRuntime: %w", err)
 	}
@@ -222,6 +224,9 @@ func printSelection(out io.Writer, r *selectorv1.SelectRuntimeResponse) {
 	}
 	for _, c := range r.GetCandidates() {
 		fmt.Fprintf(out, "candidate: %d %s score=%d\n", c.GetRank(), refString(c.GetRuntime()), c.GetScore())
+	}
+	if summary := r.GetExclusionSummary(); summary != nil {
+		fmt.Fprintf(out, "summary: %s\n", summary.GetText())
 	}
 	for _, e := range r.GetExclusions() {
 		fmt.Fprintf(out, "excluded: %s: %s\n", e.GetRuntime().GetName(), primaryReason(e.GetReasons()))
