@@ -59,26 +59,25 @@ LABEL_VALUE_RULE = (
 )
 
 
-def subdomain(value: str, path: str) -> list[FieldViolation]:
-    """Violations of a required DNS-1123 subdomain (an object name, at most 253 characters)."""
+def _dns(value: str, path: str, limit: int, pattern: re.Pattern[str], rule: str) -> list[FieldViolation]:
+    """Violations of a required DNS-1123 name of at most ``limit`` characters."""
     if not value:
         return [FieldViolation(path, errors.required())]
-    if len(value) > MAX_NAME_LENGTH:
-        return [FieldViolation(path, errors.too_long_value(value, MAX_NAME_LENGTH))]
-    if not _SUBDOMAIN.match(value):
-        return [FieldViolation(path, errors.invalid_value(value, SUBDOMAIN_RULE))]
+    if len(value) > limit:
+        return [FieldViolation(path, errors.too_long_value(value, limit))]
+    if not pattern.match(value):
+        return [FieldViolation(path, errors.invalid_value(value, rule))]
     return []
+
+
+def subdomain(value: str, path: str) -> list[FieldViolation]:
+    """Violations of a required DNS-1123 subdomain (an object name, at most 253 characters)."""
+    return _dns(value, path, MAX_NAME_LENGTH, _SUBDOMAIN, SUBDOMAIN_RULE)
 
 
 def label(value: str, path: str) -> list[FieldViolation]:
     """Violations of a required DNS-1123 label (a namespace, at most 63 characters)."""
-    if not value:
-        return [FieldViolation(path, errors.required())]
-    if len(value) > MAX_NAMESPACE_LENGTH:
-        return [FieldViolation(path, errors.too_long_value(value, MAX_NAMESPACE_LENGTH))]
-    if not _LABEL.match(value):
-        return [FieldViolation(path, errors.invalid_value(value, LABEL_RULE))]
-    return []
+    return _dns(value, path, MAX_NAMESPACE_LENGTH, _LABEL, LABEL_RULE)
 
 
 def qualified_name(key: str, path: str) -> list[FieldViolation]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable, Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 import yaml
 
@@ -76,45 +76,33 @@ _VERDICT = {
     selector_pb2.VERDICT_EXCLUDED: "Excluded",
     selector_pb2.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE: "NotAutoSelectable",
 }
-_TIE_BREAK = {
-    selector_pb2.TIE_BREAK_SCOPE: "scope",
-    selector_pb2.TIE_BREAK_SCORE: "score",
-    selector_pb2.TIE_BREAK_SIZE_DISTANCE: "size-distance",
-    selector_pb2.TIE_BREAK_NAME: "name",
-}
-_MODE = {selector_pb2.SELECTION_MODE_AUTO: "auto", selector_pb2.SELECTION_MODE_NAMED: "named"}
-_COMPONENT = {
-    selector_pb2.COMPONENT_ENGINE: "engine",
-    selector_pb2.COMPONENT_DECODER: "decoder",
-    selector_pb2.COMPONENT_ROUTER: "router",
-}
-# kubectl-ome runtime.md (effective): the mode sources as the docs name them.
-_MODE_SOURCE = {
-    selector_pb2.MODE_SOURCE_SERVICE_ANNOTATION: "ServiceAnnotation",
-    selector_pb2.MODE_SOURCE_COMPONENT_ANNOTATION: "ComponentAnnotation",
-    selector_pb2.MODE_SOURCE_SERVICE_SPEC: "ServiceSpec",
-    selector_pb2.MODE_SOURCE_LEADER_WORKER_SHAPE: "LeaderWorkerShape",
-    selector_pb2.MODE_SOURCE_DEFAULT: "Default",
-}
-# Ours (the docs' effective report shows no accelerator): why a component gets its class.
-_ACCELERATOR_SOURCE = {
-    selector_pb2.ACCELERATOR_SOURCE_COMPONENT_OVERRIDE: "ComponentOverride",
-    selector_pb2.ACCELERATOR_SOURCE_SELECTOR: "Selector",
-    selector_pb2.ACCELERATOR_SOURCE_POLICY: "Policy",
-    selector_pb2.ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE: "RuntimeListsNone",
-    selector_pb2.ACCELERATOR_SOURCE_NONE_NOT_REQUESTED: "NotRequested",
-    selector_pb2.ACCELERATOR_SOURCE_NONE_NO_CANDIDATE: "NoCandidate",
-    selector_pb2.ACCELERATOR_SOURCE_NONE_ROUTER: "Router",
-}
-_ADMISSION_PATH = {
-    selector_pb2.ADMISSION_PATH_NO_ENGINE: "NoEngine",
-    selector_pb2.ADMISSION_PATH_DEFERRED_FULL_RUNNER: "DeferredFullRunner",
-    selector_pb2.ADMISSION_PATH_AUTO_SELECT: "AutoSelect",
-    selector_pb2.ADMISSION_PATH_NAMED_RUNTIME: "NamedRuntime",
-    selector_pb2.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL: "NamedRuntimeNoModel",
-    selector_pb2.ADMISSION_PATH_PINNED_NO_MODEL: "PinnedNoModel",
-    selector_pb2.ADMISSION_PATH_SPEC: "Spec",
-}
+def _labels(enum: Any, prefix: str, style: Callable[[list[str]], str], drop: str = "") -> dict[int, str]:
+    """Labels of a proto enum's values from their names (``UNSPECIFIED`` left out): the name
+    without ``prefix`` (and ``drop``), its words put together by ``style``."""
+    return {
+        value: style(name.removeprefix(prefix).removeprefix(drop).split("_"))
+        for name, value in enum.items()
+        if not name.endswith("_UNSPECIFIED")
+    }
+
+
+def _camel(words: list[str]) -> str:
+    return "".join(w.capitalize() for w in words)
+
+
+def _kebab(words: list[str]) -> str:
+    return "-".join(w.lower() for w in words)
+
+
+_TIE_BREAK = _labels(selector_pb2.TieBreak, "TIE_BREAK_", _kebab)  # scope, score, size-distance, name
+_MODE = _labels(selector_pb2.SelectionMode, "SELECTION_MODE_", _kebab)  # auto, named
+_COMPONENT = _labels(selector_pb2.Component, "COMPONENT_", _kebab)  # engine, decoder, router
+# kubectl-ome runtime.md (effective): the mode sources as the docs name them (ServiceAnnotation ...).
+_MODE_SOURCE = _labels(selector_pb2.ModeSource, "MODE_SOURCE_", _camel)
+# Ours (the docs' effective report shows no accelerator): why a component gets its class
+# (ComponentOverride, Selector, Policy, RuntimeListsNone, NotRequested, NoCandidate, Router).
+_ACCELERATOR_SOURCE = _labels(selector_pb2.AcceleratorSource, "ACCELERATOR_SOURCE_", _camel, drop="NONE_")
+_ADMISSION_PATH = _labels(selector_pb2.AdmissionPath, "ADMISSION_PATH_", _camel)  # NoEngine, AutoSelect ...
 
 _EXPLAIN_HELP = """\
 Lists every runtime in scope: the candidates in the order OME ranks them (the first one is the

@@ -13,6 +13,23 @@ OBJECT_META = frozenset({
     "ownerReferences", "finalizers", "managedFields",
 })
 
+# Kubernetes PodSpec fields the OME CRDs inline in LeaderSpec and WorkerSpec.
+POD_SPEC = frozenset({
+    "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "containers", "dnsConfig",
+    "dnsPolicy", "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC",
+    "hostNetwork", "hostPID", "hostUsers", "hostname", "imagePullSecrets", "initContainers",
+    "nodeName", "nodeSelector", "os", "overhead", "preemptionPolicy", "priority",
+    "priorityClassName", "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName",
+    "schedulerName", "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
+    "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
+    "tolerations", "topologySpreadConstraints", "volumes"
+})
+# EngineSpec, DecoderSpec and RouterSpec: the PodSpec fields plus OME's component fields.
+COMPONENT_SPEC = POD_SPEC | frozenset({
+    "canaryTrafficPercent", "containerConcurrency", "deploymentStrategy", "kedaConfig",
+    "maxUnavailable", "minAvailable", "scaleMetric", "scaleTarget", "timeoutSeconds"
+})
+
 UNMODELLED: dict[str, frozenset[str]] = {
     "ome.v1beta1.AcceleratorCapabilities": frozenset({
         "clockSpeedMHz", "levelZeroVersion"
@@ -33,8 +50,8 @@ UNMODELLED: dict[str, frozenset[str]] = {
         "status"
     }),
     "ome.v1beta1.BaseModelSpec": frozenset({
-        "additionalMetadata", "apiCapabilities", "compartmentID", "maxTokens", "modelConfiguration",
-        "servingMode", "storage"
+        "additionalMetadata", "apiCapabilities", "compartmentID", "maxTokens",
+        "modelConfiguration", "servingMode", "storage"
     }),
     "ome.v1beta1.ClusterBaseModel": frozenset({
         "status"
@@ -48,58 +65,16 @@ UNMODELLED: dict[str, frozenset[str]] = {
         "startupProbe", "stdin", "stdinOnce", "terminationMessagePath", "terminationMessagePolicy",
         "tty", "volumeDevices", "volumeMounts", "workingDir"
     }),
-    "ome.v1beta1.DecoderSpec": frozenset({
-        "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "canaryTrafficPercent",
-        "containerConcurrency", "containers", "deploymentStrategy", "dnsConfig", "dnsPolicy",
-        "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork",
-        "hostPID", "hostUsers", "hostname", "imagePullSecrets", "initContainers", "kedaConfig",
-        "maxUnavailable", "minAvailable", "nodeName", "nodeSelector", "os", "overhead",
-        "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "resourceClaims",
-        "restartPolicy", "runtimeClassName", "scaleMetric", "scaleTarget", "schedulerName",
-        "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
-        "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
-        "timeoutSeconds", "tolerations", "topologySpreadConstraints", "volumes"
-    }),
-    "ome.v1beta1.EngineSpec": frozenset({
-        "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "canaryTrafficPercent",
-        "containerConcurrency", "containers", "deploymentStrategy", "dnsConfig", "dnsPolicy",
-        "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork",
-        "hostPID", "hostUsers", "hostname", "imagePullSecrets", "initContainers", "kedaConfig",
-        "maxUnavailable", "minAvailable", "nodeName", "nodeSelector", "os", "overhead",
-        "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "resourceClaims",
-        "restartPolicy", "runtimeClassName", "scaleMetric", "scaleTarget", "schedulerName",
-        "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
-        "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
-        "timeoutSeconds", "tolerations", "topologySpreadConstraints", "volumes"
-    }),
+    "ome.v1beta1.DecoderSpec": COMPONENT_SPEC,
+    "ome.v1beta1.EngineSpec": COMPONENT_SPEC,
     "ome.v1beta1.InferenceService": frozenset({
         "status"
     }),
     "ome.v1beta1.InferenceServiceSpec": frozenset({
         "kedaConfig", "predictor"
     }),
-    "ome.v1beta1.LeaderSpec": frozenset({
-        "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "containers",
-        "dnsConfig", "dnsPolicy", "enableServiceLinks", "ephemeralContainers", "hostAliases",
-        "hostIPC", "hostNetwork", "hostPID", "hostUsers", "hostname", "imagePullSecrets",
-        "initContainers", "nodeName", "nodeSelector", "os", "overhead", "preemptionPolicy",
-        "priority", "priorityClassName", "readinessGates", "resourceClaims", "restartPolicy",
-        "runtimeClassName", "schedulerName", "schedulingGates", "securityContext", "serviceAccount",
-        "serviceAccountName", "setHostnameAsFQDN", "shareProcessNamespace", "subdomain",
-        "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "volumes"
-    }),
-    "ome.v1beta1.RouterSpec": frozenset({
-        "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "canaryTrafficPercent",
-        "containerConcurrency", "containers", "deploymentStrategy", "dnsConfig", "dnsPolicy",
-        "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork",
-        "hostPID", "hostUsers", "hostname", "imagePullSecrets", "initContainers", "kedaConfig",
-        "maxUnavailable", "minAvailable", "nodeName", "nodeSelector", "os", "overhead",
-        "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "resourceClaims",
-        "restartPolicy", "runtimeClassName", "scaleMetric", "scaleTarget", "schedulerName",
-        "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
-        "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
-        "timeoutSeconds", "tolerations", "topologySpreadConstraints", "volumes"
-    }),
+    "ome.v1beta1.LeaderSpec": POD_SPEC,
+    "ome.v1beta1.RouterSpec": COMPONENT_SPEC,
     "ome.v1beta1.ServingRuntime": frozenset({
         "status"
     }),
@@ -111,14 +86,5 @@ UNMODELLED: dict[str, frozenset[str]] = {
     "ome.v1beta1.SupportedModelFormat": frozenset({
         "acceleratorConfig"
     }),
-    "ome.v1beta1.WorkerSpec": frozenset({
-        "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "containers",
-        "dnsConfig", "dnsPolicy", "enableServiceLinks", "ephemeralContainers", "hostAliases",
-        "hostIPC", "hostNetwork", "hostPID", "hostUsers", "hostname", "imagePullSecrets",
-        "initContainers", "nodeName", "nodeSelector", "os", "overhead", "preemptionPolicy",
-        "priority", "priorityClassName", "readinessGates", "resourceClaims", "restartPolicy",
-        "runtimeClassName", "schedulerName", "schedulingGates", "securityContext", "serviceAccount",
-        "serviceAccountName", "setHostnameAsFQDN", "shareProcessNamespace", "subdomain",
-        "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "volumes"
-    }),
+    "ome.v1beta1.WorkerSpec": POD_SPEC,
 }

@@ -327,30 +327,36 @@ def _outcome(context: Any, error: BaseException | None) -> str:
     return "UNKNOWN"  # what grpc answers for an exception that escapes a handler
 
 
+class _Tracked:
+    """One call's bookkeeping around its handler: ``async with _Tracked(call, context) as t``
+    counts it started, and when the block ends (returned, raised or cancelled) finished, with
+    the response the block left in ``t.response``."""
+
+    def __init__(self, call: _Call, context: Any) -> None:
+        self.call, self.context, self.response = call, context, None
+        self.started = 0.0
+
+    async def __aenter__(self) -> _Tracked:
+        self.started = self.call.started()
+        return self
+
+    async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
+        self.call.finished(self.context, self.started, error, self.response)
+
+
 def _wrap_unary(call: _Call, behavior: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapped(request: Any, context: Any) -> Any:
-        started = call.started()
-        error: BaseException | None = None
-        result: Any = None
-        try:
+        async with _Tracked(call, context) as tracked:
             result = behavior(request, context)
-            if inspect.isawaitable(result):
-                result = await result
-            return result
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            call.finished(context, started, error, result)
+            tracked.response = await result if inspect.isawaitable(result) else result
+            return tracked.response
 
     return wrapped
 
 
 def _wrap_streaming(call: _Call, behavior: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapped(request: Any, context: Any) -> Any:
-        started = call.started()
-        error: BaseException | None = None
-        try:
+        async with _Tracked(call, context):
             result = behavior(request, context)
             if hasattr(result, "__aiter__"):
                 async for response in result:
@@ -360,11 +366,6 @@ def _wrap_streaming(call: _Call, behavior: Callable[..., Any]) -> Callable[..., 
                     yield response
             else:  # a coroutine that writes with context.write()
                 await result
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            call.finished(context, started, error, None)
 
     return wrapped
 
