@@ -328,7 +328,7 @@ async def test_invalid_argument_carries_every_violation(monkeypatch: pytest.Monk
     def reject(snapshot: Any, request: Any) -> None:
         raise RequestError.invalid(violations)
 
-    monkeypatch.setattr(api, "explain_runtimes", reject)
+    monkeypatch.setitem(api.SELECTION_RPCS, "ExplainRuntimes", reject)
     context = FakeContext()
     with pytest.raises(Aborted):
         await SelectionServicer(synced_store()).ExplainRuntimes(selector_pb2.ExplainRuntimesRequest(), context)  # type: ignore[arg-type]
@@ -371,7 +371,7 @@ async def test_unexpected_exception_is_internal_without_traceback(monkeypatch: p
     def explode(snapshot: Any, request: Any) -> None:
         raise ZeroDivisionError("secret detail /etc/x")
 
-    monkeypatch.setattr(api, "select_runtime", explode)
+    monkeypatch.setitem(api.SELECTION_RPCS, "SelectRuntime", explode)
     context = FakeContext()
     with pytest.raises(Aborted):
         await SelectionServicer(synced_store()).SelectRuntime(selector_pb2.SelectRuntimeRequest(), context)  # type: ignore[arg-type]
@@ -418,3 +418,12 @@ def test_server_module_runs_under_python_m() -> None:
 ])
 def test_display_address(listen: str, port: int, shown: str) -> None:
     assert server_module.display_address(listen, port) == shown
+
+
+def test_every_selection_method_is_served_from_the_table() -> None:
+    """api.SELECTION_RPCS has one row per SelectionService method of the proto, and no other."""
+    from ome_selector import api
+
+    methods = {m.name for m in selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].methods}
+    assert set(api.SELECTION_RPCS) == methods
+    assert all(callable(getattr(SelectionServicer(CacheStore()), name)) for name in methods)

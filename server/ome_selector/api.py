@@ -16,6 +16,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from google.protobuf.message import Message
 
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
@@ -29,6 +33,7 @@ from .ingest import compile_request, validate_name
 from .runtime_webhook import validate_runtime
 from .snapshot import Snapshot
 
+R = TypeVar("R", pb.AdmitInferenceServiceResponse, pb.ReconcileInferenceServiceResponse)
 NOT_SYNCED_MESSAGE = "cache not synced yet"
 NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
 EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
@@ -224,7 +229,7 @@ def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
     summary = pb.ExclusionSummary(
         runtimes=auto.total,
         candidates=len(auto.ranked),
-        text=messages.exclusion_summary(len(auto.ranked), auto.total, [(c.value, n) for c, n in counts]),
+        text=messages.exclusion_summary(len(auto.ranked), auto.total, [(c.name, n) for c, n in counts]),
     )
     for check, count in counts:
         if count:
@@ -387,17 +392,16 @@ def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServic
         raise RequestError.invalid(violations)
     admission = lifecycle.admit(snapshot, isvc)
     response = pb.AdmitInferenceServiceResponse(
-        allowed=admission.allowed,
-        denial_message=admission.denial,
-        warnings=admission.warnings,
-        path=pb.AdmissionPath.Value("ADMISSION_PATH_" + admission.path),
-        webhook=lifecycle.ISVC_WEBHOOK,
-        cache_version=snapshot.version,
+        allowed=admission.allowed, denial_message=admission.denial, warnings=admission.warnings,
+        path=pb.AdmissionPath.Value("ADMISSION_PATH_" + admission.path), webhook=lifecycle.ISVC_WEBHOOK, cache_version=snapshot.version,
     )
-    if admission.decision is not None:
-        selection = _selection(admission.decision)
-        if selection is not None:
-            response.selection.CopyFrom(selection)
+    return _with_selection(response, _selection(admission.decision) if admission.decision is not None else None)
+
+
+def _with_selection(response: R, selection: pb.Selection | None) -> R:
+    """``response`` with its ``selection`` set when there is one."""
+    if selection is not None:
+        response.selection.CopyFrom(selection)
     return response
 
 
@@ -417,14 +421,14 @@ def reconcile_inference_service(snapshot: Snapshot, request: pb.ReconcileInferen
     if result.condition is not None:
         c = result.condition
         response.runtime_ready.CopyFrom(pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info"))
-    if result.runtime is not None:
-        if result.decision is not None and result.decision.runtime is result.runtime:
-            selection = _selection(result.decision)
-        else:
-            selection = pb.Selection(runtime=runtime_ref(result.runtime), mode=pb.SELECTION_MODE_NAMED, inheritance_chain=result.runtime.chain, supported_model_format_index=-1)
-        if selection is not None:
-            response.selection.CopyFrom(selection)
-    return response
+    rt = result.runtime
+    if rt is not None and result.decision is not None and result.decision.runtime is rt:
+        selection = _selection(result.decision)
+    elif rt is not None:  # a pinned runtime, served without a compatibility check
+        selection = pb.Selection(runtime=runtime_ref(rt), mode=pb.SELECTION_MODE_NAMED, inheritance_chain=rt.chain, supported_model_format_index=-1)
+    else:
+        selection = None
+    return _with_selection(response, selection)
 
 
 def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest) -> pb.GetEffectiveRuntimeResponse:
@@ -470,3 +474,15 @@ def validate_serving_runtime(snapshot: Snapshot, request: pb.ValidateServingRunt
         inheritance_chain=verdict.inheritance_chain,
         cache_version=snapshot.version,
     )
+
+
+# SelectionService: method name -> the function that answers it (service.SelectionServicer
+# serves each row; the offline CLI calls the same functions).
+SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
+    "SelectRuntime": select_runtime,
+    "ExplainRuntimes": explain_runtimes,
+    "AdmitInferenceService": admit_inference_service,
+    "ReconcileInferenceService": reconcile_inference_service,
+    "GetEffectiveRuntime": get_effective_runtime,
+    "ValidateServingRuntime": validate_serving_runtime,
+}

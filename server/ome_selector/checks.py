@@ -20,16 +20,9 @@ from .sizes import outside
 from .versions import entry_accepts
 
 
-class Check(enum.Enum):
-    """Check names; the same names as the proto enum ``ome.selector.v1.Check``."""
-
-    DISABLED = "DISABLED"
-    ACCELERATOR_CLASS = "ACCELERATOR_CLASS"
-    DEPLOYMENT_MODE = "DEPLOYMENT_MODE"
-    MODEL_FORMAT = "MODEL_FORMAT"
-    MODEL_SIZE = "MODEL_SIZE"
-    AUTO_SELECT = "AUTO_SELECT"
-    SCORE = "SCORE"
+# Check names, in canonical order; the same names as the proto enum ``ome.selector.v1.Check``
+# (api.CHECK_TO_PB maps them).
+Check = enum.Enum("Check", "DISABLED ACCELERATOR_CLASS DEPLOYMENT_MODE MODEL_FORMAT MODEL_SIZE AUTO_SELECT SCORE")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +80,9 @@ def _component_difference(
     name: str, model: types_pb2.DiffusionComponentSpec, entry: types_pb2.DiffusionComponentSpec
 ) -> str | None:
     if entry.library and model.library != entry.library:
-        return f"{name} library mismatch (model={model.library}, runtime={entry.library})"
+        return messages.MISMATCH.format(what=f"{name} library", model=model.library, runtime=entry.library)
     if entry.type and model.type != entry.type:
-        return f"{name} type mismatch (model={model.type}, runtime={entry.type})"
+        return messages.MISMATCH.format(what=f"{name} type", model=model.type, runtime=entry.type)
     return None
 
 
@@ -101,25 +94,25 @@ def pipeline_difference(
     ``additionalComponents`` keys are checked in sorted order (OME's map order is random).
     """
     if model is None:
-        return "diffusion pipeline required by runtime but not specified in model"
+        return messages.PIPELINE_MISSING
     if entry.HasField("class_name") and (not model.HasField("class_name") or model.class_name != entry.class_name):
         shown = model.class_name if model.HasField("class_name") else "<nil>"
-        return f"pipeline class mismatch (model={shown}, runtime={entry.class_name})"
+        return messages.MISMATCH.format(what="pipeline class", model=shown, runtime=entry.class_name)
     for field in _PIPELINE_COMPONENTS:
         if not entry.HasField(field):
             continue
         name = _PIPELINE_NAMES.get(field, field)
         if not model.HasField(field):
-            return f"component {name} required by runtime but not specified in model"
+            return messages.PIPELINE_COMPONENT_MISSING.format(name=name)
         diff = _component_difference(name, getattr(model, field), getattr(entry, field))
         if diff:
             return diff
     if entry.additional_components:
         if not model.additional_components:
-            return "diffusion pipeline missing required additional components"
+            return messages.PIPELINE_ADDITIONAL_MISSING
         for key in sorted(entry.additional_components):
             if key not in model.additional_components:
-                return f"diffusion component {key} missing in model"
+                return messages.PIPELINE_ADDITIONAL_COMPONENT_MISSING.format(name=key)
             diff = _component_difference(key, model.additional_components[key], entry.additional_components[key])
             if diff:
                 return diff
@@ -128,11 +121,11 @@ def pipeline_difference(
 
 def _presence(what: str, model_value: str | None, entry_value: str | None) -> str | None:
     if model_value is not None and entry_value is not None:
-        return None if model_value == entry_value else f"{what} mismatch (model={model_value}, runtime={entry_value})"
+        return None if model_value == entry_value else messages.MISMATCH.format(what=what, model=model_value, runtime=entry_value)
     if entry_value is not None:
-        return f"model has no {what} but runtime requires {entry_value}"
+        return messages.MODEL_LACKS.format(what=what, runtime=entry_value)
     if model_value is not None:
-        return f"model has {what} {model_value} but runtime has no {what} requirement"
+        return messages.RUNTIME_LACKS.format(what=what, model=model_value)
     return None
 
 
@@ -140,12 +133,19 @@ def _version_difference(what: str, model: Spec, entry: Spec) -> str | None:
     if model.version is not None and entry.version is not None:
         if entry_accepts(entry.parsed, entry.operator, model.parsed):
             return None
-        return f"{what} version mismatch (model={model.version}, runtime={entry.version})"
+        return messages.MISMATCH.format(what=f"{what} version", model=model.version, runtime=entry.version)
     if entry.version is not None:
-        return f"model has no {what} version but runtime requires {entry.version}"
+        return messages.MODEL_LACKS_VERSION.format(what=what, runtime=entry.version)
     if model.version is not None:
-        return f"model has {what} version but runtime has no version requirement"
+        return messages.RUNTIME_LACKS_VERSION.format(what=what)
     return None
+
+
+def _named_difference(what: str, model: Spec, entry: Spec) -> str | None:
+    """A name mismatch, else the version difference, of a format or framework."""
+    if model.name != entry.name:
+        return messages.MISMATCH.format(what=f"{what} name", model=model.name, runtime=entry.name)
+    return _version_difference(what, model, entry)
 
 
 def entry_differences(entry: Entry, model: Model) -> tuple[str, ...]:
@@ -163,26 +163,16 @@ def entry_differences(entry: Entry, model: Model) -> tuple[str, ...]:
         diff = _presence(what, model_value, entry_value)
         if diff:
             out.append(diff)
-    ef, mf = entry.model_format, model.model_format
-    if ef is not None:
-        if ef.name != mf.name:
-            out.append(f"format name mismatch (model={mf.name}, runtime={ef.name})")
-        else:
-            diff = _version_difference("format", mf, ef)
-            if diff:
-                out.append(diff)
-    ew, mw = entry.model_framework, model.model_framework
-    if ew is not None and mw is not None:
-        if ew.name != mw.name:
-            out.append(f"framework name mismatch (model={mw.name}, runtime={ew.name})")
-        else:
-            diff = _version_difference("framework", mw, ew)
-            if diff:
-                out.append(diff)
-    elif ew is not None:
-        out.append(f"model has no framework but runtime requires {ew.name}")
-    elif mw is not None:
-        out.append(f"model has framework {mw.name} but runtime has no framework requirement")
+    ef, ew, mw = entry.model_format, entry.model_framework, model.model_framework
+    diffs = [
+        _named_difference("format", model.model_format, ef) if ef is not None else None,
+        _named_difference("framework", mw, ew) if ew is not None and mw is not None else None,
+    ]
+    out += [diff for diff in diffs if diff]
+    if ew is not None and mw is None:
+        out.append(messages.MODEL_LACKS.format(what="framework", runtime=ew.name))
+    elif mw is not None and ew is None:
+        out.append(messages.RUNTIME_LACKS.format(what="framework", model=mw.name))
     return tuple(out)
 
 

@@ -26,6 +26,11 @@ ACCELERATOR_CLASS = "AcceleratorClass"
 DEPLOYMENT_MODE_ANNOTATION = "ome.io/deploymentMode"
 ACCELERATOR_CLASS_ANNOTATION = "ome.io/accelerator-class"
 INHERIT_FROM_ANNOTATION = "ome.io/inherit-from"
+# runtime-inheritance.md, "Chain limits": how a chain breaks (reference/kubectl-ome/runtime.md
+# names them NotFound, Cycle and MaxDepthExceeded).
+CHAIN_NOT_FOUND = "NotFound"
+CHAIN_CYCLE = "Cycle"
+CHAIN_MAX_DEPTH = "MaxDepthExceeded"
 # runtime-deployment-mode-matching.md: the values that count as a mode (case-sensitive).
 VALID_MODES = frozenset({"RawDeployment", "OMENative", "MultiNode", "VirtualDeployment"})
 
@@ -113,6 +118,9 @@ class Runtime:
     chain: tuple[str, ...] = ()
     chain_keys: tuple[tuple[str, str, str], ...] = ()  # (kind, namespace, name), root first
     inheritance_error: str | None = None
+    # Why the chain broke (with ``inheritance_error``): one of CHAIN_NOT_FOUND, CHAIN_CYCLE,
+    # CHAIN_MAX_DEPTH, the reasons ``kubectl ome runtime explain --with-effective`` shows.
+    inheritance_reason: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:

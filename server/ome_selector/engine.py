@@ -32,22 +32,10 @@ from .snapshot import RuntimeGroup, Snapshot, mask_from_positions as _mask_from_
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
 
-class Verdict(enum.Enum):
-    """Same names as the proto enum ``ome.selector.v1.Verdict``."""
-
-    CANDIDATE = "CANDIDATE"
-    EXCLUDED = "EXCLUDED"
-    COMPATIBLE_NOT_AUTO_SELECTABLE = "COMPATIBLE_NOT_AUTO_SELECTABLE"
-
-
-class TieBreak(enum.Enum):
-    """What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``)."""
-
-    UNSPECIFIED = "UNSPECIFIED"
-    SCOPE = "SCOPE"
-    SCORE = "SCORE"
-    SIZE_DISTANCE = "SIZE_DISTANCE"
-    NAME = "NAME"
+# A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``.
+Verdict = enum.Enum("Verdict", "CANDIDATE EXCLUDED COMPATIBLE_NOT_AUTO_SELECTABLE")
+# What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``).
+TieBreak = enum.Enum("TieBreak", "UNSPECIFIED SCOPE SCORE SIZE_DISTANCE NAME")
 
 
 @dataclass(frozen=True, slots=True)

@@ -414,8 +414,8 @@ def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective
             return unavailable("NotFound")
     error = runtime.inheritance_error
     if error is not None:
-        chain_reason = "Cycle" if error.startswith("inheritance cycle") else "MaxDepthExceeded" if "max depth" in error else "NotFound"
-        return unavailable("NotFound" if chain_reason == "NotFound" else "Unreadable", runtime, error, chain_reason)
+        chain_reason = runtime.inheritance_reason or d.CHAIN_NOT_FOUND
+        return unavailable("NotFound" if chain_reason == d.CHAIN_NOT_FOUND else "Unreadable", runtime, error, chain_reason)
     chain = runtime.chain_keys or (runtime.key,)
     state, reason = ("Unavailable", "Disabled") if runtime.named_compiled.disabled else ("Available", "")
     return Effective(state, reason, runtime, selection, chain, "", components(snapshot, isvc, runtime, True))

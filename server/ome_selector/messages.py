@@ -36,6 +36,22 @@ def deployment_mode(component: str, runtime_mode: str, requested_mode: str) -> s
     )
 
 
+# model-version-matching.md, "Mismatch reasons", and diffusion-pipeline-runtime-matching.md: the
+# part of one supportedModelFormats entry. ``what`` is format, framework, architecture or
+# quantization (or a pipeline component's name).
+
+
+MISMATCH = "{what} mismatch (model={model}, runtime={runtime})"  # e.g. framework version mismatch
+MODEL_LACKS = "model has no {what} but runtime requires {runtime}"
+RUNTIME_LACKS = "model has {what} {model} but runtime has no {what} requirement"
+MODEL_LACKS_VERSION = "model has no {what} version but runtime requires {runtime}"
+RUNTIME_LACKS_VERSION = "model has {what} version but runtime has no version requirement"
+PIPELINE_MISSING = "diffusion pipeline required by runtime but not specified in model"
+PIPELINE_ADDITIONAL_MISSING = "diffusion pipeline missing required additional components"
+PIPELINE_COMPONENT_MISSING = "component {name} required by runtime but not specified in model"
+PIPELINE_ADDITIONAL_COMPONENT_MISSING = "diffusion component {name} missing in model"
+
+
 def model_format(label: str, entry_texts: Sequence[str]) -> str:
     """model-version-matching.md, "Mismatch reasons": one text per entry, joined by ``; ``."""
     detail = "; ".join(entry_texts) if entry_texts else NO_SUPPORTED_FORMATS
@@ -161,7 +177,7 @@ def inherit_max_depth(chain: Sequence[str]) -> str:
 
 # ---- texts of this service (not OME's) --------------------------------------------------------
 
-# The exclusion summary's label per primary reason, by ``checks.Check`` value, in canonical order.
+# The exclusion summary's label per primary reason, by ``checks.Check`` name, in canonical order.
 SUMMARY_LABELS = {
     "DISABLED": "disabled",
     "ACCELERATOR_CLASS": "accelerator class",
@@ -176,7 +192,7 @@ SUMMARY_LABELS = {
 def exclusion_summary(candidates: int, total: int, counts: Sequence[tuple[str, int]]) -> str:
     """One line in kube-scheduler's style (``0/5 nodes are available: 3 ...``):
     ``2/206 runtimes are candidates: 150 model format, 40 model size``. ``counts`` holds
-    (``checks.Check`` value, count) in canonical order; zero counts are left out."""
+    (``checks.Check`` name, count) in canonical order; zero counts are left out."""
     text = f"{candidates}/{total} runtimes are candidates"
     shown = [f"{count} {SUMMARY_LABELS[check]}" for check, count in counts if count]
     return text + (": " + ", ".join(shown) if shown else "")

@@ -27,7 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_reflection.v1alpha import reflection
 
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
 from ome_selector import manifests as manifest_loader
 from ome_selector.errors import RequestError
 from ome_selector.examples import example_paths
@@ -299,7 +299,7 @@ async def _run(
             ("grpc.so_reuseport", 0),
         ],
     )
-    selector_pb2_grpc.add_SelectionServiceServicer_to_server(SelectionServicer(store), server)
+    server.add_generic_rpc_handlers((SelectionServicer(store).handler(),))
     cache_pb2_grpc.add_CacheServiceServicer_to_server(CacheServicer(store), server)
     health_servicer = await attach_health(store, server)
     reflection.enable_server_reflection(

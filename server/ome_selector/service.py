@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
 from ome_selector import api
 from ome_selector.errors import RequestError
 from ome_selector.store import CacheStore
@@ -68,63 +69,49 @@ async def _answer(context: grpc.aio.ServicerContext, method: str, compute: Calla
 OFFLOAD_RUNTIMES = 1000
 
 
-class SelectionServicer(selector_pb2_grpc.SelectionServiceServicer):
-    """``ome.selector.v1.SelectionService`` over a ``CacheStore``."""
+SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
+
+
+class SelectionServicer:
+    """``ome.selector.v1.SelectionService`` over a ``CacheStore``: one method per row of
+    ``api.SELECTION_RPCS``, each answering on the snapshot it reads once (contracts in
+    protos/ome/selector/v1/selector.proto). ``handler()`` registers them all."""
 
     def __init__(self, store: CacheStore) -> None:
         self._store = store
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler of every SelectionService method, as the generated
+        ``add_SelectionServiceServicer_to_server`` would build it."""
+        handlers = {
+            method.name: grpc.unary_unary_rpc_method_handler(
+                getattr(self, method.name),
+                request_deserializer=getattr(selector_pb2, method.input_type.name).FromString,
+                response_serializer=getattr(selector_pb2, method.output_type.name).SerializeToString,
+            )
+            for method in SELECTION_SERVICE.methods
+        }
+        return grpc.method_handlers_generic_handler(SELECTION_SERVICE.full_name, handlers)
 
     async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
         """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""
         return await _answer(context, method, compute, offload=len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES)
 
-    async def SelectRuntime(
-        self, request: selector_pb2.SelectRuntimeRequest, context: grpc.aio.ServicerContext
-    ) -> selector_pb2.SelectRuntimeResponse:
-        """``ome.selector.v1.SelectionService/SelectRuntime``; contract in protos/ome/selector/v1/selector.proto."""
-        return await self._answer(
-            context, "SelectRuntime", lambda: api.select_runtime(self._store.snapshot, request)
-        )
 
-    async def ExplainRuntimes(
-        self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.aio.ServicerContext
-    ) -> selector_pb2.ExplainRuntimesResponse:
-        """``ome.selector.v1.SelectionService/ExplainRuntimes``; contract in protos/ome/selector/v1/selector.proto."""
-        return await self._answer(
-            context, "ExplainRuntimes", lambda: api.explain_runtimes(self._store.snapshot, request)
-        )
+def _selection_method(name: str) -> Callable[..., Awaitable[Message]]:
+    """The servicer method ``name``: the ``api.SELECTION_RPCS`` row of that name, looked up per
+    call (the table is the dispatch)."""
 
-    async def AdmitInferenceService(
-        self, request: selector_pb2.AdmitInferenceServiceRequest, context: grpc.aio.ServicerContext
-    ) -> selector_pb2.AdmitInferenceServiceResponse:
-        """``ome.selector.v1.SelectionService/AdmitInferenceService``; contract in protos/ome/selector/v1/selector.proto."""
-        return await self._answer(
-            context, "AdmitInferenceService", lambda: api.admit_inference_service(self._store.snapshot, request)
-        )
+    async def method(self: SelectionServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, name, lambda: api.SELECTION_RPCS[name](self._store.snapshot, request))
 
-    async def ReconcileInferenceService(
-        self, request: selector_pb2.ReconcileInferenceServiceRequest, context: grpc.aio.ServicerContext
-    ) -> selector_pb2.ReconcileInferenceServiceResponse:
-        """``ome.selector.v1.SelectionService/ReconcileInferenceService``; contract in protos/ome/selector/v1/selector.proto."""
-        return await self._answer(
-            context, "ReconcileInferenceService", lambda: api.reconcile_inference_service(self._store.snapshot, request)
-        )
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``ome.selector.v1.SelectionService/{name}``: ``api.{api.SELECTION_RPCS[name].__name__}``."
+    return method
 
-    async def GetEffectiveRuntime(
-        self, request: selector_pb2.GetEffectiveRuntimeRequest, context: grpc.aio.ServicerContext
-    ) -> selector_pb2.GetEffectiveRuntimeResponse:
-        """``ome.selector.v1.SelectionService/GetEffectiveRuntime``; contract in protos/ome/selector/v1/selector.proto."""
-        return await self._answer(
-            context, "GetEffectiveRuntime", lambda: api.get_effective_runtime(self._store.snapshot, request)
-        )
 
-    async def ValidateServingRuntime(
-        self, request: selector_pb2.ValidateServingRuntimeRequest, context: grpc.aio.ServicerContext
-    ) -> selector_pb2.ValidateServingRuntimeResponse:
-        """``ome.selector.v1.SelectionService/ValidateServingRuntime``; contract in protos/ome/selector/v1/selector.proto."""
-        return await self._answer(
-            context, "ValidateServingRuntime", lambda: api.validate_serving_runtime(self._store.snapshot, request)
-        )
+for _name in api.SELECTION_RPCS:
+    setattr(SelectionServicer, _name, _selection_method(_name))
 
 
 class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
@@ -139,34 +126,30 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
         self._store = store
         self._write_lock = asyncio.Lock()
 
+    async def _write(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
+        """Run one cache write under the write lock, in a worker thread."""
+        async with self._write_lock:
+            return await _answer(context, method, compute, offload=True)
+
     async def ApplySnapshot(
         self, request: cache_pb2.ApplySnapshotRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.ApplySnapshotResponse:
         """``ome.selector.v1.CacheService/ApplySnapshot``; contract in protos/ome/selector/v1/cache.proto."""
-        async with self._write_lock:
-            status = await _answer(
-                context, "ApplySnapshot", offload=True, compute=lambda: self._store.apply_snapshot(request.version, request.objects)
-            )
+        status = await self._write(context, "ApplySnapshot", lambda: self._store.apply_snapshot(request.version, request.objects))
         return cache_pb2.ApplySnapshotResponse(status=status)
 
     async def UpsertObjects(
         self, request: cache_pb2.UpsertObjectsRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.UpsertObjectsResponse:
         """``ome.selector.v1.CacheService/UpsertObjects``; contract in protos/ome/selector/v1/cache.proto."""
-        async with self._write_lock:
-            status = await _answer(
-                context, "UpsertObjects", offload=True, compute=lambda: self._store.upsert(request.version, request.objects)
-            )
+        status = await self._write(context, "UpsertObjects", lambda: self._store.upsert(request.version, request.objects))
         return cache_pb2.UpsertObjectsResponse(status=status)
 
     async def DeleteObjects(
         self, request: cache_pb2.DeleteObjectsRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.DeleteObjectsResponse:
         """``ome.selector.v1.CacheService/DeleteObjects``; contract in protos/ome/selector/v1/cache.proto."""
-        async with self._write_lock:
-            status, not_found = await _answer(
-                context, "DeleteObjects", offload=True, compute=lambda: self._store.delete(request.version, request.keys)
-            )
+        status, not_found = await self._write(context, "DeleteObjects", lambda: self._store.delete(request.version, request.keys))
         return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
 
     async def GetCacheStatus(

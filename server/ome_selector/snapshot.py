@@ -123,6 +123,8 @@ class RuntimeGroup:
             return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
         order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
         pending = {rt.name: rt for rt in added}
+        replaced: list[int] = []  # positions whose runtime changed in place
+        shifted = False
         for old in removed:
             i = bisect.bisect_left(keys, fetch_key(old))
             assert i < len(order) and order[i].name == old.name, old.name
@@ -133,13 +135,16 @@ class RuntimeGroup:
             if new is not None and keys[i] == fetch_key(new):
                 del pending[old.name]
                 order[i] = new
+                replaced.append(i)
                 for key in new.own.index_keys:
                     masks[key] = masks.get(key, 0) | bit
                 continue
+            shifted = True
             del order[i], keys[i]
             low = bit - 1
             masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
         for new in pending.values():
+            shifted = True
             k = fetch_key(new)
             i = bisect.bisect_left(keys, k)
             order.insert(i, new)
@@ -149,7 +154,26 @@ class RuntimeGroup:
             masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
             for key in new.own.index_keys:
                 masks[key] = masks.get(key, 0) | bit
-        return RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
+        group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
+        if not shifted:
+            group._carry(self, replaced)
+        return group
+
+    def _carry(self, previous: RuntimeGroup, replaced: Sequence[int]) -> None:
+        """Keep ``previous``'s derived tables where no position moved: names (and so the
+        constant-reason pieces and the name order) are the same; format ids change only at the
+        ``replaced`` positions. Saves the first answer after a write from rebuilding them."""
+        for key, value in previous._derived.items():
+            if key == "format_ids":
+                ids = list(value)
+                for i in replaced:
+                    ids[i] = self.order[i].own.format_id
+                self._derived[key] = tuple(ids)
+            elif key == "by_name":
+                swap = {id(previous.order[i]): self.order[i] for i in replaced}
+                self._derived[key] = tuple(swap.get(id(rt), rt) for rt in value) if swap else value
+            else:  # "names" and ("pieces", reason): by name only
+                self._derived[key] = value
 
 
 _EMPTY_GROUP = RuntimeGroup((), (), {})
@@ -376,24 +400,24 @@ def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
     chain = [head.name]
     members = [head]
     current = head
-    error = None
+    error = reason = None
     while current.parent:
         parent_name = current.parent
         if len(chain) >= MAX_CHAIN:
-            error = messages.inherit_max_depth(chain)
+            error, reason = messages.inherit_max_depth(chain), d.CHAIN_MAX_DEPTH
             break
         if parent_name in chain:
-            error = messages.inherit_cycle([*chain, parent_name])
+            error, reason = messages.inherit_cycle([*chain, parent_name]), d.CHAIN_CYCLE
             break
         parent = _parent(parts, head, parent_name)
         if parent is None:
-            error = messages.inherit_parent_not_found(parent_name, chain)
+            error, reason = messages.inherit_parent_not_found(parent_name, chain), d.CHAIN_NOT_FOUND
             break
         chain.append(parent_name)
         members.append(parent)
         current = parent
     if error is not None:
-        return dataclasses.replace(head, inheritance_error=error)
+        return dataclasses.replace(head, inheritance_error=error, inheritance_reason=reason)
     merged = members[-1].spec
     for child in reversed(members[:-1]):
         merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
