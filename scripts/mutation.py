@@ -15,8 +15,9 @@ operator, a removed ``not`` or unary minus, ``True`` / ``False``, an integer ``n
 or a plain string constant (not a docstring, an f-string part or an annotation) -> ``""`` (or
 ``"~"`` for an empty one). The mutated module is written to a temporary directory together with
 a ``sitecustomize.py`` (put first on ``PYTHONPATH``) that makes ``ome_selector.<module>`` load
-from it; the rest of the package is the installed one, and the working tree is never touched. A mutant is *caught* when ``pytest -m fast -x`` fails (or times out): first on a
-few quick rule-level test files, then, if they all pass, on the whole fast layer.
+from it; the rest of the package is the installed one, and the working tree is never touched. A mutant is *caught* when ``pytest -m fast -x`` fails (or times out): first on
+the test files closest to the mutated module, then on the other rule-level test files, then, if
+they all pass, on the whole fast layer.
 
 It prints one line per mutant and ``caught N/M (P%)`` at the end, and writes the results as
 JSON (``--out``, default ``build/mutation.json``). The exit status is 0 when the share caught is
@@ -60,6 +61,16 @@ QUICK_TESTS = (
     "tests/test_named_runtime.py",
     "tests/test_explain_reasons.py",
 )
+# Run before the quick files: the tests closest to each module (most mutants die here).
+FOCUS_TESTS = {
+    "checks.py": ("tests/test_check_table.py", "tests/test_mutants_checks.py", "tests/test_matching_docs.py"),
+    "versions.py": ("tests/test_versions.py", "tests/test_check_table.py"),
+    "sizes.py": ("tests/test_sizes.py", "tests/test_check_table.py"),
+    "accelerators.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
+    "ingest.py": ("tests/test_mutants_ingest.py", "tests/test_check_table.py", "tests/test_matching_docs.py"),
+    "engine.py": ("tests/test_mutants_engine.py", "tests/test_scoring_ranking.py", "tests/test_no_runtime_message.py", "tests/test_explain_reasons.py"),
+    "lifecycle.py": ("tests/test_mutants_lifecycle.py", "tests/test_admission.py", "tests/test_reconcile.py", "tests/test_effective.py"),
+}
 NEW_TESTS = ("tests/test_check_table.py", "tests/test_mutants_*.py")
 
 _COMPARE = {
@@ -99,6 +110,7 @@ class _Mutator(ast.NodeTransformer):
         self.target = target
         self.points: list[tuple[int, str]] = []
         self.applied = False
+        self._keyword: str | None = None  # the keyword argument being visited, for descriptions
 
     def _hit(self, node: ast.AST, description: str) -> bool:
         index = len(self.points)
@@ -153,6 +165,12 @@ class _Mutator(ast.NodeTransformer):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
         return node
 
+    def visit_keyword(self, node: ast.keyword) -> ast.AST:
+        outer, self._keyword = self._keyword, node.arg
+        node.value = self.visit(node.value)
+        self._keyword = outer
+        return node
+
     # ---- mutation points
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
@@ -193,8 +211,9 @@ class _Mutator(ast.NodeTransformer):
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
         value = node.value
+        named = f"{self._keyword}=" if self._keyword else ""
         if isinstance(value, bool):
-            if self._hit(node, f"{value} -> {not value}"):
+            if self._hit(node, f"{named}{value} -> {not value}"):
                 return ast.copy_location(ast.Constant(not value), node)
         elif isinstance(value, int):
             if self._hit(node, f"{value} -> {value + 1}"):
@@ -242,12 +261,13 @@ def _pytest(env: dict[str, str], targets: list[str], extra: list[str], timeout: 
     return ("passed" if process.returncode in (0, 5) else "failed"), elapsed
 
 
-def _quick_targets(extra: list[str]) -> list[str]:
+def _quick_targets(extra: list[str], patterns: tuple[str, ...] = QUICK_TESTS, leave_out: tuple[str, ...] = ()) -> list[str]:
     out: list[str] = []
-    for pattern in QUICK_TESTS:
+    for pattern in patterns:
         for path in sorted(ROOT.glob(pattern)):
             relative = str(path.relative_to(ROOT))
-            if not any(relative == e.split("=", 1)[-1] or Path(relative).match(e.split("=", 1)[-1]) for e in extra if e.startswith("--ignore")):
+            ignored = any(relative == e.split("=", 1)[-1] or Path(relative).match(e.split("=", 1)[-1]) for e in extra if e.startswith("--ignore"))
+            if not ignored and relative not in leave_out and relative not in out:
                 out.append(relative)
     return out
 
@@ -287,8 +307,15 @@ def run_mutant(mutant: Mutant | None, extra: list[str], timeout: float) -> dict[
             path.write_text(mutated_source(mutant, module))
             files["ome_selector." + module.removesuffix(".py")] = str(path)
         env = _environment(tmp, files)
-        status, elapsed = _pytest(env, _quick_targets(extra), extra, timeout)
-        stage = "quick"
+        focus = _quick_targets(extra, FOCUS_TESTS.get(mutant.module, ()) if mutant is not None else ())
+        status, elapsed, stage = "passed", 0.0, "focus"
+        if focus:
+            status, elapsed = _pytest(env, focus, extra, timeout)
+        if status == "passed":
+            quick = _quick_targets(extra, leave_out=tuple(focus))
+            status, more = _pytest(env, quick, extra, timeout)
+            elapsed += more
+            stage = "quick"
         if status == "passed":
             status, more = _pytest(env, ["tests"], extra, timeout)
             elapsed += more
@@ -319,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ids", nargs="+", help="run only these mutant ids (module:index)")
     parser.add_argument("--rerun", type=Path, help="run only the survivors of this earlier result file")
     parser.add_argument("--without-new-tests", action="store_true", help="leave out tests/test_check_table.py and tests/test_mutants_*.py")
+    parser.add_argument("--skip-baseline", action="store_true", help="do not first run the unmutated modules")
     parser.add_argument("--list", action="store_true", help="print the selected mutants and exit")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "mutation.json", help="result file (JSON)")
     parser.add_argument("--target", type=float, default=95.0, help="percent caught needed for exit status 0")
@@ -345,11 +373,13 @@ def main(argv: list[str] | None = None) -> int:
     if not _shadowing_works():
         print("a package on PYTHONPATH does not shadow the installed ome_selector; cannot run", file=sys.stderr)
         return 2
-    baseline = run_mutant(None, extra, args.timeout)
-    if baseline["caught"]:
-        print(f"the unmutated (re-generated) modules fail the fast layer ({baseline['status']}); fix that first", file=sys.stderr)
-        return 2
-    print(f"baseline passes ({baseline['seconds']}s); running {len(mutants)} of {total_points} mutants with {args.jobs} jobs", flush=True)
+    if not args.skip_baseline:
+        baseline = run_mutant(None, extra, args.timeout)
+        if baseline["caught"]:
+            print(f"the unmutated (re-generated) modules fail the fast layer ({baseline['status']}); fix that first", file=sys.stderr)
+            return 2
+        print(f"baseline passes ({baseline['seconds']}s)")
+    print(f"running {len(mutants)} of {total_points} mutants with {args.jobs} jobs", flush=True)
 
     results: list[dict[str, object]] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

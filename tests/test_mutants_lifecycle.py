@@ -1,0 +1,58 @@
+"""Admission and reconcile outcomes that no other test pinned down exactly (found by
+``scripts/mutation.py``), asserted on the whole API answer.
+
+- ome-selection-facts.md 6.2: "``spec.model`` absent, or ``name`` empty -> ``model reference is
+  required``"; 6.1: "Every error return makes controller-runtime retry with backoff. When
+  selection fails, nothing downstream is touched, so existing workloads keep running."
+- serving-runtimes.md: the webhook "checks that the runtime exists only when the InferenceService
+  has a base model".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers_docs import inference_service, load
+
+from ome.selector.v1 import selector_pb2 as pb
+from ome_selector import api
+
+WEBHOOK = "inferenceservice.ome-webhook-server.validator"
+
+
+def service(spec: dict[str, Any]) -> Any:
+    return inference_service({"apiVersion": "ome.io/v1beta1", "kind": "InferenceService", "metadata": {"name": "svc", "namespace": "demo"}, "spec": spec})
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"runtime": {"name": "rt"}, "engine": {}}, id="no spec.model"),
+        pytest.param({"runtime": {"name": "rt"}, "model": {}, "engine": {}}, id="spec.model with an empty name"),
+    ],
+)
+def test_a_named_runtime_without_a_model_name_is_admitted_without_a_runtime_check(spec: dict[str, Any]) -> None:
+    store = load([])
+    got = api.admit_inference_service(store.snapshot, pb.AdmitInferenceServiceRequest(inference_service=service(spec)))
+    assert got == pb.AdmitInferenceServiceResponse(
+        allowed=True, path=pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL, webhook=WEBHOOK, cache_version="v1"
+    )
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"engine": {}}, id="no spec.model"),
+        pytest.param({"model": {}, "engine": {}}, id="spec.model with an empty name"),
+    ],
+)
+def test_reconcile_without_a_model_reference_requeues_and_leaves_the_workload(spec: dict[str, Any]) -> None:
+    store = load([])
+    got = api.reconcile_inference_service(store.snapshot, pb.ReconcileInferenceServiceRequest(inference_service=service(spec)))
+    assert got == pb.ReconcileInferenceServiceResponse(
+        events=[pb.Event(type="Warning", reason="ModelReconcileError", message="model reference is required")],
+        requeue=True,
+        workload_untouched=True,
+        cache_version="v1",
+    )
