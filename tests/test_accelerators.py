@@ -26,9 +26,9 @@ from ome_selector.accelerators import (
     accelerator_event_message,
     assign_accelerator,
     memory_gib,
-    parse_quantity,
     passes_constraints,
 )
+from ome_selector.quantities import parse_quantity
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SELECT_PAGE = SHARED / "ome-docs" / "guides" / "deploy-models" / "select-accelerators.md"

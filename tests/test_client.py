@@ -23,7 +23,7 @@ from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_inference_service, load_manifests
-from ome_selector_client import SelectorClient, SelectorError
+from ome_selector_client import SelectorClient, SelectorError, service_config
 
 SEED_A_ISVC = load_inference_service(SEED_A_FILE)
 
@@ -78,9 +78,12 @@ def test_retries_unavailable_then_succeeds(fake_server: Any) -> None:
     with SelectorClient(fake_server(servicer), retries=3, backoff=0.05) as client:
         response = client.select_runtime(SEED_A_ISVC)
     assert response.cache_version == "call-3"
-    assert servicer.calls == 3
-    gaps = [b - a for a, b in zip(servicer.call_times, servicer.call_times[1:])]
-    assert gaps[0] >= 0.05 and gaps[1] >= 0.1  # exponential backoff: 0.05 then 0.1
+    assert servicer.calls == 3  # gRPC's retry policy spaces them (random, up to 0.05 s then 0.1 s)
+    assert service_config(3, 0.05) == {"methodConfig": [{
+        "name": [{"service": "ome.selector.v1.SelectionService"}, {"service": "ome.selector.v1.CacheService"}, {"service": "grpc.health.v1.Health"}],
+        "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.050s", "maxBackoff": "30s", "backoffMultiplier": 2,
+                        "retryableStatusCodes": ["UNAVAILABLE"]},
+    }]}
 
 
 def test_gives_up_after_the_retries(fake_server: Any) -> None:
@@ -114,6 +117,11 @@ def test_other_codes_are_not_retried(fake_server: Any, code: grpc.StatusCode) ->
 def test_deadline_is_not_retried(fake_server: Any) -> None:
     servicer = ScriptedSelection(failures=0, delay=0.5)
     with SelectorClient(fake_server(servicer), timeout=0.1, retries=3) as client:
+        # Connect first, so a loaded machine cannot spend the 0.1 s deadline on connecting
+        # (the fake server has no health service: UNIMPLEMENTED, at once).
+        with pytest.raises(SelectorError) as unimplemented:
+            client.health(timeout=10)
+        assert unimplemented.value.code == grpc.StatusCode.UNIMPLEMENTED
         with pytest.raises(SelectorError) as excinfo:
             client.select_runtime(SEED_A_ISVC)
         assert excinfo.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -123,12 +131,17 @@ def test_deadline_is_not_retried(fake_server: Any) -> None:
 
 
 def test_unreachable_server_is_unavailable_after_retries() -> None:
-    started = time.monotonic()
+    # gRPC retries the connection failure (random delays of up to 0.05 s, then 0.1 s), then fails.
     with SelectorClient(f"127.0.0.1:{free_port()}", retries=2, backoff=0.05, timeout=2) as client:
         with pytest.raises(SelectorError) as excinfo:
             client.get_cache_status()
     assert excinfo.value.code == grpc.StatusCode.UNAVAILABLE
-    assert time.monotonic() - started >= 0.15  # slept 0.05 + 0.1 between the three attempts
+
+
+def test_retries_are_capped_at_grpcs_five_attempts() -> None:
+    with pytest.raises(ValueError, match=r"retries must be 0 to 4 \(gRPC allows at most 5 attempts\), not 5"):
+        SelectorClient("127.0.0.1:1", retries=5)
+    assert service_config(0) == {"methodConfig": [{"name": service_config(1)["methodConfig"][0]["name"]}]}  # no retry policy
 
 
 def test_rejects_negative_retries() -> None:

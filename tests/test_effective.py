@@ -1,5 +1,5 @@
 """The Live view of ``kubectl ome runtime effective`` through ``api.get_effective_runtime``, and
-each component's deployment mode through ``lifecycle.component_mode``.
+each component's deployment mode through ``components.component_mode``.
 
 Pages: concepts/architecture/deployment-modes.md ("How OME resolves the mode", "For the whole
 InferenceService", "For one component", "Other mode values", the v1.2.2 upgrade warning);
@@ -36,7 +36,7 @@ from helpers_docs import (
     spec_of,
 )
 from ome.selector.v1 import selector_pb2 as pb
-from ome_selector import api, lifecycle
+from ome_selector import api, components
 
 MODE = "ome.io/deploymentMode"
 
@@ -197,7 +197,7 @@ class TestHowOMEResolvesTheMode:
 
 
 class TestComponentModeFunction:
-    """``lifecycle.component_mode(isvc, component, runtime_spec)`` -> (mode, source, error)."""
+    """``components.component_mode(isvc, component, runtime_spec)`` -> (mode, source, error)."""
 
     def test_rows_of_the_order(self) -> None:
         rt = runtime_spec(runtime("rt", engine_mode="MultiNode", spec={"decoderConfig": {"leader": {}}}))
@@ -211,27 +211,27 @@ class TestComponentModeFunction:
             (isvc(router={}), "router", None, ("RawDeployment", "DEFAULT", "")),
         ]
         for service, component, spec, expected in cases:
-            assert lifecycle.component_mode(inference_service(service), component, spec) == expected, (service, component)
+            assert components.component_mode(inference_service(service), component, spec) == expected, (service, component)
 
     def test_service_annotation(self) -> None:
         service = inference_service(isvc(annotations={MODE: "VirtualDeployment"}, engine=ann("OMENative"), router={}))
         for component in ("engine", "router"):
-            assert lifecycle.component_mode(service, component, None) == ("VirtualDeployment", "SERVICE_ANNOTATION", "")
+            assert components.component_mode(service, component, None) == ("VirtualDeployment", "SERVICE_ANNOTATION", "")
 
     def test_invalid_modes(self) -> None:
-        assert lifecycle.component_mode(inference_service(isvc(engine=ann("VirtualDeployment"))), "engine", None) == (
+        assert components.component_mode(inference_service(isvc(engine=ann("VirtualDeployment"))), "engine", None) == (
             "VirtualDeployment",
             "COMPONENT_ANNOTATION",
             "invalid deployment mode for engine",
         )
-        assert lifecycle.component_mode(inference_service(isvc(decoder=ann("VirtualDeployment"))), "decoder", None)[2] == "invalid deployment mode for decoder"
-        assert lifecycle.component_mode(inference_service(isvc(router=ann("MultiNode"))), "router", None) == (
+        assert components.component_mode(inference_service(isvc(decoder=ann("VirtualDeployment"))), "decoder", None)[2] == "invalid deployment mode for decoder"
+        assert components.component_mode(inference_service(isvc(router=ann("MultiNode"))), "router", None) == (
             "MultiNode",
             "COMPONENT_ANNOTATION",
             "invalid deployment mode for router",
         )
         router_rt = runtime_spec(runtime("rt", spec={"routerConfig": ann("MultiNode")}))
-        assert lifecycle.component_mode(inference_service(isvc(router={})), "router", router_rt)[2] == "invalid deployment mode for router"
+        assert components.component_mode(inference_service(isvc(router={})), "router", router_rt)[2] == "invalid deployment mode for router"
 
 
 # ---- "Other mode values" -------------------------------------------------------------------------

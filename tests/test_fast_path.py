@@ -209,3 +209,30 @@ def test_basic_view_leaves_exclusions_out_and_full_has_them() -> None:
         ],
         text="1/3 runtimes are candidates: 1 disabled, 1 model size",
     )
+
+
+def test_no_runtime_message_survives_the_format_cache_being_emptied(monkeypatch: Any) -> None:
+    """The format-failure cache may drop a model's table at any time (it is bounded); an answer
+    being written then still gets every text."""
+    from ome_selector import caches
+
+    docs = [runtime(f"rt-{i}", entry(format=("gguf", str(i)))) for i in range(5)] + [model("m", namespace=None)]
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*docs))
+    real_add = caches.FORMAT_FAILURES.add
+
+    def add_then_evict(model_key: object, table: dict, key: object, value: Any) -> Any:
+        out = real_add(model_key, table, key, value)
+        caches.FORMAT_FAILURES.clear()
+        return out
+
+    monkeypatch.setattr(caches.FORMAT_FAILURES, "add", add_then_evict)
+    caches.FORMAT_FAILURES.clear()
+    from helpers_docs import inference_service
+
+    response = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace=NS))))
+    reason = "model format 'mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0' not in supported formats: format name mismatch (model=safetensors, runtime=gguf)"
+    assert response.no_runtime_message == (
+        "no runtime found to support model safetensors with format safetensors in namespace team-a. Checked 5 runtimes "
+        "(0 namespace-scoped, 5 cluster-scoped). Excluded runtimes: " + "; ".join(f"rt-{i} ({reason})" for i in range(5))
+    )

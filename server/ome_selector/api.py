@@ -8,7 +8,8 @@ ExplainRuntimes answers are memoised per snapshot and shared between callers: do
 
 - ``select_runtime``: SelectRuntime (runtime-selection-scoring.md; reference-a-runtime-explicitly.md).
 - ``explain_runtimes``: ExplainRuntimes, by InferenceService or by model (kubectl-ome runtime.md).
-- ``admit_inference_service``, ``reconcile_inference_service``, ``get_effective_runtime``: lifecycle.py.
+- ``admit_inference_service``, ``reconcile_inference_service``, ``get_effective_runtime``: admission.py,
+  reconcile.py, effective.py.
 - ``validate_serving_runtime``: runtime_webhook.py.
 """
 from __future__ import annotations
@@ -25,7 +26,10 @@ from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
 from . import domain as d
-from . import engine, lifecycle, messages
+from . import admission as admission_rules
+from . import effective as effective_view
+from . import engine, messages, reconcile, resolution
+from .components import ComponentConfig
 from .checks import Check, Failure, entry_score, explain_columns
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
 from .errors import FieldViolation, RequestError
@@ -37,7 +41,7 @@ R = TypeVar("R", pb.AdmitInferenceServiceResponse, pb.ReconcileInferenceServiceR
 NOT_SYNCED_MESSAGE = "cache not synced yet"
 NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
 EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
-_POLICIES = ("", *lifecycle.POLICIES)
+_POLICIES = ("", *admission_rules.POLICIES)
 
 
 def _require_synced(snapshot: Snapshot) -> None:
@@ -52,9 +56,9 @@ def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_se
     violations = validate_name(isvc.metadata.namespace, f"{base}.metadata.namespace", "namespace")
     if isvc.metadata.name:
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
-    if spec.HasField("deployment_mode") and spec.deployment_mode not in lifecycle.SERVICE_MODES:
+    if spec.HasField("deployment_mode") and spec.deployment_mode not in admission_rules.SERVICE_MODES:
         violations.append(FieldViolation(f"{base}.spec.deployment_mode", f"deploymentMode must be OMENative or RawDeployment, not {spec.deployment_mode!r}"))
-    for path, selector in lifecycle.policy_fields(isvc):
+    for path, selector in admission_rules.policy_fields(isvc):
         if selector.policy not in _POLICIES:
             violations.append(FieldViolation(f"{base}.{path}", f"policy must be one of BestFit, Cheapest, MostCapable, FirstAvailable, not {selector.policy!r}"))
     return violations
@@ -138,7 +142,7 @@ def _user_specified_entry(evaluation: Evaluation, model: d.Model) -> tuple[int, 
     return index, best
 
 
-def _selection(decision: lifecycle.Decision) -> pb.Selection | None:
+def _selection(decision: resolution.Decision) -> pb.Selection | None:
     """The Selection proto of a decision's runtime, or None."""
     runtime = decision.runtime
     if runtime is None or decision.runtime_error:
@@ -172,10 +176,10 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
         raise RequestError.invalid(violations)
     model_spec = request.model_spec if request.HasField("model_spec") else None
     full = request.view == pb.SELECT_RUNTIME_VIEW_FULL
-    return _select_response(snapshot, isvc, lifecycle.decide(snapshot, isvc, model_spec), full)
+    return _select_response(snapshot, isvc, resolution.decide(snapshot, isvc, model_spec), full)
 
 
-def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: lifecycle.Decision, full: bool) -> pb.SelectRuntimeResponse:
+def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: resolution.Decision, full: bool) -> pb.SelectRuntimeResponse:
     response = pb.SelectRuntimeResponse(cache_version=snapshot.version)
     res = decision.model
     if res.not_found:
@@ -258,7 +262,7 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
         model = snapshot.base_models.get((namespace, lookup.name)) or snapshot.cluster_models.get(lookup.name)
         if model is None:
             raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{lookup.name}" not found')
-        res = lifecycle.model_errors(model, lookup.name)
+        res = resolution.model_errors(model, lookup.name)
         compiled: d.Request | None = None
     else:
         isvc = _require_isvc(request)
@@ -268,7 +272,7 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
             raise RequestError.invalid([FieldViolation("inference_service.spec.model.name", f'InferenceService "{isvc.metadata.name}" has no spec.model; pass --model instead')])
         if isvc.spec.runtime.name:
             notes.append(EXPLICIT_RUNTIME_NOTE)
-        res = lifecycle.resolve_model(snapshot, isvc, model_spec)
+        res = resolution.resolve_model(snapshot, isvc, model_spec)
         if res.not_found:  # looked up as --model does, so the API server's error (kubectl-ome runtime.md)
             raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{isvc.spec.model.name}" not found')
         compiled = compile_request(isvc)
@@ -359,7 +363,7 @@ def _page(request: pb.ExplainRuntimesRequest) -> tuple[int, int]:
 # ---- lifecycle RPCs ----------------------------------------------------------------------------
 
 
-def _components(configs: tuple[lifecycle.ComponentConfig, ...]) -> list[pb.ComponentConfiguration]:
+def _components(configs: tuple[ComponentConfig, ...]) -> list[pb.ComponentConfiguration]:
     out = []
     for c in configs:
         a = c.accelerator
@@ -379,7 +383,7 @@ def _components(configs: tuple[lifecycle.ComponentConfig, ...]) -> list[pb.Compo
 
 
 def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServiceRequest) -> pb.AdmitInferenceServiceResponse:
-    """The InferenceService validating webhook (lifecycle.admit). Only the namespace is required;
+    """The InferenceService validating webhook (admission.py). Only the namespace is required;
     every other problem is a denial with OME's message."""
     _require_synced(snapshot)
     if not request.HasField("inference_service"):
@@ -390,10 +394,10 @@ def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServic
         violations.append(FieldViolation("inference_service.metadata.name", "name must be at most 253 characters"))
     if violations:
         raise RequestError.invalid(violations)
-    admission = lifecycle.admit(snapshot, isvc)
+    admission = admission_rules.admit(snapshot, isvc)
     response = pb.AdmitInferenceServiceResponse(
         allowed=admission.allowed, denial_message=admission.denial, warnings=admission.warnings,
-        path=pb.AdmissionPath.Value("ADMISSION_PATH_" + admission.path), webhook=lifecycle.ISVC_WEBHOOK, cache_version=snapshot.version,
+        path=pb.AdmissionPath.Value("ADMISSION_PATH_" + admission.path), webhook=admission_rules.ISVC_WEBHOOK, cache_version=snapshot.version,
     )
     return _with_selection(response, _selection(admission.decision) if admission.decision is not None else None)
 
@@ -406,10 +410,10 @@ def _with_selection(response: R, selection: pb.Selection | None) -> R:
 
 
 def reconcile_inference_service(snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest) -> pb.ReconcileInferenceServiceResponse:
-    """The controller's runtime step (lifecycle.reconcile)."""
+    """The controller's runtime step (reconcile.py)."""
     _require_synced(snapshot)
     isvc = _require_isvc(request)
-    result = lifecycle.reconcile(snapshot, isvc, request.has_runtime_ready_condition)
+    result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition)
     response = pb.ReconcileInferenceServiceResponse(
         events=[pb.Event(type=e.type, reason=e.reason, message=e.message) for e in result.events],
         requeue=result.requeue,
@@ -432,10 +436,10 @@ def reconcile_inference_service(snapshot: Snapshot, request: pb.ReconcileInferen
 
 
 def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest) -> pb.GetEffectiveRuntimeResponse:
-    """The Live view of ``kubectl ome runtime effective`` (lifecycle.effective)."""
+    """The Live view of ``kubectl ome runtime effective`` (effective.py)."""
     _require_synced(snapshot)
     isvc = _require_isvc(request)
-    view = lifecycle.effective(snapshot, isvc)
+    view = effective_view.effective(snapshot, isvc)
     response = pb.GetEffectiveRuntimeResponse(
         state=view.state,
         reason=view.reason,

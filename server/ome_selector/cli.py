@@ -167,7 +167,7 @@ class UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ome-selector`` argument parser: serve, select, explain, effective, admit, reconcile, validate-runtime."""
-    from ome_selector.server import DEFAULT_GRACE, DEFAULT_LISTEN, LOG_FORMATS
+    from ome_selector.serve_cli import add_serve_arguments  # imports no grpc (see serve_cli)
 
     parser = argparse.ArgumentParser(
         prog="ome-selector",
@@ -176,16 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
-    serve = commands.add_parser("serve", help="run the gRPC server")
-    serve.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR",
-                       help=f"address to listen on, host:port or unix:/path (default {DEFAULT_LISTEN})")
-    serve.add_argument("--manifests", nargs="+", metavar="PATH",
-                       help="YAML files or folders to load at start (default: the embedded examples)")
-    serve.add_argument("--wait-for-sync", action="store_true",
-                       help="load nothing; stay NOT_SERVING until a controller calls ApplySnapshot")
-    serve.add_argument("--log-format", choices=LOG_FORMATS, default="text", help="log format (default text)")
-    serve.add_argument("--grace", type=_non_negative_float, default=DEFAULT_GRACE, metavar="SECONDS",
-                       help=f"how long SIGTERM/SIGINT lets in-flight calls finish (default {DEFAULT_GRACE:g})")
+    serve = commands.add_parser("serve", help="run the gRPC server",
+                                description="Run the gRPC server. Every flag can also be set by its OME_SELECTOR_* environment variable.")
+    add_serve_arguments(serve)
 
     isvc_file = "InferenceService YAML (the first InferenceService document; - reads stdin)"
     for name, summary, details, outputs in (
@@ -268,11 +261,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ome_selector.server import serve
+    from ome_selector.serve_cli import run_serve
 
-    return asyncio.run(
-        serve(args.listen, args.manifests, args.log_format, grace=args.grace, wait_for_sync=args.wait_for_sync)
-    )
+    return run_serve(args)
 
 
 # --- queries -----------------------------------------------------------------------------------

@@ -142,10 +142,12 @@ def _spread(mask: int, size: int) -> int:
     return int.from_bytes(b"".join(map(_SPREAD.__getitem__, raw)), "little")
 
 
-def format_failure(spec: d.Compiled, model: d.Model) -> Failure | None:
+def format_failure(spec: d.Compiled, model: d.Model, table: dict[object, Any] | None = None) -> Failure | None:
     """The model-format check's failure of ``model`` against ``spec``'s entries, shared by every
-    spec with the same ``format_id`` (``caches.FORMAT_FAILURES``)."""
-    table = caches.FORMAT_FAILURES.table(model.cache_key)
+    spec with the same ``format_id`` (``caches.FORMAT_FAILURES``; ``table`` is the model's table
+    when the caller holds it, so that what it reads next is what was stored)."""
+    if table is None:
+        table = caches.FORMAT_FAILURES.table(model.cache_key)
     found = table.get(spec.format_id, table)
     if found is not table:
         return found  # type: ignore[return-value]
@@ -214,7 +216,7 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
             rt = order[i]
             failure = texts.get(format_ids[i], texts)
             if failure is texts:
-                failure = format_failure(rt.own, model)
+                failure = format_failure(rt.own, model, texts)
             if failure is not None:
                 rejected.append(i)
             else:
@@ -259,7 +261,7 @@ def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | N
             if not missing:
                 break
             if format_id in missing:
-                format_failure(order[i].own, model)
+                format_failure(order[i].own, model, texts)
                 missing.discard(format_id)
         messages_ = map(attrgetter("message"), map(texts.__getitem__, ids))
         tables[_FORMAT] = dict(zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_)))

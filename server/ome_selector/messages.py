@@ -175,6 +175,60 @@ def inherit_max_depth(chain: Sequence[str]) -> str:
     return f"inheritance chain exceeds max depth 5 (chain: {go_list(chain)})"
 
 
+# ---- the controller (troubleshoot-runtime-selection.md Step 1; reference-a-runtime-explicitly.md;
+# select-accelerators.md; deployment-modes.md; ome-selection-facts.md 6 and 8 where they are silent)
+
+# Event reasons.
+EVENT_RUNTIME_NOT_FOUND = "RuntimeNotFound"
+EVENT_MODEL_RECONCILE_ERROR = "ModelReconcileError"
+EVENT_RUNTIME_PIN_ERROR = "RuntimePinError"
+EVENT_RUNTIME_VALIDATION_ERROR = "RuntimeValidationError"
+EVENT_RUNTIME_FETCH_ERROR = "RuntimeFetchError"
+EVENT_RUNTIME_COMPATIBILITY_ADVISORY = "RuntimeCompatibilityAdvisory"
+EVENT_RUNTIME_SELECTION_ERROR = "RuntimeSelectionError"
+EVENT_DEPLOYMENT_MODE_ERROR = "DeploymentModeError"
+EVENT_ACCELERATOR_CLASS_ERROR = "AcceleratorClassError"
+# The RuntimeReady condition's reasons.
+CONDITION_RUNTIME_NOT_FOUND = "RuntimeNotFound"
+CONDITION_RUNTIME_RESOLVED = "RuntimeResolved"
+
+MODEL_REFERENCE_REQUIRED = "model reference is required"
+NO_MODEL_WITH_NAME = "No BaseModel or ClusterBaseModel with the name: {model}"
+BASE_MODEL_DISABLED = "specified base model {model} is disabled"
+RUNTIME_FAILED_VALIDATION = "Runtime {runtime} failed validation: {error}"
+FAILED_TO_FIND_RUNTIME = "Failed to find runtime for model {model}: {error}"
+ENGINE_REQUIRED = "engine component is required"
+FAILED_TO_GET_MODEL_LOG = "Failed to get referenced {kind}"
+FAILED_TO_RECONCILE_COMPONENT_LOG = "Failed to reconcile component: {error}"
+INVALID_COMPONENT_MODE = "invalid deployment mode for {component}"
+
+# ---- the InferenceService webhook (reference-a-runtime-explicitly.md, troubleshoot-runtime-
+# selection.md, deployment-modes.md, runtime-revisions.md; ome-selection-facts.md 7-8)
+
+INVALID_ISVC_NAME = 'invalid InferenceService name "{name}", must match "[a-z]([-a-z0-9]*[a-z0-9])?"'
+DECODER_WITHOUT_ENGINE = "decoder cannot be specified without engine"
+UNSUPPORTED_VALUE = "{path}: Unsupported value: {value}: supported values: {supported}"  # the API server's CRD enum text
+INVALID_MODE_COMBINATION = (
+    'InvalidDeploymentModeCombination: engine deploymentMode="{engine}" does not match decoder '
+    'deploymentMode="{decoder}"; when either is OMENative, both must use the same value'
+)
+REVISION_NEEDS_PIN = "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin"
+REVISION_NAME = (
+    'spec.runtime.revision "{revision}" does not match the expected naming convention for runtime '
+    '"{runtime}" ({kind}); expected the form {prefix}<8 lowercase hex chars>'
+)
+MODEL_REFERENCE_REQUIRED_FOR_AUTO_SELECT = (
+    "model reference is required when runtime is not specified and engine does not have complete runner configuration"
+)
+NO_SUPPORTING_RUNTIME = "no supporting runtime found for model {model} and engine does not have complete runner configuration: {error}"
+
+
+def unsupported_value(path: str, value: str, supported: Sequence[str]) -> str:
+    """The API server's CRD-enum rejection: ``spec.deploymentMode: Unsupported value: "MultiNode":
+    supported values: "OMENative", "RawDeployment"``."""
+    return UNSUPPORTED_VALUE.format(path=path, value=f'"{value}"', supported=", ".join(f'"{v}"' for v in supported))
+
+
 # ---- texts of this service (not OME's) --------------------------------------------------------
 
 # The exclusion summary's label per primary reason, by ``checks.Check`` name, in canonical order.

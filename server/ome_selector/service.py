@@ -10,8 +10,9 @@ traceback goes to the log, never to the caller.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -48,11 +49,21 @@ def rich_status(error: RequestError) -> status_pb2.Status:
     return status
 
 
-async def _answer(context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T], *, offload: bool = False) -> T:
-    """Run ``compute`` (in a worker thread with ``offload``, so a long cache write does not stall
-    the event loop and health checks); on failure abort the call with the mapped status."""
+# Offloaded work runs on one thread for answers and one for cache writes: the work holds the GIL
+# anyway, and the event loop (health checks, small calls) then competes with those two threads
+# instead of a pool of them, and a write never queues behind answers.
+ANSWERS = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ome-selector-answers")
+WRITES = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ome-selector-writes")
+
+
+async def _answer(
+    context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T], *, offload: concurrent.futures.Executor | None = None
+) -> T:
+    """Run ``compute`` (on the ``offload`` executor when given, so a long answer or cache write
+    does not stall the event loop and health checks); on failure abort the call with the mapped
+    status."""
     try:
-        return await asyncio.to_thread(compute) if offload else compute()
+        return await asyncio.get_running_loop().run_in_executor(offload, compute) if offload is not None else compute()
     except RequestError as error:
         status = rich_status(error)
     except Exception:
@@ -95,7 +106,7 @@ class SelectionServicer:
 
     async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
         """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""
-        return await _answer(context, method, compute, offload=len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES)
+        return await _answer(context, method, compute, offload=ANSWERS if len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES else None)
 
 
 def _selection_method(name: str) -> Callable[..., Awaitable[Message]]:
@@ -129,7 +140,7 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
     async def _write(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
         """Run one cache write under the write lock, in a worker thread."""
         async with self._write_lock:
-            return await _answer(context, method, compute, offload=True)
+            return await _answer(context, method, compute, offload=WRITES)
 
     async def ApplySnapshot(
         self, request: cache_pb2.ApplySnapshotRequest, context: grpc.aio.ServicerContext

@@ -19,7 +19,6 @@ import bisect
 import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -79,22 +78,27 @@ class RuntimeGroup:
             found = self._derived[key] = make()
         return found
 
+    def _per_position(self, key: object, element: Callable[[d.Runtime], Any]) -> tuple[Any, ...]:
+        """``element(rt)`` for each position, computed once; ``changed`` carries it forward
+        through its edits (``_ELEMENTS`` names the element function of each key)."""
+        return self._derive(key, lambda: tuple(map(element, self.order)))  # type: ignore[no-any-return]
+
     def by_name(self) -> tuple[d.Runtime, ...]:
         """The runtimes sorted by name."""
         return self._derive("by_name", lambda: tuple(sorted(self.order, key=attrgetter("name"))))  # type: ignore[no-any-return]
 
     def names(self) -> tuple[str, ...]:
         """The runtimes' names, by position."""
-        return self._derive("names", lambda: tuple(map(attrgetter("name"), self.order)))  # type: ignore[no-any-return]
+        return self._per_position("names", _NAME)
 
     def format_ids(self) -> tuple[int, ...]:
         """Each runtime's ``own.format_id``, by position."""
-        return self._derive("format_ids", lambda: tuple(map(attrgetter("own.format_id"), self.order)))  # type: ignore[no-any-return]
+        return self._per_position("format_ids", _FORMAT_ID)
 
     def pieces(self, reason: str) -> tuple[str, ...]:
         """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
         runtime (``messages.excluded_runtime``)."""
-        return self._derive(("pieces", reason), lambda: tuple(map(messages.EXCLUDED_RUNTIME.format, self.names(), repeat(reason))))  # type: ignore[no-any-return]
+        return self._per_position(("pieces", reason), _piece(reason))
 
     @classmethod
     def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
@@ -123,8 +127,7 @@ class RuntimeGroup:
             return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
         order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
         pending = {rt.name: rt for rt in added}
-        replaced: list[int] = []  # positions whose runtime changed in place
-        shifted = False
+        edits: list[tuple[str, int, d.Runtime | None]] = []  # ("set" | "del" | "ins", position, runtime)
         for old in removed:
             i = bisect.bisect_left(keys, fetch_key(old))
             assert i < len(order) and order[i].name == old.name, old.name
@@ -135,18 +138,18 @@ class RuntimeGroup:
             if new is not None and keys[i] == fetch_key(new):
                 del pending[old.name]
                 order[i] = new
-                replaced.append(i)
+                edits.append(("set", i, new))
                 for key in new.own.index_keys:
                     masks[key] = masks.get(key, 0) | bit
                 continue
-            shifted = True
+            edits.append(("del", i, None))
             del order[i], keys[i]
             low = bit - 1
             masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
         for new in pending.values():
-            shifted = True
             k = fetch_key(new)
             i = bisect.bisect_left(keys, k)
+            edits.append(("ins", i, new))
             order.insert(i, new)
             keys.insert(i, k)
             bit = 1 << i
@@ -155,25 +158,47 @@ class RuntimeGroup:
             for key in new.own.index_keys:
                 masks[key] = masks.get(key, 0) | bit
         group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
-        if not shifted:
-            group._carry(self, replaced)
+        group._carry(self, edits)
         return group
 
-    def _carry(self, previous: RuntimeGroup, replaced: Sequence[int]) -> None:
-        """Keep ``previous``'s derived tables where no position moved: names (and so the
-        constant-reason pieces and the name order) are the same; format ids change only at the
-        ``replaced`` positions. Saves the first answer after a write from rebuilding them."""
+    def _carry(self, previous: RuntimeGroup, edits: Sequence[tuple[str, int, d.Runtime | None]]) -> None:
+        """Replay ``changed``'s edits on ``previous``'s per-position tables, so the first answer
+        after a write does not rebuild them (a list copy and a few inserts instead of a call per
+        runtime). The name order is kept only when no runtime moved."""
         for key, value in previous._derived.items():
-            if key == "format_ids":
-                ids = list(value)
-                for i in replaced:
-                    ids[i] = self.order[i].own.format_id
-                self._derived[key] = tuple(ids)
-            elif key == "by_name":
-                swap = {id(previous.order[i]): self.order[i] for i in replaced}
-                self._derived[key] = tuple(swap.get(id(rt), rt) for rt in value) if swap else value
-            else:  # "names" and ("pieces", reason): by name only
-                self._derived[key] = value
+            if key == "by_name":
+                if all(op == "set" for op, _, _ in edits):
+                    swap = {rt.name: rt for _, _, rt in edits if rt is not None}
+                    self._derived[key] = tuple(swap.get(rt.name, rt) for rt in value) if swap else value
+                continue
+            element = _element(key)
+            table = list(value)
+            for op, i, rt in edits:
+                if op == "del":
+                    del table[i]
+                elif op == "ins":
+                    table.insert(i, element(rt))  # type: ignore[arg-type]
+                else:
+                    table[i] = element(rt)  # type: ignore[arg-type]
+            self._derived[key] = tuple(table)
+
+
+_NAME: Callable[[d.Runtime], str] = attrgetter("name")
+_FORMAT_ID: Callable[[d.Runtime], int] = attrgetter("own.format_id")
+
+
+def _piece(reason: str) -> Callable[[d.Runtime], str]:
+    return lambda rt: messages.EXCLUDED_RUNTIME.format(rt.name, reason)
+
+
+def _element(key: object) -> Callable[[d.Runtime], Any]:
+    """The element function of a per-position table key of ``RuntimeGroup._derived``."""
+    if key == "names":
+        return _NAME
+    if key == "format_ids":
+        return _FORMAT_ID
+    assert isinstance(key, tuple) and key[0] == "pieces", key
+    return _piece(key[1])
 
 
 _EMPTY_GROUP = RuntimeGroup((), (), {})
@@ -209,16 +234,10 @@ class Snapshot:
         *,
         synced: bool,
         generation: int,
-        previous: Snapshot | None = None,
     ) -> None:
-        """A snapshot of ``objects`` (validated and defaulted). ``previous`` lends its compiled
-        objects for the objects it holds unchanged (the same CacheObject instance)."""
-        reuse = previous._parts.compiled if previous is not None else {}
+        """A snapshot of ``objects`` (validated and defaulted), every object compiled."""
         objects = dict(objects)
-        compiled = {}
-        for key, obj in objects.items():
-            cached = reuse.get(key)
-            compiled[key] = cached if cached is not None and previous is not None and previous.objects.get(key) is obj else _compile(key, obj)
+        compiled = {key: _compile(key, obj) for key, obj in objects.items()}
         parts = _Parts(objects, compiled, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)

@@ -1,5 +1,5 @@
 """Typed Python client for the ome-selector gRPC API (``ome.selector.v1``)."""
 
-from ome_selector_client.client import SelectorClient, SelectorError
+from ome_selector_client.client import SelectorClient, SelectorError, channel_options, service_config
 
-__all__ = ["SelectorClient", "SelectorError"]
+__all__ = ["SelectorClient", "SelectorError", "channel_options", "service_config"]

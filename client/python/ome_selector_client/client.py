@@ -1,22 +1,27 @@
 """A typed, synchronous Python client for the ome-selector gRPC API.
 
-Every call has a deadline (``timeout`` seconds unless the call passes its own) and is retried
-with exponential backoff (``backoff``, ``2 * backoff``, ``4 * backoff`` ... seconds) when, and only
-when, it fails with UNAVAILABLE: the server is not reachable yet, or its cache has not been synced.
-Every other failure raises ``SelectorError`` at once, carrying the ``google.rpc.BadRequest`` field
-violations the server sent.
+Every call has a deadline (``timeout`` seconds unless the call passes its own). A call that
+fails with UNAVAILABLE, and only then (the server is not reachable yet, or its cache has not
+been synced), is retried by gRPC itself, through the channel's service config (``service_config``):
+up to ``retries`` more attempts, the n-th after a random delay of up to
+``backoff * 2**(n-1)`` seconds (gRPC applies the jitter; at most 4 retries, gRPC's cap of 5
+attempts; a backoff under 10 ms counts as 10 ms). Every other failure raises ``SelectorError`` at once, carrying the
+``google.rpc.BadRequest`` field violations the server sent.
 
     with SelectorClient("127.0.0.1:50051") as client:
         client.wait_until_serving(timeout=30)
         response = client.select_runtime(isvc)
         verdict = client.admit_inference_service(isvc)
+
+TLS / mTLS: pass ``credentials=grpc.ssl_channel_credentials(...)``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from types import TracebackType
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]  # .pyi ships without py.typed
@@ -26,13 +31,47 @@ from grpc_status import rpc_status
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 
-__all__ = ["SelectorClient", "SelectorError"]
+__all__ = ["SelectorClient", "SelectorError", "channel_options", "service_config"]
 
 _Response = TypeVar("_Response")
 _HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # Explaining a large cluster (10,000+ runtimes) answers with more than gRPC's 4 MiB default.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
+# gRPC caps maxAttempts (the first attempt included) at 5.
+MAX_RETRIES = 4
+# grpcio 1.85 left retried calls hanging until their deadline with a 1 ms initial backoff;
+# 10 ms and more work, so smaller backoffs are raised to this.
+MIN_BACKOFF = 0.01
+_SERVICES = ("ome.selector.v1.SelectionService", "ome.selector.v1.CacheService", "grpc.health.v1.Health")
+
+
+def service_config(retries: int = 3, backoff: float = 0.1) -> dict[str, Any]:
+    """The gRPC service config (as a JSON-ready dict) the client's channel uses: for every
+    method of SelectionService, CacheService and Health, ``retries`` retries (0..4) on
+    UNAVAILABLE only, initial backoff ``backoff`` seconds (10 ms at least), doubling, at most
+    30 s. With 0
+    retries, no retry policy. ``ValueError`` for retries outside 0..4 or a backoff <= 0."""
+    if not 0 <= retries <= MAX_RETRIES:
+        raise ValueError(f"retries must be 0 to {MAX_RETRIES} (gRPC allows at most 5 attempts), not {retries}")
+    if not backoff > 0:
+        raise ValueError(f"backoff must be more than 0 seconds, not {backoff}")
+    method: dict[str, Any] = {"name": [{"service": name} for name in _SERVICES]}
+    if retries:
+        method["retryPolicy"] = {
+            "maxAttempts": retries + 1,
+            "initialBackoff": f"{max(backoff, MIN_BACKOFF):.3f}s",
+            "maxBackoff": "30s",
+            "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE"],
+        }
+    return {"methodConfig": [method]}
+
+
+def channel_options(retries: int = 3, backoff: float = 0.1) -> list[tuple[str, Any]]:
+    """Channel options for your own ``grpc.insecure_channel`` / ``grpc.secure_channel``: the
+    64 MiB message limits and ``service_config(retries, backoff)`` with retries enabled."""
+    return [*CHANNEL_OPTIONS, ("grpc.enable_retries", 1), ("grpc.service_config", json.dumps(service_config(retries, backoff)))]
 
 
 class SelectorError(Exception):
@@ -68,7 +107,11 @@ class SelectorClient:
     """Client for ``ome.selector.v1.SelectionService``, ``CacheService`` and ``grpc.health.v1``.
 
     ``target`` is a gRPC target such as ``127.0.0.1:50051`` or ``unix:/run/ome-selector.sock``.
-    ``retries`` is how many times a call is repeated after an UNAVAILABLE failure.
+    ``retries`` (0..4) is how many times gRPC repeats a call after an UNAVAILABLE failure,
+    ``backoff`` the initial delay in seconds (see ``service_config``). ``credentials`` makes a
+    TLS channel. ``channel`` replaces the channel the client would build (then ``retries``,
+    ``backoff`` and ``credentials`` do not apply: build it with ``channel_options()``).
+    ``ValueError`` for retries outside 0..4 or a backoff <= 0.
     """
 
     def __init__(
@@ -78,15 +121,19 @@ class SelectorClient:
         timeout: float = 10.0,
         retries: int = 3,
         backoff: float = 0.1,
+        credentials: grpc.ChannelCredentials | None = None,
         channel: grpc.Channel | None = None,
     ) -> None:
         if retries < 0:
             raise ValueError("retries must be 0 or more")
+        options = channel_options(retries, backoff)
         self.target = target
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
-        self._channel = channel if channel is not None else grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        if channel is None:
+            channel = grpc.secure_channel(target, credentials, options=options) if credentials else grpc.insecure_channel(target, options=options)
+        self._channel = channel
         self._selection = selector_pb2_grpc.SelectionServiceStub(self._channel)
         self._cache = cache_pb2_grpc.CacheServiceStub(self._channel)
         self._health_check: grpc.UnaryUnaryMultiCallable[_health_pb2.HealthCheckRequest, _health_pb2.HealthCheckResponse] = (
@@ -270,13 +317,7 @@ class SelectorClient:
         request: object,
         timeout: float | None,
     ) -> _Response:
-        attempt = 0
-        while True:
-            try:
-                return method(request, timeout=self.timeout if timeout is None else timeout)
-            except grpc.RpcError as exc:
-                error = SelectorError.from_rpc_error(exc)
-                if error.code != grpc.StatusCode.UNAVAILABLE or attempt >= self.retries:
-                    raise error from None
-            time.sleep(self.backoff * (2**attempt))
-            attempt += 1
+        try:
+            return method(request, timeout=self.timeout if timeout is None else timeout)
+        except grpc.RpcError as exc:  # after gRPC's own retries (service config) on UNAVAILABLE
+            raise SelectorError.from_rpc_error(exc) from None

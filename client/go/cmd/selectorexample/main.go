@@ -3,6 +3,14 @@
 // reports SERVING, then asks which runtime an InferenceService gets and why the others lost.
 //
 //	selectorexample -addr 127.0.0.1:50051 -class nvidia-h100
+//	selectorexample -addr unix:/run/ome-selector/api.sock            # the sidecar's socket
+//	selectorexample -addr host:50051 -ca ca.crt -cert tls.crt -key tls.key   # mTLS
+//
+// The connection uses the same gRPC service config as the Python client (retry on UNAVAILABLE
+// only, exponential backoff with gRPC's jitter) and keepalive pings every 30 s. Deviation: Debian
+// ships grpc-go 1.33.3, which has no grpc.NewClient, so this uses grpc.Dial (non-blocking, same
+// service config); and grpc-go before 1.40 applies a retryPolicy only when the process starts
+// with GRPC_GO_RETRY=on.
 //
 // Output, one fact per line:
 //
@@ -14,15 +22,20 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -34,6 +47,11 @@ import (
 // selectionService is the health service name that turns SERVING once the cache is loaded.
 const selectionService = "ome.selector.v1.SelectionService"
 
+// serviceConfig is the Python client's service_config(retries=3, backoff=0.1): every method of
+// the three services is retried on UNAVAILABLE only, up to 4 attempts, backoff from 100 ms
+// doubling up to 30 s (gRPC randomises each delay).
+const serviceConfig = `{"methodConfig": [{"name": [{"service": "ome.selector.v1.SelectionService"}, {"service": "ome.selector.v1.CacheService"}, {"service": "grpc.health.v1.Health"}], "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.100s", "maxBackoff": "30s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}`
+
 type options struct {
 	addr         string
 	class        string
@@ -42,11 +60,17 @@ type options struct {
 	model        string
 	timeout      time.Duration
 	skipSnapshot bool
+	caFile       string
+	certFile     string
+	keyFile      string
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.addr, "addr", "127.0.0.1:50051", "ome-selector gRPC address (host:port)")
+	flag.StringVar(&o.addr, "addr", "127.0.0.1:50051", "ome-selector gRPC address (host:port or unix:/path)")
+	flag.StringVar(&o.caFile, "ca", "", "PEM CA bundle to verify the server with (TLS); empty: plaintext")
+	flag.StringVar(&o.certFile, "cert", "", "PEM client certificate for mTLS (with -key)")
+	flag.StringVar(&o.keyFile, "key", "", "PEM private key of -cert")
 	flag.StringVar(&o.class, "class", "nvidia-h100", "spec.acceleratorSelector.acceleratorClass of the InferenceService; empty leaves it unset")
 	flag.StringVar(&o.namespace, "namespace", "llama-demo", "namespace of the InferenceService")
 	flag.StringVar(&o.isvcName, "name", "llama-3-3-70b", "name of the InferenceService")
@@ -66,9 +90,7 @@ func main() {
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
-	// Plaintext, as for a sidecar on 127.0.0.1. Dial does not block; the first call with
-	// WaitForReady waits for the connection within its deadline.
-	conn, err := grpc.Dial(o.addr, grpc.WithInsecure())
+	conn, err := dial(o)
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", o.addr, err)
 	}
@@ -112,6 +134,53 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	printExplain(out, exp)
 	return nil
+}
+
+// dial connects as the OME controller would: the service config above, keepalive pings every
+// 30 s also without calls (the server accepts pings down to 500 ms), plaintext or TLS/mTLS, and
+// unix sockets (grpc-go 1.33 has no unix: resolver, so a dialer handles them). Dial does not
+// block; the first call with WaitForReady waits for the connection within its deadline.
+func dial(o options) (*grpc.ClientConn, error) {
+	opts := []grpc.DialOption{
+		grpc.WithDefaultServiceConfig(serviceConfig),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	target := o.addr
+	if path := strings.TrimPrefix(strings.TrimPrefix(o.addr, "unix://"), "unix:"); path != o.addr {
+		target = "passthrough:///unix"
+		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}))
+	}
+	if o.caFile == "" {
+		return grpc.Dial(target, append(opts, grpc.WithInsecure())...)
+	}
+	config, err := tlsConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	return grpc.Dial(target, append(opts, grpc.WithTransportCredentials(credentials.NewTLS(config)))...)
+}
+
+func tlsConfig(o options) (*tls.Config, error) {
+	ca, err := os.ReadFile(o.caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s: no PEM certificates", o.caFile)
+	}
+	config := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if o.certFile != "" || o.keyFile != "" {
+		pair, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+		if err != nil {
+			return nil, err
+		}
+		config.Certificates = []tls.Certificate{pair}
+	}
+	return config, nil
 }
 
 // waitServing polls the standard health service until the selection service is SERVING or

@@ -1,0 +1,169 @@
+"""The InferenceService validating webhook (v1.3): what it checks, its warnings and denials.
+
+``admit(snapshot, isvc)`` -> ``Admission``. Pages: guides/deploy-models/reference-a-runtime-
+explicitly.md, troubleshoot-runtime-selection.md; concepts/architecture/deployment-modes.md;
+concepts/runtimes/runtime-revisions.md; where they are silent, ome-selection-facts.md 7-8.
+Pure Python, no gRPC.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ome.v1beta1 import types_pb2
+
+from . import domain as d
+from . import messages
+from .ingest import requested_mode
+from .resolution import Decision, decide, resolve_model
+from .snapshot import Snapshot
+
+ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
+_ISVC_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+SERVICE_MODES = ("OMENative", "RawDeployment")
+POLICIES = ("BestFit", "Cheapest", "MostCapable", "FirstAvailable")
+
+
+def policy_fields(isvc: types_pb2.InferenceService) -> list[tuple[str, types_pb2.AcceleratorSelector]]:
+    """(proto path, selector) of each AcceleratorSelector with a ``policy`` set: the service's
+    ``spec.acceleratorSelector`` and the engine's and decoder's ``acceleratorOverride``."""
+    spec = isvc.spec
+    out = [("spec.accelerator_selector", spec.accelerator_selector)]
+    out += [(f"spec.{c}.accelerator_override", getattr(spec, c).accelerator_override) for c in ("engine", "decoder")]
+    return [(f"{path}.policy", selector) for path, selector in out if selector.HasField("policy")]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The webhook's verdict. ``path`` names what was checked (proto ``AdmissionPath``)."""
+
+    allowed: bool
+    path: str
+    denial: str = ""
+    warnings: tuple[str, ...] = ()
+    decision: Decision | None = None
+
+
+def _full_runner(engine_spec: types_pb2.EngineSpec) -> bool:
+    """``engine.runner.image``, or both ``engine.leader.runner.image`` and
+    ``engine.worker.runner.image`` (troubleshoot-runtime-selection.md)."""
+    if engine_spec.runner.image:
+        return True
+    return bool(engine_spec.leader.runner.image and engine_spec.worker.runner.image)
+
+
+def spec_denial(isvc: types_pb2.InferenceService) -> str:
+    """Denials that need no runtime or model, in order: the name, decoder without engine,
+    ``spec.deploymentMode`` outside its enum (the API server's message), and the OMENative
+    pairing rule (deployment-modes.md, "For one component")."""
+    name = isvc.metadata.name
+    if name and not _ISVC_NAME.match(name):
+        return messages.INVALID_ISVC_NAME.format(name=name)
+    spec = isvc.spec
+    if spec.HasField("decoder") and not spec.HasField("engine"):
+        return messages.DECODER_WITHOUT_ENGINE
+    if spec.HasField("deployment_mode") and spec.deployment_mode not in SERVICE_MODES:
+        return messages.unsupported_value("spec.deploymentMode", spec.deployment_mode, SERVICE_MODES)
+    for path, selector in policy_fields(isvc):
+        if selector.policy and selector.policy not in POLICIES:
+            json_path = path.replace("accelerator_selector", "acceleratorSelector").replace("accelerator_override", "acceleratorOverride")
+            return messages.unsupported_value(json_path, selector.policy, POLICIES)
+    revision_denial = _revision_denial(isvc)
+    if revision_denial:
+        return revision_denial
+    if spec.HasField("engine") and spec.HasField("decoder"):
+        engine_mode, decoder_mode = requested_mode(isvc, "engine") or "", requested_mode(isvc, "decoder") or ""
+        if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
+            return messages.INVALID_MODE_COMBINATION.format(engine=engine_mode, decoder=decoder_mode)
+    return ""
+
+
+_REVISION_HASH = re.compile(r"[0-9a-f]{8}\Z")
+
+
+def _revision_denial(isvc: types_pb2.InferenceService) -> str:
+    """runtime-revisions.md, "Pin a specific revision": with ``spec.runtime.revision`` set, the
+    webhook checks that ``autoSync`` is ``false`` and that the name has the form for the runtime:
+    ``cr-<runtime>-<hash>`` for a ClusterServingRuntime, ``r-<namespace>-<runtime>-<hash>`` for a
+    ServingRuntime (texts from ome-selection-facts.md 8.8)."""
+    ref = isvc.spec.runtime
+    if not ref.revision:
+        return ""
+    if not (ref.HasField("auto_sync") and not ref.auto_sync):
+        return messages.REVISION_NEEDS_PIN
+    kind = ref.kind if ref.HasField("kind") else d.CLUSTER_SERVING_RUNTIME
+    if kind == d.CLUSTER_SERVING_RUNTIME:
+        prefix = f"cr-{ref.name}-"
+    elif kind == d.SERVING_RUNTIME:
+        prefix = f"r-{isvc.metadata.namespace}-{ref.name}-"
+    else:
+        return ""  # an invalid pin kind: kubectl-ome's InvalidPin, not a webhook check the docs give
+    if ref.revision.startswith(prefix) and _REVISION_HASH.match(ref.revision[len(prefix):]):
+        return ""
+    return messages.REVISION_NAME.format(revision=ref.revision, runtime=ref.name, kind=kind, prefix=prefix)
+
+
+def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
+    """The InferenceService validating webhook (v1.3).
+
+    Only an InferenceService with an ``engine`` section gets the runtime and model checks. A named
+    runtime is checked whenever there is a model: a failing check is a warning (``does not declare
+    support for model``), a missing or disabled runtime, a broken chain, or a missing, disabled or
+    format-less model is a denial ``runtime X does not support model Y: <error>``. Without a model,
+    only availability is checked (skipped with ``autoSync: false``; a missing runtime is admitted).
+    Auto-selection is left until after admission when the engine has its own runner image;
+    otherwise it runs and warns ``Runtime X will be auto-selected for model Y`` or denies with
+    ``no supporting runtime found for model Y and engine does not have complete runner
+    configuration: <error>``.
+    """
+    denial = spec_denial(isvc)
+    if denial:
+        return Admission(False, "SPEC", denial=denial)
+    spec = isvc.spec
+    if not spec.HasField("engine"):
+        return Admission(True, "NO_ENGINE")
+    model_name = spec.model.name
+    if spec.runtime.name:
+        rt = spec.runtime.name
+        if not spec.HasField("model") or not model_name:
+            if spec.runtime.HasField("auto_sync") and not spec.runtime.auto_sync:
+                return Admission(True, "PINNED_NO_MODEL")
+            decision = decide(snapshot, isvc)
+            if decision.runtime_error:  # disabled, or a broken chain; a missing runtime is admitted
+                return Admission(False, "NAMED_RUNTIME_NO_MODEL", denial=decision.runtime_error, decision=decision)
+            return Admission(True, "NAMED_RUNTIME_NO_MODEL", decision=decision)
+        decision = decide(snapshot, isvc)
+        res = decision.model
+        if res.not_found:
+            return Admission(False, "NAMED_RUNTIME", denial=res.not_found, decision=decision)
+        if res.error and res.model is not None and res.model.disabled:
+            return Admission(False, "NAMED_RUNTIME", denial=res.error, decision=decision)
+        error = res.error or decision.runtime_not_found or decision.runtime_error
+        if error:
+            return Admission(False, "NAMED_RUNTIME", denial=messages.runtime_does_not_support(rt, model_name, error), decision=decision)
+        warnings: tuple[str, ...] = ()
+        if decision.compatibility_error:
+            warnings = (messages.named_runtime_warning(rt, model_name, decision.compatibility_error),)
+        return Admission(True, "NAMED_RUNTIME", warnings=warnings, decision=decision)
+    if model_name:  # the model is checked even when auto-selection is deferred
+        res = resolve_model(snapshot, isvc)
+        if res.not_found:
+            return Admission(False, "AUTO_SELECT", denial=res.not_found)
+        if res.model is not None and res.model.disabled:
+            return Admission(False, "AUTO_SELECT", denial=res.error)
+    if _full_runner(spec.engine):
+        return Admission(True, "DEFERRED_FULL_RUNNER")
+    if not spec.HasField("model") or not model_name:
+        return Admission(False, "AUTO_SELECT", denial=messages.MODEL_REFERENCE_REQUIRED_FOR_AUTO_SELECT)
+    decision = decide(snapshot, isvc)  # the model exists and is enabled (checked above)
+    res = decision.model
+    failure = res.error or (decision.auto.no_runtime_message if decision.auto and decision.runtime is None else "")
+    if failure:
+        return Admission(
+            False,
+            "AUTO_SELECT",
+            denial=messages.NO_SUPPORTING_RUNTIME.format(model=model_name, error=failure),
+            decision=decision,
+        )
+    assert decision.runtime is not None
+    return Admission(True, "AUTO_SELECT", warnings=(messages.auto_selected(decision.runtime.name, model_name),), decision=decision)
