@@ -13,7 +13,8 @@ Each mutant changes one place of one module: a comparison (``<`` / ``<=``, ``>``
 ``==`` / ``!=``, ``in`` / ``not in``, ``is`` / ``is not``), ``and`` / ``or``, an arithmetic or set
 operator, a removed ``not`` or unary minus, ``True`` / ``False``, an integer ``n`` -> ``n + 1``,
 or a plain string constant (not a docstring, an f-string part or an annotation) -> ``""`` (or
-``"~"`` for an empty one). The mutated module is written to a temporary directory together with
+``"~"`` for an empty one). ``dataclass(slots=...)`` is left alone: it changes only the memory
+layout, so its mutants are equivalent by construction. The mutated module is written to a temporary directory together with
 a ``sitecustomize.py`` (put first on ``PYTHONPATH``) that makes ``ome_selector.<module>`` load
 from it; the rest of the package is the installed one, and the working tree is never touched. A mutant is *caught* when ``pytest -m fast -x`` fails (or times out): first on
 the test files closest to the mutated module, then on the other rule-level test files, then, if
@@ -45,7 +46,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "ome_selector"
-RULE_MODULES = ("checks.py", "versions.py", "sizes.py", "accelerators.py", "ingest.py", "engine.py", "lifecycle.py")
+# The rule modules: the checks, versions, sizes, quantities, accelerator-class policy, ingestion,
+# the engine, and what was lifecycle.py (resolution, admission, components, effective, reconcile).
+RULE_MODULES = (
+    "checks.py", "versions.py", "sizes.py", "quantities.py", "accelerators.py", "ingest.py", "engine.py",
+    "resolution.py", "admission.py", "components.py", "effective.py", "reconcile.py",
+)
 # Rule-level test files run first: most mutants fail one of them within a few seconds.
 QUICK_TESTS = (
     "tests/test_check_table.py",
@@ -66,10 +72,14 @@ FOCUS_TESTS = {
     "checks.py": ("tests/test_check_table.py", "tests/test_mutants_checks.py", "tests/test_matching_docs.py"),
     "versions.py": ("tests/test_versions.py", "tests/test_check_table.py"),
     "sizes.py": ("tests/test_sizes.py", "tests/test_check_table.py"),
+    "quantities.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "accelerators.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "ingest.py": ("tests/test_mutants_ingest.py", "tests/test_check_table.py", "tests/test_matching_docs.py"),
     "engine.py": ("tests/test_mutants_engine.py", "tests/test_scoring_ranking.py", "tests/test_no_runtime_message.py", "tests/test_explain_reasons.py"),
-    "lifecycle.py": ("tests/test_mutants_lifecycle.py", "tests/test_admission.py", "tests/test_reconcile.py", "tests/test_effective.py"),
+    **{
+        module: ("tests/test_mutants_lifecycle.py", "tests/test_admission.py", "tests/test_reconcile.py", "tests/test_effective.py", "tests/test_named_runtime.py")
+        for module in ("resolution.py", "admission.py", "components.py", "effective.py", "reconcile.py")
+    },
 }
 NEW_TESTS = ("tests/test_check_table.py", "tests/test_mutants_*.py")
 
@@ -166,6 +176,8 @@ class _Mutator(ast.NodeTransformer):
         return node
 
     def visit_keyword(self, node: ast.keyword) -> ast.AST:
+        if node.arg == "slots":  # dataclass(slots=...) changes memory layout only: always equivalent
+            return node
         outer, self._keyword = self._keyword, node.arg
         node.value = self.visit(node.value)
         self._keyword = outer

@@ -1,4 +1,4 @@
-"""Boundaries of ``accelerators`` that no other test pinned down (found by ``scripts/mutation.py``).
+"""Boundaries of ``quantities`` and ``accelerators`` that no other test pinned down (found by ``scripts/mutation.py``).
 
 Quantities follow Kubernetes rules (ome-selection-facts.md 4.2, "Quantities follow Kubernetes
 rules"); the module documents its limits: an exponent beyond +-400 and a magnitude above what
@@ -13,7 +13,8 @@ import pytest
 from google.protobuf import json_format
 
 from ome.v1beta1 import types_pb2
-from ome_selector.accelerators import best_fit, most_capable, parse_quantity, quantity_value
+from ome_selector.accelerators import best_fit, most_capable
+from ome_selector.quantities import parse_quantity, quantity_value
 
 INT64_MAX = 9223372036854775807
 

@@ -4,6 +4,8 @@
 - ome-selection-facts.md 6.2: "``spec.model`` absent, or ``name`` empty -> ``model reference is
   required``"; 6.1: "Every error return makes controller-runtime retry with backoff. When
   selection fails, nothing downstream is touched, so existing workloads keep running."
+- troubleshoot-runtime-selection.md: "runtime <name> not found in namespace <namespace> or at
+  cluster scope".
 - serving-runtimes.md: the webhook "checks that the runtime exists only when the InferenceService
   has a base model".
 """
@@ -16,7 +18,7 @@ import pytest
 from helpers_docs import inference_service, load
 
 from ome.selector.v1 import selector_pb2 as pb
-from ome_selector import api
+from ome_selector import api, resolution
 
 WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 
@@ -55,4 +57,14 @@ def test_reconcile_without_a_model_reference_requeues_and_leaves_the_workload(sp
         requeue=True,
         workload_untouched=True,
         cache_version="v1",
+    )
+
+
+def test_a_named_runtime_that_is_missing_is_a_named_decision() -> None:
+    # troubleshoot-runtime-selection.md, "The runtime you named isn't found".
+    spec = {"runtime": {"name": "rt"}, "model": {"name": "m"}, "engine": {}}
+    store = load({"apiVersion": "ome.io/v1beta1", "kind": "ClusterBaseModel", "metadata": {"name": "m"}, "spec": {"modelFormat": {"name": "safetensors"}}})
+    got = resolution.decide(store.snapshot, service(spec))
+    assert (got.named, got.runtime, got.runtime_not_found, got.runtime_error, got.model.error, got.model.not_found) == (
+        True, None, "runtime rt not found in namespace demo or at cluster scope", "", "", "",
     )
