@@ -15,9 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 from helpers_docs import inference_service, load
 
 from ome.selector.v1 import selector_pb2 as pb
+from ome.v1beta1 import types_pb2
 from ome_selector import api, resolution
 
 WEBHOOK = "inferenceservice.ome-webhook-server.validator"
@@ -68,3 +70,13 @@ def test_a_named_runtime_that_is_missing_is_a_named_decision() -> None:
     assert (got.named, got.runtime, got.runtime_not_found, got.runtime_error, got.model.error, got.model.not_found) == (
         True, None, "runtime rt not found in namespace demo or at cluster scope", "", "", "",
     )
+
+
+def test_an_inline_model_spec_has_no_kind_or_namespace() -> None:
+    # domain.py: "Model: ... kind/name are empty for an inline spec"; the answer's model identity
+    # carries the InferenceService's spec.model.name and the label only.
+    store = load([])
+    isvc = service({"model": {"name": "m"}, "engine": {}})
+    inline = json_format.ParseDict({"modelFormat": {"name": "safetensors", "version": "1.0.0"}}, types_pb2.BaseModelSpec())
+    got = api.select_runtime(store.snapshot, pb.SelectRuntimeRequest(inference_service=isvc, model_spec=inline))
+    assert got.model == pb.ModelIdentity(kind="", namespace="", name="m", label="mt:safetensors:1.0.0")
