@@ -8,10 +8,16 @@ server's stderr lines. Every server the test started is stopped afterwards.
 
 ``fake_server`` is a factory too: ``address = fake_server(servicer)`` serves a
 ``SelectionServiceServicer`` in-process on 127.0.0.1 (the client tests script its answers).
+
+Two layers, chosen here for every collected test (``pytest_collection_modifyitems``):
+``e2e`` for a test that starts a real server subprocess or runs any subprocess (grpcurl, mypy,
+the CLI as a process, Go, the stub generator), ``fast`` for everything else (in-process).
+Run them apart with ``pytest -m fast`` and ``pytest -m e2e``.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import signal
@@ -27,6 +33,81 @@ import grpc
 import pytest
 
 from ome.selector.v1 import selector_pb2_grpc
+
+# ---- the two test layers ----------------------------------------------------------------------
+
+# Modules whose every test is end to end (each serves through a subprocess or runs a tool).
+E2E_MODULES = frozenset(
+    {"test_e2e_catalog", "test_go_client", "test_grpcurl", "test_lifecycle_e2e", "test_readme", "test_stubs_drift"}
+)
+# Fixtures that start a server subprocess.
+E2E_FIXTURES = frozenset({"running_server"})
+# Source text that starts a process: the subprocess module, this file's ServerProcess, the
+# server command line, or the running_server fixture.
+_STARTS_PROCESS = re.compile(r"\bsubprocess\.(?:run|Popen|call|check_call|check_output)\b|\bServerProcess\(|\bserver_command\(|\brunning_server\b")
+_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b")
+
+
+def _source(obj: Any) -> str:
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        return ""
+
+
+def _process_helpers(module: Any) -> frozenset[str]:
+    """Names of the module's own functions and classes that start a process, directly or by
+    calling another such helper of the module (to a fixed point)."""
+    cached = module.__dict__.get("__e2e_helpers__")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    sources = {
+        name: _source(value)
+        for name, value in vars(module).items()
+        if (inspect.isfunction(value) or inspect.isclass(value)) and getattr(value, "__module__", None) == module.__name__
+    }
+    found = {name for name, text in sources.items() if _STARTS_PROCESS.search(text)}
+    while True:
+        more = {name for name, text in sources.items() if name not in found and found & set(_NAME.findall(text))}
+        if not more:
+            break
+        found |= more
+    helpers = frozenset(found)
+    module.__e2e_helpers__ = helpers
+    return helpers
+
+
+def _starts_process(text: str, helpers: frozenset[str]) -> bool:
+    return bool(_STARTS_PROCESS.search(text)) or bool(helpers & set(_NAME.findall(text)))
+
+
+def is_e2e(item: pytest.Item) -> bool:
+    """True when ``item`` starts a server subprocess or runs a subprocess (see the module doc)."""
+    module = getattr(item, "module", None)
+    if module is None:
+        return False
+    if module.__name__.rsplit(".", 1)[-1] in E2E_MODULES:
+        return True
+    fixturenames = set(getattr(item, "fixturenames", ()))
+    if fixturenames & E2E_FIXTURES:
+        return True
+    helpers = _process_helpers(module)
+    function = getattr(item, "function", None)
+    if function is not None and _starts_process(_source(function), helpers):
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    for name in fixturenames:
+        for fixturedef in (info.name2fixturedefs.get(name, ()) if info is not None else ()):
+            if _starts_process(_source(fixturedef.func), helpers):
+                return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test ``e2e`` or ``fast`` (exactly one of the two)."""
+    for item in items:
+        item.add_marker(pytest.mark.e2e if is_e2e(item) else pytest.mark.fast)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"

@@ -1,0 +1,152 @@
+"""Boundaries of ``quantities`` and ``accelerators`` that no other test pinned down (found by ``scripts/mutation.py``).
+
+Quantities follow Kubernetes rules (ome-selection-facts.md 4.2, "Quantities follow Kubernetes
+rules"); the module documents its limits: an exponent beyond +-400 and a magnitude above what
+an int64 holds (2**63 - 1) do not parse.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+
+from ome.v1beta1 import types_pb2
+from ome_selector.accelerators import (
+    COMPONENT_OVERRIDE,
+    NONE_NO_CANDIDATE,
+    NONE_NOT_REQUESTED,
+    NONE_ROUTER,
+    NONE_RUNTIME_LISTS_NONE,
+    POLICY,
+    SELECTOR,
+    Assignment,
+    assign_accelerator,
+    best_fit,
+    most_capable,
+)
+from ome_selector.quantities import parse_quantity, quantity_value
+
+INT64_MAX = 9223372036854775807
+
+QUANTITY_CASES = [
+    pytest.param("9223372036854775807", Decimal(INT64_MAX), id="int64 max parses"),
+    pytest.param("9223372036854775808", None, id="int64 max + 1 does not"),
+    pytest.param("-9223372036854775807", Decimal(-INT64_MAX), id="-int64 max parses"),
+    pytest.param("-9223372036854775808", None, id="a magnitude above int64 max does not"),
+    pytest.param("7Ei", Decimal(7 * 2**60), id="7Ei fits"),
+    pytest.param("8Ei", None, id="8Ei is 2**63: too large"),
+    pytest.param("9E", Decimal(9 * 10**18), id="9E fits"),
+    pytest.param("10E", None, id="10E is too large"),
+    pytest.param("1e-400", Decimal("1e-400"), id="exponent -400 parses"),
+    pytest.param("1e-401", None, id="exponent -401 does not"),
+    pytest.param("0e400", Decimal(0), id="exponent 400 parses (0 fits)"),
+    pytest.param("0e401", None, id="exponent 401 does not"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), QUANTITY_CASES)
+def test_parse_quantity_limits(text: str, want: Decimal | None) -> None:
+    assert parse_quantity(text) == want
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        pytest.param(Decimal("0.5"), 1, id="500m rounds up to 1"),
+        pytest.param(Decimal("-0.5"), -1, id="away from zero"),
+        pytest.param(Decimal(3), 3, id="whole numbers stay"),
+    ],
+)
+def test_quantity_value_rounds_away_from_zero(value: Decimal, want: int) -> None:
+    assert quantity_value(value) == want
+
+
+# ---- BestFit's compute score (ome-selection-facts.md 4.2: ``s(t) = 0 if t == 0 else (1 if req
+# == 0 else min(1, t/req))``; without a hit among the preferred precisions and without fp16 among
+# them, ``s(fp16) * penalty``, the penalty halving for each miss)
+
+
+def _class(name: str, performance: dict[str, int]) -> tuple[str, types_pb2.AcceleratorClass]:
+    doc = {"metadata": {"name": name}, "spec": {"capabilities": {"memoryGB": "80Gi", "performance": performance}}}
+    return name, json_format.ParseDict(doc, types_pb2.AcceleratorClass())
+
+
+def test_best_fit_zero_tflops_scores_zero_even_without_a_requirement() -> None:
+    # All-zero performance gives s(0) = 0; 1 TFLOPS with no requirement gives s = 1.
+    candidates = [_class("zeros", {}), _class("one", {"fp16Tflops": 1})]
+    assert best_fit(candidates, types_pb2.AcceleratorConstraints()) == "one"
+
+
+def test_best_fit_fp16_fallback_is_multiplied_by_the_penalty() -> None:
+    # Preferred int4 only, 200 TFLOPS required. "fallback" has no int4: s(fp16=400) = 1 times the
+    # penalty 0.5 = 0.5; "int4" has s(120) = 0.6. Memory fit is 1 for both (no minMemory).
+    constraints = types_pb2.AcceleratorConstraints(preferred_precisions=["int4"], min_compute_performance_tflops=200)
+    candidates = [_class("fallback", {"fp16Tflops": 400}), _class("int4", {"int4Tops": 120})]
+    assert best_fit(candidates, constraints) == "int4"
+
+
+def test_most_capable_divides_by_a_maximum_of_one() -> None:
+    # facts 4.2 MostCapable: each figure divided by its maximum over the candidates (only a maximum
+    # of 0 gives 0). Same memory and bandwidth; fp16 0 vs 1 TFLOPS: the second has the higher
+    # score 0.2 * 1/1, so it wins although the first is earlier.
+    candidates = [_class("none", {}), _class("one", {"fp16Tflops": 1})]
+    assert most_capable(candidates, None) == "one"
+    assert most_capable(list(reversed(candidates)), None) == "one"
+
+
+def test_most_capable_tries_the_later_preferred_precisions() -> None:
+    # facts 4.2 MostCapable: "tflops is the value for the first preferred precision ... If that is 0
+    # and there are at least 2 preferred precisions, try the later ones in order. There is no fp16
+    # fallback when precisions are given." "fp16only" has neither int4 nor int8 (0 TFLOPS); "int8"
+    # has 1 int8 TOPS, the maximum, so it wins the 0.2 share although it is later.
+    constraints = types_pb2.AcceleratorConstraints(preferred_precisions=["int4", "int8"])
+    candidates = [_class("fp16only", {"fp16Tflops": 500}), _class("int8", {"int8Tops": 1})]
+    assert most_capable(candidates, constraints) == "int8"
+
+
+# ---- assign_accelerator: the whole Assignment (select-accelerators.md "How OME picks a class",
+# "The InferenceService has an AcceleratorClassError event", "BestFit doesn't create or update the
+# workload"; accelerator-classes.md "Change or delete a class")
+
+H100 = {"metadata": {"name": "nvidia-h100"}, "spec": {"capabilities": {"memoryGB": "80Gi"}}}
+H200 = {"metadata": {"name": "nvidia-h200"}, "spec": {"capabilities": {"memoryGB": "141Gi"}}}
+CLASSES = {d["metadata"]["name"]: json_format.ParseDict(d, types_pb2.AcceleratorClass()) for d in (H100, H200)}  # type: ignore[index]
+LISTED = ["nvidia-h100", "nvidia-h200"]
+
+
+def _isvc(spec: dict[str, Any]) -> types_pb2.InferenceService:
+    return json_format.ParseDict({"metadata": {"name": "svc", "namespace": "demo"}, "spec": spec}, types_pb2.InferenceService())
+
+
+ASSIGNMENT_CASES = [
+    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}}, "router", LISTED,
+                 Assignment("", NONE_ROUTER, policy="", error="", workload_blocked=False, log=""), id="the router never gets a class"),
+    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}}, "engine", [],
+                 Assignment("", NONE_RUNTIME_LISTS_NONE, policy="", error="", workload_blocked=False, log=""), id="the runtime lists none"),
+    pytest.param({}, "engine", LISTED,
+                 Assignment("", NONE_NOT_REQUESTED, policy="", error="", workload_blocked=False, log=""), id="neither: no class"),
+    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h200", "policy": "FirstAvailable"}}, "engine", LISTED,
+                 Assignment("nvidia-h200", SELECTOR, policy="", error="", workload_blocked=False, log=""), id="a named class wins over a policy"),
+    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}, "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}}},
+                 "engine", LISTED,
+                 Assignment("nvidia-h200", COMPONENT_OVERRIDE, policy="", error="", workload_blocked=False, log=""), id="the override wins"),
+    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-a100"}}, "engine", LISTED,
+                 Assignment("nvidia-a100", SELECTOR, policy="", error="accelerator class nvidia-a100 not found at cluster scope",
+                            workload_blocked=True, log=""),
+                 id="a missing named class: the error, the workload left as it is"),
+    pytest.param({"acceleratorSelector": {"policy": "FirstAvailable"}}, "decoder", LISTED,
+                 Assignment("nvidia-h100", POLICY, policy="FirstAvailable", error="", workload_blocked=False, log=""), id="a policy picks"),
+    pytest.param({"acceleratorSelector": {"policy": "FirstAvailable", "constraints": {"excludedClasses": LISTED}}}, "engine", LISTED,
+                 Assignment("", NONE_NO_CANDIDATE, policy="FirstAvailable", error="", workload_blocked=False, log=""), id="no candidate"),
+    pytest.param({"acceleratorSelector": {"policy": "BestFit"}}, "engine", LISTED,
+                 Assignment("", POLICY, policy="BestFit", error="", workload_blocked=True, log="invalid memory address or nil pointer dereference"),
+                 id="BestFit without constraints and two candidates: the nil-pointer log"),
+]
+
+
+@pytest.mark.parametrize(("spec", "component", "listed", "want"), ASSIGNMENT_CASES)
+def test_assign_accelerator(spec: dict[str, Any], component: str, listed: list[str], want: Assignment) -> None:
+    assert assign_accelerator(_isvc(spec), listed, CLASSES, component) == want

@@ -1,0 +1,174 @@
+"""Exact field paths, texts and defaults of ``ingest`` that no other test pinned down (found by
+``scripts/mutation.py``): the object-kind violation's path, the name and namespace length limits,
+the per-entry CRD requirements and the CRD defaults (ome-selection-facts.md 1.2, 1.3, 1.8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+
+from ome.selector.v1 import cache_pb2
+from ome.v1beta1 import types_pb2
+from ome_selector import ingest
+from ome_selector.errors import FieldViolation
+
+FORMATS = {"modelFormat": {"name": "safetensors"}, "modelFramework": {"name": "transformers"}}
+
+
+def sr(name: str = "rt", namespace: str = "llama-demo", **spec: Any) -> cache_pb2.CacheObject:
+    message = json_format.ParseDict(
+        {"metadata": {"name": name, "namespace": namespace}, "spec": spec}, types_pb2.ServingRuntime()
+    )
+    return cache_pb2.CacheObject(serving_runtime=message)
+
+
+def csr(doc: dict[str, Any]) -> cache_pb2.CacheObject:
+    return cache_pb2.CacheObject(cluster_serving_runtime=json_format.ParseDict(doc, types_pb2.ClusterServingRuntime()))
+
+
+NAMESPACE_TEXT = "namespace {!r} is not a valid Kubernetes namespace (at most 63 lowercase alphanumerics and '-')"
+NAME_TEXT = "name {!r} is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')"
+NS64 = "n" * 64
+NAME254 = "a" * 254
+
+VALIDATE_CASES = [
+    pytest.param(cache_pb2.CacheObject(), "", [FieldViolation("object", "exactly one object kind must be set")], id="no kind, no prefix"),
+    pytest.param(
+        cache_pb2.CacheObject(), "objects[3].", [FieldViolation("objects[3]", "exactly one object kind must be set")],
+        id="no kind, the prefix without its dot",
+    ),
+    pytest.param(sr(namespace="n" * 63), "", [], id="a 63-character namespace is valid"),
+    pytest.param(
+        sr(namespace=NS64), "objects[0].",
+        [FieldViolation("objects[0].serving_runtime.metadata.namespace", NAMESPACE_TEXT.format(NS64))],
+        id="a 64-character namespace is not",
+    ),
+    pytest.param(
+        sr(namespace="Llama"), "", [FieldViolation("serving_runtime.metadata.namespace", NAMESPACE_TEXT.format("Llama"))],
+        id="a namespace is a DNS label",
+    ),
+    pytest.param(sr(namespace=""), "", [FieldViolation("serving_runtime.metadata.namespace", "namespace is required")], id="namespace required"),
+    pytest.param(sr(name="a" * 253), "", [], id="a 253-character name is valid"),
+    pytest.param(
+        sr(name=NAME254), "", [FieldViolation("serving_runtime.metadata.name", NAME_TEXT.format(NAME254))], id="a 254-character name is not",
+    ),
+    pytest.param(sr(name="a.b-c"), "", [], id="dots and dashes are valid in a name"),
+    pytest.param(sr(name=""), "", [FieldViolation("serving_runtime.metadata.name", "name is required")], id="name required"),
+    pytest.param(
+        csr({"metadata": {"name": "rt", "namespace": "ns"}}), "",
+        [FieldViolation("cluster_serving_runtime.metadata.namespace", "ClusterServingRuntime is cluster-scoped and takes no namespace")],
+        id="a cluster-scoped kind takes no namespace",
+    ),
+    pytest.param(
+        csr({"kind": "ServingRuntime", "apiVersion": "ome.io/v1", "metadata": {"name": "rt"}}), "",
+        [
+            FieldViolation("cluster_serving_runtime.kind", "kind 'ServingRuntime' does not match the ClusterServingRuntime field it was sent in"),
+            FieldViolation("cluster_serving_runtime.api_version", "apiVersion must be ome.io/v1beta1, not 'ome.io/v1'"),
+        ],
+        id="kind and apiVersion",
+    ),
+    pytest.param(
+        csr({"kind": "ClusterServingRuntime", "apiVersion": "ome.io/v1beta1", "metadata": {"name": "rt"}}), "", [],
+        id="the right kind and apiVersion",
+    ),
+    pytest.param(
+        sr(supportedModelFormats=[dict(FORMATS, priority=1), dict(FORMATS, priority=0)]), "",
+        [FieldViolation("serving_runtime.spec.supported_model_formats[1].priority", "priority must be at least 1, got 0")],
+        id="priority 1 is the minimum (CRD minimum 1)",
+    ),
+    pytest.param(
+        sr(supportedModelFormats=[{}]), "",
+        [
+            FieldViolation("serving_runtime.spec.supported_model_formats[0].model_format", "model_format is required"),
+            FieldViolation("serving_runtime.spec.supported_model_formats[0].model_framework", "model_framework is required"),
+        ],
+        id="modelFormat and modelFramework are required",
+    ),
+    pytest.param(
+        sr(supportedModelFormats=[FORMATS, {"modelFormat": {"version": "1"}, "modelFramework": {"version": "1"}}]), "",
+        [
+            FieldViolation("serving_runtime.spec.supported_model_formats[1].model_format.name", "name is required"),
+            FieldViolation("serving_runtime.spec.supported_model_formats[1].model_framework.name", "name is required"),
+        ],
+        id="each with a name",
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "prefix", "want"), VALIDATE_CASES)
+def test_validate_object(obj: cache_pb2.CacheObject, prefix: str, want: list[FieldViolation]) -> None:
+    assert ingest.validate_object(obj, prefix) == want
+
+
+def test_base_models_take_a_namespace_and_cluster_base_models_none() -> None:
+    bm = cache_pb2.CacheObject(base_model=json_format.ParseDict({"metadata": {"name": "m"}}, types_pb2.BaseModel()))
+    cbm = cache_pb2.CacheObject(cluster_base_model=json_format.ParseDict({"metadata": {"name": "m", "namespace": "x"}}, types_pb2.ClusterBaseModel()))
+    ac = cache_pb2.CacheObject(accelerator_class=json_format.ParseDict({"metadata": {"name": "nvidia-h100"}}, types_pb2.AcceleratorClass()))
+    assert ingest.validate_object(bm) == [FieldViolation("base_model.metadata.namespace", "namespace is required")]
+    assert ingest.validate_object(cbm) == [
+        FieldViolation("cluster_base_model.metadata.namespace", "ClusterBaseModel is cluster-scoped and takes no namespace")
+    ]
+    assert ingest.validate_object(ac) == []
+    assert ingest.object_key(ac) == ("AcceleratorClass", "", "nvidia-h100")
+    assert ingest.object_key(cbm) == ("ClusterBaseModel", "", "m")
+    assert ingest.object_key(sr()) == ("ServingRuntime", "llama-demo", "rt")
+
+
+def test_crd_defaults() -> None:
+    # facts 1.3: operator defaults to Equal and weight to 1; an explicit weight 0 survives.
+    runtime = sr(supportedModelFormats=[{"modelFormat": {"name": "safetensors", "weight": 0}, "modelFramework": {"name": "transformers", "operator": "GreaterThan"}}])
+    entry = ingest.apply_defaults(runtime).serving_runtime.spec.supported_model_formats[0]
+    assert (entry.model_format.operator, entry.model_format.weight) == ("Equal", 0)
+    assert (entry.model_framework.operator, entry.model_framework.weight) == ("GreaterThan", 1)
+    model = cache_pb2.CacheObject(
+        cluster_base_model=json_format.ParseDict({"metadata": {"name": "m"}, "spec": {"modelFormat": {"name": "safetensors"}, "modelFramework": {"name": "transformers", "weight": 7}}}, types_pb2.ClusterBaseModel())
+    )
+    spec = ingest.apply_defaults(model).cluster_base_model.spec
+    assert (spec.model_format.operator, spec.model_format.weight, spec.model_framework.operator, spec.model_framework.weight) == ("Equal", 1, "Equal", 7)
+    # facts 1.8: an AcceleratorClass resource quantity defaults to "1".
+    ac = cache_pb2.CacheObject(
+        accelerator_class=json_format.ParseDict(
+            {"metadata": {"name": "a"}, "spec": {"resources": [{"name": "nvidia.com/gpu"}, {"name": "x", "quantity": "2"}]}}, types_pb2.AcceleratorClass()
+        )
+    )
+    resources = ingest.apply_defaults(ac).accelerator_class.spec.resources
+    assert [(r.name, r.quantity) for r in resources] == [("nvidia.com/gpu", "1"), ("x", "2")]
+    # The input is not changed.
+    assert not runtime.serving_runtime.spec.supported_model_formats[0].model_format.HasField("operator")
+
+
+def test_model_label_and_compiled_model_fields() -> None:
+    # TS Step 2 / facts 3.10: mt:<format>[:<version>][:<arch>][:<quant>][:<framework>[:<version>]].
+    spec = json_format.ParseDict(
+        {
+            "modelFormat": {"name": "safetensors", "version": "1.0.0"},
+            "modelArchitecture": "Qwen2ForCausalLM",
+            "quantization": "fp8",
+            "modelFramework": {"name": "transformers", "version": "4.40.1"},
+            "modelParameterSize": "7.6B",
+            "diffusionPipeline": {"className": "X"},
+        },
+        types_pb2.BaseModelSpec(),
+    )
+    model = ingest.compile_model("ClusterBaseModel", "", "qwen2-5-7b", spec)
+    assert model.label == "mt:safetensors:1.0.0:Qwen2ForCausalLM:fp8:transformers:4.40.1"
+    assert (model.architecture, model.quantization, model.size_text, model.size) == ("Qwen2ForCausalLM", "fp8", "7.6B", 7.6e9)
+    assert model.model_framework is not None and (model.model_framework.name, model.model_framework.version) == ("transformers", "4.40.1")
+    assert model.pipeline is not None and model.pipeline.class_name == "X"
+    bare = ingest.compile_model("BaseModel", "ns", "m", types_pb2.BaseModelSpec())
+    assert (bare.label, bare.model_framework, bare.architecture, bare.quantization, bare.size_text, bare.size, bare.pipeline) == (
+        "mt:", None, None, None, None, None, None,
+    )
+
+
+def test_compiled_entry_fields() -> None:
+    spec = json_format.ParseDict(
+        {"supportedModelFormats": [dict(FORMATS, modelArchitecture="A", quantization="fp8", autoSelect=False, priority=3)]},
+        types_pb2.ServingRuntimeSpec(),
+    )
+    (entry,) = ingest.compile_spec(spec).entries
+    assert entry.model_format is not None and entry.model_format.name == "safetensors"
+    assert entry.model_framework is not None and entry.model_framework.name == "transformers"
+    assert (entry.architecture, entry.quantization, entry.auto_select, entry.priority, entry.pipeline) == ("A", "fp8", False, 3, None)
