@@ -28,8 +28,9 @@ def csr(doc: dict[str, Any]) -> cache_pb2.CacheObject:
     return cache_pb2.CacheObject(cluster_serving_runtime=json_format.ParseDict(doc, types_pb2.ClusterServingRuntime()))
 
 
-NAMESPACE_TEXT = "namespace {!r} is not a valid Kubernetes namespace (at most 63 lowercase alphanumerics and '-')"
-NAME_TEXT = "name {!r} is not a valid Kubernetes name (lowercase alphanumerics, '-' and '.')"
+# The API server's texts (errors.py, bounds.py).
+LABEL_RULE = ("a lowercase RFC 1123 label must consist of lowercase alphanumeric characters or '-', "
+              "and must start and end with an alphanumeric character")
 NS64 = "n" * 64
 NAME254 = "a" * 254
 
@@ -42,30 +43,30 @@ VALIDATE_CASES = [
     pytest.param(sr(namespace="n" * 63), "", [], id="a 63-character namespace is valid"),
     pytest.param(
         sr(namespace=NS64), "objects[0].",
-        [FieldViolation("objects[0].serving_runtime.metadata.namespace", NAMESPACE_TEXT.format(NS64))],
+        [FieldViolation("objects[0].serving_runtime.metadata.namespace", f'Invalid value: "{NS64}": must be no more than 63 characters')],
         id="a 64-character namespace is not",
     ),
     pytest.param(
-        sr(namespace="Llama"), "", [FieldViolation("serving_runtime.metadata.namespace", NAMESPACE_TEXT.format("Llama"))],
+        sr(namespace="Llama"), "", [FieldViolation("serving_runtime.metadata.namespace", f'Invalid value: "Llama": {LABEL_RULE}')],
         id="a namespace is a DNS label",
     ),
-    pytest.param(sr(namespace=""), "", [FieldViolation("serving_runtime.metadata.namespace", "namespace is required")], id="namespace required"),
+    pytest.param(sr(namespace=""), "", [FieldViolation("serving_runtime.metadata.namespace", "Required value")], id="namespace required"),
     pytest.param(sr(name="a" * 253), "", [], id="a 253-character name is valid"),
     pytest.param(
-        sr(name=NAME254), "", [FieldViolation("serving_runtime.metadata.name", NAME_TEXT.format(NAME254))], id="a 254-character name is not",
+        sr(name=NAME254), "", [FieldViolation("serving_runtime.metadata.name", f'Invalid value: "{"a" * 64}…" (254 characters): must be no more than 253 characters')], id="a 254-character name is not",
     ),
     pytest.param(sr(name="a.b-c"), "", [], id="dots and dashes are valid in a name"),
-    pytest.param(sr(name=""), "", [FieldViolation("serving_runtime.metadata.name", "name is required")], id="name required"),
+    pytest.param(sr(name=""), "", [FieldViolation("serving_runtime.metadata.name", "Required value")], id="name required"),
     pytest.param(
         csr({"metadata": {"name": "rt", "namespace": "ns"}}), "",
-        [FieldViolation("cluster_serving_runtime.metadata.namespace", "ClusterServingRuntime is cluster-scoped and takes no namespace")],
+        [FieldViolation("cluster_serving_runtime.metadata.namespace", "Forbidden: ClusterServingRuntime is cluster-scoped and takes no namespace")],
         id="a cluster-scoped kind takes no namespace",
     ),
     pytest.param(
         csr({"kind": "ServingRuntime", "apiVersion": "ome.io/v1", "metadata": {"name": "rt"}}), "",
         [
-            FieldViolation("cluster_serving_runtime.kind", "kind 'ServingRuntime' does not match the ClusterServingRuntime field it was sent in"),
-            FieldViolation("cluster_serving_runtime.api_version", "apiVersion must be ome.io/v1beta1, not 'ome.io/v1'"),
+            FieldViolation("cluster_serving_runtime.kind", 'Unsupported value: "ServingRuntime": supported values: "ClusterServingRuntime"'),
+            FieldViolation("cluster_serving_runtime.api_version", 'Unsupported value: "ome.io/v1": supported values: "ome.io/v1beta1"'),
         ],
         id="kind and apiVersion",
     ),
@@ -75,22 +76,22 @@ VALIDATE_CASES = [
     ),
     pytest.param(
         sr(supportedModelFormats=[dict(FORMATS, priority=1), dict(FORMATS, priority=0)]), "",
-        [FieldViolation("serving_runtime.spec.supported_model_formats[1].priority", "priority must be at least 1, got 0")],
+        [FieldViolation("serving_runtime.spec.supported_model_formats[1].priority", "Invalid value: 0: must be greater than or equal to 1")],
         id="priority 1 is the minimum (CRD minimum 1)",
     ),
     pytest.param(
         sr(supportedModelFormats=[{}]), "",
         [
-            FieldViolation("serving_runtime.spec.supported_model_formats[0].model_format", "model_format is required"),
-            FieldViolation("serving_runtime.spec.supported_model_formats[0].model_framework", "model_framework is required"),
+            FieldViolation("serving_runtime.spec.supported_model_formats[0].model_format", "Required value"),
+            FieldViolation("serving_runtime.spec.supported_model_formats[0].model_framework", "Required value"),
         ],
         id="modelFormat and modelFramework are required",
     ),
     pytest.param(
         sr(supportedModelFormats=[FORMATS, {"modelFormat": {"version": "1"}, "modelFramework": {"version": "1"}}]), "",
         [
-            FieldViolation("serving_runtime.spec.supported_model_formats[1].model_format.name", "name is required"),
-            FieldViolation("serving_runtime.spec.supported_model_formats[1].model_framework.name", "name is required"),
+            FieldViolation("serving_runtime.spec.supported_model_formats[1].model_format.name", "Required value"),
+            FieldViolation("serving_runtime.spec.supported_model_formats[1].model_framework.name", "Required value"),
         ],
         id="each with a name",
     ),
@@ -106,9 +107,9 @@ def test_base_models_take_a_namespace_and_cluster_base_models_none() -> None:
     bm = cache_pb2.CacheObject(base_model=json_format.ParseDict({"metadata": {"name": "m"}}, types_pb2.BaseModel()))
     cbm = cache_pb2.CacheObject(cluster_base_model=json_format.ParseDict({"metadata": {"name": "m", "namespace": "x"}}, types_pb2.ClusterBaseModel()))
     ac = cache_pb2.CacheObject(accelerator_class=json_format.ParseDict({"metadata": {"name": "nvidia-h100"}}, types_pb2.AcceleratorClass()))
-    assert ingest.validate_object(bm) == [FieldViolation("base_model.metadata.namespace", "namespace is required")]
+    assert ingest.validate_object(bm) == [FieldViolation("base_model.metadata.namespace", "Required value")]
     assert ingest.validate_object(cbm) == [
-        FieldViolation("cluster_base_model.metadata.namespace", "ClusterBaseModel is cluster-scoped and takes no namespace")
+        FieldViolation("cluster_base_model.metadata.namespace", "Forbidden: ClusterBaseModel is cluster-scoped and takes no namespace")
     ]
     assert ingest.validate_object(ac) == []
     assert ingest.object_key(ac) == ("AcceleratorClass", "", "nvidia-h100")

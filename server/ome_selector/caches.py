@@ -3,7 +3,8 @@ live next to it). Both are keyed by content, not by object name or snapshot gene
 cache write never makes an entry wrong and never has to empty them:
 
 - ``FITS``: a model's ``ModelFit`` against one compiled runtime spec, keyed by the model's
-  serialized spec (``Model.cache_key``) and the spec object (held, so its ``id`` stays unique).
+  serialized spec (``Model.cache_key``) and, weakly, the spec object: a fit goes when the runtime
+  it was computed for is replaced and no snapshot holds it any more.
 - ``FORMAT_FAILURES``: the model-format check's failure (or None) of a model against a runtime's
   entries, keyed by ``Model.cache_key`` and ``Compiled.format_id``; runtimes with the same
   entries share it, which is what makes the ``no runtime found`` message cheap to write.
@@ -14,7 +15,8 @@ budget, the models seen longest ago are dropped first. Safe to use from several 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, MutableMapping
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -28,24 +30,27 @@ class ModelKeyedCache(Generic[V]):
     it with ``add``, which accounts the size and evicts whole models, oldest first.
     """
 
-    def __init__(self, budget: int, size_of: Callable[[V], int]) -> None:
+    def __init__(self, budget: int, size_of: Callable[[V], int], inner: Callable[[], MutableMapping[object, V]] = dict) -> None:
         self.budget = budget
         self._size_of = size_of
-        self._tables: dict[object, dict[object, V]] = {}
+        self._inner = inner
+        self._tables: dict[object, MutableMapping[object, V]] = {}
         self._sizes: dict[object, int] = {}
         self._total = 0
         self._lock = threading.Lock()
 
-    def table(self, model_key: object) -> dict[object, V]:
-        """The inner dict of ``model_key`` (created empty when new)."""
+    def table(self, model_key: object) -> MutableMapping[object, V]:
+        """The inner table of ``model_key`` (created empty when new)."""
         table = self._tables.get(model_key)
         if table is None:
             with self._lock:
-                table = self._tables.setdefault(model_key, {})
+                table = self._tables.get(model_key)
+                if table is None:
+                    table = self._tables[model_key] = self._inner()
                 self._sizes.setdefault(model_key, 0)
         return table
 
-    def add(self, model_key: object, table: dict[object, V], key: object, value: V) -> V:
+    def add(self, model_key: object, table: MutableMapping[object, V], key: object, value: V) -> V:
         """Store ``value`` under ``key`` in ``table`` (from ``table(model_key)``) and return it."""
         table[key] = value
         size = _ENTRY_OVERHEAD + self._size_of(value)
@@ -81,9 +86,8 @@ class ModelKeyedCache(Generic[V]):
 
 # Per-entry sizes measured with tracemalloc on the OME catalog (every model against every runtime):
 # a fit holds about 560 bytes of objects besides the dict slot, a format failure about 240.
-def _fit_size(entry: object) -> int:
-    fit = entry[1]  # type: ignore[index]
-    failure = fit.format_failure
+def _fit_size(fit: object) -> int:
+    failure = fit.format_failure  # type: ignore[attr-defined]
     return 560 + (0 if failure is None else len(failure.message) * 2)
 
 
@@ -91,6 +95,7 @@ def _failure_size(failure: object) -> int:
     return 240 + (0 if failure is None else len(failure.message) * 2)  # type: ignore[attr-defined]
 
 
-# (spec, fit) per id(spec): the spec is held so that its id is not reused while cached.
-FITS: ModelKeyedCache[tuple[object, object]] = ModelKeyedCache(24 << 20, _fit_size)
+# fit per compiled spec, weakly: entries of replaced runtimes go with them (the byte count is an
+# upper bound then, so the cache evicts early rather than late).
+FITS: ModelKeyedCache[object] = ModelKeyedCache(24 << 20, _fit_size, weakref.WeakKeyDictionary)
 FORMAT_FAILURES: ModelKeyedCache[object] = ModelKeyedCache(24 << 20, _failure_size)

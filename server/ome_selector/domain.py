@@ -76,9 +76,10 @@ class SizeRange:
     label: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class Compiled:
-    """The parts of a ServingRuntimeSpec that selection reads."""
+    """The parts of a ServingRuntimeSpec that selection reads. Compared and hashed by identity
+    (caches key fits by the compiled spec and drop them when it is gone)."""
 
     disabled: bool
     entries: tuple[Entry, ...]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from itertools import compress
 from operator import attrgetter, getitem
 from dataclasses import dataclass
@@ -63,12 +63,10 @@ def fit(spec: d.Compiled, model: d.Model) -> ModelFit:
     """The model's fit against ``spec``, from ``caches.FITS`` (keyed by content, so valid across
     snapshots)."""
     table = caches.FITS.table(model.cache_key)
-    hit = table.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]  # type: ignore[return-value]
-    value = fit_model(spec, model)
-    caches.FITS.add(model.cache_key, table, id(spec), (spec, value))
-    return value
+    hit = table.get(spec)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    return caches.FITS.add(model.cache_key, table, spec, fit_model(spec, model))  # type: ignore[return-value]
 
 
 def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Request | None) -> Evaluation:
@@ -142,7 +140,7 @@ def _spread(mask: int, size: int) -> int:
     return int.from_bytes(b"".join(map(_SPREAD.__getitem__, raw)), "little")
 
 
-def format_failure(spec: d.Compiled, model: d.Model, table: dict[object, Any] | None = None) -> Failure | None:
+def format_failure(spec: d.Compiled, model: d.Model, table: MutableMapping[object, Any] | None = None) -> Failure | None:
     """The model-format check's failure of ``model`` against ``spec``'s entries, shared by every
     spec with the same ``format_id`` (``caches.FORMAT_FAILURES``; ``table`` is the model's table
     when the caller holds it, so that what it reads next is what was stored)."""
