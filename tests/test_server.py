@@ -431,3 +431,16 @@ def test_every_selection_method_is_served_from_the_table() -> None:
     methods = {m.name for m in selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].methods}
     assert set(api.SELECTION_RPCS) == methods
     assert all(callable(getattr(SelectionServicer(CacheStore()), name)) for name in methods)
+
+
+def test_every_proto_enum_value_has_its_domain_row() -> None:
+    """The explicit domain -> proto tables of api.py cover every proto value but UNSPECIFIED."""
+    from ome_selector import api
+
+    for table, enum in ((api.CHECK_TO_PB, selector_pb2.Check), (api.VERDICT_TO_PB, selector_pb2.Verdict),
+                        (api.TIE_BREAK_TO_PB, selector_pb2.TieBreak), (api.COMPONENT_TO_PB, selector_pb2.Component),
+                        (api.MODE_SOURCE_TO_PB, selector_pb2.ModeSource), (api.ACCELERATOR_SOURCE_TO_PB, selector_pb2.AcceleratorSource),
+                        (api.ADMISSION_PATH_TO_PB, selector_pb2.AdmissionPath)):
+        named = {v for n, v in enum.items() if not n.endswith("_UNSPECIFIED")}
+        assert named <= set(table.values()), enum
+        assert len(set(table.values())) == len(table)

@@ -28,7 +28,7 @@ from ome.v1beta1 import types_pb2
 from . import domain as d
 from . import admission as admission_rules
 from . import effective as effective_view
-from . import engine, messages, reconcile, resolution
+from . import accelerators, engine, messages, reconcile, resolution
 from .components import ComponentConfig
 from .checks import Check, Failure, entry_score, explain_columns
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
@@ -107,6 +107,32 @@ TIE_BREAK_TO_PB = {
     TieBreak.NAME: pb.TIE_BREAK_NAME,
 }
 COMPONENT_TO_PB = {"": pb.COMPONENT_UNSPECIFIED, "engine": pb.COMPONENT_ENGINE, "decoder": pb.COMPONENT_DECODER, "router": pb.COMPONENT_ROUTER}
+MODE_SOURCE_TO_PB = {
+    "SERVICE_ANNOTATION": pb.MODE_SOURCE_SERVICE_ANNOTATION,
+    "COMPONENT_ANNOTATION": pb.MODE_SOURCE_COMPONENT_ANNOTATION,
+    "SERVICE_SPEC": pb.MODE_SOURCE_SERVICE_SPEC,
+    "LEADER_WORKER_SHAPE": pb.MODE_SOURCE_LEADER_WORKER_SHAPE,
+    "DEFAULT": pb.MODE_SOURCE_DEFAULT,
+}
+ACCELERATOR_SOURCE_TO_PB = {
+    "UNSPECIFIED": pb.ACCELERATOR_SOURCE_UNSPECIFIED,
+    accelerators.COMPONENT_OVERRIDE: pb.ACCELERATOR_SOURCE_COMPONENT_OVERRIDE,
+    accelerators.SELECTOR: pb.ACCELERATOR_SOURCE_SELECTOR,
+    accelerators.POLICY: pb.ACCELERATOR_SOURCE_POLICY,
+    accelerators.NONE_RUNTIME_LISTS_NONE: pb.ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE,
+    accelerators.NONE_NOT_REQUESTED: pb.ACCELERATOR_SOURCE_NONE_NOT_REQUESTED,
+    accelerators.NONE_NO_CANDIDATE: pb.ACCELERATOR_SOURCE_NONE_NO_CANDIDATE,
+    accelerators.NONE_ROUTER: pb.ACCELERATOR_SOURCE_NONE_ROUTER,
+}
+ADMISSION_PATH_TO_PB = {
+    "NO_ENGINE": pb.ADMISSION_PATH_NO_ENGINE,
+    "DEFERRED_FULL_RUNNER": pb.ADMISSION_PATH_DEFERRED_FULL_RUNNER,
+    "AUTO_SELECT": pb.ADMISSION_PATH_AUTO_SELECT,
+    "NAMED_RUNTIME": pb.ADMISSION_PATH_NAMED_RUNTIME,
+    "NAMED_RUNTIME_NO_MODEL": pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL,
+    "PINNED_NO_MODEL": pb.ADMISSION_PATH_PINNED_NO_MODEL,
+    "SPEC": pb.ADMISSION_PATH_SPEC,
+}
 MAX_PAGE_SIZE = 1000
 
 
@@ -372,12 +398,12 @@ def _components(configs: tuple[ComponentConfig, ...]) -> list[pb.ComponentConfig
         a = c.accelerator
         out.append(
             pb.ComponentConfiguration(
-                component=pb.Component.Value("COMPONENT_" + c.component.upper()),
+                component=COMPONENT_TO_PB[c.component],
                 deployment_mode=c.mode,
-                mode_source=pb.ModeSource.Value("MODE_SOURCE_" + c.mode_source),
+                mode_source=MODE_SOURCE_TO_PB[c.mode_source],
                 mode_error=c.mode_error,
                 accelerator_class=a.accelerator_class,
-                accelerator_source=pb.AcceleratorSource.Value("ACCELERATOR_SOURCE_" + a.source),
+                accelerator_source=ACCELERATOR_SOURCE_TO_PB[a.source],
                 accelerator_policy=a.policy,
                 accelerator_error=a.error,
             )
@@ -400,7 +426,7 @@ def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServic
     admission = admission_rules.admit(snapshot, isvc)
     response = pb.AdmitInferenceServiceResponse(
         allowed=admission.allowed, denial_message=admission.denial, warnings=admission.warnings,
-        path=pb.AdmissionPath.Value("ADMISSION_PATH_" + admission.path), webhook=admission_rules.ISVC_WEBHOOK, cache_version=snapshot.version,
+        path=ADMISSION_PATH_TO_PB[admission.path], webhook=admission_rules.ISVC_WEBHOOK, cache_version=snapshot.version,
     )
     return _with_selection(response, _selection(admission.decision) if admission.decision is not None else None)
 
