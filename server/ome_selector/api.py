@@ -3,11 +3,12 @@
 Every function takes the snapshot the caller read once and a request proto, and returns the
 response proto. They raise ``RequestError``: INVALID_ARGUMENT (with field violations) for bad
 input, NOT_FOUND for an unknown model or named runtime, UNAVAILABLE when the cache has never been
-synced. "No runtime found", a denial and a failed check are normal answers. SelectRuntime and
-ExplainRuntimes answers are memoised per snapshot and shared between callers: do not mutate them.
+synced. "No runtime found", a denial and a failed check are normal answers. No answer is
+memoised: each call computes its answer on the snapshot it read (``engine.auto_select``).
 
-- ``select_runtime``: SelectRuntime (runtime-selection-scoring.md; reference-a-runtime-explicitly.md).
-- ``explain_runtimes``: ExplainRuntimes, by InferenceService or by model (kubectl-ome runtime.md).
+- ``select_runtime``: SelectRuntime, BASIC or FULL view (runtime-selection-scoring.md;
+  reference-a-runtime-explicitly.md).
+- ``explain_runtimes``: ExplainRuntimes, by InferenceService or by model, paged (kubectl-ome runtime.md).
 - ``admit_inference_service``, ``reconcile_inference_service``, ``get_effective_runtime``: admission.py,
   reconcile.py, effective.py.
 - ``validate_serving_runtime``: runtime_webhook.py.
