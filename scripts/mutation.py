@@ -49,8 +49,18 @@ PACKAGE = ROOT / "server" / "ome_selector"
 # The rule modules: the checks, versions, sizes, quantities, accelerator-class policy, ingestion,
 # the engine, and what was lifecycle.py (resolution, admission, components, effective, reconcile).
 RULE_MODULES = (
-    "checks.py", "versions.py", "sizes.py", "quantities.py", "accelerators.py", "ingest.py", "engine.py",
-    "resolution.py", "admission.py", "components.py", "effective.py", "reconcile.py",
+    "checks.py",
+    "versions.py",
+    "sizes.py",
+    "quantities.py",
+    "accelerators.py",
+    "ingest.py",
+    "engine.py",
+    "resolution.py",
+    "admission.py",
+    "components.py",
+    "effective.py",
+    "reconcile.py",
 )
 # Rule-level test files run first: most mutants fail one of them within a few seconds.
 QUICK_TESTS = (
@@ -75,28 +85,70 @@ FOCUS_TESTS = {
     "quantities.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "accelerators.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "ingest.py": ("tests/test_mutants_ingest.py", "tests/test_check_table.py", "tests/test_matching_docs.py"),
-    "engine.py": ("tests/test_mutants_engine.py", "tests/test_scoring_ranking.py", "tests/test_no_runtime_message.py", "tests/test_explain_reasons.py"),
+    "engine.py": (
+        "tests/test_mutants_engine.py",
+        "tests/test_scoring_ranking.py",
+        "tests/test_no_runtime_message.py",
+        "tests/test_explain_reasons.py",
+    ),
     **{
-        module: ("tests/test_mutants_lifecycle.py", "tests/test_admission.py", "tests/test_reconcile.py", "tests/test_effective.py", "tests/test_named_runtime.py")
+        module: (
+            "tests/test_mutants_lifecycle.py",
+            "tests/test_admission.py",
+            "tests/test_reconcile.py",
+            "tests/test_effective.py",
+            "tests/test_named_runtime.py",
+        )
         for module in ("resolution.py", "admission.py", "components.py", "effective.py", "reconcile.py")
     },
 }
 NEW_TESTS = ("tests/test_check_table.py", "tests/test_mutants_*.py")
 
 _COMPARE = {
-    ast.Lt: (ast.LtE,), ast.LtE: (ast.Lt,), ast.Gt: (ast.GtE,), ast.GtE: (ast.Gt,),
-    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.In: (ast.NotIn,), ast.NotIn: (ast.In,),
-    ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
+    ast.Lt: (ast.LtE,),
+    ast.LtE: (ast.Lt,),
+    ast.Gt: (ast.GtE,),
+    ast.GtE: (ast.Gt,),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
 }
 _BINARY = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-    ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Add,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+    ast.Mod: ast.FloorDiv,
+    ast.Pow: ast.Mult,
+    ast.BitOr: ast.BitAnd,
+    ast.BitAnd: ast.BitOr,
 }
 _SYMBOL = {
-    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=", ast.In: "in",
-    ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not", ast.Add: "+", ast.Sub: "-", ast.Mult: "*",
-    ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.BitOr: "|", ast.BitAnd: "&",
-    ast.And: "and", ast.Or: "or",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.And: "and",
+    ast.Or: "or",
 }
 
 
@@ -162,7 +214,12 @@ class _Mutator(ast.NodeTransformer):
     def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
         out = []
         for i, statement in enumerate(body):
-            is_docstring = i == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+            is_docstring = (
+                i == 0
+                and isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Constant)
+                and isinstance(statement.value.value, str)
+            )
             out.append(statement if is_docstring else self.visit(statement))
         return out
 
@@ -246,7 +303,9 @@ def enumerate_mutants(modules: tuple[str, ...] = RULE_MODULES) -> list[Mutant]:
         mutator = _Mutator()
         mutator.visit(ast.parse(text))
         for index, (line, description) in enumerate(mutator.points):
-            out.append(Mutant(f"{module}:{index}", module, index, line, description, lines[line - 1].strip() if line else ""))
+            out.append(
+                Mutant(f"{module}:{index}", module, index, line, description, lines[line - 1].strip() if line else "")
+            )
     return out
 
 
@@ -273,12 +332,18 @@ def _pytest(env: dict[str, str], targets: list[str], extra: list[str], timeout: 
     return ("passed" if process.returncode in (0, 5) else "failed"), elapsed
 
 
-def _quick_targets(extra: list[str], patterns: tuple[str, ...] = QUICK_TESTS, leave_out: tuple[str, ...] = ()) -> list[str]:
+def _quick_targets(
+    extra: list[str], patterns: tuple[str, ...] = QUICK_TESTS, leave_out: tuple[str, ...] = ()
+) -> list[str]:
     out: list[str] = []
     for pattern in patterns:
         for path in sorted(ROOT.glob(pattern)):
             relative = str(path.relative_to(ROOT))
-            ignored = any(relative == e.split("=", 1)[-1] or Path(relative).match(e.split("=", 1)[-1]) for e in extra if e.startswith("--ignore"))
+            ignored = any(
+                relative == e.split("=", 1)[-1] or Path(relative).match(e.split("=", 1)[-1])
+                for e in extra
+                if e.startswith("--ignore")
+            )
             if not ignored and relative not in leave_out and relative not in out:
                 out.append(relative)
     return out
@@ -314,7 +379,7 @@ def run_mutant(mutant: Mutant | None, extra: list[str], timeout: float) -> dict[
     with tempfile.TemporaryDirectory(prefix="ome-mutant-") as name:
         tmp = Path(name)
         files = {}
-        for module in (RULE_MODULES if mutant is None else (mutant.module,)):
+        for module in RULE_MODULES if mutant is None else (mutant.module,):
             path = tmp / module
             path.write_text(mutated_source(mutant, module))
             files["ome_selector." + module.removesuffix(".py")] = str(path)
@@ -343,21 +408,31 @@ def _shadowing_works() -> bool:
         tmp = Path(name)
         (tmp / "sizes.py").write_text("SHADOW = True\n")
         env = _environment(tmp, {"ome_selector.sizes": str(tmp / "sizes.py")})
-        code = "import ome_selector.sizes as s, ome_selector.domain as d; print(getattr(s, 'SHADOW', False), d.__file__)"
+        code = (
+            "import ome_selector.sizes as s, ome_selector.domain as d; print(getattr(s, 'SHADOW', False), d.__file__)"
+        )
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
         return out.stdout.split() == ["True", str(PACKAGE / "domain.py")]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sample", type=int, default=150, help="random mutants to run; 0 runs every mutant (default 150)")
+    parser.add_argument(
+        "--sample", type=int, default=150, help="random mutants to run; 0 runs every mutant (default 150)"
+    )
     parser.add_argument("--seed", type=int, default=12, help="seed of the sample (default 12)")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run in parallel (default 2)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per pytest run; a timeout counts as caught")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per pytest run; a timeout counts as caught"
+    )
     parser.add_argument("--modules", nargs="+", default=list(RULE_MODULES), help="rule modules to mutate")
     parser.add_argument("--ids", nargs="+", help="run only these mutant ids (module:index)")
     parser.add_argument("--rerun", type=Path, help="run only the survivors of this earlier result file")
-    parser.add_argument("--without-new-tests", action="store_true", help="leave out tests/test_check_table.py and tests/test_mutants_*.py")
+    parser.add_argument(
+        "--without-new-tests",
+        action="store_true",
+        help="leave out tests/test_check_table.py and tests/test_mutants_*.py",
+    )
     parser.add_argument("--skip-baseline", action="store_true", help="do not first run the unmutated modules")
     parser.add_argument("--list", action="store_true", help="print the selected mutants and exit")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "mutation.json", help="result file (JSON)")
@@ -374,7 +449,9 @@ def main(argv: list[str] | None = None) -> int:
         survivors = {r["id"] for r in earlier["results"] if not r["caught"]}
         mutants = [m for m in mutants if m.id in survivors]
     elif args.sample:
-        mutants = sorted(random.Random(args.seed).sample(mutants, min(args.sample, len(mutants))), key=lambda m: (m.module, m.index))
+        mutants = sorted(
+            random.Random(args.seed).sample(mutants, min(args.sample, len(mutants))), key=lambda m: (m.module, m.index)
+        )
     if args.list:
         for m in mutants:
             print(f"{m.id:20} {m.module}:{m.line:<4} {m.description:32} {m.source_line[:90]}")
@@ -388,7 +465,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_baseline:
         baseline = run_mutant(None, extra, args.timeout)
         if baseline["caught"]:
-            print(f"the unmutated (re-generated) modules fail the fast layer ({baseline['status']}); fix that first", file=sys.stderr)
+            print(
+                f"the unmutated (re-generated) modules fail the fast layer ({baseline['status']}); fix that first",
+                file=sys.stderr,
+            )
             return 2
         print(f"baseline passes ({baseline['seconds']}s)")
     print(f"running {len(mutants)} of {total_points} mutants with {args.jobs} jobs", flush=True)
@@ -400,7 +480,10 @@ def main(argv: list[str] | None = None) -> int:
             r = future.result()
             results.append(r)
             verdict = "caught  " if r["caught"] else "SURVIVED"
-            print(f"[{done:3}/{len(mutants)}] {verdict} {r['id']:18} line {r['line']:<4} {r['description']:30} {str(r['source_line'])[:70]} ({r['stage']}, {r['seconds']}s)", flush=True)
+            print(
+                f"[{done:3}/{len(mutants)}] {verdict} {r['id']:18} line {r['line']:<4} {r['description']:30} {str(r['source_line'])[:70]} ({r['stage']}, {r['seconds']}s)",
+                flush=True,
+            )
     results.sort(key=lambda r: (str(r["module"]), int(r["index"])))  # type: ignore[call-overload]
     caught = sum(1 for r in results if r["caught"])
     share = 100.0 * caught / len(results) if results else 100.0
@@ -411,8 +494,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r['id']:18} {r['module']}:{r['line']:<4} {r['description']:30} {r['source_line']}")
     print(f"caught {caught}/{len(results)} ({share:.1f}%)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"caught": caught, "total": len(results), "points": total_points, "seed": args.seed,
-                                    "without_new_tests": args.without_new_tests, "results": results}, indent=1) + "\n")
+    args.out.write_text(
+        json.dumps(
+            {
+                "caught": caught,
+                "total": len(results),
+                "points": total_points,
+                "seed": args.seed,
+                "without_new_tests": args.without_new_tests,
+                "results": results,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     return 0 if share >= args.target else 1
 
 

@@ -31,7 +31,6 @@ from typing import Any, Callable, Iterator, Sequence
 
 import grpc
 import pytest
-
 from ome.selector.v1 import selector_pb2_grpc
 
 # ---- the two test layers ----------------------------------------------------------------------
@@ -44,7 +43,9 @@ E2E_MODULES = frozenset(
 E2E_FIXTURES = frozenset({"running_server"})
 # Source text that starts a process: the subprocess module, this file's ServerProcess, the
 # server command line, or the running_server fixture.
-_STARTS_PROCESS = re.compile(r"\bsubprocess\.(?:run|Popen|call|check_call|check_output)\b|\bServerProcess\(|\bserver_command\(|\brunning_server\b")
+_STARTS_PROCESS = re.compile(
+    r"\bsubprocess\.(?:run|Popen|call|check_call|check_output)\b|\bServerProcess\(|\bserver_command\(|\brunning_server\b"
+)
 _NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b")
 
 
@@ -64,7 +65,8 @@ def _process_helpers(module: Any) -> frozenset[str]:
     sources = {
         name: _source(value)
         for name, value in vars(module).items()
-        if (inspect.isfunction(value) or inspect.isclass(value)) and getattr(value, "__module__", None) == module.__name__
+        if (inspect.isfunction(value) or inspect.isclass(value))
+        and getattr(value, "__module__", None) == module.__name__
     }
     found = {name for name, text in sources.items() if _STARTS_PROCESS.search(text)}
     while True:
@@ -97,7 +99,7 @@ def is_e2e(item: pytest.Item) -> bool:
         return True
     info = getattr(item, "_fixtureinfo", None)
     for name in fixturenames:
-        for fixturedef in (info.name2fixturedefs.get(name, ()) if info is not None else ()):
+        for fixturedef in info.name2fixturedefs.get(name, ()) if info is not None else ():
             if _starts_process(_source(fixturedef.func), helpers):
                 return True
     return False
@@ -108,6 +110,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark every test ``e2e`` or ``fast`` (exactly one of the two)."""
     for item in items:
         item.add_marker(pytest.mark.e2e if is_e2e(item) else pytest.mark.fast)
+
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
@@ -170,7 +173,9 @@ class ServerProcess:
                         return match
                 seen = len(self._lines)
                 if not self._reader.is_alive():
-                    raise AssertionError(f"server exited ({self.process.poll()}) before {regex.pattern!r}:\n" + "\n".join(self._lines))
+                    raise AssertionError(
+                        f"server exited ({self.process.poll()}) before {regex.pattern!r}:\n" + "\n".join(self._lines)
+                    )
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise AssertionError(f"no {regex.pattern!r} within {timeout}s:\n" + "\n".join(self._lines))
@@ -222,7 +227,9 @@ def running_server() -> Iterator[Callable[..., ServerProcess]]:
     ) -> ServerProcess:
         assert listen.startswith(("127.0.0.1:", "unix:")), "test servers listen on loopback or a unix socket only"
         server = ServerProcess(
-            server_command(manifests, listen=listen, log_format=log_format, wait_for_sync=wait_for_sync, extra_args=extra_args)
+            server_command(
+                manifests, listen=listen, log_format=log_format, wait_for_sync=wait_for_sync, extra_args=extra_args
+            )
         )
         started.append(server)
         server.address = server.wait_for_line(_LISTENING).group(1)

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
-from google.protobuf import json_format
-
 from conftest import EXAMPLE_ISVCS
+from google.protobuf import json_format
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector import api
@@ -93,7 +92,9 @@ def _store(target: Any) -> CacheStore:
     return target if isinstance(target, CacheStore) else load(*target)
 
 
-def select(target: Any, isvc: Any, view: int = selector_pb2.SELECT_RUNTIME_VIEW_FULL) -> selector_pb2.SelectRuntimeResponse:
+def select(
+    target: Any, isvc: Any, view: int = selector_pb2.SELECT_RUNTIME_VIEW_FULL
+) -> selector_pb2.SelectRuntimeResponse:
     """``api.select_runtime`` on a store (or on a list of sources loaded into a new store); the
     FULL view unless ``view`` says otherwise, so exclusions are there to compare."""
     store = _store(target)
@@ -112,9 +113,15 @@ def explain(target: Any, isvc: Any) -> selector_pb2.ExplainRuntimesResponse:
 # reading answers
 
 
-def row(response: selector_pb2.ExplainRuntimesResponse, name: str, kind: str | None = None) -> selector_pb2.RuntimeExplanation:
+def row(
+    response: selector_pb2.ExplainRuntimesResponse, name: str, kind: str | None = None
+) -> selector_pb2.RuntimeExplanation:
     """The explain row of runtime ``name`` (optionally of ``kind``: "SR" or "CSR")."""
-    want = {None: None, "SR": selector_pb2.RUNTIME_KIND_SERVING_RUNTIME, "CSR": selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME}[kind]
+    want = {
+        None: None,
+        "SR": selector_pb2.RUNTIME_KIND_SERVING_RUNTIME,
+        "CSR": selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME,
+    }[kind]
     found = [r for r in response.runtimes if r.runtime.name == name and (want is None or r.runtime.kind == want)]
     assert len(found) == 1, f"{name}: {[r.runtime.name for r in response.runtimes]}"
     return found[0]
@@ -155,7 +162,9 @@ def verdict_and_reason(response: selector_pb2.ExplainRuntimesResponse, name: str
 # dict builders (Kubernetes manifests, camelCase as in the docs)
 
 
-def spec_of(name: str | None, version: str | None = None, operator: str | None = None, weight: int | None = None) -> dict[str, Any]:
+def spec_of(
+    name: str | None, version: str | None = None, operator: str | None = None, weight: int | None = None
+) -> dict[str, Any]:
     """A ``modelFormat`` / ``modelFramework`` dict with only the fields given."""
     out: dict[str, Any] = {}
     if name is not None:

@@ -7,9 +7,8 @@ import http.client
 import re
 from typing import Any
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from conftest import ServerProcess
+from prometheus_client.parser import text_string_to_metric_families
 
 HTTP_LINE = re.compile(r"http endpoints on ([^\s\"]+)")
 
@@ -47,6 +46,8 @@ def sample(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: 
     return samples.get((name, tuple(sorted((k, str(v)) for k, v in labels.items()))))
 
 
-def names(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str) -> dict[tuple[tuple[str, str], ...], float]:
+def names(
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str
+) -> dict[tuple[tuple[str, str], ...], float]:
     """Every sample called ``name``: ``{labels: value}``."""
     return {labels: value for (n, labels), value in samples.items() if n == name}

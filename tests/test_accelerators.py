@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 import yaml
 from google.protobuf import json_format
-
 from ome.v1beta1 import types_pb2
 from ome_selector.accelerators import (
     Assignment,
@@ -48,7 +47,13 @@ def page_blocks(page: Path, title: str) -> list[str]:
     return [textwrap.dedent(m.group(2)) for m in pattern.finditer(page.read_text())]
 
 
-_QUANTITY_FIELDS = (("capabilities", "memoryGB"), ("capabilities", "memoryBandwidthGBps"), ("cost", "perHour"), ("cost", "spotPerHour"), ("cost", "perMillionTokens"))
+_QUANTITY_FIELDS = (
+    ("capabilities", "memoryGB"),
+    ("capabilities", "memoryBandwidthGBps"),
+    ("cost", "perHour"),
+    ("cost", "spotPerHour"),
+    ("cost", "perMillionTokens"),
+)
 
 
 def accelerator_class(doc: dict[str, Any]) -> types_pb2.AcceleratorClass:
@@ -80,7 +85,11 @@ def make_class(name: str, **spec: Any) -> types_pb2.AcceleratorClass:
 
 def isvc(source: Any = None, **spec: Any) -> types_pb2.InferenceService:
     """An InferenceService from a YAML string, or from ``spec`` keyword fields."""
-    doc = yaml.safe_load(source) if isinstance(source, str) else {"metadata": {"name": "isvc", "namespace": "llama-demo"}, "spec": spec}
+    doc = (
+        yaml.safe_load(source)
+        if isinstance(source, str)
+        else {"metadata": {"name": "isvc", "namespace": "llama-demo"}, "spec": spec}
+    )
     return json_format.ParseDict(doc, types_pb2.InferenceService())
 
 
@@ -121,7 +130,9 @@ def test_inputs_are_the_pages() -> None:
 class TestHowOmePicks:
     def test_class_named_wins_even_with_a_policy(self) -> None:
         # Cheapest alone would pick nvidia-h100.
-        assert engine(selector(acceleratorClass="nvidia-h200", policy="Cheapest")) == Assignment("nvidia-h200", "SELECTOR")
+        assert engine(selector(acceleratorClass="nvidia-h200", policy="Cheapest")) == Assignment(
+            "nvidia-h200", "SELECTOR"
+        )
 
     def test_policy_picks_from_the_runtime_list(self) -> None:
         assert engine(selector(policy="MostCapable")) == Assignment("nvidia-h200", "POLICY", policy="MostCapable")
@@ -142,11 +153,15 @@ class TestHowOmePicks:
             isvc(engine={"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}}),
         ):
             for component in ("engine", "decoder"):
-                assert assign_accelerator(service, runtime_classes, STEP1_CLASSES, component) == Assignment("", "NONE_RUNTIME_LISTS_NONE")
+                assert assign_accelerator(service, runtime_classes, STEP1_CLASSES, component) == Assignment(
+                    "", "NONE_RUNTIME_LISTS_NONE"
+                )
 
     def test_named_class_the_runtime_does_not_list_is_used(self) -> None:
         # Troubleshooting: the pods get the named class if the runtime lists at least one class.
-        assert engine(selector(acceleratorClass="nvidia-h200"), runtime_classes=["nvidia-h100"]) == Assignment("nvidia-h200", "SELECTOR")
+        assert engine(selector(acceleratorClass="nvidia-h200"), runtime_classes=["nvidia-h100"]) == Assignment(
+            "nvidia-h200", "SELECTOR"
+        )
 
     def test_constraints_and_annotation_do_not_pick_a_class(self) -> None:
         service = isvc(acceleratorSelector={"constraints": {"minMemory": 80}})
@@ -170,7 +185,10 @@ class TestPolicies:
     def test_best_fit_compute_counts_for_less(self) -> None:
         exact = make_class("exact", capabilities={"memoryGB": "80Gi", "performance": {"fp16Tflops": 100}})
         # Equal memory: compute decides (0.7 + 0.3 * 1.0 against 0.7 + 0.3 * 0.1).
-        classes = {"exact": exact, "fast": make_class("fast", capabilities={"memoryGB": "80Gi", "performance": {"fp16Tflops": 1000}})}
+        classes = {
+            "exact": exact,
+            "fast": make_class("fast", capabilities={"memoryGB": "80Gi", "performance": {"fp16Tflops": 1000}}),
+        }
         service = selector(policy="BestFit", constraints={"minMemory": 80, "minComputePerformanceTFLOPS": 1000})
         assert picked(service, ["exact", "fast"], classes) == "fast"
         # Twice the memory costs more than the compute gains: 0.7 + 0.3 * 0.2 = 0.76 beats 0.7 * 0.5 + 0.3 = 0.65.
@@ -206,15 +224,23 @@ class TestPolicies:
         assert picked(cheapest, ["tier-high", "tier-medium", "tier-other"], classes) == "tier-medium"
 
     def test_cheapest_leaves_out_classes_without_cost(self) -> None:
-        classes = {"free": make_class("free"), "priced": make_class("priced", cost={"perHour": "100"}), "empty": make_class("empty", cost={})}
+        classes = {
+            "free": make_class("free"),
+            "priced": make_class("priced", cost={"perHour": "100"}),
+            "empty": make_class("empty", cost={}),
+        }
         assert picked(selector(policy="Cheapest"), ["free", "empty", "priced"], classes) == "priced"
-        assert engine(selector(policy="Cheapest"), ["free", "empty"], classes) == Assignment("", "NONE_NO_CANDIDATE", policy="Cheapest")
+        assert engine(selector(policy="Cheapest"), ["free", "empty"], classes) == Assignment(
+            "", "NONE_NO_CANDIDATE", policy="Cheapest"
+        )
 
     def test_cheapest_leaves_out_a_lone_class_without_cost(self) -> None:
         """select-accelerators.md, Policies: "Classes without cost are left out"; Troubleshooting:
         "For Cheapest, at least one class sets cost" (the docs win over facts 4.2)."""
         classes = {"free": make_class("free")}
-        assert engine(selector(policy="Cheapest"), ["free"], classes) == Assignment("", "NONE_NO_CANDIDATE", policy="Cheapest")
+        assert engine(selector(policy="Cheapest"), ["free"], classes) == Assignment(
+            "", "NONE_NO_CANDIDATE", policy="Cheapest"
+        )
 
     def test_cheapest_single_candidate_with_cost(self) -> None:
         classes = {"paid": make_class("paid", cost={"perHour": "1"})}
@@ -232,16 +258,31 @@ class TestPolicies:
 
     def test_most_capable_memory_counts_most(self) -> None:
         classes = {
-            "big": make_class("big", capabilities={"memoryGB": "141Gi", "memoryBandwidthGBps": "3350", "performance": {"fp16Tflops": 989}}),
-            "fast": make_class("fast", capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "4800", "performance": {"fp16Tflops": 989}}),
+            "big": make_class(
+                "big",
+                capabilities={"memoryGB": "141Gi", "memoryBandwidthGBps": "3350", "performance": {"fp16Tflops": 989}},
+            ),
+            "fast": make_class(
+                "fast",
+                capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "4800", "performance": {"fp16Tflops": 989}},
+            ),
         }
         assert picked(selector(policy="MostCapable"), ["fast", "big"], classes) == "big"
 
     def test_most_capable_bandwidth_and_tflops(self) -> None:
         classes = {
-            "a": make_class("a", capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "2000", "performance": {"fp16Tflops": 989}}),
-            "b": make_class("b", capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "3000", "performance": {"fp16Tflops": 800}}),
-            "c": make_class("c", capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "2000", "performance": {"fp16Tflops": 990}}),
+            "a": make_class(
+                "a",
+                capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "2000", "performance": {"fp16Tflops": 989}},
+            ),
+            "b": make_class(
+                "b",
+                capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "3000", "performance": {"fp16Tflops": 800}},
+            ),
+            "c": make_class(
+                "c",
+                capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "2000", "performance": {"fp16Tflops": 990}},
+            ),
         }
         # b: 0.5 + 0.3 + 0.2 * 800/989 = 0.962 beats a: 0.5 + 0.3 * 2000/3000 + 0.2 = 0.9.
         assert picked(selector(policy="MostCapable"), ["a", "b"], classes) == "b"
@@ -256,7 +297,9 @@ class TestPolicies:
 
     def test_other_policy_values_pick_nothing(self) -> None:
         assert engine(selector(policy="Random")) == Assignment("", "NONE_NO_CANDIDATE", policy="Random")
-        assert engine(selector(policy="bestfit", constraints={"minMemory": 80})) == Assignment("", "NONE_NO_CANDIDATE", policy="bestfit")
+        assert engine(selector(policy="bestfit", constraints={"minMemory": 80})) == Assignment(
+            "", "NONE_NO_CANDIDATE", policy="bestfit"
+        )
 
     def test_no_class_passes_the_constraints(self) -> None:
         service = selector(policy="FirstAvailable", constraints={"minMemory": 200})
@@ -265,7 +308,9 @@ class TestPolicies:
     def test_repeated_runtime_entries_count_once(self) -> None:
         assert picked(selector(policy="FirstAvailable"), ["nvidia-h200", "nvidia-h100", "nvidia-h200"]) == "nvidia-h200"
         # One candidate after de-duplication: BestFit without constraints returns it.
-        assert engine(selector(policy="BestFit"), ["nvidia-h100", "nvidia-h100"]) == Assignment("nvidia-h100", "POLICY", policy="BestFit")
+        assert engine(selector(policy="BestFit"), ["nvidia-h100", "nvidia-h100"]) == Assignment(
+            "nvidia-h100", "POLICY", policy="BestFit"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,7 +337,9 @@ class TestStep3:
 
     def test_decoder_gets_the_same_pick(self) -> None:
         service = isvc(POLICY_TAB)
-        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment("nvidia-h100", "POLICY", policy="BestFit")
+        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment(
+            "nvidia-h100", "POLICY", policy="BestFit"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,17 +362,25 @@ class TestBestFitBug:
         assert engine(selector(policy="BestFit"), CLUSTER_LIST, CLUSTER) == self.BUG
 
     def test_one_candidate_is_returned(self) -> None:
-        assert engine(selector(policy="BestFit"), ["nvidia-h200"]) == Assignment("nvidia-h200", "POLICY", policy="BestFit")
+        assert engine(selector(policy="BestFit"), ["nvidia-h200"]) == Assignment(
+            "nvidia-h200", "POLICY", policy="BestFit"
+        )
 
     def test_one_candidate_left_after_a_deleted_class(self) -> None:
-        assert engine(selector(policy="BestFit"), ["nvidia-l40s", "nvidia-h100"]) == Assignment("nvidia-h100", "POLICY", policy="BestFit")
+        assert engine(selector(policy="BestFit"), ["nvidia-l40s", "nvidia-h100"]) == Assignment(
+            "nvidia-h100", "POLICY", policy="BestFit"
+        )
 
     def test_empty_constraints_avoid_the_bug(self) -> None:
         # `constraints: {}` is set: every memory score is 1 and both have 989 TFLOPS, so the tie keeps the first.
-        assert engine(selector(policy="BestFit", constraints={})) == Assignment("nvidia-h100", "POLICY", policy="BestFit")
+        assert engine(selector(policy="BestFit", constraints={})) == Assignment(
+            "nvidia-h100", "POLICY", policy="BestFit"
+        )
 
     def test_named_class_avoids_the_bug(self) -> None:
-        assert engine(selector(policy="BestFit", acceleratorClass="nvidia-h200")) == Assignment("nvidia-h200", "SELECTOR")
+        assert engine(selector(policy="BestFit", acceleratorClass="nvidia-h200")) == Assignment(
+            "nvidia-h200", "SELECTOR"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,16 +398,19 @@ class TestConstraints:
         assert self.passes(h100, excludedClasses=["nvidia-h200", "NVIDIA-H100"])
         assert picked(selector(policy="Cheapest", constraints={"excludedClasses": ["nvidia-h100"]})) == "nvidia-h200"
 
-    @pytest.mark.parametrize(("families", "passes"), [
-        (["hopper"], True),
-        (["nvidia-hopper"], True),
-        (["HOPPER"], True),
-        (["NVIDIA-Hopper"], True),
-        (["ampere", "hopper"], True),
-        (["ampere"], False),
-        (["amd-hopper"], False),
-        (["nvidia"], False),
-    ])
+    @pytest.mark.parametrize(
+        ("families", "passes"),
+        [
+            (["hopper"], True),
+            (["nvidia-hopper"], True),
+            (["HOPPER"], True),
+            (["NVIDIA-Hopper"], True),
+            (["ampere", "hopper"], True),
+            (["ampere"], False),
+            (["amd-hopper"], False),
+            (["nvidia"], False),
+        ],
+    )
     def test_architecture_families(self, families: list[str], passes: bool) -> None:
         assert self.passes(STEP1_CLASSES["nvidia-h100"], architectureFamilies=families) is passes
 
@@ -416,16 +474,43 @@ class TestConstraints:
 
     def test_preferred_precisions_fp8_reads_int8_tops(self) -> None:
         classes = {
-            "fp16-strong": make_class("fp16-strong", capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "3000", "performance": {"fp16Tflops": 1000, "int8Tops": 100}}),
-            "int8-strong": make_class("int8-strong", capabilities={"memoryGB": "80Gi", "memoryBandwidthGBps": "3000", "performance": {"fp16Tflops": 100, "int8Tops": 2000}}),
+            "fp16-strong": make_class(
+                "fp16-strong",
+                capabilities={
+                    "memoryGB": "80Gi",
+                    "memoryBandwidthGBps": "3000",
+                    "performance": {"fp16Tflops": 1000, "int8Tops": 100},
+                },
+            ),
+            "int8-strong": make_class(
+                "int8-strong",
+                capabilities={
+                    "memoryGB": "80Gi",
+                    "memoryBandwidthGBps": "3000",
+                    "performance": {"fp16Tflops": 100, "int8Tops": 2000},
+                },
+            ),
         }
         order = ["fp16-strong", "int8-strong"]
         assert picked(selector(policy="MostCapable"), order, classes) == "fp16-strong"
         for precision in ("fp8", "int8", "FP8"):
-            assert picked(selector(policy="MostCapable", constraints={"preferredPrecisions": [precision]}), order, classes) == "int8-strong"
+            assert (
+                picked(selector(policy="MostCapable", constraints={"preferredPrecisions": [precision]}), order, classes)
+                == "int8-strong"
+            )
         # bf16 reads 0 for every class: TFLOPS no longer decide, the tie keeps the first.
-        assert picked(selector(policy="MostCapable", constraints={"preferredPrecisions": ["bf16"]}), ["int8-strong", "fp16-strong"], classes) == "int8-strong"
-        assert picked(selector(policy="MostCapable", constraints={"preferredPrecisions": ["bf16", "fp8"]}), order, classes) == "int8-strong"
+        assert (
+            picked(
+                selector(policy="MostCapable", constraints={"preferredPrecisions": ["bf16"]}),
+                ["int8-strong", "fp16-strong"],
+                classes,
+            )
+            == "int8-strong"
+        )
+        assert (
+            picked(selector(policy="MostCapable", constraints={"preferredPrecisions": ["bf16", "fp8"]}), order, classes)
+            == "int8-strong"
+        )
 
     def test_best_fit_reads_first_listed_precision_a_class_has(self) -> None:
         classes = {
@@ -440,12 +525,17 @@ class TestConstraints:
         assert picked(service, list(reversed(order)), classes) == "int8-only"
 
     def test_constraints_apply_to_every_component(self) -> None:
-        service = isvc(acceleratorSelector={"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}}, decoder={"minReplicas": 1})
+        service = isvc(
+            acceleratorSelector={"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}},
+            decoder={"minReplicas": 1},
+        )
         for component in ("engine", "decoder"):
             assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, component).accelerator_class == "nvidia-h200"
 
     def test_named_class_skips_constraints(self) -> None:
-        service = selector(acceleratorClass="nvidia-h100", constraints={"excludedClasses": ["nvidia-h100"], "minMemory": 500})
+        service = selector(
+            acceleratorClass="nvidia-h100", constraints={"excludedClasses": ["nvidia-h100"], "minMemory": 500}
+        )
         assert engine(service) == Assignment("nvidia-h100", "SELECTOR")
 
 
@@ -456,12 +546,19 @@ class TestConstraints:
 class TestOverride:
     def test_pd_example(self) -> None:
         service = isvc(PD_EXAMPLE)
-        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "engine") == Assignment("nvidia-h100", "POLICY", policy="Cheapest")
-        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment("nvidia-h200", "COMPONENT_OVERRIDE")
+        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "engine") == Assignment(
+            "nvidia-h100", "POLICY", policy="Cheapest"
+        )
+        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment(
+            "nvidia-h200", "COMPONENT_OVERRIDE"
+        )
         assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "router") == Assignment("", "NONE_ROUTER")
 
     def test_override_policy_has_no_effect_while_selector_names_a_class(self) -> None:
-        service = isvc(acceleratorSelector={"acceleratorClass": "nvidia-h200"}, engine={"acceleratorOverride": {"policy": "Cheapest"}})
+        service = isvc(
+            acceleratorSelector={"acceleratorClass": "nvidia-h200"},
+            engine={"acceleratorOverride": {"policy": "Cheapest"}},
+        )
         assert engine(service) == Assignment("nvidia-h200", "SELECTOR")
 
     def test_override_wins_for_the_same_field(self) -> None:
@@ -471,30 +568,51 @@ class TestOverride:
             decoder={"minReplicas": 1},
         )
         assert engine(service) == Assignment("nvidia-h200", "POLICY", policy="MostCapable")
-        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment("nvidia-h100", "POLICY", policy="Cheapest")
-        service = isvc(acceleratorSelector={"acceleratorClass": "nvidia-h100"}, engine={"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}})
+        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment(
+            "nvidia-h100", "POLICY", policy="Cheapest"
+        )
+        service = isvc(
+            acceleratorSelector={"acceleratorClass": "nvidia-h100"},
+            engine={"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}},
+        )
         assert engine(service) == Assignment("nvidia-h200", "COMPONENT_OVERRIDE")
-        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment("nvidia-h100", "SELECTOR")
+        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment(
+            "nvidia-h100", "SELECTOR"
+        )
 
     def test_override_constraints_have_no_effect(self) -> None:
-        service = isvc(engine={"acceleratorOverride": {"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}}})
+        service = isvc(
+            engine={
+                "acceleratorOverride": {"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}}
+            }
+        )
         assert engine(service) == Assignment("nvidia-h100", "POLICY", policy="FirstAvailable")
 
     def test_decoder_override_policy_alone(self) -> None:
         service = isvc(decoder={"acceleratorOverride": {"policy": "MostCapable"}})
-        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment("nvidia-h200", "POLICY", policy="MostCapable")
+        assert assign_accelerator(service, STEP2_LIST, STEP1_CLASSES, "decoder") == Assignment(
+            "nvidia-h200", "POLICY", policy="MostCapable"
+        )
         assert engine(service) == Assignment("", "NONE_NOT_REQUESTED")
 
     def test_present_but_empty_override_class_falls_through_to_the_policy(self) -> None:
         # facts 4.1: the empty override takes the override's place and names nothing, so the
         # selector's class is not used and the policy step runs.
-        service = isvc(acceleratorSelector={"acceleratorClass": "nvidia-h200", "policy": "Cheapest"}, engine={"acceleratorOverride": {"acceleratorClass": ""}})
+        service = isvc(
+            acceleratorSelector={"acceleratorClass": "nvidia-h200", "policy": "Cheapest"},
+            engine={"acceleratorOverride": {"acceleratorClass": ""}},
+        )
         assert engine(service) == Assignment("nvidia-h100", "POLICY", policy="Cheapest")
-        service = isvc(acceleratorSelector={"acceleratorClass": "nvidia-h200"}, engine={"acceleratorOverride": {"acceleratorClass": ""}})
+        service = isvc(
+            acceleratorSelector={"acceleratorClass": "nvidia-h200"},
+            engine={"acceleratorOverride": {"acceleratorClass": ""}},
+        )
         assert engine(service) == Assignment("", "NONE_NOT_REQUESTED")
 
     def test_empty_selector_class_names_nothing(self) -> None:
-        assert engine(selector(acceleratorClass="", policy="MostCapable")) == Assignment("nvidia-h200", "POLICY", policy="MostCapable")
+        assert engine(selector(acceleratorClass="", policy="MostCapable")) == Assignment(
+            "nvidia-h200", "POLICY", policy="MostCapable"
+        )
 
     def test_override_policy_with_empty_value_falls_back_to_selector(self) -> None:
         service = isvc(acceleratorSelector={"policy": "MostCapable"}, engine={"acceleratorOverride": {"policy": ""}})
@@ -511,34 +629,55 @@ class TestMissingClasses:
         remaining = {"nvidia-h100": CONCEPT_CLASSES["nvidia-h100"]}
         result = engine(selector(acceleratorClass="nvidia-l40s"), runtime, remaining)
         assert result == Assignment(
-            "nvidia-l40s", "SELECTOR", error="accelerator class nvidia-l40s not found at cluster scope", workload_blocked=True
+            "nvidia-l40s",
+            "SELECTOR",
+            error="accelerator class nvidia-l40s not found at cluster scope",
+            workload_blocked=True,
         )
-        assert accelerator_event_message("engine", result.error) == "Failed to get accelerator class for engine: accelerator class nvidia-l40s not found at cluster scope"
+        assert (
+            accelerator_event_message("engine", result.error)
+            == "Failed to get accelerator class for engine: accelerator class nvidia-l40s not found at cluster scope"
+        )
 
     def test_troubleshooting_event(self) -> None:
         result = engine(isvc(PIN_TAB), STEP2_LIST, {"nvidia-h200": STEP1_CLASSES["nvidia-h200"]})
         assert result.error == "accelerator class nvidia-h100 not found at cluster scope"
         assert result.workload_blocked and result.log == ""
-        assert accelerator_event_message("engine", result.error) == "Failed to get accelerator class for engine: accelerator class nvidia-h100 not found at cluster scope"
+        assert (
+            accelerator_event_message("engine", result.error)
+            == "Failed to get accelerator class for engine: accelerator class nvidia-h100 not found at cluster scope"
+        )
 
     def test_deleted_override_class_for_decoder(self) -> None:
         service = isvc(PD_EXAMPLE)
         result = assign_accelerator(service, STEP2_LIST, {"nvidia-h100": STEP1_CLASSES["nvidia-h100"]}, "decoder")
-        assert result == Assignment("nvidia-h200", "COMPONENT_OVERRIDE", error="accelerator class nvidia-h200 not found at cluster scope", workload_blocked=True)
-        assert accelerator_event_message("decoder", result.error) == "Failed to get accelerator class for decoder: accelerator class nvidia-h200 not found at cluster scope"
+        assert result == Assignment(
+            "nvidia-h200",
+            "COMPONENT_OVERRIDE",
+            error="accelerator class nvidia-h200 not found at cluster scope",
+            workload_blocked=True,
+        )
+        assert (
+            accelerator_event_message("decoder", result.error)
+            == "Failed to get accelerator class for decoder: accelerator class nvidia-h200 not found at cluster scope"
+        )
 
     def test_policy_picks_again_from_the_other_classes(self) -> None:
         runtime = ["nvidia-h100", "nvidia-l40s"]
         assert picked(selector(policy="Cheapest"), runtime, CONCEPT_CLASSES) == "nvidia-l40s"
         remaining = {"nvidia-h100": CONCEPT_CLASSES["nvidia-h100"]}
-        assert engine(selector(policy="Cheapest"), runtime, remaining) == Assignment("nvidia-h100", "POLICY", policy="Cheapest")
+        assert engine(selector(policy="Cheapest"), runtime, remaining) == Assignment(
+            "nvidia-h100", "POLICY", policy="Cheapest"
+        )
 
     def test_policy_runs_without_a_class_when_none_qualifies(self) -> None:
-        assert engine(selector(policy="Cheapest"), ["nvidia-l40s"], {}) == Assignment("", "NONE_NO_CANDIDATE", policy="Cheapest")
-        service = selector(policy="FirstAvailable", constraints={"architectureFamilies": ["ada"]})
-        assert engine(service, ["nvidia-h100", "nvidia-l40s"], {"nvidia-h100": CONCEPT_CLASSES["nvidia-h100"]}) == Assignment(
-            "", "NONE_NO_CANDIDATE", policy="FirstAvailable"
+        assert engine(selector(policy="Cheapest"), ["nvidia-l40s"], {}) == Assignment(
+            "", "NONE_NO_CANDIDATE", policy="Cheapest"
         )
+        service = selector(policy="FirstAvailable", constraints={"architectureFamilies": ["ada"]})
+        assert engine(
+            service, ["nvidia-h100", "nvidia-l40s"], {"nvidia-h100": CONCEPT_CLASSES["nvidia-h100"]}
+        ) == Assignment("", "NONE_NO_CANDIDATE", policy="FirstAvailable")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,10 +699,19 @@ class TestClusterClasses:
             ({"policy": "Cheapest", "constraints": {"minArchitectureVersion": "9.0"}}, "nvidia-h100-80gb"),
             ({"policy": "Cheapest", "constraints": {"excludedClasses": ["nvidia-l40s-48gb"]}}, "nvidia-a100-80gb"),
             ({"policy": "FirstAvailable", "constraints": {"architectureFamilies": ["ampere"]}}, "nvidia-a100-80gb"),
-            ({"policy": "FirstAvailable", "constraints": {"architectureFamilies": ["nvidia-ada-lovelace"]}}, "nvidia-l40s-48gb"),
+            (
+                {"policy": "FirstAvailable", "constraints": {"architectureFamilies": ["nvidia-ada-lovelace"]}},
+                "nvidia-l40s-48gb",
+            ),
             ({"policy": "MostCapable", "constraints": {"maxMemory": 79}}, "nvidia-l40s-48gb"),
             ({"policy": "MostCapable", "constraints": {"maxMemory": 80}}, "nvidia-h100-80gb"),
-            ({"policy": "MostCapable", "constraints": {"architectureFamilies": ["hopper"], "preferredPrecisions": ["int8"]}}, "nvidia-h200-141gb"),
+            (
+                {
+                    "policy": "MostCapable",
+                    "constraints": {"architectureFamilies": ["hopper"], "preferredPrecisions": ["int8"]},
+                },
+                "nvidia-h200-141gb",
+            ),
             ({"acceleratorClass": "nvidia-a100-80gb", "policy": "MostCapable"}, "nvidia-a100-80gb"),
         ],
     )
@@ -618,7 +766,9 @@ class TestQuantities:
     def test_parse(self, text: str, value: Decimal) -> None:
         assert parse_quantity(text) == value
 
-    @pytest.mark.parametrize("text", ["", "abc", "80 Gi", " 80Gi", "80gi", "1K", "1e", "Gi", ".", "1e3.5", "80GiB", "1E30"])
+    @pytest.mark.parametrize(
+        "text", ["", "abc", "80 Gi", " 80Gi", "80gi", "1K", "1e", "Gi", ".", "1e3.5", "80GiB", "1E30"]
+    )
     def test_invalid(self, text: str) -> None:
         assert parse_quantity(text) is None
 

@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from helpers_docs import (
     INHERITANCE_ISVC,
     LLAMA_3_2_1B_CBM,
@@ -163,11 +162,17 @@ class TestFullRunnerDefersAutoSelection:
         assert not got.HasField("selection")
 
     def test_runner_image_defers_a_passing_selection_too_no_warning(self) -> None:
-        got = admit([LLAMA_3_3_70B_HOPPER, LLAMA_3_3_70B_CBM], with_engine(LLAMA_3_3_70B_ISVC, {"runner": {"image": "my/engine:1"}}))
+        got = admit(
+            [LLAMA_3_3_70B_HOPPER, LLAMA_3_3_70B_CBM],
+            with_engine(LLAMA_3_3_70B_ISVC, {"runner": {"image": "my/engine:1"}}),
+        )
         assert allowed(got) == (True, "ADMISSION_PATH_DEFERRED_FULL_RUNNER", [])
 
     def test_leader_and_worker_images_defer(self) -> None:
-        engine = {"leader": {"runner": {"image": "my/leader:1"}}, "worker": {"size": 1, "runner": {"image": "my/worker:1"}}}
+        engine = {
+            "leader": {"runner": {"image": "my/leader:1"}},
+            "worker": {"size": 1, "runner": {"image": "my/worker:1"}},
+        }
         got = admit(QWEN_SOURCES, with_engine(QWEN2_5_7B_ISVC, engine))
         assert allowed(got) == (True, "ADMISSION_PATH_DEFERRED_FULL_RUNNER", [])
 
@@ -176,8 +181,13 @@ class TestFullRunnerDefersAutoSelection:
         [
             pytest.param({"leader": {"runner": {"image": "my/leader:1"}}}, id="leader-image-only"),
             pytest.param({"worker": {"size": 1, "runner": {"image": "my/worker:1"}}}, id="worker-image-only"),
-            pytest.param({"leader": {"runner": {"image": "my/leader:1"}}, "worker": {"size": 1}}, id="worker-without-image"),
-            pytest.param({"leader": {"runner": {"name": "x"}}, "worker": {"runner": {"image": "my/worker:1"}}}, id="leader-without-image"),
+            pytest.param(
+                {"leader": {"runner": {"image": "my/leader:1"}}, "worker": {"size": 1}}, id="worker-without-image"
+            ),
+            pytest.param(
+                {"leader": {"runner": {"name": "x"}}, "worker": {"runner": {"image": "my/worker:1"}}},
+                id="leader-without-image",
+            ),
             pytest.param({"runner": {"image": ""}}, id="empty-runner-image"),
             pytest.param({"runner": {"name": "ome-container"}}, id="runner-without-image"),
         ],
@@ -258,7 +268,11 @@ class TestAutoSelection:
         patched = catalog(SRT_QWEN2_5_7B)
         patched["spec"]["supportedModelFormats"][0]["autoSelect"] = True
         got = admit([catalog(SRT_MISTRAL_7B_INSTRUCT), patched, QWEN2_5_7B_CBM], QWEN2_5_7B_ISVC)
-        assert allowed(got) == (True, "ADMISSION_PATH_AUTO_SELECT", ["Runtime srt-qwen2-5-7b will be auto-selected for model qwen2-5-7b"])
+        assert allowed(got) == (
+            True,
+            "ADMISSION_PATH_AUTO_SELECT",
+            ["Runtime srt-qwen2-5-7b will be auto-selected for model qwen2-5-7b"],
+        )
 
     def test_serving_runtimes_page_warning(self) -> None:
         """serving-runtimes.md, "How OME selects a runtime"."""
@@ -322,7 +336,9 @@ class TestNamedRuntimeWarnings:
 
     def test_accelerator_class_warning_with_empty_model_slot(self) -> None:
         """runtime-accelerator-class-matching.md and select-accelerators.md Troubleshooting."""
-        got = admit([catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], seed_a_named("srt-llama-3-3-70b-instruct"))
+        got = admit(
+            [catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], seed_a_named("srt-llama-3-3-70b-instruct")
+        )
         assert allowed(got) == (
             True,
             "ADMISSION_PATH_NAMED_RUNTIME",
@@ -332,7 +348,10 @@ class TestNamedRuntimeWarnings:
                 "accelerator class); proceeding because the runtime was named explicitly"
             ],
         )
-        assert (got.selection.runtime.name, got.selection.mode) == ("srt-llama-3-3-70b-instruct", pb.SELECTION_MODE_NAMED)
+        assert (got.selection.runtime.name, got.selection.mode) == (
+            "srt-llama-3-3-70b-instruct",
+            pb.SELECTION_MODE_NAMED,
+        )
 
     def test_format_warning_from_the_reference_guide(self) -> None:
         """reference-a-runtime-explicitly.md: the model's config.json had transformers 4.46.0."""
@@ -393,7 +412,12 @@ class TestNamedRuntimeWarnings:
         service["spec"]["runtime"]["autoSync"] = False
         got = admit([catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], service)
         assert got.allowed
-        assert [w.startswith('runtime "srt-llama-3-3-70b-instruct" does not declare support for model "llama-3-3-70b-instruct"') for w in got.warnings] == [True]
+        assert [
+            w.startswith(
+                'runtime "srt-llama-3-3-70b-instruct" does not declare support for model "llama-3-3-70b-instruct"'
+            )
+            for w in got.warnings
+        ] == [True]
 
     def test_inherited_settings_count_for_a_named_runtime(self) -> None:
         """runtime-inheritance.md: the example child named by the InferenceService is checked with
@@ -519,7 +543,10 @@ class TestSpecRules:
         """facts 5.2 step 1."""
         service = doc(QWEN2_5_7B_ISVC)
         service["metadata"]["name"] = "Qwen_7B"
-        assert denied(admit(QWEN_SOURCES, service)) == 'invalid InferenceService name "Qwen_7B", must match "[a-z]([-a-z0-9]*[a-z0-9])?"'
+        assert (
+            denied(admit(QWEN_SOURCES, service))
+            == 'invalid InferenceService name "Qwen_7B", must match "[a-z]([-a-z0-9]*[a-z0-9])?"'
+        )
 
     @pytest.mark.parametrize("mode", ["OMENative", "RawDeployment"])
     def test_deployment_mode_accepts_omenative_and_rawdeployment(self, mode: str) -> None:
@@ -527,7 +554,11 @@ class TestSpecRules:
         service = doc(LLAMA_3_3_70B_ISVC)
         service["spec"]["deploymentMode"] = mode
         got = admit([LLAMA_3_3_70B_HOPPER, LLAMA_3_3_70B_CBM], service)
-        assert allowed(got) == (True, "ADMISSION_PATH_AUTO_SELECT", ["Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"])
+        assert allowed(got) == (
+            True,
+            "ADMISSION_PATH_AUTO_SELECT",
+            ["Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"],
+        )
 
     @pytest.mark.parametrize("mode", ["MultiNode", "VirtualDeployment", "Serverless", "omenative", "MultiNodeRayVLLM"])
     def test_deployment_mode_rejects_other_values(self, mode: str) -> None:
@@ -557,7 +588,13 @@ class TestOMENativePairing:
 
     SOURCES = [LLAMA_3_3_70B_HOPPER, LLAMA_3_3_70B_CBM]
 
-    def service(self, engine_mode: str | None = None, decoder_mode: str | None = None, spec_mode: str | None = None, decoder: bool = True) -> dict[str, Any]:
+    def service(
+        self,
+        engine_mode: str | None = None,
+        decoder_mode: str | None = None,
+        spec_mode: str | None = None,
+        decoder: bool = True,
+    ) -> dict[str, Any]:
         out = doc(LLAMA_3_3_70B_ISVC)
         if engine_mode is not None:
             out["spec"]["engine"]["annotations"] = {MODE: engine_mode}
@@ -593,7 +630,9 @@ class TestOMENativePairing:
         )
 
     def test_a_misspelled_annotation_is_no_mode(self) -> None:
-        assert denied(admit(self.SOURCES, self.service(engine_mode="OMENative", decoder_mode="omenative"))) == self.QUOTED
+        assert (
+            denied(admit(self.SOURCES, self.service(engine_mode="OMENative", decoder_mode="omenative"))) == self.QUOTED
+        )
 
     def test_the_runtime_annotation_does_not_count(self) -> None:
         """The webhook compares the annotations "in the InferenceService"."""
@@ -612,7 +651,9 @@ class TestOMENativePairing:
             (None, None, "RawDeployment"),
         ],
     )
-    def test_allowed_combinations(self, engine_mode: str | None, decoder_mode: str | None, spec_mode: str | None) -> None:
+    def test_allowed_combinations(
+        self, engine_mode: str | None, decoder_mode: str | None, spec_mode: str | None
+    ) -> None:
         got = admit(self.SOURCES, self.service(engine_mode=engine_mode, decoder_mode=decoder_mode, spec_mode=spec_mode))
         assert got.allowed, got.denial_message
 
@@ -642,7 +683,10 @@ class TestWithoutModel:
 
     def test_disabled_named_serving_runtime_is_denied(self) -> None:
         disabled = runtime("team-llama", namespace="llama-demo", disabled=True)
-        assert denied(admit([disabled], isvc(None, runtime_name="team-llama"))) == "namespace-scoped runtime team-llama is disabled"
+        assert (
+            denied(admit([disabled], isvc(None, runtime_name="team-llama")))
+            == "namespace-scoped runtime team-llama is disabled"
+        )
 
     def test_auto_sync_false_checks_nothing(self) -> None:
         disabled = catalog(SRT_LLAMA_3_2_1B_INSTRUCT)
@@ -708,14 +752,19 @@ class TestMatchingAtAdmission:
     HOPPER = runtime("hopper", entry(), classes=["nvidia-h100", "nvidia-h200"])
 
     def test_engine_and_decoder_classes_are_pooled(self) -> None:
-        service = isvc(engine={"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}}, decoder={"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}})
+        service = isvc(
+            engine={"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}},
+            decoder={"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}},
+        )
         assert allowed(admit([self.HOPPER, model()], service)) == (
             True,
             "ADMISSION_PATH_AUTO_SELECT",
             ["Runtime hopper will be auto-selected for model llama-3-2-3b-instruct"],
         )
         service["spec"]["decoder"]["acceleratorOverride"]["acceleratorClass"] = "nvidia-a100"
-        assert denied(admit([self.HOPPER, model()], service)).endswith("Excluded runtimes: hopper (runtime does not support the required accelerator class)")
+        assert denied(admit([self.HOPPER, model()], service)).endswith(
+            "Excluded runtimes: hopper (runtime does not support the required accelerator class)"
+        )
 
     @pytest.mark.parametrize(
         "service",
@@ -733,7 +782,14 @@ class TestMatchingAtAdmission:
         )
 
     def test_a_policy_does_not_filter(self) -> None:
-        service = isvc(spec={"acceleratorSelector": {"policy": "Cheapest", "constraints": {"excludedClasses": ["nvidia-h100", "nvidia-h200"]}}})
+        service = isvc(
+            spec={
+                "acceleratorSelector": {
+                    "policy": "Cheapest",
+                    "constraints": {"excludedClasses": ["nvidia-h100", "nvidia-h200"]},
+                }
+            }
+        )
         assert admit([runtime("plain"), model()], service).allowed
 
     def test_inherited_classes_count_only_for_a_named_runtime(self) -> None:
@@ -777,7 +833,9 @@ class TestEveryUpdateIsChecked:
         label change, unless the update names a runtime that exists."""
         service = doc(LLAMA_3_2_1B_ISVC)
         service["metadata"]["labels"] = {"team": "a"}
-        assert denied(admit([LLAMA_3_2_1B_CBM], service)).endswith("not found in namespace llama-demo or at cluster scope")
+        assert denied(admit([LLAMA_3_2_1B_CBM], service)).endswith(
+            "not found in namespace llama-demo or at cluster scope"
+        )
         service["spec"]["runtime"]["name"] = "team-llama"
         assert admit([LLAMA_3_2_1B_CBM, runtime("team-llama", namespace="llama-demo")], service).allowed
 
@@ -819,7 +877,9 @@ class TestWhatMergesForANamedRuntime:
 
     def test_a_child_can_set_max_and_keep_its_parents_min(self) -> None:
         parent = runtime("size-profile", disabled=True, size=("60B", "75B"))
-        child = runtime("size-child", inherit_from="size-profile", disabled=False, spec={"modelSizeRange": {"max": "80B"}})
+        child = runtime(
+            "size-child", inherit_from="size-profile", disabled=False, spec={"modelSizeRange": {"max": "80B"}}
+        )
         got = admit([parent, child, model()], isvc(runtime_name="size-child"))
         assert list(got.warnings) == [
             'runtime "size-child" does not declare support for model "llama-3-2-3b-instruct" (runtime size-child does not '
@@ -829,7 +889,9 @@ class TestWhatMergesForANamedRuntime:
 
     def test_the_childs_formats_replace_the_parents(self) -> None:
         parent = runtime("fmt-profile", entry(), disabled=True)
-        child = runtime("fmt-child", entry(architecture="MistralForCausalLM"), inherit_from="fmt-profile", disabled=False)
+        child = runtime(
+            "fmt-child", entry(architecture="MistralForCausalLM"), inherit_from="fmt-profile", disabled=False
+        )
         got = admit([parent, child, model()], isvc(runtime_name="fmt-child"))
         assert list(got.warnings) == [
             'runtime "fmt-child" does not declare support for model "llama-3-2-3b-instruct" (runtime fmt-child does not '
@@ -848,13 +910,21 @@ class TestWhatMergesForANamedRuntime:
         csr = runtime("same-name", disabled=True)
         sr = runtime("same-name", namespace="llama-demo", inherit_from="same-name", disabled=False)
         got = denied(admit([csr, sr, model()], isvc(runtime_name="same-name", runtime_kind="ServingRuntime")))
-        assert got == "runtime same-name does not support model llama-3-2-3b-instruct: inheritance cycle detected: [same-name same-name]"
+        assert (
+            got
+            == "runtime same-name does not support model llama-3-2-3b-instruct: inheritance cycle detected: [same-name same-name]"
+        )
 
     def test_a_chain_holds_at_most_five_runtimes(self) -> None:
         names = ["r0", "r1", "r2", "r3", "r4", "r5"]
-        chain = [runtime(n, inherit_from=names[i + 1] if i + 1 < len(names) else None, disabled=False) for i, n in enumerate(names)]
+        chain = [
+            runtime(n, inherit_from=names[i + 1] if i + 1 < len(names) else None, disabled=False)
+            for i, n in enumerate(names)
+        ]
         got = denied(admit([*chain, model()], isvc(runtime_name="r0")))
-        assert got.startswith("runtime r0 does not support model llama-3-2-3b-instruct: inheritance chain exceeds max depth 5")
+        assert got.startswith(
+            "runtime r0 does not support model llama-3-2-3b-instruct: inheritance chain exceeds max depth 5"
+        )
         five = admit([*chain[1:], model()], isvc(runtime_name="r1"))
         assert allowed(five) == (True, "ADMISSION_PATH_NAMED_RUNTIME", [])
         assert list(five.selection.inheritance_chain) == ["r5", "r4", "r3", "r2", "r1"]
@@ -874,14 +944,23 @@ class TestRuntimeRevisionPins:
         from ome.v1beta1 import types_pb2 as t
 
         service = json_format.ParseDict(
-            {"metadata": {"name": "llama-3-2-3b-instruct", "namespace": "llama-demo"},
-             "spec": {"runtime": runtime, "engine": {"minReplicas": 1}}},
+            {
+                "metadata": {"name": "llama-3-2-3b-instruct", "namespace": "llama-demo"},
+                "spec": {"runtime": runtime, "engine": {"minReplicas": 1}},
+            },
             t.InferenceService(),
         )
         return sapi.admit_inference_service(store.snapshot, spb.AdmitInferenceServiceRequest(inference_service=service))
 
     def test_the_docs_example_of_a_cluster_revision_named_for_a_serving_runtime(self) -> None:
-        got = self.admit_with({"name": "sglang-llama-3-2-3b", "kind": "ServingRuntime", "autoSync": False, "revision": "cr-sglang-llama-3-2-3b-590753e8"})
+        got = self.admit_with(
+            {
+                "name": "sglang-llama-3-2-3b",
+                "kind": "ServingRuntime",
+                "autoSync": False,
+                "revision": "cr-sglang-llama-3-2-3b-590753e8",
+            }
+        )
         assert (got.allowed, got.denial_message) == (
             False,
             'spec.runtime.revision "cr-sglang-llama-3-2-3b-590753e8" does not match the expected naming convention for runtime '
@@ -891,9 +970,12 @@ class TestRuntimeRevisionPins:
     def test_a_revision_needs_auto_sync_false(self) -> None:
         got = self.admit_with({"name": "sglang-llama-3-2-3b", "revision": "cr-sglang-llama-3-2-3b-590753e8"})
         assert (got.allowed, got.denial_message) == (
-            False, "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin"
+            False,
+            "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin",
         )
 
     def test_a_well_formed_pin_is_admitted_without_a_model(self) -> None:
-        got = self.admit_with({"name": "sglang-llama-3-2-3b", "autoSync": False, "revision": "cr-sglang-llama-3-2-3b-590753e8"})
+        got = self.admit_with(
+            {"name": "sglang-llama-3-2-3b", "autoSync": False, "revision": "cr-sglang-llama-3-2-3b-590753e8"}
+        )
         assert (got.allowed, got.denial_message) == (True, "")

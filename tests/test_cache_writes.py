@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers_docs import (
     LLAMA_3_2_3B_BASEMODEL,
     NS,
@@ -30,7 +29,9 @@ K = cache_pb2.ObjectKind
 
 
 def answer(store: CacheStore) -> bytes:
-    return select(store, isvc()).SerializeToString(deterministic=True) + explain(store, isvc()).SerializeToString(deterministic=True)
+    return select(store, isvc()).SerializeToString(deterministic=True) + explain(store, isvc()).SerializeToString(
+        deterministic=True
+    )
 
 
 def worked_store() -> CacheStore:
@@ -39,7 +40,12 @@ def worked_store() -> CacheStore:
 
 BAD_OBJECTS = [
     runtime("Bad_Name"),  # objects[0]: not a Kubernetes name
-    {"apiVersion": "ome.io/v1beta1", "kind": "ServingRuntime", "metadata": {"name": "no-namespace"}, "spec": {}},  # objects[1]
+    {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ServingRuntime",
+        "metadata": {"name": "no-namespace"},
+        "spec": {},
+    },  # objects[1]
     runtime("good"),  # objects[2]
     runtime("good"),  # objects[3]: the same key again
     runtime("zero", entry(priority=0)),  # objects[4]: priority must be at least 1
@@ -72,9 +78,14 @@ class TestRejectedWrites:
         assert [v.field for v in caught.value.violations] == EXPECTED_FIELDS
         descriptions = {v.field: v.description for v in caught.value.violations}
         assert descriptions["objects[1].serving_runtime.metadata.namespace"] == "Required value"
-        assert descriptions["objects[4].cluster_serving_runtime.spec.supported_model_formats[0].priority"] == "Invalid value: 0: must be greater than or equal to 1"
+        assert (
+            descriptions["objects[4].cluster_serving_runtime.spec.supported_model_formats[0].priority"]
+            == "Invalid value: 0: must be greater than or equal to 1"
+        )
         assert descriptions["objects[3]"] == "duplicate ClusterServingRuntime good (also objects[2])"
-        assert descriptions["objects[0].cluster_serving_runtime.metadata.name"].startswith('Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain')
+        assert descriptions["objects[0].cluster_serving_runtime.metadata.name"].startswith(
+            'Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain'
+        )
         for field in EXPECTED_FIELDS:
             assert field in caught.value.message
 
@@ -141,7 +152,9 @@ class TestWritesChangeTheAnswer:
 
     def test_delete_the_model_gives_not_found(self) -> None:
         store = worked_store()
-        store.delete("v2", [cache_pb2.ObjectKey(kind=K.OBJECT_KIND_BASE_MODEL, namespace=NS, name="llama-3-2-3b-instruct")])
+        store.delete(
+            "v2", [cache_pb2.ObjectKey(kind=K.OBJECT_KIND_BASE_MODEL, namespace=NS, name="llama-3-2-3b-instruct")]
+        )
         with pytest.raises(RequestError) as caught:
             select(store, isvc())
         assert caught.value.code == "NOT_FOUND"
@@ -156,7 +169,10 @@ class TestWritesChangeTheAnswer:
         ]
         with pytest.raises(RequestError) as caught:
             store.delete("v2", keys)
-        assert (caught.value.code, [v.field for v in caught.value.violations]) == ("INVALID_ARGUMENT", ["keys[1].namespace", "keys[2].kind"])
+        assert (caught.value.code, [v.field for v in caught.value.violations]) == (
+            "INVALID_ARGUMENT",
+            ["keys[1].namespace", "keys[2].kind"],
+        )
         assert store.snapshot is before
         assert select(store, isvc()).selection.runtime.name == "team-llama"
 
@@ -165,7 +181,10 @@ class TestWritesChangeTheAnswer:
         store = load(profile, runtime("child", inherit_from="profile", disabled=False), model())
         service = isvc(runtime_name="child", accelerator_class="nvidia-a100")
         assert len(select(store, service).warnings) == 1
-        store.upsert("v2", objects(runtime("profile", classes=["nvidia-a100"], disabled=True, spec={"supportedModelFormats": []})))
+        store.upsert(
+            "v2",
+            objects(runtime("profile", classes=["nvidia-a100"], disabled=True, spec={"supportedModelFormats": []})),
+        )
         assert (list(select(store, service).warnings), select(store, service).selection.runtime.name) == ([], "child")
         store.delete("v3", [cache_pb2.ObjectKey(kind=K.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="profile")])
         assert select(store, service).runtime_error == 'inherit-from parent "profile" not found (chain so far: [child])'
@@ -174,7 +193,10 @@ class TestWritesChangeTheAnswer:
         store = worked_store()
         store.apply_snapshot("v2", objects(runtime("only-one"), model()))
         got = select(store, isvc())
-        assert ([c.runtime.name for c in got.candidates], [e.runtime.name for e in got.exclusions]) == (["only-one"], [])
+        assert ([c.runtime.name for c in got.candidates], [e.runtime.name for e in got.exclusions]) == (
+            ["only-one"],
+            [],
+        )
 
 
 class TestCrdDefaults:
@@ -201,8 +223,15 @@ spec:
 
     def test_defaults_are_stored_on_ingestion(self) -> None:
         store = load(self.YAML_RUNTIME)
-        stored = store.snapshot.objects[("ClusterServingRuntime", "", "plain")].cluster_serving_runtime.spec.supported_model_formats[0]
-        assert (stored.model_format.weight, stored.model_format.operator, stored.model_framework.weight, stored.model_framework.operator) == (1, "Equal", 1, "Equal")
+        stored = store.snapshot.objects[
+            ("ClusterServingRuntime", "", "plain")
+        ].cluster_serving_runtime.spec.supported_model_formats[0]
+        assert (
+            stored.model_format.weight,
+            stored.model_format.operator,
+            stored.model_framework.weight,
+            stored.model_framework.operator,
+        ) == (1, "Equal", 1, "Equal")
         assert stored.HasField("priority") is False
 
     def test_the_caller_object_is_not_modified(self) -> None:
@@ -211,9 +240,13 @@ spec:
         assert obj.cluster_serving_runtime.spec.supported_model_formats[0].model_format.HasField("weight") is False
 
     def test_explicit_values_are_kept(self) -> None:
-        rt = runtime("rt", entry(format={"name": "safetensors", "version": "1.0.0", "weight": 3, "operator": "GreaterThan"}))
+        rt = runtime(
+            "rt", entry(format={"name": "safetensors", "version": "1.0.0", "weight": 3, "operator": "GreaterThan"})
+        )
         store = load(rt)
-        stored = store.snapshot.objects[("ClusterServingRuntime", "", "rt")].cluster_serving_runtime.spec.supported_model_formats[0]
+        stored = store.snapshot.objects[
+            ("ClusterServingRuntime", "", "rt")
+        ].cluster_serving_runtime.spec.supported_model_formats[0]
         assert (stored.model_format.weight, stored.model_format.operator) == (3, "GreaterThan")
 
 
@@ -258,7 +291,10 @@ class TestRequestErrors:
         store = worked_store()
         with pytest.raises(RequestError) as caught:
             api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest())
-        assert (caught.value.code, [v.field for v in caught.value.violations]) == ("INVALID_ARGUMENT", ["inference_service"])
+        assert (caught.value.code, [v.field for v in caught.value.violations]) == (
+            "INVALID_ARGUMENT",
+            ["inference_service"],
+        )
 
     @pytest.mark.parametrize("call", ["select", "explain"])
     def test_unknown_model(self, call: str) -> None:

@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
-
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector import checks, ingest
@@ -151,7 +150,12 @@ DISABLED = Failure(Check.DISABLED, "runtime is disabled", runtime_value="true", 
 DISABLED_CASES = [
     pytest.param({}, request_of({"model": MODEL_70B}), (), id="disabled unset passes"),
     pytest.param({"disabled": False}, request_of({"model": MODEL_70B}), (), id="disabled false passes"),
-    pytest.param({"disabled": True}, request_of({"model": MODEL_70B}), (DISABLED,), id="TS/KR: disabled true -> runtime is disabled"),
+    pytest.param(
+        {"disabled": True},
+        request_of({"model": MODEL_70B}),
+        (DISABLED,),
+        id="TS/KR: disabled true -> runtime is disabled",
+    ),
     pytest.param({"disabled": True}, None, (DISABLED,), id="disabled true without a request (explain --model)"),
 ]
 
@@ -169,69 +173,113 @@ def test_check_disabled(fields: dict[str, Any], request_: d.Request | None, want
 ACCELERATOR_CASES = [
     pytest.param(HOPPER, None, (), id="no request (explain --model): skipped"),
     pytest.param(
-        [], request_of({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}, "engine": {}}), (),
+        [],
+        request_of({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}, "engine": {}}),
+        (),
         id="AC since v1.3: no spec.model skips the check",
     ),
     pytest.param([], request_of({"model": MODEL_70B}), (), id="AC: no class, runtime lists none -> candidate"),
     pytest.param(HOPPER, request_of({"model": MODEL_70B}), (), id="AC: no class, any list -> candidate"),
     pytest.param(HOPPER, request_of(with_class("nvidia-h100")), (), id="AC: nvidia-h100 in [h100 h200] -> candidate"),
     pytest.param(
-        [], request_of(with_class("nvidia-h100")),
+        [],
+        request_of(with_class("nvidia-h100")),
         (Failure(Check.ACCELERATOR_CLASS, AC_REASON, runtime_value="[]", requested_value="[nvidia-h100]"),),
         id="AC: nvidia-h100, runtime lists none -> rejected",
     ),
     pytest.param(
-        HOPPER, request_of(with_class("nvidia-a100")),
-        (Failure(Check.ACCELERATOR_CLASS, AC_REASON, runtime_value="[nvidia-h100 nvidia-h200]", requested_value="[nvidia-a100]"),),
+        HOPPER,
+        request_of(with_class("nvidia-a100")),
+        (
+            Failure(
+                Check.ACCELERATOR_CLASS,
+                AC_REASON,
+                runtime_value="[nvidia-h100 nvidia-h200]",
+                requested_value="[nvidia-a100]",
+            ),
+        ),
         id="AC: nvidia-a100 not in [h100 h200] -> rejected",
     ),
     pytest.param(
         HOPPER,
-        request_of({
-            "model": MODEL_70B,
-            "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}},
-            "decoder": {"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}},
-        }),
+        request_of(
+            {
+                "model": MODEL_70B,
+                "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}},
+                "decoder": {"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}},
+            }
+        ),
         (),
         id="AC: engine h100 + decoder h200, subset of [h100 h200] -> candidate",
     ),
     pytest.param(
         HOPPER,
-        request_of({
-            "model": MODEL_70B,
-            "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}},
-            "decoder": {"acceleratorOverride": {"acceleratorClass": "nvidia-a100"}},
-        }),
-        (Failure(Check.ACCELERATOR_CLASS, AC_REASON, runtime_value="[nvidia-h100 nvidia-h200]", requested_value="[nvidia-a100 nvidia-h100]"),),
+        request_of(
+            {
+                "model": MODEL_70B,
+                "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}},
+                "decoder": {"acceleratorOverride": {"acceleratorClass": "nvidia-a100"}},
+            }
+        ),
+        (
+            Failure(
+                Check.ACCELERATOR_CLASS,
+                AC_REASON,
+                runtime_value="[nvidia-h100 nvidia-h200]",
+                requested_value="[nvidia-a100 nvidia-h100]",
+            ),
+        ),
         id="AC: engine h100 + decoder a100 -> rejected (pooled, sorted)",
     ),
     pytest.param(
         ["nvidia-a100", "nvidia-h100", "nvidia-h200"],
-        request_of({
-            "model": MODEL_70B,
-            "acceleratorSelector": {"acceleratorClass": "nvidia-h200"},
-            "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}},
-        }, annotations={"ome.io/accelerator-class": "nvidia-a100"}),
+        request_of(
+            {
+                "model": MODEL_70B,
+                "acceleratorSelector": {"acceleratorClass": "nvidia-h200"},
+                "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h100"}},
+            },
+            annotations={"ome.io/accelerator-class": "nvidia-a100"},
+        ),
         (),
         id="AC: annotation + selector + override pooled, all listed -> candidate",
     ),
     pytest.param(
-        HOPPER, request_of({"model": MODEL_70B}, annotations={"ome.io/accelerator-class": "nvidia-a100"}),
-        (Failure(Check.ACCELERATOR_CLASS, AC_REASON, runtime_value="[nvidia-h100 nvidia-h200]", requested_value="[nvidia-a100]"),),
+        HOPPER,
+        request_of({"model": MODEL_70B}, annotations={"ome.io/accelerator-class": "nvidia-a100"}),
+        (
+            Failure(
+                Check.ACCELERATOR_CLASS,
+                AC_REASON,
+                runtime_value="[nvidia-h100 nvidia-h200]",
+                requested_value="[nvidia-a100]",
+            ),
+        ),
         id="AC: the ome.io/accelerator-class annotation counts",
     ),
     pytest.param(
-        HOPPER, request_of(with_class("NVIDIA-H100")),
-        (Failure(Check.ACCELERATOR_CLASS, AC_REASON, runtime_value="[nvidia-h100 nvidia-h200]", requested_value="[NVIDIA-H100]"),),
+        HOPPER,
+        request_of(with_class("NVIDIA-H100")),
+        (
+            Failure(
+                Check.ACCELERATOR_CLASS,
+                AC_REASON,
+                runtime_value="[nvidia-h100 nvidia-h200]",
+                requested_value="[NVIDIA-H100]",
+            ),
+        ),
         id="AC: names match exactly, including case",
     ),
     pytest.param(
-        HOPPER, request_of(with_class("")),
+        HOPPER,
+        request_of(with_class("")),
         (Failure(Check.ACCELERATOR_CLASS, AC_REASON, runtime_value="[nvidia-h100 nvidia-h200]", requested_value="[]"),),
         id="AC: an empty value counts as a class no runtime lists",
     ),
     pytest.param(
-        HOPPER, request_of({"model": MODEL_70B, "acceleratorSelector": {"policy": "Cheapest"}}), (),
+        HOPPER,
+        request_of({"model": MODEL_70B, "acceleratorSelector": {"policy": "Cheapest"}}),
+        (),
         id="AC: a policy alone names no class",
     ),
 ]
@@ -262,19 +310,30 @@ def dm_failure(component: str, runtime_mode: str, requested: str) -> Failure:
 
 MODE_CASES = [
     pytest.param({"engineConfig": mode("MultiNode")}, None, (), id="no request (explain --model): skipped"),
-    pytest.param({"engineConfig": mode("MultiNode")}, request_of({"model": MODEL_70B, "engine": {}}), (), id="DM: none vs MultiNode passes"),
-    pytest.param({}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}), (), id="DM: OMENative vs none passes"),
     pytest.param(
-        {"engineConfig": mode("OMENative")}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}), (),
+        {"engineConfig": mode("MultiNode")},
+        request_of({"model": MODEL_70B, "engine": {}}),
+        (),
+        id="DM: none vs MultiNode passes",
+    ),
+    pytest.param(
+        {}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}), (), id="DM: OMENative vs none passes"
+    ),
+    pytest.param(
+        {"engineConfig": mode("OMENative")},
+        request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}),
+        (),
         id="DM: OMENative vs OMENative passes",
     ),
     pytest.param(
-        {"engineConfig": mode("MultiNode")}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}),
+        {"engineConfig": mode("MultiNode")},
+        request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}),
         (dm_failure("engine", "MultiNode", "OMENative"),),
         id="DM: OMENative vs MultiNode rejected (the quoted reason)",
     ),
     pytest.param(
-        {"engineConfig": mode("OMENative")}, request_of({"model": MODEL_70B, "engine": mode("RawDeployment")}),
+        {"engineConfig": mode("OMENative")},
+        request_of({"model": MODEL_70B, "engine": mode("RawDeployment")}),
         (dm_failure("engine", "OMENative", "RawDeployment"),),
         id="DM: RawDeployment vs OMENative rejected",
     ),
@@ -285,7 +344,9 @@ MODE_CASES = [
         id="DM: spec.engine.annotations ahead of spec.deploymentMode",
     ),
     pytest.param(
-        {"engineConfig": mode("multinode")}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}), (),
+        {"engineConfig": mode("multinode")},
+        request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}),
+        (),
         id="DM: a misspelled runtime annotation is no mode",
     ),
     pytest.param(
@@ -296,7 +357,8 @@ MODE_CASES = [
     ),
     pytest.param(
         {"metadata_annotations": {"ome.io/deploymentMode": "MultiNode"}},
-        request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}), (),
+        request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}),
+        (),
         id="DM: runtime metadata.annotations do not count",
     ),
     pytest.param(
@@ -306,16 +368,20 @@ MODE_CASES = [
         id="DM: the router is not compared",
     ),
     pytest.param(
-        {"decoderConfig": mode("MultiNode")}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}), (),
+        {"decoderConfig": mode("MultiNode")},
+        request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}),
+        (),
         id="DM: decoder mode without spec.decoder is not compared",
     ),
     pytest.param(
-        {"decoderConfig": mode("MultiNode")}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative", "decoder": {}}),
+        {"decoderConfig": mode("MultiNode")},
+        request_of({"model": MODEL_70B, "deploymentMode": "OMENative", "decoder": {}}),
         (dm_failure("decoder", "MultiNode", "OMENative"),),
         id="DM/KR: spec.decoder + spec.deploymentMode vs decoder MultiNode -> decoder rejected",
     ),
     pytest.param(
-        {"decoderConfig": mode("MultiNode")}, request_of({"model": MODEL_70B, "decoder": mode("RawDeployment")}),
+        {"decoderConfig": mode("MultiNode")},
+        request_of({"model": MODEL_70B, "decoder": mode("RawDeployment")}),
         (dm_failure("decoder", "MultiNode", "RawDeployment"),),
         id="DM: decoder annotation vs decoder MultiNode -> rejected",
     ),
@@ -332,11 +398,14 @@ MODE_CASES = [
         id="DM: both differ -> engine first, then decoder",
     ),
     pytest.param(
-        {"engineConfig": {"leader": {}, "worker": {"size": 1}}}, request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}), (),
+        {"engineConfig": {"leader": {}, "worker": {"size": 1}}},
+        request_of({"model": MODEL_70B, "deploymentMode": "OMENative"}),
+        (),
         id="DM: a leader and worker alone declare no mode",
     ),
     pytest.param(
-        {"engineConfig": mode("VirtualDeployment")}, request_of({"model": MODEL_70B, "engine": mode("RawDeployment")}),
+        {"engineConfig": mode("VirtualDeployment")},
+        request_of({"model": MODEL_70B, "engine": mode("RawDeployment")}),
         (dm_failure("engine", "VirtualDeployment", "RawDeployment"),),
         id="DM: VirtualDeployment (legacy) counts as a mode",
     ),
@@ -380,62 +449,88 @@ MISTRAL_ENTRY = {
 FORMAT_CASES = [
     pytest.param([ENTRY], MODEL, (), id="MV: the catalog entry matches the BaseModel"),
     pytest.param(
-        [], MODEL,
+        [],
+        MODEL,
         (format_failure(MODEL_LABEL, 0, detail="no supported formats defined"),),
         id="KR: no entries -> no supported formats defined",
     ),
     pytest.param(
-        [ENTRY], changed(MODEL, modelFramework={"name": "transformers", "version": "4.46.0"}),
-        (format_failure(
-            "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.46.0", 1,
-            (0, ("framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",)),
-            detail="framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",
-        ),),
+        [ENTRY],
+        changed(MODEL, modelFramework={"name": "transformers", "version": "4.46.0"}),
+        (
+            format_failure(
+                "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.46.0",
+                1,
+                (0, ("framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",)),
+                detail="framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",
+            ),
+        ),
         id="MV: framework 4.46.0 -> the quoted reason",
     ),
     pytest.param(
-        [MISTRAL_ENTRY], QWEN_MODEL,
-        (format_failure(
-            "mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1", 1,
-            (0, ("architecture mismatch (model=Qwen2ForCausalLM, runtime=MistralForCausalLM)",
-                 "framework version mismatch (model=4.40.1, runtime=4.36.0)")),
-            detail="architecture mismatch (model=Qwen2ForCausalLM, runtime=MistralForCausalLM), "
-            "framework version mismatch (model=4.40.1, runtime=4.36.0)",
-        ),),
+        [MISTRAL_ENTRY],
+        QWEN_MODEL,
+        (
+            format_failure(
+                "mt:safetensors:1.0.0:Qwen2ForCausalLM:transformers:4.40.1",
+                1,
+                (
+                    0,
+                    (
+                        "architecture mismatch (model=Qwen2ForCausalLM, runtime=MistralForCausalLM)",
+                        "framework version mismatch (model=4.40.1, runtime=4.36.0)",
+                    ),
+                ),
+                detail="architecture mismatch (model=Qwen2ForCausalLM, runtime=MistralForCausalLM), "
+                "framework version mismatch (model=4.40.1, runtime=4.36.0)",
+            ),
+        ),
         id="TS Step 1: srt-mistral-7b-instruct's differences joined by ', '",
     ),
     pytest.param(
-        [changed(ENTRY, modelFormat={"name": "gguf"}), ENTRY], MODEL, (),
+        [changed(ENTRY, modelFormat={"name": "gguf"}), ENTRY],
+        MODEL,
+        (),
         id="a later entry that matches is enough",
     ),
     pytest.param(
-        [changed(ENTRY, modelFormat={"name": "gguf"}), changed(ENTRY, modelArchitecture="MistralForCausalLM")], MODEL,
-        (format_failure(
-            MODEL_LABEL, 2,
-            (0, ("format name mismatch (model=safetensors, runtime=gguf)",)),
-            (1, ("architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",)),
-            detail="format name mismatch (model=safetensors, runtime=gguf); "
-            "architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",
-        ),),
+        [changed(ENTRY, modelFormat={"name": "gguf"}), changed(ENTRY, modelArchitecture="MistralForCausalLM")],
+        MODEL,
+        (
+            format_failure(
+                MODEL_LABEL,
+                2,
+                (0, ("format name mismatch (model=safetensors, runtime=gguf)",)),
+                (1, ("architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",)),
+                detail="format name mismatch (model=safetensors, runtime=gguf); "
+                "architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",
+            ),
+        ),
         id="MV: one text per entry, separated by '; '",
     ),
     pytest.param(
-        [changed(ENTRY, modelFormat=_UNSET)], MODEL,
+        [changed(ENTRY, modelFormat=_UNSET)],
+        MODEL,
         (format_failure(MODEL_LABEL, 1, (0, ()), detail="unknown mismatch"),),
         id="FACTS 3.11: an entry without modelFormat never matches -> unknown mismatch",
     ),
     pytest.param(
         [changed(ENTRY, quantization="fp8")],
-        changed(MODEL, quantization="fp8", modelParameterSize=_UNSET), (),
+        changed(MODEL, quantization="fp8", modelParameterSize=_UNSET),
+        (),
         id="TS: quantization on both sides, equal",
     ),
     pytest.param(
-        [ENTRY], changed(MODEL, quantization="fp8"),
-        (format_failure(
-            "mt:safetensors:1.0.0:LlamaForCausalLM:fp8:transformers:4.45.0.dev0", 1,
-            (0, ("model has quantization fp8 but runtime has no quantization requirement",)),
-            detail="model has quantization fp8 but runtime has no quantization requirement",
-        ),),
+        [ENTRY],
+        changed(MODEL, quantization="fp8"),
+        (
+            format_failure(
+                "mt:safetensors:1.0.0:LlamaForCausalLM:fp8:transformers:4.45.0.dev0",
+                1,
+                (0, ("model has quantization fp8 but runtime has no quantization requirement",)),
+                detail="model has quantization fp8 but runtime has no quantization requirement",
+            ),
+        ),
         id="TS/FACTS 3.10: the label carries the quantization",
     ),
 ]
@@ -454,25 +549,41 @@ def test_check_model_format(entries: list[dict[str, Any]], model: dict[str, Any]
 
 
 def size_failure(size: str, label: str) -> Failure:
-    return Failure(Check.MODEL_SIZE, f"model size {size} is outside supported range {label}", runtime_value=label, requested_value=size)
+    return Failure(
+        Check.MODEL_SIZE,
+        f"model size {size} is outside supported range {label}",
+        runtime_value=label,
+        requested_value=size,
+    )
 
 
 SIZE_CASES = [
     pytest.param({"min": "2B", "max": "4B"}, "3.21B", (), id="MS: 2B-4B, 3.21B passes"),
     pytest.param({"min": "2B", "max": "4B"}, "4B", (), id="MS: bounds are inclusive (max)"),
     pytest.param({"min": "2B", "max": "4B"}, "2B", (), id="MS: bounds are inclusive (min)"),
-    pytest.param({"min": "500M", "max": "2B"}, "3.21B", (size_failure("3.21B", "[500M, 2B]"),), id="MS: above max -> the quoted reason"),
+    pytest.param(
+        {"min": "500M", "max": "2B"},
+        "3.21B",
+        (size_failure("3.21B", "[500M, 2B]"),),
+        id="MS: above max -> the quoted reason",
+    ),
     pytest.param({"min": "2B", "max": "4B"}, "1B", (size_failure("1B", "[2B, 4B]"),), id="MS: below min rejected"),
     pytest.param({"min": "1B", "max": "4B"}, "1500M", (), id="MS: suffixes can differ (1500M passes min 1B)"),
     pytest.param({"min": "500M", "max": "2B"}, "0.5B", (), id="MS: 0.5B equals 500M"),
     pytest.param({"min": "70B"}, "405B", (), id="MS: no upper limit"),
     pytest.param({"min": "70B"}, "8B", (size_failure("8B", "[70B, inf)"),), id="MS since v1.3: min only -> [70B, inf)"),
     pytest.param({"max": "13B"}, "3.21B", (), id="MS: no lower limit"),
-    pytest.param({"max": "13B"}, "70B", (size_failure("70B", "(-inf, 13B]"),), id="MS since v1.3: max only -> (-inf, 13B]"),
+    pytest.param(
+        {"max": "13B"}, "70B", (size_failure("70B", "(-inf, 13B]"),), id="MS since v1.3: max only -> (-inf, 13B]"
+    ),
     pytest.param({"min": "2B", "max": "4B"}, None, (), id="MS: a model without a size always passes"),
     pytest.param(None, "3.21B", (), id="MS: a runtime without a range passes every model"),
-    pytest.param({"min": "4B", "max": "2B"}, "3B", (size_failure("3B", "[4B, 2B]"),), id="MS: min above max rejects any size"),
-    pytest.param({"min": "2B", "max": "4B"}, "4b", (size_failure("4b", "[2B, 4B]"),), id="MS: 4b reads as 0 -> below min"),
+    pytest.param(
+        {"min": "4B", "max": "2B"}, "3B", (size_failure("3B", "[4B, 2B]"),), id="MS: min above max rejects any size"
+    ),
+    pytest.param(
+        {"min": "2B", "max": "4B"}, "4b", (size_failure("4b", "[2B, 4B]"),), id="MS: 4b reads as 0 -> below min"
+    ),
     pytest.param({"max": "1T"}, "1.5T", (size_failure("1.5T", "(-inf, 1T]"),), id="MS: T suffix"),
     pytest.param({"min": "1000"}, "999", (size_failure("999", "[1000, inf)"),), id="MS: no suffix multiplies by 1"),
 ]
@@ -497,88 +608,130 @@ NO_VERSION_FRAMEWORK = {"name": "transformers"}
 DIFFERENCE_CASES = [
     pytest.param(ENTRY, MODEL, (), id="MV: strict match"),
     pytest.param(
-        changed(ENTRY, modelArchitecture="MistralForCausalLM"), MODEL,
-        ("architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",), id="TS: architecture mismatch",
+        changed(ENTRY, modelArchitecture="MistralForCausalLM"),
+        MODEL,
+        ("architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",),
+        id="TS: architecture mismatch",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelArchitecture=_UNSET),
-        ("model has no architecture but runtime requires LlamaForCausalLM",), id="FACTS 3.11: only the entry has an architecture",
+        ENTRY,
+        changed(MODEL, modelArchitecture=_UNSET),
+        ("model has no architecture but runtime requires LlamaForCausalLM",),
+        id="FACTS 3.11: only the entry has an architecture",
     ),
     pytest.param(
-        changed(ENTRY, modelArchitecture=_UNSET), MODEL,
+        changed(ENTRY, modelArchitecture=_UNSET),
+        MODEL,
         ("model has architecture LlamaForCausalLM but runtime has no architecture requirement",),
         id="DP: only the model has an architecture",
     ),
     pytest.param(
-        changed(ENTRY, quantization="int4"), changed(MODEL, quantization="fp8"),
-        ("quantization mismatch (model=fp8, runtime=int4)",), id="FACTS 3.11: quantization mismatch",
+        changed(ENTRY, quantization="int4"),
+        changed(MODEL, quantization="fp8"),
+        ("quantization mismatch (model=fp8, runtime=int4)",),
+        id="FACTS 3.11: quantization mismatch",
     ),
     pytest.param(
-        changed(ENTRY, quantization="fp8"), MODEL,
-        ("model has no quantization but runtime requires fp8",), id="FACTS 3.11: only the entry has a quantization",
+        changed(ENTRY, quantization="fp8"),
+        MODEL,
+        ("model has no quantization but runtime requires fp8",),
+        id="FACTS 3.11: only the entry has a quantization",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, quantization="fp8"),
-        ("model has quantization fp8 but runtime has no quantization requirement",), id="FACTS 3.11: only the model has a quantization",
+        ENTRY,
+        changed(MODEL, quantization="fp8"),
+        ("model has quantization fp8 but runtime has no quantization requirement",),
+        id="FACTS 3.11: only the model has a quantization",
     ),
     pytest.param(
         changed(ENTRY, modelFormat={"name": "safetensors", "version": "1.0.0"}),
         changed(MODEL, modelFormat={"name": "gguf", "version": "1.0.0"}),
-        ("format name mismatch (model=gguf, runtime=safetensors)",), id="MV: format name mismatch",
+        ("format name mismatch (model=gguf, runtime=safetensors)",),
+        id="MV: format name mismatch",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelFormat={"name": "SafeTensors", "version": "1.0.0"}),
-        ("format name mismatch (model=SafeTensors, runtime=safetensors)",), id="MV: names are case-sensitive",
+        ENTRY,
+        changed(MODEL, modelFormat={"name": "SafeTensors", "version": "1.0.0"}),
+        ("format name mismatch (model=SafeTensors, runtime=safetensors)",),
+        id="MV: names are case-sensitive",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelFormat={"name": "safetensors", "version": "2.0.0"}),
-        ("format version mismatch (model=2.0.0, runtime=1.0.0)",), id="MV: format version mismatch",
+        ENTRY,
+        changed(MODEL, modelFormat={"name": "safetensors", "version": "2.0.0"}),
+        ("format version mismatch (model=2.0.0, runtime=1.0.0)",),
+        id="MV: format version mismatch",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelFormat=NO_VERSION_FORMAT),
-        ("model has no format version but runtime requires 1.0.0",), id="MV: only the entry has a format version",
+        ENTRY,
+        changed(MODEL, modelFormat=NO_VERSION_FORMAT),
+        ("model has no format version but runtime requires 1.0.0",),
+        id="MV: only the entry has a format version",
     ),
     pytest.param(
-        changed(ENTRY, modelFormat=NO_VERSION_FORMAT), MODEL,
-        ("model has format version but runtime has no version requirement",), id="MV: only the model has a format version",
+        changed(ENTRY, modelFormat=NO_VERSION_FORMAT),
+        MODEL,
+        ("model has format version but runtime has no version requirement",),
+        id="MV: only the model has a format version",
     ),
     pytest.param(
-        changed(ENTRY, modelFormat=NO_VERSION_FORMAT), changed(MODEL, modelFormat=NO_VERSION_FORMAT), (),
+        changed(ENTRY, modelFormat=NO_VERSION_FORMAT),
+        changed(MODEL, modelFormat=NO_VERSION_FORMAT),
+        (),
         id="MV: neither sets a format version -> match",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelFramework={"name": "diffusers", "version": "4.45.0.dev0"}),
-        ("framework name mismatch (model=diffusers, runtime=transformers)",), id="MV: framework name mismatch",
+        ENTRY,
+        changed(MODEL, modelFramework={"name": "diffusers", "version": "4.45.0.dev0"}),
+        ("framework name mismatch (model=diffusers, runtime=transformers)",),
+        id="MV: framework name mismatch",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelFramework={"name": "transformers", "version": "4.46.0"}),
-        ("framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",), id="MV: framework version mismatch",
+        ENTRY,
+        changed(MODEL, modelFramework={"name": "transformers", "version": "4.46.0"}),
+        ("framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",),
+        id="MV: framework version mismatch",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelFramework=NO_VERSION_FRAMEWORK),
-        ("model has no framework version but runtime requires 4.45.0.dev0",), id="MV: only the entry has a framework version",
+        ENTRY,
+        changed(MODEL, modelFramework=NO_VERSION_FRAMEWORK),
+        ("model has no framework version but runtime requires 4.45.0.dev0",),
+        id="MV: only the entry has a framework version",
     ),
     pytest.param(
-        changed(ENTRY, modelFramework=NO_VERSION_FRAMEWORK), MODEL,
-        ("model has framework version but runtime has no version requirement",), id="MV: only the model has a framework version",
+        changed(ENTRY, modelFramework=NO_VERSION_FRAMEWORK),
+        MODEL,
+        ("model has framework version but runtime has no version requirement",),
+        id="MV: only the model has a framework version",
     ),
     pytest.param(
-        ENTRY, changed(MODEL, modelFramework=_UNSET),
-        ("model has no framework but runtime requires transformers",), id="MV: the model has no modelFramework",
+        ENTRY,
+        changed(MODEL, modelFramework=_UNSET),
+        ("model has no framework but runtime requires transformers",),
+        id="MV: the model has no modelFramework",
     ),
     pytest.param(
-        changed(ENTRY, modelFramework=_UNSET), MODEL,
-        ("model has framework transformers but runtime has no framework requirement",), id="FACTS 3.11: only the model has a framework",
+        changed(ENTRY, modelFramework=_UNSET),
+        MODEL,
+        ("model has framework transformers but runtime has no framework requirement",),
+        id="FACTS 3.11: only the model has a framework",
     ),
     pytest.param(
-        changed(ENTRY, modelFramework=_UNSET), changed(MODEL, modelFramework=_UNSET), (), id="FACTS 3.5: no framework on either side",
+        changed(ENTRY, modelFramework=_UNSET),
+        changed(MODEL, modelFramework=_UNSET),
+        (),
+        id="FACTS 3.5: no framework on either side",
     ),
     pytest.param(
-        changed(ENTRY, modelFormat=_UNSET), MODEL, (), id="FACTS 3.11: no modelFormat on the entry adds no format item",
+        changed(ENTRY, modelFormat=_UNSET),
+        MODEL,
+        (),
+        id="FACTS 3.11: no modelFormat on the entry adds no format item",
     ),
     pytest.param(
-        changed(ENTRY, diffusionPipeline={"className": "QwenImagePipeline"}), MODEL,
-        ("diffusion pipeline required by runtime but not specified in model",), id="DP: the model has no pipeline",
+        changed(ENTRY, diffusionPipeline={"className": "QwenImagePipeline"}),
+        MODEL,
+        ("diffusion pipeline required by runtime but not specified in model",),
+        id="DP: the model has no pipeline",
     ),
     pytest.param(
         changed(
@@ -644,9 +797,14 @@ VERSION_ROWS = [
 
 @pytest.mark.parametrize(
     ("entry_version", "operator", "model_version", "matches"),
-    [pytest.param(*row, id=f"MV: {row[0]!r} {row[1]} {row[2]!r} -> {'match' if row[3] else 'no match'}") for row in VERSION_ROWS],
+    [
+        pytest.param(*row, id=f"MV: {row[0]!r} {row[1]} {row[2]!r} -> {'match' if row[3] else 'no match'}")
+        for row in VERSION_ROWS
+    ],
 )
-def test_entry_differences_versions_and_operators(entry_version: str, operator: str | None, model_version: str, matches: bool) -> None:
+def test_entry_differences_versions_and_operators(
+    entry_version: str, operator: str | None, model_version: str, matches: bool
+) -> None:
     entry_format: dict[str, Any] = {"name": "safetensors", "version": entry_version}
     if operator is not None:
         entry_format["operator"] = operator
@@ -659,8 +817,15 @@ def test_entry_differences_versions_and_operators(entry_version: str, operator: 
 def test_the_framework_version_uses_the_frameworks_operator() -> None:
     # MV: "This entry accepts transformers versions up to 4.46.0 that have three parts ... such as
     # 4.44.2. It refuses the BaseModel above, whose 4.45.0.dev0 has a suffix".
-    entry = changed(ENTRY, modelFramework={"name": "transformers", "version": "4.46.0", "operator": "GreaterThanOrEqual"})
-    assert checks.entry_differences(first_entry(entry), model_of(changed(MODEL, modelFramework={"name": "transformers", "version": "4.44.2"}))) == ()
+    entry = changed(
+        ENTRY, modelFramework={"name": "transformers", "version": "4.46.0", "operator": "GreaterThanOrEqual"}
+    )
+    assert (
+        checks.entry_differences(
+            first_entry(entry), model_of(changed(MODEL, modelFramework={"name": "transformers", "version": "4.44.2"}))
+        )
+        == ()
+    )
     assert checks.entry_differences(first_entry(entry), model_of()) == (
         "framework version mismatch (model=4.45.0.dev0, runtime=4.46.0)",
     )
@@ -677,78 +842,113 @@ QWEN = {
 }
 
 PIPELINE_CASES = [
-    pytest.param(None, QWEN, "diffusion pipeline required by runtime but not specified in model", id="DP: the model has no pipeline"),
+    pytest.param(
+        None,
+        QWEN,
+        "diffusion pipeline required by runtime but not specified in model",
+        id="DP: the model has no pipeline",
+    ),
     pytest.param(QWEN, QWEN, None, id="DP: equal pipelines match"),
     pytest.param(
-        changed(QWEN, className="QwenImageEditPipeline"), QWEN,
-        "pipeline class mismatch (model=QwenImageEditPipeline, runtime=QwenImagePipeline)", id="DP: class mismatch",
+        changed(QWEN, className="QwenImageEditPipeline"),
+        QWEN,
+        "pipeline class mismatch (model=QwenImageEditPipeline, runtime=QwenImagePipeline)",
+        id="DP: class mismatch",
     ),
     pytest.param(
-        changed(QWEN, className=_UNSET), QWEN, "pipeline class mismatch (model=<nil>, runtime=QwenImagePipeline)",
+        changed(QWEN, className=_UNSET),
+        QWEN,
+        "pipeline class mismatch (model=<nil>, runtime=QwenImagePipeline)",
         id="DP: the model's pipeline has no class (model=<nil>)",
     ),
-    pytest.param(changed(QWEN, className="Other"), changed(QWEN, className=_UNSET), None, id="FACTS 3.6: the entry sets no class"),
     pytest.param(
-        changed(QWEN, transformer=_UNSET), QWEN, "component transformer required by runtime but not specified in model",
+        changed(QWEN, className="Other"), changed(QWEN, className=_UNSET), None, id="FACTS 3.6: the entry sets no class"
+    ),
+    pytest.param(
+        changed(QWEN, transformer=_UNSET),
+        QWEN,
+        "component transformer required by runtime but not specified in model",
         id="DP: the model has no such component",
     ),
     pytest.param(
-        changed(QWEN, textEncoder=_UNSET), QWEN, "component textEncoder required by runtime but not specified in model",
+        changed(QWEN, textEncoder=_UNSET),
+        QWEN,
+        "component textEncoder required by runtime but not specified in model",
         id="FACTS 3.6: textEncoder is named in camelCase",
     ),
     pytest.param(
-        changed(QWEN, transformer={"library": "transformers", "type": "QwenImageTransformer2DModel"}), QWEN,
-        "transformer library mismatch (model=transformers, runtime=diffusers)", id="DP: library mismatch",
+        changed(QWEN, transformer={"library": "transformers", "type": "QwenImageTransformer2DModel"}),
+        QWEN,
+        "transformer library mismatch (model=transformers, runtime=diffusers)",
+        id="DP: library mismatch",
     ),
     pytest.param(
-        changed(QWEN, transformer={"type": "QwenImageTransformer2DModel"}), QWEN,
-        "transformer library mismatch (model=, runtime=diffusers)", id="DP: the model's component has no library (model=)",
+        changed(QWEN, transformer={"type": "QwenImageTransformer2DModel"}),
+        QWEN,
+        "transformer library mismatch (model=, runtime=diffusers)",
+        id="DP: the model's component has no library (model=)",
     ),
     pytest.param(
-        changed(QWEN, scheduler={"library": "diffusers", "type": "EulerDiscreteScheduler"}), QWEN,
-        "scheduler type mismatch (model=EulerDiscreteScheduler, runtime=FlowMatchEulerDiscreteScheduler)", id="DP: type mismatch",
+        changed(QWEN, scheduler={"library": "diffusers", "type": "EulerDiscreteScheduler"}),
+        QWEN,
+        "scheduler type mismatch (model=EulerDiscreteScheduler, runtime=FlowMatchEulerDiscreteScheduler)",
+        id="DP: type mismatch",
     ),
     pytest.param(
-        changed(QWEN, scheduler={"library": "diffusers"}), QWEN,
-        "scheduler type mismatch (model=, runtime=FlowMatchEulerDiscreteScheduler)", id="DP: the model's component has no type",
+        changed(QWEN, scheduler={"library": "diffusers"}),
+        QWEN,
+        "scheduler type mismatch (model=, runtime=FlowMatchEulerDiscreteScheduler)",
+        id="DP: the model's component has no type",
     ),
     pytest.param(
-        changed(QWEN, scheduler={"library": "other", "type": "Other"}), changed(QWEN, scheduler={}), None,
+        changed(QWEN, scheduler={"library": "other", "type": "Other"}),
+        changed(QWEN, scheduler={}),
+        None,
         id="FACTS 3.6: an entry component with no library or type checks nothing",
     ),
     pytest.param(
-        changed(QWEN, scheduler={"library": "x", "type": "y"}, transformer={"library": "z", "type": "w"}), QWEN,
-        "scheduler library mismatch (model=x, runtime=diffusers)", id="DP: only the first mismatch (scheduler before transformer)",
+        changed(QWEN, scheduler={"library": "x", "type": "y"}, transformer={"library": "z", "type": "w"}),
+        QWEN,
+        "scheduler library mismatch (model=x, runtime=diffusers)",
+        id="DP: only the first mismatch (scheduler before transformer)",
     ),
     pytest.param(
-        QWEN, changed(QWEN, additionalComponents={"safety_checker": {"library": "diffusers"}}),
-        "diffusion pipeline missing required additional components", id="DP: additionalComponents the model lacks",
+        QWEN,
+        changed(QWEN, additionalComponents={"safety_checker": {"library": "diffusers"}}),
+        "diffusion pipeline missing required additional components",
+        id="DP: additionalComponents the model lacks",
     ),
     pytest.param(
         changed(QWEN, additionalComponents={"feature_extractor": {"library": "transformers"}}),
         changed(QWEN, additionalComponents={"safety_checker": {"library": "diffusers"}}),
-        "diffusion component safety_checker missing in model", id="DP: a missing additional component",
+        "diffusion component safety_checker missing in model",
+        id="DP: a missing additional component",
     ),
     pytest.param(
         changed(QWEN, additionalComponents={"safety_checker": {"library": "transformers"}}),
         changed(QWEN, additionalComponents={"safety_checker": {"library": "diffusers"}}),
-        "safety_checker library mismatch (model=transformers, runtime=diffusers)", id="FACTS 3.6: additional component compared by key",
+        "safety_checker library mismatch (model=transformers, runtime=diffusers)",
+        id="FACTS 3.6: additional component compared by key",
     ),
     pytest.param(
         changed(QWEN, additionalComponents={"c": {}}),
         changed(QWEN, additionalComponents={"b": {"library": "x"}, "a": {"library": "y"}}),
-        "diffusion component a missing in model", id="additionalComponents keys in sorted order",
+        "diffusion component a missing in model",
+        id="additionalComponents keys in sorted order",
     ),
     pytest.param(
         changed(QWEN, additionalComponents={"safety_checker": {"library": "diffusers"}, "extra": {}}),
         changed(QWEN, additionalComponents={"safety_checker": {"library": "diffusers"}}),
-        None, id="extra model components are fine",
+        None,
+        id="extra model components are fine",
     ),
 ]
 
 
 @pytest.mark.parametrize(("model_pipeline", "entry_pipeline", "want"), PIPELINE_CASES)
-def test_pipeline_difference(model_pipeline: dict[str, Any] | None, entry_pipeline: dict[str, Any], want: str | None) -> None:
+def test_pipeline_difference(
+    model_pipeline: dict[str, Any] | None, entry_pipeline: dict[str, Any], want: str | None
+) -> None:
     model = None if model_pipeline is None else pipeline(model_pipeline)
     assert checks.pipeline_difference(model, pipeline(entry_pipeline)) == want
 
@@ -779,21 +979,54 @@ SCORE_CASES = [
     pytest.param(weights(fw=0), MODEL, 6, id="SC: framework weight 0 counts as 5"),
     pytest.param(weights(fmt=0, fw=0, priority=2), MODEL, 30, id="SC: both 0 -> (10 + 5) x 2"),
     pytest.param(weights(fmt=-5), MODEL, -4, id="SC: a negative weight lowers the score"),
-    pytest.param(weights(modelArchitecture="MistralForCausalLM", quantization="fp8"), MODEL, 2, id="SC: architecture and quantization ignored"),
-    pytest.param(weights(diffusionPipeline={"className": "QwenImagePipeline"}), MODEL, 2, id="SC: diffusionPipeline ignored"),
+    pytest.param(
+        weights(modelArchitecture="MistralForCausalLM", quantization="fp8"),
+        MODEL,
+        2,
+        id="SC: architecture and quantization ignored",
+    ),
+    pytest.param(
+        weights(diffusionPipeline={"className": "QwenImagePipeline"}), MODEL, 2, id="SC: diffusionPipeline ignored"
+    ),
     pytest.param(weights(modelFormat={"name": "gguf"}), MODEL, 0, id="SC: format name differs -> 0"),
-    pytest.param(weights(modelFormat={"name": "safetensors", "version": "2.0.0"}), MODEL, 0, id="SC: format version fails -> 0"),
-    pytest.param(weights(modelFramework={"name": "diffusers", "version": "4.45.0.dev0"}), MODEL, 0, id="SC: framework name differs -> 0"),
-    pytest.param(weights(modelFramework={"name": "transformers", "version": "4.46.0"}), MODEL, 0, id="SC: framework version fails -> 0"),
-    pytest.param(weights(modelFormat=NO_VERSION_FORMAT), MODEL, 2, id="FACTS 3.12: one-sided format version still scores"),
-    pytest.param(ENTRY, changed(MODEL, modelFramework=NO_VERSION_FRAMEWORK), 2, id="FACTS 3.12: one-sided framework version still scores"),
+    pytest.param(
+        weights(modelFormat={"name": "safetensors", "version": "2.0.0"}), MODEL, 0, id="SC: format version fails -> 0"
+    ),
+    pytest.param(
+        weights(modelFramework={"name": "diffusers", "version": "4.45.0.dev0"}),
+        MODEL,
+        0,
+        id="SC: framework name differs -> 0",
+    ),
+    pytest.param(
+        weights(modelFramework={"name": "transformers", "version": "4.46.0"}),
+        MODEL,
+        0,
+        id="SC: framework version fails -> 0",
+    ),
+    pytest.param(
+        weights(modelFormat=NO_VERSION_FORMAT), MODEL, 2, id="FACTS 3.12: one-sided format version still scores"
+    ),
+    pytest.param(
+        ENTRY,
+        changed(MODEL, modelFramework=NO_VERSION_FRAMEWORK),
+        2,
+        id="FACTS 3.12: one-sided framework version still scores",
+    ),
     pytest.param(ENTRY, changed(MODEL, modelFramework=_UNSET), 0, id="FACTS 3.12: framework on the entry only -> 0"),
     pytest.param(changed(ENTRY, modelFramework=_UNSET), MODEL, 0, id="FACTS 3.12: framework on the model only -> 0"),
     pytest.param(
-        changed(ENTRY, modelFramework=_UNSET, priority=3), changed(MODEL, modelFramework=_UNSET), 3,
+        changed(ENTRY, modelFramework=_UNSET, priority=3),
+        changed(MODEL, modelFramework=_UNSET),
+        3,
         id="FACTS 3.12: no framework on either side -> format weight x priority",
     ),
-    pytest.param(changed(ENTRY, modelFormat=_UNSET, priority=2), MODEL, 2, id="FACTS 3.12: no modelFormat on the entry -> framework only"),
+    pytest.param(
+        changed(ENTRY, modelFormat=_UNSET, priority=2),
+        MODEL,
+        2,
+        id="FACTS 3.12: no modelFormat on the entry -> framework only",
+    ),
     pytest.param(weights(fmt=INT64_MAX), MODEL, INT64_MIN, id="int64: (MAX + 1) wraps to MIN"),
     pytest.param(weights(fmt=2**62, priority=4), MODEL, 4, id="int64: 2**62 x 4 wraps to 0, plus 1 x 4"),
     pytest.param(weights(fmt=INT64_MIN, fw=-1), MODEL, INT64_MAX, id="int64: MIN - 1 wraps to MAX"),
@@ -840,15 +1073,18 @@ AUTO_SELECT_CASES = [
         id="KR: the matching entry sets autoSelect true, score <= 0 (negative weight)",
     ),
     pytest.param(
-        [changed(ENTRY, autoSelect=False), GGUF_AUTO], not_auto_select_enabled("safetensors"),
+        [changed(ENTRY, autoSelect=False), GGUF_AUTO],
+        not_auto_select_enabled("safetensors"),
         id="KR: another entry sets autoSelect true, the matching one false",
     ),
     pytest.param(
-        [changed(weights(fmt=-5), autoSelect=_UNSET), GGUF_AUTO], not_auto_select_enabled("safetensors"),
+        [changed(weights(fmt=-5), autoSelect=_UNSET), GGUF_AUTO],
+        not_auto_select_enabled("safetensors"),
         id="KR: matching entry unset, score 0 from a negative weight",
     ),
     pytest.param(
-        [changed(ENTRY, autoSelect=False), changed(ENTRY, modelArchitecture="MistralForCausalLM", autoSelect=True)], None,
+        [changed(ENTRY, autoSelect=False), changed(ENTRY, modelArchitecture="MistralForCausalLM", autoSelect=True)],
+        None,
         id="SC/FACTS 3.13: the score can come from an entry that does not match strictly",
     ),
     pytest.param(
@@ -880,12 +1116,21 @@ COLUMN_CASES = [
     pytest.param(MODEL, [weights(fw=0, priority=2)], (2, 2), id="KR: a framework weight of 0 is left out (not 5)"),
     pytest.param(MODEL, [weights(fmt=-5, priority=2)], (2, 2), id="KR: a negative weight is left out"),
     pytest.param(
-        MODEL, [changed(ENTRY, modelArchitecture="MistralForCausalLM", priority=9), ENTRY, weights(priority=3)], (1, 2),
+        MODEL,
+        [changed(ENTRY, modelArchitecture="MistralForCausalLM", priority=9), ENTRY, weights(priority=3)],
+        (1, 2),
         id="KR: the first matching entry, not the best",
     ),
-    pytest.param(MODEL, [changed(ENTRY, autoSelect=False, priority=2)], (2, 4), id="KR: autoSelect does not matter for the columns"),
     pytest.param(
-        changed(MODEL, modelFramework=_UNSET), [changed(ENTRY, modelFramework=_UNSET, priority=2)], (2, 2),
+        MODEL,
+        [changed(ENTRY, autoSelect=False, priority=2)],
+        (2, 4),
+        id="KR: autoSelect does not matter for the columns",
+    ),
+    pytest.param(
+        changed(MODEL, modelFramework=_UNSET),
+        [changed(ENTRY, modelFramework=_UNSET, priority=2)],
+        (2, 2),
         id="no framework on either side: format weight only",
     ),
     pytest.param(MODEL, [weights(fmt=2**62, fw=2**62)], (1, INT64_MIN), id="int64: 2**62 + 2**62 wraps to MIN"),

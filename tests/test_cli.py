@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf import json_format
-
 from conftest import EXAMPLES
+from google.protobuf import json_format
 from helpers_docs import ACCELERATOR_REASON, SCORING_FILE, SEED_A_A100_FILE, SEED_A_FILE, SEED_A_NAMED_FILE, SEED_B_FILE
 from ome.selector.v1 import selector_pb2
 from ome_selector import cli
@@ -74,23 +73,39 @@ def test_select_seed_a(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_select_scoring_worked_example_ranks_as_the_docs(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "select", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml"))
+    code, out, _ = run(
+        capsys, "select", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml")
+    )
     assert code == 0
     assert out.splitlines()[0] == "Selected runtime: ServingRuntime/llama-demo/team-llama"
-    assert out.split("\n\n")[1] == "\n".join([
-        "Candidates:",
-        "RANK   RUNTIME           SCOPE        SCORE   ENTRY   SIZE-DISTANCE   TIE-BREAK",
-        "1      team-llama        Namespaced   2       0       0               -",
-        "2      vllm-llama        Cluster      6       0       0               scope",
-        "3      srt-llama-small   Cluster      6       0       7B              size-distance",
-        "4      srt-llama-large   Cluster      6       0       69B             size-distance",
-    ]) + "\n"
+    assert (
+        out.split("\n\n")[1]
+        == "\n".join(
+            [
+                "Candidates:",
+                "RANK   RUNTIME           SCOPE        SCORE   ENTRY   SIZE-DISTANCE   TIE-BREAK",
+                "1      team-llama        Namespaced   2       0       0               -",
+                "2      vllm-llama        Cluster      6       0       0               scope",
+                "3      srt-llama-small   Cluster      6       0       7B              size-distance",
+                "4      srt-llama-large   Cluster      6       0       69B             size-distance",
+            ]
+        )
+        + "\n"
+    )
 
 
 def test_select_seed_b_nothing_qualifies(capsys: pytest.CaptureFixture[str]) -> None:
     # The deployment-mode page's message: the example runtime and a CSR without autoSelect: true.
-    code, out, err = run(capsys, "select", "-f", SEED_B_FILE, "--view", "full", "--manifests",
-                         *example("models.yaml", "srt-llama-3-3-70b-instruct.yaml", "srt-llama-3-3-70b-instruct-multinode.yaml"))
+    code, out, err = run(
+        capsys,
+        "select",
+        "-f",
+        SEED_B_FILE,
+        "--view",
+        "full",
+        "--manifests",
+        *example("models.yaml", "srt-llama-3-3-70b-instruct.yaml", "srt-llama-3-3-70b-instruct-multinode.yaml"),
+    )
     assert (code, err) == (1, "")
     assert out.splitlines()[0] == (
         "No runtime selected: no runtime found to support model safetensors with format safetensors in namespace llama-demo. "
@@ -108,8 +123,14 @@ def test_select_seed_b_nothing_qualifies(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_select_seed_a_with_a100(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "select", "-f", SEED_A_A100_FILE, "--manifests",
-                       *example("accelerator-classes.yaml", "models.yaml", "llama-3-3-70b-hopper.yaml"))
+    code, out, _ = run(
+        capsys,
+        "select",
+        "-f",
+        SEED_A_A100_FILE,
+        "--manifests",
+        *example("accelerator-classes.yaml", "models.yaml", "llama-3-3-70b-hopper.yaml"),
+    )
     assert code == 1
     assert out.splitlines()[0] == (
         "No runtime selected: no runtime found to support model safetensors with format safetensors in namespace llama-demo. "
@@ -151,7 +172,9 @@ def test_select_json_parses_back(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_explain_scoring_worked_example_table(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "explain", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml"))
+    code, out, err = run(
+        capsys, "explain", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml")
+    )
     assert (code, err) == (0, "")
     assert out == (
         "RUNTIME           SCOPE        COMPATIBLE   PRIORITY   WEIGHT   SCORE   REASON\n"
@@ -169,7 +192,9 @@ def test_explain_rows_are_one_line_each(capsys: pytest.CaptureFixture[str]) -> N
     assert lines[0].split() == ["RUNTIME", "SCOPE", "COMPATIBLE", "PRIORITY", "WEIGHT", "SCORE", "REASON"]
     assert len(lines) == 1 + 7
     assert lines[1].split() == ["llama-3-3-70b-hopper", "Cluster", "Yes", "1", "2", "2", "-"]
-    assert lines[2].startswith("team-llama                             Namespaced   No           -          -        -       model format ")
+    assert lines[2].startswith(
+        "team-llama                             Namespaced   No           -          -        -       model format "
+    )
     assert lines[3] == (
         "srt-llama-3-3-70b-instruct             Cluster      No           -          -        -       supports the model but has no "
         "supportedModelFormats[].autoSelect=true entry, so automatic selection skips it (pin it explicitly via spec.runtime.name instead)"
@@ -227,7 +252,9 @@ def test_server_mode_answers_like_offline_mode(running_server: Any, capsys: pyte
 def test_server_mode_errors(running_server: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     server = running_server()
     isvc = tmp_path / "isvc.yaml"
-    isvc.write_text("apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x, namespace: ns}\nspec:\n  model: {name: nope}\n")
+    isvc.write_text(
+        "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x, namespace: ns}\nspec:\n  model: {name: nope}\n"
+    )
     code, out, err = run(capsys, "select", "-f", str(isvc), "--server", server.address)
     assert (code, out) == (2, "")
     assert err == (
@@ -254,7 +281,8 @@ def test_namespace_flag_fills_a_missing_namespace(capsys: pytest.CaptureFixture[
     isvc = tmp_path / "isvc.yaml"
     isvc.write_text(Path(SCORING_FILE).read_text().replace("  namespace: llama-demo\n", ""))
     assert run(capsys, "select", "-f", str(isvc)) == (  # in "default" the BaseModel of llama-demo does not exist ...
-        2, "",
+        2,
+        "",
         'error: NOT_FOUND: referenced model "llama-3-2-3b-instruct" not found in namespace "default": ensure a BaseModel '
         "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name\n",
     )
@@ -263,27 +291,45 @@ def test_namespace_flag_fills_a_missing_namespace(capsys: pytest.CaptureFixture[
     assert out.splitlines()[0] == "Selected runtime: ServingRuntime/llama-demo/team-llama"
 
 
-def test_reads_the_inference_service_from_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reads_the_inference_service_from_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(Path(SEED_A_FILE).read_text()))
     code, out, _ = run(capsys, "select", "-f", "-")
     assert code == 0
     assert out.splitlines()[0] == "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["select", "-f", "/nonexistent/isvc.yaml"], "error: /nonexistent/isvc.yaml: cannot read: No such file or directory\n"),
-    (["explain", "-f", str(EXAMPLES / "models.yaml")], f"error: {EXAMPLES / 'models.yaml'}: no InferenceService (ome.io/v1beta1) found\n"),
-    (["select", "-f", SEED_A_FILE, "--manifests", "/nonexistent"], "error: cannot load manifests:\n  /nonexistent: no such file or directory\n"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["select", "-f", "/nonexistent/isvc.yaml"],
+            "error: /nonexistent/isvc.yaml: cannot read: No such file or directory\n",
+        ),
+        (
+            ["explain", "-f", str(EXAMPLES / "models.yaml")],
+            f"error: {EXAMPLES / 'models.yaml'}: no InferenceService (ome.io/v1beta1) found\n",
+        ),
+        (
+            ["select", "-f", SEED_A_FILE, "--manifests", "/nonexistent"],
+            "error: cannot load manifests:\n  /nonexistent: no such file or directory\n",
+        ),
+    ],
+)
 def test_input_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     assert run(capsys, *argv) == (2, "", message)
 
 
-def test_malformed_manifest_is_named_and_fatal_only_with_strict(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_malformed_manifest_is_named_and_fatal_only_with_strict(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("- not\n- a mapping\n")
     assert run(capsys, "select", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(bad), "--strict") == (
-        2, "", f"error: cannot load manifests (--strict):\n  {bad}: document 0: expected a mapping (a Kubernetes object), got a list\n"
+        2,
+        "",
+        f"error: cannot load manifests (--strict):\n  {bad}: document 0: expected a mapping (a Kubernetes object), got a list\n",
     )
     code, out, err = run(capsys, "select", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(bad))
     assert (code, out.splitlines()[0]) == (0, "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper")
@@ -295,7 +341,9 @@ def test_malformed_manifest_is_named_and_fatal_only_with_strict(capsys: pytest.C
 
 def test_invalid_inference_service_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     isvc = tmp_path / "isvc.yaml"
-    isvc.write_text("apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x, namespace: ns}\nspec:\n  deploymentMode: MultiNode\n")
+    isvc.write_text(
+        "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x, namespace: ns}\nspec:\n  deploymentMode: MultiNode\n"
+    )
     code, out, err = run(capsys, "select", "-f", str(isvc))
     assert (code, out) == (2, "")
     assert err == (
@@ -322,15 +370,18 @@ def test_verbose_lists_skipped(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert err == f"skipped: {tmp_path}/kustomization.yaml: skipped kustomization file\n"
 
 
-@pytest.mark.parametrize("argv", [
-    [],
-    ["select"],
-    ["select", "-f", SEED_A_FILE, "-o", "xml"],
-    ["select", "-f", SEED_A_FILE, "--manifests", "x", "--server", "127.0.0.1:1"],
-    ["serve", "--log-format", "xml"],
-    ["serve", "--grace", "-1"],
-    ["frobnicate"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["select"],
+        ["select", "-f", SEED_A_FILE, "-o", "xml"],
+        ["select", "-f", SEED_A_FILE, "--manifests", "x", "--server", "127.0.0.1:1"],
+        ["serve", "--log-format", "xml"],
+        ["serve", "--grace", "-1"],
+        ["frobnicate"],
+    ],
+)
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     with pytest.raises(SystemExit) as excinfo:
         cli.main(argv)
@@ -342,8 +393,19 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
 
 def test_console_script_subprocess() -> None:
     process = subprocess.run(
-        [sys.executable, "-m", "ome_selector.cli", "explain", "-f", SCORING_FILE, "--manifests", *example("models.yaml", "scoring-worked-example.yaml")],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "ome_selector.cli",
+            "explain",
+            "-f",
+            SCORING_FILE,
+            "--manifests",
+            *example("models.yaml", "scoring-worked-example.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert (process.returncode, process.stderr) == (0, "")
     assert process.stdout.splitlines()[1] == "team-llama        Namespaced   Yes          1          2        2       -"
@@ -354,13 +416,13 @@ def test_console_script_subprocess() -> None:
 
 def test_format_table_pads_all_but_the_last_column() -> None:
     assert cli.format_table(("A", "BB", "C"), [("long-cell", "x", ""), ("y", "zz", "last")]) == (
-        "A           BB   C\n"
-        "long-cell   x\n"
-        "y           zz   last"
+        "A           BB   C\nlong-cell   x\ny           zz   last"
     )
     assert cli.format_table(("A", "B"), []) == "A   B"
 
 
-@pytest.mark.parametrize("value, text", [(0.0, "0"), (7e9, "7B"), (6.9e10, "69B"), (5e8, "500M"), (1.5e12, "1.5T"), (12.0, "12")])
+@pytest.mark.parametrize(
+    "value, text", [(0.0, "0"), (7e9, "7B"), (6.9e10, "69B"), (5e8, "500M"), (1.5e12, "1.5T"), (12.0, "12")]
+)
 def test_format_size(value: float, text: str) -> None:
     assert cli.format_size(value) == text

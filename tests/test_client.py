@@ -13,11 +13,10 @@ from typing import Any
 
 import grpc
 import pytest
+from conftest import EXAMPLES, REPO_ROOT
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
-
-from conftest import EXAMPLES, REPO_ROOT
 from helpers_docs import SEED_A_FILE
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
@@ -39,7 +38,9 @@ class ScriptedSelection(selector_pb2_grpc.SelectionServiceServicer):
         self.call_times: list[float] = []
         self.lock = threading.Lock()
 
-    def SelectRuntime(self, request: selector_pb2.SelectRuntimeRequest, context: grpc.ServicerContext) -> selector_pb2.SelectRuntimeResponse:
+    def SelectRuntime(
+        self, request: selector_pb2.SelectRuntimeRequest, context: grpc.ServicerContext
+    ) -> selector_pb2.SelectRuntimeResponse:
         with self.lock:
             self.calls += 1
             self.call_times.append(time.monotonic())
@@ -49,17 +50,25 @@ class ScriptedSelection(selector_pb2_grpc.SelectionServiceServicer):
         if failing:
             status = status_pb2.Status(code=self.code.value[0], message=f"scripted {self.code.name}")
             if self.code == grpc.StatusCode.INVALID_ARGUMENT:
-                bad_request = error_details_pb2.BadRequest(field_violations=[
-                    error_details_pb2.BadRequest.FieldViolation(field="inference_service.metadata.namespace", description="namespace is required"),
-                    error_details_pb2.BadRequest.FieldViolation(field="inference_service.spec.model.name", description="a model is required"),
-                ])
+                bad_request = error_details_pb2.BadRequest(
+                    field_violations=[
+                        error_details_pb2.BadRequest.FieldViolation(
+                            field="inference_service.metadata.namespace", description="namespace is required"
+                        ),
+                        error_details_pb2.BadRequest.FieldViolation(
+                            field="inference_service.spec.model.name", description="a model is required"
+                        ),
+                    ]
+                )
                 detail = any_pb2.Any()
                 detail.Pack(bad_request)
                 status.details.append(detail)
             context.abort_with_status(rpc_status.to_status(status))
         return selector_pb2.SelectRuntimeResponse(cache_version=f"call-{self.calls}")
 
-    def ExplainRuntimes(self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.ServicerContext) -> selector_pb2.ExplainRuntimesResponse:
+    def ExplainRuntimes(
+        self, request: selector_pb2.ExplainRuntimesRequest, context: grpc.ServicerContext
+    ) -> selector_pb2.ExplainRuntimesResponse:
         context.abort(grpc.StatusCode.NOT_FOUND, "plain not found")
         raise AssertionError
 
@@ -79,11 +88,24 @@ def test_retries_unavailable_then_succeeds(fake_server: Any) -> None:
         response = client.select_runtime(SEED_A_ISVC)
     assert response.cache_version == "call-3"
     assert servicer.calls == 3  # gRPC's retry policy spaces them (random, up to 0.05 s then 0.1 s)
-    assert service_config(3, 0.05) == {"methodConfig": [{
-        "name": [{"service": "ome.selector.v1.SelectionService"}, {"service": "ome.selector.v1.CacheService"}, {"service": "grpc.health.v1.Health"}],
-        "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.050s", "maxBackoff": "30s", "backoffMultiplier": 2,
-                        "retryableStatusCodes": ["UNAVAILABLE"]},
-    }]}
+    assert service_config(3, 0.05) == {
+        "methodConfig": [
+            {
+                "name": [
+                    {"service": "ome.selector.v1.SelectionService"},
+                    {"service": "ome.selector.v1.CacheService"},
+                    {"service": "grpc.health.v1.Health"},
+                ],
+                "retryPolicy": {
+                    "maxAttempts": 4,
+                    "initialBackoff": "0.050s",
+                    "maxBackoff": "30s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ]
+    }
 
 
 def test_gives_up_after_the_retries(fake_server: Any) -> None:
@@ -93,18 +115,23 @@ def test_gives_up_after_the_retries(fake_server: Any) -> None:
             client.select_runtime(SEED_A_ISVC)
     assert servicer.calls == 3  # the first attempt and two retries
     assert (excinfo.value.code, excinfo.value.message, excinfo.value.field_violations) == (
-        grpc.StatusCode.UNAVAILABLE, "scripted UNAVAILABLE", [],
+        grpc.StatusCode.UNAVAILABLE,
+        "scripted UNAVAILABLE",
+        [],
     )
     assert str(excinfo.value) == "UNAVAILABLE: scripted UNAVAILABLE"
 
 
-@pytest.mark.parametrize("code", [
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.INTERNAL,
-    grpc.StatusCode.FAILED_PRECONDITION,
-    grpc.StatusCode.RESOURCE_EXHAUSTED,
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ],
+)
 def test_other_codes_are_not_retried(fake_server: Any, code: grpc.StatusCode) -> None:
     servicer = ScriptedSelection(failures=1, code=code)
     with SelectorClient(fake_server(servicer), retries=3, backoff=0.001) as client:
@@ -141,7 +168,9 @@ def test_unreachable_server_is_unavailable_after_retries() -> None:
 def test_retries_are_capped_at_grpcs_five_attempts() -> None:
     with pytest.raises(ValueError, match=r"retries must be 0 to 4 \(gRPC allows at most 5 attempts\), not 5"):
         SelectorClient("127.0.0.1:1", retries=5)
-    assert service_config(0) == {"methodConfig": [{"name": service_config(1)["methodConfig"][0]["name"]}]}  # no retry policy
+    assert service_config(0) == {
+        "methodConfig": [{"name": service_config(1)["methodConfig"][0]["name"]}]
+    }  # no retry policy
 
 
 def test_rejects_negative_retries() -> None:
@@ -170,7 +199,9 @@ def test_plain_status_without_details(fake_server: Any) -> None:
         with pytest.raises(SelectorError) as excinfo:
             client.explain_runtimes(SEED_A_ISVC)
     assert (excinfo.value.code, excinfo.value.message, excinfo.value.field_violations) == (
-        grpc.StatusCode.NOT_FOUND, "plain not found", [],
+        grpc.StatusCode.NOT_FOUND,
+        "plain not found",
+        [],
     )
 
 
@@ -198,13 +229,22 @@ def test_every_rpc_against_the_real_server(running_server: Any) -> None:
         client.wait_until_serving(10, service="ome.selector.v1.SelectionService")
 
         selected = client.select_runtime(SEED_A_ISVC)
-        assert (selected.selection.runtime.name, selected.selection.score, selected.cache_version) == ("llama-3-3-70b-hopper", 2, "v1")
+        assert (selected.selection.runtime.name, selected.selection.score, selected.cache_version) == (
+            "llama-3-3-70b-hopper",
+            2,
+            "v1",
+        )
 
         explained = client.explain_runtimes(SEED_A_ISVC)
-        assert [(r.runtime.name, r.verdict) for r in explained.runtimes][0] == ("llama-3-3-70b-hopper", selector_pb2.VERDICT_CANDIDATE)
+        assert [(r.runtime.name, r.verdict) for r in explained.runtimes][0] == (
+            "llama-3-3-70b-hopper",
+            selector_pb2.VERDICT_CANDIDATE,
+        )
         assert len(explained.runtimes) == 7
 
-        extra = cache_pb2.CacheObject(cluster_serving_runtime=types_pb2.ClusterServingRuntime(metadata=types_pb2.ObjectMeta(name="extra")))
+        extra = cache_pb2.CacheObject(
+            cluster_serving_runtime=types_pb2.ClusterServingRuntime(metadata=types_pb2.ObjectMeta(name="extra"))
+        )
         status = client.upsert_objects([extra])
         assert (status.version, status.generation) == ("v1+2", 2)
 
@@ -248,7 +288,10 @@ def test_mypy_strict_is_clean() -> None:
     pytest.importorskip("mypy")
     process = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "client/python/ome_selector_client"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert process.returncode == 0, process.stdout + process.stderr
     assert process.stdout.startswith("Success: no issues found")
@@ -256,7 +299,10 @@ def test_mypy_strict_is_clean() -> None:
 
 def test_package_is_typed() -> None:
     assert (REPO_ROOT / "client" / "python" / "ome_selector_client" / "py.typed").is_file()
-    assert Path(sys.modules["ome_selector_client"].__file__ or "").parent == REPO_ROOT / "client" / "python" / "ome_selector_client"
+    assert (
+        Path(sys.modules["ome_selector_client"].__file__ or "").parent
+        == REPO_ROOT / "client" / "python" / "ome_selector_client"
+    )
 
 
 def _mypy_service(*paths: str) -> subprocess.CompletedProcess[str]:
@@ -264,7 +310,10 @@ def _mypy_service(*paths: str) -> subprocess.CompletedProcess[str]:
     editable install mypy cannot see them, and every message type would be Any."""
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--ignore-missing-imports", *paths],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "MYPYPATH": str(REPO_ROOT / "client" / "python")},
     )
 

@@ -11,7 +11,6 @@ from typing import Any, Iterator
 
 import grpc
 import pytest
-
 from conftest import EXAMPLES
 from helpers_docs import SCORING_FILE, SEED_A_A100_FILE, SEED_A_FILE, SEED_A_NAMED_FILE, SEED_B_FILE
 from ome.selector.v1 import selector_pb2, selector_pb2_grpc
@@ -26,7 +25,9 @@ SEED_B = load_inference_service(SEED_B_FILE)
 SCORING = load_inference_service(SCORING_FILE)
 HOPPER = load_manifests([str(EXAMPLES / "llama-3-3-70b-hopper.yaml")]).objects[0].cluster_serving_runtime
 TEAM_LLAMA = next(
-    o.serving_runtime for o in load_manifests([str(EXAMPLES / "scoring-worked-example.yaml")]).objects if o.HasField("serving_runtime")
+    o.serving_runtime
+    for o in load_manifests([str(EXAMPLES / "scoring-worked-example.yaml")]).objects
+    if o.HasField("serving_runtime")
 )
 NO_RUNTIME_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
 
@@ -44,15 +45,24 @@ def client(running_server: Any) -> Iterator[SelectorClient]:
 def test_admit_inference_service(client: SelectorClient) -> None:
     allowed = client.admit_inference_service(SEED_A)
     assert (allowed.allowed, allowed.path, allowed.denial_message, list(allowed.warnings)) == (
-        True, selector_pb2.ADMISSION_PATH_AUTO_SELECT, "",
+        True,
+        selector_pb2.ADMISSION_PATH_AUTO_SELECT,
+        "",
         ["Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"],
     )
-    assert (allowed.selection.runtime.name, allowed.selection.mode) == ("llama-3-3-70b-hopper", selector_pb2.SELECTION_MODE_AUTO)
+    assert (allowed.selection.runtime.name, allowed.selection.mode) == (
+        "llama-3-3-70b-hopper",
+        selector_pb2.SELECTION_MODE_AUTO,
+    )
     assert allowed.webhook == "inferenceservice.ome-webhook-server.validator"
     assert allowed.cache_version.startswith("manifests-")
 
     named = client.admit_inference_service(SEED_A_NAMED)
-    assert (named.allowed, named.path, named.selection.mode) == (True, selector_pb2.ADMISSION_PATH_NAMED_RUNTIME, selector_pb2.SELECTION_MODE_NAMED)
+    assert (named.allowed, named.path, named.selection.mode) == (
+        True,
+        selector_pb2.ADMISSION_PATH_NAMED_RUNTIME,
+        selector_pb2.SELECTION_MODE_NAMED,
+    )
     assert named.warnings[0].endswith("proceeding because the runtime was named explicitly")
 
     denied = client.admit_inference_service(SEED_A_A100)
@@ -79,23 +89,53 @@ def test_admit_inference_service(client: SelectorClient) -> None:
 def test_reconcile_inference_service(client: SelectorClient) -> None:
     first = client.reconcile_inference_service(SEED_A)
     assert (first.selection.runtime.name, first.HasField("runtime_ready"), list(first.events), first.requeue) == (
-        "llama-3-3-70b-hopper", False, [], False,
+        "llama-3-3-70b-hopper",
+        False,
+        [],
+        False,
     )
-    assert [(c.component, c.deployment_mode, c.mode_source, c.accelerator_class, c.accelerator_source) for c in first.components] == [
-        (selector_pb2.COMPONENT_ENGINE, "RawDeployment", selector_pb2.MODE_SOURCE_DEFAULT, "nvidia-h100", selector_pb2.ACCELERATOR_SOURCE_SELECTOR),
+    assert [
+        (c.component, c.deployment_mode, c.mode_source, c.accelerator_class, c.accelerator_source)
+        for c in first.components
+    ] == [
+        (
+            selector_pb2.COMPONENT_ENGINE,
+            "RawDeployment",
+            selector_pb2.MODE_SOURCE_DEFAULT,
+            "nvidia-h100",
+            selector_pb2.ACCELERATOR_SOURCE_SELECTOR,
+        ),
     ]
     recovered = client.reconcile_inference_service(SEED_A, has_runtime_ready_condition=True)
-    assert (recovered.runtime_ready.type, recovered.runtime_ready.status, recovered.runtime_ready.reason, recovered.runtime_ready.message) == (
-        "RuntimeReady", "True", "RuntimeResolved", "",
+    assert (
+        recovered.runtime_ready.type,
+        recovered.runtime_ready.status,
+        recovered.runtime_ready.reason,
+        recovered.runtime_ready.message,
+    ) == (
+        "RuntimeReady",
+        "True",
+        "RuntimeResolved",
+        "",
     )
     positional = client.reconcile_inference_service(SEED_A, True)
     assert positional == recovered
 
     failed = client.reconcile_inference_service(SEED_A_A100)
-    assert (failed.HasField("selection"), failed.runtime_ready.status, failed.runtime_ready.reason, failed.workload_untouched) == (
-        False, "False", "RuntimeNotFound", True,
+    assert (
+        failed.HasField("selection"),
+        failed.runtime_ready.status,
+        failed.runtime_ready.reason,
+        failed.workload_untouched,
+    ) == (
+        False,
+        "False",
+        "RuntimeNotFound",
+        True,
     )
-    assert [(e.type, e.reason, e.message) for e in failed.events] == [("Warning", "RuntimeNotFound", failed.runtime_ready.message)]
+    assert [(e.type, e.reason, e.message) for e in failed.events] == [
+        ("Warning", "RuntimeNotFound", failed.runtime_ready.message)
+    ]
 
     advisory = client.reconcile_inference_service(SEED_A_NAMED)
     assert [(e.type, e.reason) for e in advisory.events] == [("Warning", "RuntimeCompatibilityAdvisory")]
@@ -104,26 +144,51 @@ def test_reconcile_inference_service(client: SelectorClient) -> None:
 def test_get_effective_runtime(client: SelectorClient) -> None:
     view = client.get_effective_runtime(SEED_B)
     assert (view.state, view.reason, view.runtime, view.selection, list(view.inheritance_chain)) == (
-        "Available", "", "CSR/llama-3-3-70b-hopper", "Selected",
+        "Available",
+        "",
+        "CSR/llama-3-3-70b-hopper",
+        "Selected",
         [selector_pb2.RuntimeRef(kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="llama-3-3-70b-hopper")],
     )
-    assert (view.runtime_ref.kind, view.runtime_ref.name) == (selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, "llama-3-3-70b-hopper")
+    assert (view.runtime_ref.kind, view.runtime_ref.name) == (
+        selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME,
+        "llama-3-3-70b-hopper",
+    )
     assert [(c.deployment_mode, c.mode_source, c.accelerator_source) for c in view.components] == [
         ("OMENative", selector_pb2.MODE_SOURCE_SERVICE_SPEC, selector_pb2.ACCELERATOR_SOURCE_NONE_NOT_REQUESTED),
     ]
     named = client.get_effective_runtime(SEED_A_NAMED)
-    assert (named.state, named.selection, list(named.inheritance_chain)) == (  # no parent: the chain is the runtime itself
-        "Available", "Explicit", [selector_pb2.RuntimeRef(kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="srt-llama-3-3-70b-instruct")],
+    assert (
+        named.state,
+        named.selection,
+        list(named.inheritance_chain),
+    ) == (  # no parent: the chain is the runtime itself
+        "Available",
+        "Explicit",
+        [
+            selector_pb2.RuntimeRef(
+                kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="srt-llama-3-3-70b-instruct"
+            )
+        ],
     )
     scoring = client.get_effective_runtime(SCORING)
     assert (scoring.runtime, scoring.runtime_ref.namespace) == ("SR/llama-demo/team-llama", "llama-demo")
     missing = client.get_effective_runtime(SEED_A_A100)
-    assert (missing.state, missing.reason, missing.runtime, missing.HasField("runtime_ref")) == ("Unavailable", "NotFound", "", False)
+    assert (missing.state, missing.reason, missing.runtime, missing.HasField("runtime_ref")) == (
+        "Unavailable",
+        "NotFound",
+        "",
+        False,
+    )
 
 
 def test_validate_serving_runtime(client: SelectorClient) -> None:
     admitted = client.validate_serving_runtime(HOPPER)
-    assert (admitted.allowed, admitted.denial_message, admitted.webhook) == (True, "", "clusterservingruntime.ome-webhook-server.validator")
+    assert (admitted.allowed, admitted.denial_message, admitted.webhook) == (
+        True,
+        "",
+        "clusterservingruntime.ome-webhook-server.validator",
+    )
     sr = client.validate_serving_runtime(TEAM_LLAMA)
     assert (sr.allowed, sr.webhook) == (True, "servingruntime.ome-webhook-server.validator")
 
@@ -137,7 +202,8 @@ def test_validate_serving_runtime(client: SelectorClient) -> None:
     unknown.spec.accelerator_requirements.accelerator_classes[:] = ["nvidia-b200", "nvidia-h100", "nvidia-b300"]
     denied = client.validate_serving_runtime(unknown)
     assert (denied.allowed, denied.denial_message) == (
-        False, "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-b200 nvidia-b300]",
+        False,
+        "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-b200 nvidia-b300]",
     )
 
     nameless = types_pb2.ServingRuntime()
@@ -147,26 +213,38 @@ def test_validate_serving_runtime(client: SelectorClient) -> None:
     assert excinfo.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert excinfo.value.field_violations == [("servingRuntime.metadata.namespace", "Required value")]
 
-    with pytest.raises(TypeError, match="runtime must be a ServingRuntime or ClusterServingRuntime message, not InferenceService"):
+    with pytest.raises(
+        TypeError, match="runtime must be a ServingRuntime or ClusterServingRuntime message, not InferenceService"
+    ):
         client.validate_serving_runtime(SEED_A)  # type: ignore[arg-type]
 
 
 def test_explain_by_model(client: SelectorClient) -> None:
     by_model = client.explain_model("llama-3-2-3b-instruct", "llama-demo")
-    assert [(r.runtime.name, r.rank, r.priority, r.weight) for r in by_model.runtimes if r.verdict == selector_pb2.VERDICT_CANDIDATE] == [
-        ("team-llama", 1, 1, 2), ("vllm-llama", 2, 2, 6), ("srt-llama-small", 3, 3, 6), ("srt-llama-large", 4, 3, 6),
+    assert [
+        (r.runtime.name, r.rank, r.priority, r.weight)
+        for r in by_model.runtimes
+        if r.verdict == selector_pb2.VERDICT_CANDIDATE
+    ] == [
+        ("team-llama", 1, 1, 2),
+        ("vllm-llama", 2, 2, 6),
+        ("srt-llama-small", 3, 3, 6),
+        ("srt-llama-large", 4, 3, 6),
     ]
     assert (by_model.model.kind, by_model.model.namespace, list(by_model.notes)) == ("BaseModel", "llama-demo", [])
     lookup = selector_pb2.ModelLookup(name="llama-3-2-3b-instruct", namespace="llama-demo")
     assert client.explain_runtimes(model=lookup) == by_model
     # The existing signature still works, and gives the same rows for this InferenceService.
     assert list(client.explain_runtimes(SCORING).runtimes) == list(by_model.runtimes)
-    assert list(client.explain_runtimes(SEED_A_NAMED).notes) == ["Note: spec.runtime is explicit; automatic selection below is hypothetical."]
+    assert list(client.explain_runtimes(SEED_A_NAMED).notes) == [
+        "Note: spec.runtime is explicit; automatic selection below is hypothetical."
+    ]
 
     with pytest.raises(SelectorError) as excinfo:
         client.explain_model("llama-3-2-3b-instruct", "default")
     assert (excinfo.value.code, excinfo.value.message) == (
-        grpc.StatusCode.NOT_FOUND, 'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found',
+        grpc.StatusCode.NOT_FOUND,
+        'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found',
     )
     for kwargs in ({}, {"isvc": SCORING, "model": lookup}):
         with pytest.raises(SelectorError) as excinfo:
@@ -196,8 +274,16 @@ def test_new_rpcs_are_unavailable_until_synced(running_server: Any) -> None:
             with pytest.raises(SelectorError) as excinfo:
                 call()
             assert (excinfo.value.code, excinfo.value.message) == (grpc.StatusCode.UNAVAILABLE, "cache not synced yet")
-        client.apply_snapshot("v1", load_manifests([str(EXAMPLES / "models.yaml"), str(EXAMPLES / "accelerator-classes.yaml"),
-                                                    str(EXAMPLES / "llama-3-3-70b-hopper.yaml")]).objects)
+        client.apply_snapshot(
+            "v1",
+            load_manifests(
+                [
+                    str(EXAMPLES / "models.yaml"),
+                    str(EXAMPLES / "accelerator-classes.yaml"),
+                    str(EXAMPLES / "llama-3-3-70b-hopper.yaml"),
+                ]
+            ).objects,
+        )
         assert client.admit_inference_service(SEED_A).cache_version == "v1"
         assert client.get_effective_runtime(SEED_A).runtime == "CSR/llama-3-3-70b-hopper"
 
@@ -245,7 +331,9 @@ class FlakyLifecycle(selector_pb2_grpc.SelectionServiceServicer):
 def _lifecycle_calls(client: SelectorClient, timeout: float | None = None) -> dict[str, Any]:
     return {
         "admit": lambda: client.admit_inference_service(SEED_A, timeout=timeout),
-        "reconcile": lambda: client.reconcile_inference_service(SEED_A, has_runtime_ready_condition=True, timeout=timeout),
+        "reconcile": lambda: client.reconcile_inference_service(
+            SEED_A, has_runtime_ready_condition=True, timeout=timeout
+        ),
         "effective": lambda: client.get_effective_runtime(SEED_A, timeout=timeout),
         "validate": lambda: client.validate_serving_runtime(HOPPER, timeout=timeout),
         "explain": lambda: client.explain_model("m", "ns", timeout=timeout),
@@ -266,7 +354,10 @@ def test_new_methods_do_not_retry_other_codes(fake_server: Any) -> None:
         for name, call in _lifecycle_calls(client).items():
             with pytest.raises(SelectorError) as excinfo:
                 call()
-            assert (excinfo.value.code, excinfo.value.message) == (grpc.StatusCode.INVALID_ARGUMENT, "scripted INVALID_ARGUMENT"), name
+            assert (excinfo.value.code, excinfo.value.message) == (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "scripted INVALID_ARGUMENT",
+            ), name
     assert set(servicer.calls.values()) == {1}
 
 

@@ -10,7 +10,6 @@ import random
 import pytest
 import yaml
 from google.protobuf import json_format
-
 from helpers_docs import (
     LLAMA_3_2_3B_BASEMODEL,
     LLAMA_3_3_70B_CBM,
@@ -55,7 +54,12 @@ def cluster() -> list:
         runtime("dup", size=("500M", "2B")),
         runtime("old-disabled", disabled=True, created="2020-01-01T00:00:00Z"),
         runtime("no-auto", entry(auto_select=False), created="2026-01-01T00:00:00Z"),
-        runtime("mistral", entry(architecture="MistralForCausalLM"), entry(format=("gguf", "1")), created="2025-01-01T00:00:00Z"),
+        runtime(
+            "mistral",
+            entry(architecture="MistralForCausalLM"),
+            entry(format=("gguf", "1")),
+            created="2025-01-01T00:00:00Z",
+        ),
         catalog(SRT_MISTRAL_7B_INSTRUCT),
         catalog(SRT_QWEN2_5_7B),
         catalog(SRT_LLAMA_3_3_70B_INSTRUCT),
@@ -104,7 +108,9 @@ def baseline() -> dict[str, bytes]:
 def test_the_baseline_has_every_kind_of_answer(baseline: dict[str, bytes]) -> None:
     store = load(cluster(), version="same")
     assert select(store, SERVICES["worked-example"]).selection.runtime.name == "team-llama"
-    assert select(store, SERVICES["troubleshoot"]).no_runtime_message.startswith("no runtime found to support model safetensors")
+    assert select(store, SERVICES["troubleshoot"]).no_runtime_message.startswith(
+        "no runtime found to support model safetensors"
+    )
     assert list(select(store, SERVICES["named-warning"]).warnings) != []
     assert len(baseline) == 14
 
@@ -167,7 +173,14 @@ class TestFetchOrder:
 
     def test_a_runtime_without_a_timestamp_counts_as_oldest(self) -> None:
         """Our choice (every object in a cluster has a creationTimestamp)."""
-        got = select([runtime("a-none", disabled=True), runtime("z-dated", disabled=True, created="2000-01-01T00:00:00Z"), model()], isvc())
+        got = select(
+            [
+                runtime("a-none", disabled=True),
+                runtime("z-dated", disabled=True, created="2000-01-01T00:00:00Z"),
+                model(),
+            ],
+            isvc(),
+        )
         assert [e.runtime.name for e in got.exclusions] == ["z-dated", "a-none"]
 
     @pytest.mark.parametrize("seed", SEEDS)
@@ -190,8 +203,12 @@ class TestAnswersDoNotDependOnEarlierRequests:
         spec = json_format.ParseDict(model()["spec"], types_pb2.BaseModelSpec())
         service = inference_service(isvc(model_name))
         if call == "select":
-            return api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service, model_spec=spec)).SerializeToString(deterministic=True)
-        return api.explain_runtimes(store.snapshot, selector_pb2.ExplainRuntimesRequest(inference_service=service, model_spec=spec)).SerializeToString(deterministic=True)
+            return api.select_runtime(
+                store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service, model_spec=spec)
+            ).SerializeToString(deterministic=True)
+        return api.explain_runtimes(
+            store.snapshot, selector_pb2.ExplainRuntimesRequest(inference_service=service, model_spec=spec)
+        ).SerializeToString(deterministic=True)
 
     def test_select_with_an_inline_model_spec(self) -> None:
         fresh = self._inline("select", load(runtime("rt")), "second")
@@ -213,4 +230,6 @@ class TestAnswersDoNotDependOnEarlierRequests:
 
 
 def answers_for(store: CacheStore, service: object) -> bytes:
-    return select(store, service).SerializeToString(deterministic=True) + explain(store, service).SerializeToString(deterministic=True)
+    return select(store, service).SerializeToString(deterministic=True) + explain(store, service).SerializeToString(
+        deterministic=True
+    )

@@ -7,6 +7,7 @@ ServingRuntimes first, then score = (format weight + framework weight) x priorit
 distance, then the name; the checks of troubleshoot-runtime-selection.md, Step 2) and the
 catalog files themselves.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,12 +16,10 @@ from collections.abc import Iterator
 import grpc
 import pytest
 import yaml
+from conftest import _LISTENING, CATALOG_RUNTIMES, OME_CLUSTER, ServerProcess, server_command
 from google.protobuf import json_format
-
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
-
-from conftest import CATALOG_RUNTIMES, OME_CLUSTER, ServerProcess, _LISTENING, server_command
 
 CSR = selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
 SR = selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
@@ -66,8 +65,12 @@ def _isvc(model: str, namespace: str = "default") -> types_pb2.InferenceService:
     return isvc
 
 
-def _select(stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService) -> selector_pb2.SelectRuntimeResponse:
-    return stub.SelectRuntime(selector_pb2.SelectRuntimeRequest(inference_service=isvc, view=selector_pb2.SELECT_RUNTIME_VIEW_FULL))
+def _select(
+    stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService
+) -> selector_pb2.SelectRuntimeResponse:
+    return stub.SelectRuntime(
+        selector_pb2.SelectRuntimeRequest(inference_service=isvc, view=selector_pb2.SELECT_RUNTIME_VIEW_FULL)
+    )
 
 
 def test_every_object_ingests_and_duplicates_are_reported(server: ServerProcess, channel: grpc.Channel) -> None:
@@ -86,14 +89,23 @@ def test_every_object_ingests_and_duplicates_are_reported(server: ServerProcess,
     assert re.fullmatch(r"manifests-[0-9a-f]{12}", status.version)
     duplicates = [line for line in server.lines if "is defined in" in line]
     assert len(duplicates) == 4
-    for name in ("srt-qwen2-5-32b-instruct", "srt-qwen3-embedding-0-6b", "srt-mixtral-8x7b-instruct", "srt-llama-3-2-11b-vision-instruct"):
+    for name in (
+        "srt-qwen2-5-32b-instruct",
+        "srt-qwen3-embedding-0-6b",
+        "srt-mixtral-8x7b-instruct",
+        "srt-llama-3-2-11b-vision-instruct",
+    ):
         assert sum(f"ClusterServingRuntime {name} is defined in" in line for line in duplicates) == 1
     assert not [line for line in server.lines if "document" in line and "error" in line.lower()]
 
 
 @pytest.mark.parametrize("namespace, expected", [("team-a", 208), ("demo", 206)])
-def test_explain_has_one_row_per_distinct_runtime_in_scope(selection: selector_pb2_grpc.SelectionServiceStub, namespace: str, expected: int) -> None:
-    response = selection.ExplainRuntimes(selector_pb2.ExplainRuntimesRequest(inference_service=_isvc("qwen2-5-7b", namespace)))
+def test_explain_has_one_row_per_distinct_runtime_in_scope(
+    selection: selector_pb2_grpc.SelectionServiceStub, namespace: str, expected: int
+) -> None:
+    response = selection.ExplainRuntimes(
+        selector_pb2.ExplainRuntimesRequest(inference_service=_isvc("qwen2-5-7b", namespace))
+    )
     keys = [(r.runtime.kind, r.runtime.namespace, r.runtime.name) for r in response.runtimes]
     assert len(keys) == len(set(keys)) == expected
     assert sum(k[0] == SR for k in keys) == expected - 206
@@ -106,12 +118,16 @@ def test_every_catalog_model_gets_an_answer(selection: selector_pb2_grpc.Selecti
     for name in models:
         response = _select(selection, _isvc(name))
         if response.model_error:
-            assert response.model_error == "invalid model specification: modelFormat.name: model format name is required"
+            assert (
+                response.model_error == "invalid model specification: modelFormat.name: model format name is required"
+            )
             without_format += 1
             continue
         if response.HasField("selection"):
             selected += 1
-            assert response.warnings == [f"Runtime {response.selection.runtime.name} will be auto-selected for model {name}"]
+            assert response.warnings == [
+                f"Runtime {response.selection.runtime.name} will be auto-selected for model {name}"
+            ]
             assert response.candidates[0].runtime == response.selection.runtime
             assert len(response.candidates) + len(response.exclusions) == 206
         else:
@@ -133,7 +149,9 @@ def test_hand_checked_ranking_llama_70b_distill(selection: selector_pb2_grpc.Sel
     Among the 2s: srt-deepseek-r1-distill-llama-70b's [65B, 75B] is 10B wide, ampere's and
     vllm's [60B, 75B] are 15B wide, and those two tie, so the name decides."""
     response = _select(selection, _isvc("deepseek-r1-distill-llama-70b"))
-    got = [(c.runtime.name, c.score, c.size_distance, selector_pb2.TieBreak.Name(c.tie_break)) for c in response.candidates]
+    got = [
+        (c.runtime.name, c.score, c.size_distance, selector_pb2.TieBreak.Name(c.tie_break)) for c in response.candidates
+    ]
     assert got == [
         ("srt-llama-3-3-70b-instruct-omenative", 6, 15e9, "TIE_BREAK_UNSPECIFIED"),
         ("srt-llama-3-3-70b-instruct-hopper", 4, 15e9, "TIE_BREAK_SCORE"),
@@ -167,9 +185,15 @@ def test_namespaced_runtime_comes_first_in_its_namespace(selection: selector_pb2
     ]
     assert selector_pb2.TieBreak.Name(response.candidates[1].tie_break) == "TIE_BREAK_SCOPE"
     child = [e for e in response.exclusions if e.runtime.name == "team-llama-70b-child"]
-    assert [(e.runtime.kind, e.runtime.namespace, selector_pb2.Verdict.Name(e.verdict), e.reasons[0].message) for e in child] == [
-        (SR, "team-a", "VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE",
-         "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it (pin it explicitly via spec.runtime.name instead)"),
+    assert [
+        (e.runtime.kind, e.runtime.namespace, selector_pb2.Verdict.Name(e.verdict), e.reasons[0].message) for e in child
+    ] == [
+        (
+            SR,
+            "team-a",
+            "VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE",
+            "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips it (pin it explicitly via spec.runtime.name instead)",
+        ),
     ]
 
 
@@ -255,21 +279,31 @@ def test_isvc_llama_70b_auto_selects_by_score(selection: selector_pb2_grpc.Selec
     response = _select(selection, _isvcs()["llama-70b"])
     assert _candidates(response) == expected
     assert response.selection.runtime == selector_pb2.RuntimeRef(kind=CSR, name="srt-llama-3-3-70b-instruct-omenative")
-    assert list(response.warnings) == [f"Runtime srt-llama-3-3-70b-instruct-omenative will be auto-selected for model {LLAMA_70B}"]
+    assert list(response.warnings) == [
+        f"Runtime srt-llama-3-3-70b-instruct-omenative will be auto-selected for model {LLAMA_70B}"
+    ]
     assert response.no_runtime_message == ""
     # srt-llama-3-3-70b-instruct fits too, but has no autoSelect: true entry.
     assert _reason(response, "srt-llama-3-3-70b-instruct") == NOT_AUTO
 
 
-def test_isvc_llama_70b_h100_only_the_runtime_listing_the_class(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
+def test_isvc_llama_70b_h100_only_the_runtime_listing_the_class(
+    selection: selector_pb2_grpc.SelectionServiceStub,
+) -> None:
     """nvidia-h100-80gb is listed by the hopper runtime only; the other 70B runtimes that list
     classes are excluded by the accelerator-class check, which comes before the format check."""
     data = _data_objects()
-    listing = [k[2] for k, d in data.items() if k[0] == "ClusterServingRuntime"
-               and "nvidia-h100-80gb" in ((d["spec"].get("acceleratorRequirements") or {}).get("acceleratorClasses") or [])]
+    listing = [
+        k[2]
+        for k, d in data.items()
+        if k[0] == "ClusterServingRuntime"
+        and "nvidia-h100-80gb" in ((d["spec"].get("acceleratorRequirements") or {}).get("acceleratorClasses") or [])
+    ]
     assert listing == ["srt-llama-3-3-70b-instruct-hopper"]
     response = _select(selection, _isvcs()["llama-70b-h100"])
-    assert _candidates(response) == _expected_ranking(LLAMA_70B, [("ClusterServingRuntime", "", "srt-llama-3-3-70b-instruct-hopper")])
+    assert _candidates(response) == _expected_ranking(
+        LLAMA_70B, [("ClusterServingRuntime", "", "srt-llama-3-3-70b-instruct-hopper")]
+    )
     assert _candidates(response) == [("srt-llama-3-3-70b-instruct-hopper", 4, 15e9)]
     assert response.selection.runtime.name == "srt-llama-3-3-70b-instruct-hopper"
     assert _reason(response, "srt-llama-3-3-70b-instruct-ampere") == CLASS_REASON
@@ -280,14 +314,18 @@ def test_isvc_llama_70b_h100_only_the_runtime_listing_the_class(selection: selec
 def test_isvc_llama_70b_l40s_no_runtime_lists_the_class(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
     response = _select(selection, _isvcs()["llama-70b-l40s"])
     assert not response.HasField("selection")
-    assert {e.reasons[0].message for e in response.exclusions} == {"runtime does not support the required accelerator class"}
+    assert {e.reasons[0].message for e in response.exclusions} == {
+        "runtime does not support the required accelerator class"
+    }
 
 
 def test_isvc_llama_70b_native_mode(selection: selector_pb2_grpc.SelectionServiceStub) -> None:
     """OMENative: the omenative runtime declares it (ome.io/deploymentMode in engineConfig), the
     others declare no mode and so accept any; the ranking is the one without the mode."""
     response = _select(selection, _isvcs()["llama-70b-native"])
-    assert _candidates(response) == _expected_ranking(LLAMA_70B, [("ClusterServingRuntime", "", n) for n in LLAMA_70B_AUTO])
+    assert _candidates(response) == _expected_ranking(
+        LLAMA_70B, [("ClusterServingRuntime", "", n) for n in LLAMA_70B_AUTO]
+    )
     assert response.selection.runtime.name == "srt-llama-3-3-70b-instruct-omenative"
 
 
@@ -296,7 +334,10 @@ def test_isvc_llama_70b_team_namespaced_runtime_wins(selection: selector_pb2_grp
     ClusterServingRuntime; its child has no autoSelect: true entry."""
     response = _select(selection, _isvcs()["llama-70b-team"])
     cluster = _expected_ranking(LLAMA_70B, [("ClusterServingRuntime", "", n) for n in LLAMA_70B_AUTO])
-    assert _candidates(response) == _expected_ranking(LLAMA_70B, [("ServingRuntime", "team-a", "team-llama-70b")]) + cluster
+    assert (
+        _candidates(response)
+        == _expected_ranking(LLAMA_70B, [("ServingRuntime", "team-a", "team-llama-70b")]) + cluster
+    )
     assert _candidates(response)[0] == ("team-llama-70b", 2, 10e9)
     assert response.selection.runtime == selector_pb2.RuntimeRef(kind=SR, namespace="team-a", name="team-llama-70b")
     assert selector_pb2.TieBreak.Name(response.candidates[1].tie_break) == "TIE_BREAK_SCOPE"
@@ -310,7 +351,9 @@ def test_isvc_named_child_runtime_uses_inherited_classes(selection: selector_pb2
     passes and OME uses it without a warning (autoSelect does not matter for a named runtime)."""
     _expected_ranking(LLAMA_70B, [("ServingRuntime", "team-a", "team-llama-70b-child")])  # the size fits
     response = _select(selection, _isvcs()["llama-70b-named-child"])
-    assert response.selection.runtime == selector_pb2.RuntimeRef(kind=SR, namespace="team-a", name="team-llama-70b-child")
+    assert response.selection.runtime == selector_pb2.RuntimeRef(
+        kind=SR, namespace="team-a", name="team-llama-70b-child"
+    )
     assert response.selection.mode == selector_pb2.SELECTION_MODE_NAMED
     assert list(response.selection.inheritance_chain) == ["srt-llama-3-3-70b-instruct-hopper", "team-llama-70b-child"]
     assert list(response.selection.reasons) == []
@@ -332,7 +375,10 @@ def test_isvc_deepseek_v3(selection: selector_pb2_grpc.SelectionServiceStub) -> 
     assert not response.HasField("selection")
     assert response.model.label == "mt:safetensors:1.0.0:DeepseekV3ForCausalLM:fp8:transformers:4.33.1"
     for name in ("srt-deepseek-rdma", "srt-deepseek-rdma-pd", "srt-deepseek-v3"):
-        assert selector_pb2.Verdict.Name([e for e in response.exclusions if e.runtime.name == name][0].verdict) == "VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE"
+        assert (
+            selector_pb2.Verdict.Name([e for e in response.exclusions if e.runtime.name == name][0].verdict)
+            == "VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE"
+        )
 
 
 # ---- cache writes through the real server --------------------------------------------------------
@@ -348,12 +394,18 @@ def test_cache_writes_change_answers(running_server) -> None:  # type: ignore[no
 
         # Upsert: give srt-qwen2-5-7b an autoSelect: true entry (Step 4 of the troubleshoot page).
         doc = next(
-            d for p in sorted(CATALOG_RUNTIMES.rglob("*.yaml")) for d in _docs(str(p))
+            d
+            for p in sorted(CATALOG_RUNTIMES.rglob("*.yaml"))
+            for d in _docs(str(p))
             if d.get("kind") == "ClusterServingRuntime" and d["metadata"]["name"] == "srt-qwen2-5-7b"
         )
         runtime = json_format.ParseDict(doc, types_pb2.ClusterServingRuntime(), ignore_unknown_fields=True)
         runtime.spec.supported_model_formats[0].auto_select = True
-        status = cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(version="v2", objects=[cache_pb2.CacheObject(cluster_serving_runtime=runtime)])).status
+        status = cache.UpsertObjects(
+            cache_pb2.UpsertObjectsRequest(
+                version="v2", objects=[cache_pb2.CacheObject(cluster_serving_runtime=runtime)]
+            )
+        ).status
         assert status.version == "v2"
         response = _select(stub, isvc)
         assert response.selection.runtime.name == "srt-qwen2-5-7b"
@@ -364,7 +416,9 @@ def test_cache_writes_change_answers(running_server) -> None:  # type: ignore[no
         bad = types_pb2.ServingRuntime()
         bad.metadata.name = "bad-runtime"
         with pytest.raises(grpc.RpcError) as err:
-            cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(version="v3", objects=[cache_pb2.CacheObject(serving_runtime=bad)]))
+            cache.UpsertObjects(
+                cache_pb2.UpsertObjectsRequest(version="v3", objects=[cache_pb2.CacheObject(serving_runtime=bad)])
+            )
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "objects[0].servingRuntime.metadata.namespace" in err.value.details()
         assert cache.GetCacheStatus(cache_pb2.GetCacheStatusRequest()).status.version == "v2"
@@ -381,11 +435,28 @@ def test_cache_writes_change_answers(running_server) -> None:  # type: ignore[no
 
         # Snapshot: replace everything with two objects.
         model = json_format.ParseDict(
-            {"metadata": {"name": "qwen2-5-7b"}, "spec": {"modelFormat": {"name": "safetensors", "version": "1.0.0"},
-             "modelFramework": {"name": "transformers", "version": "4.40.1"}, "modelArchitecture": "Qwen2ForCausalLM"}},
+            {
+                "metadata": {"name": "qwen2-5-7b"},
+                "spec": {
+                    "modelFormat": {"name": "safetensors", "version": "1.0.0"},
+                    "modelFramework": {"name": "transformers", "version": "4.40.1"},
+                    "modelArchitecture": "Qwen2ForCausalLM",
+                },
+            },
             types_pb2.ClusterBaseModel(),
         )
-        cache.ApplySnapshot(cache_pb2.ApplySnapshotRequest(version="v5", objects=[
-            cache_pb2.CacheObject(cluster_serving_runtime=runtime), cache_pb2.CacheObject(cluster_base_model=model)]))
+        cache.ApplySnapshot(
+            cache_pb2.ApplySnapshotRequest(
+                version="v5",
+                objects=[
+                    cache_pb2.CacheObject(cluster_serving_runtime=runtime),
+                    cache_pb2.CacheObject(cluster_base_model=model),
+                ],
+            )
+        )
         response = _select(stub, isvc)
-        assert (response.selection.runtime.name, response.cache_version, len(response.exclusions)) == ("srt-qwen2-5-7b", "v5", 0)
+        assert (response.selection.runtime.name, response.cache_version, len(response.exclusions)) == (
+            "srt-qwen2-5-7b",
+            "v5",
+            0,
+        )

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from helpers_docs import (
     LLAMA_3_3_70B_CBM,
     LLAMA_3_70B_ISVC,
@@ -43,7 +42,9 @@ MODE = "ome.io/deploymentMode"
 
 def effective(sources: list[Any], service: Any) -> pb.GetEffectiveRuntimeResponse:
     store = load(*sources)
-    return api.get_effective_runtime(store.snapshot, pb.GetEffectiveRuntimeRequest(inference_service=inference_service(service)))
+    return api.get_effective_runtime(
+        store.snapshot, pb.GetEffectiveRuntimeRequest(inference_service=inference_service(service))
+    )
 
 
 def modes(response: pb.GetEffectiveRuntimeResponse) -> dict[str, str]:
@@ -66,12 +67,18 @@ def mode_errors(response: pb.GetEffectiveRuntimeResponse) -> dict[str, str]:
 
 def classes(response: pb.GetEffectiveRuntimeResponse) -> dict[str, tuple[str, str, str]]:
     names = {pb.COMPONENT_ENGINE: "engine", pb.COMPONENT_DECODER: "decoder", pb.COMPONENT_ROUTER: "router"}
-    return {names[c.component]: (c.accelerator_class, pb.AcceleratorSource.Name(c.accelerator_source), c.accelerator_policy) for c in response.components}
+    return {
+        names[c.component]: (c.accelerator_class, pb.AcceleratorSource.Name(c.accelerator_source), c.accelerator_policy)
+        for c in response.components
+    }
 
 
 def chain(response: pb.GetEffectiveRuntimeResponse) -> list[str]:
     """The chain, root first, as the ROOT-FIRST rows print it: `CSR/<name>` or `SR/<ns>/<name>`."""
-    return [f"CSR/{r.name}" if r.kind == pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else f"SR/{r.namespace}/{r.name}" for r in response.inheritance_chain]
+    return [
+        f"CSR/{r.name}" if r.kind == pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else f"SR/{r.namespace}/{r.name}"
+        for r in response.inheritance_chain
+    ]
 
 
 def runtime_spec(manifest: dict[str, Any]) -> Any:
@@ -104,7 +111,9 @@ class TestHowOMEResolvesTheMode:
         assert modes(got) == {"ENGINE": f"{value} (ComponentAnnotation)", "DECODER": f"{value} (ComponentAnnotation)"}
 
     def test_1_component_annotation_in_the_runtime(self) -> None:
-        rt = runtime("rt", engine_mode="OMENative", decoder_mode="MultiNode", spec={"routerConfig": ann("RawDeployment")})
+        rt = runtime(
+            "rt", engine_mode="OMENative", decoder_mode="MultiNode", spec={"routerConfig": ann("RawDeployment")}
+        )
         got = effective([rt, MODEL], isvc(runtime_name="rt", decoder={}, router={}))
         assert modes(got) == {
             "ENGINE": "OMENative (ComponentAnnotation)",
@@ -119,7 +128,7 @@ class TestHowOMEResolvesTheMode:
 
     @pytest.mark.parametrize("value", ["MultiNodeRayVLLM", "Serverless", "omenative", "PDDisaggregated", ""])
     def test_1_any_other_value_is_skipped(self, value: str) -> None:
-        """"Other mode values": v1.2.2's MultiNodeRayVLLM (any other value) is skipped, and the next
+        """ "Other mode values": v1.2.2's MultiNodeRayVLLM (any other value) is skipped, and the next
         rule decides."""
         got = effective([PLAIN, MODEL], isvc(runtime_name="plain", engine=ann(value), deployment_mode="OMENative"))
         assert modes(got) == {"ENGINE": "OMENative (ServiceSpec)"}
@@ -135,18 +144,27 @@ class TestHowOMEResolvesTheMode:
 
     @pytest.mark.parametrize("value", ["OMENative", "RawDeployment"])
     def test_2_spec_deployment_mode_for_every_component(self, value: str) -> None:
-        """"For the whole InferenceService": all the components, the router included."""
+        """ "For the whole InferenceService": all the components, the router included."""
         got = effective([PLAIN, MODEL], isvc(runtime_name="plain", deployment_mode=value, decoder={}, router={}))
-        assert modes(got) == {"ENGINE": f"{value} (ServiceSpec)", "DECODER": f"{value} (ServiceSpec)", "ROUTER": f"{value} (ServiceSpec)"}
+        assert modes(got) == {
+            "ENGINE": f"{value} (ServiceSpec)",
+            "DECODER": f"{value} (ServiceSpec)",
+            "ROUTER": f"{value} (ServiceSpec)",
+        }
 
     def test_2_spec_deployment_mode_beats_the_shape(self) -> None:
-        got = effective([PLAIN, MODEL], isvc(runtime_name="plain", deployment_mode="RawDeployment", engine={"leader": {}, "worker": {"size": 1}}))
+        got = effective(
+            [PLAIN, MODEL],
+            isvc(runtime_name="plain", deployment_mode="RawDeployment", engine={"leader": {}, "worker": {"size": 1}}),
+        )
         assert modes(got) == {"ENGINE": "RawDeployment (ServiceSpec)"}
 
     def test_2_router_annotation_keeps_the_router_on_a_deployment(self) -> None:
-        """"...you can keep the router on a Deployment with ome.io/deploymentMode: RawDeployment in
+        """ "...you can keep the router on a Deployment with ome.io/deploymentMode: RawDeployment in
         spec.router.annotations"."""
-        got = effective([PLAIN, MODEL], isvc(runtime_name="plain", deployment_mode="OMENative", router=ann("RawDeployment")))
+        got = effective(
+            [PLAIN, MODEL], isvc(runtime_name="plain", deployment_mode="OMENative", router=ann("RawDeployment"))
+        )
         assert modes(got) == {"ENGINE": "OMENative (ServiceSpec)", "ROUTER": "RawDeployment (ComponentAnnotation)"}
 
     @pytest.mark.parametrize(
@@ -155,7 +173,9 @@ class TestHowOMEResolvesTheMode:
         ids=["leader", "worker", "both"],
     )
     def test_3_leader_or_worker_in_the_inference_service(self, shape: dict[str, Any]) -> None:
-        got = effective([PLAIN, MODEL], isvc(runtime_name="plain", engine=copy.deepcopy(shape), decoder=copy.deepcopy(shape)))
+        got = effective(
+            [PLAIN, MODEL], isvc(runtime_name="plain", engine=copy.deepcopy(shape), decoder=copy.deepcopy(shape))
+        )
         assert modes(got) == {"ENGINE": "OMENative (LeaderWorkerShape)", "DECODER": "OMENative (LeaderWorkerShape)"}
 
     def test_3_leader_or_worker_in_the_runtime(self) -> None:
@@ -169,25 +189,35 @@ class TestHowOMEResolvesTheMode:
 
     def test_4_default(self) -> None:
         got = effective([PLAIN, MODEL], isvc(runtime_name="plain", decoder={}, router={}))
-        assert modes(got) == {"ENGINE": "RawDeployment (Default)", "DECODER": "RawDeployment (Default)", "ROUTER": "RawDeployment (Default)"}
+        assert modes(got) == {
+            "ENGINE": "RawDeployment (Default)",
+            "DECODER": "RawDeployment (Default)",
+            "ROUTER": "RawDeployment (Default)",
+        }
 
     def test_for_one_component_example(self) -> None:
         """deployment-modes.md, "For one component": the engine annotated OMENative; the router
         runs as a Deployment because nothing sets its mode."""
-        got = effective([PLAIN, MODEL], isvc(runtime_name="plain", engine={**ann("OMENative"), "minReplicas": 1}, router={"minReplicas": 1}))
+        got = effective(
+            [PLAIN, MODEL],
+            isvc(runtime_name="plain", engine={**ann("OMENative"), "minReplicas": 1}, router={"minReplicas": 1}),
+        )
         assert modes(got) == {"ENGINE": "OMENative (ComponentAnnotation)", "ROUTER": "RawDeployment (Default)"}
 
     @pytest.mark.parametrize("value", ["MultiNode", "OMENative", "RawDeployment"])
     def test_metadata_annotation_sets_no_components_mode(self, value: str) -> None:
-        """"In the InferenceService's own metadata.annotations, the annotation sets no component's
+        """ "In the InferenceService's own metadata.annotations, the annotation sets no component's
         mode: only VirtualDeployment works there"."""
         got = effective([PLAIN, MODEL], isvc(runtime_name="plain", annotations={MODE: value}, decoder={}))
         assert modes(got) == {"ENGINE": "RawDeployment (Default)", "DECODER": "RawDeployment (Default)"}
 
     def test_v1_2_2_multinode_metadata_annotation_does_not_count(self) -> None:
-        """"Upgrading from v1.2.2": a leader or worker makes it OMENative; the annotation v1.2.2
+        """ "Upgrading from v1.2.2": a leader or worker makes it OMENative; the annotation v1.2.2
         added to the metadata doesn't count."""
-        got = effective([PLAIN, MODEL], isvc(runtime_name="plain", annotations={MODE: "MultiNode"}, engine={"leader": {}, "worker": {"size": 1}}))
+        got = effective(
+            [PLAIN, MODEL],
+            isvc(runtime_name="plain", annotations={MODE: "MultiNode"}, engine={"leader": {}, "worker": {"size": 1}}),
+        )
         assert modes(got) == {"ENGINE": "OMENative (LeaderWorkerShape)"}
 
     def test_only_declared_components(self) -> None:
@@ -211,12 +241,19 @@ class TestComponentModeFunction:
             (isvc(router={}), "router", None, ("RawDeployment", "DEFAULT", "")),
         ]
         for service, component, spec, expected in cases:
-            assert components.component_mode(inference_service(service), component, spec) == expected, (service, component)
+            assert components.component_mode(inference_service(service), component, spec) == expected, (
+                service,
+                component,
+            )
 
     def test_service_annotation(self) -> None:
         service = inference_service(isvc(annotations={MODE: "VirtualDeployment"}, engine=ann("OMENative"), router={}))
         for component in ("engine", "router"):
-            assert components.component_mode(service, component, None) == ("VirtualDeployment", "SERVICE_ANNOTATION", "")
+            assert components.component_mode(service, component, None) == (
+                "VirtualDeployment",
+                "SERVICE_ANNOTATION",
+                "",
+            )
 
     def test_invalid_modes(self) -> None:
         assert components.component_mode(inference_service(isvc(engine=ann("VirtualDeployment"))), "engine", None) == (
@@ -224,14 +261,20 @@ class TestComponentModeFunction:
             "COMPONENT_ANNOTATION",
             "invalid deployment mode for engine",
         )
-        assert components.component_mode(inference_service(isvc(decoder=ann("VirtualDeployment"))), "decoder", None)[2] == "invalid deployment mode for decoder"
+        assert (
+            components.component_mode(inference_service(isvc(decoder=ann("VirtualDeployment"))), "decoder", None)[2]
+            == "invalid deployment mode for decoder"
+        )
         assert components.component_mode(inference_service(isvc(router=ann("MultiNode"))), "router", None) == (
             "MultiNode",
             "COMPONENT_ANNOTATION",
             "invalid deployment mode for router",
         )
         router_rt = runtime_spec(runtime("rt", spec={"routerConfig": ann("MultiNode")}))
-        assert components.component_mode(inference_service(isvc(router={})), "router", router_rt)[2] == "invalid deployment mode for router"
+        assert (
+            components.component_mode(inference_service(isvc(router={})), "router", router_rt)[2]
+            == "invalid deployment mode for router"
+        )
 
 
 # ---- "Other mode values" -------------------------------------------------------------------------
@@ -240,7 +283,16 @@ class TestComponentModeFunction:
 class TestOtherModeValues:
     def test_virtual_deployment_on_the_metadata(self) -> None:
         """ServiceAnnotation: applies to every component; not an error."""
-        got = effective([PLAIN, MODEL], isvc(runtime_name="plain", annotations={MODE: "VirtualDeployment"}, engine=ann("OMENative"), decoder={}, router={}))
+        got = effective(
+            [PLAIN, MODEL],
+            isvc(
+                runtime_name="plain",
+                annotations={MODE: "VirtualDeployment"},
+                engine=ann("OMENative"),
+                decoder={},
+                router={},
+            ),
+        )
         assert modes(got) == {
             "ENGINE": "VirtualDeployment (ServiceAnnotation)",
             "DECODER": "VirtualDeployment (ServiceAnnotation)",
@@ -292,7 +344,9 @@ class TestRuntimeModeSetsTheRunningMode:
         assert modes(got) == {"ENGINE": "MultiNode (ComponentAnnotation)"}
 
     def test_the_components_own_annotation_overrides_the_runtimes(self) -> None:
-        got = effective([SRT_LLAMA_3_3_70B_MULTINODE, LLAMA_3_3_70B_CBM], self.seed_b(engine={"minReplicas": 1, **ann("OMENative")}))
+        got = effective(
+            [SRT_LLAMA_3_3_70B_MULTINODE, LLAMA_3_3_70B_CBM], self.seed_b(engine={"minReplicas": 1, **ann("OMENative")})
+        )
         assert modes(got) == {"ENGINE": "OMENative (ComponentAnnotation)"}
 
     def test_the_runtimes_annotation_beats_spec_deployment_mode(self) -> None:
@@ -307,7 +361,11 @@ class TestRuntimeModeSetsTheRunningMode:
         named = effective([parent, child, MODEL], isvc(runtime_name="mn-child"))
         assert (named.selection, modes(named)) == ("Explicit", {"ENGINE": "MultiNode (ComponentAnnotation)"})
         chosen = effective([parent, child, MODEL], isvc())
-        assert (chosen.runtime, chosen.selection, modes(chosen)) == ("CSR/mn-child", "Selected", {"ENGINE": "MultiNode (ComponentAnnotation)"})
+        assert (chosen.runtime, chosen.selection, modes(chosen)) == (
+            "CSR/mn-child",
+            "Selected",
+            {"ENGINE": "MultiNode (ComponentAnnotation)"},
+        )
         assert [r.name for r in chosen.inheritance_chain] == ["mn-profile", "mn-child"]
 
 
@@ -321,7 +379,9 @@ def vllm_runtimes() -> list[dict[str, Any]]:
     """kubectl-ome runtime.md examples: vllm-llama inherits from vllm-base."""
     return [
         runtime("vllm-base", entry(auto_select=None)),
-        runtime("vllm-llama", entry(format=spec_of("safetensors", "1.0.0", weight=2), priority=2), inherit_from="vllm-base"),
+        runtime(
+            "vllm-llama", entry(format=spec_of("safetensors", "1.0.0", weight=2), priority=2), inherit_from="vllm-base"
+        ),
         runtime("team-llama", entry(priority=1), namespace="team-a"),
     ]
 
@@ -330,18 +390,31 @@ class TestRuntimeIdentity:
     def test_docs_example_llama_chat(self) -> None:
         """`kubectl ome runtime effective llama-chat -n team-a`: Live STATE Available, RUNTIME
         CSR/vllm-llama, ENGINE RawDeployment (Default); SELECTION Explicit; chain root first."""
-        got = effective([*vllm_runtimes(), TEAM_A_MODEL], isvc(namespace="team-a", name="llama-chat", runtime_name="vllm-llama"))
+        got = effective(
+            [*vllm_runtimes(), TEAM_A_MODEL], isvc(namespace="team-a", name="llama-chat", runtime_name="vllm-llama")
+        )
         assert (got.state, got.reason, got.runtime, got.selection) == ("Available", "", "CSR/vllm-llama", "Explicit")
-        assert (got.runtime_ref.kind, got.runtime_ref.namespace, got.runtime_ref.name) == (pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, "", "vllm-llama")
+        assert (got.runtime_ref.kind, got.runtime_ref.namespace, got.runtime_ref.name) == (
+            pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME,
+            "",
+            "vllm-llama",
+        )
         assert modes(got) == {"ENGINE": "RawDeployment (Default)"}
         # explain --with-effective: ROOT-FIRST rows CSR/vllm-base, CSR/vllm-llama
         assert chain(got) == ["CSR/vllm-base", "CSR/vllm-llama"]
         assert got.inheritance_error == ""
 
     def test_serving_runtime_identity(self) -> None:
-        got = effective([*vllm_runtimes(), TEAM_A_MODEL], isvc(namespace="team-a", runtime_name="team-llama", runtime_kind="ServingRuntime"))
+        got = effective(
+            [*vllm_runtimes(), TEAM_A_MODEL],
+            isvc(namespace="team-a", runtime_name="team-llama", runtime_kind="ServingRuntime"),
+        )
         assert (got.state, got.runtime, got.selection) == ("Available", "SR/team-a/team-llama", "Explicit")
-        assert (got.runtime_ref.kind, got.runtime_ref.namespace, got.runtime_ref.name) == (pb.RUNTIME_KIND_SERVING_RUNTIME, "team-a", "team-llama")
+        assert (got.runtime_ref.kind, got.runtime_ref.namespace, got.runtime_ref.name) == (
+            pb.RUNTIME_KIND_SERVING_RUNTIME,
+            "team-a",
+            "team-llama",
+        )
 
     def test_selected_the_way_explain_does(self) -> None:
         """`explain --model llama-3-2-3b-instruct -n team-a` ranks team-llama first."""
@@ -360,11 +433,25 @@ class TestRuntimeIdentity:
         """reference-a-runtime-explicitly.md, "How OME resolves the name"."""
         sources = [runtime("shared"), runtime("shared", namespace="team-a"), TEAM_A_MODEL]
         assert effective(sources, isvc(namespace="team-a", runtime_name="shared")).runtime == "CSR/shared"
-        assert effective(sources, isvc(namespace="team-a", runtime_name="shared", runtime_kind="ServingRuntime")).runtime == "SR/team-a/shared"
+        assert (
+            effective(sources, isvc(namespace="team-a", runtime_name="shared", runtime_kind="ServingRuntime")).runtime
+            == "SR/team-a/shared"
+        )
 
     def test_runtime_inheritance_example_chain_root_first(self) -> None:
-        profile = runtime("sglang-profile", annotations={"ome.io/runtime-profile": "true"}, disabled=True, spec={"supportedModelFormats": []})
-        child = runtime("sglang-llama-3-2-3b", namespace="llama-demo", inherit_from="sglang-profile", disabled=False, size=("2B", "4B"))
+        profile = runtime(
+            "sglang-profile",
+            annotations={"ome.io/runtime-profile": "true"},
+            disabled=True,
+            spec={"supportedModelFormats": []},
+        )
+        child = runtime(
+            "sglang-llama-3-2-3b",
+            namespace="llama-demo",
+            inherit_from="sglang-profile",
+            disabled=False,
+            size=("2B", "4B"),
+        )
         got = effective([profile, child, MODEL], isvc(name="llama-3-2-3b-instruct", runtime_name="sglang-llama-3-2-3b"))
         assert (got.state, got.runtime, got.selection) == ("Available", "SR/llama-demo/sglang-llama-3-2-3b", "Explicit")
         # A ServingRuntime's parent may be a ClusterServingRuntime (runtime-inheritance.md, "Chain limits").
@@ -385,7 +472,15 @@ class TestRuntimeIdentity:
 
 
 # reference/kubectl-ome/runtime.md, effective "REASON is one of".
-DOCUMENTED_REASONS = {"NotConfigured", "NotFound", "Disabled", "MalformedPayload", "Forbidden", "UnsupportedAPI", "Unreadable"}
+DOCUMENTED_REASONS = {
+    "NotConfigured",
+    "NotFound",
+    "Disabled",
+    "MalformedPayload",
+    "Forbidden",
+    "UnsupportedAPI",
+    "Unreadable",
+}
 
 
 class TestUnavailable:
@@ -476,11 +571,16 @@ class TestAcceleratorClassPerComponent:
 
     def test_first_available_follows_the_runtimes_order(self) -> None:
         reordered = with_classes(catalog(SRT_LLAMA_3_3_70B_INSTRUCT), ["nvidia-h200", "nvidia-h100"])
-        got = effective([reordered, NVIDIA_H100, NVIDIA_H200, LLAMA_3_3_70B_CBM], isvc_70b(acceleratorSelector={"policy": "FirstAvailable"}))
+        got = effective(
+            [reordered, NVIDIA_H100, NVIDIA_H200, LLAMA_3_3_70B_CBM],
+            isvc_70b(acceleratorSelector={"policy": "FirstAvailable"}),
+        )
         assert classes(got)["engine"][0] == "nvidia-h200"
 
     def test_a_class_name_wins_over_a_policy(self) -> None:
-        got = effective(SOURCES_70B, isvc_70b(acceleratorSelector={"acceleratorClass": "nvidia-h200", "policy": "Cheapest"}))
+        got = effective(
+            SOURCES_70B, isvc_70b(acceleratorSelector={"acceleratorClass": "nvidia-h200", "policy": "Cheapest"})
+        )
         assert classes(got) == {"engine": ("nvidia-h200", "ACCELERATOR_SOURCE_SELECTOR", "")}
 
     def test_prefill_decode_example(self) -> None:
@@ -503,29 +603,45 @@ class TestAcceleratorClassPerComponent:
         }
 
     def test_an_override_policy_has_no_effect_while_the_selector_names_a_class(self) -> None:
-        service = isvc_70b(acceleratorSelector={"acceleratorClass": "nvidia-h100"}, engine={"acceleratorOverride": {"policy": "MostCapable"}})
-        assert classes(effective(SOURCES_70B, service)) == {"engine": ("nvidia-h100", "ACCELERATOR_SOURCE_SELECTOR", "")}
+        service = isvc_70b(
+            acceleratorSelector={"acceleratorClass": "nvidia-h100"},
+            engine={"acceleratorOverride": {"policy": "MostCapable"}},
+        )
+        assert classes(effective(SOURCES_70B, service)) == {
+            "engine": ("nvidia-h100", "ACCELERATOR_SOURCE_SELECTOR", "")
+        }
 
     def test_override_policy(self) -> None:
         service = isvc_70b(engine={"acceleratorOverride": {"policy": "MostCapable"}})
-        assert classes(effective(SOURCES_70B, service)) == {"engine": ("nvidia-h200", "ACCELERATOR_SOURCE_POLICY", "MostCapable")}
+        assert classes(effective(SOURCES_70B, service)) == {
+            "engine": ("nvidia-h200", "ACCELERATOR_SOURCE_POLICY", "MostCapable")
+        }
 
     def test_constraints_in_an_override_have_no_effect(self) -> None:
-        service = isvc_70b(engine={"acceleratorOverride": {"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}}})
+        service = isvc_70b(
+            engine={
+                "acceleratorOverride": {"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}}
+            }
+        )
         assert classes(effective(SOURCES_70B, service))["engine"][0] == "nvidia-h100"
-        service = isvc_70b(acceleratorSelector={"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}})
+        service = isvc_70b(
+            acceleratorSelector={"policy": "FirstAvailable", "constraints": {"excludedClasses": ["nvidia-h100"]}}
+        )
         assert classes(effective(SOURCES_70B, service))["engine"][0] == "nvidia-h200"
 
     def test_runtime_lists_none(self) -> None:
-        """"If the list is empty, no component gets a class, even one that the InferenceService names"."""
-        got = effective([catalog(SRT_LLAMA_3_3_70B_INSTRUCT), NVIDIA_H100, LLAMA_3_3_70B_CBM], isvc_70b(acceleratorSelector={"acceleratorClass": "nvidia-h100"}, decoder={}))
+        """ "If the list is empty, no component gets a class, even one that the InferenceService names"."""
+        got = effective(
+            [catalog(SRT_LLAMA_3_3_70B_INSTRUCT), NVIDIA_H100, LLAMA_3_3_70B_CBM],
+            isvc_70b(acceleratorSelector={"acceleratorClass": "nvidia-h100"}, decoder={}),
+        )
         assert classes(got) == {
             "engine": ("", "ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE", ""),
             "decoder": ("", "ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE", ""),
         }
 
     def test_neither_a_class_nor_a_policy(self) -> None:
-        """"Neither: No class"; constraints alone don't pick a class."""
+        """ "Neither: No class"; constraints alone don't pick a class."""
         got = effective(SOURCES_70B, isvc_70b(acceleratorSelector={"constraints": {"minMemory": 80}}))
         assert classes(got) == {"engine": ("", "ACCELERATOR_SOURCE_NONE_NOT_REQUESTED", "")}
 
@@ -537,11 +653,15 @@ class TestAcceleratorClassPerComponent:
         assert classes(effective(SOURCES_70B, service)) == {"engine": ("", "ACCELERATOR_SOURCE_NONE_NOT_REQUESTED", "")}
 
     def test_no_class_passes_the_constraints(self) -> None:
-        got = effective(SOURCES_70B, isvc_70b(acceleratorSelector={"policy": "FirstAvailable", "constraints": {"minMemory": 200}}))
+        got = effective(
+            SOURCES_70B, isvc_70b(acceleratorSelector={"policy": "FirstAvailable", "constraints": {"minMemory": 200}})
+        )
         assert classes(got) == {"engine": ("", "ACCELERATOR_SOURCE_NONE_NO_CANDIDATE", "FirstAvailable")}
 
     def test_missing_named_class(self) -> None:
-        got = effective([SRT_70B, NVIDIA_H200, LLAMA_3_3_70B_CBM], isvc_70b(acceleratorSelector={"acceleratorClass": "nvidia-h100"}))
+        got = effective(
+            [SRT_70B, NVIDIA_H200, LLAMA_3_3_70B_CBM], isvc_70b(acceleratorSelector={"acceleratorClass": "nvidia-h100"})
+        )
         (engine,) = got.components
         assert (engine.accelerator_class, engine.accelerator_source, engine.accelerator_error) == (
             "nvidia-h100",
@@ -556,7 +676,9 @@ class TestAcceleratorClassPerComponent:
         named = copy.deepcopy(service)
         named["spec"]["runtime"] = {"name": "hopper-child"}
         sources = [parent, child, NVIDIA_H100, NVIDIA_H200, MODEL]
-        assert classes(effective(sources, named)) == {"engine": ("nvidia-h100", "ACCELERATOR_SOURCE_POLICY", "FirstAvailable")}
+        assert classes(effective(sources, named)) == {
+            "engine": ("nvidia-h100", "ACCELERATOR_SOURCE_POLICY", "FirstAvailable")
+        }
         chosen = effective(sources, service)  # the Live view merges a selected runtime's chain too
         assert chosen.runtime == "CSR/hopper-child"
         assert classes(chosen) == {"engine": ("nvidia-h100", "ACCELERATOR_SOURCE_POLICY", "FirstAvailable")}

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from helpers_docs import (
     QWEN2_5_7B_EXPLAIN_TABLE,
     TEAM_A_EXPLAIN_TABLE,
@@ -35,7 +34,9 @@ NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cl
 
 def explain_model(sources: list[Any], name: str, namespace: str) -> pb.ExplainRuntimesResponse:
     store = load(*sources)
-    return api.explain_runtimes(store.snapshot, pb.ExplainRuntimesRequest(model=pb.ModelLookup(name=name, namespace=namespace)))
+    return api.explain_runtimes(
+        store.snapshot, pb.ExplainRuntimesRequest(model=pb.ModelLookup(name=name, namespace=namespace))
+    )
 
 
 def explain_isvc(sources: list[Any], service: Any) -> pb.ExplainRuntimesResponse:
@@ -51,7 +52,9 @@ TEAM_A = [
     model(namespace="team-a"),
     runtime("team-llama", entry(priority=1), namespace="team-a"),
     runtime("vllm-base", entry(auto_select=None)),
-    runtime("vllm-llama", entry(format=spec_of("safetensors", "1.0.0", weight=2), priority=2), inherit_from="vllm-base"),
+    runtime(
+        "vllm-llama", entry(format=spec_of("safetensors", "1.0.0", weight=2), priority=2), inherit_from="vllm-base"
+    ),
     runtime("srt-llama-1b", entry(priority=1), size=("500M", "2B")),
     runtime("vllm-legacy", entry(), disabled=True),
 ]
@@ -64,9 +67,12 @@ class TestDocsExample:
         assert list(got.notes) == []
 
     def test_the_first_yes_row_is_the_pick(self) -> None:
-        """"OME would select the ServingRuntime team-llama, although its WEIGHT is lower"."""
+        """ "OME would select the ServingRuntime team-llama, although its WEIGHT is lower"."""
         got = explain_model(TEAM_A, "llama-3-2-3b-instruct", "team-a")
-        assert [(r.runtime.name, r.rank) for r in got.runtimes if r.verdict == pb.VERDICT_CANDIDATE] == [("team-llama", 1), ("vllm-llama", 2)]
+        assert [(r.runtime.name, r.rank) for r in got.runtimes if r.verdict == pb.VERDICT_CANDIDATE] == [
+            ("team-llama", 1),
+            ("vllm-llama", 2),
+        ]
         assert [r.rank for r in got.runtimes if r.verdict != pb.VERDICT_CANDIDATE] == [0, 0, 0]
 
     def test_verdicts(self) -> None:
@@ -103,7 +109,7 @@ class TestDocsExample:
         assert table(got) == TEAM_A_EXPLAIN_TABLE
 
     def test_the_isvc_form_prints_the_same_table(self) -> None:
-        """"It prints the same table, since llama-chat asks for no accelerator class or deployment
+        """ "It prints the same table, since llama-chat asks for no accelerator class or deployment
         mode ... and the command writes Note: ... to stderr"."""
         service = isvc("llama-3-2-3b-instruct", namespace="team-a", name="llama-chat", runtime_name="vllm-llama")
         got = explain_isvc(TEAM_A, service)
@@ -116,7 +122,10 @@ class TestModelChecksOnly:
 
     SOURCES = [
         model(namespace="team-a"),
-        runtime("multinode", spec={"engineConfig": {"annotations": {MODE: "MultiNode"}, "leader": {}, "worker": {"size": 1}}}),
+        runtime(
+            "multinode",
+            spec={"engineConfig": {"annotations": {MODE: "MultiNode"}, "leader": {}, "worker": {"size": 1}}},
+        ),
         runtime("hopper-only", classes=["nvidia-h100", "nvidia-h200"]),
         runtime("no-classes", classes=[]),
         runtime("omenative-decoder", decoder_mode="OMENative"),
@@ -138,7 +147,14 @@ class TestModelChecksOnly:
             ("hopper-only", "Cluster", "Yes", "1", "2", "-"),
             ("no-classes", "Cluster", "Yes", "1", "2", "-"),
             ("omenative-decoder", "Cluster", "Yes", "1", "2", "-"),  # no spec.decoder: the decoder is not compared
-            ("multinode", "Cluster", "No", "-", "-", "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative"),
+            (
+                "multinode",
+                "Cluster",
+                "No",
+                "-",
+                "-",
+                "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative",
+            ),
         ]
 
     def test_the_isvc_form_applies_the_accelerator_class(self) -> None:
@@ -221,7 +237,7 @@ class TestTroubleshootPageExample:
 
 class TestModelLookup:
     def test_basemodel_first_then_clusterbasemodel(self) -> None:
-        """"explain --model looks in that namespace for a BaseModel with the name, then for a
+        """ "explain --model looks in that namespace for a BaseModel with the name, then for a
         ClusterBaseModel"."""
         cluster = model(namespace=None, architecture="MistralForCausalLM")
         got = explain_model([model(namespace="team-a"), cluster, runtime("rt")], "llama-3-2-3b-instruct", "team-a")
@@ -232,28 +248,36 @@ class TestModelLookup:
         assert table(got)[0][2] == "No"
 
     def test_unknown_model(self) -> None:
-        """"... fails with the API server's error, such as clusterbasemodels.ome.io
+        """ "... fails with the API server's error, such as clusterbasemodels.ome.io
         "llama-3-2-3b-instruct" not found"."""
         with pytest.raises(RequestError) as raised:
             explain_model([runtime("rt"), model(namespace="team-b")], "llama-3-2-3b-instruct", "team-a")
-        assert (raised.value.code, raised.value.message) == ("NOT_FOUND", 'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found')
+        assert (raised.value.code, raised.value.message) == (
+            "NOT_FOUND",
+            'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found',
+        )
 
     def test_unknown_model_through_the_isvc(self) -> None:
         service = isvc("llama-3-2-3b-instruct", namespace="team-a", name="llama-chat")
         with pytest.raises(RequestError) as raised:
             explain_isvc([runtime("rt")], service)
-        assert (raised.value.code, raised.value.message) == ("NOT_FOUND", 'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found')
+        assert (raised.value.code, raised.value.message) == (
+            "NOT_FOUND",
+            'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found',
+        )
 
 
 class TestNotesAndErrors:
     def test_no_runtimes_note(self) -> None:
-        """"When there are no runtimes at all, it prints no table, writes No serving runtimes found
+        """ "When there are no runtimes at all, it prints no table, writes No serving runtimes found
         in the selected namespace or at cluster scope. to stderr, and exits 0"."""
         got = explain_model([model(namespace="team-a")], "llama-3-2-3b-instruct", "team-a")
         assert (list(got.runtimes), list(got.notes)) == ([], [NO_RUNTIMES_NOTE])
 
     def test_other_namespaces_runtimes_do_not_count(self) -> None:
-        got = explain_model([model(namespace="team-a"), runtime("elsewhere", namespace="team-b")], "llama-3-2-3b-instruct", "team-a")
+        got = explain_model(
+            [model(namespace="team-a"), runtime("elsewhere", namespace="team-b")], "llama-3-2-3b-instruct", "team-a"
+        )
         assert (list(got.runtimes), list(got.notes)) == ([], [NO_RUNTIMES_NOTE])
 
     def test_explicit_runtime_note_and_no_runtimes_note(self) -> None:
@@ -278,14 +302,18 @@ class TestNotesAndErrors:
         with pytest.raises(RequestError) as raised:
             api.explain_runtimes(load(*TEAM_A).snapshot, request)
         assert raised.value.code == "INVALID_ARGUMENT"
-        assert [v.description for v in raised.value.violations] == ["exactly one of model or inference_service is required"]
+        assert [v.description for v in raised.value.violations] == [
+            "exactly one of model or inference_service is required"
+        ]
 
     def test_isvc_without_spec_model(self) -> None:
         service = isvc(None, namespace="team-a", name="llama-chat", runtime_name="vllm-llama")
         with pytest.raises(RequestError) as raised:
             explain_isvc(TEAM_A, service)
         assert raised.value.code == "INVALID_ARGUMENT"
-        assert [v.description for v in raised.value.violations] == ['InferenceService "llama-chat" has no spec.model; pass --model instead']
+        assert [v.description for v in raised.value.violations] == [
+            'InferenceService "llama-chat" has no spec.model; pass --model instead'
+        ]
 
     def test_model_without_format(self) -> None:
         formatless = model(namespace="team-a", format=None)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers_docs import NS, inference_service, isvc, load, model, runtime, worked_example_runtimes
 from ome.selector.v1 import selector_pb2
 from ome_selector import api
@@ -12,7 +11,12 @@ from ome_selector.errors import RequestError
 
 # The worked example (4 candidates) plus two runtimes that are not candidates, one of them
 # sharing a name with the namespaced team-llama.
-SOURCES = [*worked_example_runtimes(), runtime("disabled-one", disabled=True), runtime("team-llama", size=("1B", "2B")), model()]
+SOURCES = [
+    *worked_example_runtimes(),
+    runtime("disabled-one", disabled=True),
+    runtime("team-llama", size=("1B", "2B")),
+    model(),
+]
 ALL_ROWS = [
     ("team-llama", "VERDICT_CANDIDATE", 1),
     ("vllm-llama", "VERDICT_CANDIDATE", 2),
@@ -47,7 +51,10 @@ def test_pages_of_four_then_two() -> None:
     assert _rows(second) == ALL_ROWS[4:]
     assert (second.next_page_token, second.total_size) == ("", 6)
     # The excluded rows keep every failing check (the page evaluates only its own rows).
-    assert [r.reason for r in second.runtimes] == ["runtime is disabled", "model size 3.21B is outside supported range [1B, 2B]"]
+    assert [r.reason for r in second.runtimes] == [
+        "runtime is disabled",
+        "model size 3.21B is outside supported range [1B, 2B]",
+    ]
 
 
 def test_page_size_may_change_between_pages() -> None:
@@ -73,7 +80,11 @@ def test_filter_by_runtime_name_keeps_the_ranks_of_the_whole_table() -> None:
     [
         ({"page_size": -1}, "page_size", "page_size must be between 0 and 1000, got -1"),
         ({"page_size": 1001}, "page_size", "page_size must be between 0 and 1000, got 1001"),
-        ({"page_token": "not-a-token"}, "page_token", "page_token is not a token of this request (it must come from next_page_token of the same request)"),
+        (
+            {"page_token": "not-a-token"},
+            "page_token",
+            "page_token is not a token of this request (it must come from next_page_token of the same request)",
+        ),
     ],
 )
 def test_bad_paging_is_invalid_argument(paging: dict, field: str, description: str) -> None:

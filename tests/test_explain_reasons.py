@@ -7,7 +7,6 @@ canonical order, the first one primary).
 from __future__ import annotations
 
 import pytest
-
 from helpers_docs import (
     LLAMA_3_2_3B_BASEMODEL,
     NO_AUTO_SELECT_ENTRY,
@@ -53,7 +52,13 @@ def one(rt: dict, service: dict | None = None, mdl: dict | None = None) -> selec
 
 
 def summary(r: selector_pb2.RuntimeExplanation) -> tuple:
-    return (r.verdict, r.reason, [(x.check, x.message, x.primary) for x in r.reasons], r.HasField("priority"), r.HasField("weight"))
+    return (
+        r.verdict,
+        r.reason,
+        [(x.check, x.message, x.primary) for x in r.reasons],
+        r.HasField("priority"),
+        r.HasField("weight"),
+    )
 
 
 class TestTheEightReasons:
@@ -61,7 +66,13 @@ class TestTheEightReasons:
 
     def test_runtime_is_disabled(self) -> None:
         r = one(runtime("rt", disabled=True))
-        assert summary(r) == (V.VERDICT_EXCLUDED, "runtime is disabled", [(C.CHECK_DISABLED, "runtime is disabled", True)], False, False)
+        assert summary(r) == (
+            V.VERDICT_EXCLUDED,
+            "runtime is disabled",
+            [(C.CHECK_DISABLED, "runtime is disabled", True)],
+            False,
+            False,
+        )
 
     def test_runtime_does_not_support_the_required_accelerator_class(self) -> None:
         r = one(runtime("rt", classes=["nvidia-h200"]), isvc(accelerator_class="nvidia-h100"))
@@ -72,7 +83,12 @@ class TestTheEightReasons:
     @pytest.mark.parametrize(
         ("component", "runtime_kw", "isvc_kw", "reason"),
         [
-            ("engine", {"engine_mode": "MultiNode"}, {"deployment_mode": "OMENative"}, "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative"),
+            (
+                "engine",
+                {"engine_mode": "MultiNode"},
+                {"deployment_mode": "OMENative"},
+                "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative",
+            ),
             (
                 "decoder",
                 {"decoder_mode": "OMENative"},
@@ -124,7 +140,13 @@ class TestTheEightReasons:
     def test_matching_format_is_not_auto_select_enabled(self) -> None:
         """The matching entry sets autoSelect: false; another entry sets it to true."""
         r = one(runtime("rt", entry(auto_select=False), entry(format=("gguf", "1.0.0"))))
-        assert summary(r) == (V.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE, MATCHING_FORMAT, [(C.CHECK_AUTO_SELECT, MATCHING_FORMAT, True)], False, False)
+        assert summary(r) == (
+            V.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE,
+            MATCHING_FORMAT,
+            [(C.CHECK_AUTO_SELECT, MATCHING_FORMAT, True)],
+            False,
+            False,
+        )
 
     def test_matching_format_unset_auto_select_with_a_negative_weight(self) -> None:
         """The matching entry leaves autoSelect unset: the score counts it, and the cause is a
@@ -136,17 +158,36 @@ class TestTheEightReasons:
     def test_matching_format_uses_the_first_matching_entry_format_name(self) -> None:
         """Deliberate choice: ``<format>`` is the format name of the first matching entry."""
         gguf_model = model(format=("gguf", "1"))
-        r = one(runtime("rt", entry(auto_select=False, format=("gguf", "1")), entry(format=("onnx", "1"))), mdl=gguf_model)
+        r = one(
+            runtime("rt", entry(auto_select=False, format=("gguf", "1")), entry(format=("onnx", "1"))), mdl=gguf_model
+        )
         assert r.reason == MATCHING_FORMAT.replace("format safetensors", "format gguf")
 
     def test_auto_select_score_is_0(self) -> None:
-        negative = entry(format=spec_of("safetensors", "1.0.0", weight=-1), framework=spec_of("transformers", "4.45.0.dev0", weight=-1))
+        negative = entry(
+            format=spec_of("safetensors", "1.0.0", weight=-1),
+            framework=spec_of("transformers", "4.45.0.dev0", weight=-1),
+        )
         r = one(runtime("rt", negative))
-        assert summary(r) == (V.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE, "auto-select score is 0", [(C.CHECK_SCORE, "auto-select score is 0", True)], False, False)
+        assert summary(r) == (
+            V.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE,
+            "auto-select score is 0",
+            [(C.CHECK_SCORE, "auto-select score is 0", True)],
+            False,
+            False,
+        )
 
     def test_a_yes_row(self) -> None:
         r = one(runtime("rt", entry(priority=3)))
-        assert (r.verdict, r.reason, list(r.reasons), r.rank, r.score, r.priority, r.weight) == (V.VERDICT_CANDIDATE, "-", [], 1, 6, 3, 6)
+        assert (r.verdict, r.reason, list(r.reasons), r.rank, r.score, r.priority, r.weight) == (
+            V.VERDICT_CANDIDATE,
+            "-",
+            [],
+            1,
+            6,
+            3,
+            6,
+        )
 
 
 class TestFormatReasonParts:
@@ -157,14 +198,46 @@ class TestFormatReasonParts:
     @pytest.mark.parametrize(
         ("rt_entry", "mdl", "label", "text"),
         [
-            (entry(architecture="MistralForCausalLM"), model(), LABEL, "architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"),
-            (entry(), model(architecture=None), "mt:safetensors:1.0.0:transformers:4.45.0.dev0", "model has no architecture but runtime requires LlamaForCausalLM"),
-            (entry(architecture=None), model(), LABEL, "model has architecture LlamaForCausalLM but runtime has no architecture requirement"),
-            (entry(quantization="fp8"), model(quantization="int4"), "mt:safetensors:1.0.0:LlamaForCausalLM:int4:transformers:4.45.0.dev0", "quantization mismatch (model=int4, runtime=fp8)"),
+            (
+                entry(architecture="MistralForCausalLM"),
+                model(),
+                LABEL,
+                "architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",
+            ),
+            (
+                entry(),
+                model(architecture=None),
+                "mt:safetensors:1.0.0:transformers:4.45.0.dev0",
+                "model has no architecture but runtime requires LlamaForCausalLM",
+            ),
+            (
+                entry(architecture=None),
+                model(),
+                LABEL,
+                "model has architecture LlamaForCausalLM but runtime has no architecture requirement",
+            ),
+            (
+                entry(quantization="fp8"),
+                model(quantization="int4"),
+                "mt:safetensors:1.0.0:LlamaForCausalLM:int4:transformers:4.45.0.dev0",
+                "quantization mismatch (model=int4, runtime=fp8)",
+            ),
             (entry(quantization="fp8"), model(), LABEL, "model has no quantization but runtime requires fp8"),
-            (entry(), model(quantization="fp8"), "mt:safetensors:1.0.0:LlamaForCausalLM:fp8:transformers:4.45.0.dev0", "model has quantization fp8 but runtime has no quantization requirement"),
+            (
+                entry(),
+                model(quantization="fp8"),
+                "mt:safetensors:1.0.0:LlamaForCausalLM:fp8:transformers:4.45.0.dev0",
+                "model has quantization fp8 but runtime has no quantization requirement",
+            ),
         ],
-        ids=["arch-differs", "arch-entry-only", "arch-model-only", "quant-differs", "quant-entry-only", "quant-model-only"],
+        ids=[
+            "arch-differs",
+            "arch-entry-only",
+            "arch-model-only",
+            "quant-differs",
+            "quant-entry-only",
+            "quant-model-only",
+        ],
     )
     def test_part(self, rt_entry: dict, mdl: dict, label: str, text: str) -> None:
         r = one(runtime("rt", rt_entry), mdl=mdl)
@@ -204,11 +277,18 @@ class TestFormatReasonParts:
             load(runtime("rt", rt_entry), model())
         assert err.value.code == "INVALID_ARGUMENT"
         assert err.value.violations == [
-            FieldViolation(f"objects[0].cluster_serving_runtime.spec.supported_model_formats[0].{field}", "Required value"),
+            FieldViolation(
+                f"objects[0].cluster_serving_runtime.spec.supported_model_formats[0].{field}", "Required value"
+            ),
         ]
 
     def test_every_difference_of_an_entry_joined_by_comma(self) -> None:
-        rt_entry = entry(architecture="MistralForCausalLM", quantization="fp8", format=("safetensors", "2.0.0"), framework=("transformers", "4.36.0"))
+        rt_entry = entry(
+            architecture="MistralForCausalLM",
+            quantization="fp8",
+            format=("safetensors", "2.0.0"),
+            framework=("transformers", "4.36.0"),
+        )
         r = one(runtime("rt", rt_entry))
         assert r.reason == (
             f"model format '{LABEL}' not in supported formats: architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM), "
@@ -223,13 +303,32 @@ class TestOutputFields:
         assert (r.priority, r.weight) == (1, 2)
 
     def test_weight_leaves_out_weights_of_0_or_less(self) -> None:
-        r = one(runtime("rt", entry(format=spec_of("safetensors", "1.0.0", weight=0), framework=spec_of("transformers", "4.45.0.dev0", weight=4), priority=2)))
+        r = one(
+            runtime(
+                "rt",
+                entry(
+                    format=spec_of("safetensors", "1.0.0", weight=0),
+                    framework=spec_of("transformers", "4.45.0.dev0", weight=4),
+                    priority=2,
+                ),
+            )
+        )
         assert (r.score, r.priority, r.weight) == (28, 2, 8)
-        r = one(runtime("rt", entry(format=spec_of("safetensors", "1.0.0", weight=-1), framework=spec_of("transformers", "4.45.0.dev0", weight=3))))
+        r = one(
+            runtime(
+                "rt",
+                entry(
+                    format=spec_of("safetensors", "1.0.0", weight=-1),
+                    framework=spec_of("transformers", "4.45.0.dev0", weight=3),
+                ),
+            )
+        )
         assert (r.score, r.priority, r.weight) == (2, 1, 3)
 
     def test_weight_looks_only_at_the_first_matching_entry(self) -> None:
-        r = one(runtime("rt", entry(architecture="MistralForCausalLM", priority=9), entry(priority=1), entry(priority=4)))
+        r = one(
+            runtime("rt", entry(architecture="MistralForCausalLM", priority=9), entry(priority=1), entry(priority=4))
+        )
         assert (r.score, r.priority, r.weight, r.supported_model_format_index) == (18, 1, 2, 1)
 
 
@@ -285,16 +384,36 @@ class TestEveryFailingCheck:
         r = one(rt, service)
         assert [(x.check, x.component, x.message, x.primary) for x in r.reasons] == [
             (C.CHECK_DISABLED, selector_pb2.COMPONENT_UNSPECIFIED, "runtime is disabled", True),
-            (C.CHECK_ACCELERATOR_CLASS, selector_pb2.COMPONENT_UNSPECIFIED, "runtime does not support the required accelerator class", False),
-            (C.CHECK_DEPLOYMENT_MODE, selector_pb2.COMPONENT_ENGINE, "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative", False),
-            (C.CHECK_DEPLOYMENT_MODE, selector_pb2.COMPONENT_DECODER, "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative", False),
+            (
+                C.CHECK_ACCELERATOR_CLASS,
+                selector_pb2.COMPONENT_UNSPECIFIED,
+                "runtime does not support the required accelerator class",
+                False,
+            ),
+            (
+                C.CHECK_DEPLOYMENT_MODE,
+                selector_pb2.COMPONENT_ENGINE,
+                "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative",
+                False,
+            ),
+            (
+                C.CHECK_DEPLOYMENT_MODE,
+                selector_pb2.COMPONENT_DECODER,
+                "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative",
+                False,
+            ),
             (
                 C.CHECK_MODEL_FORMAT,
                 selector_pb2.COMPONENT_UNSPECIFIED,
                 f"model format '{LABEL}' not in supported formats: architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",
                 False,
             ),
-            (C.CHECK_MODEL_SIZE, selector_pb2.COMPONENT_UNSPECIFIED, "model size 3.21B is outside supported range [500M, 2B]", False),
+            (
+                C.CHECK_MODEL_SIZE,
+                selector_pb2.COMPONENT_UNSPECIFIED,
+                "model size 3.21B is outside supported range [500M, 2B]",
+                False,
+            ),
         ]
         assert (r.verdict, r.reason) == (V.VERDICT_EXCLUDED, "runtime is disabled")
 
@@ -304,9 +423,14 @@ class TestEveryFailingCheck:
         rt = runtime("rt", entry(architecture="MistralForCausalLM"), size=("500M", "2B"))
         got = select([rt, model()], isvc())
         primary = f"model format '{LABEL}' not in supported formats: architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"
-        assert [(x.check, x.message, x.primary, len(x.entry_mismatches)) for x in got.exclusions[0].reasons] == [(C.CHECK_MODEL_FORMAT, primary, True, 0)]
+        assert [(x.check, x.message, x.primary, len(x.entry_mismatches)) for x in got.exclusions[0].reasons] == [
+            (C.CHECK_MODEL_FORMAT, primary, True, 0)
+        ]
         explained = one(rt)
-        assert [(x.check, x.primary, len(x.entry_mismatches)) for x in explained.reasons] == [(C.CHECK_MODEL_FORMAT, True, 1), (C.CHECK_MODEL_SIZE, False, 0)]
+        assert [(x.check, x.primary, len(x.entry_mismatches)) for x in explained.reasons] == [
+            (C.CHECK_MODEL_FORMAT, True, 1),
+            (C.CHECK_MODEL_SIZE, False, 0),
+        ]
 
 
 class TestDocsExamples:
@@ -337,10 +461,14 @@ class TestDocsExamples:
         sources = [runtime("team-llama", namespace=NS), runtime("vllm-llama", entry(priority=2)), model()]
         plain = explain(sources, isvc())
         named = explain(sources, isvc(runtime_name="vllm-llama"))
-        assert table(named) == table(plain) == [
-            ("team-llama", "Namespaced", "Yes", "1", "2", "-"),
-            ("vllm-llama", "Cluster", "Yes", "2", "4", "-"),
-        ]
+        assert (
+            table(named)
+            == table(plain)
+            == [
+                ("team-llama", "Namespaced", "Yes", "1", "2", "-"),
+                ("vllm-llama", "Cluster", "Yes", "2", "4", "-"),
+            ]
+        )
 
     def test_troubleshoot_step_3_explain(self) -> None:
         """troubleshoot-runtime-selection.md, Step 3: ``kubectl ome runtime explain --model qwen2-5-7b -n demo``."""
@@ -358,4 +486,8 @@ class TestDocsExamples:
     def test_the_base_model_manifest_of_the_docs(self) -> None:
         got = explain([runtime("rt"), LLAMA_3_2_3B_BASEMODEL], isvc())
         assert got.model.label == LABEL
-        assert (got.model.kind, got.model.namespace, got.model.name) == ("BaseModel", "llama-demo", "llama-3-2-3b-instruct")
+        assert (got.model.kind, got.model.namespace, got.model.name) == (
+            "BaseModel",
+            "llama-demo",
+            "llama-3-2-3b-instruct",
+        )

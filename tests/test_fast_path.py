@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers_docs import entry, isvc, model, objects, runtime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from helpers_docs import entry, isvc, model, objects, runtime
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector import api, engine
 from ome_selector.checks import Check
@@ -41,8 +40,12 @@ def entries(draw: Any) -> dict[str, Any]:
     operator = draw(st.sampled_from([None, "Equal", "GreaterThan", "GreaterThanOrEqual"]))
     fw = draw(frameworks)
     return entry(
-        format={"name": fmt[0], **({"version": fmt[1]} if fmt[1] else {}), **({"operator": operator} if operator else {}),
-                **({"weight": w} if (w := draw(st.sampled_from([None, 0, 1, 2]))) is not None else {})},
+        format={
+            "name": fmt[0],
+            **({"version": fmt[1]} if fmt[1] else {}),
+            **({"operator": operator} if operator else {}),
+            **({"weight": w} if (w := draw(st.sampled_from([None, 0, 1, 2]))) is not None else {}),
+        },
         framework=fw,
         architecture=draw(architectures),
         quantization=draw(quantizations),
@@ -78,9 +81,12 @@ def clusters(draw: Any) -> list[dict[str, Any]]:
 def models(draw: Any) -> dict[str, Any]:
     fmt = draw(formats)
     return model(
-        "m", namespace=None,
+        "m",
+        namespace=None,
         format=(fmt[0], fmt[1] or "1.0.0"),
-        framework=draw(st.sampled_from([("transformers", "4.45.0"), ("transformers", "4.47.0"), ("vllm", "0.6"), None])),
+        framework=draw(
+            st.sampled_from([("transformers", "4.45.0"), ("transformers", "4.47.0"), ("vllm", "0.6"), None])
+        ),
         architecture=draw(architectures),
         quantization=draw(quantizations),
         size=draw(st.sampled_from([None, "3.21B", "70B", "7B", "500M"])),
@@ -90,9 +96,18 @@ def models(draw: Any) -> dict[str, Any]:
 @st.composite
 def services(draw: Any) -> dict[str, Any]:
     classes = draw(st.lists(st.sampled_from(CLASSES), max_size=2, unique=True))
-    decoder = draw(st.sampled_from([None, {}, *({"annotations": {"ome.io/deploymentMode": m}} for m in ("OMENative", "RawDeployment"))]))
-    doc = isvc("m", namespace=draw(st.sampled_from([NS, "other"])), accelerator_class=classes[0] if classes else None,
-               deployment_mode=draw(st.sampled_from([None, "OMENative", "RawDeployment"])), decoder=decoder)
+    decoder = draw(
+        st.sampled_from(
+            [None, {}, *({"annotations": {"ome.io/deploymentMode": m}} for m in ("OMENative", "RawDeployment"))]
+        )
+    )
+    doc = isvc(
+        "m",
+        namespace=draw(st.sampled_from([NS, "other"])),
+        accelerator_class=classes[0] if classes else None,
+        deployment_mode=draw(st.sampled_from([None, "OMENative", "RawDeployment"])),
+        decoder=decoder,
+    )
     if len(classes) > 1:
         doc["metadata"]["annotations"] = {"ome.io/accelerator-class": classes[1]}
     return doc
@@ -104,7 +119,9 @@ def _failure_view(failure: Any) -> tuple[Any, ...]:
 
 @SETTINGS
 @given(clusters(), models(), services())
-def test_fast_path_equals_the_exhaustive_evaluation(cluster: list[dict[str, Any]], model_doc: dict[str, Any], service: dict[str, Any]) -> None:
+def test_fast_path_equals_the_exhaustive_evaluation(
+    cluster: list[dict[str, Any]], model_doc: dict[str, Any], service: dict[str, Any]
+) -> None:
     store = CacheStore()
     store.apply_snapshot("v1", objects(*cluster, model_doc))
     snapshot = store.snapshot
@@ -120,14 +137,20 @@ def test_fast_path_equals_the_exhaustive_evaluation(cluster: list[dict[str, Any]
         (r.evaluation.runtime.key, r.rank, r.tie_break, r.evaluation.fit.score) for r in ranked
     ]
     assert fast.no_runtime_message == message
-    expected = [(e.runtime.key, e.verdict, _failure_view(e.failures[0])) for e in evaluations if e.verdict is not Verdict.CANDIDATE]
+    expected = [
+        (e.runtime.key, e.verdict, _failure_view(e.failures[0]))
+        for e in evaluations
+        if e.verdict is not Verdict.CANDIDATE
+    ]
     assert [(x.runtime.key, x.verdict, _failure_view(x.primary)) for x in fast.exclusions()] == expected
     counts = dict.fromkeys(Check, 0)
     for e in evaluations:
         if e.failures:
             counts[e.failures[0].check] += 1
     assert fast.counts == counts
-    assert [(e.runtime.key, e.verdict, e.failures) for e in fast.evaluations()] == [(e.runtime.key, e.verdict, e.failures) for e in evaluations]
+    assert [(e.runtime.key, e.verdict, e.failures) for e in fast.evaluations()] == [
+        (e.runtime.key, e.verdict, e.failures) for e in evaluations
+    ]
 
 
 @st.composite
@@ -151,8 +174,14 @@ def writes(draw: Any) -> list[tuple[str, Any]]:
 
 def _shape(snapshot: Snapshot) -> Any:
     """Everything selection reads of a snapshot, comparable across builds."""
+
     def group(g: Any) -> Any:
-        derived = (g.names(), g.format_ids(), [(rt.key, rt.own.format_id, rt.own.index_keys, rt.spec) for rt in g.by_name()], g.pieces("why"))
+        derived = (
+            g.names(),
+            g.format_ids(),
+            [(rt.key, rt.own.format_id, rt.own.index_keys, rt.spec) for rt in g.by_name()],
+            g.pieces("why"),
+        )
         return ([rt.key for rt in g.order], {k: m for k, m in g.masks.items()}, derived)
 
     def resolved(rt: Any) -> Any:
@@ -161,14 +190,18 @@ def _shape(snapshot: Snapshot) -> Any:
     return (
         group(snapshot.cluster),
         {ns: group(g) for ns, g in snapshot.namespaced.items()},
-        sorted(resolved(rt) for rt in (*snapshot.serving_runtimes.values(), *snapshot.cluster_serving_runtimes.values())),
+        sorted(
+            resolved(rt) for rt in (*snapshot.serving_runtimes.values(), *snapshot.cluster_serving_runtimes.values())
+        ),
         snapshot.counts(),
     )
 
 
 @SETTINGS
 @given(clusters(), writes())
-def test_a_snapshot_derived_write_by_write_equals_one_built_from_scratch(cluster: list[dict[str, Any]], changes: list[tuple[str, Any]]) -> None:
+def test_a_snapshot_derived_write_by_write_equals_one_built_from_scratch(
+    cluster: list[dict[str, Any]], changes: list[tuple[str, Any]]
+) -> None:
     store = CacheStore()
     store.apply_snapshot("v1", objects(*cluster))
     for i, (op, item) in enumerate(changes):
@@ -184,14 +217,22 @@ def test_a_snapshot_derived_write_by_write_equals_one_built_from_scratch(cluster
 
 def test_basic_view_leaves_exclusions_out_and_full_has_them() -> None:
     """The views differ only in ``exclusions`` (AIP-157): BASIC is FULL without them."""
-    docs = [runtime("fits", size=("1B", "8B")), runtime("too-small", size=("1B", "2B")), runtime("off", disabled=True), model("m", namespace=None)]
+    docs = [
+        runtime("fits", size=("1B", "8B")),
+        runtime("too-small", size=("1B", "2B")),
+        runtime("off", disabled=True),
+        model("m", namespace=None),
+    ]
     store = CacheStore()
     store.apply_snapshot("v1", objects(*docs))
     from helpers_docs import inference_service
 
     service = inference_service(isvc("m", namespace=NS))
     basic = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service))
-    full = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service, view=selector_pb2.SELECT_RUNTIME_VIEW_FULL))
+    full = api.select_runtime(
+        store.snapshot,
+        selector_pb2.SelectRuntimeRequest(inference_service=service, view=selector_pb2.SELECT_RUNTIME_VIEW_FULL),
+    )
     assert [(e.runtime.name, e.reasons[0].message) for e in full.exclusions] == [
         ("off", "runtime is disabled"),
         ("too-small", "model size 3.21B is outside supported range [1B, 2B]"),
@@ -230,9 +271,12 @@ def test_no_runtime_message_survives_the_format_cache_being_emptied(monkeypatch:
     caches.FORMAT_FAILURES.clear()
     from helpers_docs import inference_service
 
-    response = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace=NS))))
+    response = api.select_runtime(
+        store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace=NS)))
+    )
     reason = "model format 'mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0' not in supported formats: format name mismatch (model=safetensors, runtime=gguf)"
     assert response.no_runtime_message == (
         "no runtime found to support model safetensors with format safetensors in namespace team-a. Checked 5 runtimes "
-        "(0 namespace-scoped, 5 cluster-scoped). Excluded runtimes: " + "; ".join(f"rt-{i} ({reason})" for i in range(5))
+        "(0 namespace-scoped, 5 cluster-scoped). Excluded runtimes: "
+        + "; ".join(f"rt-{i} ({reason})" for i in range(5))
     )

@@ -71,9 +71,14 @@ def test_h100_selects_the_hopper_runtime(go_binary: Path, server: ServerProcess)
     lines = output_lines(run_example(go_binary, "-addr", server.address, "-class", "nvidia-h100"), server)
 
     assert "health: SERVING" in lines
-    assert "model: ClusterBaseModel/llama-3-3-70b-instruct label=mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0" in lines
+    assert (
+        "model: ClusterBaseModel/llama-3-3-70b-instruct label=mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.47.0.dev0"
+        in lines
+    )
     assert "selected: ClusterServingRuntime/llama-3-3-70b-hopper score=2" in lines
-    assert [line for line in lines if line.startswith("summary: ")] == ["summary: 1/2 runtimes are candidates: 1 accelerator class"]
+    assert [line for line in lines if line.startswith("summary: ")] == [
+        "summary: 1/2 runtimes are candidates: 1 accelerator class"
+    ]
     assert [line for line in lines if line.startswith("excluded: ")] == [
         f"excluded: srt-llama-3-3-70b-instruct: {ACCELERATOR_REASON}",
     ]
@@ -90,7 +95,9 @@ def test_a100_selects_nothing_and_reports_ome_message(go_binary: Path, server: S
 
     assert "selected: none" in lines
     assert f"no_runtime_message: {A100_NO_RUNTIME_MESSAGE}" in lines
-    assert [line for line in lines if line.startswith("summary: ")] == ["summary: 0/2 runtimes are candidates: 2 accelerator class"]
+    assert [line for line in lines if line.startswith("summary: ")] == [
+        "summary: 0/2 runtimes are candidates: 2 accelerator class"
+    ]
     assert [line for line in lines if line.startswith("excluded: ")] == [
         f"excluded: llama-3-3-70b-hopper: {ACCELERATOR_REASON}",
         f"excluded: srt-llama-3-3-70b-instruct: {ACCELERATOR_REASON}",

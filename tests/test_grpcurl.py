@@ -169,8 +169,14 @@ def test_describe_selection_service(loaded: Grpcurl) -> None:
     result = loaded.run(f"describe {SELECTION_SERVICE}")
     assert result.returncode == 0, result.stderr
     assert f"{SELECTION_SERVICE} is a service:" in result.stdout
-    assert "rpc SelectRuntime ( .ome.selector.v1.SelectRuntimeRequest ) returns ( .ome.selector.v1.SelectRuntimeResponse );" in result.stdout
-    assert "rpc ExplainRuntimes ( .ome.selector.v1.ExplainRuntimesRequest ) returns ( .ome.selector.v1.ExplainRuntimesResponse );" in result.stdout
+    assert (
+        "rpc SelectRuntime ( .ome.selector.v1.SelectRuntimeRequest ) returns ( .ome.selector.v1.SelectRuntimeResponse );"
+        in result.stdout
+    )
+    assert (
+        "rpc ExplainRuntimes ( .ome.selector.v1.ExplainRuntimesRequest ) returns ( .ome.selector.v1.ExplainRuntimesResponse );"
+        in result.stdout
+    )
 
 
 def test_describe_request_message(loaded: Grpcurl) -> None:

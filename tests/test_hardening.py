@@ -1,5 +1,6 @@
 """Bad and extreme input found by review: each gets a clear error or a documented answer, never
 INTERNAL, a crash, a second server on a busy address, or a silently wrong answer."""
+
 from __future__ import annotations
 
 import socket
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import grpc
 import pytest
+from conftest import server_command
 from google.protobuf import json_format
-
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector import api
@@ -17,17 +18,17 @@ from ome_selector.errors import RequestError
 from ome_selector.store import CacheStore
 from ome_selector_client import SelectorClient
 
-from conftest import server_command
-
 
 def _csr(name: str, *, weight: int = 1, priority: int = 1, size: dict | None = None) -> cache_pb2.CacheObject:
     spec: dict = {
-        "supportedModelFormats": [{
-            "modelFormat": {"name": "safetensors", "weight": weight},
-            "modelFramework": {"name": "transformers", "weight": weight},
-            "autoSelect": True,
-            "priority": priority,
-        }]
+        "supportedModelFormats": [
+            {
+                "modelFormat": {"name": "safetensors", "weight": weight},
+                "modelFramework": {"name": "transformers", "weight": weight},
+                "autoSelect": True,
+                "priority": priority,
+            }
+        ]
     }
     if size is not None:
         spec["modelSizeRange"] = size
@@ -39,11 +40,18 @@ def _model(name: str = "m", size: str | None = None) -> cache_pb2.CacheObject:
     spec: dict = {"modelFormat": {"name": "safetensors"}, "modelFramework": {"name": "transformers"}}
     if size is not None:
         spec["modelParameterSize"] = size
-    return cache_pb2.CacheObject(cluster_base_model=json_format.ParseDict({"metadata": {"name": name}, "spec": spec}, types_pb2.ClusterBaseModel()))
+    return cache_pb2.CacheObject(
+        cluster_base_model=json_format.ParseDict(
+            {"metadata": {"name": name}, "spec": spec}, types_pb2.ClusterBaseModel()
+        )
+    )
 
 
 def _isvc(**spec: object) -> types_pb2.InferenceService:
-    return json_format.ParseDict({"metadata": {"name": "s", "namespace": "ns"}, "spec": {"model": {"name": "m"}, **spec}}, types_pb2.InferenceService())
+    return json_format.ParseDict(
+        {"metadata": {"name": "s", "namespace": "ns"}, "spec": {"model": {"name": "m"}, **spec}},
+        types_pb2.InferenceService(),
+    )
 
 
 def _store(*objects: cache_pb2.CacheObject) -> CacheStore:
@@ -91,10 +99,16 @@ def test_delete_rejects_duplicate_and_unknown_keys_and_a_no_op_changes_nothing()
     assert (list(missing), store.snapshot is before, status.version, status.generation) == ([key], True, "v1", 1)
 
 
-@pytest.mark.parametrize("spec, field", [
-    ({"acceleratorSelector": {"policy": "Fastest"}}, "inference_service.spec.accelerator_selector.policy"),
-    ({"engine": {"acceleratorOverride": {"policy": "Fastest"}}}, "inference_service.spec.engine.accelerator_override.policy"),
-])
+@pytest.mark.parametrize(
+    "spec, field",
+    [
+        ({"acceleratorSelector": {"policy": "Fastest"}}, "inference_service.spec.accelerator_selector.policy"),
+        (
+            {"engine": {"acceleratorOverride": {"policy": "Fastest"}}},
+            "inference_service.spec.engine.accelerator_override.policy",
+        ),
+    ],
+)
 def test_policies_outside_the_crd_enum_are_invalid(spec: dict, field: str) -> None:
     store = _store(_csr("r"), _model())
     with pytest.raises(RequestError) as caught:
@@ -105,7 +119,9 @@ def test_policies_outside_the_crd_enum_are_invalid(spec: dict, field: str) -> No
 def test_admission_denies_a_policy_outside_the_enum_with_the_api_servers_text() -> None:
     store = _store(_csr("r"), _model())
     isvc = _isvc(engine={"acceleratorOverride": {"policy": "Fastest"}})
-    response = api.admit_inference_service(store.snapshot, selector_pb2.AdmitInferenceServiceRequest(inference_service=isvc))
+    response = api.admit_inference_service(
+        store.snapshot, selector_pb2.AdmitInferenceServiceRequest(inference_service=isvc)
+    )
     assert (response.allowed, response.denial_message) == (
         False,
         'spec.engine.acceleratorOverride.policy: Unsupported value: "Fastest": supported values: "BestFit", "Cheapest", "MostCapable", "FirstAvailable"',
@@ -141,7 +157,12 @@ def test_inline_model_spec_needs_the_model_name_and_explain_takes_one_source() -
         ("inference_service.spec.model.name", "required with model_spec (OME's messages name the model)")
     ]
     with pytest.raises(RequestError) as caught:
-        api.explain_runtimes(store.snapshot, selector_pb2.ExplainRuntimesRequest(model=selector_pb2.ModelLookup(name="m", namespace="ns"), model_spec=spec))
+        api.explain_runtimes(
+            store.snapshot,
+            selector_pb2.ExplainRuntimesRequest(
+                model=selector_pb2.ModelLookup(name="m", namespace="ns"), model_spec=spec
+            ),
+        )
     assert [v.field for v in caught.value.violations] == ["model_spec"]
 
 
@@ -152,7 +173,9 @@ def test_entries_need_model_format_and_model_framework() -> None:
     )
     with pytest.raises(RequestError) as caught:
         CacheStore().apply_snapshot("v1", [cache_pb2.CacheObject(cluster_serving_runtime=runtime)])
-    assert [v.field for v in caught.value.violations] == ["objects[0].cluster_serving_runtime.spec.supported_model_formats[0].model_format"]
+    assert [v.field for v in caught.value.violations] == [
+        "objects[0].cluster_serving_runtime.spec.supported_model_formats[0].model_format"
+    ]
 
 
 def _free_port() -> int:
@@ -180,9 +203,14 @@ def test_a_second_server_cannot_take_over_a_unix_socket(running_server, tmp_path
 
 def test_answers_larger_than_4_mib_reach_the_python_client(running_server) -> None:  # type: ignore[no-untyped-def]
     server = running_server(wait_for_sync=True)
-    runtimes = [_csr(f"runtime-with-a-long-name-to-fill-the-answer-{i:05d}", size={"min": "1B", "max": "2B"}) for i in range(12000)]
+    runtimes = [
+        _csr(f"runtime-with-a-long-name-to-fill-the-answer-{i:05d}", size={"min": "1B", "max": "2B"})
+        for i in range(12000)
+    ]
     for obj in runtimes:
-        obj.cluster_serving_runtime.spec.supported_model_formats[0].model_architecture = "SomeVeryLongArchitectureNameForCausalLM"
+        obj.cluster_serving_runtime.spec.supported_model_formats[
+            0
+        ].model_architecture = "SomeVeryLongArchitectureNameForCausalLM"
     with SelectorClient(server.address, timeout=120) as client:
         client.apply_snapshot("big", [*runtimes, _model(size="7B")])
         response = client.explain_runtimes(_isvc())

@@ -15,7 +15,6 @@ from typing import Iterator
 
 import grpc
 import pytest
-
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER
 from helpers_docs import (
     INHERITANCE_ISVC,
@@ -32,7 +31,8 @@ from helpers_docs import (
     TEAM_A_EXPLAIN_TABLE,
     table,
 )
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2 as pb, selector_pb2_grpc
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2_grpc
+from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 from ome_selector.manifests import load_inference_service, load_manifests
 
@@ -57,7 +57,9 @@ def stubs(running_server) -> Iterator:  # type: ignore[no-untyped-def]
     """``connect(manifests)`` -> (SelectionServiceStub, CacheServiceStub) of a fresh server."""
     channels: list[grpc.Channel] = []
 
-    def connect(manifests: list[Path]) -> tuple[selector_pb2_grpc.SelectionServiceStub, cache_pb2_grpc.CacheServiceStub]:
+    def connect(
+        manifests: list[Path],
+    ) -> tuple[selector_pb2_grpc.SelectionServiceStub, cache_pb2_grpc.CacheServiceStub]:
         server = running_server(manifests=[str(m) for m in manifests])
         assert server.address.startswith("127.0.0.1:")
         channel = grpc.insecure_channel(server.address)
@@ -69,18 +71,25 @@ def stubs(running_server) -> Iterator:  # type: ignore[no-untyped-def]
         channel.close()
 
 
-def admit(stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService) -> pb.AdmitInferenceServiceResponse:
+def admit(
+    stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService
+) -> pb.AdmitInferenceServiceResponse:
     return stub.AdmitInferenceService(pb.AdmitInferenceServiceRequest(inference_service=isvc), timeout=TIMEOUT)
 
 
-def reconcile(stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService, has_condition: bool = False) -> pb.ReconcileInferenceServiceResponse:
+def reconcile(
+    stub: selector_pb2_grpc.SelectionServiceStub, isvc: types_pb2.InferenceService, has_condition: bool = False
+) -> pb.ReconcileInferenceServiceResponse:
     request = pb.ReconcileInferenceServiceRequest(inference_service=isvc, has_runtime_ready_condition=has_condition)
     return stub.ReconcileInferenceService(request, timeout=TIMEOUT)
 
 
 def chain(view: pb.GetEffectiveRuntimeResponse) -> list[str]:
     """The effective chain, root first, as `CSR/<name>` or `SR/<namespace>/<name>`."""
-    return [f"CSR/{r.name}" if r.kind == pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else f"SR/{r.namespace}/{r.name}" for r in view.inheritance_chain]
+    return [
+        f"CSR/{r.name}" if r.kind == pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else f"SR/{r.namespace}/{r.name}"
+        for r in view.inheritance_chain
+    ]
 
 
 def events(response: pb.ReconcileInferenceServiceResponse) -> list[tuple[str, str, str]]:
@@ -135,17 +144,24 @@ def test_seed_a_warning_denial_and_named_runtime(stubs, tmp_path: Path) -> None:
 
 
 def test_seed_a_only_runtime_gives_the_quoted_message(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """"When the example InferenceService names nvidia-a100 instead, and llama-3-3-70b-hopper is
+    """ "When the example InferenceService names nvidia-a100 instead, and llama-3-3-70b-hopper is
     the only runtime, the message is ..."."""
-    selection, _ = stubs([write(tmp_path, "runtime.yaml", LLAMA_3_3_70B_HOPPER), write(tmp_path, "model.yaml", LLAMA_3_3_70B_CBM)])
-    isvc = service(tmp_path, "inference-service.yaml", LLAMA_3_3_70B_ISVC.replace("acceleratorClass: nvidia-h100", "acceleratorClass: nvidia-a100"))
+    selection, _ = stubs(
+        [write(tmp_path, "runtime.yaml", LLAMA_3_3_70B_HOPPER), write(tmp_path, "model.yaml", LLAMA_3_3_70B_CBM)]
+    )
+    isvc = service(
+        tmp_path,
+        "inference-service.yaml",
+        LLAMA_3_3_70B_ISVC.replace("acceleratorClass: nvidia-h100", "acceleratorClass: nvidia-a100"),
+    )
     quoted = (
         "no runtime found to support model safetensors with format safetensors in namespace llama-demo. Checked 1 runtimes "
         "(0 namespace-scoped, 1 cluster-scoped). Excluded runtimes: llama-3-3-70b-hopper (runtime does not support the required accelerator class)"
     )
     got = admit(selection, isvc)
     assert got.denial_message == (
-        "no supporting runtime found for model llama-3-3-70b-instruct and engine does not have complete runner configuration: " + quoted
+        "no supporting runtime found for model llama-3-3-70b-instruct and engine does not have complete runner configuration: "
+        + quoted
     )
     rec = reconcile(selection, isvc)
     assert events(rec) == [("Warning", "RuntimeNotFound", quoted)]
@@ -217,7 +233,10 @@ def test_runtime_webhook_unknown_accelerator_classes(stubs, tmp_path: Path) -> N
     h100, h200 = load_manifests([str(write(tmp_path, "accelerator-classes.yaml", NVIDIA_HOPPER_CLASSES))]).objects
     cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(objects=[h100]), timeout=TIMEOUT)
     got = selection.ValidateServingRuntime(request, timeout=TIMEOUT)
-    assert (got.allowed, got.denial_message) == (False, "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]")
+    assert (got.allowed, got.denial_message) == (
+        False,
+        "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]",
+    )
 
     cache.UpsertObjects(cache_pb2.UpsertObjectsRequest(objects=[h200]), timeout=TIMEOUT)
     got = selection.ValidateServingRuntime(request, timeout=TIMEOUT)
@@ -227,7 +246,12 @@ def test_runtime_webhook_unknown_accelerator_classes(stubs, tmp_path: Path) -> N
     # it are rejected; a disabled runtime is not checked.
     disabled = pb.ValidateServingRuntimeRequest()
     disabled.CopyFrom(request)
-    cache.DeleteObjects(cache_pb2.DeleteObjectsRequest(keys=[cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS, name="nvidia-h200")]), timeout=TIMEOUT)
+    cache.DeleteObjects(
+        cache_pb2.DeleteObjectsRequest(
+            keys=[cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS, name="nvidia-h200")]
+        ),
+        timeout=TIMEOUT,
+    )
     assert selection.ValidateServingRuntime(request, timeout=TIMEOUT).denial_message == (
         "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]"
     )
@@ -267,7 +291,9 @@ def test_inheritance_example(stubs, tmp_path: Path) -> None:  # type: ignore[no-
     )
 
     (child_object,) = load_manifests([str(child)]).objects
-    verdict = selection.ValidateServingRuntime(pb.ValidateServingRuntimeRequest(serving_runtime=child_object.serving_runtime), timeout=TIMEOUT)
+    verdict = selection.ValidateServingRuntime(
+        pb.ValidateServingRuntimeRequest(serving_runtime=child_object.serving_runtime), timeout=TIMEOUT
+    )
     assert (verdict.allowed, verdict.webhook, list(verdict.inheritance_chain)) == (
         True,
         "servingruntime.ome-webhook-server.validator",
@@ -276,25 +302,37 @@ def test_inheritance_example(stubs, tmp_path: Path) -> None:  # type: ignore[no-
 
     # Delete the profile: the chain breaks (runtime-inheritance.md, "When a chain breaks").
     cache.DeleteObjects(
-        cache_pb2.DeleteObjectsRequest(keys=[cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="sglang-profile")]),
+        cache_pb2.DeleteObjectsRequest(
+            keys=[cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="sglang-profile")]
+        ),
         timeout=TIMEOUT,
     )
     chain_error = 'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])'
     rec = reconcile(selection, isvc)
     assert events(rec) == [
-        ("Warning", "RuntimeValidationError", f"Runtime sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct: {chain_error}")
+        (
+            "Warning",
+            "RuntimeValidationError",
+            f"Runtime sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct: {chain_error}",
+        )
     ]
     assert (rec.requeue, rec.workload_untouched) == (True, True)
     got = admit(selection, isvc)
     assert not got.allowed and got.denial_message.endswith(chain_error)
-    verdict = selection.ValidateServingRuntime(pb.ValidateServingRuntimeRequest(serving_runtime=child_object.serving_runtime), timeout=TIMEOUT)
+    verdict = selection.ValidateServingRuntime(
+        pb.ValidateServingRuntimeRequest(serving_runtime=child_object.serving_runtime), timeout=TIMEOUT
+    )
     assert (verdict.allowed, verdict.denial_message) == (False, chain_error)
 
 
 def test_profile_marker_needs_disabled(stubs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     selection, _ = stubs([write(tmp_path, "model.yaml", LLAMA_3_2_3B_CBM)])
-    (profile,) = load_manifests([str(write(tmp_path, "profile.yaml", SGLANG_PROFILE.replace("  disabled: true\n", "")))]).objects
-    got = selection.ValidateServingRuntime(pb.ValidateServingRuntimeRequest(cluster_serving_runtime=profile.cluster_serving_runtime), timeout=TIMEOUT)
+    (profile,) = load_manifests(
+        [str(write(tmp_path, "profile.yaml", SGLANG_PROFILE.replace("  disabled: true\n", "")))]
+    ).objects
+    got = selection.ValidateServingRuntime(
+        pb.ValidateServingRuntimeRequest(cluster_serving_runtime=profile.cluster_serving_runtime), timeout=TIMEOUT
+    )
     assert (got.allowed, got.webhook, got.denial_message) == (
         False,
         "clusterservingruntime.ome-webhook-server.validator",
@@ -308,7 +346,9 @@ def test_profile_marker_needs_disabled(stubs, tmp_path: Path) -> None:  # type: 
 @pytest.fixture
 def cluster(stubs):  # type: ignore[no-untyped-def]
     selection, _ = stubs([CATALOG_RUNTIMES, OME_CLUSTER])
-    isvcs = {s.metadata.name: s for s in load_manifests([str(OME_CLUSTER / "inferenceservices.yaml")]).inference_services}
+    isvcs = {
+        s.metadata.name: s for s in load_manifests([str(OME_CLUSTER / "inferenceservices.yaml")]).inference_services
+    }
     return selection, isvcs
 
 
@@ -321,7 +361,12 @@ def test_ome_cluster_named_child(cluster) -> None:  # type: ignore[no-untyped-de
 
     rec = reconcile(selection, isvc)
     assert events(rec) == []
-    assert (rec.selection.runtime.kind, rec.selection.runtime.namespace, rec.selection.runtime.name, rec.selection.mode) == (
+    assert (
+        rec.selection.runtime.kind,
+        rec.selection.runtime.namespace,
+        rec.selection.runtime.name,
+        rec.selection.mode,
+    ) == (
         pb.RUNTIME_KIND_SERVING_RUNTIME,
         "team-a",
         "team-llama-70b-child",
@@ -364,7 +409,9 @@ def test_ome_cluster_named_child_on_another_class_is_an_advisory(cluster) -> Non
     check runs before the format is known, hence OME's empty model format in the reason."""
     selection, isvcs = cluster
     isvc = _named_child_on_a100(isvcs)
-    advisory_reason = "runtime team-llama-70b-child does not support model : runtime does not support the required accelerator class"
+    advisory_reason = (
+        "runtime team-llama-70b-child does not support model : runtime does not support the required accelerator class"
+    )
     rec = reconcile(selection, isvc)
     assert events(rec) == [
         (
@@ -532,8 +579,14 @@ def test_explain_and_effective_docs_examples(stubs, tmp_path: Path) -> None:  # 
     )
 
     with pytest.raises(grpc.RpcError) as raised:
-        selection.ExplainRuntimes(pb.ExplainRuntimesRequest(model=pb.ModelLookup(name="llama-3-2-3b-instruct", namespace="team-b")), timeout=TIMEOUT)
-    assert (raised.value.code(), raised.value.details()) == (grpc.StatusCode.NOT_FOUND, 'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found')
+        selection.ExplainRuntimes(
+            pb.ExplainRuntimesRequest(model=pb.ModelLookup(name="llama-3-2-3b-instruct", namespace="team-b")),
+            timeout=TIMEOUT,
+        )
+    assert (raised.value.code(), raised.value.details()) == (
+        grpc.StatusCode.NOT_FOUND,
+        'clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found',
+    )
 
     with pytest.raises(grpc.RpcError) as raised:
         selection.ExplainRuntimes(pb.ExplainRuntimesRequest(), timeout=TIMEOUT)

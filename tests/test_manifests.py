@@ -7,7 +7,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from conftest import CATALOG_MODELS, CATALOG_RUNTIMES, EXAMPLE_ISVCS, EXAMPLES, OME_CLUSTER
 from ome.selector.v1 import cache_pb2
 from ome_selector.examples import example_paths, inference_service_paths
@@ -20,8 +19,16 @@ CSR = "ClusterServingRuntime"
 CATALOG_DUPLICATES = [
     ("srt-qwen2-5-32b-instruct", "srt/Qwen/Qwen2.5-32B-Instruct-rt.yaml", "srt/Qwen/qwen2-5-32b-instruct-rt.yaml"),
     ("srt-qwen3-embedding-0-6b", "srt/Qwen/Qwen3-Embedding-0.6B-rt.yaml", "srt/Qwen/qwen3-embedding-0-6b-rt.yaml"),
-    ("srt-mixtral-8x7b-instruct", "srt/mistralai/mixtral-8x7b-instruct-v0-1-rt.yaml", "srt/mixtral-8x7b-instruct-rt.yaml"),
-    ("srt-llama-3-2-11b-vision-instruct", "srt/meta/llama-3-2-11b-vision-instruct-rt.yaml", "srt/unsloth/llama-3-2-11b-vision-instruct-rt.yaml"),
+    (
+        "srt-mixtral-8x7b-instruct",
+        "srt/mistralai/mixtral-8x7b-instruct-v0-1-rt.yaml",
+        "srt/mixtral-8x7b-instruct-rt.yaml",
+    ),
+    (
+        "srt-llama-3-2-11b-vision-instruct",
+        "srt/meta/llama-3-2-11b-vision-instruct-rt.yaml",
+        "srt/unsloth/llama-3-2-11b-vision-instruct-rt.yaml",
+    ),
 ]
 
 
@@ -166,7 +173,9 @@ def test_paths_load_in_the_order_given(tmp_path: Path) -> None:
 
     result = load_manifests([two, one])
 
-    assert result.warnings == [f"{CSR} rt is defined in {two} and in {one}; the definition in {one} wins (later in load order)"]
+    assert result.warnings == [
+        f"{CSR} rt is defined in {two} and in {one}; the definition in {one} wins (later in load order)"
+    ]
     assert result.objects[0].cluster_serving_runtime.spec.supported_model_formats[0].priority == 1
 
 
@@ -180,7 +189,9 @@ def test_duplicate_within_one_file(tmp_path: Path) -> None:
 
 
 def test_same_name_in_other_namespace_or_kind_is_not_a_duplicate(tmp_path: Path) -> None:
-    file = write(tmp_path / "m.yaml", """\
+    file = write(
+        tmp_path / "m.yaml",
+        """\
 apiVersion: ome.io/v1beta1
 kind: ServingRuntime
 metadata: {name: rt, namespace: a}
@@ -192,7 +203,8 @@ metadata: {name: rt, namespace: b}
 apiVersion: ome.io/v1beta1
 kind: ClusterServingRuntime
 metadata: {name: rt}
-""")
+""",
+    )
     result = load_manifests([file])
     assert result.warnings == [] and result.errors == []
     assert sorted(result.sources) == [(CSR, "", "rt"), ("ServingRuntime", "a", "rt"), ("ServingRuntime", "b", "rt")]
@@ -207,7 +219,9 @@ metadata: {name: rt}
 
 
 def test_other_kinds_kustomization_and_empty_documents(tmp_path: Path) -> None:
-    file = write(tmp_path / "mixed.yaml", """\
+    file = write(
+        tmp_path / "mixed.yaml",
+        """\
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -227,7 +241,8 @@ kind: ClusterServingRuntime
 metadata: {name: kept}
 ---
 # only a comment
-""")
+""",
+    )
     kustomization = write(tmp_path / "kustomization.yaml", "resources: [mixed.yaml]\n")
 
     result = load_manifests([str(tmp_path)])
@@ -265,15 +280,16 @@ MALFORMED = {
     "scalar": (GOOD + "hello\n", "document 1: expected a mapping (a Kubernetes object), got a string"),
     "wrong-type": (
         GOOD + csr_doc("bad").replace("priority: 1", "priority: high"),
-        "document 1: invalid ClusterServingRuntime bad: spec.supportedModelFormats[0].priority: Invalid value: \"high\": must be of type integer",
+        'document 1: invalid ClusterServingRuntime bad: spec.supportedModelFormats[0].priority: Invalid value: "high": must be of type integer',
     ),
     "size-is-not-int-or-string": (
-        GOOD + "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: bad}\nspec:\n  modelSizeRange: {max: 70}\n",
+        GOOD
+        + "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: bad}\nspec:\n  modelSizeRange: {max: 70}\n",
         "document 1: invalid ClusterServingRuntime bad: spec.modelSizeRange.max: Invalid value: 70: must be of type string",
     ),
     "invalid-name": (
         GOOD + csr_doc("Bad_Name"),
-        "document 1: invalid ClusterServingRuntime Bad_Name: metadata.name: Invalid value: \"Bad_Name\": "
+        'document 1: invalid ClusterServingRuntime Bad_Name: metadata.name: Invalid value: "Bad_Name": '
         "a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', "
         "and must start and end with an alphanumeric character",
     ),
@@ -302,7 +318,7 @@ def test_every_bad_document_of_a_file_is_reported(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.yaml", "[1]\n---\n" + csr_doc("ok") + "---\n" + csr_doc("Nope"))
     assert load_manifests([bad]).errors == [
         f"{bad}: document 0: expected a mapping (a Kubernetes object), got a list",
-        f"{bad}: document 2: invalid ClusterServingRuntime Nope: metadata.name: Invalid value: \"Nope\": "
+        f'{bad}: document 2: invalid ClusterServingRuntime Nope: metadata.name: Invalid value: "Nope": '
         "a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', "
         "and must start and end with an alphanumeric character",
     ]
@@ -320,7 +336,9 @@ def test_unreadable_file(tmp_path: Path) -> None:
 
 
 def test_int_or_string_quantities_become_text(tmp_path: Path) -> None:
-    file = write(tmp_path / "ac.yaml", """\
+    file = write(
+        tmp_path / "ac.yaml",
+        """\
 apiVersion: ome.io/v1beta1
 kind: AcceleratorClass
 metadata: {name: gpu}
@@ -334,7 +352,8 @@ spec:
     - {name: other, quantity: "2"}
     - {name: third}
   cost: {perHour: 4.5, spotPerHour: 2, perMillionTokens: "0.30", tier: low}
-""")
+""",
+    )
     result = load_manifests([file])
     assert result.errors == []
     spec = result.objects[0].accelerator_class.spec
@@ -346,16 +365,28 @@ spec:
         ("other", "2", True),
         ("third", "", False),
     ]
-    assert (spec.cost.per_hour, spec.cost.spot_per_hour, spec.cost.per_million_tokens, spec.cost.tier) == ("4.5", "2", "0.30", "low")
+    assert (spec.cost.per_hour, spec.cost.spot_per_hour, spec.cost.per_million_tokens, spec.cost.tier) == (
+        "4.5",
+        "2",
+        "0.30",
+        "low",
+    )
 
 
 def test_booleans_are_not_quantities(tmp_path: Path) -> None:
-    file = write(tmp_path / "ac.yaml", "apiVersion: ome.io/v1beta1\nkind: AcceleratorClass\nmetadata: {name: gpu}\nspec:\n  cost: {perHour: true}\n")
-    assert load_manifests([file]).errors == [f"{file}: document 0: invalid AcceleratorClass gpu: spec.cost.perHour: Invalid value: true: must be of type string"]
+    file = write(
+        tmp_path / "ac.yaml",
+        "apiVersion: ome.io/v1beta1\nkind: AcceleratorClass\nmetadata: {name: gpu}\nspec:\n  cost: {perHour: true}\n",
+    )
+    assert load_manifests([file]).errors == [
+        f"{file}: document 0: invalid AcceleratorClass gpu: spec.cost.perHour: Invalid value: true: must be of type string"
+    ]
 
 
 def test_creation_timestamp_stays_rfc3339_text(tmp_path: Path) -> None:
-    file = write(tmp_path / "ts.yaml", """\
+    file = write(
+        tmp_path / "ts.yaml",
+        """\
 apiVersion: ome.io/v1beta1
 kind: ClusterServingRuntime
 metadata:
@@ -368,7 +399,8 @@ kind: ClusterServingRuntime
 metadata:
   name: null-time
   creationTimestamp: null
-""")
+""",
+    )
     result = load_manifests([file])
     assert result.errors == []
     with_time, null_time = (o.cluster_serving_runtime.metadata for o in result.objects)
@@ -378,7 +410,11 @@ metadata:
 
 
 def test_unknown_fields_are_ignored(tmp_path: Path) -> None:
-    file = write(tmp_path / "rt.yaml", csr_doc("rt") + "  engineConfig:\n    tolerations: [{key: a}]\n    runner: {name: c, image: i, ports: [{containerPort: 8080}]}\nstatus: {ready: true}\n")
+    file = write(
+        tmp_path / "rt.yaml",
+        csr_doc("rt")
+        + "  engineConfig:\n    tolerations: [{key: a}]\n    runner: {name: c, image: i, ports: [{containerPort: 8080}]}\nstatus: {ready: true}\n",
+    )
     result = load_manifests([file])
     assert result.errors == []
     assert result.objects[0].cluster_serving_runtime.spec.engine_config.runner.image == "i"
@@ -388,7 +424,10 @@ def test_unknown_fields_are_ignored(tmp_path: Path) -> None:
 
 
 def test_load_inference_service_takes_the_first_one(tmp_path: Path) -> None:
-    file = write(tmp_path / "isvc.yaml", csr_doc("rt") + """\
+    file = write(
+        tmp_path / "isvc.yaml",
+        csr_doc("rt")
+        + """\
 ---
 apiVersion: ome.io/v1beta1
 kind: InferenceService
@@ -400,7 +439,8 @@ spec:
 apiVersion: ome.io/v1beta1
 kind: InferenceService
 metadata: {name: second, namespace: ns}
-""")
+""",
+    )
     isvc = load_inference_service(file)
     assert (isvc.metadata.name, isvc.spec.model.name, isvc.spec.deployment_mode) == ("first", "m", "OMENative")
 
@@ -411,10 +451,15 @@ def test_load_inference_service_errors(tmp_path: Path) -> None:
         load_inference_service(none)
     assert str(excinfo.value) == f"{none}: no InferenceService (ome.io/v1beta1) found"
 
-    bad = write(tmp_path / "bad.yaml", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nspec: {deploymentMode: [a]}\n")
+    bad = write(
+        tmp_path / "bad.yaml", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nspec: {deploymentMode: [a]}\n"
+    )
     with pytest.raises(ManifestError) as excinfo:
         load_inference_service(bad)
-    assert str(excinfo.value) == f'{bad}: document 0: invalid InferenceService <no name>: spec.deploymentMode: Invalid value: "[a]": must be of type string'
+    assert (
+        str(excinfo.value)
+        == f'{bad}: document 0: invalid InferenceService <no name>: spec.deploymentMode: Invalid value: "[a]": must be of type string'
+    )
 
     missing = str(tmp_path / "missing.yaml")
     with pytest.raises(ManifestError) as excinfo:
@@ -470,8 +515,16 @@ def test_example_catalog_loads_cleanly() -> None:
     assert h100.spec.capabilities.memory_bandwidth_gbps == "3350"
     assert h100.spec.resources[0].quantity == "1"
     model = next(o.cluster_base_model for o in result.objects if o.HasField("cluster_base_model")).spec
-    assert (model.model_format.name, model.model_format.version, model.model_framework.version, model.model_parameter_size) == (
-        "safetensors", "1.0.0", "4.47.0.dev0", "70B",
+    assert (
+        model.model_format.name,
+        model.model_format.version,
+        model.model_framework.version,
+        model.model_parameter_size,
+    ) == (
+        "safetensors",
+        "1.0.0",
+        "4.47.0.dev0",
+        "70B",
     )
 
 
@@ -493,7 +546,9 @@ def test_example_inference_services() -> None:
 
 def test_manifests_version_follows_content_not_formatting(tmp_path: Path) -> None:
     a = load_manifests([write(tmp_path / "a.yaml", csr_doc("rt"))]).objects
-    b = load_manifests([write(tmp_path / "b.yaml", "# comment\n" + csr_doc("rt").replace("  name: rt", "  name: 'rt'"))]).objects
+    b = load_manifests(
+        [write(tmp_path / "b.yaml", "# comment\n" + csr_doc("rt").replace("  name: rt", "  name: 'rt'"))]
+    ).objects
     c = load_manifests([write(tmp_path / "c.yaml", csr_doc("rt", 2))]).objects
     assert manifests_version(a) == manifests_version(b)
     assert manifests_version(a) != manifests_version(c)

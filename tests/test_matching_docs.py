@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
+import yaml
 from helpers_docs import (
     ACCELERATOR_REASON,
     LLAMA_3_2_3B_BASEMODEL,
@@ -44,8 +44,6 @@ from helpers_docs import (
     verdict_and_reason,
     worked_example_runtimes,
 )
-import yaml
-
 from ome.selector.v1 import selector_pb2
 from ome_selector import engine, messages
 from ome_selector.errors import RequestError
@@ -85,6 +83,7 @@ class TestModelVersionMatching:
     def test_where_declared_row(self, what: str) -> None:
         """Format: spec.modelFormat.version vs supportedModelFormats[].modelFormat.version and
         .operator; Framework: the same with modelFramework."""
+
         def versions(entry_version: str, operator: str | None = None) -> dict:
             return spec_of("safetensors" if what == "format" else "transformers", entry_version, operator)
 
@@ -96,7 +95,10 @@ class TestModelVersionMatching:
             rt = runtime("rt", entry(framework=versions("1.8.0", "GreaterThan")))
             accepted = one_runtime_verdict(rt, model(framework=versions("1.7.0")))
             refused = one_runtime_verdict(rt, model(framework=versions("1.9.0")))
-        label = {"format": "mt:safetensors:1.9.0:LlamaForCausalLM:transformers:4.45.0.dev0", "framework": "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:1.9.0"}[what]
+        label = {
+            "format": "mt:safetensors:1.9.0:LlamaForCausalLM:transformers:4.45.0.dev0",
+            "framework": "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:1.9.0",
+        }[what]
         assert accepted == YES
         assert refused == no(format_reason(label, f"{what} version mismatch (model=1.9.0, runtime=1.8.0)"))
 
@@ -111,11 +113,20 @@ class TestModelVersionMatching:
         store_sources = [catalog(SRT_LLAMA_3_2_3B_INSTRUCT), LLAMA_3_2_3B_BASEMODEL]
         assert verdict(store_sources, [], isvc(), "srt-llama-3-2-3b-instruct") == no(NO_AUTO_SELECT_ENTRY)
         named = select(store_sources, isvc(runtime_name="srt-llama-3-2-3b-instruct"))
-        assert (named.selection.runtime.name, list(named.warnings), named.runtime_error) == ("srt-llama-3-2-3b-instruct", [], "")
+        assert (named.selection.runtime.name, list(named.warnings), named.runtime_error) == (
+            "srt-llama-3-2-3b-instruct",
+            [],
+            "",
+        )
 
     def test_names_are_case_sensitive(self) -> None:
         got = one_runtime_verdict(runtime("rt"), model(format=("SafeTensors", "1.0.0")))
-        assert got == no(format_reason("mt:SafeTensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0", "format name mismatch (model=SafeTensors, runtime=safetensors)"))
+        assert got == no(
+            format_reason(
+                "mt:SafeTensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0",
+                "format name mismatch (model=SafeTensors, runtime=safetensors)",
+            )
+        )
 
     # ---- the versions table (Model's version | Entry's version | Result) ---------------------
 
@@ -123,14 +134,38 @@ class TestModelVersionMatching:
         ("model_version", "entry_version", "expected"),
         [
             ("1.0.0", "1.0.0", YES),  # Set | Set: compared with the operator
-            ("2.0.0", "1.0.0", no(format_reason("mt:safetensors:2.0.0:LlamaForCausalLM:transformers:4.45.0.dev0", "format version mismatch (model=2.0.0, runtime=1.0.0)"))),
+            (
+                "2.0.0",
+                "1.0.0",
+                no(
+                    format_reason(
+                        "mt:safetensors:2.0.0:LlamaForCausalLM:transformers:4.45.0.dev0",
+                        "format version mismatch (model=2.0.0, runtime=1.0.0)",
+                    )
+                ),
+            ),
             (None, None, YES),  # Not set | Not set: they match
-            (None, "1.0.0", no(format_reason("mt:safetensors:LlamaForCausalLM:transformers:4.45.0.dev0", "model has no format version but runtime requires 1.0.0"))),
-            ("1.0.0", None, no(format_reason(LABEL, "model has format version but runtime has no version requirement"))),
+            (
+                None,
+                "1.0.0",
+                no(
+                    format_reason(
+                        "mt:safetensors:LlamaForCausalLM:transformers:4.45.0.dev0",
+                        "model has no format version but runtime requires 1.0.0",
+                    )
+                ),
+            ),
+            (
+                "1.0.0",
+                None,
+                no(format_reason(LABEL, "model has format version but runtime has no version requirement")),
+            ),
         ],
         ids=["set-set-equal", "set-set-compared", "unset-unset", "unset-set", "set-unset"],
     )
-    def test_versions_table_row_format(self, model_version: str | None, entry_version: str | None, expected: tuple[str, str]) -> None:
+    def test_versions_table_row_format(
+        self, model_version: str | None, entry_version: str | None, expected: tuple[str, str]
+    ) -> None:
         rt = runtime("rt", entry(format=spec_of("safetensors", entry_version)))
         assert one_runtime_verdict(rt, model(format=spec_of("safetensors", model_version))) == expected
 
@@ -138,20 +173,48 @@ class TestModelVersionMatching:
         ("model_version", "entry_version", "expected"),
         [
             ("4.45.0.dev0", "4.45.0.dev0", YES),
-            ("4.46.0", "4.45.0.dev0", no(format_reason("mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.46.0", "framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)"))),
+            (
+                "4.46.0",
+                "4.45.0.dev0",
+                no(
+                    format_reason(
+                        "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.46.0",
+                        "framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",
+                    )
+                ),
+            ),
             (None, None, YES),
-            (None, "4.45.0.dev0", no(format_reason("mt:safetensors:1.0.0:LlamaForCausalLM:transformers", "model has no framework version but runtime requires 4.45.0.dev0"))),
-            ("4.45.0.dev0", None, no(format_reason(LABEL, "model has framework version but runtime has no version requirement"))),
+            (
+                None,
+                "4.45.0.dev0",
+                no(
+                    format_reason(
+                        "mt:safetensors:1.0.0:LlamaForCausalLM:transformers",
+                        "model has no framework version but runtime requires 4.45.0.dev0",
+                    )
+                ),
+            ),
+            (
+                "4.45.0.dev0",
+                None,
+                no(format_reason(LABEL, "model has framework version but runtime has no version requirement")),
+            ),
         ],
         ids=["set-set-equal", "set-set-compared", "unset-unset", "unset-set", "set-unset"],
     )
-    def test_versions_table_row_framework(self, model_version: str | None, entry_version: str | None, expected: tuple[str, str]) -> None:
+    def test_versions_table_row_framework(
+        self, model_version: str | None, entry_version: str | None, expected: tuple[str, str]
+    ) -> None:
         rt = runtime("rt", entry(framework=spec_of("transformers", entry_version)))
         assert one_runtime_verdict(rt, model(framework=spec_of("transformers", model_version))) == expected
 
     def test_a_model_needs_a_framework_to_match_any_entry(self) -> None:
         got = one_runtime_verdict(runtime("rt"), model(framework=None))
-        assert got == no(format_reason("mt:safetensors:1.0.0:LlamaForCausalLM", "model has no framework but runtime requires transformers"))
+        assert got == no(
+            format_reason(
+                "mt:safetensors:1.0.0:LlamaForCausalLM", "model has no framework but runtime requires transformers"
+            )
+        )
 
     # ---- "Operators" table -------------------------------------------------------------------
 
@@ -162,7 +225,12 @@ class TestModelVersionMatching:
 
     @staticmethod
     def _framework_refusal(entry_version: str, model_version: str) -> tuple[str, str]:
-        return no(format_reason(f"mt:safetensors:1.0.0:LlamaForCausalLM:transformers:{model_version}", f"framework version mismatch (model={model_version}, runtime={entry_version})"))
+        return no(
+            format_reason(
+                f"mt:safetensors:1.0.0:LlamaForCausalLM:transformers:{model_version}",
+                f"framework version mismatch (model={model_version}, runtime={entry_version})",
+            )
+        )
 
     @pytest.mark.parametrize(
         ("entry_version", "model_version", "matches"),
@@ -176,16 +244,24 @@ class TestModelVersionMatching:
         ],
     )
     @pytest.mark.parametrize("operator", ["Equal", None])
-    def test_operators_row_equal_the_default(self, operator: str | None, entry_version: str, model_version: str, matches: bool) -> None:
+    def test_operators_row_equal_the_default(
+        self, operator: str | None, entry_version: str, model_version: str, matches: bool
+    ) -> None:
         expected = YES if matches else self._framework_refusal(entry_version, model_version)
         assert self._framework_case(entry_version, operator, model_version) == expected
 
-    @pytest.mark.parametrize(("entry_version", "model_version", "matches"), [("1.8.0", "1.7.0", True), ("1.8.0", "1.8.0", False), ("1.8.0", "1.9.0", False)])
+    @pytest.mark.parametrize(
+        ("entry_version", "model_version", "matches"),
+        [("1.8.0", "1.7.0", True), ("1.8.0", "1.8.0", False), ("1.8.0", "1.9.0", False)],
+    )
     def test_operators_row_greater_than(self, entry_version: str, model_version: str, matches: bool) -> None:
         expected = YES if matches else self._framework_refusal(entry_version, model_version)
         assert self._framework_case(entry_version, "GreaterThan", model_version) == expected
 
-    @pytest.mark.parametrize(("entry_version", "model_version", "matches"), [("1.8.0", "1.7.0", True), ("1.8.0", "1.8.0", True), ("1.8.0", "1.9.0", False)])
+    @pytest.mark.parametrize(
+        ("entry_version", "model_version", "matches"),
+        [("1.8.0", "1.7.0", True), ("1.8.0", "1.8.0", True), ("1.8.0", "1.9.0", False)],
+    )
     def test_operators_row_greater_than_or_equal(self, entry_version: str, model_version: str, matches: bool) -> None:
         expected = YES if matches else self._framework_refusal(entry_version, model_version)
         assert self._framework_case(entry_version, "GreaterThanOrEqual", model_version) == expected
@@ -201,13 +277,22 @@ class TestModelVersionMatching:
             ("4.45.0.dev0", "4.45.0.dev0", True),
         ],
     )
-    def test_operators_row_any_other_value(self, operator: str, entry_version: str, model_version: str, matches: bool) -> None:
+    def test_operators_row_any_other_value(
+        self, operator: str, entry_version: str, model_version: str, matches: bool
+    ) -> None:
         expected = YES if matches else self._framework_refusal(entry_version, model_version)
         assert self._framework_case(entry_version, operator, model_version) == expected
 
     @pytest.mark.parametrize(
         ("model_version", "matches"),
-        [("4.44.2", True), ("4.46.0", True), ("4.46.1", False), ("4.44", False), ("v4.44.2", False), ("4.45.0.dev0", False)],
+        [
+            ("4.44.2", True),
+            ("4.46.0", True),
+            ("4.46.1", False),
+            ("4.44", False),
+            ("v4.44.2", False),
+            ("4.45.0.dev0", False),
+        ],
     )
     def test_greater_than_or_equal_4_46_0_entry(self, model_version: str, matches: bool) -> None:
         """The page's entry accepts versions up to 4.46.0 with three parts, no v and no suffix,
@@ -237,21 +322,34 @@ class TestModelVersionMatching:
     def test_empty_version_still_counts_as_set(self) -> None:
         rt = runtime("rt", entry(framework=spec_of("transformers", "")))
         got = one_runtime_verdict(rt, model(framework=spec_of("transformers")))
-        assert got == no(format_reason("mt:safetensors:1.0.0:LlamaForCausalLM:transformers", "model has no framework version but runtime requires "))
+        assert got == no(
+            format_reason(
+                "mt:safetensors:1.0.0:LlamaForCausalLM:transformers",
+                "model has no framework version but runtime requires ",
+            )
+        )
 
     # ---- "Examples" table ------------------------------------------------------------------------
 
     @pytest.mark.parametrize(("entry_version", "operator", "model_version", "matches"), MODEL_VERSION_EXAMPLES)
-    def test_examples_row_framework(self, entry_version: str, operator: str | None, model_version: str, matches: bool) -> None:
+    def test_examples_row_framework(
+        self, entry_version: str, operator: str | None, model_version: str, matches: bool
+    ) -> None:
         expected = YES if matches else self._framework_refusal(entry_version, model_version)
         assert self._framework_case(entry_version, operator, model_version) == expected
 
     @pytest.mark.parametrize(("entry_version", "operator", "model_version", "matches"), MODEL_VERSION_EXAMPLES)
-    def test_examples_row_format(self, entry_version: str, operator: str | None, model_version: str, matches: bool) -> None:
+    def test_examples_row_format(
+        self, entry_version: str, operator: str | None, model_version: str, matches: bool
+    ) -> None:
         rt = runtime("rt", entry(format=spec_of("safetensors", entry_version, operator)))
         got = one_runtime_verdict(rt, model(format=("safetensors", model_version)))
         label = f"mt:safetensors:{model_version}:LlamaForCausalLM:transformers:4.45.0.dev0"
-        assert got == (YES if matches else no(format_reason(label, f"format version mismatch (model={model_version}, runtime={entry_version})")))
+        assert got == (
+            YES
+            if matches
+            else no(format_reason(label, f"format version mismatch (model={model_version}, runtime={entry_version})"))
+        )
 
     def test_examples_not_set_operator_becomes_equal_on_ingestion(self) -> None:
         """Row 2: "The API sets Equal": the stored entry carries operator Equal."""
@@ -265,19 +363,82 @@ class TestModelVersionMatching:
     @pytest.mark.parametrize(
         ("rt_entry", "mdl", "expected"),
         [
-            (entry(), model(format=("gguf", "1.0.0")), format_reason("mt:gguf:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0", "format name mismatch (model=gguf, runtime=safetensors)")),
-            (entry(), model(framework=("diffusers", "4.45.0.dev0")), format_reason("mt:safetensors:1.0.0:LlamaForCausalLM:diffusers:4.45.0.dev0", "framework name mismatch (model=diffusers, runtime=transformers)")),
-            (entry(), model(format=("safetensors", "2.0.0")), format_reason("mt:safetensors:2.0.0:LlamaForCausalLM:transformers:4.45.0.dev0", "format version mismatch (model=2.0.0, runtime=1.0.0)")),
-            (entry(), model(framework=("transformers", "4.46.0")), format_reason("mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.46.0", "framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)")),
-            (entry(), model(format=spec_of("safetensors")), format_reason("mt:safetensors:LlamaForCausalLM:transformers:4.45.0.dev0", "model has no format version but runtime requires 1.0.0")),
-            (entry(), model(framework=spec_of("transformers")), format_reason("mt:safetensors:1.0.0:LlamaForCausalLM:transformers", "model has no framework version but runtime requires 4.45.0.dev0")),
-            (entry(format=spec_of("safetensors")), model(), format_reason(LABEL, "model has format version but runtime has no version requirement")),
-            (entry(framework=spec_of("transformers")), model(), format_reason(LABEL, "model has framework version but runtime has no version requirement")),
-            (entry(), model(framework=None), format_reason("mt:safetensors:1.0.0:LlamaForCausalLM", "model has no framework but runtime requires transformers")),
+            (
+                entry(),
+                model(format=("gguf", "1.0.0")),
+                format_reason(
+                    "mt:gguf:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0",
+                    "format name mismatch (model=gguf, runtime=safetensors)",
+                ),
+            ),
+            (
+                entry(),
+                model(framework=("diffusers", "4.45.0.dev0")),
+                format_reason(
+                    "mt:safetensors:1.0.0:LlamaForCausalLM:diffusers:4.45.0.dev0",
+                    "framework name mismatch (model=diffusers, runtime=transformers)",
+                ),
+            ),
+            (
+                entry(),
+                model(format=("safetensors", "2.0.0")),
+                format_reason(
+                    "mt:safetensors:2.0.0:LlamaForCausalLM:transformers:4.45.0.dev0",
+                    "format version mismatch (model=2.0.0, runtime=1.0.0)",
+                ),
+            ),
+            (
+                entry(),
+                model(framework=("transformers", "4.46.0")),
+                format_reason(
+                    "mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.46.0",
+                    "framework version mismatch (model=4.46.0, runtime=4.45.0.dev0)",
+                ),
+            ),
+            (
+                entry(),
+                model(format=spec_of("safetensors")),
+                format_reason(
+                    "mt:safetensors:LlamaForCausalLM:transformers:4.45.0.dev0",
+                    "model has no format version but runtime requires 1.0.0",
+                ),
+            ),
+            (
+                entry(),
+                model(framework=spec_of("transformers")),
+                format_reason(
+                    "mt:safetensors:1.0.0:LlamaForCausalLM:transformers",
+                    "model has no framework version but runtime requires 4.45.0.dev0",
+                ),
+            ),
+            (
+                entry(format=spec_of("safetensors")),
+                model(),
+                format_reason(LABEL, "model has format version but runtime has no version requirement"),
+            ),
+            (
+                entry(framework=spec_of("transformers")),
+                model(),
+                format_reason(LABEL, "model has framework version but runtime has no version requirement"),
+            ),
+            (
+                entry(),
+                model(framework=None),
+                format_reason(
+                    "mt:safetensors:1.0.0:LlamaForCausalLM", "model has no framework but runtime requires transformers"
+                ),
+            ),
         ],
         ids=[
-            "format-name", "framework-name", "format-version", "framework-version", "no-format-version",
-            "no-framework-version", "format-version-no-requirement", "framework-version-no-requirement", "no-framework",
+            "format-name",
+            "framework-name",
+            "format-version",
+            "framework-version",
+            "no-format-version",
+            "no-framework-version",
+            "format-version-no-requirement",
+            "framework-version-no-requirement",
+            "no-framework",
         ],
     )
     def test_mismatch_reasons_row(self, rt_entry: dict, mdl: dict, expected: str) -> None:
@@ -286,7 +447,12 @@ class TestModelVersionMatching:
     def test_mismatch_reason_for_a_malformed_version(self) -> None:
         rt = runtime("rt", entry(format=spec_of("safetensors", "1.08.0")))
         got = one_runtime_verdict(rt, model(format=("safetensors", "1.08.0")))
-        assert got == no(format_reason("mt:safetensors:1.08.0:LlamaForCausalLM:transformers:4.45.0.dev0", "format version mismatch (model=1.08.0, runtime=1.08.0)"))
+        assert got == no(
+            format_reason(
+                "mt:safetensors:1.08.0:LlamaForCausalLM:transformers:4.45.0.dev0",
+                "format version mismatch (model=1.08.0, runtime=1.08.0)",
+            )
+        )
 
     def test_each_entry_differences_separated_by_semicolon(self) -> None:
         rt = runtime(
@@ -310,13 +476,19 @@ class TestModelVersionMatching:
         return doc
 
     def test_quoted_example(self) -> None:
-        got = verdict([catalog(SRT_LLAMA_3_2_3B_INSTRUCT)], [self._base_model_4_46_0()], isvc(), "srt-llama-3-2-3b-instruct")
+        got = verdict(
+            [catalog(SRT_LLAMA_3_2_3B_INSTRUCT)], [self._base_model_4_46_0()], isvc(), "srt-llama-3-2-3b-instruct"
+        )
         assert got == no(self.QUOTED)
 
     # ---- "Where a mismatch shows up" table -------------------------------------------------------
 
     def test_where_row_another_runtime_matches(self) -> None:
-        sources = [catalog(SRT_LLAMA_3_2_3B_INSTRUCT), runtime("other", entry(framework=("transformers", "4.46.0"))), self._base_model_4_46_0()]
+        sources = [
+            catalog(SRT_LLAMA_3_2_3B_INSTRUCT),
+            runtime("other", entry(framework=("transformers", "4.46.0"))),
+            self._base_model_4_46_0(),
+        ]
         picked = select(sources, isvc())
         assert (picked.selection.runtime.name, picked.no_runtime_message) == ("other", "")
         assert verdict_and_reason(explain(sources, isvc()), "srt-llama-3-2-3b-instruct") == no(self.QUOTED)
@@ -326,15 +498,25 @@ class TestModelVersionMatching:
         assert picked.HasField("selection") is False
         assert picked.no_runtime_message == (
             "no runtime found to support model safetensors with format safetensors in namespace llama-demo. "
-            "Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped). Excluded runtimes: srt-llama-3-2-3b-instruct (" + self.QUOTED + ")"
+            "Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped). Excluded runtimes: srt-llama-3-2-3b-instruct ("
+            + self.QUOTED
+            + ")"
         )
 
     def test_where_row_the_inference_service_names_the_runtime(self) -> None:
-        picked = select([catalog(SRT_LLAMA_3_2_3B_INSTRUCT), self._base_model_4_46_0()], isvc(runtime_name="srt-llama-3-2-3b-instruct"))
-        assert (picked.selection.runtime.name, picked.selection.mode) == ("srt-llama-3-2-3b-instruct", selector_pb2.SELECTION_MODE_NAMED)
+        picked = select(
+            [catalog(SRT_LLAMA_3_2_3B_INSTRUCT), self._base_model_4_46_0()],
+            isvc(runtime_name="srt-llama-3-2-3b-instruct"),
+        )
+        assert (picked.selection.runtime.name, picked.selection.mode) == (
+            "srt-llama-3-2-3b-instruct",
+            selector_pb2.SELECTION_MODE_NAMED,
+        )
         assert list(picked.warnings) == [
             'runtime "srt-llama-3-2-3b-instruct" does not declare support for model "llama-3-2-3b-instruct" '
-            "(runtime srt-llama-3-2-3b-instruct does not support model safetensors: " + self.QUOTED + "); proceeding because the runtime was named explicitly"
+            "(runtime srt-llama-3-2-3b-instruct does not support model safetensors: "
+            + self.QUOTED
+            + "); proceeding because the runtime was named explicitly"
         ]
         assert "does not declare support for model" in picked.warnings[0]
 
@@ -384,7 +566,9 @@ class TestModelSizeRangeMatching:
     )
     def test_units_row(self, bound: str, same_count: str, above: str) -> None:
         assert self._case((bound, bound), same_count) == YES
-        assert self._case((bound, bound), above) == no(f"model size {above} is outside supported range [{bound}, {bound}]")
+        assert self._case((bound, bound), above) == no(
+            f"model size {above} is outside supported range [{bound}, {bound}]"
+        )
 
     def test_units_1500m_model_passes_min_1b(self) -> None:
         assert self._case(("1B", None), "1500M") == YES
@@ -412,7 +596,9 @@ class TestModelSizeRangeMatching:
             ("2B", "4B", None, YES),
         ],
     )
-    def test_examples_row(self, minimum: str | None, maximum: str | None, size: str | None, expected: tuple[str, str]) -> None:
+    def test_examples_row(
+        self, minimum: str | None, maximum: str | None, size: str | None, expected: tuple[str, str]
+    ) -> None:
         assert self._case((minimum, maximum), size) == expected
 
     # ---- "Where a rejection shows up" ----------------------------------------------------------------
@@ -420,7 +606,9 @@ class TestModelSizeRangeMatching:
     QUOTED = "model size 3.21B is outside supported range [500M, 2B]"
 
     def test_quoted_reason_for_catalog_srt_llama_3_2_1b_instruct(self) -> None:
-        got = verdict([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_3B_BASEMODEL], [], isvc(), "srt-llama-3-2-1b-instruct")
+        got = verdict(
+            [catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_3B_BASEMODEL], [], isvc(), "srt-llama-3-2-1b-instruct"
+        )
         assert got == no(self.QUOTED)
 
     def test_a_bound_left_out_shows_as_inf(self) -> None:
@@ -430,8 +618,13 @@ class TestModelSizeRangeMatching:
     def test_size_is_checked_after_the_model_format(self) -> None:
         rt = runtime("rt", entry(architecture="MistralForCausalLM"), size=("500M", "2B"))
         r = row(explain([rt, model()], isvc()), "rt")
-        assert r.reason == format_reason(LABEL, "architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)")
-        assert [(x.check, x.primary) for x in r.reasons] == [(selector_pb2.CHECK_MODEL_FORMAT, True), (selector_pb2.CHECK_MODEL_SIZE, False)]
+        assert r.reason == format_reason(
+            LABEL, "architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"
+        )
+        assert [(x.check, x.primary) for x in r.reasons] == [
+            (selector_pb2.CHECK_MODEL_FORMAT, True),
+            (selector_pb2.CHECK_MODEL_SIZE, False),
+        ]
 
     def test_where_row_another_runtime_passes(self) -> None:
         sources = [catalog(SRT_LLAMA_3_2_1B_INSTRUCT), runtime("other"), LLAMA_3_2_3B_BASEMODEL]
@@ -446,7 +639,9 @@ class TestModelSizeRangeMatching:
         )
 
     def test_where_row_the_inference_service_names_the_runtime(self) -> None:
-        got = select([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_3B_BASEMODEL], isvc(runtime_name="srt-llama-3-2-1b-instruct"))
+        got = select(
+            [catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_3B_BASEMODEL], isvc(runtime_name="srt-llama-3-2-1b-instruct")
+        )
         assert got.selection.runtime.name == "srt-llama-3-2-1b-instruct"
         assert list(got.warnings) == [
             'runtime "srt-llama-3-2-1b-instruct" does not declare support for model "llama-3-2-3b-instruct" '
@@ -469,11 +664,15 @@ def diffusion_entry(pipeline: dict | None, **kw: Any) -> dict:
 
 def diffusion_model(pipeline: dict | None, **kw: Any) -> dict:
     kw.setdefault("architecture", "QwenImagePipeline")
-    return model("qwen-image", namespace=None, format=DIFFUSERS, framework=DIFFUSERS, size=None, pipeline=pipeline, **kw)
+    return model(
+        "qwen-image", namespace=None, format=DIFFUSERS, framework=DIFFUSERS, size=None, pipeline=pipeline, **kw
+    )
 
 
 def pipeline_case(entry_pipeline: dict | None, model_pipeline: dict | None) -> tuple[str, str]:
-    return one_runtime_verdict(runtime("rt", diffusion_entry(entry_pipeline)), diffusion_model(model_pipeline), isvc("qwen-image"))
+    return one_runtime_verdict(
+        runtime("rt", diffusion_entry(entry_pipeline)), diffusion_model(model_pipeline), isvc("qwen-image")
+    )
 
 
 def pipeline_refusal(reason: str) -> tuple[str, str]:
@@ -502,24 +701,39 @@ class TestDiffusionPipelineRuntimeMatching:
         assert pipeline_case({}, FULL_PIPELINE) == YES
 
     def test_rule_row_class_name(self) -> None:
-        assert pipeline_case({"className": "QwenImagePipeline"}, {"className": "QwenImageEditPipeline"}) == pipeline_refusal(
-            "pipeline class mismatch (model=QwenImageEditPipeline, runtime=QwenImagePipeline)"
-        )
-        assert pipeline_case({"className": "QwenImagePipeline"}, {"transformer": {"library": "diffusers"}}) == pipeline_refusal(
-            "pipeline class mismatch (model=<nil>, runtime=QwenImagePipeline)"
-        )
+        assert pipeline_case(
+            {"className": "QwenImagePipeline"}, {"className": "QwenImageEditPipeline"}
+        ) == pipeline_refusal("pipeline class mismatch (model=QwenImageEditPipeline, runtime=QwenImagePipeline)")
+        assert pipeline_case(
+            {"className": "QwenImagePipeline"}, {"transformer": {"library": "diffusers"}}
+        ) == pipeline_refusal("pipeline class mismatch (model=<nil>, runtime=QwenImagePipeline)")
         assert pipeline_case({"className": "QwenImagePipeline"}, {"className": "QwenImagePipeline"}) == YES
 
-    @pytest.mark.parametrize(("field", "shown"), [("scheduler", "scheduler"), ("textEncoder", "textEncoder"), ("tokenizer", "tokenizer"), ("transformer", "transformer"), ("vae", "vae")])
+    @pytest.mark.parametrize(
+        ("field", "shown"),
+        [
+            ("scheduler", "scheduler"),
+            ("textEncoder", "textEncoder"),
+            ("tokenizer", "tokenizer"),
+            ("transformer", "transformer"),
+            ("vae", "vae"),
+        ],
+    )
     def test_rule_row_component_even_empty(self, field: str, shown: str) -> None:
         without = {k: v for k, v in FULL_PIPELINE.items() if k != field}
-        assert pipeline_case({field: {}}, without) == pipeline_refusal(f"component {shown} required by runtime but not specified in model")
+        assert pipeline_case({field: {}}, without) == pipeline_refusal(
+            f"component {shown} required by runtime but not specified in model"
+        )
         assert pipeline_case({field: {}}, {field: {}}) == YES
 
     def test_rule_row_library_in_a_component(self) -> None:
         required = {"transformer": {"library": "diffusers"}}
-        assert pipeline_case(required, {"transformer": {"library": "transformers"}}) == pipeline_refusal("transformer library mismatch (model=transformers, runtime=diffusers)")
-        assert pipeline_case(required, {"transformer": {"type": "QwenImageTransformer2DModel"}}) == pipeline_refusal("transformer library mismatch (model=, runtime=diffusers)")
+        assert pipeline_case(required, {"transformer": {"library": "transformers"}}) == pipeline_refusal(
+            "transformer library mismatch (model=transformers, runtime=diffusers)"
+        )
+        assert pipeline_case(required, {"transformer": {"type": "QwenImageTransformer2DModel"}}) == pipeline_refusal(
+            "transformer library mismatch (model=, runtime=diffusers)"
+        )
         assert pipeline_case(required, {"transformer": {"library": "diffusers", "type": "X"}}) == YES
 
     def test_rule_row_type_in_a_component(self) -> None:
@@ -527,28 +741,44 @@ class TestDiffusionPipelineRuntimeMatching:
         assert pipeline_case(required, {"scheduler": {"type": "EulerDiscreteScheduler"}}) == pipeline_refusal(
             "scheduler type mismatch (model=EulerDiscreteScheduler, runtime=FlowMatchEulerDiscreteScheduler)"
         )
-        assert pipeline_case(required, {"scheduler": {"library": "diffusers"}}) == pipeline_refusal("scheduler type mismatch (model=, runtime=FlowMatchEulerDiscreteScheduler)")
-        assert pipeline_case(required, {"scheduler": {"library": "diffusers", "type": "FlowMatchEulerDiscreteScheduler"}}) == YES
+        assert pipeline_case(required, {"scheduler": {"library": "diffusers"}}) == pipeline_refusal(
+            "scheduler type mismatch (model=, runtime=FlowMatchEulerDiscreteScheduler)"
+        )
+        assert (
+            pipeline_case(required, {"scheduler": {"library": "diffusers", "type": "FlowMatchEulerDiscreteScheduler"}})
+            == YES
+        )
 
     def test_rule_row_a_key_in_additional_components(self) -> None:
-        required = {"additionalComponents": {"safety_checker": {"library": "diffusers", "type": "StableDiffusionSafetyChecker"}}}
-        assert pipeline_case(required, {"className": "X"}) == pipeline_refusal("diffusion pipeline missing required additional components")
-        assert pipeline_case(required, {"additionalComponents": {"feature_extractor": {"library": "transformers"}}}) == pipeline_refusal(
-            "diffusion component safety_checker missing in model"
+        required = {
+            "additionalComponents": {"safety_checker": {"library": "diffusers", "type": "StableDiffusionSafetyChecker"}}
+        }
+        assert pipeline_case(required, {"className": "X"}) == pipeline_refusal(
+            "diffusion pipeline missing required additional components"
         )
-        assert pipeline_case(required, {"additionalComponents": {"safety_checker": {"library": "transformers", "type": "StableDiffusionSafetyChecker"}}}) == pipeline_refusal(
-            "safety_checker library mismatch (model=transformers, runtime=diffusers)"
-        )
-        assert pipeline_case(required, {"additionalComponents": {"safety_checker": {"library": "diffusers", "type": "Other"}}}) == pipeline_refusal(
-            "safety_checker type mismatch (model=Other, runtime=StableDiffusionSafetyChecker)"
-        )
+        assert pipeline_case(
+            required, {"additionalComponents": {"feature_extractor": {"library": "transformers"}}}
+        ) == pipeline_refusal("diffusion component safety_checker missing in model")
+        assert pipeline_case(
+            required,
+            {
+                "additionalComponents": {
+                    "safety_checker": {"library": "transformers", "type": "StableDiffusionSafetyChecker"}
+                }
+            },
+        ) == pipeline_refusal("safety_checker library mismatch (model=transformers, runtime=diffusers)")
+        assert pipeline_case(
+            required, {"additionalComponents": {"safety_checker": {"library": "diffusers", "type": "Other"}}}
+        ) == pipeline_refusal("safety_checker type mismatch (model=Other, runtime=StableDiffusionSafetyChecker)")
         assert pipeline_case(required, FULL_PIPELINE) == YES
 
     def test_values_are_exact_case_sensitive_strings(self) -> None:
-        assert pipeline_case({"className": "QwenImagePipeline"}, {"className": "qwenimagepipeline"}) == pipeline_refusal(
-            "pipeline class mismatch (model=qwenimagepipeline, runtime=QwenImagePipeline)"
+        assert pipeline_case(
+            {"className": "QwenImagePipeline"}, {"className": "qwenimagepipeline"}
+        ) == pipeline_refusal("pipeline class mismatch (model=qwenimagepipeline, runtime=QwenImagePipeline)")
+        assert pipeline_case({"vae": {"library": "diffusers"}}, {"vae": {"library": "Diffusers"}}) == pipeline_refusal(
+            "vae library mismatch (model=Diffusers, runtime=diffusers)"
         )
-        assert pipeline_case({"vae": {"library": "diffusers"}}, {"vae": {"library": "Diffusers"}}) == pipeline_refusal("vae library mismatch (model=Diffusers, runtime=diffusers)")
 
     def test_an_entry_without_diffusion_pipeline_passes_every_model(self) -> None:
         assert [pipeline_case(None, p) for p in (None, {}, FULL_PIPELINE)] == [YES, YES, YES]
@@ -558,17 +788,41 @@ class TestDiffusionPipelineRuntimeMatching:
     @pytest.mark.parametrize(
         ("entry_pipeline", "model_pipeline", "reason"),
         [
-            ({"className": "QwenImagePipeline"}, None, "diffusion pipeline required by runtime but not specified in model"),
-            ({"className": "QwenImagePipeline"}, {"className": "QwenImageEditPipeline"}, "pipeline class mismatch (model=QwenImageEditPipeline, runtime=QwenImagePipeline)"),
-            ({"transformer": {"library": "diffusers"}}, {"className": "QwenImagePipeline"}, "component transformer required by runtime but not specified in model"),
-            ({"transformer": {"library": "diffusers"}}, {"transformer": {"library": "transformers"}}, "transformer library mismatch (model=transformers, runtime=diffusers)"),
+            (
+                {"className": "QwenImagePipeline"},
+                None,
+                "diffusion pipeline required by runtime but not specified in model",
+            ),
+            (
+                {"className": "QwenImagePipeline"},
+                {"className": "QwenImageEditPipeline"},
+                "pipeline class mismatch (model=QwenImageEditPipeline, runtime=QwenImagePipeline)",
+            ),
+            (
+                {"transformer": {"library": "diffusers"}},
+                {"className": "QwenImagePipeline"},
+                "component transformer required by runtime but not specified in model",
+            ),
+            (
+                {"transformer": {"library": "diffusers"}},
+                {"transformer": {"library": "transformers"}},
+                "transformer library mismatch (model=transformers, runtime=diffusers)",
+            ),
             (
                 {"scheduler": {"type": "FlowMatchEulerDiscreteScheduler"}},
                 {"scheduler": {"library": "diffusers", "type": "EulerDiscreteScheduler"}},
                 "scheduler type mismatch (model=EulerDiscreteScheduler, runtime=FlowMatchEulerDiscreteScheduler)",
             ),
-            ({"additionalComponents": {"safety_checker": {}}}, {"className": "QwenImagePipeline"}, "diffusion pipeline missing required additional components"),
-            ({"additionalComponents": {"safety_checker": {}}}, {"additionalComponents": {"watermarker": {}}}, "diffusion component safety_checker missing in model"),
+            (
+                {"additionalComponents": {"safety_checker": {}}},
+                {"className": "QwenImagePipeline"},
+                "diffusion pipeline missing required additional components",
+            ),
+            (
+                {"additionalComponents": {"safety_checker": {}}},
+                {"additionalComponents": {"watermarker": {}}},
+                "diffusion component safety_checker missing in model",
+            ),
         ],
         ids=["no-pipeline", "class", "component", "library", "type", "no-additional", "additional-key"],
     )
@@ -578,19 +832,33 @@ class TestDiffusionPipelineRuntimeMatching:
     def test_reasons_row_model_has_architecture_but_runtime_has_no_architecture_requirement(self) -> None:
         rt = runtime("rt", diffusion_entry(None, architecture=None))
         got = one_runtime_verdict(rt, diffusion_model(FULL_PIPELINE), isvc("qwen-image"))
-        assert got == pipeline_refusal("model has architecture QwenImagePipeline but runtime has no architecture requirement")
+        assert got == pipeline_refusal(
+            "model has architecture QwenImagePipeline but runtime has no architecture requirement"
+        )
 
     def test_the_pipeline_check_names_only_its_first_mismatch(self) -> None:
-        entry_pipeline = {"className": "QwenImagePipeline", "scheduler": {"type": "A"}, "transformer": {"library": "diffusers"}}
+        entry_pipeline = {
+            "className": "QwenImagePipeline",
+            "scheduler": {"type": "A"},
+            "transformer": {"library": "diffusers"},
+        }
         model_pipeline = {"className": "Other", "scheduler": {"type": "B"}, "transformer": {"library": "transformers"}}
-        assert pipeline_case(entry_pipeline, model_pipeline) == pipeline_refusal("pipeline class mismatch (model=Other, runtime=QwenImagePipeline)")
+        assert pipeline_case(entry_pipeline, model_pipeline) == pipeline_refusal(
+            "pipeline class mismatch (model=Other, runtime=QwenImagePipeline)"
+        )
         model_pipeline["className"] = "QwenImagePipeline"
-        assert pipeline_case(entry_pipeline, model_pipeline) == pipeline_refusal("scheduler type mismatch (model=B, runtime=A)")
+        assert pipeline_case(entry_pipeline, model_pipeline) == pipeline_refusal(
+            "scheduler type mismatch (model=B, runtime=A)"
+        )
 
     def test_additional_components_in_sorted_key_order(self) -> None:
         """Deliberate deviation: OME's map order is random; we check keys in sorted order."""
-        required: dict[str, Any] = {"additionalComponents": {"safety_checker": {}, "feature_extractor": {}, "watermarker": {}}}
-        assert pipeline_case(required, {"additionalComponents": {"other": {}}}) == pipeline_refusal("diffusion component feature_extractor missing in model")
+        required: dict[str, Any] = {
+            "additionalComponents": {"safety_checker": {}, "feature_extractor": {}, "watermarker": {}}
+        }
+        assert pipeline_case(required, {"additionalComponents": {"other": {}}}) == pipeline_refusal(
+            "diffusion component feature_extractor missing in model"
+        )
         keys = ["h_part", "b_part", "g_part", "a_part", "c_part", "f_part", "d_part", "e_part"]
         required = {"additionalComponents": {k: {"library": "a"} for k in keys}}
         got = pipeline_case(required, {"additionalComponents": {k: {"library": "b"} for k in keys}})
@@ -609,7 +877,10 @@ class TestDiffusionPipelineRuntimeMatching:
 
     def test_patched_model_matches_the_example_runtime(self) -> None:
         patched = yaml.safe_load(QWEN_IMAGE_PVC)
-        patched["spec"]["diffusionPipeline"] = {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}
+        patched["spec"]["diffusionPipeline"] = {
+            "className": "QwenImagePipeline",
+            "transformer": {"library": "diffusers"},
+        }
         got = select([SRT_QWEN_IMAGE_PIPELINE, patched], isvc("qwen-image-pvc", namespace="demo"))
         assert (got.selection.runtime.name, list(got.warnings)) == (
             "srt-qwen-image-pipeline",
@@ -618,9 +889,17 @@ class TestDiffusionPipelineRuntimeMatching:
 
     def test_priority_2_prefers_the_example_runtime_to_srt_qwen_image(self) -> None:
         patched = yaml.safe_load(QWEN_IMAGE_PVC)
-        patched["spec"]["diffusionPipeline"] = {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}
-        got = select([catalog(SRT_QWEN_IMAGE), SRT_QWEN_IMAGE_PIPELINE, patched], isvc("qwen-image-pvc", namespace="demo"))
-        assert [(c.runtime.name, c.score) for c in got.candidates] == [("srt-qwen-image-pipeline", 4), ("srt-qwen-image", 2)]
+        patched["spec"]["diffusionPipeline"] = {
+            "className": "QwenImagePipeline",
+            "transformer": {"library": "diffusers"},
+        }
+        got = select(
+            [catalog(SRT_QWEN_IMAGE), SRT_QWEN_IMAGE_PIPELINE, patched], isvc("qwen-image-pvc", namespace="demo")
+        )
+        assert [(c.runtime.name, c.score) for c in got.candidates] == [
+            ("srt-qwen-image-pipeline", 4),
+            ("srt-qwen-image", 2),
+        ]
 
     def test_adds_nothing_to_the_score(self) -> None:
         with_pipeline = runtime("with-pipeline", diffusion_entry({"className": "QwenImagePipeline"}, priority=2))
@@ -640,7 +919,9 @@ class TestDiffusionPipelineRuntimeMatching:
             "tokenizer": {"library": "transformers", "type": "CLIPTokenizer"},
             "transformer": {"library": "diffusers", "type": "UNet2DConditionModel"},
             "vae": {"library": "diffusers", "type": "AutoencoderKL"},
-            "additionalComponents": {"safety_checker": {"library": "diffusers", "type": "StableDiffusionSafetyChecker"}},
+            "additionalComponents": {
+                "safety_checker": {"library": "diffusers", "type": "StableDiffusionSafetyChecker"}
+            },
         }
         version = ("diffusers", "0.24.0")
         rt = runtime(
@@ -649,10 +930,22 @@ class TestDiffusionPipelineRuntimeMatching:
                 format=version,
                 framework=version,
                 architecture="StableDiffusionPipeline",
-                pipeline={"className": "StableDiffusionPipeline", "transformer": {"type": "UNet2DConditionModel"}, "additionalComponents": {"safety_checker": {"library": "diffusers"}}},
+                pipeline={
+                    "className": "StableDiffusionPipeline",
+                    "transformer": {"type": "UNet2DConditionModel"},
+                    "additionalComponents": {"safety_checker": {"library": "diffusers"}},
+                },
             ),
         )
-        mdl = model("sd-1-5", namespace=None, format=version, framework=version, architecture="StableDiffusionPipeline", size=None, pipeline=recorded)
+        mdl = model(
+            "sd-1-5",
+            namespace=None,
+            format=version,
+            framework=version,
+            architecture="StableDiffusionPipeline",
+            size=None,
+            pipeline=recorded,
+        )
         assert one_runtime_verdict(rt, mdl, isvc("sd-1-5")) == YES
 
     # ---- "Where a rejection shows up" second table --------------------------------------------
@@ -666,7 +959,10 @@ class TestDiffusionPipelineRuntimeMatching:
         )
 
     def test_where_row_the_inference_service_names_the_runtime(self) -> None:
-        got = select([SRT_QWEN_IMAGE_PIPELINE, QWEN_IMAGE_PVC], isvc("qwen-image-pvc", namespace="demo", runtime_name="srt-qwen-image-pipeline"))
+        got = select(
+            [SRT_QWEN_IMAGE_PIPELINE, QWEN_IMAGE_PVC],
+            isvc("qwen-image-pvc", namespace="demo", runtime_name="srt-qwen-image-pipeline"),
+        )
         assert got.selection.runtime.name == "srt-qwen-image-pipeline"
         assert list(got.warnings) == [
             'runtime "srt-qwen-image-pipeline" does not declare support for model "qwen-image-pvc" (runtime srt-qwen-image-pipeline does not support model diffusers: '
@@ -734,7 +1030,14 @@ class TestRuntimeAcceleratorClassMatching:
         assert hopper_verdict(llama70b_isvc(accelerator_class="NVIDIA-H100")) == no(ACCELERATOR_REASON)
 
     def test_only_accelerator_classes_counts(self) -> None:
-        strict = hopper([H100], acceleratorRequirements={"acceleratorClasses": [H100], "minMemory": 10**15, "requiredFeatures": ["nothing-has-this"]})
+        strict = hopper(
+            [H100],
+            acceleratorRequirements={
+                "acceleratorClasses": [H100],
+                "minMemory": 10**15,
+                "requiredFeatures": ["nothing-has-this"],
+            },
+        )
         got = verdict([strict], [LLAMA_3_3_70B_CBM], llama70b_isvc(accelerator_class=H100), "llama-3-3-70b-hopper")
         assert got == YES
         no_classes = hopper(None, acceleratorRequirements={"minMemory": 1, "requiredFeatures": ["tensor-cores"]})
@@ -745,7 +1048,9 @@ class TestRuntimeAcceleratorClassMatching:
         parent = runtime("hopper-profile", entry(), classes=[H100], disabled=True, spec={"supportedModelFormats": []})
         child = hopper(None)
         child["metadata"]["annotations"] = {"ome.io/inherit-from": "hopper-profile"}
-        got = verdict([parent, child], [LLAMA_3_3_70B_CBM], llama70b_isvc(accelerator_class=H100), "llama-3-3-70b-hopper")
+        got = verdict(
+            [parent, child], [LLAMA_3_3_70B_CBM], llama70b_isvc(accelerator_class=H100), "llama-3-3-70b-hopper"
+        )
         assert got == no(ACCELERATOR_REASON)
 
     # ---- "Where an InferenceService names a class" table -------------------------------------------
@@ -768,13 +1073,24 @@ class TestRuntimeAcceleratorClassMatching:
         assert hopper_verdict(service(H200)) == YES
 
     def test_only_names_count_policy_and_constraints_do_not_filter(self) -> None:
-        service = llama70b_isvc(spec={"acceleratorSelector": {"policy": "Cheapest", "constraints": {"minMemory": 10**15, "excludedClasses": [H100, H200]}}})
+        service = llama70b_isvc(
+            spec={
+                "acceleratorSelector": {
+                    "policy": "Cheapest",
+                    "constraints": {"minMemory": 10**15, "excludedClasses": [H100, H200]},
+                }
+            }
+        )
         assert hopper_verdict(service, [H100, H200]) == YES
         assert hopper_verdict(service, None) == YES
 
     @pytest.mark.parametrize("where", ["annotation", "selector"])
     def test_an_empty_value_rejects_every_runtime(self, where: str) -> None:
-        service = llama70b_isvc(annotations={"ome.io/accelerator-class": ""}) if where == "annotation" else llama70b_isvc(accelerator_class="")
+        service = (
+            llama70b_isvc(annotations={"ome.io/accelerator-class": ""})
+            if where == "annotation"
+            else llama70b_isvc(accelerator_class="")
+        )
         assert hopper_verdict(service, [H100, H200]) == no(ACCELERATOR_REASON)
         assert hopper_verdict(service, None) == no(ACCELERATOR_REASON)
 
@@ -784,12 +1100,16 @@ class TestRuntimeAcceleratorClassMatching:
         sources = [LLAMA_3_3_70B_HOPPER, catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM]
         got = select(sources, LLAMA_3_3_70B_ISVC)
         assert got.selection.runtime.name == "llama-3-3-70b-hopper"
-        assert list(got.warnings) == ["Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"]
+        assert list(got.warnings) == [
+            "Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"
+        ]
 
     def test_quoted_reason(self) -> None:
         sources = [LLAMA_3_3_70B_HOPPER, catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM]
         got = explain(sources, LLAMA_3_3_70B_ISVC)
-        assert row(got, "srt-llama-3-3-70b-instruct").reason == "runtime does not support the required accelerator class"
+        assert (
+            row(got, "srt-llama-3-3-70b-instruct").reason == "runtime does not support the required accelerator class"
+        )
 
     def test_quoted_no_runtime_message_for_nvidia_a100(self) -> None:
         service = yaml.safe_load(LLAMA_3_3_70B_ISVC)
@@ -804,7 +1124,10 @@ class TestRuntimeAcceleratorClassMatching:
         mistral = runtime("mistral", entry(architecture="MistralForCausalLM", framework=("transformers", "4.36.0")))
         r = row(explain([mistral, LLAMA_3_3_70B_CBM], LLAMA_3_3_70B_ISVC), "mistral")
         assert r.reason == ACCELERATOR_REASON
-        assert [(x.check, x.primary) for x in r.reasons] == [(selector_pb2.CHECK_ACCELERATOR_CLASS, True), (selector_pb2.CHECK_MODEL_FORMAT, False)]
+        assert [(x.check, x.primary) for x in r.reasons] == [
+            (selector_pb2.CHECK_ACCELERATOR_CLASS, True),
+            (selector_pb2.CHECK_MODEL_FORMAT, False),
+        ]
 
     def test_the_check_adds_nothing_to_the_score(self) -> None:
         got = select([hopper([H100, H200]), LLAMA_3_3_70B_CBM], llama70b_isvc(accelerator_class=H100))
@@ -830,8 +1153,17 @@ class TestRuntimeAcceleratorClassMatching:
 MODE_ANNOTATION = "ome.io/deploymentMode"
 
 
-def mode_runtime(name: str = "rt", *, engine: str | None = None, decoder: str | None = None, spec: dict | None = None, **kw: Any) -> dict:
-    return runtime(name, entry(framework=("transformers", "4.47.0.dev0")), engine_mode=engine, decoder_mode=decoder, spec=spec, **kw)
+def mode_runtime(
+    name: str = "rt", *, engine: str | None = None, decoder: str | None = None, spec: dict | None = None, **kw: Any
+) -> dict:
+    return runtime(
+        name,
+        entry(framework=("transformers", "4.47.0.dev0")),
+        engine_mode=engine,
+        decoder_mode=decoder,
+        spec=spec,
+        **kw,
+    )
 
 
 def mode_verdict(rt: dict, service: dict) -> tuple[str, str]:
@@ -843,7 +1175,9 @@ def mode_isvc(**kw: Any) -> dict:
 
 
 def mode_refusal(component: str, runtime_mode: str, requested: str) -> tuple[str, str]:
-    return no(f"runtime {component} deployment mode {runtime_mode} does not match requested {component} deployment mode {requested}")
+    return no(
+        f"runtime {component} deployment mode {runtime_mode} does not match requested {component} deployment mode {requested}"
+    )
 
 
 class TestRuntimeDeploymentModeMatching:
@@ -863,21 +1197,37 @@ class TestRuntimeDeploymentModeMatching:
         assert mode_verdict(mode_runtime(engine=runtime_mode), mode_isvc(deployment_mode=isvc_mode)) == expected
 
     def test_the_check_adds_nothing_to_the_score(self) -> None:
-        got = select([mode_runtime("declares", engine="OMENative"), mode_runtime("silent"), LLAMA_3_3_70B_CBM], mode_isvc(deployment_mode="OMENative"))
+        got = select(
+            [mode_runtime("declares", engine="OMENative"), mode_runtime("silent"), LLAMA_3_3_70B_CBM],
+            mode_isvc(deployment_mode="OMENative"),
+        )
         assert [(c.runtime.name, c.score) for c in got.candidates] == [("declares", 2), ("silent", 2)]
 
     def test_mode_is_checked_before_the_model_format(self) -> None:
         other = runtime("other-model", entry(architecture="MistralForCausalLM"), engine_mode="MultiNode")
         r = row(explain([other, LLAMA_3_3_70B_CBM], mode_isvc(deployment_mode="OMENative")), "other-model")
-        assert r.reason == "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative"
+        assert (
+            r.reason
+            == "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative"
+        )
         assert [x.check for x in r.reasons] == [selector_pb2.CHECK_DEPLOYMENT_MODE, selector_pb2.CHECK_MODEL_FORMAT]
 
     def test_engine_is_compared_before_the_decoder(self) -> None:
         rt = mode_runtime(engine="MultiNode", decoder="RawDeployment")
-        r = row(explain([rt, LLAMA_3_3_70B_CBM], mode_isvc(deployment_mode="OMENative", decoder={"minReplicas": 1})), "rt")
+        r = row(
+            explain([rt, LLAMA_3_3_70B_CBM], mode_isvc(deployment_mode="OMENative", decoder={"minReplicas": 1})), "rt"
+        )
         assert [(x.message, x.component, x.primary) for x in r.reasons] == [
-            ("runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative", selector_pb2.COMPONENT_ENGINE, True),
-            ("runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative", selector_pb2.COMPONENT_DECODER, False),
+            (
+                "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative",
+                selector_pb2.COMPONENT_ENGINE,
+                True,
+            ),
+            (
+                "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative",
+                selector_pb2.COMPONENT_DECODER,
+                False,
+            ),
         ]
 
     def test_the_router_is_not_compared(self) -> None:
@@ -888,16 +1238,22 @@ class TestRuntimeDeploymentModeMatching:
     # ---- "Where each side declares a mode" table ------------------------------------------------------
 
     def test_where_row_runtime_engine_config_annotations_count_for_the_engine(self) -> None:
-        assert mode_verdict(mode_runtime(engine="RawDeployment"), mode_isvc(deployment_mode="OMENative")) == mode_refusal("engine", "RawDeployment", "OMENative")
+        assert mode_verdict(
+            mode_runtime(engine="RawDeployment"), mode_isvc(deployment_mode="OMENative")
+        ) == mode_refusal("engine", "RawDeployment", "OMENative")
 
     def test_where_row_runtime_decoder_config_annotations_count_for_the_decoder(self) -> None:
         rt = mode_runtime(decoder="MultiNode")
-        assert mode_verdict(rt, mode_isvc(deployment_mode="OMENative", decoder={"minReplicas": 1})) == mode_refusal("decoder", "MultiNode", "OMENative")
+        assert mode_verdict(rt, mode_isvc(deployment_mode="OMENative", decoder={"minReplicas": 1})) == mode_refusal(
+            "decoder", "MultiNode", "OMENative"
+        )
         # The decoder is compared only when the InferenceService has a spec.decoder.
         assert mode_verdict(rt, mode_isvc(deployment_mode="OMENative")) == YES
 
     def test_where_row_inherited_annotation_counts_only_when_named(self) -> None:
-        parent = runtime("multinode-profile", entry(), engine_mode="MultiNode", disabled=True, spec={"supportedModelFormats": []})
+        parent = runtime(
+            "multinode-profile", entry(), engine_mode="MultiNode", disabled=True, spec={"supportedModelFormats": []}
+        )
         child = mode_runtime("child", inherit_from="multinode-profile", disabled=False)
         sources = [parent, child, LLAMA_3_3_70B_CBM]
         assert verdict_and_reason(explain(sources, mode_isvc(deployment_mode="OMENative")), "child") == YES
@@ -912,7 +1268,14 @@ class TestRuntimeDeploymentModeMatching:
         [
             {"metadata_annotation": True},
             {"spec": {"routerConfig": {"annotations": {MODE_ANNOTATION: "MultiNode"}}}},
-            {"spec": {"engineConfig": {"leader": {"runner": {"name": "ome-container"}}, "worker": {"size": 1, "runner": {"name": "ome-container"}}}}},
+            {
+                "spec": {
+                    "engineConfig": {
+                        "leader": {"runner": {"name": "ome-container"}},
+                        "worker": {"size": 1, "runner": {"name": "ome-container"}},
+                    }
+                }
+            },
         ],
         ids=["metadata-annotations", "router-config-annotations", "leader-and-worker-alone"],
     )
@@ -939,19 +1302,30 @@ class TestRuntimeDeploymentModeMatching:
     def test_where_row_spec_deployment_mode_counts_for_each_component_without_an_annotation(self) -> None:
         rt = mode_runtime(engine="RawDeployment", decoder="RawDeployment")
         # Engine: counts even without spec.engine; decoder: needs spec.decoder.
-        got = row(explain([rt, LLAMA_3_3_70B_CBM], mode_isvc(deployment_mode="OMENative", engine={}, decoder={"minReplicas": 1})), "rt")
+        got = row(
+            explain(
+                [rt, LLAMA_3_3_70B_CBM], mode_isvc(deployment_mode="OMENative", engine={}, decoder={"minReplicas": 1})
+            ),
+            "rt",
+        )
         assert [x.message for x in got.reasons] == [
             "runtime engine deployment mode RawDeployment does not match requested engine deployment mode OMENative",
             "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative",
         ]
         # A component whose annotation sets a mode keeps it.
-        service = mode_isvc(deployment_mode="OMENative", engine={"annotations": {MODE_ANNOTATION: "RawDeployment"}}, decoder={"minReplicas": 1})
+        service = mode_isvc(
+            deployment_mode="OMENative",
+            engine={"annotations": {MODE_ANNOTATION: "RawDeployment"}},
+            decoder={"minReplicas": 1},
+        )
         assert mode_verdict(rt, service) == mode_refusal("decoder", "RawDeployment", "OMENative")
 
     def test_where_row_multinode_needs_the_annotation(self) -> None:
         service = mode_isvc(engine={"annotations": {MODE_ANNOTATION: "MultiNode"}})
         assert mode_verdict(mode_runtime(engine="MultiNode"), service) == YES
-        assert mode_verdict(mode_runtime(engine="OMENative"), service) == mode_refusal("engine", "OMENative", "MultiNode")
+        assert mode_verdict(mode_runtime(engine="OMENative"), service) == mode_refusal(
+            "engine", "OMENative", "MultiNode"
+        )
 
     def test_where_row_isvc_metadata_annotations_do_not_count(self) -> None:
         service = mode_isvc(annotations={MODE_ANNOTATION: "OMENative"})
@@ -965,12 +1339,16 @@ class TestRuntimeDeploymentModeMatching:
         service = mode_isvc(engine={"annotations": {MODE_ANNOTATION: other}})
         assert mode_verdict(mode_runtime(engine=value), service) == mode_refusal("engine", value, other)
 
-    @pytest.mark.parametrize("value", ["omenative", "Multinode", "rawdeployment", "Serverless", "MultiNodeRayVLLM", "PDDisaggregated", ""])
+    @pytest.mark.parametrize(
+        "value", ["omenative", "Multinode", "rawdeployment", "Serverless", "MultiNodeRayVLLM", "PDDisaggregated", ""]
+    )
     def test_a_misspelled_mode_is_no_mode(self, value: str) -> None:
         assert mode_verdict(mode_runtime(engine=value), mode_isvc(deployment_mode="OMENative")) == YES
         # On the InferenceService's annotation, spec.deploymentMode then applies.
         service = mode_isvc(deployment_mode="OMENative", engine={"annotations": {MODE_ANNOTATION: value}})
-        assert mode_verdict(mode_runtime(engine="MultiNode"), service) == mode_refusal("engine", "MultiNode", "OMENative")
+        assert mode_verdict(mode_runtime(engine="MultiNode"), service) == mode_refusal(
+            "engine", "MultiNode", "OMENative"
+        )
 
     # ---- the example and the quoted messages ------------------------------------------------------------
 
@@ -981,7 +1359,9 @@ class TestRuntimeDeploymentModeMatching:
         assert verdict_and_reason(got, "srt-llama-3-3-70b-instruct-multinode") == no(self.QUOTED_REASON)
 
     def test_quoted_no_runtime_message(self) -> None:
-        got = select([SRT_LLAMA_3_3_70B_MULTINODE, catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], LLAMA_3_70B_ISVC)
+        got = select(
+            [SRT_LLAMA_3_3_70B_MULTINODE, catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], LLAMA_3_70B_ISVC
+        )
         assert got.no_runtime_message == (
             "no runtime found to support model safetensors with format safetensors in namespace llama-demo. Checked 2 runtimes "
             "(0 namespace-scoped, 2 cluster-scoped). Excluded runtimes: srt-llama-3-3-70b-instruct-multinode "
@@ -1015,7 +1395,9 @@ class TestRuntimeDeploymentModeMatching:
     def test_where_rejection_row_another_runtime_passes(self) -> None:
         sources = [SRT_LLAMA_3_3_70B_MULTINODE, mode_runtime("plain"), LLAMA_3_3_70B_CBM]
         assert select(sources, LLAMA_3_70B_ISVC).selection.runtime.name == "plain"
-        assert verdict_and_reason(explain(sources, LLAMA_3_70B_ISVC), "srt-llama-3-3-70b-instruct-multinode") == no(self.QUOTED_REASON)
+        assert verdict_and_reason(explain(sources, LLAMA_3_70B_ISVC), "srt-llama-3-3-70b-instruct-multinode") == no(
+            self.QUOTED_REASON
+        )
 
     def test_an_isvc_without_a_mode_can_get_a_multinode_runtime(self) -> None:
         got = select([SRT_LLAMA_3_3_70B_MULTINODE, LLAMA_3_3_70B_CBM], mode_isvc())
@@ -1046,7 +1428,10 @@ class TestRuntimeSelectionScoring:
         with pytest.raises(RequestError) as caught:  # must be at least 1
             select([runtime("rt", entry(priority=0)), model()], isvc())
         assert caught.value.code == "INVALID_ARGUMENT"
-        assert caught.value.violations[0].field == "objects[0].cluster_serving_runtime.spec.supported_model_formats[0].priority"
+        assert (
+            caught.value.violations[0].field
+            == "objects[0].cluster_serving_runtime.spec.supported_model_formats[0].priority"
+        )
 
     def test_field_row_auto_select(self) -> None:
         # false leaves the entry out of the score; unset counts.
@@ -1064,7 +1449,13 @@ class TestRuntimeSelectionScoring:
             runtime("format", entry(architecture="MistralForCausalLM")),
             runtime("size", size=("500M", "2B")),
             runtime("no-auto-select", entry(auto_select=False)),
-            runtime("zero-score", entry(format=spec_of("safetensors", "1.0.0", weight=-1), framework=spec_of("transformers", "4.45.0.dev0", weight=-1))),
+            runtime(
+                "zero-score",
+                entry(
+                    format=spec_of("safetensors", "1.0.0", weight=-1),
+                    framework=spec_of("transformers", "4.45.0.dev0", weight=-1),
+                ),
+            ),
             model(),
         ]
         got = select(sources, isvc(accelerator_class=H100, deployment_mode="OMENative"))

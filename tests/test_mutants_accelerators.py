@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
-
 from ome.v1beta1 import types_pb2
 from ome_selector.accelerators import (
     COMPONENT_OVERRIDE,
@@ -118,32 +117,92 @@ LISTED = ["nvidia-h100", "nvidia-h200"]
 
 
 def _isvc(spec: dict[str, Any]) -> types_pb2.InferenceService:
-    return json_format.ParseDict({"metadata": {"name": "svc", "namespace": "demo"}, "spec": spec}, types_pb2.InferenceService())
+    return json_format.ParseDict(
+        {"metadata": {"name": "svc", "namespace": "demo"}, "spec": spec}, types_pb2.InferenceService()
+    )
 
 
 ASSIGNMENT_CASES = [
-    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}}, "router", LISTED,
-                 Assignment("", NONE_ROUTER, policy="", error="", workload_blocked=False, log=""), id="the router never gets a class"),
-    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}}, "engine", [],
-                 Assignment("", NONE_RUNTIME_LISTS_NONE, policy="", error="", workload_blocked=False, log=""), id="the runtime lists none"),
-    pytest.param({}, "engine", LISTED,
-                 Assignment("", NONE_NOT_REQUESTED, policy="", error="", workload_blocked=False, log=""), id="neither: no class"),
-    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h200", "policy": "FirstAvailable"}}, "engine", LISTED,
-                 Assignment("nvidia-h200", SELECTOR, policy="", error="", workload_blocked=False, log=""), id="a named class wins over a policy"),
-    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}, "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}}},
-                 "engine", LISTED,
-                 Assignment("nvidia-h200", COMPONENT_OVERRIDE, policy="", error="", workload_blocked=False, log=""), id="the override wins"),
-    pytest.param({"acceleratorSelector": {"acceleratorClass": "nvidia-a100"}}, "engine", LISTED,
-                 Assignment("nvidia-a100", SELECTOR, policy="", error="accelerator class nvidia-a100 not found at cluster scope",
-                            workload_blocked=True, log=""),
-                 id="a missing named class: the error, the workload left as it is"),
-    pytest.param({"acceleratorSelector": {"policy": "FirstAvailable"}}, "decoder", LISTED,
-                 Assignment("nvidia-h100", POLICY, policy="FirstAvailable", error="", workload_blocked=False, log=""), id="a policy picks"),
-    pytest.param({"acceleratorSelector": {"policy": "FirstAvailable", "constraints": {"excludedClasses": LISTED}}}, "engine", LISTED,
-                 Assignment("", NONE_NO_CANDIDATE, policy="FirstAvailable", error="", workload_blocked=False, log=""), id="no candidate"),
-    pytest.param({"acceleratorSelector": {"policy": "BestFit"}}, "engine", LISTED,
-                 Assignment("", POLICY, policy="BestFit", error="", workload_blocked=True, log="invalid memory address or nil pointer dereference"),
-                 id="BestFit without constraints and two candidates: the nil-pointer log"),
+    pytest.param(
+        {"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}},
+        "router",
+        LISTED,
+        Assignment("", NONE_ROUTER, policy="", error="", workload_blocked=False, log=""),
+        id="the router never gets a class",
+    ),
+    pytest.param(
+        {"acceleratorSelector": {"acceleratorClass": "nvidia-h100"}},
+        "engine",
+        [],
+        Assignment("", NONE_RUNTIME_LISTS_NONE, policy="", error="", workload_blocked=False, log=""),
+        id="the runtime lists none",
+    ),
+    pytest.param(
+        {},
+        "engine",
+        LISTED,
+        Assignment("", NONE_NOT_REQUESTED, policy="", error="", workload_blocked=False, log=""),
+        id="neither: no class",
+    ),
+    pytest.param(
+        {"acceleratorSelector": {"acceleratorClass": "nvidia-h200", "policy": "FirstAvailable"}},
+        "engine",
+        LISTED,
+        Assignment("nvidia-h200", SELECTOR, policy="", error="", workload_blocked=False, log=""),
+        id="a named class wins over a policy",
+    ),
+    pytest.param(
+        {
+            "acceleratorSelector": {"acceleratorClass": "nvidia-h100"},
+            "engine": {"acceleratorOverride": {"acceleratorClass": "nvidia-h200"}},
+        },
+        "engine",
+        LISTED,
+        Assignment("nvidia-h200", COMPONENT_OVERRIDE, policy="", error="", workload_blocked=False, log=""),
+        id="the override wins",
+    ),
+    pytest.param(
+        {"acceleratorSelector": {"acceleratorClass": "nvidia-a100"}},
+        "engine",
+        LISTED,
+        Assignment(
+            "nvidia-a100",
+            SELECTOR,
+            policy="",
+            error="accelerator class nvidia-a100 not found at cluster scope",
+            workload_blocked=True,
+            log="",
+        ),
+        id="a missing named class: the error, the workload left as it is",
+    ),
+    pytest.param(
+        {"acceleratorSelector": {"policy": "FirstAvailable"}},
+        "decoder",
+        LISTED,
+        Assignment("nvidia-h100", POLICY, policy="FirstAvailable", error="", workload_blocked=False, log=""),
+        id="a policy picks",
+    ),
+    pytest.param(
+        {"acceleratorSelector": {"policy": "FirstAvailable", "constraints": {"excludedClasses": LISTED}}},
+        "engine",
+        LISTED,
+        Assignment("", NONE_NO_CANDIDATE, policy="FirstAvailable", error="", workload_blocked=False, log=""),
+        id="no candidate",
+    ),
+    pytest.param(
+        {"acceleratorSelector": {"policy": "BestFit"}},
+        "engine",
+        LISTED,
+        Assignment(
+            "",
+            POLICY,
+            policy="BestFit",
+            error="",
+            workload_blocked=True,
+            log="invalid memory address or nil pointer dereference",
+        ),
+        id="BestFit without constraints and two candidates: the nil-pointer log",
+    ),
 ]
 
 

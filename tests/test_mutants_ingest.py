@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
-
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector import ingest
@@ -29,58 +28,112 @@ def csr(doc: dict[str, Any]) -> cache_pb2.CacheObject:
 
 
 # The API server's texts (errors.py, bounds.py).
-LABEL_RULE = ("a lowercase RFC 1123 label must consist of lowercase alphanumeric characters or '-', "
-              "and must start and end with an alphanumeric character")
+LABEL_RULE = (
+    "a lowercase RFC 1123 label must consist of lowercase alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
 NS64 = "n" * 64
 NAME254 = "a" * 254
 
 VALIDATE_CASES = [
-    pytest.param(cache_pb2.CacheObject(), "", [FieldViolation("object", "exactly one object kind must be set")], id="no kind, no prefix"),
     pytest.param(
-        cache_pb2.CacheObject(), "objects[3].", [FieldViolation("objects[3]", "exactly one object kind must be set")],
+        cache_pb2.CacheObject(),
+        "",
+        [FieldViolation("object", "exactly one object kind must be set")],
+        id="no kind, no prefix",
+    ),
+    pytest.param(
+        cache_pb2.CacheObject(),
+        "objects[3].",
+        [FieldViolation("objects[3]", "exactly one object kind must be set")],
         id="no kind, the prefix without its dot",
     ),
     pytest.param(sr(namespace="n" * 63), "", [], id="a 63-character namespace is valid"),
     pytest.param(
-        sr(namespace=NS64), "objects[0].",
-        [FieldViolation("objects[0].serving_runtime.metadata.namespace", f'Invalid value: "{NS64}": must be no more than 63 characters')],
+        sr(namespace=NS64),
+        "objects[0].",
+        [
+            FieldViolation(
+                "objects[0].serving_runtime.metadata.namespace",
+                f'Invalid value: "{NS64}": must be no more than 63 characters',
+            )
+        ],
         id="a 64-character namespace is not",
     ),
     pytest.param(
-        sr(namespace="Llama"), "", [FieldViolation("serving_runtime.metadata.namespace", f'Invalid value: "Llama": {LABEL_RULE}')],
+        sr(namespace="Llama"),
+        "",
+        [FieldViolation("serving_runtime.metadata.namespace", f'Invalid value: "Llama": {LABEL_RULE}')],
         id="a namespace is a DNS label",
     ),
-    pytest.param(sr(namespace=""), "", [FieldViolation("serving_runtime.metadata.namespace", "Required value")], id="namespace required"),
+    pytest.param(
+        sr(namespace=""),
+        "",
+        [FieldViolation("serving_runtime.metadata.namespace", "Required value")],
+        id="namespace required",
+    ),
     pytest.param(sr(name="a" * 253), "", [], id="a 253-character name is valid"),
     pytest.param(
-        sr(name=NAME254), "", [FieldViolation("serving_runtime.metadata.name", f'Invalid value: "{"a" * 64}…" (254 characters): must be no more than 253 characters')], id="a 254-character name is not",
+        sr(name=NAME254),
+        "",
+        [
+            FieldViolation(
+                "serving_runtime.metadata.name",
+                f'Invalid value: "{"a" * 64}…" (254 characters): must be no more than 253 characters',
+            )
+        ],
+        id="a 254-character name is not",
     ),
     pytest.param(sr(name="a.b-c"), "", [], id="dots and dashes are valid in a name"),
-    pytest.param(sr(name=""), "", [FieldViolation("serving_runtime.metadata.name", "Required value")], id="name required"),
     pytest.param(
-        csr({"metadata": {"name": "rt", "namespace": "ns"}}), "",
-        [FieldViolation("cluster_serving_runtime.metadata.namespace", "Forbidden: ClusterServingRuntime is cluster-scoped and takes no namespace")],
+        sr(name=""), "", [FieldViolation("serving_runtime.metadata.name", "Required value")], id="name required"
+    ),
+    pytest.param(
+        csr({"metadata": {"name": "rt", "namespace": "ns"}}),
+        "",
+        [
+            FieldViolation(
+                "cluster_serving_runtime.metadata.namespace",
+                "Forbidden: ClusterServingRuntime is cluster-scoped and takes no namespace",
+            )
+        ],
         id="a cluster-scoped kind takes no namespace",
     ),
     pytest.param(
-        csr({"kind": "ServingRuntime", "apiVersion": "ome.io/v1", "metadata": {"name": "rt"}}), "",
+        csr({"kind": "ServingRuntime", "apiVersion": "ome.io/v1", "metadata": {"name": "rt"}}),
+        "",
         [
-            FieldViolation("cluster_serving_runtime.kind", 'Unsupported value: "ServingRuntime": supported values: "ClusterServingRuntime"'),
-            FieldViolation("cluster_serving_runtime.api_version", 'Unsupported value: "ome.io/v1": supported values: "ome.io/v1beta1"'),
+            FieldViolation(
+                "cluster_serving_runtime.kind",
+                'Unsupported value: "ServingRuntime": supported values: "ClusterServingRuntime"',
+            ),
+            FieldViolation(
+                "cluster_serving_runtime.api_version",
+                'Unsupported value: "ome.io/v1": supported values: "ome.io/v1beta1"',
+            ),
         ],
         id="kind and apiVersion",
     ),
     pytest.param(
-        csr({"kind": "ClusterServingRuntime", "apiVersion": "ome.io/v1beta1", "metadata": {"name": "rt"}}), "", [],
+        csr({"kind": "ClusterServingRuntime", "apiVersion": "ome.io/v1beta1", "metadata": {"name": "rt"}}),
+        "",
+        [],
         id="the right kind and apiVersion",
     ),
     pytest.param(
-        sr(supportedModelFormats=[dict(FORMATS, priority=1), dict(FORMATS, priority=0)]), "",
-        [FieldViolation("serving_runtime.spec.supported_model_formats[1].priority", "Invalid value: 0: must be greater than or equal to 1")],
+        sr(supportedModelFormats=[dict(FORMATS, priority=1), dict(FORMATS, priority=0)]),
+        "",
+        [
+            FieldViolation(
+                "serving_runtime.spec.supported_model_formats[1].priority",
+                "Invalid value: 0: must be greater than or equal to 1",
+            )
+        ],
         id="priority 1 is the minimum (CRD minimum 1)",
     ),
     pytest.param(
-        sr(supportedModelFormats=[{}]), "",
+        sr(supportedModelFormats=[{}]),
+        "",
         [
             FieldViolation("serving_runtime.spec.supported_model_formats[0].model_format", "Required value"),
             FieldViolation("serving_runtime.spec.supported_model_formats[0].model_framework", "Required value"),
@@ -88,7 +141,8 @@ VALIDATE_CASES = [
         id="modelFormat and modelFramework are required",
     ),
     pytest.param(
-        sr(supportedModelFormats=[FORMATS, {"modelFormat": {"version": "1"}, "modelFramework": {"version": "1"}}]), "",
+        sr(supportedModelFormats=[FORMATS, {"modelFormat": {"version": "1"}, "modelFramework": {"version": "1"}}]),
+        "",
         [
             FieldViolation("serving_runtime.spec.supported_model_formats[1].model_format.name", "Required value"),
             FieldViolation("serving_runtime.spec.supported_model_formats[1].model_framework.name", "Required value"),
@@ -105,11 +159,20 @@ def test_validate_object(obj: cache_pb2.CacheObject, prefix: str, want: list[Fie
 
 def test_base_models_take_a_namespace_and_cluster_base_models_none() -> None:
     bm = cache_pb2.CacheObject(base_model=json_format.ParseDict({"metadata": {"name": "m"}}, types_pb2.BaseModel()))
-    cbm = cache_pb2.CacheObject(cluster_base_model=json_format.ParseDict({"metadata": {"name": "m", "namespace": "x"}}, types_pb2.ClusterBaseModel()))
-    ac = cache_pb2.CacheObject(accelerator_class=json_format.ParseDict({"metadata": {"name": "nvidia-h100"}}, types_pb2.AcceleratorClass()))
+    cbm = cache_pb2.CacheObject(
+        cluster_base_model=json_format.ParseDict(
+            {"metadata": {"name": "m", "namespace": "x"}}, types_pb2.ClusterBaseModel()
+        )
+    )
+    ac = cache_pb2.CacheObject(
+        accelerator_class=json_format.ParseDict({"metadata": {"name": "nvidia-h100"}}, types_pb2.AcceleratorClass())
+    )
     assert ingest.validate_object(bm) == [FieldViolation("base_model.metadata.namespace", "Required value")]
     assert ingest.validate_object(cbm) == [
-        FieldViolation("cluster_base_model.metadata.namespace", "Forbidden: ClusterBaseModel is cluster-scoped and takes no namespace")
+        FieldViolation(
+            "cluster_base_model.metadata.namespace",
+            "Forbidden: ClusterBaseModel is cluster-scoped and takes no namespace",
+        )
     ]
     assert ingest.validate_object(ac) == []
     assert ingest.object_key(ac) == ("AcceleratorClass", "", "nvidia-h100")
@@ -119,19 +182,44 @@ def test_base_models_take_a_namespace_and_cluster_base_models_none() -> None:
 
 def test_crd_defaults() -> None:
     # facts 1.3: operator defaults to Equal and weight to 1; an explicit weight 0 survives.
-    runtime = sr(supportedModelFormats=[{"modelFormat": {"name": "safetensors", "weight": 0}, "modelFramework": {"name": "transformers", "operator": "GreaterThan"}}])
+    runtime = sr(
+        supportedModelFormats=[
+            {
+                "modelFormat": {"name": "safetensors", "weight": 0},
+                "modelFramework": {"name": "transformers", "operator": "GreaterThan"},
+            }
+        ]
+    )
     entry = ingest.apply_defaults(runtime).serving_runtime.spec.supported_model_formats[0]
     assert (entry.model_format.operator, entry.model_format.weight) == ("Equal", 0)
     assert (entry.model_framework.operator, entry.model_framework.weight) == ("GreaterThan", 1)
     model = cache_pb2.CacheObject(
-        cluster_base_model=json_format.ParseDict({"metadata": {"name": "m"}, "spec": {"modelFormat": {"name": "safetensors"}, "modelFramework": {"name": "transformers", "weight": 7}}}, types_pb2.ClusterBaseModel())
+        cluster_base_model=json_format.ParseDict(
+            {
+                "metadata": {"name": "m"},
+                "spec": {
+                    "modelFormat": {"name": "safetensors"},
+                    "modelFramework": {"name": "transformers", "weight": 7},
+                },
+            },
+            types_pb2.ClusterBaseModel(),
+        )
     )
     spec = ingest.apply_defaults(model).cluster_base_model.spec
-    assert (spec.model_format.operator, spec.model_format.weight, spec.model_framework.operator, spec.model_framework.weight) == ("Equal", 1, "Equal", 7)
+    assert (
+        spec.model_format.operator,
+        spec.model_format.weight,
+        spec.model_framework.operator,
+        spec.model_framework.weight,
+    ) == ("Equal", 1, "Equal", 7)
     # facts 1.8: an AcceleratorClass resource quantity defaults to "1".
     ac = cache_pb2.CacheObject(
         accelerator_class=json_format.ParseDict(
-            {"metadata": {"name": "a"}, "spec": {"resources": [{"name": "nvidia.com/gpu"}, {"name": "x", "quantity": "2"}]}}, types_pb2.AcceleratorClass()
+            {
+                "metadata": {"name": "a"},
+                "spec": {"resources": [{"name": "nvidia.com/gpu"}, {"name": "x", "quantity": "2"}]},
+            },
+            types_pb2.AcceleratorClass(),
         )
     )
     resources = ingest.apply_defaults(ac).accelerator_class.spec.resources
@@ -155,21 +243,53 @@ def test_model_label_and_compiled_model_fields() -> None:
     )
     model = ingest.compile_model("ClusterBaseModel", "", "qwen2-5-7b", spec)
     assert model.label == "mt:safetensors:1.0.0:Qwen2ForCausalLM:fp8:transformers:4.40.1"
-    assert (model.architecture, model.quantization, model.size_text, model.size) == ("Qwen2ForCausalLM", "fp8", "7.6B", 7.6e9)
-    assert model.model_framework is not None and (model.model_framework.name, model.model_framework.version) == ("transformers", "4.40.1")
+    assert (model.architecture, model.quantization, model.size_text, model.size) == (
+        "Qwen2ForCausalLM",
+        "fp8",
+        "7.6B",
+        7.6e9,
+    )
+    assert model.model_framework is not None and (model.model_framework.name, model.model_framework.version) == (
+        "transformers",
+        "4.40.1",
+    )
     assert model.pipeline is not None and model.pipeline.class_name == "X"
     bare = ingest.compile_model("BaseModel", "ns", "m", types_pb2.BaseModelSpec())
-    assert (bare.label, bare.model_framework, bare.architecture, bare.quantization, bare.size_text, bare.size, bare.pipeline) == (
-        "mt:", None, None, None, None, None, None,
+    assert (
+        bare.label,
+        bare.model_framework,
+        bare.architecture,
+        bare.quantization,
+        bare.size_text,
+        bare.size,
+        bare.pipeline,
+    ) == (
+        "mt:",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
     )
 
 
 def test_compiled_entry_fields() -> None:
     spec = json_format.ParseDict(
-        {"supportedModelFormats": [dict(FORMATS, modelArchitecture="A", quantization="fp8", autoSelect=False, priority=3)]},
+        {
+            "supportedModelFormats": [
+                dict(FORMATS, modelArchitecture="A", quantization="fp8", autoSelect=False, priority=3)
+            ]
+        },
         types_pb2.ServingRuntimeSpec(),
     )
     (entry,) = ingest.compile_spec(spec).entries
     assert entry.model_format is not None and entry.model_format.name == "safetensors"
     assert entry.model_framework is not None and entry.model_framework.name == "transformers"
-    assert (entry.architecture, entry.quantization, entry.auto_select, entry.priority, entry.pipeline) == ("A", "fp8", False, 3, None)
+    assert (entry.architecture, entry.quantization, entry.auto_select, entry.priority, entry.pipeline) == (
+        "A",
+        "fp8",
+        False,
+        3,
+        None,
+    )

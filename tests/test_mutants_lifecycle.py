@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 from helpers_docs import inference_service, load
-
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 from ome_selector import api, resolution
@@ -26,7 +25,14 @@ WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 
 
 def service(spec: dict[str, Any]) -> Any:
-    return inference_service({"apiVersion": "ome.io/v1beta1", "kind": "InferenceService", "metadata": {"name": "svc", "namespace": "demo"}, "spec": spec})
+    return inference_service(
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "InferenceService",
+            "metadata": {"name": "svc", "namespace": "demo"},
+            "spec": spec,
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -53,7 +59,9 @@ def test_a_named_runtime_without_a_model_name_is_admitted_without_a_runtime_chec
 )
 def test_reconcile_without_a_model_reference_requeues_and_leaves_the_workload(spec: dict[str, Any]) -> None:
     store = load([])
-    got = api.reconcile_inference_service(store.snapshot, pb.ReconcileInferenceServiceRequest(inference_service=service(spec)))
+    got = api.reconcile_inference_service(
+        store.snapshot, pb.ReconcileInferenceServiceRequest(inference_service=service(spec))
+    )
     assert got == pb.ReconcileInferenceServiceResponse(
         events=[pb.Event(type="Warning", reason="ModelReconcileError", message="model reference is required")],
         requeue=True,
@@ -65,10 +73,22 @@ def test_reconcile_without_a_model_reference_requeues_and_leaves_the_workload(sp
 def test_a_named_runtime_that_is_missing_is_a_named_decision() -> None:
     # troubleshoot-runtime-selection.md, "The runtime you named isn't found".
     spec = {"runtime": {"name": "rt"}, "model": {"name": "m"}, "engine": {}}
-    store = load({"apiVersion": "ome.io/v1beta1", "kind": "ClusterBaseModel", "metadata": {"name": "m"}, "spec": {"modelFormat": {"name": "safetensors"}}})
+    store = load(
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "ClusterBaseModel",
+            "metadata": {"name": "m"},
+            "spec": {"modelFormat": {"name": "safetensors"}},
+        }
+    )
     got = resolution.decide(store.snapshot, service(spec))
     assert (got.named, got.runtime, got.runtime_not_found, got.runtime_error, got.model.error, got.model.not_found) == (
-        True, None, "runtime rt not found in namespace demo or at cluster scope", "", "", "",
+        True,
+        None,
+        "runtime rt not found in namespace demo or at cluster scope",
+        "",
+        "",
+        "",
     )
 
 
@@ -77,6 +97,8 @@ def test_an_inline_model_spec_has_no_kind_or_namespace() -> None:
     # carries the InferenceService's spec.model.name and the label only.
     store = load([])
     isvc = service({"model": {"name": "m"}, "engine": {}})
-    inline = json_format.ParseDict({"modelFormat": {"name": "safetensors", "version": "1.0.0"}}, types_pb2.BaseModelSpec())
+    inline = json_format.ParseDict(
+        {"modelFormat": {"name": "safetensors", "version": "1.0.0"}}, types_pb2.BaseModelSpec()
+    )
     got = api.select_runtime(store.snapshot, pb.SelectRuntimeRequest(inference_service=isvc, model_spec=inline))
     assert got.model == pb.ModelIdentity(kind="", namespace="", name="m", label="mt:safetensors:1.0.0")

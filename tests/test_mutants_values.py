@@ -9,11 +9,36 @@ import inspect
 from types import ModuleType
 
 import pytest
-
-from ome_selector import accelerators, admission, checks, components, domain, effective, engine, ingest, quantities, reconcile, resolution, sizes, versions
+from ome_selector import (
+    accelerators,
+    admission,
+    checks,
+    components,
+    domain,
+    effective,
+    engine,
+    ingest,
+    quantities,
+    reconcile,
+    resolution,
+    sizes,
+    versions,
+)
 
 MODULES: tuple[ModuleType, ...] = (
-    accelerators, admission, checks, components, domain, effective, engine, ingest, quantities, reconcile, resolution, sizes, versions,
+    accelerators,
+    admission,
+    checks,
+    components,
+    domain,
+    effective,
+    engine,
+    ingest,
+    quantities,
+    reconcile,
+    resolution,
+    sizes,
+    versions,
 )
 VALUE_CLASSES = sorted(
     (
@@ -29,7 +54,15 @@ VALUE_CLASSES = sorted(
 def test_every_rule_module_value_class_is_found() -> None:
     # The classes the runner mutates; a new one joins the test below by itself.
     names = {f"{m}.{c.__name__}" for m, c in VALUE_CLASSES}
-    assert {"checks.Failure", "checks.EntryMismatch", "checks.ModelFit", "accelerators.Assignment", "domain.Compiled", "admission.Admission", "resolution.Decision"} <= names
+    assert {
+        "checks.Failure",
+        "checks.EntryMismatch",
+        "checks.ModelFit",
+        "accelerators.Assignment",
+        "domain.Compiled",
+        "admission.Admission",
+        "resolution.Decision",
+    } <= names
 
 
 @pytest.mark.parametrize("cls", [pytest.param(c, id=f"{m}.{c.__name__}") for m, c in VALUE_CLASSES])

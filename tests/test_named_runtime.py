@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from helpers_docs import (
     LLAMA_3_3_70B_CBM,
     LLAMA_3_3_70B_ISVC,
@@ -67,12 +66,19 @@ class TestWebhookWarning:
         fixed = catalog(SRT_LLAMA_3_3_70B_INSTRUCT)
         fixed["spec"]["acceleratorRequirements"] = {"acceleratorClasses": [H100, "nvidia-h200"]}
         got = select([fixed, LLAMA_3_3_70B_CBM], named_70b("srt-llama-3-3-70b-instruct"))
-        assert (got.selection.runtime.name, list(got.warnings), list(got.selection.reasons)) == ("srt-llama-3-3-70b-instruct", [], [])
+        assert (got.selection.runtime.name, list(got.warnings), list(got.selection.reasons)) == (
+            "srt-llama-3-3-70b-instruct",
+            [],
+            [],
+        )
 
     def test_reference_guide_quoted_warning_for_a_format_mismatch(self) -> None:
         """reference-a-runtime-explicitly.md: the model records framework 4.46.0."""
         mdl = model("llama-3-2-1b-instruct", namespace=None, framework=("transformers", "4.46.0"), size=None)
-        got = select([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), mdl], isvc("llama-3-2-1b-instruct", name="llama-3-2-1b-instruct", runtime_name="srt-llama-3-2-1b-instruct"))
+        got = select(
+            [catalog(SRT_LLAMA_3_2_1B_INSTRUCT), mdl],
+            isvc("llama-3-2-1b-instruct", name="llama-3-2-1b-instruct", runtime_name="srt-llama-3-2-1b-instruct"),
+        )
         assert list(got.warnings) == [
             'runtime "srt-llama-3-2-1b-instruct" does not declare support for model "llama-3-2-1b-instruct" (runtime srt-llama-3-2-1b-instruct does not '
             "support model safetensors: model format 'mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.46.0' not in supported formats: "
@@ -81,13 +87,29 @@ class TestWebhookWarning:
 
     def test_a_runtime_that_declares_the_model_gives_no_warning_even_without_auto_select(self) -> None:
         mdl = model("llama-3-2-1b-instruct", namespace=None, size=None)
-        got = select([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), mdl], isvc("llama-3-2-1b-instruct", runtime_name="srt-llama-3-2-1b-instruct"))
-        assert (got.selection.runtime.name, list(got.warnings), got.selection.supported_model_format_index) == ("srt-llama-3-2-1b-instruct", [], 0)
+        got = select(
+            [catalog(SRT_LLAMA_3_2_1B_INSTRUCT), mdl],
+            isvc("llama-3-2-1b-instruct", runtime_name="srt-llama-3-2-1b-instruct"),
+        )
+        assert (got.selection.runtime.name, list(got.warnings), got.selection.supported_model_format_index) == (
+            "srt-llama-3-2-1b-instruct",
+            [],
+            0,
+        )
 
     def test_a_named_runtime_skips_auto_selection(self) -> None:
-        sources = [runtime("better", entry(priority=9), namespace="llama-demo"), runtime("chosen", entry(auto_select=False)), model()]
+        sources = [
+            runtime("better", entry(priority=9), namespace="llama-demo"),
+            runtime("chosen", entry(auto_select=False)),
+            model(),
+        ]
         got = select(sources, isvc(runtime_name="chosen"))
-        assert (got.selection.runtime.name, list(got.candidates), list(got.exclusions), list(got.warnings)) == ("chosen", [], [], [])
+        assert (got.selection.runtime.name, list(got.candidates), list(got.exclusions), list(got.warnings)) == (
+            "chosen",
+            [],
+            [],
+            [],
+        )
 
 
 class TestLookupBySpecRuntimeKind:
@@ -123,23 +145,35 @@ class TestLookupBySpecRuntimeKind:
     def test_not_found(self) -> None:
         with pytest.raises(RequestError) as caught:
             select([catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM], _named_qwen("srt-qwen2-5-7b-missing"))
-        assert (caught.value.code, caught.value.message) == ("NOT_FOUND", "runtime srt-qwen2-5-7b-missing not found in namespace demo or at cluster scope")
+        assert (caught.value.code, caught.value.message) == (
+            "NOT_FOUND",
+            "runtime srt-qwen2-5-7b-missing not found in namespace demo or at cluster scope",
+        )
 
     def test_quoted_not_found_text(self) -> None:
         with pytest.raises(RequestError) as caught:
             select([QWEN2_5_7B_CBM], _named_qwen("srt-qwen2-5-7b"))
-        assert (caught.value.code, caught.value.message) == ("NOT_FOUND", "runtime srt-qwen2-5-7b not found in namespace demo or at cluster scope")
+        assert (caught.value.code, caught.value.message) == (
+            "NOT_FOUND",
+            "runtime srt-qwen2-5-7b not found in namespace demo or at cluster scope",
+        )
 
     def test_quoted_not_found_text_for_kind_serving_runtime(self) -> None:
         """The cluster has the ClusterServingRuntime, but kind: ServingRuntime looks only in demo."""
         with pytest.raises(RequestError) as caught:
             select([catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM], _named_qwen("srt-qwen2-5-7b", kind="ServingRuntime"))
-        assert (caught.value.code, caught.value.message) == ("NOT_FOUND", "ServingRuntime srt-qwen2-5-7b not found in namespace demo")
+        assert (caught.value.code, caught.value.message) == (
+            "NOT_FOUND",
+            "ServingRuntime srt-qwen2-5-7b not found in namespace demo",
+        )
 
     def test_a_serving_runtime_of_another_namespace_is_not_found(self) -> None:
         with pytest.raises(RequestError) as caught:
             select([runtime("team-rt", namespace="team-a"), model()], isvc(runtime_name="team-rt"))
-        assert (caught.value.code, caught.value.message) == ("NOT_FOUND", "runtime team-rt not found in namespace llama-demo or at cluster scope")
+        assert (caught.value.code, caught.value.message) == (
+            "NOT_FOUND",
+            "runtime team-rt not found in namespace llama-demo or at cluster scope",
+        )
 
     def test_found_named_runtime_for_the_troubleshoot_patch(self) -> None:
         got = select([catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM], _named_qwen("srt-qwen2-5-7b"))
@@ -157,10 +191,17 @@ def _named_qwen(name: str, kind: str | None = None) -> dict:
 class TestDisabledNamedRuntime:
     def test_cluster_scoped(self) -> None:
         got = select([runtime("off", disabled=True), model()], isvc(runtime_name="off"))
-        assert (got.runtime_error, got.HasField("selection"), list(got.warnings)) == ("cluster-scoped runtime off is disabled", False, [])
+        assert (got.runtime_error, got.HasField("selection"), list(got.warnings)) == (
+            "cluster-scoped runtime off is disabled",
+            False,
+            [],
+        )
 
     def test_namespace_scoped(self) -> None:
-        got = select([runtime("off", disabled=True, namespace="llama-demo"), model()], isvc(runtime_name="off", runtime_kind="ServingRuntime"))
+        got = select(
+            [runtime("off", disabled=True, namespace="llama-demo"), model()],
+            isvc(runtime_name="off", runtime_kind="ServingRuntime"),
+        )
         assert (got.runtime_error, got.HasField("selection")) == ("namespace-scoped runtime off is disabled", False)
 
     def test_disabled_is_checked_even_without_a_model(self) -> None:
@@ -177,7 +218,11 @@ class TestDisabledNamedRuntime:
     def test_disabled_false_on_the_child_overrides_the_parent(self) -> None:
         sources = [runtime("profile", disabled=True), runtime("child", inherit_from="profile", disabled=False), model()]
         got = select(sources, isvc(runtime_name="child"))
-        assert (got.runtime_error, got.selection.runtime.name, list(got.selection.inheritance_chain)) == ("", "child", ["profile", "child"])
+        assert (got.runtime_error, got.selection.runtime.name, list(got.selection.inheritance_chain)) == (
+            "",
+            "child",
+            ["profile", "child"],
+        )
 
 
 class TestInheritedAcceleratorClasses:
@@ -186,8 +231,15 @@ class TestInheritedAcceleratorClasses:
 
     @staticmethod
     def _sources() -> list:
-        profile = runtime("hopper-profile", classes=[H100, "nvidia-h200"], disabled=True, spec={"supportedModelFormats": []})
-        child = runtime("llama-hopper", entry(framework=("transformers", "4.47.0.dev0")), inherit_from="hopper-profile", disabled=False)
+        profile = runtime(
+            "hopper-profile", classes=[H100, "nvidia-h200"], disabled=True, spec={"supportedModelFormats": []}
+        )
+        child = runtime(
+            "llama-hopper",
+            entry(framework=("transformers", "4.47.0.dev0")),
+            inherit_from="hopper-profile",
+            disabled=False,
+        )
         return [profile, child, LLAMA_3_3_70B_CBM]
 
     def test_auto_selection_ignores_inherited_classes(self) -> None:
@@ -219,7 +271,11 @@ class TestInheritedAcceleratorClasses:
         service = named_70b("srt-llama-3-3-70b-instruct")
         del service["spec"]["model"]
         got = select([catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], service)
-        assert (got.selection.runtime.name, list(got.warnings), got.HasField("model")) == ("srt-llama-3-3-70b-instruct", [], False)
+        assert (got.selection.runtime.name, list(got.warnings), got.HasField("model")) == (
+            "srt-llama-3-3-70b-instruct",
+            [],
+            False,
+        )
 
 
 class TestOtherNamedRuntimeWarnings:
@@ -231,8 +287,14 @@ class TestOtherNamedRuntimeWarnings:
         ]
 
     def test_a_broken_inheritance_chain_is_a_runtime_error(self) -> None:
-        got = select([runtime("sglang-llama-3-2-3b", inherit_from="sglang-profile"), model()], isvc(runtime_name="sglang-llama-3-2-3b"))
-        assert (got.runtime_error, got.HasField("selection")) == ('inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])', False)
+        got = select(
+            [runtime("sglang-llama-3-2-3b", inherit_from="sglang-profile"), model()],
+            isvc(runtime_name="sglang-llama-3-2-3b"),
+        )
+        assert (got.runtime_error, got.HasField("selection")) == (
+            'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])',
+            False,
+        )
 
 
 class TestModelIsCheckedBeforeTheNamedRuntime:

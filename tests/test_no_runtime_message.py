@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from helpers_docs import (
     LLAMA_3_2_3B_BASEMODEL,
     LLAMA_3_3_70B_CBM,
@@ -79,11 +78,17 @@ class TestTroubleshootPage:
         )
 
     def test_no_runtimes_at_all_ends_after_the_namespace(self) -> None:
-        assert message([model()], isvc()) == "no runtime found to support model safetensors with format safetensors in namespace llama-demo"
+        assert (
+            message([model()], isvc())
+            == "no runtime found to support model safetensors with format safetensors in namespace llama-demo"
+        )
 
     def test_runtimes_only_in_other_namespaces_count_as_none(self) -> None:
         sources = [runtime("elsewhere", namespace="other"), model()]
-        assert message(sources, isvc()) == "no runtime found to support model safetensors with format safetensors in namespace llama-demo"
+        assert (
+            message(sources, isvc())
+            == "no runtime found to support model safetensors with format safetensors in namespace llama-demo"
+        )
 
     def test_the_model_format_name_is_required(self) -> None:
         got = select([runtime("rt"), model(format=spec_of(""))], isvc())
@@ -127,7 +132,10 @@ class TestStep2Table:
             (1, "runtime is disabled"),
             (2, "runtime does not support the required accelerator class"),
             (3, "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative"),
-            (4, f"model format '{LABEL}' not in supported formats: architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"),
+            (
+                4,
+                f"model format '{LABEL}' not in supported formats: architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)",
+            ),
             (5, "model size 3.21B is outside supported range [500M, 2B]"),
         ],
         ids=["disabled", "accelerator-class", "deployment-mode", "model-format", "model-size"],
@@ -139,7 +147,8 @@ class TestStep2Table:
         rt = runtime("rt", decoder_mode="RawDeployment")
         service = isvc(deployment_mode="OMENative", decoder={"minReplicas": 1})
         assert message([rt, model()], service) == (
-            self.PREFIX + "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative)"
+            self.PREFIX
+            + "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode OMENative)"
         )
 
 
@@ -172,7 +181,10 @@ class TestFactsForms:
         )
 
     def test_a_score_of_zero_or_less_is_counted_not_listed(self) -> None:
-        negative = entry(format=spec_of("safetensors", "1.0.0", weight=-1), framework=spec_of("transformers", "4.45.0.dev0", weight=-1))
+        negative = entry(
+            format=spec_of("safetensors", "1.0.0", weight=-1),
+            framework=spec_of("transformers", "4.45.0.dev0", weight=-1),
+        )
         sources = [runtime("negative", negative, namespace=NS), model()]
         assert message(sources, isvc()) == (
             "no runtime found to support model safetensors with format safetensors in namespace llama-demo. Checked 1 runtimes "
@@ -197,7 +209,10 @@ class TestFactsForms:
 
     def test_the_model_is_named_by_its_format(self) -> None:
         gguf = model("my-gguf-model", format=("gguf", "1.0.0"))
-        assert message([gguf], isvc("my-gguf-model")) == "no runtime found to support model gguf with format gguf in namespace llama-demo"
+        assert (
+            message([gguf], isvc("my-gguf-model"))
+            == "no runtime found to support model gguf with format gguf in namespace llama-demo"
+        )
 
     def test_same_named_runtimes_are_both_listed(self) -> None:
         """Deliberate deviation: the exclusion list is keyed by kind + namespace + name (OME keys

@@ -1,6 +1,7 @@
 """The README's caller sections run as written: "Calling from Python", "Debugging with grpcurl"
 and the example program of "Calling from Go", against a real server on 127.0.0.1 serving the
 embedded example catalog (the address in the README is replaced by the test server's)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -12,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
@@ -45,11 +45,20 @@ def test_grpcurl_section_runs_as_written(running_server) -> None:  # type: ignor
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     result = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block.replace(README_ADDRESS, server.address)],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    for service in ("ome.selector.v1.SelectionService", "ome.selector.v1.CacheService", "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"):
+    for service in (
+        "ome.selector.v1.SelectionService",
+        "ome.selector.v1.CacheService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ):
         assert f"\n{service}\n" in f"\n{out}"
     assert '"status": "SERVING"' in out
     assert '"name": "llama-3-3-70b-hopper"' in out
@@ -70,7 +79,11 @@ def test_go_example_commands_print_the_documented_lines(running_server) -> None:
     [expected] = _blocks("Calling from Go", "text")
     line = next(c for c in commands.splitlines() if "-class nvidia-h100" in c)
     result = subprocess.run(
-        ["bash", "-c", line.replace(README_ADDRESS, server.address)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+        ["bash", "-c", line.replace(README_ADDRESS, server.address)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     for want in expected.strip().splitlines():

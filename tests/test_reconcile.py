@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from helpers_docs import (
     INHERITANCE_ISVC,
     LLAMA_3_2_1B_CBM,
@@ -54,7 +53,9 @@ MODE = "ome.io/deploymentMode"
 
 def reconcile(sources: list[Any], service: Any, has_condition: bool = False) -> pb.ReconcileInferenceServiceResponse:
     store = load(*sources)
-    request = pb.ReconcileInferenceServiceRequest(inference_service=inference_service(service), has_runtime_ready_condition=has_condition)
+    request = pb.ReconcileInferenceServiceRequest(
+        inference_service=inference_service(service), has_runtime_ready_condition=has_condition
+    )
     return api.reconcile_inference_service(store.snapshot, request)
 
 
@@ -83,14 +84,24 @@ NVIDIA_H100 = accelerator_class(
     "nvidia-h100",
     vendor="nvidia",
     family="hopper",
-    capabilities={"memoryGB": "80Gi", "computeCapability": "9.0", "memoryBandwidthGBps": "3350", "performance": {"fp16Tflops": 989}},
+    capabilities={
+        "memoryGB": "80Gi",
+        "computeCapability": "9.0",
+        "memoryBandwidthGBps": "3350",
+        "performance": {"fp16Tflops": 989},
+    },
     cost={"perHour": "10"},
 )
 NVIDIA_H200 = accelerator_class(
     "nvidia-h200",
     vendor="nvidia",
     family="hopper",
-    capabilities={"memoryGB": "141Gi", "computeCapability": "9.0", "memoryBandwidthGBps": "4800", "performance": {"fp16Tflops": 989}},
+    capabilities={
+        "memoryGB": "141Gi",
+        "computeCapability": "9.0",
+        "memoryBandwidthGBps": "4800",
+        "performance": {"fp16Tflops": 989},
+    },
     cost={"perHour": "12"},
 )
 
@@ -158,7 +169,13 @@ class TestRuntimeNotFound:
         )
         got = reconcile([LLAMA_3_3_70B_HOPPER, LLAMA_3_3_70B_CBM], service)
         assert (condition(got), events(got)) == (
-            {"message": message, "reason": "RuntimeNotFound", "severity": "Info", "status": "False", "type": "RuntimeReady"},
+            {
+                "message": message,
+                "reason": "RuntimeNotFound",
+                "severity": "Info",
+                "status": "False",
+                "type": "RuntimeReady",
+            },
             [("Warning", "RuntimeNotFound", message)],
         )
 
@@ -168,7 +185,9 @@ class TestRuntimeNotFound:
             "(0 namespace-scoped, 2 cluster-scoped). Excluded runtimes: srt-llama-3-3-70b-instruct-multinode (runtime engine "
             "deployment mode MultiNode does not match requested engine deployment mode OMENative)"
         )
-        got = reconcile([SRT_LLAMA_3_3_70B_MULTINODE, catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], LLAMA_3_70B_ISVC)
+        got = reconcile(
+            [SRT_LLAMA_3_3_70B_MULTINODE, catalog(SRT_LLAMA_3_3_70B_INSTRUCT), LLAMA_3_3_70B_CBM], LLAMA_3_70B_ISVC
+        )
         assert (condition(got)["reason"], condition(got)["message"], events(got)) == (  # type: ignore[index]
             "RuntimeNotFound",
             message,
@@ -179,7 +198,13 @@ class TestRuntimeNotFound:
         """reference-a-runtime-explicitly.md, "The runtime was deleted or disabled"."""
         message = "runtime srt-llama-3-2-1b-instruct not found in namespace llama-demo or at cluster scope"
         got = reconcile([LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, has_condition=True)
-        assert condition(got) == {"message": message, "reason": "RuntimeNotFound", "severity": "Info", "status": "False", "type": "RuntimeReady"}
+        assert condition(got) == {
+            "message": message,
+            "reason": "RuntimeNotFound",
+            "severity": "Info",
+            "status": "False",
+            "type": "RuntimeReady",
+        }
         assert events(got) == [("Warning", "RuntimeNotFound", message)]
         assert (got.requeue, got.workload_untouched, got.HasField("selection")) == (False, True, False)
 
@@ -187,12 +212,16 @@ class TestRuntimeNotFound:
         """troubleshoot-runtime-selection.md, "The runtime you named isn't found"."""
         got = reconcile([QWEN2_5_7B_CBM], named(QWEN2_5_7B_ISVC, "srt-qwen2-5-7b"))
         assert condition(got)["message"] == "runtime srt-qwen2-5-7b not found in namespace demo or at cluster scope"  # type: ignore[index]
-        assert events(got) == [("Warning", "RuntimeNotFound", "runtime srt-qwen2-5-7b not found in namespace demo or at cluster scope")]
+        assert events(got) == [
+            ("Warning", "RuntimeNotFound", "runtime srt-qwen2-5-7b not found in namespace demo or at cluster scope")
+        ]
 
     def test_named_serving_runtime_not_found(self) -> None:
         """... or `ServingRuntime srt-qwen2-5-7b not found in namespace demo` with kind ServingRuntime
         (a ClusterServingRuntime of the name does not count)."""
-        got = reconcile([catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM], named(QWEN2_5_7B_ISVC, "srt-qwen2-5-7b", kind="ServingRuntime"))
+        got = reconcile(
+            [catalog(SRT_QWEN2_5_7B), QWEN2_5_7B_CBM], named(QWEN2_5_7B_ISVC, "srt-qwen2-5-7b", kind="ServingRuntime")
+        )
         assert condition(got) == {
             "message": "ServingRuntime srt-qwen2-5-7b not found in namespace demo",
             "reason": "RuntimeNotFound",
@@ -200,19 +229,27 @@ class TestRuntimeNotFound:
             "status": "False",
             "type": "RuntimeReady",
         }
-        assert events(got) == [("Warning", "RuntimeNotFound", "ServingRuntime srt-qwen2-5-7b not found in namespace demo")]
+        assert events(got) == [
+            ("Warning", "RuntimeNotFound", "ServingRuntime srt-qwen2-5-7b not found in namespace demo")
+        ]
 
     def test_named_runtime_missing_without_model(self) -> None:
         """serving-runtimes.md: without a base model, a missing runtime reports RuntimeNotFound."""
         got = reconcile([], isvc(None, runtime_name="srt-llama-3-2-1b-instruct"))
-        assert condition(got)["message"] == "runtime srt-llama-3-2-1b-instruct not found in namespace llama-demo or at cluster scope"  # type: ignore[index]
+        assert (
+            condition(got)["message"]
+            == "runtime srt-llama-3-2-1b-instruct not found in namespace llama-demo or at cluster scope"
+        )  # type: ignore[index]
         assert [e.reason for e in got.events] == ["RuntimeNotFound"]
-
 
     def test_pinned_to_a_deleted_runtime_is_not_runtime_not_found(self) -> None:
         """reference-a-runtime-explicitly.md: with autoSync: false the InferenceService keeps serving
         from its pinned snapshot instead (RuntimeDrifted, which the service does not model)."""
-        got = reconcile([LLAMA_3_2_1B_CBM], named(LLAMA_3_2_1B_ISVC, "srt-llama-3-2-1b-instruct", autoSync=False), has_condition=False)
+        got = reconcile(
+            [LLAMA_3_2_1B_CBM],
+            named(LLAMA_3_2_1B_ISVC, "srt-llama-3-2-1b-instruct", autoSync=False),
+            has_condition=False,
+        )
         assert (events(got), condition(got)) == ([], None)
 
 
@@ -235,7 +272,12 @@ class TestRuntimeResolved:
         got = reconcile(self.fixed_qwen(), QWEN2_5_7B_ISVC, has_condition=True)
         assert condition(got) == self.STEP_5
         assert got.runtime_ready.message == ""
-        assert (got.selection.runtime.name, list(got.events), got.requeue, got.workload_untouched) == ("srt-qwen2-5-7b", [], False, False)
+        assert (got.selection.runtime.name, list(got.events), got.requeue, got.workload_untouched) == (
+            "srt-qwen2-5-7b",
+            [],
+            False,
+            False,
+        )
 
     def test_no_condition_when_it_never_failed(self) -> None:
         got = reconcile(self.fixed_qwen(), QWEN2_5_7B_ISVC, has_condition=False)
@@ -252,9 +294,11 @@ class TestRuntimeResolved:
         assert condition(got) is None
 
     def test_named_elsewhere_after_the_runtime_went_missing(self) -> None:
-        """"point spec.runtime.name at one that exists"."""
+        """ "point spec.runtime.name at one that exists"."""
         moved = named(LLAMA_3_2_1B_ISVC, "team-llama")
-        got = reconcile([runtime("team-llama", namespace="llama-demo", size=None), LLAMA_3_2_1B_CBM], moved, has_condition=True)
+        got = reconcile(
+            [runtime("team-llama", namespace="llama-demo", size=None), LLAMA_3_2_1B_CBM], moved, has_condition=True
+        )
         assert condition(got) == self.STEP_5
 
 
@@ -306,7 +350,11 @@ class TestCompatibilityAdvisory:
             )
         ]
         (engine,) = got.components
-        assert (engine.accelerator_class, engine.accelerator_source, engine.accelerator_error) == ("", pb.ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE, "")
+        assert (engine.accelerator_class, engine.accelerator_source, engine.accelerator_error) == (
+            "",
+            pb.ACCELERATOR_SOURCE_NONE_RUNTIME_LISTS_NONE,
+            "",
+        )
 
     def test_format_event_with_the_same_details_as_the_warning(self) -> None:
         """reference-a-runtime-explicitly.md: OME also records a RuntimeCompatibilityAdvisory event
@@ -366,7 +414,11 @@ class TestNamedRuntimeCannotBeUsed:
         disabled["spec"]["disabled"] = True
         got = reconcile([disabled], isvc(None, runtime_name="srt-llama-3-2-1b-instruct"))
         assert events(got) == [
-            ("Warning", "RuntimeValidationError", "Runtime srt-llama-3-2-1b-instruct failed validation: cluster-scoped runtime srt-llama-3-2-1b-instruct is disabled")
+            (
+                "Warning",
+                "RuntimeValidationError",
+                "Runtime srt-llama-3-2-1b-instruct failed validation: cluster-scoped runtime srt-llama-3-2-1b-instruct is disabled",
+            )
         ]
         assert (got.requeue, got.workload_untouched) == (True, True)
 
@@ -452,7 +504,9 @@ class TestModelErrors:
     def test_missing_model(self) -> None:
         """facts 6.2 / 6.7: ModelReconcileError."""
         got = reconcile([catalog(SRT_QWEN2_5_7B)], QWEN2_5_7B_ISVC)
-        assert events(got) == [("Warning", "ModelReconcileError", "No BaseModel or ClusterBaseModel with the name: qwen2-5-7b")]
+        assert events(got) == [
+            ("Warning", "ModelReconcileError", "No BaseModel or ClusterBaseModel with the name: qwen2-5-7b")
+        ]
         assert condition(got) is None
 
     def test_disabled_model(self) -> None:
@@ -503,7 +557,11 @@ class TestAcceleratorClassError:
         pd["spec"]["acceleratorRequirements"]["acceleratorClasses"].append("nvidia-l40s")
         got = reconcile([pd, NVIDIA_H100, NVIDIA_H200, LLAMA_3_3_70B_CBM], service)
         assert [e for e in events(got) if e[1] == "AcceleratorClassError"] == [
-            ("Warning", "AcceleratorClassError", "Failed to get accelerator class for decoder: accelerator class nvidia-l40s not found at cluster scope")
+            (
+                "Warning",
+                "AcceleratorClassError",
+                "Failed to get accelerator class for decoder: accelerator class nvidia-l40s not found at cluster scope",
+            )
         ]
         assert got.workload_untouched
 
@@ -534,7 +592,11 @@ class TestAcceleratorClassError:
         got = reconcile([self.patched_70b(), NVIDIA_H200, LLAMA_3_3_70B_CBM], service)
         assert events(got) == []
         (engine,) = got.components
-        assert (engine.accelerator_class, engine.accelerator_source, engine.accelerator_policy) == ("nvidia-h200", pb.ACCELERATOR_SOURCE_POLICY, "FirstAvailable")
+        assert (engine.accelerator_class, engine.accelerator_source, engine.accelerator_policy) == (
+            "nvidia-h200",
+            pb.ACCELERATOR_SOURCE_POLICY,
+            "FirstAvailable",
+        )
         got = reconcile([self.patched_70b(), LLAMA_3_3_70B_CBM], service)
         assert (events(got), got.workload_untouched) == ([], False)
         (engine,) = got.components
@@ -567,7 +629,7 @@ class TestAcceleratorClassError:
         assert any("invalid memory address or nil pointer dereference" in line for line in got.logs)
 
     def test_bestfit_without_constraints_with_one_class_works(self) -> None:
-        """"If you leave them out and two or more classes qualify" -- one class is fine."""
+        """ "If you leave them out and two or more classes qualify" -- one class is fine."""
         service = named(LLAMA_3_3_70B_ISVC, "srt-llama-3-3-70b-instruct")
         service["spec"]["acceleratorSelector"] = {"policy": "BestFit"}
         got = reconcile([self.patched_70b(), NVIDIA_H200, LLAMA_3_3_70B_CBM], service)
@@ -642,7 +704,11 @@ class TestModeFailures:
         )
         got = reconcile([rt, NVIDIA_H100, model(namespace=None)], service)
         assert events(got) == [
-            ("Warning", "AcceleratorClassError", "Failed to get accelerator class for decoder: accelerator class nvidia-l40s not found at cluster scope")
+            (
+                "Warning",
+                "AcceleratorClassError",
+                "Failed to get accelerator class for decoder: accelerator class nvidia-l40s not found at cluster scope",
+            )
         ]
         assert list(got.logs) == []
 
@@ -664,10 +730,14 @@ class TestReadyIsNeverTouched:
             pytest.param(QWEN_SOURCES, QWEN2_5_7B_ISVC, False, id="not-found"),
             pytest.param(QWEN_SOURCES, QWEN2_5_7B_ISVC, True, id="not-found-again"),
             pytest.param([LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, True, id="named-missing"),
-            pytest.param([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, True, id="resolved"),
+            pytest.param(
+                [catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, True, id="resolved"
+            ),
         ],
     )
-    def test_only_the_runtime_ready_condition_is_set(self, sources: list[Any], service: Any, has_condition: bool) -> None:
+    def test_only_the_runtime_ready_condition_is_set(
+        self, sources: list[Any], service: Any, has_condition: bool
+    ) -> None:
         got = reconcile(sources, service, has_condition)
         assert (got.runtime_ready.type, got.runtime_ready.severity) == ("RuntimeReady", "Info")
 
@@ -678,7 +748,9 @@ class TestAfterTheRuntimeIsResolved:
     def test_an_inference_service_without_engine_gets_deployment_mode_error(self) -> None:
         """ome-selection-facts.md 6.1/6.7/8.4: no engine -> Warning DeploymentModeError
         `engine component is required`; nothing is created."""
-        service = isvc(model_name="llama-3-2-3b-instruct", spec={"model": {"name": "llama-3-2-3b-instruct", "kind": "BaseModel"}})
+        service = isvc(
+            model_name="llama-3-2-3b-instruct", spec={"model": {"name": "llama-3-2-3b-instruct", "kind": "BaseModel"}}
+        )
         del service["spec"]["engine"]
         service["spec"]["router"] = {"minReplicas": 1}
         got = reconcile([runtime("rt"), model()], service)
@@ -690,8 +762,15 @@ class TestAfterTheRuntimeIsResolved:
         update its serving workload" (the log text from ome-selection-facts.md 8.11)."""
         got = reconcile([runtime("rt"), model()], isvc())  # a BaseModel, but kind defaults to ClusterBaseModel
         assert got.selection.runtime.name == "rt"
-        assert (events(got), list(got.logs), got.requeue, got.workload_untouched) == ([], ["Failed to get referenced ClusterBaseModel"], True, True)
-        right = reconcile([runtime("rt"), model()], isvc(spec={"model": {"name": "llama-3-2-3b-instruct", "kind": "BaseModel"}}))
+        assert (events(got), list(got.logs), got.requeue, got.workload_untouched) == (
+            [],
+            ["Failed to get referenced ClusterBaseModel"],
+            True,
+            True,
+        )
+        right = reconcile(
+            [runtime("rt"), model()], isvc(spec={"model": {"name": "llama-3-2-3b-instruct", "kind": "BaseModel"}})
+        )
         assert (list(right.logs), right.requeue) == ([], False)
 
     def test_a_pinned_inference_service_still_needs_its_class(self) -> None:
@@ -700,14 +779,25 @@ class TestAfterTheRuntimeIsResolved:
         service = isvc(model_name=None, runtime_name="rt", accelerator_class="nvidia-missing")
         service["spec"]["runtime"]["autoSync"] = False
         got = reconcile([runtime("rt", classes=["nvidia-missing"])], service)
-        assert events(got) == [("Warning", "AcceleratorClassError", "Failed to get accelerator class for engine: accelerator class nvidia-missing not found at cluster scope")]
+        assert events(got) == [
+            (
+                "Warning",
+                "AcceleratorClassError",
+                "Failed to get accelerator class for engine: accelerator class nvidia-missing not found at cluster scope",
+            )
+        ]
         assert (got.requeue, got.workload_untouched) == (True, True)
 
     def test_an_empty_inherited_annotation_does_not_remove_the_parents(self) -> None:
         """runtime-inheritance.md, "What merges": setting a field to "" counts as leaving it unset."""
         parent = runtime("profile", disabled=True, engine_mode="OMENative")
-        child = runtime("child", inherit_from="profile", disabled=False, spec={"engineConfig": {"annotations": {MODE: ""}}})
+        child = runtime(
+            "child", inherit_from="profile", disabled=False, spec={"engineConfig": {"annotations": {MODE: ""}}}
+        )
         service = isvc(model_name=None, runtime_name="child")
         got = reconcile([parent, child], service)
         engine = [c for c in got.components if c.component == pb.COMPONENT_ENGINE][0]
-        assert (engine.deployment_mode, pb.ModeSource.Name(engine.mode_source)) == ("OMENative", "MODE_SOURCE_COMPONENT_ANNOTATION")
+        assert (engine.deployment_mode, pb.ModeSource.Name(engine.mode_source)) == (
+            "OMENative",
+            "MODE_SOURCE_COMPONENT_ANNOTATION",
+        )

@@ -1,6 +1,7 @@
 """Issue 10, items 1, 3 and 4 for the offline CLI: --strict, -o table|wide|json|yaml|name on every
 query command, -f answering every InferenceService, errors in camelCase, the explain usage error,
 files that are not regular. Each test failed before the change."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import EXAMPLES
 from helpers_docs import SEED_A_A100_FILE, SEED_A_FILE
 from ome_selector import cli
@@ -25,17 +25,27 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-@pytest.mark.parametrize("argv, code, out", [
-    (["select", "-f", SEED_A_FILE], 0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n"),
-    (["select", "-f", SEED_A_A100_FILE], 1, ""),
-    (["explain", "--model", "llama-3-2-3b-instruct", "-n", "llama-demo"], 0,
-     "servingruntime.ome.io/team-llama\nclusterservingruntime.ome.io/vllm-llama\n"
-     "clusterservingruntime.ome.io/srt-llama-small\nclusterservingruntime.ome.io/srt-llama-large\n"),
-    (["effective", "-f", SEED_A_FILE], 0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n"),
-    (["admit", "-f", SEED_A_FILE], 0, "inferenceservice.ome.io/llama-3-3-70b\n"),
-    (["reconcile", "-f", SEED_A_FILE], 0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n"),
-    (["validate-runtime", "-f", HOPPER, "--manifests", *CATALOG], 0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n"),
-])
+@pytest.mark.parametrize(
+    "argv, code, out",
+    [
+        (["select", "-f", SEED_A_FILE], 0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n"),
+        (["select", "-f", SEED_A_A100_FILE], 1, ""),
+        (
+            ["explain", "--model", "llama-3-2-3b-instruct", "-n", "llama-demo"],
+            0,
+            "servingruntime.ome.io/team-llama\nclusterservingruntime.ome.io/vllm-llama\n"
+            "clusterservingruntime.ome.io/srt-llama-small\nclusterservingruntime.ome.io/srt-llama-large\n",
+        ),
+        (["effective", "-f", SEED_A_FILE], 0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n"),
+        (["admit", "-f", SEED_A_FILE], 0, "inferenceservice.ome.io/llama-3-3-70b\n"),
+        (["reconcile", "-f", SEED_A_FILE], 0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n"),
+        (
+            ["validate-runtime", "-f", HOPPER, "--manifests", *CATALOG],
+            0,
+            "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n",
+        ),
+    ],
+)
 def test_output_name(capsys: pytest.CaptureFixture[str], argv: list[str], code: int, out: str) -> None:
     assert run(capsys, *argv, "-o", "name")[:2] == (code, out)
 
@@ -64,7 +74,10 @@ def test_every_inference_service_of_the_file_is_answered(capsys: pytest.CaptureF
     assert (code, out) == (1, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n")  # the worst status: 1
     code, out, _ = run(capsys, "select", "-f", str(both))
     first, second = out.split("\n\n# ")
-    assert first.splitlines()[:2] == ["# inferenceservice.ome.io/llama-demo/llama-3-3-70b", "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper"]
+    assert first.splitlines()[:2] == [
+        "# inferenceservice.ome.io/llama-demo/llama-3-3-70b",
+        "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper",
+    ]
     assert second.splitlines()[0] == "inferenceservice.ome.io/llama-demo/llama-3-3-70b-a100"
     code, out, _ = run(capsys, "admit", "-f", str(both), "-o", "json")
     assert (code, [a.get("allowed", False) for a in json.loads(out)]) == (1, [True, False])
@@ -79,7 +92,9 @@ def test_explain_usage_error_names_flags_that_exist(capsys: pytest.CaptureFixtur
 
 def test_strict_makes_a_rejected_object_fatal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(Path(HOPPER).read_text().replace("name: llama-3-3-70b-hopper", "name: Hopper", 1) + "---\n" + "kind: [x]\n")
+    bad.write_text(
+        Path(HOPPER).read_text().replace("name: llama-3-3-70b-hopper", "name: Hopper", 1) + "---\n" + "kind: [x]\n"
+    )
     args = ["select", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(bad)]
     code, out, err = run(capsys, *args, "--strict")
     assert (code, out) == (2, "")
@@ -87,7 +102,10 @@ def test_strict_makes_a_rejected_object_fatal(capsys: pytest.CaptureFixture[str]
     assert err.splitlines()[2] == f'  {bad}: document 1: kind: Invalid value: "[x]": must be of type string'
     code, out, err = run(capsys, *args, "-o", "name")
     assert (code, out) == (0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n")
-    assert err.splitlines()[-1] == "warning: 2 objects rejected, 2 problems; answering from the rest (--strict makes this fatal)"
+    assert (
+        err.splitlines()[-1]
+        == "warning: 2 objects rejected, 2 problems; answering from the rest (--strict makes this fatal)"
+    )
 
 
 def test_errors_use_the_manifests_field_paths(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -95,13 +113,18 @@ def test_errors_use_the_manifests_field_paths(capsys: pytest.CaptureFixture[str]
     isvc.write_text(Path(SEED_A_FILE).read_text().replace("minReplicas: 1", "minReplicas: one"))
     code, out, err = run(capsys, "select", "-f", str(isvc))
     assert (code, out) == (2, "")
-    assert err == f'error: {isvc}: document 0: invalid InferenceService llama-3-3-70b: spec.engine.minReplicas: Invalid value: "one": must be of type integer\n'
+    assert (
+        err
+        == f'error: {isvc}: document 0: invalid InferenceService llama-3-3-70b: spec.engine.minReplicas: Invalid value: "one": must be of type integer\n'
+    )
     long_ns = tmp_path / "ns.yaml"
     long_ns.write_text(Path(SEED_A_FILE).read_text().replace("namespace: llama-demo", "namespace: " + "a" * 20000))
     code, out, err = run(capsys, "admit", "-f", str(long_ns))
     assert (code, out) == (2, "")
-    assert err == (f'error: INVALID_ARGUMENT: invalid request: inferenceService.metadata.namespace: Invalid value: "{"a" * 64}…" '
-                   "(20000 characters): must be no more than 63 characters\n")
+    assert err == (
+        f'error: INVALID_ARGUMENT: invalid request: inferenceService.metadata.namespace: Invalid value: "{"a" * 64}…" '
+        "(20000 characters): must be no more than 63 characters\n"
+    )
 
 
 def test_a_fifo_as_file_or_manifest_does_not_hang(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

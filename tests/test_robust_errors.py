@@ -1,5 +1,6 @@
 """Issue 10, items 1-3 and 5: versions never raise, bounded Kubernetes-style errors, camelCase field
 paths from the proto descriptors, undecodable request bytes. Each test failed before the change."""
+
 from __future__ import annotations
 
 import logging
@@ -8,7 +9,6 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
-
 from helpers_docs import SEED_A_FILE
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
@@ -28,11 +28,15 @@ HUGE = "1" * 5000  # over Python's 4,300-digit int-conversion limit
 def _runtime(version: str) -> cache_pb2.CacheObject:
     doc = {
         "metadata": {"name": "rt"},
-        "spec": {"supportedModelFormats": [{
-            "modelFormat": {"name": "safetensors", "version": version},
-            "modelFramework": {"name": "transformers"},
-            "autoSelect": True,
-        }]},
+        "spec": {
+            "supportedModelFormats": [
+                {
+                    "modelFormat": {"name": "safetensors", "version": version},
+                    "modelFramework": {"name": "transformers"},
+                    "autoSelect": True,
+                }
+            ]
+        },
     }
     return cache_pb2.CacheObject(cluster_serving_runtime=json_format.ParseDict(doc, types_pb2.ClusterServingRuntime()))
 
@@ -64,18 +68,25 @@ def test_a_huge_version_is_a_violation_and_the_cache_is_unchanged(write: str) ->
     before = store.snapshot
     with pytest.raises(RequestError) as caught:
         getattr(store, write)("v2", [_runtime(HUGE)])
-    assert caught.value.violations == [FieldViolation(
-        "objects[0].cluster_serving_runtime.spec.supported_model_formats[0].model_format.version",
-        f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters',
-    )]
+    assert caught.value.violations == [
+        FieldViolation(
+            "objects[0].cluster_serving_runtime.spec.supported_model_formats[0].model_format.version",
+            f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters',
+        )
+    ]
     assert store.snapshot is before
-    assert fieldpaths.present(caught.value)[1][0].field == "objects[0].clusterServingRuntime.spec.supportedModelFormats[0].modelFormat.version"
+    assert (
+        fieldpaths.present(caught.value)[1][0].field
+        == "objects[0].clusterServingRuntime.spec.supportedModelFormats[0].modelFormat.version"
+    )
 
 
 def test_a_huge_version_in_an_inline_model_spec_or_a_validated_runtime_is_invalid_argument() -> None:
     snapshot = synced_store().snapshot
-    spec = types_pb2.BaseModelSpec(model_format=types_pb2.ModelFormat(name="safetensors", version=HUGE),
-                                   model_framework=types_pb2.ModelFrameworkSpec(name="transformers", version=HUGE))
+    spec = types_pb2.BaseModelSpec(
+        model_format=types_pb2.ModelFormat(name="safetensors", version=HUGE),
+        model_framework=types_pb2.ModelFrameworkSpec(name="transformers", version=HUGE),
+    )
     isvc = types_pb2.InferenceService()
     isvc.CopyFrom(SEED_A)
     with pytest.raises(RequestError) as inline:  # bounded like the cached models (bounds.MAX_VERSION_LENGTH)
@@ -87,11 +98,15 @@ def test_a_huge_version_in_an_inline_model_spec_or_a_validated_runtime_is_invali
     ]
     runtime = _runtime(HUGE).cluster_serving_runtime
     with pytest.raises(RequestError) as caught:  # the webhook checks it against the cache with it
-        api.validate_serving_runtime(snapshot, selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime))
-    assert fieldpaths.present(caught.value)[1] == [FieldViolation(
-        "clusterServingRuntime.spec.supportedModelFormats[0].modelFormat.version",
-        f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters',
-    )]
+        api.validate_serving_runtime(
+            snapshot, selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime)
+        )
+    assert fieldpaths.present(caught.value)[1] == [
+        FieldViolation(
+            "clusterServingRuntime.spec.supportedModelFormats[0].modelFormat.version",
+            f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters',
+        )
+    ]
 
 
 # --- texts and bounds --------------------------------------------------------------------------
@@ -100,20 +115,42 @@ def test_a_huge_version_in_an_inline_model_spec_or_a_validated_runtime_is_invali
 def test_texts_are_the_api_servers() -> None:
     assert errors.quote("a" * 20000) == f'"{"a" * 64}…" (20000 characters)'
     assert errors.quote('x"\n\x1by') == '"x\\"\\n\\x1by"'
-    assert errors.too_long_value("a" * 20000, 63) == f'Invalid value: "{"a" * 64}…" (20000 characters): must be no more than 63 characters'
-    assert errors.unsupported("MultiNode", ("OMENative", "RawDeployment")) == 'Unsupported value: "MultiNode": supported values: "OMENative", "RawDeployment"'
-    assert errors.invalid_value(0, "must be greater than or equal to 1") == "Invalid value: 0: must be greater than or equal to 1"
+    assert (
+        errors.too_long_value("a" * 20000, 63)
+        == f'Invalid value: "{"a" * 64}…" (20000 characters): must be no more than 63 characters'
+    )
+    assert (
+        errors.unsupported("MultiNode", ("OMENative", "RawDeployment"))
+        == 'Unsupported value: "MultiNode": supported values: "OMENative", "RawDeployment"'
+    )
+    assert (
+        errors.invalid_value(0, "must be greater than or equal to 1")
+        == "Invalid value: 0: must be greater than or equal to 1"
+    )
     assert errors.bound("é" * 600, 24) == "éé… (600 characters)"
     assert errors.bound("é" * 600, 1200) == "é" * 600
 
 
-@pytest.mark.parametrize("value, path, what, expected", [
-    ("", "metadata.name", "name", "Required value"),
-    ("a" * 254, "metadata.name", "name", f'Invalid value: "{"a" * 64}…" (254 characters): must be no more than 253 characters'),
-    ("a" * 64, "metadata.namespace", "namespace", f'Invalid value: "{"a" * 64}": must be no more than 63 characters'),
-    ("Bad.ns", "metadata.namespace", "namespace", 'Invalid value: "Bad.ns": ' + bounds.LABEL_RULE),
-    ("a\nb", "metadata.name", "name", 'Invalid value: "a\\nb": ' + bounds.SUBDOMAIN_RULE),
-])
+@pytest.mark.parametrize(
+    "value, path, what, expected",
+    [
+        ("", "metadata.name", "name", "Required value"),
+        (
+            "a" * 254,
+            "metadata.name",
+            "name",
+            f'Invalid value: "{"a" * 64}…" (254 characters): must be no more than 253 characters',
+        ),
+        (
+            "a" * 64,
+            "metadata.namespace",
+            "namespace",
+            f'Invalid value: "{"a" * 64}": must be no more than 63 characters',
+        ),
+        ("Bad.ns", "metadata.namespace", "namespace", 'Invalid value: "Bad.ns": ' + bounds.LABEL_RULE),
+        ("a\nb", "metadata.name", "name", 'Invalid value: "a\\nb": ' + bounds.SUBDOMAIN_RULE),
+    ],
+)
 def test_names_and_namespaces(value: str, path: str, what: str, expected: str) -> None:
     from ome_selector.ingest import validate_name
 
@@ -130,10 +167,21 @@ def test_labels_annotations_and_lists_are_bounded() -> None:
     with pytest.raises(RequestError) as caught:
         store.apply_snapshot("v1", [cache_pb2.CacheObject(cluster_serving_runtime=runtime)])
     assert fieldpaths.present(caught.value)[1] == [
-        FieldViolation("objects[0].clusterServingRuntime.metadata.labels", f'Invalid value: "{"x" * 64}": must be no more than 63 characters'),
-        FieldViolation("objects[0].clusterServingRuntime.metadata.labels", 'Invalid value: "bad key!": ' + bounds.QUALIFIED_NAME_RULE),
-        FieldViolation("objects[0].clusterServingRuntime.metadata.annotations", "Too long: may not be more than 262144 bytes"),
-        FieldViolation("objects[0].clusterServingRuntime.spec.acceleratorRequirements.acceleratorClasses", "Too many: 1025: must have at most 1024 items"),
+        FieldViolation(
+            "objects[0].clusterServingRuntime.metadata.labels",
+            f'Invalid value: "{"x" * 64}": must be no more than 63 characters',
+        ),
+        FieldViolation(
+            "objects[0].clusterServingRuntime.metadata.labels",
+            'Invalid value: "bad key!": ' + bounds.QUALIFIED_NAME_RULE,
+        ),
+        FieldViolation(
+            "objects[0].clusterServingRuntime.metadata.annotations", "Too long: may not be more than 262144 bytes"
+        ),
+        FieldViolation(
+            "objects[0].clusterServingRuntime.spec.acceleratorRequirements.acceleratorClasses",
+            "Too many: 1025: must have at most 1024 items",
+        ),
     ]
     assert store.snapshot.generation == 0
 
@@ -156,7 +204,10 @@ def test_rich_status_is_bounded_however_many_and_long_the_violations() -> None:
     assert len(status.message.encode()) <= fieldpaths.MAX_MESSAGE_BYTES
     got = _bad_request(status)
     assert got[0] == ("objects[0].servingRuntime.metadata.namespace", "é" * 501 + "… (5000 characters)")
-    assert got[-1] == (f"objects[{len(got) - 1}].servingRuntime.metadata.namespace", f"… and {1001 - len(got)} more violations")
+    assert got[-1] == (
+        f"objects[{len(got) - 1}].servingRuntime.metadata.namespace",
+        f"… and {1001 - len(got)} more violations",
+    )
     assert 2 <= len(got) <= 4
 
 
@@ -168,18 +219,29 @@ def test_invalid_argument_without_violations_still_names_a_field() -> None:
 # --- camelCase paths ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("objects[0].serving_runtime.metadata.namespace", "objects[0].servingRuntime.metadata.namespace"),
-    ("inference_service.spec.engine.min_replicas", "inferenceService.spec.engine.minReplicas"),
-    ("objects[2].accelerator_class.spec.capabilities.memory_gb", "objects[2].acceleratorClass.spec.capabilities.memoryGB"),
-    ("objects[0].cluster_serving_runtime.spec.accelerator_requirements.min_compute_performance_tflops",
-     "objects[0].clusterServingRuntime.spec.acceleratorRequirements.minComputePerformanceTFLOPS"),
-    ("inference_service.spec.engine.annotations[ome.io/deploymentMode]", "inferenceService.spec.engine.annotations[ome.io/deploymentMode]"),
-    ("keys[3].name", "keys[3].name"),
-    ("model_spec.model_format.version", "modelSpec.modelFormat.version"),
-    ("request", "request"),
-    ("not a path", "not a path"),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("objects[0].serving_runtime.metadata.namespace", "objects[0].servingRuntime.metadata.namespace"),
+        ("inference_service.spec.engine.min_replicas", "inferenceService.spec.engine.minReplicas"),
+        (
+            "objects[2].accelerator_class.spec.capabilities.memory_gb",
+            "objects[2].acceleratorClass.spec.capabilities.memoryGB",
+        ),
+        (
+            "objects[0].cluster_serving_runtime.spec.accelerator_requirements.min_compute_performance_tflops",
+            "objects[0].clusterServingRuntime.spec.acceleratorRequirements.minComputePerformanceTFLOPS",
+        ),
+        (
+            "inference_service.spec.engine.annotations[ome.io/deploymentMode]",
+            "inferenceService.spec.engine.annotations[ome.io/deploymentMode]",
+        ),
+        ("keys[3].name", "keys[3].name"),
+        ("model_spec.model_format.version", "modelSpec.modelFormat.version"),
+        ("request", "request"),
+        ("not a path", "not a path"),
+    ],
+)
 def test_json_path(path: str, expected: str) -> None:
     assert fieldpaths.json_path(path) == expected
 
@@ -218,10 +280,12 @@ def test_a_20000_character_namespace_gets_invalid_argument_with_details(running_
         with pytest.raises(SelectorError) as caught:
             client.upsert_objects([_runtime(HUGE)])
         assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
-        assert caught.value.field_violations == [(
-            "objects[0].clusterServingRuntime.spec.supportedModelFormats[0].modelFormat.version",
-            f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters',
-        )]
+        assert caught.value.field_violations == [
+            (
+                "objects[0].clusterServingRuntime.spec.supportedModelFormats[0].modelFormat.version",
+                f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters',
+            )
+        ]
 
 
 # --- undecodable bytes -------------------------------------------------------------------------
@@ -234,13 +298,23 @@ def test_safe_deserializer_returns_a_marker_that_is_invalid_argument() -> None:
     assert isinstance(marker, wire.UndecodableRequest)
     with pytest.raises(RequestError) as caught:
         marker.HasField("inference_service")
-    assert caught.value.violations == [FieldViolation("request", "Invalid value: 4 bytes: cannot be decoded as ome.selector.v1.SelectRuntimeRequest")]
+    assert caught.value.violations == [
+        FieldViolation("request", "Invalid value: 4 bytes: cannot be decoded as ome.selector.v1.SelectRuntimeRequest")
+    ]
     assert rich_status(marker.error()).code == code_pb2.INVALID_ARGUMENT
 
 
-@pytest.mark.parametrize("method", ["/ome.selector.v1.SelectionService/SelectRuntime", "/ome.selector.v1.CacheService/ApplySnapshot",
-                                    "/ome.selector.v1.CacheService/GetCacheStatus"])
-def test_undecodable_bytes_are_invalid_argument_without_a_traceback(method: str, caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    "method",
+    [
+        "/ome.selector.v1.SelectionService/SelectRuntime",
+        "/ome.selector.v1.CacheService/ApplySnapshot",
+        "/ome.selector.v1.CacheService/GetCacheStatus",
+    ],
+)
+def test_undecodable_bytes_are_invalid_argument_without_a_traceback(
+    method: str, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     store = synced_store()
     with InProcessServer(store) as server, grpc.insecure_channel(server.address) as channel:
@@ -249,7 +323,9 @@ def test_undecodable_bytes_are_invalid_argument_without_a_traceback(method: str,
             call(b"\x0a\x05\xff\xff", timeout=10)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     status = status_pb2.Status.FromString(dict(caught.value.trailing_metadata())["grpc-status-details-bin"])
-    assert _bad_request(status) == [("request", f"Invalid value: 4 bytes: cannot be decoded as ome.selector.v1.{method.rsplit('/', 1)[1]}Request")]
+    assert _bad_request(status) == [
+        ("request", f"Invalid value: 4 bytes: cannot be decoded as ome.selector.v1.{method.rsplit('/', 1)[1]}Request")
+    ]
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     assert store.snapshot.generation == 1
 
@@ -259,8 +335,16 @@ def test_hooks_for_the_request_side_bounds() -> None:
     from ome_selector.ingest import validate_spec
 
     spec = types_pb2.BaseModelSpec(model_format=types_pb2.ModelFormat(name="safetensors", version=HUGE))
-    assert validate_spec(spec, "model_spec") == [FieldViolation(
-        "model_spec.model_format.version", f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters')]
+    assert validate_spec(spec, "model_spec") == [
+        FieldViolation(
+            "model_spec.model_format.version",
+            f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters',
+        )
+    ]
     assert bounds.cache_version("v1", "version") == []
-    assert bounds.cache_version("v1\nFAKE", "version") == [FieldViolation("version", 'Invalid value: "v1\\nFAKE": must not contain control characters')]
-    assert bounds.cache_version("v" * 300, "version")[0].description.endswith("(300 characters): must be no more than 253 characters")
+    assert bounds.cache_version("v1\nFAKE", "version") == [
+        FieldViolation("version", 'Invalid value: "v1\\nFAKE": must not contain control characters')
+    ]
+    assert bounds.cache_version("v" * 300, "version")[0].description.endswith(
+        "(300 characters): must be no more than 253 characters"
+    )

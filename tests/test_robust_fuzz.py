@@ -2,6 +2,7 @@
 
 ``OME_SELECTOR_FUZZ_EXAMPLES=N`` runs each property for N inputs instead; the long run is
 ``python -m ome_selector.fuzz --examples 100000`` (README, "Fuzzing")."""
+
 from __future__ import annotations
 
 import logging
@@ -10,7 +11,6 @@ from typing import Iterator
 
 import grpc
 import pytest
-
 from ome_selector import fuzz
 
 _OVERRIDE = os.environ.get("OME_SELECTOR_FUZZ_EXAMPLES")

@@ -1,6 +1,7 @@
 """Issue 10, items 1 and 4: one bad object never stops a load; the loader reads only regular files,
 caps their size, expands `kind: List`, warns about unknown fields and names type errors by path.
 Each test failed before the change."""
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
-from google.protobuf.descriptor import Descriptor
-
 from conftest import CATALOG_MODELS, CATALOG_RUNTIMES, OME_CLUSTER, SHARED
+from google.protobuf.descriptor import Descriptor
 from ome.v1beta1 import types_pb2
 from ome_selector import bounds, crdfields, manifests
 from ome_selector.manifests import ManifestError, load_manifests, load_runtime, read_inference_services
@@ -26,7 +26,7 @@ def csr(name: str, version: str = "1.0.0", extra: str = "") -> str:
     return (
         f"apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata:\n  name: {name}\nspec:\n{extra}"
         "  supportedModelFormats:\n"
-        f"    - modelFormat: {{name: safetensors, version: \"{version}\"}}\n"
+        f'    - modelFormat: {{name: safetensors, version: "{version}"}}\n'
         "      modelFramework: {name: transformers}\n      autoSelect: true\n      priority: 1\n"
     )
 
@@ -54,13 +54,25 @@ def test_a_5000_digit_version_rejects_its_object_only(tmp_path: Path) -> None:
         f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters'
     ]
     [rejection] = result.rejected
-    assert (rejection.file, rejection.document, rejection.item, rejection.kind, rejection.name) == (file, 1, None, CSR, "huge")
+    assert (rejection.file, rejection.document, rejection.item, rejection.kind, rejection.name) == (
+        file,
+        1,
+        None,
+        CSR,
+        "huge",
+    )
     assert not result.clean and result.path_errors == []
 
 
 def test_an_unquoted_5000_digit_number_stays_text(tmp_path: Path) -> None:
-    file = write(tmp_path / "rt.yaml", csr("ok") + "---\n" + csr("num").replace('version: "1.0.0"', f"version: {HUGE}")
-                 + "---\n" + csr("prio").replace("priority: 1", f"priority: {HUGE}"))
+    file = write(
+        tmp_path / "rt.yaml",
+        csr("ok")
+        + "---\n"
+        + csr("num").replace('version: "1.0.0"', f"version: {HUGE}")
+        + "---\n"
+        + csr("prio").replace("priority: 1", f"priority: {HUGE}"),
+    )
     result = load_manifests([file])
     assert names(result) == ["ok"]
     assert [e.split(": ", 2)[2] for e in result.errors] == [
@@ -74,17 +86,26 @@ def test_a_kind_that_is_a_list_is_named(tmp_path: Path) -> None:
     file = write(tmp_path / "rt.yaml", csr("a").replace(f"kind: {CSR}", f"kind: [{CSR}]") + "---\n" + csr("b"))
     result = load_manifests([file])
     assert names(result) == ["b"]
-    assert result.errors == [f'{file}: document 0: kind: Invalid value: "[ClusterServingRuntime]": must be of type string']
+    assert result.errors == [
+        f'{file}: document 0: kind: Invalid value: "[ClusterServingRuntime]": must be of type string'
+    ]
     with pytest.raises(ManifestError) as caught:
         load_runtime(write(tmp_path / "only.yaml", csr("a").replace(f"kind: {CSR}", f"kind: [{CSR}]")), "default")
-    assert str(caught.value) == f"{tmp_path / 'only.yaml'}: no ServingRuntime or ClusterServingRuntime (ome.io/v1beta1) found"
+    assert (
+        str(caught.value)
+        == f"{tmp_path / 'only.yaml'}: no ServingRuntime or ClusterServingRuntime (ome.io/v1beta1) found"
+    )
 
 
 def test_a_yaml_error_costs_only_its_document(tmp_path: Path) -> None:
     file = write(tmp_path / "rt.yaml", csr("a") + "---\nmetadata: {name: x\n---\n" + csr("c"))
     result = load_manifests([file])
     assert names(result) == ["a", "c"]
-    assert result.errors == [f"{file}: document 1: invalid YAML: while parsing a flow mapping: did not find expected ',' or '}}' (line 13, column 1)".replace("}}", "}")]
+    assert result.errors == [
+        f"{file}: document 1: invalid YAML: while parsing a flow mapping: did not find expected ',' or '}}' (line 13, column 1)".replace(
+            "}}", "}"
+        )
+    ]
 
 
 def test_bad_values_do_not_forge_lines(tmp_path: Path) -> None:
@@ -100,9 +121,15 @@ def test_bad_values_do_not_forge_lines(tmp_path: Path) -> None:
 
 def test_serve_starts_and_serves_the_rest(running_server, tmp_path: Path) -> None:
     """Before: serve exited before listening when one document of one file was bad."""
-    bad = write(tmp_path / "bad.yaml", csr("huge", HUGE) + "---\n" + csr("x").replace(f"kind: {CSR}", f"kind: [{CSR}]") + "---\n" + csr("good"))
+    bad = write(
+        tmp_path / "bad.yaml",
+        csr("huge", HUGE) + "---\n" + csr("x").replace(f"kind: {CSR}", f"kind: [{CSR}]") + "---\n" + csr("good"),
+    )
     server = running_server(manifests=[bad])
-    assert any(line.endswith(f'{bad}: document 1: kind: Invalid value: "[ClusterServingRuntime]": must be of type string') for line in server.lines)
+    assert any(
+        line.endswith(f'{bad}: document 1: kind: Invalid value: "[ClusterServingRuntime]": must be of type string')
+        for line in server.lines
+    )
     with SelectorClient(server.address) as client:
         status = client.get_cache_status()
     assert [(c.count) for c in status.counts if c.count] == [1]
@@ -156,18 +183,31 @@ def test_files_over_the_cap_are_refused(tmp_path: Path, monkeypatch: pytest.Monk
     big = write(tmp_path / "big.yaml", csr("big"))
     result = load_manifests([big])
     size = os.path.getsize(big)
-    assert result.errors == result.path_errors == [f"{big}: Too long: may not be more than 100 bytes (a manifest file; this one has {size})"]
+    assert (
+        result.errors
+        == result.path_errors
+        == [f"{big}: Too long: may not be more than 100 bytes (a manifest file; this one has {size})"]
+    )
     assert bounds.MAX_FILE_BYTES == 100 and manifests.bounds.MAX_FILE_BYTES == 100
 
 
 def test_kubectl_list_output_is_expanded(tmp_path: Path) -> None:
     """Before: `kind: List` was skipped silently, then "model not found"."""
     items = [yaml.safe_load(csr("a")), yaml.safe_load(csr("B")), yaml.safe_load(csr("c"))]
-    file = write(tmp_path / "list.yaml", yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}))
+    file = write(
+        tmp_path / "list.yaml",
+        yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}),
+    )
     result = load_manifests([file])
     assert names(result) == ["a", "c"]
-    assert result.errors == [f'{file}: document 0, items[1]: invalid ClusterServingRuntime B: metadata.name: Invalid value: "B": ' + bounds.SUBDOMAIN_RULE]
-    typed = write(tmp_path / "typed.yaml", yaml.safe_dump({"apiVersion": "ome.io/v1beta1", "kind": "ClusterServingRuntimeList", "items": items[:1]}))
+    assert result.errors == [
+        f'{file}: document 0, items[1]: invalid ClusterServingRuntime B: metadata.name: Invalid value: "B": '
+        + bounds.SUBDOMAIN_RULE
+    ]
+    typed = write(
+        tmp_path / "typed.yaml",
+        yaml.safe_dump({"apiVersion": "ome.io/v1beta1", "kind": "ClusterServingRuntimeList", "items": items[:1]}),
+    )
     assert names(load_manifests([typed])) == ["a"]
 
 
@@ -186,8 +226,10 @@ def test_unknown_fields_are_warnings_with_their_path(tmp_path: Path) -> None:
 
 def test_type_errors_name_the_path_and_the_type(tmp_path: Path) -> None:
     """Before: Python's `invalid literal for int() with base 10: 'two'`."""
-    isvc = ("apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: s, namespace: ns, labels: {a: 1}}\n"
-            "spec:\n  model: name\n  engine: {minReplicas: two}\n  runtime: {autoSync: yes please}\n")
+    isvc = (
+        "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: s, namespace: ns, labels: {a: 1}}\n"
+        "spec:\n  model: name\n  engine: {minReplicas: two}\n  runtime: {autoSync: yes please}\n"
+    )
     file = write(tmp_path / "isvc.yaml", isvc)
     with pytest.raises(ManifestError) as caught:
         read_inference_services(file)
@@ -202,7 +244,9 @@ def test_type_errors_name_the_path_and_the_type(tmp_path: Path) -> None:
 
 def test_every_inference_service_of_a_file(tmp_path: Path) -> None:
     one = "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: NAME, namespace: ns}\nspec: {model: {name: m}}\n"
-    file = write(tmp_path / "isvcs.yaml", one.replace("NAME", "a") + "---\n" + csr("rt") + "---\n" + one.replace("NAME", "b"))
+    file = write(
+        tmp_path / "isvcs.yaml", one.replace("NAME", "a") + "---\n" + csr("rt") + "---\n" + one.replace("NAME", "b")
+    )
     found, warnings = read_inference_services(file)
     assert ([i.metadata.name for i in found], warnings) == (["a", "b"], [])
 
@@ -210,9 +254,12 @@ def test_every_inference_service_of_a_file(tmp_path: Path) -> None:
 # --- the CRD field table -----------------------------------------------------------------------
 
 _CRDS = {
-    "ServingRuntime": "ome.io_servingruntimes.yaml", "ClusterServingRuntime": "ome.io_clusterservingruntimes.yaml",
-    "BaseModel": "ome.io_basemodels.yaml", "ClusterBaseModel": "ome.io_clusterbasemodels.yaml",
-    "AcceleratorClass": "ome.io_acceleratorclasses.yaml", "InferenceService": "ome.io_inferenceservices.yaml",
+    "ServingRuntime": "ome.io_servingruntimes.yaml",
+    "ClusterServingRuntime": "ome.io_clusterservingruntimes.yaml",
+    "BaseModel": "ome.io_basemodels.yaml",
+    "ClusterBaseModel": "ome.io_clusterbasemodels.yaml",
+    "AcceleratorClass": "ome.io_acceleratorclasses.yaml",
+    "InferenceService": "ome.io_inferenceservices.yaml",
 }
 
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import yaml
 from google.protobuf import json_format
-
 from helpers_docs import LLAMA_3_3_70B_HOPPER, SGLANG_CHILD, SGLANG_PROFILE
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
@@ -147,7 +146,9 @@ class TestTheProfileExample:
 class TestAdmissionTable:
     def test_parent_not_found_when_runtime_yaml_is_applied_before_profile_yaml(self) -> None:
         verdict = check(snapshot(), RUNTIME)
-        assert verdict == denied('inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])', SR_WEBHOOK)
+        assert verdict == denied(
+            'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])', SR_WEBHOOK
+        )
         assert kubectl(verdict) == (
             'admission webhook "servingruntime.ome-webhook-server.validator" denied the request: '
             'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])'
@@ -155,7 +156,9 @@ class TestAdmissionTable:
 
     def test_parent_not_found_further_up_lists_the_chain_walked(self) -> None:
         snap = snapshot(csr("mid", "gone"))
-        assert check(snap, csr("top", "mid")) == denied('inherit-from parent "gone" not found (chain so far: [top mid])', CSR_WEBHOOK)
+        assert check(snap, csr("top", "mid")) == denied(
+            'inherit-from parent "gone" not found (chain so far: [top mid])', CSR_WEBHOOK
+        )
 
     def test_a_runtime_naming_itself_is_a_cycle(self) -> None:
         verdict = check(snapshot(PROFILE), inheriting(RUNTIME, "sglang-llama-3-2-3b"))
@@ -191,17 +194,23 @@ class TestAdmissionTable:
 
     def test_depth_is_checked_before_a_missing_parent(self) -> None:
         snap = snapshot(csr("b", "missing"), csr("c", "b"), csr("d", "c"), csr("e", "d"))
-        assert check(snap, csr("f", "e")) == denied("inheritance chain exceeds max depth 5 (chain: [f e d c b])", CSR_WEBHOOK)
+        assert check(snap, csr("f", "e")) == denied(
+            "inheritance chain exceeds max depth 5 (chain: [f e d c b])", CSR_WEBHOOK
+        )
 
     def test_depth_is_checked_before_a_cycle(self) -> None:
         snap = snapshot(csr("b", "f"), csr("c", "b"), csr("d", "c"), csr("e", "d"))
-        assert check(snap, csr("f", "e")) == denied("inheritance chain exceeds max depth 5 (chain: [f e d c b])", CSR_WEBHOOK)
+        assert check(snap, csr("f", "e")) == denied(
+            "inheritance chain exceeds max depth 5 (chain: [f e d c b])", CSR_WEBHOOK
+        )
 
     def test_a_profile_without_disabled_is_denied(self) -> None:
         profile = parse(SGLANG_PROFILE)
         profile.spec.ClearField("disabled")
         verdict = check(snapshot(), profile)
-        assert verdict == denied('runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true', CSR_WEBHOOK)
+        assert verdict == denied(
+            'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true', CSR_WEBHOOK
+        )
         assert kubectl(verdict) == (
             'admission webhook "clusterservingruntime.ome-webhook-server.validator" denied the request: '
             'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
@@ -209,12 +218,17 @@ class TestAdmissionTable:
 
     def test_a_profile_with_disabled_false_is_denied(self) -> None:
         profile = spec_changed(PROFILE, disabled=False)
-        assert check(snapshot(), profile).denial_message == 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
+        assert (
+            check(snapshot(), profile).denial_message
+            == 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
+        )
 
     def test_a_namespaced_profile_is_denied_by_the_servingruntime_webhook(self) -> None:
         profile = sr("ns-profile")
         profile.metadata.annotations["ome.io/runtime-profile"] = "true"
-        assert check(snapshot(), profile) == denied('runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true', SR_WEBHOOK)
+        assert check(snapshot(), profile) == denied(
+            'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true', SR_WEBHOOK
+        )
 
     def test_only_the_exact_string_true_marks_a_profile(self) -> None:
         # facts 8.7: the marker is the exact string "true".
@@ -229,13 +243,18 @@ class TestAdmissionTable:
     def test_a_disabled_runtime_is_still_checked_for_its_chain(self) -> None:
         disabled = spec_changed(RUNTIME, disabled=True)
         verdict = check(snapshot(), disabled)
-        assert verdict == denied('inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])', SR_WEBHOOK)
+        assert verdict == denied(
+            'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])', SR_WEBHOOK
+        )
 
     def test_profile_marker_is_checked_before_the_chain(self) -> None:
         # Order chosen by this module (the docs name both checks without ordering them).
         broken = csr("orphan-profile", "nowhere")
         broken.metadata.annotations["ome.io/runtime-profile"] = "true"
-        assert check(snapshot(), broken).denial_message == 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
+        assert (
+            check(snapshot(), broken).denial_message
+            == 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +264,9 @@ class TestAdmissionTable:
 class TestChainScope:
     def test_a_cluster_runtime_parent_must_be_a_cluster_runtime(self) -> None:
         snap = snapshot(sr("base"))
-        assert check(snap, csr("child", "base")) == denied('inherit-from parent "base" not found (chain so far: [child])', CSR_WEBHOOK)
+        assert check(snap, csr("child", "base")) == denied(
+            'inherit-from parent "base" not found (chain so far: [child])', CSR_WEBHOOK
+        )
 
     def test_a_cluster_runtime_finds_a_cluster_parent(self) -> None:
         assert check(snapshot(csr("base")), csr("child", "base")) == allowed(CSR_WEBHOOK, ("base", "child"))
@@ -260,7 +281,9 @@ class TestChainScope:
 
     def test_a_serving_runtime_in_another_namespace_is_not_a_parent(self) -> None:
         snap = snapshot(sr("base", namespace="other"))
-        assert check(snap, sr("child", "base")) == denied('inherit-from parent "base" not found (chain so far: [child])', SR_WEBHOOK)
+        assert check(snap, sr("child", "base")) == denied(
+            'inherit-from parent "base" not found (chain so far: [child])', SR_WEBHOOK
+        )
 
     def test_namespace_first_holds_for_the_whole_walk(self) -> None:
         # child (SR) -> mid (CSR) -> leaf: the ServingRuntime ``leaf`` of the child's namespace
@@ -279,7 +302,9 @@ class TestChainScope:
     def test_namespace_first_walk_can_break_only_for_the_namespaced_child(self) -> None:
         # The namespaced ``leaf`` names a parent that exists nowhere.
         snap = snapshot(csr("csr-root"), sr("leaf", "ghost"), csr("leaf", "csr-root"), csr("mid", "leaf"))
-        assert check(snap, sr("child", "mid")) == denied('inherit-from parent "ghost" not found (chain so far: [child mid leaf])', SR_WEBHOOK)
+        assert check(snap, sr("child", "mid")) == denied(
+            'inherit-from parent "ghost" not found (chain so far: [child mid leaf])', SR_WEBHOOK
+        )
         assert check(snap, csr("mid", "leaf")) == allowed(CSR_WEBHOOK, ("csr-root", "leaf", "mid"))
 
     def test_names_alone_count_across_kinds(self) -> None:
@@ -297,7 +322,9 @@ HOPPER = parse(LLAMA_3_3_70B_HOPPER)
 class TestAcceleratorClasses:
     def test_the_quoted_denial_for_missing_classes(self) -> None:
         verdict = check(snapshot(), HOPPER)
-        assert verdict == denied("unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h100 nvidia-h200]", CSR_WEBHOOK)
+        assert verdict == denied(
+            "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h100 nvidia-h200]", CSR_WEBHOOK
+        )
         assert kubectl(verdict) == (
             'admission webhook "clusterservingruntime.ome-webhook-server.validator" denied the request: '
             "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h100 nvidia-h200]"
@@ -305,19 +332,31 @@ class TestAcceleratorClasses:
 
     def test_only_the_missing_classes_are_listed(self) -> None:
         verdict = check(snapshot(accelerator_class("nvidia-h100")), HOPPER)
-        assert verdict.denial_message == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]"
+        assert (
+            verdict.denial_message == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]"
+        )
 
     def test_classes_created_first_admit_the_runtime(self) -> None:
-        assert check(snapshot(accelerator_class("nvidia-h100"), accelerator_class("nvidia-h200")), HOPPER) == allowed(CSR_WEBHOOK)
+        assert check(snapshot(accelerator_class("nvidia-h100"), accelerator_class("nvidia-h200")), HOPPER) == allowed(
+            CSR_WEBHOOK
+        )
 
     def test_missing_names_keep_list_order_and_duplicates(self) -> None:
-        runtime = csr("dup", acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s", "nvidia-h100", "nvidia-a10", "nvidia-l40s"]})
+        runtime = csr(
+            "dup",
+            acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s", "nvidia-h100", "nvidia-a10", "nvidia-l40s"]},
+        )
         verdict = check(snapshot(accelerator_class("nvidia-h100")), runtime)
-        assert verdict.denial_message == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s nvidia-a10 nvidia-l40s]"
+        assert (
+            verdict.denial_message
+            == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s nvidia-a10 nvidia-l40s]"
+        )
 
     def test_the_servingruntime_webhook_denies_the_same_way(self) -> None:
         runtime = sr("l40s-rt", acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s"]})
-        assert check(snapshot(), runtime) == denied("unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]", SR_WEBHOOK)
+        assert check(snapshot(), runtime) == denied(
+            "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]", SR_WEBHOOK
+        )
 
     def test_deleting_a_class_rejects_the_next_update_of_an_enabled_runtime(self) -> None:
         runtime = csr("l40s-rt", acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s"]})
@@ -326,7 +365,9 @@ class TestAcceleratorClasses:
         assert check(store.snapshot, runtime) == allowed(CSR_WEBHOOK)
         store.delete("v2", [cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS, name="nvidia-l40s")])
         updated = spec_changed(runtime, modelSizeRange={"min": "1B", "max": "9B"})
-        assert check(store.snapshot, updated) == denied("unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]", CSR_WEBHOOK)
+        assert check(store.snapshot, updated) == denied(
+            "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]", CSR_WEBHOOK
+        )
 
     def test_a_disabled_runtime_listing_a_deleted_class_can_still_be_updated(self) -> None:
         runtime = csr("l40s-rt", acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s"]})
@@ -345,7 +386,9 @@ class TestAcceleratorClasses:
         child = sr("child", "sglang-profile", acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s"]})
         verdict = check(snapshot(PROFILE), child)
         assert verdict == denied(
-            "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]", SR_WEBHOOK, ("sglang-profile", "child")
+            "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]",
+            SR_WEBHOOK,
+            ("sglang-profile", "child"),
         )
 
     def test_a_child_that_does_not_set_disabled_counts_as_enabled(self) -> None:
@@ -353,18 +396,26 @@ class TestAcceleratorClasses:
         # reads the runtime's own spec (like the profile rule and auto-selection do).
         child = sr("child", "sglang-profile", acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s"]})
         child.spec.ClearField("disabled")
-        assert check(snapshot(PROFILE), child).denial_message == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]"
+        assert (
+            check(snapshot(PROFILE), child).denial_message
+            == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-l40s]"
+        )
 
     def test_a_broken_chain_is_reported_before_unknown_classes(self) -> None:
         child = sr("child", "sglang-profile", acceleratorRequirements={"acceleratorClasses": ["nvidia-l40s"]})
-        assert check(snapshot(), child).denial_message == 'inherit-from parent "sglang-profile" not found (chain so far: [child])'
+        assert (
+            check(snapshot(), child).denial_message
+            == 'inherit-from parent "sglang-profile" not found (chain so far: [child])'
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 # runtime-selection-scoring.md / serving-runtimes.md "Common errors" / facts 5.3
 
 
-def fmt(name: str | None, priority: int | None, auto_select: bool | None = True, format_name: str = "safetensors") -> dict[str, Any]:
+def fmt(
+    name: str | None, priority: int | None, auto_select: bool | None = True, format_name: str = "safetensors"
+) -> dict[str, Any]:
     out: dict[str, Any] = {"modelFormat": {"name": format_name}, "modelFramework": {"name": "transformers"}}
     if name is not None:
         out["name"] = name
@@ -379,13 +430,16 @@ class TestPriorities:
     def test_named_entries_with_different_priorities(self) -> None:
         runtime = sr("vllm-rt", supportedModelFormats=[fmt("vllm", 1), fmt("vllm", 2)])
         verdict = check(snapshot(), runtime)
-        assert verdict == denied("different priorities assigned for the model format vllm under the servingruntime vllm-rt", SR_WEBHOOK)
+        assert verdict == denied(
+            "different priorities assigned for the model format vllm under the servingruntime vllm-rt", SR_WEBHOOK
+        )
         assert verdict.denial_message.startswith("different priorities assigned for the model format")
 
     def test_the_clusterservingruntime_wording(self) -> None:
         runtime = csr("vllm-rt", supportedModelFormats=[fmt("vllm", 1), fmt("vllm", 2)])
         assert check(snapshot(), runtime) == denied(
-            "different priorities assigned for the model format vllm under the clusterservingruntime vllm-rt", CSR_WEBHOOK
+            "different priorities assigned for the model format vllm under the clusterservingruntime vllm-rt",
+            CSR_WEBHOOK,
         )
 
     def test_unnamed_entries_share_the_empty_key_and_leave_a_double_space(self) -> None:
@@ -394,13 +448,17 @@ class TestPriorities:
             supportedModelFormats=[fmt(None, 1, format_name="safetensors"), fmt(None, 3, format_name="gguf")],
         )
         assert check(snapshot(), runtime) == denied(
-            "different priorities assigned for the model format  under the clusterservingruntime catalog-like", CSR_WEBHOOK
+            "different priorities assigned for the model format  under the clusterservingruntime catalog-like",
+            CSR_WEBHOOK,
         )
 
     def test_checked_even_for_the_first_runtime_of_its_kind(self) -> None:
         # The docs state the rule without the public code's "other runtimes must exist" quirk.
         runtime = sr("first", supportedModelFormats=[fmt(None, 1), fmt(None, 2)])
-        assert check(snapshot(), runtime).denial_message == "different priorities assigned for the model format  under the servingruntime first"
+        assert (
+            check(snapshot(), runtime).denial_message
+            == "different priorities assigned for the model format  under the servingruntime first"
+        )
 
     def test_one_priority_is_fine(self) -> None:
         runtime = sr("same", supportedModelFormats=[fmt("vllm", 2), fmt("vllm", 2)])
@@ -414,11 +472,17 @@ class TestPriorities:
         # runtime-selection-scoring.md: entries that share a name "can't set different priorities"
         # (the public code compares with the first entry only, which sets none here; docs win).
         runtime = sr("first-unset", supportedModelFormats=[fmt("vllm", None), fmt("vllm", 1), fmt("vllm", 2)])
-        assert check(snapshot(), runtime).denial_message == "different priorities assigned for the model format vllm under the servingruntime first-unset"
+        assert (
+            check(snapshot(), runtime).denial_message
+            == "different priorities assigned for the model format vllm under the servingruntime first-unset"
+        )
 
     def test_the_clash_names_the_later_entry_that_differs_from_the_first(self) -> None:
         runtime = sr("third", supportedModelFormats=[fmt("a", 1), fmt("a", 1), fmt("a", 4)])
-        assert check(snapshot(), runtime).denial_message == "different priorities assigned for the model format a under the servingruntime third"
+        assert (
+            check(snapshot(), runtime).denial_message
+            == "different priorities assigned for the model format a under the servingruntime third"
+        )
 
     def test_different_names_do_not_clash(self) -> None:
         runtime = sr("names", supportedModelFormats=[fmt("a", 1), fmt("b", 2), fmt(None, 3)])
@@ -439,7 +503,10 @@ class TestPriorities:
             supportedModelFormats=[fmt("a", 1), fmt("a", 2)],
             acceleratorRequirements={"acceleratorClasses": ["nvidia-h200"]},
         )
-        assert check(snapshot(), runtime).denial_message == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]"
+        assert (
+            check(snapshot(), runtime).denial_message
+            == "unknown accelerator classes referenced in AcceleratorRequirements: [nvidia-h200]"
+        )
 
 
 # ---------------------------------------------------------------------------------------------

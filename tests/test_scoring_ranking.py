@@ -6,7 +6,6 @@ and the worked example of 3.19.
 from __future__ import annotations
 
 import pytest
-
 from helpers_docs import (
     LLAMA_3_2_3B_BASEMODEL,
     NS,
@@ -66,7 +65,9 @@ class TestScoreFormula:
             (-1, 2, 3, 3),
         ],
     )
-    def test_score(self, format_weight: int | None, framework_weight: int | None, priority: int | None, score: int) -> None:
+    def test_score(
+        self, format_weight: int | None, framework_weight: int | None, priority: int | None, score: int
+    ) -> None:
         rt = runtime("rt", entry(format=fmt(format_weight), framework=fw(framework_weight), priority=priority))
         got = select([rt, model()], isvc())
         assert (got.selection.runtime.name, got.selection.score, candidates(got)) == ("rt", score, [("rt", score)])
@@ -120,7 +121,11 @@ class TestScoreFormula:
     def test_unset_auto_select_counts(self) -> None:
         rt = runtime("rt", entry(format=("gguf", "1.0.0")), entry(auto_select=None, priority=3))
         got = select([rt, model()], isvc())
-        assert (got.selection.runtime.name, got.selection.score, got.selection.supported_model_format_index) == ("rt", 6, 1)
+        assert (got.selection.runtime.name, got.selection.score, got.selection.supported_model_format_index) == (
+            "rt",
+            6,
+            1,
+        )
 
     def test_unset_auto_select_alone_does_not_qualify(self) -> None:
         got = select([runtime("rt", entry(auto_select=None)), model()], isvc())
@@ -135,7 +140,11 @@ class TestScoreFormula:
             entry(architecture="MistralForCausalLM", quantization="fp8", pipeline={"className": "X"}, priority=5),
         )
         got = select([rt, model()], isvc())
-        assert (got.selection.runtime.name, got.selection.score, got.selection.supported_model_format_index) == ("rt", 10, 1)
+        assert (got.selection.runtime.name, got.selection.score, got.selection.supported_model_format_index) == (
+            "rt",
+            10,
+            1,
+        )
         # explain's PRIORITY and WEIGHT come from the first matching entry instead.
         assert table(explain([rt, model()], isvc())) == [("rt", "Cluster", "Yes", "1", "2", "-")]
 
@@ -162,7 +171,9 @@ class TestScoreFormula:
             load(rt, model())
         assert err.value.code == "INVALID_ARGUMENT"
         assert err.value.violations == [
-            FieldViolation("objects[0].cluster_serving_runtime.spec.supported_model_formats[1].model_format", "Required value"),
+            FieldViolation(
+                "objects[0].cluster_serving_runtime.spec.supported_model_formats[1].model_format", "Required value"
+            ),
         ]
 
     def test_versions_count_in_the_score(self) -> None:
@@ -196,7 +207,11 @@ class TestRankingOrder:
         got = select(sources, isvc())
         assert candidates(got) == [("z-high", 4), ("a-low", 2), ("cluster", 18)]
         assert [c.rank for c in got.candidates] == [1, 2, 3]
-        assert [c.tie_break for c in got.candidates] == [TB.TIE_BREAK_UNSPECIFIED, TB.TIE_BREAK_SCORE, TB.TIE_BREAK_SCOPE]
+        assert [c.tie_break for c in got.candidates] == [
+            TB.TIE_BREAK_UNSPECIFIED,
+            TB.TIE_BREAK_SCORE,
+            TB.TIE_BREAK_SCOPE,
+        ]
 
     def test_serving_runtimes_of_other_namespaces_are_not_considered(self) -> None:
         sources = [runtime("elsewhere", entry(priority=9), namespace="other"), runtime("cluster"), model()]
@@ -214,15 +229,31 @@ class TestRankingOrder:
 
 class TestTieBreaks:
     def test_narrowest_range_comes_first(self) -> None:
-        sources = [runtime("a-wide", size=("1B", "70B")), runtime("b-narrow", size=("3B", "4B")), runtime("c-mid", size=("2B", "8B")), model()]
+        sources = [
+            runtime("a-wide", size=("1B", "70B")),
+            runtime("b-narrow", size=("3B", "4B")),
+            runtime("c-mid", size=("2B", "8B")),
+            model(),
+        ]
         got = select(sources, isvc())
-        assert [(c.runtime.name, c.size_distance) for c in got.candidates] == [("b-narrow", 1e9), ("c-mid", 6e9), ("a-wide", 69e9)]
-        assert [c.tie_break for c in got.candidates] == [TB.TIE_BREAK_UNSPECIFIED, TB.TIE_BREAK_SIZE_DISTANCE, TB.TIE_BREAK_SIZE_DISTANCE]
+        assert [(c.runtime.name, c.size_distance) for c in got.candidates] == [
+            ("b-narrow", 1e9),
+            ("c-mid", 6e9),
+            ("a-wide", 69e9),
+        ]
+        assert [c.tie_break for c in got.candidates] == [
+            TB.TIE_BREAK_UNSPECIFIED,
+            TB.TIE_BREAK_SIZE_DISTANCE,
+            TB.TIE_BREAK_SIZE_DISTANCE,
+        ]
 
     def test_no_range_beats_any_range(self) -> None:
         sources = [runtime("a-tight", size=("3.2B", "3.3B")), runtime("z-none"), model()]
         got = select(sources, isvc())
-        assert [(c.runtime.name, c.size_distance) for c in got.candidates] == [("z-none", 0.0), ("a-tight", pytest.approx(1e8))]
+        assert [(c.runtime.name, c.size_distance) for c in got.candidates] == [
+            ("z-none", 0.0),
+            ("a-tight", pytest.approx(1e8)),
+        ]
 
     def test_a_range_with_one_bound_counts_the_distance_to_that_bound(self) -> None:
         sources = [
@@ -299,7 +330,12 @@ class TestWorkedExample:
         assert ranking(got) == ["team-llama", "vllm-llama", "srt-llama-small", "srt-llama-large"]
         assert [c.rank for c in got.candidates] == [1, 2, 3, 4]
         # 1. the only ServingRuntime; 2. ties at 6 with distance 0; 3. narrower range; 4.
-        assert [c.tie_break for c in got.candidates] == [TB.TIE_BREAK_UNSPECIFIED, TB.TIE_BREAK_SCOPE, TB.TIE_BREAK_SIZE_DISTANCE, TB.TIE_BREAK_SIZE_DISTANCE]
+        assert [c.tie_break for c in got.candidates] == [
+            TB.TIE_BREAK_UNSPECIFIED,
+            TB.TIE_BREAK_SCOPE,
+            TB.TIE_BREAK_SIZE_DISTANCE,
+            TB.TIE_BREAK_SIZE_DISTANCE,
+        ]
         assert (got.selection.runtime.name, got.selection.runtime.kind, got.selection.score, got.selection.mode) == (
             "team-llama",
             SR,
@@ -358,7 +394,11 @@ class TestFactsWorkedExample:
 
     def test_order_is_c_b_a(self) -> None:
         got = select([*self._runtimes(), self.MODEL], isvc("llama-3-3-70b-instruct"))
-        assert [(c.runtime.name, c.score, c.size_distance) for c in got.candidates] == [("c", 4, 0), ("b", 4, 15e9), ("a", 2, 15e9)]
+        assert [(c.runtime.name, c.score, c.size_distance) for c in got.candidates] == [
+            ("c", 4, 0),
+            ("b", 4, 15e9),
+            ("a", 2, 15e9),
+        ]
 
     def test_d_is_compatible_but_not_a_candidate_and_e_is_not_compatible(self) -> None:
         got = select([*self._runtimes(), self.MODEL], isvc("llama-3-3-70b-instruct"))

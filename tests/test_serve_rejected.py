@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Callable
 
 import grpc
-
 from conftest import REPO_ROOT, ServerProcess, server_command
 from helpers_docs import inference_service, isvc
 from ome.selector.v1 import selector_pb2, selector_pb2_grpc
@@ -51,8 +50,14 @@ def test_a_bad_object_is_left_out_and_counted(running_server: Callable[..., Serv
     manifest = tmp_path / "cluster.yaml"
     manifest.write_text(GOOD_AND_BAD)
     server = running_server([manifest], extra_args=["--http-listen", "127.0.0.1:0"])
-    assert any(line.endswith("objects=2 rejected=1 path_errors=0") and "cache loaded from manifests" in line for line in server.lines)
-    assert any("bad-runtime" in line and "(5000 characters): must be no more than 128 characters" in line for line in server.lines)
+    assert any(
+        line.endswith("objects=2 rejected=1 path_errors=0") and "cache loaded from manifests" in line
+        for line in server.lines
+    )
+    assert any(
+        "bad-runtime" in line and "(5000 characters): must be no more than 128 characters" in line
+        for line in server.lines
+    )
     assert sample(scrape(http_address(server)), "ome_selector_manifest_objects_rejected") == 1.0
     with grpc.insecure_channel(server.address) as channel:
         response = selector_pb2_grpc.SelectionServiceStub(channel).SelectRuntime(
@@ -65,8 +70,12 @@ def test_a_bad_object_is_left_out_and_counted(running_server: Callable[..., Serv
 def test_strict_refuses_to_start(tmp_path: Path) -> None:
     manifest = tmp_path / "cluster.yaml"
     manifest.write_text(GOOD_AND_BAD)
-    command = server_command([manifest], listen="127.0.0.1:0", log_format="text", wait_for_sync=False, extra_args=["--strict"])
-    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    command = server_command(
+        [manifest], listen="127.0.0.1:0", log_format="text", wait_for_sync=False, extra_args=["--strict"]
+    )
+    result = subprocess.run(
+        command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
     assert result.returncode == 1, result.stderr
     assert "--strict: 1 objects rejected, 0 paths unreadable" in result.stderr
     assert "listening on" not in result.stderr

@@ -14,15 +14,15 @@ from typing import Any
 
 import grpc
 import pytest
+from conftest import EXAMPLES, server_command
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
-from conftest import EXAMPLES, server_command
 from helpers_docs import SEED_A_FILE
 from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
-from ome_selector import api, server as server_module
+from ome_selector import api
+from ome_selector import server as server_module
 from ome_selector.errors import FieldViolation, RequestError
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_inference_service, load_manifests, manifests_version
@@ -75,7 +75,9 @@ def test_reflection_lists_the_four_services(running_server) -> None:
     server = running_server()
     with grpc.insecure_channel(server.address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-        responses = list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10))
+        responses = list(
+            stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10)
+        )
     names = sorted(s.name for s in responses[0].list_services_response.service)
     assert names == [
         "grpc.health.v1.Health",
@@ -89,7 +91,10 @@ def test_serves_the_embedded_examples_by_default(running_server) -> None:
     server = running_server()
     with SelectorClient(server.address) as client:
         assert [client.health(name) for name in ("", SELECTION, CACHE, "no.such.Service")] == [
-            "SERVING", "SERVING", "SERVING", "SERVICE_UNKNOWN",
+            "SERVING",
+            "SERVING",
+            "SERVING",
+            "SERVICE_UNKNOWN",
         ]
         status = client.get_cache_status()
         response = client.select_runtime(SEED_A_ISVC)
@@ -102,9 +107,14 @@ def test_serves_the_embedded_examples_by_default(running_server) -> None:
         (cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS, 3),
     ]
     assert response.selection.runtime.name == "llama-3-3-70b-hopper"
-    assert list(response.warnings) == ["Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"]
+    assert list(response.warnings) == [
+        "Runtime llama-3-3-70b-hopper will be auto-selected for model llama-3-3-70b-instruct"
+    ]
     assert response.cache_version == EXAMPLES_VERSION
-    assert any(line.endswith(f"cache loaded from manifests version={EXAMPLES_VERSION} objects=12 rejected=0 path_errors=0") for line in server.lines)
+    assert any(
+        line.endswith(f"cache loaded from manifests version={EXAMPLES_VERSION} objects=12 rejected=0 path_errors=0")
+        for line in server.lines
+    )
 
 
 def test_wait_for_sync_is_not_serving_and_unavailable_until_a_snapshot(running_server) -> None:
@@ -114,7 +124,9 @@ def test_wait_for_sync_is_not_serving_and_unavailable_until_a_snapshot(running_s
         with pytest.raises(SelectorError) as excinfo:
             client.select_runtime(SEED_A_ISVC)
         assert (excinfo.value.code, excinfo.value.message, excinfo.value.field_violations) == (
-            grpc.StatusCode.UNAVAILABLE, "cache not synced yet", [],
+            grpc.StatusCode.UNAVAILABLE,
+            "cache not synced yet",
+            [],
         )
         with pytest.raises(SelectorError) as excinfo:
             client.explain_runtimes(SEED_A_ISVC)
@@ -145,13 +157,17 @@ def test_json_log_format(running_server) -> None:
     make_calls(server.address)
     assert server.stop() == 0
     entries = [json.loads(line) for line in server.lines]  # every line is one JSON object
-    assert {tuple(sorted(e)) for e in entries if e["logger"] != "ome_selector.rpc"} >= {("level", "logger", "message", "time")}
+    assert {tuple(sorted(e)) for e in entries if e["logger"] != "ome_selector.rpc"} >= {
+        ("level", "logger", "message", "time")
+    }
     rpcs = [e for e in entries if e["logger"] == "ome_selector.rpc"]
     assert [(e["message"], e["method"], e["code"], e["level"]) for e in rpcs] == [
         ("rpc", method, code, "INFO") for method, code in EXPECTED_CALLS
     ]
     assert all(isinstance(e["duration_ms"], float) and e["duration_ms"] >= 0 for e in rpcs)
-    assert [e["message"] for e in entries if e["message"].startswith("listening on")] == [f"listening on {server.address}"]
+    assert [e["message"] for e in entries if e["message"].startswith("listening on")] == [
+        f"listening on {server.address}"
+    ]
     assert entries[-1]["message"] == "stopped"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entries[0]["time"])
 
@@ -160,7 +176,9 @@ def test_json_log_format(running_server) -> None:
 def test_signal_stops_cleanly(running_server, sig: int) -> None:
     server = running_server()
     assert server.stop(sig) == 0
-    assert server.lines[-2].endswith(" INFO ome_selector.server: shutting down, draining in-flight calls for up to 5.0s")
+    assert server.lines[-2].endswith(
+        " INFO ome_selector.server: shutting down, draining in-flight calls for up to 5.0s"
+    )
     assert server.lines[-1].endswith(" INFO ome_selector.server: stopped")
     assert not any("Traceback" in line for line in server.lines)
 
@@ -179,11 +197,14 @@ def test_bad_manifests_are_logged_and_the_rest_is_served(running_server, tmp_pat
     bad.write_text("apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: Bad}\n")
     models = EXAMPLES / "models.yaml"
     server = running_server(manifests=[models, bad])
-    assert any(line.endswith(
-        f' ERROR ome_selector.server: {bad}: document 0: invalid ClusterServingRuntime Bad: metadata.name: Invalid value: "Bad": '
-        "a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', "
-        "and must start and end with an alphanumeric character"
-    ) for line in server.lines)
+    assert any(
+        line.endswith(
+            f' ERROR ome_selector.server: {bad}: document 0: invalid ClusterServingRuntime Bad: metadata.name: Invalid value: "Bad": '
+            "a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', "
+            "and must start and end with an alphanumeric character"
+        )
+        for line in server.lines
+    )
     with SelectorClient(server.address) as client:
         status = client.get_cache_status()
     assert [(c.kind, c.count) for c in status.counts if c.count] == [
@@ -216,9 +237,7 @@ def test_rejected_cache_write_has_every_violation_and_leaves_the_cache(running_s
 
 
 def test_cannot_listen_exits_1() -> None:
-    process = subprocess.run(
-        server_command(listen="127.0.0.1:notaport"), capture_output=True, text=True, timeout=60
-    )
+    process = subprocess.run(server_command(listen="127.0.0.1:notaport"), capture_output=True, text=True, timeout=60)
     assert process.returncode == 1
     assert "ERROR ome_selector.server: cannot listen on 127.0.0.1:notaport" in process.stderr
     assert "Traceback" not in process.stderr
@@ -245,7 +264,14 @@ async def test_health_follows_the_first_sync() -> None:
                 return names
 
             assert await statuses() == ["NOT_SERVING", "NOT_SERVING", "SERVING"]
-            store.upsert("", [cache_pb2.CacheObject(cluster_base_model=types_pb2.ClusterBaseModel(metadata=types_pb2.ObjectMeta(name="m")))])
+            store.upsert(
+                "",
+                [
+                    cache_pb2.CacheObject(
+                        cluster_base_model=types_pb2.ClusterBaseModel(metadata=types_pb2.ObjectMeta(name="m"))
+                    )
+                ],
+            )
             await asyncio.sleep(0.05)
             assert await statuses() == ["NOT_SERVING", "NOT_SERVING", "SERVING"]  # an upsert is not a sync
             store.apply_snapshot("v1", [])
@@ -284,7 +310,9 @@ async def test_stop_drains_an_in_flight_call(monkeypatch: pytest.MonkeyPatch) ->
     )
     target = await asyncio.wait_for(address, 30)
     async with grpc.aio.insecure_channel(target) as channel:
-        call = selector_pb2_grpc.SelectionServiceStub(channel).SelectRuntime(selector_pb2.SelectRuntimeRequest(), timeout=10)
+        call = selector_pb2_grpc.SelectionServiceStub(channel).SelectRuntime(
+            selector_pb2.SelectRuntimeRequest(), timeout=10
+        )
         await asyncio.wait_for(started.wait(), 10)
         stop.set()
         response = await call
@@ -311,7 +339,7 @@ class FakeContext:
 
     def rich(self) -> status_pb2.Status:
         assert self.status is not None
-        (key, value), = self.status.trailing_metadata
+        ((key, value),) = self.status.trailing_metadata
         assert key == "grpc-status-details-bin"
         return status_pb2.Status.FromString(value)
 
@@ -323,8 +351,10 @@ def synced_store() -> CacheStore:
 
 
 async def test_invalid_argument_carries_every_violation(monkeypatch: pytest.MonkeyPatch) -> None:
-    violations = [FieldViolation("inference_service.metadata.namespace", "namespace is required"),
-                  FieldViolation("inference_service.spec.model.name", "a model is required")]
+    violations = [
+        FieldViolation("inference_service.metadata.namespace", "namespace is required"),
+        FieldViolation("inference_service.spec.model.name", "a model is required"),
+    ]
 
     def reject(snapshot: Any, request: Any) -> None:
         raise RequestError.invalid(violations)
@@ -340,7 +370,11 @@ async def test_invalid_argument_carries_every_violation(monkeypatch: pytest.Monk
     )
     assert context.status.details == expected_message
     rich = context.rich()
-    assert (rich.code, rich.message, len(rich.details)) == (grpc.StatusCode.INVALID_ARGUMENT.value[0], expected_message, 1)
+    assert (rich.code, rich.message, len(rich.details)) == (
+        grpc.StatusCode.INVALID_ARGUMENT.value[0],
+        expected_message,
+        1,
+    )
     bad_request = error_details_pb2.BadRequest()
     assert rich.details[0].Unpack(bad_request)
     assert [(v.field, v.description) for v in bad_request.field_violations] == [
@@ -355,10 +389,14 @@ async def test_not_found_has_no_details() -> None:
     isvc.spec.model.name = "nope"
     context = FakeContext()
     with pytest.raises(Aborted):
-        await SelectionServicer(synced_store()).SelectRuntime(selector_pb2.SelectRuntimeRequest(inference_service=isvc), context)  # type: ignore[arg-type]
+        await SelectionServicer(synced_store()).SelectRuntime(
+            selector_pb2.SelectRuntimeRequest(inference_service=isvc), context
+        )  # type: ignore[arg-type]
     assert context.status is not None and context.status.code == grpc.StatusCode.NOT_FOUND
-    message = ('referenced model "nope" not found in namespace "llama-demo": ensure a BaseModel exists in this namespace '
-               "or a ClusterBaseModel exists cluster-wide with this name")
+    message = (
+        'referenced model "nope" not found in namespace "llama-demo": ensure a BaseModel exists in this namespace '
+        "or a ClusterBaseModel exists cluster-wide with this name"
+    )
     assert context.status.details == message
     assert list(context.rich().details) == []
 
@@ -371,7 +409,9 @@ async def test_unsynced_store_is_unavailable() -> None:
     assert (context.status.code, context.status.details) == (grpc.StatusCode.UNAVAILABLE, "cache not synced yet")
 
 
-async def test_unexpected_exception_is_internal_without_traceback(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+async def test_unexpected_exception_is_internal_without_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def explode(snapshot: Any, request: Any) -> None:
         raise ZeroDivisionError("secret detail /etc/x")
 
@@ -408,18 +448,23 @@ async def test_cache_servicer_writes_and_reads() -> None:
 
 
 def test_server_module_runs_under_python_m() -> None:
-    process = subprocess.run([sys.executable, "-m", "ome_selector.cli", "serve", "--help"], capture_output=True, text=True, timeout=60)
+    process = subprocess.run(
+        [sys.executable, "-m", "ome_selector.cli", "serve", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert process.returncode == 0
     assert "--wait-for-sync" in process.stdout and "--log-format {text,json}" in process.stdout
 
 
-@pytest.mark.parametrize("listen, port, shown", [
-    ("127.0.0.1:0", 41234, "127.0.0.1:41234"),
-    ("127.0.0.1:50051", 50051, "127.0.0.1:50051"),
-    ("[::1]:0", 41234, "[::1]:41234"),
-    ("localhost", 443, "localhost:443"),
-    ("unix:/run/selector.sock", 1, "unix:/run/selector.sock"),
-])
+@pytest.mark.parametrize(
+    "listen, port, shown",
+    [
+        ("127.0.0.1:0", 41234, "127.0.0.1:41234"),
+        ("127.0.0.1:50051", 50051, "127.0.0.1:50051"),
+        ("[::1]:0", 41234, "[::1]:41234"),
+        ("localhost", 443, "localhost:443"),
+        ("unix:/run/selector.sock", 1, "unix:/run/selector.sock"),
+    ],
+)
 def test_display_address(listen: str, port: int, shown: str) -> None:
     assert server_module.display_address(listen, port) == shown
 
@@ -437,10 +482,15 @@ def test_every_proto_enum_value_has_its_domain_row() -> None:
     """The explicit domain -> proto tables of api.py cover every proto value but UNSPECIFIED."""
     from ome_selector import api
 
-    for table, enum in ((api.CHECK_TO_PB, selector_pb2.Check), (api.VERDICT_TO_PB, selector_pb2.Verdict),
-                        (api.TIE_BREAK_TO_PB, selector_pb2.TieBreak), (api.COMPONENT_TO_PB, selector_pb2.Component),
-                        (api.MODE_SOURCE_TO_PB, selector_pb2.ModeSource), (api.ACCELERATOR_SOURCE_TO_PB, selector_pb2.AcceleratorSource),
-                        (api.ADMISSION_PATH_TO_PB, selector_pb2.AdmissionPath)):
+    for table, enum in (
+        (api.CHECK_TO_PB, selector_pb2.Check),
+        (api.VERDICT_TO_PB, selector_pb2.Verdict),
+        (api.TIE_BREAK_TO_PB, selector_pb2.TieBreak),
+        (api.COMPONENT_TO_PB, selector_pb2.Component),
+        (api.MODE_SOURCE_TO_PB, selector_pb2.ModeSource),
+        (api.ACCELERATOR_SOURCE_TO_PB, selector_pb2.AcceleratorSource),
+        (api.ADMISSION_PATH_TO_PB, selector_pb2.AdmissionPath),
+    ):
         named = {v for n, v in enum.items() if not n.endswith("_UNSPECIFIED")}
         assert named <= set(table.values()), enum
         assert len(set(table.values())) == len(table)

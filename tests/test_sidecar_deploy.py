@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from conftest import REPO_ROOT
 from ome_selector.serve_cli import SERVE_FLAGS
 
@@ -38,7 +37,13 @@ def kubectl() -> str:
 
 
 def render(overlay: str) -> list[dict[str, Any]]:
-    out = subprocess.run([kubectl(), "kustomize", str(REPO_ROOT / "deploy" / overlay)], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [kubectl(), "kustomize", str(REPO_ROOT / "deploy" / overlay)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return [doc for doc in yaml.safe_load_all(out.stdout) if doc]
 
 
@@ -74,7 +79,11 @@ def check_selector_container(pod: dict[str, Any]) -> dict[str, str]:
 
 def test_sidecar_manifest() -> None:
     [deployment] = render("sidecar")
-    assert (deployment["kind"], deployment["metadata"]["name"], deployment["metadata"]["namespace"]) == ("Deployment", "ome-controller-manager", "ome")
+    assert (deployment["kind"], deployment["metadata"]["name"], deployment["metadata"]["namespace"]) == (
+        "Deployment",
+        "ome-controller-manager",
+        "ome",
+    )
     pod = deployment["spec"]["template"]["spec"]
     env = check_selector_container(pod)
     assert selector_container(pod)["restartPolicy"] == "Always"  # native sidecar: up before, down after the controller
@@ -83,8 +92,12 @@ def test_sidecar_manifest() -> None:
     [manager] = pod["containers"]
     assert env_of(manager)["OME_SELECTOR_ADDRESS"] == env["OME_SELECTOR_LISTEN"]
     assert manager["securityContext"] == HARDENED
-    shared = {m["name"] for m in selector_container(pod)["volumeMounts"] if m["mountPath"] == str(Path(socket_path).parent)}
-    assert shared and shared <= {m["name"] for m in manager["volumeMounts"] if m["mountPath"] == str(Path(socket_path).parent)}
+    shared = {
+        m["name"] for m in selector_container(pod)["volumeMounts"] if m["mountPath"] == str(Path(socket_path).parent)
+    }
+    assert shared and shared <= {
+        m["name"] for m in manager["volumeMounts"] if m["mountPath"] == str(Path(socket_path).parent)
+    }
     [volume] = [v for v in pod["volumes"] if v["name"] in shared]
     assert "emptyDir" in volume
     assert env["OME_SELECTOR_SOCKET_MODE"] == "0660" and pod["securityContext"]["runAsGroup"] == 65532
@@ -97,7 +110,11 @@ def test_standalone_manifest() -> None:
     env = check_selector_container(pod)
     assert env["OME_SELECTOR_LISTEN"] == "0.0.0.0:50051"
     tls_dir = {m["mountPath"] for m in selector_container(pod)["volumeMounts"] if m["name"] == "tls"}
-    for name in ("OME_SELECTOR_TLS_CERT", "OME_SELECTOR_TLS_KEY", "OME_SELECTOR_TLS_CLIENT_CA"):  # mTLS: CacheService is on the network
+    for name in (
+        "OME_SELECTOR_TLS_CERT",
+        "OME_SELECTOR_TLS_KEY",
+        "OME_SELECTOR_TLS_CLIENT_CA",
+    ):  # mTLS: CacheService is on the network
         assert str(Path(env[name]).parent) in tls_dir
     service = docs["Service"]["spec"]
     assert service["selector"] == docs["Deployment"]["spec"]["selector"]["matchLabels"]
@@ -111,14 +128,25 @@ def test_readme_deploy_commands_run_as_written(tmp_path: Path) -> None:
     render_block, local_block = re.findall(r"```sh\n(.*?)```", match.group(1), re.S)
     [expected_block] = re.findall(r"```text\n(.*?)```", match.group(1), re.S)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-    rendered = subprocess.run(["bash", "-euo", "pipefail", "-c", render_block], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    rendered = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", render_block],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     assert rendered.stdout.count(" passed for resource ") == 4, rendered.stdout
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    block = local_block.replace("127.0.0.1:8081", f"127.0.0.1:{port}").replace("/tmp/ome-selector.sock", str(tmp_path / "api.sock"))
-    local = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    block = local_block.replace("127.0.0.1:8081", f"127.0.0.1:{port}").replace(
+        "/tmp/ome-selector.sock", str(tmp_path / "api.sock")
+    )
+    local = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert local.returncode == 0, local.stdout + local.stderr
     assert local.stdout.splitlines() == expected_block.strip().splitlines()

@@ -15,9 +15,8 @@ import time
 from typing import Callable
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from conftest import EXAMPLE_ISVCS, SHARED, ServerProcess
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from ome.selector.v1 import selector_pb2, selector_pb2_grpc
 from ome_selector.bench import load_catalog, sized_objects
 from ome_selector.manifests import load_inference_service
@@ -47,11 +46,21 @@ def test_sigterm_drains_eight_in_flight_calls(running_server: Callable[..., Serv
         watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""), timeout=60)
         assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
         callers = [grpc.insecure_channel(server.address, options=CHANNEL_OPTIONS) for _ in requests]  # eight callers
-        calls = [selector_pb2_grpc.SelectionServiceStub(c).ExplainRuntimes.future(r, timeout=60) for c, r in zip(callers, requests)]
+        calls = [
+            selector_pb2_grpc.SelectionServiceStub(c).ExplainRuntimes.future(r, timeout=60)
+            for c, r in zip(callers, requests)
+        ]
 
         deadline = time.monotonic() + 30
-        while (sample(scrape(http), "grpc_server_started_total", grpc_service="ome.selector.v1.SelectionService",
-                      grpc_method="ExplainRuntimes") or 0) < 1:
+        while (
+            sample(
+                scrape(http),
+                "grpc_server_started_total",
+                grpc_service="ome.selector.v1.SelectionService",
+                grpc_method="ExplainRuntimes",
+            )
+            or 0
+        ) < 1:
             assert time.monotonic() < deadline, "no ExplainRuntimes call started within 30 s"
             time.sleep(0.01)
         assert [call.done() for call in calls] == [False] * IN_FLIGHT  # all eight in flight

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from conftest import REPO_ROOT, ServerProcess
 from ome_selector_client import service_config
 from test_sidecar_grpc import Pki
@@ -38,18 +37,33 @@ def binary() -> Path:
 
 def run(binary: Path, *args: str) -> list[str]:
     env = {**os.environ, "GRPC_GO_RETRY": "on"}
-    result = subprocess.run([str(binary), *args, "-timeout", "20s"], capture_output=True, text=True, timeout=60, env=env)
+    result = subprocess.run(
+        [str(binary), *args, "-timeout", "20s"], capture_output=True, text=True, timeout=60, env=env
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 
 
-def test_go_example_over_the_unix_socket(binary: Path, running_server: Callable[..., ServerProcess], tmp_path: Path) -> None:
+def test_go_example_over_the_unix_socket(
+    binary: Path, running_server: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
     server = running_server(listen=f"unix:{tmp_path}/api.sock")
     assert SELECTED in run(binary, "-addr", server.address)
 
 
 def test_go_example_over_mtls(binary: Path, running_server: Callable[..., ServerProcess], tmp_path: Path) -> None:
     pki = Pki(tmp_path)
-    server = running_server(extra_args=["--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key), "--tls-client-ca", str(pki.ca)])
-    lines = run(binary, "-addr", server.address, "-ca", str(pki.ca), "-cert", str(pki.client_cert), "-key", str(pki.client_key))
+    server = running_server(
+        extra_args=[
+            "--tls-cert",
+            str(pki.server_cert),
+            "--tls-key",
+            str(pki.server_key),
+            "--tls-client-ca",
+            str(pki.ca),
+        ]
+    )
+    lines = run(
+        binary, "-addr", server.address, "-ca", str(pki.ca), "-cert", str(pki.client_cert), "-key", str(pki.client_key)
+    )
     assert SELECTED in lines

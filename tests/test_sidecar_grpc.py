@@ -13,14 +13,13 @@ from typing import Callable
 
 import grpc
 import pytest
+from conftest import ServerProcess, server_command
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
-from conftest import ServerProcess, server_command
 from ome_selector_client import SelectorClient, SelectorError
 
 Start = Callable[..., ServerProcess]
@@ -50,7 +49,7 @@ def test_one_second_keepalive_pings_get_no_goaway(running_server: Start) -> None
         assert stub.Check(health_pb2.HealthCheckRequest(), timeout=10).status == SERVING
     # Connectivity callbacks may coalesce IDLE -> CONNECTING -> READY, but a GOAWAY always
     # shows as READY -> IDLE (then READY again on the second call).
-    assert "READY" in states and states[states.index("READY"):] == ["READY"], states
+    assert "READY" in states and states[states.index("READY") :] == ["READY"], states
 
 
 # --- TLS / mTLS ----------------------------------------------------------------------------------
@@ -67,13 +66,21 @@ class Pki:
         self.server_cert, self.server_key = self._leaf("server", server=True)
         self.client_cert, self.client_key = self._leaf("client", server=False)
         stranger_key = ec.generate_private_key(ec.SECP256R1())
-        stranger = self._certificate("stranger", stranger_key, stranger_key.public_key(), None, ca=False, usage=ExtendedKeyUsageOID.CLIENT_AUTH)
+        stranger = self._certificate(
+            "stranger", stranger_key, stranger_key.public_key(), None, ca=False, usage=ExtendedKeyUsageOID.CLIENT_AUTH
+        )
         self.stranger_cert = self._write("stranger.pem", stranger.public_bytes(serialization.Encoding.PEM))
         self.stranger_key = self._write("stranger-key.pem", _key_pem(stranger_key))
 
     def _certificate(
-        self, name: str, signer: ec.EllipticCurvePrivateKey, public: ec.EllipticCurvePublicKey,
-        issuer: x509.Certificate | None, *, ca: bool, usage: x509.ObjectIdentifier | None = None,
+        self,
+        name: str,
+        signer: ec.EllipticCurvePrivateKey,
+        public: ec.EllipticCurvePublicKey,
+        issuer: x509.Certificate | None,
+        *,
+        ca: bool,
+        usage: x509.ObjectIdentifier | None = None,
     ) -> x509.Certificate:
         now = datetime.datetime.now(datetime.timezone.utc)
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
@@ -91,15 +98,22 @@ class Pki:
             builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         if usage == ExtendedKeyUsageOID.SERVER_AUTH:
             builder = builder.add_extension(
-                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False
+                x509.SubjectAlternativeName(
+                    [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+                ),
+                critical=False,
             )
         return builder.sign(signer, hashes.SHA256())
 
     def _leaf(self, name: str, *, server: bool) -> tuple[Path, Path]:
         key = ec.generate_private_key(ec.SECP256R1())
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
-        cert = self._certificate(f"ome-selector {name}", self.ca_key, key.public_key(), self.ca_cert, ca=False, usage=usage)
-        return self._write(f"{name}.pem", cert.public_bytes(serialization.Encoding.PEM)), self._write(f"{name}-key.pem", _key_pem(key))
+        cert = self._certificate(
+            f"ome-selector {name}", self.ca_key, key.public_key(), self.ca_cert, ca=False, usage=usage
+        )
+        return self._write(f"{name}.pem", cert.public_bytes(serialization.Encoding.PEM)), self._write(
+            f"{name}-key.pem", _key_pem(key)
+        )
 
     def _write(self, name: str, data: bytes) -> Path:
         path = self.folder / name
@@ -142,14 +156,25 @@ def test_tls(running_server: Start, pki: Pki) -> None:
 
 
 def test_mtls_requires_a_client_certificate_from_the_ca(running_server: Start, pki: Pki) -> None:
-    server = running_server(extra_args=[
-        "--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key), "--tls-client-ca", str(pki.ca),
-    ])
-    assert any(line.endswith(f" INFO ome_selector.server: TLS on {server.address} with client certificates required (mTLS)")
-               for line in server.lines)
+    server = running_server(
+        extra_args=[
+            "--tls-cert",
+            str(pki.server_cert),
+            "--tls-key",
+            str(pki.server_key),
+            "--tls-client-ca",
+            str(pki.ca),
+        ]
+    )
+    assert any(
+        line.endswith(f" INFO ome_selector.server: TLS on {server.address} with client certificates required (mTLS)")
+        for line in server.lines
+    )
     with grpc.secure_channel(server.address, pki.credentials(pki.client_cert, pki.client_key)) as channel:
         assert check(channel) == SERVING
-    with SelectorClient(server.address, credentials=pki.credentials(pki.client_cert, pki.client_key), retries=0) as client:
+    with SelectorClient(
+        server.address, credentials=pki.credentials(pki.client_cert, pki.client_key), retries=0
+    ) as client:
         assert client.health() == "SERVING"
     with SelectorClient(server.address, credentials=pki.credentials(), retries=0) as anonymous_client:
         with pytest.raises(SelectorError) as refused:
@@ -162,12 +187,20 @@ def test_mtls_requires_a_client_certificate_from_the_ca(running_server: Start, p
 
 
 def test_unusable_tls_settings_exit_1(pki: Pki, tmp_path: Path) -> None:
-    process = subprocess.run(server_command(extra_args=["--tls-key", str(pki.server_key)]), capture_output=True, text=True, timeout=60)
+    process = subprocess.run(
+        server_command(extra_args=["--tls-key", str(pki.server_key)]), capture_output=True, text=True, timeout=60
+    )
     assert process.returncode == 1
-    assert process.stderr.splitlines()[-1].endswith(" ERROR ome_selector.server: tls: --tls-cert and --tls-key go together")
+    assert process.stderr.splitlines()[-1].endswith(
+        " ERROR ome_selector.server: tls: --tls-cert and --tls-key go together"
+    )
     missing = tmp_path / "missing.pem"
-    process = subprocess.run(server_command(extra_args=["--tls-cert", str(missing), "--tls-key", str(pki.server_key)]),
-                             capture_output=True, text=True, timeout=60)
+    process = subprocess.run(
+        server_command(extra_args=["--tls-cert", str(missing), "--tls-key", str(pki.server_key)]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert process.returncode == 1
     assert process.stderr.splitlines()[-1].endswith(
         f" ERROR ome_selector.server: cannot read TLS files: [Errno 2] No such file or directory: '{missing}'"
@@ -182,7 +215,9 @@ def test_no_reflection(running_server: Start) -> None:
     with grpc.insecure_channel(server.address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         with pytest.raises(grpc.RpcError) as excinfo:
-            list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10))
+            list(
+                stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10)
+            )
         assert excinfo.value.code() == grpc.StatusCode.UNIMPLEMENTED  # type: ignore[attr-defined]
     with SelectorClient(server.address) as client:
         assert client.health() == "SERVING"
@@ -190,4 +225,6 @@ def test_no_reflection(running_server: Start) -> None:
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO_ROOT, ServerProcess
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
@@ -59,17 +58,24 @@ def test_multi_stage_non_root_with_oci_labels() -> None:
     assert ("COPY", "--from=build /wheels /wheels") in final
     assert [rest for keyword, rest in final if keyword == "USER"] == ["65532:65532"]
     labels = {k: v for keyword, rest in final if keyword == "LABEL" for k, v in key_values(rest).items()}
-    assert sorted(labels) == sorted(f"org.opencontainers.image.{k}" for k in ("title", "description", "version", "licenses", "source"))
+    assert sorted(labels) == sorted(
+        f"org.opencontainers.image.{k}" for k in ("title", "description", "version", "licenses", "source")
+    )
     assert ENTRYPOINT == ["ome-selector", "serve"]
-    assert (ENV["OME_SELECTOR_LISTEN"], ENV["OME_SELECTOR_HTTP_LISTEN"]) == ("unix:/run/ome-selector/api.sock", "0.0.0.0:8081")
+    assert (ENV["OME_SELECTOR_LISTEN"], ENV["OME_SELECTOR_HTTP_LISTEN"]) == (
+        "unix:/run/ome-selector/api.sock",
+        "0.0.0.0:8081",
+    )
 
 
 def test_the_entry_command_runs_outside_a_container(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     socket_path = tmp_path / "api.sock"
-    for name, value in {**ENV,
-                        "OME_SELECTOR_LISTEN": f"unix:{socket_path}",  # instead of /run/ome-selector/api.sock
-                        "OME_SELECTOR_HTTP_LISTEN": "127.0.0.1:0",  # instead of 0.0.0.0:8081
-                        "OME_SELECTOR_DRAIN_DELAY": "0"}.items():
+    for name, value in {
+        **ENV,
+        "OME_SELECTOR_LISTEN": f"unix:{socket_path}",  # instead of /run/ome-selector/api.sock
+        "OME_SELECTOR_HTTP_LISTEN": "127.0.0.1:0",  # instead of 0.0.0.0:8081
+        "OME_SELECTOR_DRAIN_DELAY": "0",
+    }.items():
         monkeypatch.setenv(name, value)
     command = [str(Path(sys.executable).parent / ENTRYPOINT[0]), *ENTRYPOINT[1:]]
     server = ServerProcess(command)

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 import grpc
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
 from conftest import EXAMPLE_ISVCS, ServerProcess, server_command
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from ome_selector.manifests import load_inference_service
 from ome_selector.server import TextFormatter
 from ome_selector_client import SelectorClient
@@ -25,7 +24,9 @@ def exercise(address: str) -> None:
     """One health check, one reflection listing, one SelectRuntime."""
     with SelectorClient(address) as client:
         assert client.health() == "SERVING"
-        assert client.select_runtime(load_inference_service(EXAMPLE_ISVCS / "llama-3-3-70b.yaml")).selection.runtime.name
+        assert client.select_runtime(
+            load_inference_service(EXAMPLE_ISVCS / "llama-3-3-70b.yaml")
+        ).selection.runtime.name
     with grpc.insecure_channel(address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10))
@@ -33,13 +34,17 @@ def exercise(address: str) -> None:
 
 def rpc_lines(server: ServerProcess) -> list[str]:
     server.stop()
-    return [line.split(" ", 1)[1].rsplit(" duration_ms=", 1)[0] for line in server.lines if " ome_selector.rpc: " in line]
+    return [
+        line.split(" ", 1)[1].rsplit(" duration_ms=", 1)[0] for line in server.lines if " ome_selector.rpc: " in line
+    ]
 
 
 def test_health_and_reflection_calls_log_at_debug(running_server: Start) -> None:
     quiet = running_server()
     exercise(quiet.address)
-    assert rpc_lines(quiet) == ["INFO ome_selector.rpc: rpc method=/ome.selector.v1.SelectionService/SelectRuntime code=OK"]
+    assert rpc_lines(quiet) == [
+        "INFO ome_selector.rpc: rpc method=/ome.selector.v1.SelectionService/SelectRuntime code=OK"
+    ]
 
     verbose = running_server(extra_args=["--log-level", "debug"])
     exercise(verbose.address)
@@ -57,26 +62,46 @@ def test_c_core_lines_stay_inside_the_json_stream() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         listen = f"127.0.0.1:{taken.getsockname()[1]}"
-        process = subprocess.run(server_command(listen=listen, log_format="json"), capture_output=True, text=True, timeout=60)
+        process = subprocess.run(
+            server_command(listen=listen, log_format="json"), capture_output=True, text=True, timeout=60
+        )
     assert process.returncode == 1
     entries = [json.loads(line) for line in process.stderr.splitlines()]  # every line is JSON
     core = [e for e in entries if e["logger"] == "grpc.core"]
-    assert len(core) == 1 and core[0]["level"] == "ERROR"
-    assert core[0]["message"].startswith(f"Failed to add port to server: No address added out of total 1 resolved for '{listen}'")
-    assert entries[-1]["logger"] == "ome_selector.server" and entries[-1]["message"].startswith(f"cannot listen on {listen}: ")
+    # C-core may add lines of its own (a loaded machine has shown one); the one about the port is there.
+    port = [
+        e
+        for e in core
+        if e["message"].startswith(
+            f"Failed to add port to server: No address added out of total 1 resolved for '{listen}'"
+        )
+    ]
+    assert [e["level"] for e in port] == ["ERROR"]
+    # The relayed C-core lines may arrive after the server's own last line.
+    server_lines = [e["message"] for e in entries if e["logger"] == "ome_selector.server"]
+    assert server_lines[-1].startswith(f"cannot listen on {listen}: ")
 
 
 def test_text_logs_escape_control_characters(running_server: Start, tmp_path: Path) -> None:
     forged = "2026-01-01T00:00:00.000Z INFO ome_selector.server: listening on 203.0.113.9:1"
     bad = tmp_path / "bad.yaml"
-    bad.write_text(json.dumps({
-        "apiVersion": "ome.io/v1beta1", "kind": "ClusterServingRuntime", "metadata": {"name": f"x\n{forged}"}, "spec": {},
-    }))
+    bad.write_text(
+        json.dumps(
+            {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": "ClusterServingRuntime",
+                "metadata": {"name": f"x\n{forged}"},
+                "spec": {},
+            }
+        )
+    )
     server = running_server(manifests=[bad])
     assert not any(line.startswith(forged) for line in server.lines)
     [error] = [line for line in server.lines if " ERROR " in line]
     # The loader escapes the name (and cuts it), the text format escapes that text again.
-    assert "invalid ClusterServingRuntime x\\\\n2026-01-01T00:00:00.000Z INFO ome_selector.server: listening o…: " in error
+    assert (
+        "invalid ClusterServingRuntime x\\\\n2026-01-01T00:00:00.000Z INFO ome_selector.server: listening o…: " in error
+    )
     assert server.address != "203.0.113.9:1"
 
 
@@ -87,7 +112,7 @@ def test_text_formatter_escapes_message_fields_and_tracebacks() -> None:
     record.fields = {"method": "/x\ny", "note": "two words", "quote": 'say "hi"', "n": 3}  # type: ignore[attr-defined]
     formatter.converter = __import__("time").gmtime
     assert formatter.format(record) == (
-        '1970-01-01T00:00:00.000Z INFO ome_selector.rpc: a\\nb\\r\\x1b[31m\\\\ c\\td'
+        "1970-01-01T00:00:00.000Z INFO ome_selector.rpc: a\\nb\\r\\x1b[31m\\\\ c\\td"
         ' method=/x\\ny note="two words" quote="say \\"hi\\"" n=3'
     )
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from ome_selector.sizes import distance, distance_order, outside, parse_size, range_label
 
 
@@ -42,7 +41,9 @@ class TestUnitsTable:
 class TestUnparseableReadsAsZero:
     """The warning "OME reads a value it can't parse as 0"."""
 
-    @pytest.mark.parametrize("text", ["4b", "2b", "7b", "7 B", "7K", "7BB", "", "abc", " 7B", "7B ", "B", "1,5B", "1_000"])
+    @pytest.mark.parametrize(
+        "text", ["4b", "2b", "7b", "7 B", "7K", "7BB", "", "abc", " 7B", "7B ", "B", "1,5B", "1_000"]
+    )
     def test_unparseable_is_zero(self, text: str) -> None:
         assert parse_size(text) == 0.0
 

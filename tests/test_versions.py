@@ -7,7 +7,6 @@ ome-selection-facts.md section 2 (parsing, comparison) and 3.7 (the matcher's co
 from __future__ import annotations
 
 import pytest
-
 from helpers_docs import MODEL_VERSION_EXAMPLES
 from ome_selector.versions import Version, entry_accepts, parse_version
 
@@ -68,8 +67,23 @@ def test_facts_worked_parses(text: str, key: tuple, prefix: str, precision: int)
 @pytest.mark.parametrize(
     "text",
     [
-        "1.2-beta", "1-beta", "V1.0", "01.0.0", "1..0", "1.", " 1.0", "",  # facts 2.2 errors
-        "vv1", "v", "1.2.3+", "1.2.3.", "1.2.3-a..b", "1.2.3-", "1.0.0 ", "-1.0.0", "+1",
+        "1.2-beta",
+        "1-beta",
+        "V1.0",
+        "01.0.0",
+        "1..0",
+        "1.",
+        " 1.0",
+        "",  # facts 2.2 errors
+        "vv1",
+        "v",
+        "1.2.3+",
+        "1.2.3.",
+        "1.2.3-a..b",
+        "1.2.3-",
+        "1.0.0 ",
+        "-1.0.0",
+        "+1",
         "1.٣.0",  # a non-ASCII digit
         "18446744073709551616",  # does not fit in a uint64
     ],
@@ -200,7 +214,10 @@ class TestOperatorsTable:
 
     def test_entry_version_is_the_newest_that_greater_than_or_equal_accepts(self) -> None:
         entry = parse_version("4.46.0")
-        assert [entry_accepts(entry, "GreaterThanOrEqual", parse_version(m)) for m in ("4.44.2", "4.46.0", "4.46.1", "4.45.0.dev0")] == [
+        assert [
+            entry_accepts(entry, "GreaterThanOrEqual", parse_version(m))
+            for m in ("4.44.2", "4.46.0", "4.46.1", "4.45.0.dev0")
+        ] == [
             True,
             True,
             False,
@@ -216,7 +233,9 @@ def test_examples_table_unit(entry: str, operator: str | None, model: str, match
     assert entry_accepts(parse_version(entry), operator, parse_version(model)) is matches
 
 
-@pytest.mark.parametrize(("entry", "model"), [("1.08.0", "1.08.0"), ("1.0.0", "V1.0.0"), ("1.2-beta", "1.2-beta"), ("", "")])
+@pytest.mark.parametrize(
+    ("entry", "model"), [("1.08.0", "1.08.0"), ("1.0.0", "V1.0.0"), ("1.2-beta", "1.2-beta"), ("", "")]
+)
 @pytest.mark.parametrize("operator", ["Equal", "GreaterThanOrEqual", "LessThan"])
 def test_a_version_that_does_not_parse_never_matches(entry: str, model: str, operator: str) -> None:
     assert entry_accepts(parse_version(entry), operator, parse_version(model)) is False

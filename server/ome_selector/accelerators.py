@@ -21,6 +21,7 @@
 Quantities (``memoryGB``, ``memoryBandwidthGBps``, costs) are parsed by ``quantities.py``; one that
 does not parse counts as absent.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -129,7 +130,13 @@ def tflops_for(cls: types_pb2.AcceleratorClass, precision: str) -> int:
     if not cls.spec.capabilities.HasField("performance"):
         return 0
     perf = cls.spec.capabilities.performance
-    field = {"fp32": "fp32_tflops", "fp16": "fp16_tflops", "int8": "int8_tops", "fp8": "int8_tops", "int4": "int4_tops"}.get(precision.lower())
+    field = {
+        "fp32": "fp32_tflops",
+        "fp16": "fp16_tflops",
+        "int8": "int8_tops",
+        "fp8": "int8_tops",
+        "int4": "int4_tops",
+    }.get(precision.lower())
     return getattr(perf, field) if field else 0
 
 
@@ -156,7 +163,9 @@ def _memory_in_range(cls: types_pb2.AcceleratorClass, constraints: types_pb2.Acc
     return (not has_min or gib >= constraints.min_memory) and (not has_max or gib <= constraints.max_memory)
 
 
-def passes_constraints(name: str, cls: types_pb2.AcceleratorClass, constraints: types_pb2.AcceleratorConstraints | None) -> bool:
+def passes_constraints(
+    name: str, cls: types_pb2.AcceleratorClass, constraints: types_pb2.AcceleratorConstraints | None
+) -> bool:
     """Whether a class passes the constraints (select-accelerators.md, "Narrow the choice with
     constraints"). ``minComputePerformanceTFLOPS`` and ``preferredPrecisions`` never filter; None
     (no constraints) passes every class."""
@@ -289,7 +298,9 @@ def best_fit(candidates: Sequence[Candidate], constraints: types_pb2.Accelerator
         return candidates[0][0]
     if constraints is None:
         raise ValueError(NIL_POINTER_LOG)
-    scores = [0.7 * _memory_fit_score(cls, constraints) + 0.3 * _compute_score(cls, constraints) for _, cls in candidates]
+    scores = [
+        0.7 * _memory_fit_score(cls, constraints) + 0.3 * _compute_score(cls, constraints) for _, cls in candidates
+    ]
     return _best(candidates, scores)
 
 
@@ -310,8 +321,7 @@ def most_capable(candidates: Sequence[Candidate], constraints: types_pb2.Acceler
         return candidates[0][0]
     precisions = list(constraints.preferred_precisions) if constraints is not None else []
     raw = [
-        (_capability_tflops(cls, precisions), _memory_gib_float(cls) or 0.0, _bandwidth(cls))
-        for _, cls in candidates
+        (_capability_tflops(cls, precisions), _memory_gib_float(cls) or 0.0, _bandwidth(cls)) for _, cls in candidates
     ]
     top_tflops, top_memory, top_bandwidth = (max(0.0, *column) for column in zip(*raw))
 
@@ -333,7 +343,9 @@ def _override(spec: types_pb2.InferenceServiceSpec, component: str) -> types_pb2
     return owner.accelerator_override if owner.HasField("accelerator_override") else None
 
 
-def _named_class(spec: types_pb2.InferenceServiceSpec, override: types_pb2.AcceleratorSelector | None) -> tuple[str, str]:
+def _named_class(
+    spec: types_pb2.InferenceServiceSpec, override: types_pb2.AcceleratorSelector | None
+) -> tuple[str, str]:
     """(name, source) of the class the InferenceService names, or ("", "") for none.
 
     A present override class wins even when it is "", which then names nothing (facts 4.1).
@@ -352,7 +364,9 @@ def _policy(spec: types_pb2.InferenceServiceSpec, override: types_pb2.Accelerato
     return spec.accelerator_selector.policy if spec.HasField("accelerator_selector") else ""
 
 
-def candidates_for(runtime_classes: Sequence[str], classes: Mapping[str, types_pb2.AcceleratorClass]) -> list[Candidate]:
+def candidates_for(
+    runtime_classes: Sequence[str], classes: Mapping[str, types_pb2.AcceleratorClass]
+) -> list[Candidate]:
     """The runtime's classes in order, without repeats (the first kept), skipping missing ones
     (accelerator-classes.md, "Change or delete a class", since v1.3)."""
     seen: set[str] = set()

@@ -39,12 +39,12 @@ class ListenAddress:
 def parse_listen(text: str) -> ListenAddress:
     """Parse a gRPC listen address (see the module docstring); ``ValueError`` when invalid."""
     if text.startswith("unix-abstract:"):
-        name = text[len("unix-abstract:"):]
+        name = text[len("unix-abstract:") :]
         if not name:
             raise ValueError("unix-abstract: needs a name")
         return ListenAddress("unix-abstract", text, path=name)
     if text.startswith("unix:"):
-        rest = text[len("unix:"):]
+        rest = text[len("unix:") :]
         path = rest[2:] if rest.startswith("//") else rest
         if not path or path.endswith("/"):
             raise ValueError("unix: needs a socket file path, e.g. unix:/run/ome-selector/api.sock")

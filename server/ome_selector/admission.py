@@ -5,6 +5,7 @@ explicitly.md, troubleshoot-runtime-selection.md; concepts/architecture/deployme
 concepts/runtimes/runtime-revisions.md; where they are silent, ome-selection-facts.md 7-8.
 Pure Python, no gRPC.
 """
+
 from __future__ import annotations
 
 import re
@@ -66,7 +67,9 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
         return messages.unsupported_value("spec.deploymentMode", spec.deployment_mode, SERVICE_MODES)
     for path, selector in policy_fields(isvc):
         if selector.policy and selector.policy not in POLICIES:
-            json_path = path.replace("accelerator_selector", "acceleratorSelector").replace("accelerator_override", "acceleratorOverride")
+            json_path = path.replace("accelerator_selector", "acceleratorSelector").replace(
+                "accelerator_override", "acceleratorOverride"
+            )
             return messages.unsupported_value(json_path, selector.policy, POLICIES)
     revision_denial = _revision_denial(isvc)
     if revision_denial:
@@ -98,7 +101,7 @@ def _revision_denial(isvc: types_pb2.InferenceService) -> str:
         prefix = f"r-{isvc.metadata.namespace}-{ref.name}-"
     else:
         return ""  # an invalid pin kind: kubectl-ome's InvalidPin, not a webhook check the docs give
-    if ref.revision.startswith(prefix) and _REVISION_HASH.match(ref.revision[len(prefix):]):
+    if ref.revision.startswith(prefix) and _REVISION_HASH.match(ref.revision[len(prefix) :]):
         return ""
     return messages.REVISION_NAME.format(revision=ref.revision, runtime=ref.name, kind=kind, prefix=prefix)
 
@@ -140,7 +143,12 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
             return Admission(False, "NAMED_RUNTIME", denial=res.error, decision=decision)
         error = res.error or decision.runtime_not_found or decision.runtime_error
         if error:
-            return Admission(False, "NAMED_RUNTIME", denial=messages.runtime_does_not_support(rt, model_name, error), decision=decision)
+            return Admission(
+                False,
+                "NAMED_RUNTIME",
+                denial=messages.runtime_does_not_support(rt, model_name, error),
+                decision=decision,
+            )
         warnings: tuple[str, ...] = ()
         if decision.compatibility_error:
             warnings = (messages.named_runtime_warning(rt, model_name, decision.compatibility_error),)
@@ -166,4 +174,6 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
             decision=decision,
         )
     assert decision.runtime is not None
-    return Admission(True, "AUTO_SELECT", warnings=(messages.auto_selected(decision.runtime.name, model_name),), decision=decision)
+    return Admission(
+        True, "AUTO_SELECT", warnings=(messages.auto_selected(decision.runtime.name, model_name),), decision=decision
+    )

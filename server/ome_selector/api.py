@@ -13,6 +13,7 @@ memoised: each call computes its answer on the snapshot it read (``engine.auto_s
   reconcile.py, effective.py.
 - ``validate_serving_runtime``: runtime_webhook.py.
 """
+
 from __future__ import annotations
 
 import base64
@@ -22,18 +23,16 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
-
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from . import domain as d
+from . import accelerators, engine, errors, messages, reconcile, resolution
 from . import admission as admission_rules
+from . import domain as d
 from . import effective as effective_view
-from . import accelerators, engine, messages, reconcile, resolution
-from .components import ComponentConfig
 from .checks import Check, Failure, entry_score, explain_columns
+from .components import ComponentConfig
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
-from . import errors
 from .errors import FieldViolation, RequestError
 from .ingest import compile_request, validate_name, validate_spec
 from .runtime_webhook import validate_runtime
@@ -59,14 +58,25 @@ def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_se
     if isvc.metadata.name:
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
     if spec.HasField("deployment_mode") and spec.deployment_mode not in admission_rules.SERVICE_MODES:
-        violations.append(FieldViolation(f"{base}.spec.deployment_mode", errors.unsupported(spec.deployment_mode, admission_rules.SERVICE_MODES)))
+        violations.append(
+            FieldViolation(
+                f"{base}.spec.deployment_mode", errors.unsupported(spec.deployment_mode, admission_rules.SERVICE_MODES)
+            )
+        )
     for path, selector in admission_rules.policy_fields(isvc):
         if selector.policy not in _POLICIES:
-            violations.append(FieldViolation(f"{base}.{path}", errors.unsupported(selector.policy, admission_rules.POLICIES)))
+            violations.append(
+                FieldViolation(f"{base}.{path}", errors.unsupported(selector.policy, admission_rules.POLICIES))
+            )
     return violations
 
 
-def _require_isvc(request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest | pb.ReconcileInferenceServiceRequest | pb.GetEffectiveRuntimeRequest) -> types_pb2.InferenceService:
+def _require_isvc(
+    request: pb.SelectRuntimeRequest
+    | pb.ExplainRuntimesRequest
+    | pb.ReconcileInferenceServiceRequest
+    | pb.GetEffectiveRuntimeRequest,
+) -> types_pb2.InferenceService:
     if not request.HasField("inference_service"):
         raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
     violations = _isvc_violations(request.inference_service)
@@ -76,7 +86,11 @@ def _require_isvc(request: pb.SelectRuntimeRequest | pb.ExplainRuntimesRequest |
 
 
 def _ref(key: tuple[str, str, str]) -> pb.RuntimeRef:
-    kind = pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME if key[0] == d.CLUSTER_SERVING_RUNTIME else pb.RUNTIME_KIND_SERVING_RUNTIME
+    kind = (
+        pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
+        if key[0] == d.CLUSTER_SERVING_RUNTIME
+        else pb.RUNTIME_KIND_SERVING_RUNTIME
+    )
     return pb.RuntimeRef(kind=kind, namespace=key[1], name=key[2])
 
 
@@ -107,7 +121,12 @@ TIE_BREAK_TO_PB = {
     TieBreak.SIZE_DISTANCE: pb.TIE_BREAK_SIZE_DISTANCE,
     TieBreak.NAME: pb.TIE_BREAK_NAME,
 }
-COMPONENT_TO_PB = {"": pb.COMPONENT_UNSPECIFIED, "engine": pb.COMPONENT_ENGINE, "decoder": pb.COMPONENT_DECODER, "router": pb.COMPONENT_ROUTER}
+COMPONENT_TO_PB = {
+    "": pb.COMPONENT_UNSPECIFIED,
+    "engine": pb.COMPONENT_ENGINE,
+    "decoder": pb.COMPONENT_DECODER,
+    "router": pb.COMPONENT_ROUTER,
+}
 MODE_SOURCE_TO_PB = {
     "SERVICE_ANNOTATION": pb.MODE_SOURCE_SERVICE_ANNOTATION,
     "COMPONENT_ANNOTATION": pb.MODE_SOURCE_COMPONENT_ANNOTATION,
@@ -178,8 +197,18 @@ def _selection(decision: resolution.Decision) -> pb.Selection | None:
     evaluation = decision.evaluation
     if not decision.named:
         assert evaluation is not None
-        return pb.Selection(runtime=runtime_ref(runtime), score=evaluation.fit.score, supported_model_format_index=evaluation.fit.score_index, mode=pb.SELECTION_MODE_AUTO)
-    selection = pb.Selection(runtime=runtime_ref(runtime), mode=pb.SELECTION_MODE_NAMED, inheritance_chain=runtime.chain, supported_model_format_index=-1)
+        return pb.Selection(
+            runtime=runtime_ref(runtime),
+            score=evaluation.fit.score,
+            supported_model_format_index=evaluation.fit.score_index,
+            mode=pb.SELECTION_MODE_AUTO,
+        )
+    selection = pb.Selection(
+        runtime=runtime_ref(runtime),
+        mode=pb.SELECTION_MODE_NAMED,
+        inheritance_chain=runtime.chain,
+        supported_model_format_index=-1,
+    )
     model = decision.model.model
     if evaluation is not None and model is not None:
         selection.supported_model_format_index, selection.score = _user_specified_entry(evaluation, model)
@@ -198,7 +227,11 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
     violations = _isvc_violations(isvc)
     named = bool(isvc.spec.runtime.name)
     if not isvc.spec.model.name and (request.HasField("model_spec") or not named):
-        problem = "required with model_spec (OME's messages name the model)" if request.HasField("model_spec") else "a model is required when spec.runtime.name is not set"
+        problem = (
+            "required with model_spec (OME's messages name the model)"
+            if request.HasField("model_spec")
+            else "a model is required when spec.runtime.name is not set"
+        )
         violations.append(FieldViolation("inference_service.spec.model.name", problem))
     if request.HasField("model_spec"):
         violations += validate_spec(request.model_spec, "model_spec")
@@ -209,7 +242,9 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
     return _select_response(snapshot, isvc, resolution.decide(snapshot, isvc, model_spec), full)
 
 
-def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: resolution.Decision, full: bool) -> pb.SelectRuntimeResponse:
+def _select_response(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: resolution.Decision, full: bool
+) -> pb.SelectRuntimeResponse:
     response = pb.SelectRuntimeResponse(cache_version=snapshot.version)
     res = decision.model
     if res.not_found:
@@ -228,7 +263,9 @@ def _select_response(snapshot: Snapshot, isvc: types_pb2.InferenceService, decis
     model_name = isvc.spec.model.name
     if decision.named:
         if decision.compatibility_error:
-            response.warnings.append(messages.named_runtime_warning(isvc.spec.runtime.name, model_name, decision.compatibility_error))
+            response.warnings.append(
+                messages.named_runtime_warning(isvc.spec.runtime.name, model_name, decision.compatibility_error)
+            )
         return response
     auto = decision.auto
     assert auto is not None and res.model is not None
@@ -281,11 +318,15 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
     if by_model == request.HasField("inference_service"):
         raise RequestError.invalid([FieldViolation("model", "exactly one of model or inference_service is required")])
     if by_model and request.HasField("model_spec"):
-        raise RequestError.invalid([FieldViolation("model_spec", "model_spec goes with inference_service, not with model")])
+        raise RequestError.invalid(
+            [FieldViolation("model_spec", "model_spec goes with inference_service, not with model")]
+        )
     notes: list[str] = []
     if by_model:
         lookup = request.model
-        violations = validate_name(lookup.namespace, "model.namespace", "namespace") + validate_name(lookup.name, "model.name")
+        violations = validate_name(lookup.namespace, "model.namespace", "namespace") + validate_name(
+            lookup.name, "model.name"
+        )
         if violations:
             raise RequestError.invalid(violations)
         namespace = lookup.namespace
@@ -299,7 +340,14 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
         namespace = isvc.metadata.namespace
         model_spec = request.model_spec if request.HasField("model_spec") else None
         if not isvc.spec.model.name and model_spec is None:
-            raise RequestError.invalid([FieldViolation("inference_service.spec.model.name", f'InferenceService "{isvc.metadata.name}" has no spec.model; pass --model instead')])
+            raise RequestError.invalid(
+                [
+                    FieldViolation(
+                        "inference_service.spec.model.name",
+                        f'InferenceService "{isvc.metadata.name}" has no spec.model; pass --model instead',
+                    )
+                ]
+            )
         if isvc.spec.runtime.name:
             notes.append(EXPLICIT_RUNTIME_NOTE)
         res = resolution.resolve_model(snapshot, isvc, model_spec)
@@ -352,7 +400,9 @@ def _explain_rows(result: AutoSelection, name: str) -> list[engine.Ranked | d.Ru
     candidates = {id(r.evaluation.runtime) for r in result.ranked}
     rows: list[engine.Ranked | d.Runtime] = [r for r in result.ranked if not name or r.evaluation.runtime.name == name]
     for group_result in result.results:
-        rows += [rt for rt in group_result.group.by_name() if id(rt) not in candidates and (not name or rt.name == name)]
+        rows += [
+            rt for rt in group_result.group.by_name() if id(rt) not in candidates and (not name or rt.name == name)
+        ]
     return rows
 
 
@@ -375,7 +425,9 @@ def _page(request: pb.ExplainRuntimesRequest) -> tuple[int, int]:
     """(page size, offset) of an ExplainRuntimes request; raises INVALID_ARGUMENT for a negative
     or too large page size, or a token that is malformed or from another request."""
     if request.page_size < 0 or request.page_size > MAX_PAGE_SIZE:
-        raise RequestError.invalid([FieldViolation("page_size", f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {request.page_size}")])
+        raise RequestError.invalid(
+            [FieldViolation("page_size", f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {request.page_size}")]
+        )
     if not request.page_token:
         return request.page_size, 0
     try:
@@ -386,7 +438,14 @@ def _page(request: pb.ExplainRuntimesRequest) -> tuple[int, int]:
     except (ValueError, TypeError, KeyError):
         valid = False
     if not valid:
-        raise RequestError.invalid([FieldViolation("page_token", "page_token is not a token of this request (it must come from next_page_token of the same request)")])
+        raise RequestError.invalid(
+            [
+                FieldViolation(
+                    "page_token",
+                    "page_token is not a token of this request (it must come from next_page_token of the same request)",
+                )
+            ]
+        )
     return request.page_size, offset
 
 
@@ -412,7 +471,9 @@ def _components(configs: tuple[ComponentConfig, ...]) -> list[pb.ComponentConfig
     return out
 
 
-def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServiceRequest) -> pb.AdmitInferenceServiceResponse:
+def admit_inference_service(
+    snapshot: Snapshot, request: pb.AdmitInferenceServiceRequest
+) -> pb.AdmitInferenceServiceResponse:
     """The InferenceService validating webhook (admission.py). Only the namespace is required;
     every other problem is a denial with OME's message."""
     _require_synced(snapshot)
@@ -421,13 +482,19 @@ def admit_inference_service(snapshot: Snapshot, request: pb.AdmitInferenceServic
     isvc = request.inference_service
     violations = validate_name(isvc.metadata.namespace, "inference_service.metadata.namespace", "namespace")
     if len(isvc.metadata.name) > 253:  # the API server rejects it before any webhook
-        violations.append(FieldViolation("inference_service.metadata.name", errors.too_long_value(isvc.metadata.name, 253)))
+        violations.append(
+            FieldViolation("inference_service.metadata.name", errors.too_long_value(isvc.metadata.name, 253))
+        )
     if violations:
         raise RequestError.invalid(violations)
     admission = admission_rules.admit(snapshot, isvc)
     response = pb.AdmitInferenceServiceResponse(
-        allowed=admission.allowed, denial_message=admission.denial, warnings=admission.warnings,
-        path=ADMISSION_PATH_TO_PB[admission.path], webhook=admission_rules.ISVC_WEBHOOK, cache_version=snapshot.version,
+        allowed=admission.allowed,
+        denial_message=admission.denial,
+        warnings=admission.warnings,
+        path=ADMISSION_PATH_TO_PB[admission.path],
+        webhook=admission_rules.ISVC_WEBHOOK,
+        cache_version=snapshot.version,
     )
     return _with_selection(response, _selection(admission.decision) if admission.decision is not None else None)
 
@@ -439,7 +506,9 @@ def _with_selection(response: R, selection: pb.Selection | None) -> R:
     return response
 
 
-def reconcile_inference_service(snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest) -> pb.ReconcileInferenceServiceResponse:
+def reconcile_inference_service(
+    snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest
+) -> pb.ReconcileInferenceServiceResponse:
     """The controller's runtime step (reconcile.py)."""
     _require_synced(snapshot)
     isvc = _require_isvc(request)
@@ -454,12 +523,19 @@ def reconcile_inference_service(snapshot: Snapshot, request: pb.ReconcileInferen
     )
     if result.condition is not None:
         c = result.condition
-        response.runtime_ready.CopyFrom(pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info"))
+        response.runtime_ready.CopyFrom(
+            pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info")
+        )
     rt = result.runtime
     if rt is not None and result.decision is not None and result.decision.runtime is rt:
         selection = _selection(result.decision)
     elif rt is not None:  # a pinned runtime, served without a compatibility check
-        selection = pb.Selection(runtime=runtime_ref(rt), mode=pb.SELECTION_MODE_NAMED, inheritance_chain=rt.chain, supported_model_format_index=-1)
+        selection = pb.Selection(
+            runtime=runtime_ref(rt),
+            mode=pb.SELECTION_MODE_NAMED,
+            inheritance_chain=rt.chain,
+            supported_model_format_index=-1,
+        )
     else:
         selection = None
     return _with_selection(response, selection)
@@ -486,13 +562,17 @@ def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeReq
     return response
 
 
-def validate_serving_runtime(snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest) -> pb.ValidateServingRuntimeResponse:
+def validate_serving_runtime(
+    snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest
+) -> pb.ValidateServingRuntimeResponse:
     """The ServingRuntime / ClusterServingRuntime validating webhook (runtime_webhook.py). Object
     names and namespaces are validated first (INVALID_ARGUMENT)."""
     _require_synced(snapshot)
     which = request.WhichOneof("runtime")
     if which is None:
-        raise RequestError.invalid([FieldViolation("runtime", "exactly one of servingRuntime or clusterServingRuntime is required")])
+        raise RequestError.invalid(
+            [FieldViolation("runtime", "exactly one of servingRuntime or clusterServingRuntime is required")]
+        )
     runtime = getattr(request, which)
     kind = d.SERVING_RUNTIME if which == "serving_runtime" else d.CLUSTER_SERVING_RUNTIME
     violations = validate_name(runtime.metadata.name, f"{which}.metadata.name")

@@ -97,6 +97,7 @@ subprocess only listens on 127.0.0.1 and is stopped on exit, on exceptions, on C
 SIGTERM. Figures vary between runs on a noisy 2-core machine (use --repeat for ranges); the clients
 run in this process, so client-side Python time is part of every figure, the floor's included.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -127,7 +128,6 @@ from typing import Generic, TypeAlias, TypeVar
 import grpc
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 
@@ -234,13 +234,51 @@ def parse_args(argv: Sequence[str]) -> Settings:
         prog="python -m ome_selector.bench",
         description="ome-selector benchmark on real traffic (issue 11); see the module docstring for every figure.",
     )
-    parser.add_argument("--shared", type=Path, metavar="PATH", default=None, help="shared folder with ome-catalog and ome-cluster (default ../shared)")
-    parser.add_argument("--sizes", type=parse_sizes, metavar="LIST", default=None, help="comma-separated: catalog and/or N runtimes (default catalog,10000,50000; quick catalog,10000)")
-    parser.add_argument("--calls", type=int, metavar="N", default=None, help="headline SelectRuntime calls with 1 client (default 1000, quick 100)")
-    parser.add_argument("--repeat", type=int, metavar="K", default=1, help="run the headline K times and print ranges (default 1)")
-    parser.add_argument("--soak-seconds", type=float, metavar="S", default=0.0, help="time-based headline: S/2 seconds per client count, RSS sampled throughout")
-    parser.add_argument("--max-run-seconds", type=float, metavar="S", default=None, help="cap on any one measured run (default 60, quick 3)")
-    parser.add_argument("--rss-guard-mb", type=float, metavar="MB", default=None, help="stop measuring when the server's RSS passes this (default 60%% of memory)")
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        metavar="PATH",
+        default=None,
+        help="shared folder with ome-catalog and ome-cluster (default ../shared)",
+    )
+    parser.add_argument(
+        "--sizes",
+        type=parse_sizes,
+        metavar="LIST",
+        default=None,
+        help="comma-separated: catalog and/or N runtimes (default catalog,10000,50000; quick catalog,10000)",
+    )
+    parser.add_argument(
+        "--calls",
+        type=int,
+        metavar="N",
+        default=None,
+        help="headline SelectRuntime calls with 1 client (default 1000, quick 100)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, metavar="K", default=1, help="run the headline K times and print ranges (default 1)"
+    )
+    parser.add_argument(
+        "--soak-seconds",
+        type=float,
+        metavar="S",
+        default=0.0,
+        help="time-based headline: S/2 seconds per client count, RSS sampled throughout",
+    )
+    parser.add_argument(
+        "--max-run-seconds",
+        type=float,
+        metavar="S",
+        default=None,
+        help="cap on any one measured run (default 60, quick 3)",
+    )
+    parser.add_argument(
+        "--rss-guard-mb",
+        type=float,
+        metavar="MB",
+        default=None,
+        help="stop measuring when the server's RSS passes this (default 60%% of memory)",
+    )
     parser.add_argument("--quick", action="store_true", help="small numbers for a smoke run")
     parser.add_argument("--json", action="store_true", help="also print one JSON object per figure")
     args = parser.parse_args(argv)
@@ -300,14 +338,24 @@ def load_catalog(shared: Path) -> Catalog:
     if missing:
         raise SystemExit(f"bench: not found: {', '.join(missing)} (give --shared PATH)")
     loaded = load_manifests([str(p) for p in paths])
-    if not any(o.WhichOneof("object") == "cluster_base_model" and o.cluster_base_model.spec.model_format.name for o in loaded.objects):
+    if not any(
+        o.WhichOneof("object") == "cluster_base_model" and o.cluster_base_model.spec.model_format.name
+        for o in loaded.objects
+    ):
         raise SystemExit("bench: ome-cluster has no ClusterBaseModel with a modelFormat to draw the traffic from")
     if loaded.errors:
         raise SystemExit("bench: cannot load the OME data:\n  " + "\n  ".join(loaded.errors))
     objects = tuple(loaded.objects)
     kind = [o.WhichOneof("object") for o in objects]
-    models = tuple(o.cluster_base_model.metadata.name for o, k in zip(objects, kind) if k == "cluster_base_model" and o.cluster_base_model.spec.model_format.name)
-    classes: tuple[str | None, ...] = (None, *(o.accelerator_class.metadata.name for o, k in zip(objects, kind) if k == "accelerator_class"))
+    models = tuple(
+        o.cluster_base_model.metadata.name
+        for o, k in zip(objects, kind)
+        if k == "cluster_base_model" and o.cluster_base_model.spec.model_format.name
+    )
+    classes: tuple[str | None, ...] = (
+        None,
+        *(o.accelerator_class.metadata.name for o, k in zip(objects, kind) if k == "accelerator_class"),
+    )
     return Catalog(
         objects=objects,
         runtimes=tuple(o for o, k in zip(objects, kind) if k == "cluster_serving_runtime"),
@@ -344,8 +392,12 @@ def runtimes_in_scope(objects: Sequence[cache_pb2.CacheObject]) -> int:
     """Runtimes a traffic request can see: every ClusterServingRuntime plus the ServingRuntimes of
     the traffic's namespaces (``ns-0`` … ``ns-19``)."""
     namespaces = {f"ns-{i}" for i in range(NAMESPACES)}
-    return sum(1 for o in objects if o.WhichOneof("object") == "cluster_serving_runtime"
-               or (o.WhichOneof("object") == "serving_runtime" and o.serving_runtime.metadata.namespace in namespaces))
+    return sum(
+        1
+        for o in objects
+        if o.WhichOneof("object") == "cluster_serving_runtime"
+        or (o.WhichOneof("object") == "serving_runtime" and o.serving_runtime.metadata.namespace in namespaces)
+    )
 
 
 def count_kinds(objects: Sequence[cache_pb2.CacheObject]) -> dict[str, int]:
@@ -505,7 +557,9 @@ class Run:
             return f"{what}: STOPPED after {len(self.samples)} of {self.planned} calls: the server's RSS passed the memory guard"
         if not self.capped:
             return None
-        return f"{what}: capped at {max_run_s:g} s (--max-run-seconds) after {len(self.samples)} of {self.planned} calls"
+        return (
+            f"{what}: capped at {max_run_s:g} s (--max-run-seconds) after {len(self.samples)} of {self.planned} calls"
+        )
 
 
 # --- the server subprocess ---------------------------------------------------------------------
@@ -567,7 +621,9 @@ class Server:
     def start(self, timeout: float = 60.0) -> None:
         """Start it and wait for its ``listening on 127.0.0.1:<port>`` log line."""
         with open(self._log_path, "wb") as log:
-            self.proc = subprocess.Popen(server_command("127.0.0.1:0"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+            self.proc = subprocess.Popen(
+                server_command("127.0.0.1:0"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log
+            )
         _LIVE.add(self.proc)
         deadline = time.monotonic() + timeout
         pattern = re.compile(rb"listening on (127\.0\.0\.1:\d+)")
@@ -606,7 +662,11 @@ class Server:
     @staticmethod
     def stubs(channel: grpc.Channel) -> Stubs:
         """Health, selection and cache stubs on ``channel``."""
-        return Stubs(health_pb2_grpc.HealthStub(channel), selector_pb2_grpc.SelectionServiceStub(channel), cache_pb2_grpc.CacheServiceStub(channel))
+        return Stubs(
+            health_pb2_grpc.HealthStub(channel),
+            selector_pb2_grpc.SelectionServiceStub(channel),
+            cache_pb2_grpc.CacheServiceStub(channel),
+        )
 
     def status_mb(self, field_name: str = "VmRSS") -> float:
         """A memory figure of the server's /proc status (VmRSS, VmHWM) in MB; NaN once gone."""
@@ -670,17 +730,23 @@ def classify_selection(response: selector_pb2.SelectRuntimeResponse) -> tuple[st
     return outcome, response.ByteSize()
 
 
-def select_workload(make: Callable[[int], selector_pb2.SelectRuntimeRequest]) -> Workload[selector_pb2.SelectRuntimeRequest, selector_pb2.SelectRuntimeResponse]:
+def select_workload(
+    make: Callable[[int], selector_pb2.SelectRuntimeRequest],
+) -> Workload[selector_pb2.SelectRuntimeRequest, selector_pb2.SelectRuntimeResponse]:
     """SelectRuntime of the requests ``make`` builds."""
     return Workload(make, lambda s, r: s.selection.SelectRuntime(r, timeout=RPC_TIMEOUT_S), classify_selection)
 
 
-def new_isvc_selects(source: TrafficSource, view: View) -> Workload[selector_pb2.SelectRuntimeRequest, selector_pb2.SelectRuntimeResponse]:
+def new_isvc_selects(
+    source: TrafficSource, view: View
+) -> Workload[selector_pb2.SelectRuntimeRequest, selector_pb2.SelectRuntimeResponse]:
     """SelectRuntime, each call a new InferenceService."""
     return select_workload(lambda i: selector_pb2.SelectRuntimeRequest(inference_service=source.next(), view=view))
 
 
-def explain_workload(source: TrafficSource) -> Workload[selector_pb2.ExplainRuntimesRequest, selector_pb2.ExplainRuntimesResponse]:
+def explain_workload(
+    source: TrafficSource,
+) -> Workload[selector_pb2.ExplainRuntimesRequest, selector_pb2.ExplainRuntimesResponse]:
     """ExplainRuntimes (every row), each call a new InferenceService."""
     return Workload(
         lambda i: selector_pb2.ExplainRuntimesRequest(inference_service=source.next()),
@@ -689,8 +755,15 @@ def explain_workload(source: TrafficSource) -> Workload[selector_pb2.ExplainRunt
     )
 
 
-def run_clients(server: Server, workload: Workload[Req, Resp], clients: int, calls: int, max_s: float, warmup: int = 5,
-                guarded: bool = True) -> Run:
+def run_clients(
+    server: Server,
+    workload: Workload[Req, Resp],
+    clients: int,
+    calls: int,
+    max_s: float,
+    warmup: int = 5,
+    guarded: bool = True,
+) -> Run:
     """``clients`` threads, each with its own channel, make ``calls`` calls each after ``warmup``
     untimed ones; a client stops early once ``max_s`` has passed (after at least a few calls), or
     (``guarded``) once the memory guard has tripped."""
@@ -721,7 +794,9 @@ def run_clients(server: Server, workload: Workload[Req, Resp], clients: int, cal
             failures.append(exc)
             barrier.abort()
 
-    threads = [threading.Thread(target=client, args=(i,), daemon=True, name=f"bench-client-{i}") for i in range(clients)]
+    threads = [
+        threading.Thread(target=client, args=(i,), daemon=True, name=f"bench-client-{i}") for i in range(clients)
+    ]
     for t in threads:
         t.start()
     try:
@@ -735,7 +810,9 @@ def run_clients(server: Server, workload: Workload[Req, Resp], clients: int, cal
     elapsed = time.perf_counter() - started
     if failures:
         raise RuntimeError(f"a benchmark client failed: {failures[0]!r}") from failures[0]
-    return Run([s for r in results for s in r], elapsed, clients * calls, any(capped), guarded and server.over_memory.is_set())
+    return Run(
+        [s for r in results for s in r], elapsed, clients * calls, any(capped), guarded and server.over_memory.is_set()
+    )
 
 
 def _call(workload: Workload[Req, Resp], stubs: Stubs, i: int) -> Sample:
@@ -837,8 +914,10 @@ class Writer(Background):
         """Writes done and their latency."""
         if not self.latencies:
             return f"writer: 0 upserts ok, {self.failed} failed"
-        return (f"writer: {len(self.latencies)} UpsertObjects ok, {self.failed} failed, "
-                f"p50 {median(self.latencies) * 1e3:.2f} ms, max {max(self.latencies) * 1e3:.2f} ms")
+        return (
+            f"writer: {len(self.latencies)} UpsertObjects ok, {self.failed} failed, "
+            f"p50 {median(self.latencies) * 1e3:.2f} ms, max {max(self.latencies) * 1e3:.2f} ms"
+        )
 
 
 class HealthProbe(Background):
@@ -883,7 +962,9 @@ class MemoryGuard(Background):
             self.peak = max(self.peak, rss)
             if rss > self._server.rss_limit_mb and not self._server.over_memory.is_set():
                 self._server.over_memory.set()
-                progress(f"memory guard: server RSS {rss:,.0f} MB > {self._server.rss_limit_mb:,.0f} MB; measured runs stop")
+                progress(
+                    f"memory guard: server RSS {rss:,.0f} MB > {self._server.rss_limit_mb:,.0f} MB; measured runs stop"
+                )
 
 
 class RssSampler(Background):
@@ -1015,8 +1096,16 @@ class SizeReport:
         self.sections.append(sec)
         return sec
 
-    def add(self, sec: Section, key: str, name: str, values: Sequence[float] | float, unit: str,
-            ratios: Sequence[float] | float | None = None, largest: bool = False) -> Figure:
+    def add(
+        self,
+        sec: Section,
+        key: str,
+        name: str,
+        values: Sequence[float] | float,
+        unit: str,
+        ratios: Sequence[float] | float | None = None,
+        largest: bool = False,
+    ) -> Figure:
         """Add a figure; several values (one per run) give the median (the largest with
         ``largest``) and the min–max range."""
         vals = [values] if isinstance(values, (int, float)) else list(values)
@@ -1107,7 +1196,10 @@ def render_section(sec: Section, repeat: int) -> list[str]:
                 row.append("" if f.lo is None else f"{format_value(f.lo, f.unit)}–{format_value(f.hi, f.unit)}")
                 row.append("" if f.rlo is None else f"{format_ratio(f.rlo)}–{format_ratio(f.rhi)}")
             if has_target:
-                row += [f.target.text if f.target else "", (f.status() + (f" ({f.runs_met})" if f.runs_met else "")).strip()]
+                row += [
+                    f.target.text if f.target else "",
+                    (f.status() + (f" ({f.runs_met})" if f.runs_met else "")).strip(),
+                ]
             rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
         right = {1, 3} if has_ratio else {1}
@@ -1129,20 +1221,37 @@ def render_size(report: SizeReport, repeat: int) -> str:
     if statuses:
         passed = sum(1 for _, f in statuses if f.status() == "PASS")
         lines += ["", f"targets at {report.label}: {passed}/{len(statuses)} PASS"]
-        lines += [f"  MISS: {f.name} = {format_value(f.value, f.unit)} {f.unit} {format_ratio(f.ratio)} (target {f.target.text})"
-                  for _, f in statuses if f.target is not None and f.status() != "PASS"]
+        lines += [
+            f"  MISS: {f.name} = {format_value(f.value, f.unit)} {f.unit} {format_ratio(f.ratio)} (target {f.target.text})"
+            for _, f in statuses
+            if f.target is not None and f.status() != "PASS"
+        ]
     return "\n".join(lines)
 
 
 def figure_json(report: SizeReport, sec: Section, fig: Figure) -> str:
     """One figure as a JSON object on one line."""
+
     def clean(x: float | None) -> float | None:
         return None if x is None or math.isnan(x) else round(x, 6)
-    return json.dumps({
-        "size": report.label, "runtimes": report.runtimes, "section": sec.title, "figure": fig.key, "name": fig.name,
-        "value": clean(fig.value), "unit": fig.unit, "ratio_to_floor": clean(fig.ratio), "min": clean(fig.lo), "max": clean(fig.hi),
-        "target": fig.target.text if fig.target else None, "status": fig.status() or None,
-    }, ensure_ascii=False)
+
+    return json.dumps(
+        {
+            "size": report.label,
+            "runtimes": report.runtimes,
+            "section": sec.title,
+            "figure": fig.key,
+            "name": fig.name,
+            "value": clean(fig.value),
+            "unit": fig.unit,
+            "ratio_to_floor": clean(fig.ratio),
+            "min": clean(fig.lo),
+            "max": clean(fig.hi),
+            "target": fig.target.text if fig.target else None,
+            "status": fig.status() or None,
+        },
+        ensure_ascii=False,
+    )
 
 
 # --- phases through the server -----------------------------------------------------------------
@@ -1161,7 +1270,9 @@ class Floor:
 def measure_floor(server: Server, settings: Settings) -> Floor:
     """Health Check on the idle server: ≥ 200 calls with 1 client, then 8 clients."""
     one = run_clients(server, health_workload(), 1, settings.floor_calls, settings.max_run_s, warmup=20, guarded=False)
-    eight = run_clients(server, health_workload(), 8, max(50, settings.floor_calls // 4), settings.max_run_s, warmup=10, guarded=False)
+    eight = run_clients(
+        server, health_workload(), 8, max(50, settings.floor_calls // 4), settings.max_run_s, warmup=10, guarded=False
+    )
     return Floor(one.p50_ms(), one.p99_ms(), one.rate(), eight.rate())
 
 
@@ -1175,7 +1286,9 @@ class Traffic:
     writer_note: str
 
 
-def real_traffic(server: Server, catalog: Catalog, clients: int, calls: int, max_s: float, tag: str, seed: int) -> Traffic:
+def real_traffic(
+    server: Server, catalog: Catalog, clients: int, calls: int, max_s: float, tag: str, seed: int
+) -> Traffic:
     """New InferenceServices (BASIC view) with ``clients`` clients while the writer upserts every
     100 ms and the probe times health Check every 10 ms."""
     source = TrafficSource(catalog, f"bench-{tag}", seed)
@@ -1196,7 +1309,10 @@ def apply_snapshot(server: Server, objects: Sequence[cache_pb2.CacheObject]) -> 
         stubs.cache.ApplySnapshot(request, timeout=RPC_TIMEOUT_S)
         seconds = time.perf_counter() - start
         deadline = time.monotonic() + 30
-        while stubs.health.Check(health_pb2.HealthCheckRequest(service=""), timeout=30).status != health_pb2.HealthCheckResponse.SERVING:
+        while (
+            stubs.health.Check(health_pb2.HealthCheckRequest(service=""), timeout=30).status
+            != health_pb2.HealthCheckResponse.SERVING
+        ):
             if time.monotonic() > deadline:
                 raise SystemExit("bench: the server did not report SERVING after ApplySnapshot")
             time.sleep(0.05)
@@ -1211,10 +1327,13 @@ def grpc_upserts(server: Server, objects: Sequence[cache_pb2.CacheObject], count
 
     def make(i: int) -> cache_pb2.UpsertObjectsRequest:
         revision = Writer.next_revision()
-        return cache_pb2.UpsertObjectsRequest(version=f"bench-{revision}", objects=[revised_runtime(picks[i % len(picks)], revision, rnd)])
+        return cache_pb2.UpsertObjectsRequest(
+            version=f"bench-{revision}", objects=[revised_runtime(picks[i % len(picks)], revision, rnd)]
+        )
 
     workload: Workload[cache_pb2.UpsertObjectsRequest, cache_pb2.UpsertObjectsResponse] = Workload(
-        make, lambda s, r: s.cache.UpsertObjects(r, timeout=RPC_TIMEOUT_S), lambda resp: (OK, 0))
+        make, lambda s, r: s.cache.UpsertObjects(r, timeout=RPC_TIMEOUT_S), lambda resp: (OK, 0)
+    )
     return run_clients(server, workload, 1, count, max_s, warmup=0)
 
 
@@ -1234,7 +1353,9 @@ def headline(server: Server, catalog: Catalog, settings: Settings, report: SizeR
             rss.start()
         for clients in (1, 8):
             progress(f"{report.label}: real traffic, {clients} client(s) (run {k + 1}/{settings.repeat})")
-            traffic[clients].append(real_traffic(server, catalog, clients, calls[clients], max_s, f"r{k}c{clients}", 100 * k + clients))
+            traffic[clients].append(
+                real_traffic(server, catalog, clients, calls[clients], max_s, f"r{k}c{clients}", 100 * k + clients)
+            )
     rss.stop()
 
     sec = report.section("[2] idle floor — health Check on the idle server, same run")
@@ -1242,46 +1363,107 @@ def headline(server: Server, catalog: Catalog, settings: Settings, report: SizeR
     report.add(sec, "floor_p99", "Check p99, 1 client", [f.p99_ms for f in floors], "ms")
     report.add(sec, "floor_rate1", "Check calls/s, 1 client", [f.rate1 for f in floors], "calls/s")
     report.add(sec, "floor_rate8", "Check calls/s, 8 clients", [f.rate8 for f in floors], "calls/s")
-    sec.notes.append(f"{settings.floor_calls} Checks with 1 client (after 20 warm-up), {max(50, settings.floor_calls // 4)} per client with 8 clients")
+    sec.notes.append(
+        f"{settings.floor_calls} Checks with 1 client (after 20 warm-up), {max(50, settings.floor_calls // 4)} per client with 8 clients"
+    )
 
-    sec = report.section("[3] (a) REAL TRAFFIC — the headline: every call a new InferenceService, a runtime upserted every 100 ms")
+    sec = report.section(
+        "[3] (a) REAL TRAFFIC — the headline: every call a new InferenceService, a runtime upserted every 100 ms"
+    )
     for clients in (1, 8):
         _traffic_figures(report, sec, clients, traffic[clients], floors, settings)
-    sec.notes.append("view BASIC (the default); each client its own channel; 5 warm-up calls per client (new InferenceServices too)")
-    sec.notes.append("the writer upserts catalog runtimes under their own names, as real_traffic.py (at N sizes that adds up to "
-                     f"{len(catalog.runtimes)} runtimes to the clones)")
+    sec.notes.append(
+        "view BASIC (the default); each client its own channel; 5 warm-up calls per client (new InferenceServices too)"
+    )
+    sec.notes.append(
+        "the writer upserts catalog runtimes under their own names, as real_traffic.py (at N sizes that adds up to "
+        f"{len(catalog.runtimes)} runtimes to the clones)"
+    )
     if soak:
         sec.notes.append(f"time-based (--soak-seconds {settings.soak_s:g}): {max_s:g} s per client count and run")
     sec.notes.append("health under load: a separate thread in this process, one Check every 10 ms, its own channel")
     return rss.samples
 
 
-def _traffic_figures(report: SizeReport, sec: Section, clients: int, runs: list[Traffic], floors: list[Floor], settings: Settings) -> None:
+def _traffic_figures(
+    report: SizeReport, sec: Section, clients: int, runs: list[Traffic], floors: list[Floor], settings: Settings
+) -> None:
     """The headline figures of one client count."""
     c = f"c{clients}"
     who = f"{clients} client" + ("s" if clients > 1 else "")
     rate_floor = [f.rate1 if clients == 1 else f.rate8 for f in floors]
     p50 = [t.run.p50_ms() for t in runs]
     rates = [t.run.rate() for t in runs]
-    report.add(sec, f"select_{c}_p50", f"SelectRuntime p50, {who}", p50, "ms", [v / f.p50_ms for v, f in zip(p50, floors)])
-    report.add(sec, f"select_{c}_p99", f"SelectRuntime p99, {who} (vs idle p99)", [t.run.p99_ms() for t in runs], "ms", [t.run.p99_ms() / f.p99_ms for t, f in zip(runs, floors)])
-    report.add(sec, f"select_{c}_rate", f"SelectRuntime calls/s, {who} (vs floor calls/s)", rates, "calls/s", [r / f for r, f in zip(rates, rate_floor)])
+    report.add(
+        sec, f"select_{c}_p50", f"SelectRuntime p50, {who}", p50, "ms", [v / f.p50_ms for v, f in zip(p50, floors)]
+    )
+    report.add(
+        sec,
+        f"select_{c}_p99",
+        f"SelectRuntime p99, {who} (vs idle p99)",
+        [t.run.p99_ms() for t in runs],
+        "ms",
+        [t.run.p99_ms() / f.p99_ms for t, f in zip(runs, floors)],
+    )
+    report.add(
+        sec,
+        f"select_{c}_rate",
+        f"SelectRuntime calls/s, {who} (vs floor calls/s)",
+        rates,
+        "calls/s",
+        [r / f for r, f in zip(rates, rate_floor)],
+    )
     report.add(sec, f"select_{c}_calls", f"  calls measured, {who}", [len(t.run.samples) for t in runs], "calls")
     for outcome in (SELECTED, NO_RUNTIME):
-        report.add(sec, f"select_{c}_{outcome.replace(' ', '_')}_n", f"  answers '{outcome}', {who}", [t.run.count(outcome) for t in runs], "calls")
+        report.add(
+            sec,
+            f"select_{c}_{outcome.replace(' ', '_')}_n",
+            f"  answers '{outcome}', {who}",
+            [t.run.count(outcome) for t in runs],
+            "calls",
+        )
         p = [t.run.p50_ms(outcome) for t in runs]
-        report.add(sec, f"select_{c}_{outcome.replace(' ', '_')}_p50", f"  p50 of '{outcome}' answers, {who}", p, "ms", [v / f.p50_ms for v, f in zip(p, floors)])
-    report.add(sec, "select_basic_bytes" if clients == 1 else f"select_{c}_bytes", f"largest BASIC answer, {who}", [t.run.largest() for t in runs], "B", largest=True)
-    report.add(sec, f"health_{c}_p50", f"health Check p50 under load, {who}", [median(t.health) * 1e3 for t in runs], "ms",
-               [median(t.health) * 1e3 / f.p50_ms for t, f in zip(runs, floors)])
+        report.add(
+            sec,
+            f"select_{c}_{outcome.replace(' ', '_')}_p50",
+            f"  p50 of '{outcome}' answers, {who}",
+            p,
+            "ms",
+            [v / f.p50_ms for v, f in zip(p, floors)],
+        )
+    report.add(
+        sec,
+        "select_basic_bytes" if clients == 1 else f"select_{c}_bytes",
+        f"largest BASIC answer, {who}",
+        [t.run.largest() for t in runs],
+        "B",
+        largest=True,
+    )
+    report.add(
+        sec,
+        f"health_{c}_p50",
+        f"health Check p50 under load, {who}",
+        [median(t.health) * 1e3 for t in runs],
+        "ms",
+        [median(t.health) * 1e3 / f.p50_ms for t, f in zip(runs, floors)],
+    )
     h99 = [percentile(t.health, 0.99) * 1e3 if t.health else math.nan for t in runs]
-    report.add(sec, f"health_{c}_p99", f"health Check p99 under load, {who} (vs idle p99)", h99, "ms", [v / f.p99_ms for v, f in zip(h99, floors)])
+    report.add(
+        sec,
+        f"health_{c}_p99",
+        f"health Check p99 under load, {who} (vs idle p99)",
+        h99,
+        "ms",
+        [v / f.p99_ms for v, f in zip(h99, floors)],
+    )
     for k, t in enumerate(runs):
         others, errors = t.run.count(OTHER), t.run.errors()
         tag = f" (run {k + 1})" if len(runs) > 1 else ""
-        sec.notes.append(f"{who}{tag}: {t.writer_note}; {len(t.health)} health probes"
-                         + (f"; {others} other answers (model error …)" if others else "")
-                         + (f"; {errors} RPC errors" if errors else ""))
+        sec.notes.append(
+            f"{who}{tag}: {t.writer_note}; {len(t.health)} health probes"
+            + (f"; {others} other answers (model error …)" if others else "")
+            + (f"; {errors} RPC errors" if errors else "")
+        )
         note = t.run.cap_note(f"{who}{tag}", settings.soak_s / 2 if settings.soak_s else settings.max_run_s)
         if note and not settings.soak_s:
             sec.notes.append(note)
@@ -1289,13 +1471,17 @@ def _traffic_figures(report: SizeReport, sec: Section, clients: int, runs: list[
 
 def floor_note(floor: Floor) -> str:
     """The note naming the floor a section's ratios use."""
-    return (f"ratios against the idle floor measured just before this section: Check p50 {floor.p50_ms:.3f} ms, "
-            f"p99 {floor.p99_ms:.3f} ms, {floor.rate1:,.0f} calls/s (1 client), {floor.rate8:,.0f} calls/s (8 clients)")
+    return (
+        f"ratios against the idle floor measured just before this section: Check p50 {floor.p50_ms:.3f} ms, "
+        f"p99 {floor.p99_ms:.3f} ms, {floor.rate1:,.0f} calls/s (1 client), {floor.rate8:,.0f} calls/s (8 clients)"
+    )
 
 
 def memo_hits(server: Server, catalog: Catalog, settings: Settings, report: SizeReport, floor: Floor) -> None:
     """The 7 ome-cluster InferenceServices round-robin, no writer: memo hits."""
-    sec = report.section(f"[4] (b) repeated requests — MEMO HITS, NOT THE HEADLINE: the {len(catalog.repeated)} ome-cluster InferenceServices round-robin, no writer")
+    sec = report.section(
+        f"[4] (b) repeated requests — MEMO HITS, NOT THE HEADLINE: the {len(catalog.repeated)} ome-cluster InferenceServices round-robin, no writer"
+    )
     if not catalog.repeated:
         sec.notes.append("ome-cluster has no InferenceService without spec.runtime.name: skipped")
         return
@@ -1306,9 +1492,30 @@ def memo_hits(server: Server, catalog: Catalog, settings: Settings, report: Size
         run = run_clients(server, workload, clients, calls, settings.max_run_s)
         who = f"{clients} client" + ("s" if clients > 1 else "")
         rate_floor = floor.rate1 if clients == 1 else floor.rate8
-        report.add(sec, f"memo_c{clients}_p50", f"SelectRuntime p50, {who} (memo hits)", run.p50_ms(), "ms", run.p50_ms() / floor.p50_ms)
-        report.add(sec, f"memo_c{clients}_p99", f"SelectRuntime p99, {who} (memo hits; vs idle p99)", run.p99_ms(), "ms", run.p99_ms() / floor.p99_ms)
-        report.add(sec, f"memo_c{clients}_rate", f"SelectRuntime calls/s, {who} (memo hits)", run.rate(), "calls/s", run.rate() / rate_floor)
+        report.add(
+            sec,
+            f"memo_c{clients}_p50",
+            f"SelectRuntime p50, {who} (memo hits)",
+            run.p50_ms(),
+            "ms",
+            run.p50_ms() / floor.p50_ms,
+        )
+        report.add(
+            sec,
+            f"memo_c{clients}_p99",
+            f"SelectRuntime p99, {who} (memo hits; vs idle p99)",
+            run.p99_ms(),
+            "ms",
+            run.p99_ms() / floor.p99_ms,
+        )
+        report.add(
+            sec,
+            f"memo_c{clients}_rate",
+            f"SelectRuntime calls/s, {who} (memo hits)",
+            run.rate(),
+            "calls/s",
+            run.rate() / rate_floor,
+        )
         note = run.cap_note(who, settings.max_run_s)
         if note:
             sec.notes.append(note)
@@ -1317,21 +1524,49 @@ def memo_hits(server: Server, catalog: Catalog, settings: Settings, report: Size
 
 def explain_and_full(server: Server, catalog: Catalog, settings: Settings, report: SizeReport, floor: Floor) -> None:
     """ExplainRuntimes (all rows) and FULL-view SelectRuntime on new InferenceServices, writer running."""
-    sec = report.section("[5] ExplainRuntimes (every row) and SelectRuntime view FULL — new InferenceServices, writer running, 1 client")
+    sec = report.section(
+        "[5] ExplainRuntimes (every row) and SelectRuntime view FULL — new InferenceServices, writer running, 1 client"
+    )
     progress(f"{report.label}: ExplainRuntimes")
     writer = Writer(server, catalog, 21)
     with background(writer):
-        explain = run_clients(server, explain_workload(TrafficSource(catalog, "bench-explain", 22)), 1, settings.side_calls, settings.max_run_s)
+        explain = run_clients(
+            server,
+            explain_workload(TrafficSource(catalog, "bench-explain", 22)),
+            1,
+            settings.side_calls,
+            settings.max_run_s,
+        )
     report.add(sec, "explain_p50", "ExplainRuntimes p50", explain.p50_ms(), "ms", explain.p50_ms() / floor.p50_ms)
-    report.add(sec, "explain_p99", "ExplainRuntimes p99 (vs idle p99)", explain.p99_ms(), "ms", explain.p99_ms() / floor.p99_ms)
+    report.add(
+        sec, "explain_p99", "ExplainRuntimes p99 (vs idle p99)", explain.p99_ms(), "ms", explain.p99_ms() / floor.p99_ms
+    )
     report.add(sec, "explain_bytes", "largest ExplainRuntimes answer", explain.largest(), "B")
-    notes = [explain.cap_note("ExplainRuntimes", settings.max_run_s), f"ExplainRuntimes: {len(explain.samples)} calls, {writer.note()}"]
+    notes = [
+        explain.cap_note("ExplainRuntimes", settings.max_run_s),
+        f"ExplainRuntimes: {len(explain.samples)} calls, {writer.note()}",
+    ]
     progress(f"{report.label}: SelectRuntime view FULL")
     writer = Writer(server, catalog, 23)
     with background(writer):
-        full = run_clients(server, new_isvc_selects(TrafficSource(catalog, "bench-full", 24), FULL), 1, settings.side_calls, settings.max_run_s)
-    report.add(sec, "select_full_p50", "SelectRuntime p50, view FULL", full.p50_ms(), "ms", full.p50_ms() / floor.p50_ms)
-    report.add(sec, "select_full_p99", "SelectRuntime p99, view FULL (vs idle p99)", full.p99_ms(), "ms", full.p99_ms() / floor.p99_ms)
+        full = run_clients(
+            server,
+            new_isvc_selects(TrafficSource(catalog, "bench-full", 24), FULL),
+            1,
+            settings.side_calls,
+            settings.max_run_s,
+        )
+    report.add(
+        sec, "select_full_p50", "SelectRuntime p50, view FULL", full.p50_ms(), "ms", full.p50_ms() / floor.p50_ms
+    )
+    report.add(
+        sec,
+        "select_full_p99",
+        "SelectRuntime p99, view FULL (vs idle p99)",
+        full.p99_ms(),
+        "ms",
+        full.p99_ms() / floor.p99_ms,
+    )
     report.add(sec, "select_full_bytes", "largest FULL answer (every exclusion; not BASIC)", full.largest(), "B")
     notes += [full.cap_note("FULL view", settings.max_run_s), f"FULL view: {len(full.samples)} calls, {writer.note()}"]
     for n in (explain.errors(), full.errors()):
@@ -1358,7 +1593,9 @@ def rss_section(report: SizeReport, samples: list[float], hwm: float, settings: 
     report.add(sec, "rss_hwm", "VmHWM (peak since start, ApplySnapshot included)", hwm, "MB")
     flat = last - first <= max(5.0, 0.05 * first)
     verdict = "too few samples to judge" if len(samples) < MIN_RSS_SAMPLES else ("flat" if flat else "GROWING")
-    length = f"{len(samples)} samples, 1 s apart" + ("" if settings.soak_s >= 300 else "; run --soak-seconds 300 for the issue's 5-minute check")
+    length = f"{len(samples)} samples, 1 s apart" + (
+        "" if settings.soak_s >= 300 else "; run --soak-seconds 300 for the issue's 5-minute check"
+    )
     sec.notes.append(f"{verdict} (flat = last third within 5 % or 5 MB of the first) over {length}")
 
 
@@ -1381,8 +1618,12 @@ class InProcess:
     upserts: Run | None
 
 
-def _timed_selects(snapshot: Snapshot, requests: Sequence[selector_pb2.SelectRuntimeRequest], max_s: float,
-                   held: dict[int, Message] | None = None) -> tuple[Run, int, int, int]:
+def _timed_selects(
+    snapshot: Snapshot,
+    requests: Sequence[selector_pb2.SelectRuntimeRequest],
+    max_s: float,
+    held: dict[int, Message] | None = None,
+) -> tuple[Run, int, int, int]:
     """``api.select_runtime`` on each request, timed: (run, memo-free, unchecked, failures).
     With ``held``, an answer that is the very object an earlier call got counts as a memo hit."""
     samples: list[Sample] = []
@@ -1435,7 +1676,9 @@ def inproc_upserts(store: CacheStore, objects: Sequence[cache_pb2.CacheObject], 
     return Run(samples, sum(s.seconds for s in samples), count, capped)
 
 
-def measure_in_process(catalog: Catalog, size: int, view: View, calls: int, max_s: float, seed: int, upserts: int) -> InProcess:
+def measure_in_process(
+    catalog: Catalog, size: int, view: View, calls: int, max_s: float, seed: int, upserts: int
+) -> InProcess:
     """A new store of the size; one untimed warm-up; ``calls`` cold answers (each a model not asked
     before in this process, so no cache of any kind holds it); the same models again as new
     InferenceServices (warm); then ``upserts`` store.upsert calls (0: none)."""
@@ -1450,7 +1693,7 @@ def measure_in_process(catalog: Catalog, size: int, view: View, calls: int, max_
     held: dict[int, Message] = {}
     cold, memo_free, unchecked, failures = _timed_selects(snapshot, requests[1:], max_s, held)
     again = []
-    for i, request in enumerate(requests[1:1 + len(cold.samples)]):
+    for i, request in enumerate(requests[1 : 1 + len(cold.samples)]):
         isvc = types_pb2.InferenceService()
         isvc.CopyFrom(request.inference_service)
         isvc.metadata.name = f"warm-{seed}-{i}"
@@ -1461,11 +1704,23 @@ def measure_in_process(catalog: Catalog, size: int, view: View, calls: int, max_
     if cold.samples:  # does an answer memo exist? Repeat one request twice, untimed
         repeat_is_same = api.select_runtime(snapshot, requests[1]) is api.select_runtime(snapshot, requests[1])
     upsert_run = inproc_upserts(store, objects, upserts, max_s) if upserts else None
-    return InProcess("BASIC" if view == BASIC else "FULL", runtimes_in_scope(objects), apply_s, cold, warm,
-                     memo_free, unchecked, repeat_is_same, failures, upsert_run)
+    return InProcess(
+        "BASIC" if view == BASIC else "FULL",
+        runtimes_in_scope(objects),
+        apply_s,
+        cold,
+        warm,
+        memo_free,
+        unchecked,
+        repeat_is_same,
+        failures,
+        upsert_run,
+    )
 
 
-def _child(conn: Connection, catalog: Catalog, size: int, view: View, calls: int, max_s: float, seed: int, upserts: int) -> None:
+def _child(
+    conn: Connection, catalog: Catalog, size: int, view: View, calls: int, max_s: float, seed: int, upserts: int
+) -> None:
     """Entry point of the fresh process: measure and send ("ok", InProcess) or ("error", traceback)."""
     message: tuple[str, InProcess | str]
     try:
@@ -1516,7 +1771,9 @@ def in_process(catalog: Catalog, size: int, settings: Settings, label: str, upse
     for view in (BASIC, FULL):
         name = "BASIC" if view == BASIC else "FULL"
         progress(f"{label}: in-process answers, view {name} (fresh process)")
-        out[name] = in_fresh_process(catalog, size, view, settings, settings.upserts if upserts and view == BASIC else 0)
+        out[name] = in_fresh_process(
+            catalog, size, view, settings, settings.upserts if upserts and view == BASIC else 0
+        )
     return out
 
 
@@ -1526,26 +1783,48 @@ def cold_figures(report: SizeReport, sec: Section, results: dict[str, InProcess]
         low = name.lower()
         report.add(sec, f"cold_{low}_p50", f"cold answer p50, view {name}", r.cold.p50_ms(), "ms")
         report.add(sec, f"cold_{low}_p99", f"cold answer p99, view {name}", r.cold.p99_ms(), "ms")
-        report.add(sec, f"cold_{low}_per_1000", f"  cold p50 per 1,000 runtimes, view {name}", r.cold.p50_ms() / (r.runtimes / 1000), "ms")
-        report.add(sec, f"warm_{low}_p50", f"  model seen before (new InferenceService) p50, view {name}", r.warm.p50_ms(), "ms")
+        report.add(
+            sec,
+            f"cold_{low}_per_1000",
+            f"  cold p50 per 1,000 runtimes, view {name}",
+            r.cold.p50_ms() / (r.runtimes / 1000),
+            "ms",
+        )
+        report.add(
+            sec,
+            f"warm_{low}_p50",
+            f"  model seen before (new InferenceService) p50, view {name}",
+            r.warm.p50_ms(),
+            "ms",
+        )
         report.add(sec, f"cold_{low}_bytes", f"  largest answer, view {name}", r.cold.largest(), "B")
         calls = len(r.cold.samples)
         if r.repeat_is_same:
-            memo = (f"memo-free {r.memo_free}/{calls} by object identity"
-                    + (f", {r.unchecked} unchecked beyond 64 MB held" if r.unchecked else "")
-                    + " (an answer memo exists: a repeated request got the same object)")
+            memo = (
+                f"memo-free {r.memo_free}/{calls} by object identity"
+                + (f", {r.unchecked} unchecked beyond 64 MB held" if r.unchecked else "")
+                + " (an answer memo exists: a repeated request got the same object)"
+            )
         else:
-            memo = f"memo-free {calls}/{calls} (no answer memo: a repeated request gets a new object; no request repeats)"
-        sec.notes.append(f"{name}: {calls} cold calls, {memo}; {r.cold.count(SELECTED)} selected, {r.cold.count(NO_RUNTIME)} no runtime"
-                         + (f"; {r.failures} request errors" if r.failures else "")
-                         + f"; store apply {r.apply_s:.3f} s")
+            memo = (
+                f"memo-free {calls}/{calls} (no answer memo: a repeated request gets a new object; no request repeats)"
+            )
+        sec.notes.append(
+            f"{name}: {calls} cold calls, {memo}; {r.cold.count(SELECTED)} selected, {r.cold.count(NO_RUNTIME)} no runtime"
+            + (f"; {r.failures} request errors" if r.failures else "")
+            + f"; store apply {r.apply_s:.3f} s"
+        )
         for run, what in ((r.cold, f"view {name} cold"), (r.warm, f"view {name} warm")):
             note = run.cap_note(what, settings.max_run_s)
             if note:
                 sec.notes.append(note)
-    sec.notes.append(f"runtimes in scope: {next(iter(results.values())).runtimes:,} (ClusterServingRuntimes + ServingRuntimes of ns-0 … ns-19)")
-    sec.notes.append("cold = each call a new InferenceService whose model no earlier call of that process asked (one fresh process "
-                     "and store per view, 1 untimed warm-up call); 'model seen before' = the same models again, new names and namespaces")
+    sec.notes.append(
+        f"runtimes in scope: {next(iter(results.values())).runtimes:,} (ClusterServingRuntimes + ServingRuntimes of ns-0 … ns-19)"
+    )
+    sec.notes.append(
+        "cold = each call a new InferenceService whose model no earlier call of that process asked (one fresh process "
+        "and store per view, 1 untimed warm-up call); 'model seen before' = the same models again, new names and namespaces"
+    )
 
 
 # --- one size ----------------------------------------------------------------------------------
@@ -1557,18 +1836,29 @@ def size_label(size: int, counts: dict[str, int]) -> str:
     return f"{name} ({counts.get('cluster_serving_runtime', 0):,} ClusterServingRuntimes)"
 
 
-def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: dict[int, dict[str, InProcess]]) -> SizeReport:
+def bench_size(
+    size: int, catalog: Catalog, settings: Settings, inproc_cache: dict[int, dict[str, InProcess]]
+) -> SizeReport:
     """Every figure of one size: server phases first, then in process."""
     objects = sized_objects(catalog, size)
     counts = count_kinds(objects)
-    report = SizeReport(size_label(size, counts), "catalog" if size == 0 else str(size), counts.get("cluster_serving_runtime", 0))
-    report.header.append("objects: " + ", ".join(f"{n:,} {k}" for k, n in sorted(counts.items())) +
-                         f"; traffic draws from {len(catalog.models)} models with a modelFormat, {len(catalog.classes) - 1} AcceleratorClasses or none, {NAMESPACES} namespaces")
+    report = SizeReport(
+        size_label(size, counts), "catalog" if size == 0 else str(size), counts.get("cluster_serving_runtime", 0)
+    )
+    report.header.append(
+        "objects: "
+        + ", ".join(f"{n:,} {k}" for k, n in sorted(counts.items()))
+        + f"; traffic draws from {len(catalog.models)} models with a modelFormat, {len(catalog.classes) - 1} AcceleratorClasses or none, {NAMESPACES} namespaces"
+    )
     cache_sec = report.section("[1] cache load")
     with running_server(settings.rss_guard_mb) as server:
-        progress(f"{report.label}: server {server.address} (pid {server.proc.pid if server.proc else '?'}); ApplySnapshot")
+        progress(
+            f"{report.label}: server {server.address} (pid {server.proc.pid if server.proc else '?'}); ApplySnapshot"
+        )
         apply_s, apply_bytes = apply_snapshot(server, objects)
-        report.add(cache_sec, "apply_grpc", f"ApplySnapshot over gRPC ({apply_bytes / 2**20:.1f} MB request)", apply_s, "s")
+        report.add(
+            cache_sec, "apply_grpc", f"ApplySnapshot over gRPC ({apply_bytes / 2**20:.1f} MB request)", apply_s, "s"
+        )
         report.add(cache_sec, "rss_after_apply", "server RSS after ApplySnapshot", server.status_mb(), "MB")
         rss = headline(server, catalog, settings, report)
         time.sleep(SETTLE_S)  # let the writer's last upsert and the server's clean-up pass
@@ -1579,12 +1869,16 @@ def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: di
         grpc_upsert = grpc_upserts(server, objects, settings.upserts, settings.max_run_s)
         hwm = server.status_mb("VmHWM")
         if server.over_memory.is_set():
-            report.header.append(f"MEMORY GUARD TRIPPED: the server's RSS passed {settings.rss_guard_mb:,.0f} MB (--rss-guard-mb); "
-                                 "runs after that point stopped early (see the notes)")
+            report.header.append(
+                f"MEMORY GUARD TRIPPED: the server's RSS passed {settings.rss_guard_mb:,.0f} MB (--rss-guard-mb); "
+                "runs after that point stopped early (see the notes)"
+            )
     colds = in_process(catalog, size, settings, report.label, upserts=True)
     inproc_cache[report.runtimes] = colds
     upsert_run = colds["BASIC"].upserts
-    report.add(cache_sec, "apply_inproc", "CacheStore.apply_snapshot in process (new store)", colds["BASIC"].apply_s, "s")
+    report.add(
+        cache_sec, "apply_inproc", "CacheStore.apply_snapshot in process (new store)", colds["BASIC"].apply_s, "s"
+    )
     sec = report.section("[6] in-process cold answer — api.select_runtime(store.snapshot, request), no memo hits")
     cold_figures(report, sec, colds, settings)
     sec = report.section("[7] upsert cost — one runtime, new priorities")
@@ -1593,8 +1887,13 @@ def bench_size(size: int, catalog: Catalog, settings: Settings, inproc_cache: di
     report.add(sec, "upsert_inproc_p99", "store.upsert p99, in process", upsert_run.p99_ms(), "ms")
     report.add(sec, "upsert_grpc_p50", "UpsertObjects p50, gRPC, idle server", grpc_upsert.p50_ms(), "ms")
     report.add(sec, "upsert_grpc_p99", "UpsertObjects p99, gRPC, idle server", grpc_upsert.p99_ms(), "ms")
-    sec.notes.append(f"{len(upsert_run.samples)} in process, {len(grpc_upsert.samples)} over gRPC, each replacing an existing runtime of the snapshot")
-    for note in (upsert_run.cap_note("in process", settings.max_run_s), grpc_upsert.cap_note("gRPC", settings.max_run_s)):
+    sec.notes.append(
+        f"{len(upsert_run.samples)} in process, {len(grpc_upsert.samples)} over gRPC, each replacing an existing runtime of the snapshot"
+    )
+    for note in (
+        upsert_run.cap_note("in process", settings.max_run_s),
+        grpc_upsert.cap_note("gRPC", settings.max_run_s),
+    ):
         if note:
             sec.notes.append(note)
     rss_section(report, rss, hwm, settings)
@@ -1615,12 +1914,36 @@ def growth_report(catalog: Catalog, settings: Settings, inproc_cache: dict[int, 
     sec = report.section("in-process cold answer by size (p50 per call; per 1,000 runtimes)")
     for n in sorted(inproc_cache):
         for name, r in inproc_cache[n].items():
-            report.add(sec, f"growth_{n}_{name.lower()}", f"{r.runtimes:>6,} runtimes, view {name:<5}: cold p50", r.cold.p50_ms(), "ms")
-            report.add(sec, f"growth_{n}_{name.lower()}_per_1000", f"{r.runtimes:>6,} runtimes, view {name:<5}: cold p50 per 1,000 runtimes", r.cold.p50_ms() / (r.runtimes / 1000), "ms")
-    fit = report.section(f"growth fit — least squares of log(p50) on log(N) over the sizes ≥ 1,000 (exponent 1 = linear; target ≤ {GROWTH_LINEAR})")
+            report.add(
+                sec,
+                f"growth_{n}_{name.lower()}",
+                f"{r.runtimes:>6,} runtimes, view {name:<5}: cold p50",
+                r.cold.p50_ms(),
+                "ms",
+            )
+            report.add(
+                sec,
+                f"growth_{n}_{name.lower()}_per_1000",
+                f"{r.runtimes:>6,} runtimes, view {name:<5}: cold p50 per 1,000 runtimes",
+                r.cold.p50_ms() / (r.runtimes / 1000),
+                "ms",
+            )
+    fit = report.section(
+        f"growth fit — least squares of log(p50) on log(N) over the sizes ≥ 1,000 (exponent 1 = linear; target ≤ {GROWTH_LINEAR})"
+    )
     for name in ("BASIC", "FULL"):
-        points = [(c[name].runtimes, c[name].cold.p50_ms()) for n, c in sorted(inproc_cache.items()) if c[name].runtimes >= 1000]
-        fig = report.add(fit, f"growth_exponent_{name.lower()}", f"exponent, view {name} ({len(points)} sizes)", growth_exponent(points), "exp")
+        points = [
+            (c[name].runtimes, c[name].cold.p50_ms())
+            for n, c in sorted(inproc_cache.items())
+            if c[name].runtimes >= 1000
+        ]
+        fig = report.add(
+            fit,
+            f"growth_exponent_{name.lower()}",
+            f"exponent, view {name} ({len(points)} sizes)",
+            growth_exponent(points),
+            "exp",
+        )
         if name == "BASIC":
             fig.target = Target(f"≤ {GROWTH_LINEAR} (linear)", GROWTH_LINEAR)
     return report
@@ -1633,23 +1956,33 @@ def run_header(settings: Settings) -> str:
     """Who, what and where of the run."""
     commit = "?"
     try:
-        commit = subprocess.run(["git", "-C", str(_repo_root()), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=10).stdout.strip() or "?"
+        commit = (
+            subprocess.run(
+                ["git", "-C", str(_repo_root()), "describe", "--always", "--dirty"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
+            or "?"
+        )
     except (OSError, subprocess.SubprocessError):
         pass
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     sizes = ",".join("catalog" if s == 0 else str(s) for s in settings.sizes)
-    return "\n".join([
-        "ome-selector benchmark — real traffic (issue 11)",
-        f"command: python -m ome_selector.bench {' '.join(settings.argv)}".rstrip(),
-        f"date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; commit {commit}; python {platform.python_version()}; "
-        f"{os.cpu_count()} CPUs; load average {load}",
-        f"shared: {settings.shared}; sizes {sizes}; calls {settings.calls} (1 client), {settings.calls8}×8 (8 clients), "
-        f"{settings.side_calls} (ExplainRuntimes, FULL); repeat {settings.repeat}; "
-        + (f"soak {settings.soak_s:g} s; " if settings.soak_s else "")
-        + f"cap {settings.max_run_s:g} s per run; memory guard {settings.rss_guard_mb:,.0f} MB of server RSS",
-        f"server: {' '.join(server_command('127.0.0.1:0'))}",
-        "ratios: against the idle health Check floor of the same run; PASS/MISS: issue 11's targets",
-    ])
+    return "\n".join(
+        [
+            "ome-selector benchmark — real traffic (issue 11)",
+            f"command: python -m ome_selector.bench {' '.join(settings.argv)}".rstrip(),
+            f"date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; commit {commit}; python {platform.python_version()}; "
+            f"{os.cpu_count()} CPUs; load average {load}",
+            f"shared: {settings.shared}; sizes {sizes}; calls {settings.calls} (1 client), {settings.calls8}×8 (8 clients), "
+            f"{settings.side_calls} (ExplainRuntimes, FULL); repeat {settings.repeat}; "
+            + (f"soak {settings.soak_s:g} s; " if settings.soak_s else "")
+            + f"cap {settings.max_run_s:g} s per run; memory guard {settings.rss_guard_mb:,.0f} MB of server RSS",
+            f"server: {' '.join(server_command('127.0.0.1:0'))}",
+            "ratios: against the idle health Check floor of the same run; PASS/MISS: issue 11's targets",
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

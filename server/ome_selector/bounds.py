@@ -16,6 +16,7 @@ a version, and Python refuses to convert numbers of more than 4,300 digits); at 
 ``MAX_LIST_ITEMS`` (1,024) items in ``supportedModelFormats``, ``acceleratorClasses`` and the
 other lists of a runtime; a manifest file at most ``MAX_FILE_BYTES`` (64 MiB).
 """
+
 from __future__ import annotations
 
 import re
@@ -88,13 +89,21 @@ def qualified_name(key: str, path: str) -> list[FieldViolation]:
         return [FieldViolation(path, errors.invalid_value(key, "prefix part must be non-empty"))]
     if slash:
         if len(prefix) > MAX_NAME_LENGTH:
-            return [FieldViolation(path, errors.invalid_value(key, f"prefix part must be no more than {MAX_NAME_LENGTH} characters"))]
+            return [
+                FieldViolation(
+                    path, errors.invalid_value(key, f"prefix part must be no more than {MAX_NAME_LENGTH} characters")
+                )
+            ]
         if not _SUBDOMAIN.match(prefix):
             return [FieldViolation(path, errors.invalid_value(key, "prefix part " + SUBDOMAIN_RULE))]
     if not name:
         return [FieldViolation(path, errors.invalid_value(key, "name part must be non-empty"))]
     if len(name) > MAX_LABEL_VALUE_LENGTH:
-        return [FieldViolation(path, errors.invalid_value(key, f"name part must be no more than {MAX_LABEL_VALUE_LENGTH} characters"))]
+        return [
+            FieldViolation(
+                path, errors.invalid_value(key, f"name part must be no more than {MAX_LABEL_VALUE_LENGTH} characters")
+            )
+        ]
     if not _QUALIFIED_NAME.match(name):
         return [FieldViolation(path, errors.invalid_value(key, QUALIFIED_NAME_RULE))]
     return []

@@ -12,6 +12,7 @@ cache write never makes an entry wrong and never has to empty them:
 Each is bounded in bytes (an estimate: the texts held plus a fixed overhead per entry); when over
 budget, the models seen longest ago are dropped first. Safe to use from several threads.
 """
+
 from __future__ import annotations
 
 import threading
@@ -30,7 +31,9 @@ class ModelKeyedCache(Generic[V]):
     it with ``add``, which accounts the size and evicts whole models, oldest first.
     """
 
-    def __init__(self, budget: int, size_of: Callable[[V], int], inner: Callable[[], MutableMapping[object, V]] = dict) -> None:
+    def __init__(
+        self, budget: int, size_of: Callable[[V], int], inner: Callable[[], MutableMapping[object, V]] = dict
+    ) -> None:
         self.budget = budget
         self._size_of = size_of
         self._inner = inner

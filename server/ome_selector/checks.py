@@ -6,6 +6,7 @@ compiled runtime spec, the model's fit against it and the request, and returns t
 finds (an empty tuple when it passes). ``CHECKS`` is the canonical order; the first failure is
 the one OME reports (the primary reason).
 """
+
 from __future__ import annotations
 
 import enum
@@ -18,7 +19,6 @@ from . import messages
 from .domain import Compiled, Entry, Model, Request, Spec
 from .sizes import outside
 from .versions import entry_accepts
-
 
 # Check names, in canonical order; the same names as the proto enum ``ome.selector.v1.Check``
 # (api.CHECK_TO_PB maps them).
@@ -71,7 +71,11 @@ class ModelFit:
 # ---- model-format helpers (model-version-matching.md, diffusion-pipeline-runtime-matching.md)
 
 _PIPELINE_COMPONENTS: tuple[Literal["scheduler", "text_encoder", "tokenizer", "transformer", "vae"], ...] = (
-    "scheduler", "text_encoder", "tokenizer", "transformer", "vae",
+    "scheduler",
+    "text_encoder",
+    "tokenizer",
+    "transformer",
+    "vae",
 )
 _PIPELINE_NAMES = {"text_encoder": "textEncoder"}
 
@@ -121,7 +125,11 @@ def pipeline_difference(
 
 def _presence(what: str, model_value: str | None, entry_value: str | None) -> str | None:
     if model_value is not None and entry_value is not None:
-        return None if model_value == entry_value else messages.MISMATCH.format(what=what, model=model_value, runtime=entry_value)
+        return (
+            None
+            if model_value == entry_value
+            else messages.MISMATCH.format(what=what, model=model_value, runtime=entry_value)
+        )
     if entry_value is not None:
         return messages.MODEL_LACKS.format(what=what, runtime=entry_value)
     if model_value is not None:
@@ -242,7 +250,12 @@ def fit_model(spec: Compiled, model: Model) -> ModelFit:
     match, format_failure = format_match(spec, model)
     size_failure = None
     rng = spec.size_range
-    if model.size is not None and model.size_text is not None and rng is not None and outside(model.size, rng.low, rng.high):
+    if (
+        model.size is not None
+        and model.size_text is not None
+        and rng is not None
+        and outside(model.size, rng.low, rng.high)
+    ):
         size_failure = Failure(
             Check.MODEL_SIZE,
             messages.model_size(model.size_text, rng.label),
@@ -335,13 +348,22 @@ def auto_select_failure(spec: Compiled, fit: ModelFit, model: Model) -> Failure 
     """Why auto-selection skips a runtime that passes every check, or None for a candidate
     (reference/kubectl-ome/runtime.md, explain REASON)."""
     if not spec.any_auto_select:
-        return Failure(Check.AUTO_SELECT, messages.NO_AUTO_SELECT_ENTRY, runtime_value="autoSelect unset or false", requested_value="autoSelect=true")
+        return Failure(
+            Check.AUTO_SELECT,
+            messages.NO_AUTO_SELECT_ENTRY,
+            runtime_value="autoSelect unset or false",
+            requested_value="autoSelect=true",
+        )
     if fit.score > 0:
         return None
     match = fit.match
     if match is not None and match.auto_select is True:
-        return Failure(Check.SCORE, messages.AUTO_SELECT_SCORE_ZERO, runtime_value=str(fit.score), requested_value="> 0")
-    format_name = match.model_format.name if match is not None and match.model_format is not None else model.model_format.name
+        return Failure(
+            Check.SCORE, messages.AUTO_SELECT_SCORE_ZERO, runtime_value=str(fit.score), requested_value="> 0"
+        )
+    format_name = (
+        match.model_format.name if match is not None and match.model_format is not None else model.model_format.name
+    )
     return Failure(
         Check.AUTO_SELECT,
         messages.matching_format_not_auto_select(format_name),

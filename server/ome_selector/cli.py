@@ -1,11 +1,14 @@
 """``ome-selector``: run the server, or ask which runtime an InferenceService gets.
 
     ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
-    ome-selector select           -f ISVC.yaml [--view basic|full] [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE] [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector select           -f ISVC.yaml [--view basic|full]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector effective        -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector admit            -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition] [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
 
 FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command.
@@ -18,7 +21,8 @@ embedded example catalog) into an in-process cache and runs the same code the se
 ``--server`` it asks a running server instead.
 
 Exit status (with several InferenceServices in ``-f``, the highest of theirs): 0 on success: a
-runtime is selected (``explain``: at least one runtime is a candidate, or there are no runtimes at all; ``effective``: the Live view is Available;
+runtime is selected (``explain``: at least one runtime is a candidate, or there are no runtimes
+at all; ``effective``: the Live view is Available;
 ``admit`` / ``validate-runtime``: the webhook admits; ``reconcile``: a runtime is resolved and the
 reconcile does not requeue). 1 when nothing is selected, the view is Unavailable, the webhook
 denies, or the reconcile fails. 2 on a usage or input error (bad flags,
@@ -35,10 +39,8 @@ import sys
 from typing import Any, Callable, Sequence, TextIO
 
 import yaml
-
 from google.protobuf import json_format
 from google.protobuf.message import Message
-
 from ome.selector.v1 import selector_pb2
 from ome.v1beta1 import types_pb2
 
@@ -55,8 +57,17 @@ CANDIDATE_HEADERS = ("RANK", "RUNTIME", "SCOPE", "SCORE", "ENTRY", "SIZE-DISTANC
 EXCLUSION_HEADERS = ("RUNTIME", "SCOPE", "VERDICT", "REASON")
 EFFECTIVE_HEADERS = ("SCOPE", "FIELD", "VALUE")
 EFFECTIVE_WIDE_HEADERS = (
-    "VIEW", "STATE", "REASON", "RUNTIME",
-    "COMPONENT", "MODE", "MODE-SOURCE", "ACCELERATOR", "ACCELERATOR-SOURCE", "POLICY", "ERROR",
+    "VIEW",
+    "STATE",
+    "REASON",
+    "RUNTIME",
+    "COMPONENT",
+    "MODE",
+    "MODE-SOURCE",
+    "ACCELERATOR",
+    "ACCELERATOR-SOURCE",
+    "POLICY",
+    "ERROR",
 )
 COMPONENT_HEADERS = ("COMPONENT", "MODE", "MODE-SOURCE", "ACCELERATOR", "ACCELERATOR-SOURCE", "POLICY", "ERROR")
 CONDITION_HEADERS = ("TYPE", "STATUS", "REASON", "MESSAGE")
@@ -76,6 +87,8 @@ _VERDICT = {
     selector_pb2.VERDICT_EXCLUDED: "Excluded",
     selector_pb2.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE: "NotAutoSelectable",
 }
+
+
 def _labels(enum: Any, prefix: str, style: Callable[[list[str]], str], drop: str = "") -> dict[int, str]:
     """Labels of a proto enum's values from their names (``UNSPECIFIED`` left out): the name
     without ``prefix`` (and ``drop``), its words put together by ``style``."""
@@ -173,8 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
-    serve = commands.add_parser("serve", help="run the gRPC server",
-                                description="Run the gRPC server. Every flag can also be set by its OME_SELECTOR_* environment variable.")
+    serve = commands.add_parser(
+        "serve",
+        help="run the gRPC server",
+        description="Run the gRPC server. Every flag can also be set by its OME_SELECTOR_* environment variable.",
+    )
     add_serve_arguments(serve)
 
     isvc_file = "InferenceService YAML (every InferenceService document is answered, in order; - reads stdin)"
@@ -184,48 +200,90 @@ def build_parser() -> argparse.ArgumentParser:
         ("effective", "show the runtime an InferenceService uses and each component's configuration", _EFFECTIVE_HELP),
         ("admit", "show whether the InferenceService webhook admits an InferenceService", _ADMIT_HELP),
         ("reconcile", "show what the controller does about an InferenceService's runtime", _RECONCILE_HELP),
-        ("validate-runtime", "show whether the runtime webhook admits a ServingRuntime or ClusterServingRuntime",
-         _VALIDATE_RUNTIME_HELP),
+        (
+            "validate-runtime",
+            "show whether the runtime webhook admits a ServingRuntime or ClusterServingRuntime",
+            _VALIDATE_RUNTIME_HELP,
+        ),
     ):
-        sub = commands.add_parser(name, help=summary, description=summary + (f".\n\n{details}" if details else ""),
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=summary + (f".\n\n{details}" if details else ""),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         if name == "explain":
             sub.add_argument("-f", "--filename", metavar="FILE", help=isvc_file + "; or give --model")
-            sub.add_argument("--model", metavar="NAME",
-                             help="explain for this BaseModel in the namespace -n, else this ClusterBaseModel")
+            sub.add_argument(
+                "--model",
+                metavar="NAME",
+                help="explain for this BaseModel in the namespace -n, else this ClusterBaseModel",
+            )
         elif name == "validate-runtime":
-            sub.add_argument("-f", "--filename", required=True, metavar="FILE",
-                             help="ServingRuntime or ClusterServingRuntime YAML (the first one; - reads stdin)")
+            sub.add_argument(
+                "-f",
+                "--filename",
+                required=True,
+                metavar="FILE",
+                help="ServingRuntime or ClusterServingRuntime YAML (the first one; - reads stdin)",
+            )
         else:
             sub.add_argument("-f", "--filename", required=True, metavar="FILE", help=isvc_file)
         if name == "select":
-            sub.add_argument("--view", choices=("basic", "full"), default="basic",
-                             help="basic (default): the selection, candidates, OME's texts and the exclusion "
-                                  "summary; full: also every excluded runtime with its primary reason")
+            sub.add_argument(
+                "--view",
+                choices=("basic", "full"),
+                default="basic",
+                help="basic (default): the selection, candidates, OME's texts and the exclusion "
+                "summary; full: also every excluded runtime with its primary reason",
+            )
         if name == "reconcile":
-            sub.add_argument("--has-runtime-ready-condition", action="store_true",
-                             help="the InferenceService already has a RuntimeReady condition (OME then sets it "
-                                  "True with RuntimeResolved once the runtime resolves)")
+            sub.add_argument(
+                "--has-runtime-ready-condition",
+                action="store_true",
+                help="the InferenceService already has a RuntimeReady condition (OME then sets it "
+                "True with RuntimeResolved once the runtime resolves)",
+            )
         source = sub.add_mutually_exclusive_group()
-        source.add_argument("--manifests", nargs="+", metavar="PATH",
-                            help="answer offline from these YAML files or folders (default: the embedded examples)")
+        source.add_argument(
+            "--manifests",
+            nargs="+",
+            metavar="PATH",
+            help="answer offline from these YAML files or folders (default: the embedded examples)",
+        )
         source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
-        sub.add_argument("--strict", action="store_true",
-                         help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
-                              "is rejected or any path cannot be read, instead of answering from the rest")
+        sub.add_argument(
+            "--strict",
+            action="store_true",
+            help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
+            "is rejected or any path cannot be read, instead of answering from the rest",
+        )
         if name == "explain":
-            namespace_help = "namespace of --model, or of an InferenceService whose metadata sets none (default: default)"
+            namespace_help = (
+                "namespace of --model, or of an InferenceService whose metadata sets none (default: default)"
+            )
         elif name == "validate-runtime":
             namespace_help = "namespace for a ServingRuntime whose metadata sets none (default: default)"
         else:
             namespace_help = "namespace for an InferenceService whose metadata sets none (default: default)"
         sub.add_argument("-n", "--namespace", default="default", help=namespace_help)
-        sub.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table",
-                         help="table (default); wide (" + ("one row per component" if name == "effective" else "the table")
-                              + "); json or yaml (the response, proto3 JSON names); name (kind.ome.io/name of the "
-                              "runtime or object the answer names)")
-        sub.add_argument("--timeout", type=_non_negative_float, default=10.0, metavar="SECONDS",
-                         help="deadline per call with --server (default 10)")
+        sub.add_argument(
+            "-o",
+            "--output",
+            choices=OUTPUT_FORMATS,
+            default="table",
+            help="table (default); wide ("
+            + ("one row per component" if name == "effective" else "the table")
+            + "); json or yaml (the response, proto3 JSON names); name (kind.ome.io/name of the "
+            "runtime or object the answer names)",
+        )
+        sub.add_argument(
+            "--timeout",
+            type=_non_negative_float,
+            default=10.0,
+            metavar="SECONDS",
+            help="deadline per call with --server (default 10)",
+        )
         sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
     return parser
 
@@ -295,13 +353,17 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if len(answers) == 1:
             texts = [json_format.MessageToJson(answers[0][1], preserving_proto_field_name=False)]
         else:  # a JSON array, one response per InferenceService
-            documents = [json_format.MessageToDict(response, preserving_proto_field_name=False) for _, response in answers]
+            documents = [
+                json_format.MessageToDict(response, preserving_proto_field_name=False) for _, response in answers
+            ]
             texts = [json.dumps(documents, indent=2, ensure_ascii=False)]
     elif args.output == "yaml":
-        texts = ["---\n".join(
-            yaml.safe_dump(json_format.MessageToDict(response, preserving_proto_field_name=False), sort_keys=False)
-            for _, response in answers
-        ).rstrip("\n")]
+        texts = [
+            "---\n".join(
+                yaml.safe_dump(json_format.MessageToDict(response, preserving_proto_field_name=False), sort_keys=False)
+                for _, response in answers
+            ).rstrip("\n")
+        ]
     separator = "\n" if args.output == "name" else "\n\n"
     if texts:
         print(separator.join(texts), file=out)
@@ -352,7 +414,11 @@ def _requests(args: argparse.Namespace, err: TextIO) -> list[Message]:
     if args.command == "explain" and (args.model is None) == (args.filename is None):
         raise UsageError(EXACTLY_ONE_SOURCE)
     if args.command == "explain" and args.model is not None:
-        return [selector_pb2.ExplainRuntimesRequest(model=selector_pb2.ModelLookup(name=args.model, namespace=args.namespace))]
+        return [
+            selector_pb2.ExplainRuntimesRequest(
+                model=selector_pb2.ModelLookup(name=args.model, namespace=args.namespace)
+            )
+        ]
     return [_request_for(args, isvc) for isvc in _load_isvcs(args, err)]
 
 
@@ -379,7 +445,11 @@ def _report(args: argparse.Namespace, request: Message, response: Message) -> tu
     if isinstance(response, selector_pb2.ExplainRuntimesResponse):
         candidates = any(r.verdict == selector_pb2.VERDICT_CANDIDATE for r in response.runtimes)
         no_runtimes = not response.runtimes and not response.model_error  # exits 0 (kubectl-ome runtime.md)
-        return (EXIT_SELECTED if candidates or no_runtimes else EXIT_NONE), format_explain(response), list(response.notes)
+        return (
+            (EXIT_SELECTED if candidates or no_runtimes else EXIT_NONE),
+            format_explain(response),
+            list(response.notes),
+        )
     if isinstance(response, selector_pb2.GetEffectiveRuntimeResponse):
         text = format_effective_wide(response) if args.output == "wide" else format_effective(response)
         return (EXIT_SELECTED if response.state == "Available" else EXIT_NONE), text, []
@@ -459,8 +529,11 @@ def _offline_asker(args: argparse.Namespace, err: TextIO) -> Callable[[Message],
         print(f"warning: {line}", file=err)
     if result.errors:
         rejected = f"{result.rejected_count} object{'' if result.rejected_count == 1 else 's'} rejected"
-        print(f"warning: {rejected}, {len(result.errors)} problem{'' if len(result.errors) == 1 else 's'}; "
-              "answering from the rest (--strict makes this fatal)", file=err)
+        print(
+            f"warning: {rejected}, {len(result.errors)} problem{'' if len(result.errors) == 1 else 's'}; "
+            "answering from the rest (--strict makes this fatal)",
+            file=err,
+        )
     store = CacheStore()
     try:
         store.apply_snapshot(manifests_version(result.objects), result.objects)
@@ -504,7 +577,9 @@ def _ask_server(args: argparse.Namespace, request: Message) -> Message:
             if isinstance(request, selector_pb2.AdmitInferenceServiceRequest):
                 return client.admit_inference_service(request.inference_service)
             if isinstance(request, selector_pb2.ReconcileInferenceServiceRequest):
-                return client.reconcile_inference_service(request.inference_service, request.has_runtime_ready_condition)
+                return client.reconcile_inference_service(
+                    request.inference_service, request.has_runtime_ready_condition
+                )
             assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
             which = request.WhichOneof("runtime")
             assert which is not None
@@ -521,7 +596,9 @@ def _ask_server(args: argparse.Namespace, request: Message) -> Message:
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A kubectl-style table: columns padded to their widest cell, three spaces apart, one line
     per row (cells are never wrapped), no trailing spaces."""
-    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) if rows else len(headers[i]) for i in range(len(headers))]
+    widths = [
+        max(len(headers[i]), *(len(row[i]) for row in rows)) if rows else len(headers[i]) for i in range(len(headers))
+    ]
     lines = []
     for row in (headers, *rows):
         cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths)] + [row[-1]]
@@ -538,15 +615,17 @@ def format_explain(response: selector_pb2.ExplainRuntimesResponse) -> str:
     rows = []
     for row in response.runtimes:
         candidate = row.verdict == selector_pb2.VERDICT_CANDIDATE
-        rows.append((
-            row.runtime.name,
-            _SCOPE.get(row.runtime.kind, "-"),
-            "Yes" if candidate else "No",
-            str(row.priority) if row.HasField("priority") else "-",
-            str(row.weight) if row.HasField("weight") else "-",
-            str(row.score) if candidate else "-",
-            _one_line(row.reason) or "-",
-        ))
+        rows.append(
+            (
+                row.runtime.name,
+                _SCOPE.get(row.runtime.kind, "-"),
+                "Yes" if candidate else "No",
+                str(row.priority) if row.HasField("priority") else "-",
+                str(row.weight) if row.HasField("weight") else "-",
+                str(row.score) if candidate else "-",
+                _one_line(row.reason) or "-",
+            )
+        )
     return format_table(EXPLAIN_HEADERS, rows)
 
 
@@ -564,7 +643,11 @@ def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
         lines.append(f"No runtime selected: {response.no_runtime_message or '-'}")
     if response.HasField("model"):
         model = response.model
-        name = f"{model.kind}/{model.namespace + '/' if model.namespace else ''}{model.name}" if model.name else "inline spec"
+        name = (
+            f"{model.kind}/{model.namespace + '/' if model.namespace else ''}{model.name}"
+            if model.name
+            else "inline spec"
+        )
         lines.append(f"Model: {name}" + (f" ({model.label})" if model.label else ""))
     if response.cache_version:
         lines.append(f"Cache version: {response.cache_version}")
@@ -574,29 +657,39 @@ def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
         lines.append(f"Runtimes: {response.exclusion_summary.text}")
     if response.candidates:
         lines += ["", "Candidates:"]
-        lines.append(format_table(CANDIDATE_HEADERS, [
-            (
-                str(c.rank),
-                c.runtime.name,
-                _SCOPE.get(c.runtime.kind, "-"),
-                str(c.score),
-                str(c.supported_model_format_index),
-                format_size(c.size_distance) if c.HasField("size_distance") else "-",
-                _TIE_BREAK.get(c.tie_break, "-"),
+        lines.append(
+            format_table(
+                CANDIDATE_HEADERS,
+                [
+                    (
+                        str(c.rank),
+                        c.runtime.name,
+                        _SCOPE.get(c.runtime.kind, "-"),
+                        str(c.score),
+                        str(c.supported_model_format_index),
+                        format_size(c.size_distance) if c.HasField("size_distance") else "-",
+                        _TIE_BREAK.get(c.tie_break, "-"),
+                    )
+                    for c in response.candidates
+                ],
             )
-            for c in response.candidates
-        ]))
+        )
     if response.exclusions:
         lines += ["", "Excluded:"]
-        lines.append(format_table(EXCLUSION_HEADERS, [
-            (
-                e.runtime.name,
-                _SCOPE.get(e.runtime.kind, "-"),
-                _VERDICT.get(e.verdict, "-"),
-                _one_line(primary_reason(e.reasons)) or "-",
+        lines.append(
+            format_table(
+                EXCLUSION_HEADERS,
+                [
+                    (
+                        e.runtime.name,
+                        _SCOPE.get(e.runtime.kind, "-"),
+                        _VERDICT.get(e.verdict, "-"),
+                        _one_line(primary_reason(e.reasons)) or "-",
+                    )
+                    for e in response.exclusions
+                ],
             )
-            for e in response.exclusions
-        ]))
+        )
     return "\n".join(lines)
 
 
@@ -632,7 +725,13 @@ def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
         rows.append(("Live", _component(c).upper(), f"{c.deployment_mode} ({_MODE_SOURCE.get(c.mode_source, '-')})"))
     for c in response.components:
         if c.accelerator_source != selector_pb2.ACCELERATOR_SOURCE_UNSPECIFIED:  # unspecified: no runtime
-            rows.append(("Live", f"{_component(c).upper()}-ACCELERATOR", f"{c.accelerator_class or '-'} ({_accelerator_source(c)})"))
+            rows.append(
+                (
+                    "Live",
+                    f"{_component(c).upper()}-ACCELERATOR",
+                    f"{c.accelerator_class or '-'} ({_accelerator_source(c)})",
+                )
+            )
         error = _component_error(c)
         if error:
             rows.append(("Live", f"{_component(c).upper()}-ERROR", error))
@@ -673,12 +772,18 @@ def format_reconcile(response: selector_pb2.ReconcileInferenceServiceResponse) -
     lines.append("")
     if response.HasField("runtime_ready"):
         c = response.runtime_ready
-        lines += ["RuntimeReady condition:", format_table(CONDITION_HEADERS, [(c.type, c.status, c.reason, _one_line(c.message) or "-")])]
+        lines += [
+            "RuntimeReady condition:",
+            format_table(CONDITION_HEADERS, [(c.type, c.status, c.reason, _one_line(c.message) or "-")]),
+        ]
     else:
         lines.append("RuntimeReady condition: unchanged")
     lines.append("")
     if response.events:
-        lines += ["Events:", format_table(EVENT_HEADERS, [(e.type, e.reason, _one_line(e.message)) for e in response.events])]
+        lines += [
+            "Events:",
+            format_table(EVENT_HEADERS, [(e.type, e.reason, _one_line(e.message)) for e in response.events]),
+        ]
     else:
         lines.append("Events: none")
     lines.append("")
@@ -725,7 +830,9 @@ def _chain_refs(response: selector_pb2.GetEffectiveRuntimeResponse) -> list[str]
     """The ROOT-FIRST rows: the chain as ``CSR/<name>`` / ``SR/<namespace>/<name>``, root first,
     ending with the runtime itself."""
     return [
-        f"CSR/{ref.name}" if ref.kind == selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME else f"SR/{ref.namespace}/{ref.name}"
+        f"CSR/{ref.name}"
+        if ref.kind == selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
+        else f"SR/{ref.namespace}/{ref.name}"
         for ref in response.inheritance_chain
     ]
 

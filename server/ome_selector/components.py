@@ -2,6 +2,7 @@
 accelerator class (concepts/architecture/deployment-modes.md, "How OME resolves the mode";
 guides/deploy-models/select-accelerators.md). Pure Python, no gRPC.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,7 +43,9 @@ def _annotation_mode(isvc_annotations: object, runtime_annotations: object | Non
     return value if value in d.VALID_MODES else None
 
 
-def component_mode(isvc: types_pb2.InferenceService, component: str, runtime_spec: types_pb2.ServingRuntimeSpec | None) -> tuple[str, str, str]:
+def component_mode(
+    isvc: types_pb2.InferenceService, component: str, runtime_spec: types_pb2.ServingRuntimeSpec | None
+) -> tuple[str, str, str]:
     """(mode, source, error) for one component, in the order of deployment-modes.md, "How OME
     resolves the mode": the service's VirtualDeployment annotation, the component annotation
     (InferenceService, then runtime), ``spec.deploymentMode``, a leader or worker (``OMENative``),
@@ -58,7 +61,9 @@ def component_mode(isvc: types_pb2.InferenceService, component: str, runtime_spe
     elif isvc.spec.HasField("deployment_mode") and isvc.spec.deployment_mode in SERVICE_MODES:
         mode, source = isvc.spec.deployment_mode, "SERVICE_SPEC"
     elif component != "router" and (
-        own.HasField("leader") or own.HasField("worker") or (config is not None and (config.HasField("leader") or config.HasField("worker")))
+        own.HasField("leader")
+        or own.HasField("worker")
+        or (config is not None and (config.HasField("leader") or config.HasField("worker")))
     ):
         mode, source = "OMENative", "LEADER_WORKER_SHAPE"
     else:
@@ -69,7 +74,9 @@ def component_mode(isvc: types_pb2.InferenceService, component: str, runtime_spe
     return mode, source, error
 
 
-def components(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runtime | None, named: bool) -> tuple[ComponentConfig, ...]:
+def components(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runtime | None, named: bool
+) -> tuple[ComponentConfig, ...]:
     """The effective configuration of each component the InferenceService declares. A named
     runtime contributes its merged spec, an auto-selected one its own spec (runtime-inheritance.md,
     "When the merged spec applies")."""

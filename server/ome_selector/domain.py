@@ -9,6 +9,7 @@ Shapes:
 - ``Model``: a BaseModel, ClusterBaseModel or inline spec, with parsed versions and size.
 - ``Request``: what the InferenceService asks for (pooled accelerator classes, modes).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

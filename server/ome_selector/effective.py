@@ -2,6 +2,7 @@
 runtime an InferenceService uses, its inheritance chain, and each component's configuration.
 Pure Python, no gRPC.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,8 +41,12 @@ def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective
     named = bool(isvc.spec.runtime.name)
     selection = "Explicit" if named else "Selected"
 
-    def unavailable(reason: str, runtime: d.Runtime | None = None, error: str = "", chain_reason: str = "") -> Effective:
-        return Effective("Unavailable", reason, runtime, selection, (), error, components(snapshot, isvc, None, named), chain_reason)
+    def unavailable(
+        reason: str, runtime: d.Runtime | None = None, error: str = "", chain_reason: str = ""
+    ) -> Effective:
+        return Effective(
+            "Unavailable", reason, runtime, selection, (), error, components(snapshot, isvc, None, named), chain_reason
+        )
 
     if named:
         runtime, _ = lookup_named(snapshot, isvc.spec.runtime, isvc.metadata.namespace)
@@ -56,7 +61,9 @@ def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective
     error = runtime.inheritance_error
     if error is not None:
         chain_reason = runtime.inheritance_reason or d.CHAIN_NOT_FOUND
-        return unavailable("NotFound" if chain_reason == d.CHAIN_NOT_FOUND else "Unreadable", runtime, error, chain_reason)
+        return unavailable(
+            "NotFound" if chain_reason == d.CHAIN_NOT_FOUND else "Unreadable", runtime, error, chain_reason
+        )
     chain = runtime.chain_keys or (runtime.key,)
     state, reason = ("Unavailable", "Disabled") if runtime.named_compiled.disabled else ("Available", "")
     return Effective(state, reason, runtime, selection, chain, "", components(snapshot, isvc, runtime, True))

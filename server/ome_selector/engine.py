@@ -11,23 +11,33 @@ then higher score, then (for a model with a size) smaller size distance, then na
 reasons and texts as evaluating every runtime (``exhaustive_auto_select``, the reference the
 property tests compare it with), at the cost of the runtimes that can match.
 """
+
 from __future__ import annotations
 
 import enum
 import functools
 from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter, getitem
-from dataclasses import dataclass
 from typing import Any
 
-from . import caches
+from . import caches, messages
 from . import domain as d
-from . import messages
-from .checks import CHECKS, Check, Failure, ModelFit, auto_select_failure, check_accelerator_class, check_deployment_mode, fit_model, format_match
+from .checks import (
+    CHECKS,
+    Check,
+    Failure,
+    ModelFit,
+    auto_select_failure,
+    check_accelerator_class,
+    check_deployment_mode,
+    fit_model,
+    format_match,
+)
 from .sizes import distance, distance_order
-from .snapshot import RuntimeGroup, Snapshot, mask_from_positions as _mask_from_positions
-
+from .snapshot import RuntimeGroup, Snapshot
+from .snapshot import mask_from_positions as _mask_from_positions
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
@@ -101,7 +111,12 @@ def _tie_break(has_size: bool, previous: Evaluation | None, current: Evaluation)
         return TieBreak.SCOPE
     if previous.fit.score != current.fit.score:
         return TieBreak.SCORE
-    if has_size and previous.distance is not None and current.distance is not None and distance_order(current.distance, previous.distance):
+    if (
+        has_size
+        and previous.distance is not None
+        and current.distance is not None
+        and distance_order(current.distance, previous.distance)
+    ):
         return TieBreak.SIZE_DISTANCE
     return TieBreak.NAME
 
@@ -140,7 +155,9 @@ def _spread(mask: int, size: int) -> int:
     return int.from_bytes(b"".join(map(_SPREAD.__getitem__, raw)), "little")
 
 
-def format_failure(spec: d.Compiled, model: d.Model, table: MutableMapping[object, Any] | None = None) -> Failure | None:
+def format_failure(
+    spec: d.Compiled, model: d.Model, table: MutableMapping[object, Any] | None = None
+) -> Failure | None:
     """The model-format check's failure of ``model`` against ``spec``'s entries, shared by every
     spec with the same ``format_id`` (``caches.FORMAT_FAILURES``; ``table`` is the model's table
     when the caller holds it, so that what it reads next is what was stored)."""
@@ -170,7 +187,12 @@ class GroupResult:
         """The primary-reason code of each position, in fetch order."""
         size = len(self.group)
         total = 0
-        for code, mask in ((_DISABLED, self.disabled), (_CLASS, self.accelerator_class), (_MODE, self.deployment_mode), (_FORMAT, self.model_format)):
+        for code, mask in (
+            (_DISABLED, self.disabled),
+            (_CLASS, self.accelerator_class),
+            (_MODE, self.deployment_mode),
+            (_FORMAT, self.model_format),
+        ):
             if mask:
                 total |= _spread(mask, size) * code
         codes = bytearray(total.to_bytes(size, "little"))
@@ -246,7 +268,9 @@ def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | N
         tables[_CLASS] = group.pieces(messages.ACCELERATOR_CLASS)
     if result.deployment_mode:
         tables[_MODE] = {
-            i: messages.excluded_runtime(order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message)
+            i: messages.excluded_runtime(
+                order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message
+            )
             for i in compress(range(size), _selector(result.deployment_mode, size))
         }
     if result.model_format:
@@ -262,7 +286,9 @@ def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | N
                 format_failure(order[i].own, model, texts)
                 missing.discard(format_id)
         messages_ = map(attrgetter("message"), map(texts.__getitem__, ids))
-        tables[_FORMAT] = dict(zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_)))
+        tables[_FORMAT] = dict(
+            zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_))
+        )
     tables[_EVALUATED] = {
         i: messages.excluded_runtime(order[i].name, e.failures[0].message) if e.verdict is Verdict.EXCLUDED else None
         for i, e in result.evaluated.items()
@@ -290,7 +316,9 @@ class AutoSelection:
     exhaustive evaluation of every runtime in scope (ExplainRuntimes).
     """
 
-    def __init__(self, model: d.Model, request: d.Request | None, namespace: str, results: tuple[GroupResult, GroupResult]) -> None:
+    def __init__(
+        self, model: d.Model, request: d.Request | None, namespace: str, results: tuple[GroupResult, GroupResult]
+    ) -> None:
         self.model = model
         self.request = request
         self.namespace = namespace
@@ -329,8 +357,12 @@ class AutoSelection:
         if self.ranked:
             return None
         if self._message is None:
-            excluded = [piece for result in self.results for piece in _excluded_pieces(result, self.model, self.request)]
-            self._message = messages.no_runtime_found(self.model.model_format.name, self.namespace, self.namespaced, self.cluster, excluded)
+            excluded = [
+                piece for result in self.results for piece in _excluded_pieces(result, self.model, self.request)
+            ]
+            self._message = messages.no_runtime_found(
+                self.model.model_format.name, self.namespace, self.namespaced, self.cluster, excluded
+            )
         return self._message
 
     def exclusions(self) -> list[Exclusion]:
@@ -376,10 +408,14 @@ def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, n
     the choice"). Costs the runtimes that can match the model plus a few integer operations per
     check; texts for the others are built only when an answer shows them."""
     namespaced, cluster = snapshot.runtimes_in_scope(namespace)
-    return AutoSelection(model, request, namespace, (_group_result(namespaced, model, request), _group_result(cluster, model, request)))
+    return AutoSelection(
+        model, request, namespace, (_group_result(namespaced, model, request), _group_result(cluster, model, request))
+    )
 
 
-def exhaustive_auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str) -> tuple[tuple[Evaluation, ...], tuple[Ranked, ...], str | None]:
+def exhaustive_auto_select(
+    snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str
+) -> tuple[tuple[Evaluation, ...], tuple[Ranked, ...], str | None]:
     """The reference the fast path must equal (tests): every runtime in scope evaluated one by
     one. Returns (evaluations in fetch order, ranked candidates, no-runtime message or None)."""
     namespaced, cluster = snapshot.runtimes_in_scope(namespace)
@@ -387,9 +423,14 @@ def exhaustive_auto_select(snapshot: Snapshot, model: d.Model, request: d.Reques
     ranked = rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE], model)
     message = None
     if not ranked:
-        excluded = [messages.excluded_runtime(e.runtime.name, e.failures[0].message) for e in evaluations if e.verdict is Verdict.EXCLUDED]
+        excluded = [
+            messages.excluded_runtime(e.runtime.name, e.failures[0].message)
+            for e in evaluations
+            if e.verdict is Verdict.EXCLUDED
+        ]
         message = messages.no_runtime_found(model.model_format.name, namespace, len(namespaced), len(cluster), excluded)
     return evaluations, ranked, message
+
 
 def named_error(runtime: d.Runtime, failures: tuple[Failure, ...], model: d.Model) -> str:
     """The ValidateRuntime error for a named runtime's first failure: the model name is empty

@@ -12,6 +12,7 @@ Descriptions follow the API server's ``field.Error`` texts (k8s.io/apimachinery
 control characters escaped and cut to ``VALUE_PREVIEW`` characters, so an error line cannot be
 forged and always fits in gRPC's metadata (``truncated value: "aaaa…" (20000 characters)``).
 """
+
 from __future__ import annotations
 
 from typing import Iterable, NamedTuple
@@ -39,7 +40,9 @@ class RequestError(Exception):
     ``invalid``), so a presenter may rebuild it from converted violations.
     """
 
-    def __init__(self, code: str, message: str, violations: list[FieldViolation] | None = None, *, summary: bool = False) -> None:
+    def __init__(
+        self, code: str, message: str, violations: list[FieldViolation] | None = None, *, summary: bool = False
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

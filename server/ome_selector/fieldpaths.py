@@ -8,6 +8,7 @@ users write manifests and JSON in camelCase (``objects[0].servingRuntime.metadat
 gRPC's metadata. It is applied in exactly two places: ``service.rich_status`` and the CLI's error
 printing, so one rule reads the same whichever command reports it.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,6 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
-
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 
@@ -107,7 +107,7 @@ def json_path(path: str, root: Any = None) -> str:
             return path
         segments.append((match.group(1), match.group(2)))
         position = match.end()
-    for candidate in ((root,) if root is not None else _roots()):
+    for candidate in (root,) if root is not None else _roots():
         walked = _walk(segments, candidate)
         if walked is not None:
             return ".".join(walked)

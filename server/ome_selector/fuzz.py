@@ -22,6 +22,7 @@ The suite runs each property for a few seconds (tests/test_robust_fuzz.py;
 prints, per property, the inputs tried, the status codes seen and any failure (with the input
 hypothesis shrank it to), and exits 1 on a failure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,8 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ome.selector.v1 import cache_pb2, selector_pb2
+
 from ome_selector import api, ingest, wire
 from ome_selector.errors import RequestError
 from ome_selector.examples import example_paths, inference_service_paths
@@ -65,11 +66,42 @@ WRITES = frozenset({"ApplySnapshot", "UpsertObjects", "DeleteObjects"})
 # --- strategies --------------------------------------------------------------------------------
 
 _WORDS = (
-    "", "llama-demo", "default", "llama-3-3-70b-instruct", "llama-3-2-3b-instruct", "safetensors", "transformers",
-    "nvidia-h100", "OMENative", "RawDeployment", "MultiNode", "BestFit", "Cheapest", "Equal", "GreaterThan",
-    "1.0.0", "4.45.0.dev0", "v1", "ome.io/deploymentMode", "ome.io/inherit-from", "ome.io/accelerator-class",
-    "LlamaForCausalLM", "fp8", "70B", "7B", "inf", "ServingRuntime", "ClusterServingRuntime", "ome.io/v1beta1",
-    "Bad_Name", "a\nb", "\x1b[31mred", "-", ".", "a/b", "x" * 64,
+    "",
+    "llama-demo",
+    "default",
+    "llama-3-3-70b-instruct",
+    "llama-3-2-3b-instruct",
+    "safetensors",
+    "transformers",
+    "nvidia-h100",
+    "OMENative",
+    "RawDeployment",
+    "MultiNode",
+    "BestFit",
+    "Cheapest",
+    "Equal",
+    "GreaterThan",
+    "1.0.0",
+    "4.45.0.dev0",
+    "v1",
+    "ome.io/deploymentMode",
+    "ome.io/inherit-from",
+    "ome.io/accelerator-class",
+    "LlamaForCausalLM",
+    "fp8",
+    "70B",
+    "7B",
+    "inf",
+    "ServingRuntime",
+    "ClusterServingRuntime",
+    "ome.io/v1beta1",
+    "Bad_Name",
+    "a\nb",
+    "\x1b[31mred",
+    "-",
+    ".",
+    "a/b",
+    "x" * 64,
 )
 
 
@@ -87,8 +119,10 @@ def texts() -> st.SearchStrategy[str]:
 
 
 _INT_BOUNDS = {
-    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1), FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
-    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1), FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
 }
 
 
@@ -150,8 +184,13 @@ def _seeds() -> dict[str, list[Message]]:
     runtimes = [o for o in objects if o.WhichOneof("object") in ("serving_runtime", "cluster_serving_runtime")]
     seeds: dict[str, list[Message]] = collections.defaultdict(list)
     for isvc in isvcs:
-        for cls in (selector_pb2.SelectRuntimeRequest, selector_pb2.ExplainRuntimesRequest, selector_pb2.GetEffectiveRuntimeRequest,
-                    selector_pb2.AdmitInferenceServiceRequest, selector_pb2.ReconcileInferenceServiceRequest):
+        for cls in (
+            selector_pb2.SelectRuntimeRequest,
+            selector_pb2.ExplainRuntimesRequest,
+            selector_pb2.GetEffectiveRuntimeRequest,
+            selector_pb2.AdmitInferenceServiceRequest,
+            selector_pb2.ReconcileInferenceServiceRequest,
+        ):
             seeds[cls.DESCRIPTOR.full_name].append(cls(inference_service=isvc))
     for obj in runtimes:
         request = selector_pb2.ValidateServingRuntimeRequest()
@@ -160,10 +199,16 @@ def _seeds() -> dict[str, list[Message]]:
         else:
             request.cluster_serving_runtime.CopyFrom(obj.cluster_serving_runtime)
         seeds[selector_pb2.ValidateServingRuntimeRequest.DESCRIPTOR.full_name].append(request)
-    seeds[cache_pb2.UpsertObjectsRequest.DESCRIPTOR.full_name] = [cache_pb2.UpsertObjectsRequest(objects=[o]) for o in objects]
-    seeds[cache_pb2.ApplySnapshotRequest.DESCRIPTOR.full_name] = [cache_pb2.ApplySnapshotRequest(version="v", objects=objects)]
+    seeds[cache_pb2.UpsertObjectsRequest.DESCRIPTOR.full_name] = [
+        cache_pb2.UpsertObjectsRequest(objects=[o]) for o in objects
+    ]
+    seeds[cache_pb2.ApplySnapshotRequest.DESCRIPTOR.full_name] = [
+        cache_pb2.ApplySnapshotRequest(version="v", objects=objects)
+    ]
     seeds[cache_pb2.DeleteObjectsRequest.DESCRIPTOR.full_name] = [
-        cache_pb2.DeleteObjectsRequest(keys=[cache_pb2.ObjectKey(kind=ingest.KIND_TO_ENUM[k[0]], namespace=k[1], name=k[2])])
+        cache_pb2.DeleteObjectsRequest(
+            keys=[cache_pb2.ObjectKey(kind=ingest.KIND_TO_ENUM[k[0]], namespace=k[1], name=k[2])]
+        )
         for k in (ingest.object_key(o) for o in objects)
     ]
     return seeds
@@ -284,7 +329,11 @@ def check_status(status: status_pb2.Status, what: str) -> None:
 
 def cache_status(channel: grpc.Channel) -> tuple[str, int]:
     """(version, generation) from GetCacheStatus."""
-    call = channel.unary_unary(f"/{CACHE.full_name}/GetCacheStatus", request_serializer=None, response_deserializer=cache_pb2.GetCacheStatusResponse.FromString)
+    call = channel.unary_unary(
+        f"/{CACHE.full_name}/GetCacheStatus",
+        request_serializer=None,
+        response_deserializer=cache_pb2.GetCacheStatusResponse.FromString,
+    )
     status = call(b"", timeout=30).status
     return status.version, status.generation
 
@@ -308,8 +357,11 @@ def call_rpc(channel: grpc.Channel, method: str, data: bytes, prop: str) -> None
 def check_api(store: CacheStore, request: Message) -> None:
     """``api.*`` for ``request``: only RequestError escapes, and its status is bounded."""
     snapshot = store.snapshot
-    method = next(m.name for m in selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].methods
-                  if m.input_type.full_name == type(request).DESCRIPTOR.full_name)
+    method = next(
+        m.name
+        for m in selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].methods
+        if m.input_type.full_name == type(request).DESCRIPTOR.full_name
+    )
     function = api.SELECTION_RPCS[method]
     try:
         function(snapshot, request)
@@ -355,15 +407,35 @@ def manifest_texts(draw: Any) -> str:
     if choice == 0:
         values = st.recursive(
             st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), texts()),
-            lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.one_of(texts(), st.integers()), inner, max_size=3)),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=3), st.dictionaries(st.one_of(texts(), st.integers()), inner, max_size=3)
+            ),
             max_leaves=12,
         )
         import yaml
 
-        doc = draw(st.fixed_dictionaries({"apiVersion": st.sampled_from(["ome.io/v1beta1", "v1", 3]),
-                                          "kind": st.sampled_from(["ClusterServingRuntime", "ServingRuntime", "BaseModel", "ClusterBaseModel",
-                                                                   "AcceleratorClass", "InferenceService", "List", ["ClusterServingRuntime"]]),
-                                          "metadata": values, "spec": values, "items": values}))
+        doc = draw(
+            st.fixed_dictionaries(
+                {
+                    "apiVersion": st.sampled_from(["ome.io/v1beta1", "v1", 3]),
+                    "kind": st.sampled_from(
+                        [
+                            "ClusterServingRuntime",
+                            "ServingRuntime",
+                            "BaseModel",
+                            "ClusterBaseModel",
+                            "AcceleratorClass",
+                            "InferenceService",
+                            "List",
+                            ["ClusterServingRuntime"],
+                        ]
+                    ),
+                    "metadata": values,
+                    "spec": values,
+                    "items": values,
+                }
+            )
+        )
         return yaml.safe_dump(doc)
     text = draw(st.sampled_from(_REAL_TEXTS or [""]))
     lines = text.splitlines(keepends=True)
@@ -384,7 +456,11 @@ def manifest_texts(draw: Any) -> str:
                 lines[i] = f"{key}{sep} {draw(st.sampled_from(_ODD_VALUES))}\n"
         elif edit == 4:
             cut = draw(st.integers(0, max(0, len(lines[i]) - 1)))
-            lines[i] = lines[i][:cut] + draw(st.sampled_from(["\t", "\x00", "---\n", "- ", ": ", "[", "{", "'", "&x ", "*x", "\ufeff"])) + lines[i][cut:]
+            lines[i] = (
+                lines[i][:cut]
+                + draw(st.sampled_from(["\t", "\x00", "---\n", "- ", ": ", "[", "{", "'", "&x ", "*x", "\ufeff"]))
+                + lines[i][cut:]
+            )
         else:
             lines.insert(i, "---\n")
     return "".join(lines)
@@ -392,7 +468,19 @@ def manifest_texts(draw: Any) -> str:
 
 _REAL_TEXTS: list[str] = []
 # YAML values that have broken loaders: wrong types, huge numbers, aliases, binary, a huge string.
-_ODD_VALUES = ("[a, b]", "{x: 1}", "1" * 5000, "null", "true", "-1", "&a [*a]", "!!binary aGk=", '"' + "b" * 70000 + '"', "1e999", ".nan")
+_ODD_VALUES = (
+    "[a, b]",
+    "{x: 1}",
+    "1" * 5000,
+    "null",
+    "true",
+    "-1",
+    "&a [*a]",
+    "!!binary aGk=",
+    '"' + "b" * 70000 + '"',
+    "1e999",
+    ".nan",
+)
 
 
 def check_loader(text: str, directory: str) -> None:
@@ -418,8 +506,14 @@ def check_loader(text: str, directory: str) -> None:
 
 
 def _settings(examples: int) -> settings:
-    return settings(max_examples=examples, deadline=None, database=None, derandomize=False,
-                    suppress_health_check=list(HealthCheck), print_blob=True)
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        print_blob=True,
+    )
 
 
 def run_rpc(channel: grpc.Channel, examples: int) -> None:
@@ -440,13 +534,24 @@ def run_raw(channel: grpc.Channel, examples: int) -> None:
     def flip(pair: tuple[bytes, int, bytes]) -> bytes:
         data, at, junk = pair
         at = at % (len(data) + 1)
-        return data[:at] + junk + data[at + len(junk):]
+        return data[:at] + junk + data[at + len(junk) :]
 
     @_settings(examples)
-    @given(st.sampled_from(METHODS).flatmap(lambda m: st.tuples(st.just(m[0]), st.one_of(
-        st.binary(max_size=64),
-        st.tuples(requests(m[1]).map(lambda r: r.SerializeToString()), st.integers(0, 10**6), st.binary(min_size=1, max_size=8)).map(flip),
-    ))))
+    @given(
+        st.sampled_from(METHODS).flatmap(
+            lambda m: st.tuples(
+                st.just(m[0]),
+                st.one_of(
+                    st.binary(max_size=64),
+                    st.tuples(
+                        requests(m[1]).map(lambda r: r.SerializeToString()),
+                        st.integers(0, 10**6),
+                        st.binary(min_size=1, max_size=8),
+                    ).map(flip),
+                ),
+            )
+        )
+    )
     def prop(case: tuple[str, bytes]) -> None:
         call_rpc(channel, case[0], case[1], "raw")
 
@@ -461,7 +566,9 @@ def run_api(examples: int) -> None:
     @_settings(examples)
     @given(st.sampled_from(classes).flatmap(requests))
     def prop(request: Message) -> None:
-        if isinstance(request, (cache_pb2.ApplySnapshotRequest, cache_pb2.UpsertObjectsRequest, cache_pb2.DeleteObjectsRequest)):
+        if isinstance(
+            request, (cache_pb2.ApplySnapshotRequest, cache_pb2.UpsertObjectsRequest, cache_pb2.DeleteObjectsRequest)
+        ):
             check_store_write(store, request)
         else:
             check_api(store, request)
@@ -498,6 +605,8 @@ BATCH = 2000
 def errors_text(exc: Exception) -> str:
     """The first 2,000 characters of a failure (hypothesis prints the shrunk input itself)."""
     return str(exc)[:2000]
+
+
 # Share of --examples per property.
 _WEIGHTS = {"rpc": 0.35, "raw": 0.25, "api": 0.25, "loader": 0.15}
 
@@ -505,7 +614,9 @@ _WEIGHTS = {"rpc": 0.35, "raw": 0.25, "api": 0.25, "loader": 0.15}
 def main(argv: list[str] | None = None) -> int:
     """``python -m ome_selector.fuzz [--examples N] [--only PROPERTY ...]``."""
     parser = argparse.ArgumentParser(prog="python -m ome_selector.fuzz", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=100_000, help="inputs in all, spread over the properties (default 100000)")
+    parser.add_argument(
+        "--examples", type=int, default=100_000, help="inputs in all, spread over the properties (default 100000)"
+    )
     parser.add_argument("--only", nargs="+", choices=PROPERTIES, default=list(PROPERTIES), help="properties to run")
     args = parser.parse_args(argv)
     import logging
@@ -539,11 +650,18 @@ def main(argv: list[str] | None = None) -> int:
                     failed = True
                     outcome = f"FAILED: {type(exc).__name__}: {errors_text(exc)}"
                     break
-                print(f"  {name}: {FINDINGS.inputs[name]}/{examples} inputs, {time.monotonic() - began:.0f}s", file=sys.stderr, flush=True)
+                print(
+                    f"  {name}: {FINDINGS.inputs[name]}/{examples} inputs, {time.monotonic() - began:.0f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 if FINDINGS.inputs[name] == done:
                     break  # hypothesis found nothing new to try
             codes = ", ".join(f"{code} {count}" for code, count in FINDINGS.codes[name].most_common())
-            print(f"{name}: {FINDINGS.inputs[name]} inputs in {time.monotonic() - began:.0f}s; {outcome}; {codes}", flush=True)
+            print(
+                f"{name}: {FINDINGS.inputs[name]} inputs in {time.monotonic() - began:.0f}s; {outcome}; {codes}",
+                flush=True,
+            )
     print(f"total: {sum(FINDINGS.inputs.values())} inputs in {time.monotonic() - started:.0f}s", flush=True)
     return 1 if failed else 0
 

@@ -70,7 +70,9 @@ class ProbeServer:
             daemon_threads = True
             allow_reuse_address = True
 
-        self._server = make_server(self._address.host, self._address.port, self._app, server_class=_Server, handler_class=_Handler)
+        self._server = make_server(
+            self._address.host, self._address.port, self._app, server_class=_Server, handler_class=_Handler
+        )
         self._thread = threading.Thread(target=self._server.serve_forever, name="ome-selector-http", daemon=True)
         self._thread.start()
         port = self._server.server_address[1]
@@ -111,7 +113,11 @@ class ProbeServer:
         return True, "ok"
 
 
-def _text(start_response: StartResponse, status: str, body: str, headers: list[tuple[str, str]] | None = None) -> list[bytes]:
+def _text(
+    start_response: StartResponse, status: str, body: str, headers: list[tuple[str, str]] | None = None
+) -> list[bytes]:
     data = (body + "\n").encode()
-    start_response(status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data))), *(headers or [])])
+    start_response(
+        status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data))), *(headers or [])]
+    )
     return [data]

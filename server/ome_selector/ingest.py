@@ -7,10 +7,10 @@
 - ``compile_runtime`` / ``compile_model`` / ``compile_request``: the domain objects of domain.py.
 - ``merge_specs``: the inheritance merge of a parent spec and a child spec (runtime-inheritance.md).
 """
+
 from __future__ import annotations
 
 from google.protobuf.message import Message
-
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
@@ -130,7 +130,11 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     if kind in NAMESPACED:
         out += validate_name(meta.namespace, f"{base}.metadata.namespace", "namespace")
     elif meta.namespace:
-        out.append(FieldViolation(f"{base}.metadata.namespace", errors.forbidden(f"{kind} is cluster-scoped and takes no namespace")))
+        out.append(
+            FieldViolation(
+                f"{base}.metadata.namespace", errors.forbidden(f"{kind} is cluster-scoped and takes no namespace")
+            )
+        )
     out += bounds.metadata(meta, f"{base}.metadata")
     if message.kind and message.kind != kind:  # type: ignore[attr-defined]
         out.append(FieldViolation(f"{base}.kind", errors.unsupported(message.kind, (kind,))))  # type: ignore[attr-defined]
@@ -141,7 +145,11 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
         for i, entry in enumerate(message.spec.supported_model_formats[: bounds.MAX_LIST_ITEMS]):  # type: ignore[attr-defined]
             path = f"{base}.spec.supported_model_formats[{i}]"
             if entry.HasField("priority") and entry.priority < 1:
-                out.append(FieldViolation(f"{path}.priority", errors.invalid_value(entry.priority, "must be greater than or equal to 1")))
+                out.append(
+                    FieldViolation(
+                        f"{path}.priority", errors.invalid_value(entry.priority, "must be greater than or equal to 1")
+                    )
+                )
             # The CRD requires modelFormat and modelFramework, each with a name.
             for field in ("model_format", "model_framework"):
                 if not entry.HasField(field):
@@ -191,14 +199,23 @@ def _spec(message: Message, owner: Message, field: str) -> d.Spec | None:
     if not owner.HasField(field):
         return None
     sub = getattr(owner, field)
-    key = (sub.name, sub.version if sub.HasField("version") else None, sub.operator if sub.HasField("operator") else None, sub.weight if sub.HasField("weight") else 1)
+    key = (
+        sub.name,
+        sub.version if sub.HasField("version") else None,
+        sub.operator if sub.HasField("operator") else None,
+        sub.weight if sub.HasField("weight") else 1,
+    )
     found = _SPECS.get(key)
     if found is None:
         if len(_SPECS) >= _SPECS_MAX:
             _SPECS.clear()
         version = key[1]
         found = _SPECS[key] = d.Spec(
-            name=key[0], version=version, parsed=parse_version(version) if version is not None else None, operator=key[2], weight=key[3]
+            name=key[0],
+            version=version,
+            parsed=parse_version(version) if version is not None else None,
+            operator=key[2],
+            weight=key[3],
         )
     return found
 
@@ -263,7 +280,11 @@ def compile_spec(spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
 
 
 def _index_keys(
-    disabled: bool, classes: tuple[str, ...], engine_mode: str | None, decoder_mode: str | None, entries: tuple[d.Entry, ...]
+    disabled: bool,
+    classes: tuple[str, ...],
+    engine_mode: str | None,
+    decoder_mode: str | None,
+    entries: tuple[d.Entry, ...],
 ) -> tuple[tuple[object, ...], ...]:
     """The mask keys of ``domain.Compiled.index_keys``: what the request-side checks read
     (disabled, accelerator classes, declared modes), and each (format name, architecture,

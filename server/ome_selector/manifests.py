@@ -60,9 +60,9 @@ import yaml
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
-
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
+
 from ome_selector import bounds, crdfields, errors, fieldpaths, ingest
 
 API_VERSION = "ome.io/v1beta1"
@@ -228,7 +228,9 @@ def load_manifests(paths: Sequence[str]) -> LoadResult:
             result.errors.extend(rejection.lines())
         for doc in loaded.documents:
             if doc.key in origins:
-                result.warnings.append(_duplicate_warning(doc.key, origins[doc.key], _Origin(file, sequence, doc.index)))
+                result.warnings.append(
+                    _duplicate_warning(doc.key, origins[doc.key], _Origin(file, sequence, doc.index))
+                )
                 _replace(result, doc, positions[doc.key])
             else:
                 positions[doc.key] = _append(result, doc)
@@ -320,7 +322,12 @@ def _load_file(file: str) -> _FileResult:
     return _parse_text(name, text)
 
 
-_FILE_TYPES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_FILE_TYPES = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def _file_type(mode: int) -> str:
@@ -332,7 +339,9 @@ def _file_type(mode: int) -> str:
 
 def _decode(path: str, data: bytes) -> str:
     if len(data) > bounds.MAX_FILE_BYTES:
-        raise ManifestError(f"{errors.printable(path)}: {errors.too_long_bytes(bounds.MAX_FILE_BYTES)} (a manifest file)")
+        raise ManifestError(
+            f"{errors.printable(path)}: {errors.too_long_bytes(bounds.MAX_FILE_BYTES)} (a manifest file)"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -347,7 +356,9 @@ def _read_one(path: str | os.PathLike[str], expected: str) -> tuple[str, str]:
     if path == "-":
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:  # a text stream (tests, embedding)
-            return "<stdin>", _decode("<stdin>", sys.stdin.read(bounds.MAX_FILE_BYTES + 1).encode("utf-8", "surrogateescape"))
+            return "<stdin>", _decode(
+                "<stdin>", sys.stdin.read(bounds.MAX_FILE_BYTES + 1).encode("utf-8", "surrogateescape")
+            )
         return "<stdin>", _decode("<stdin>", stream.read(bounds.MAX_FILE_BYTES + 1))
     shown = errors.printable(path)
     try:
@@ -357,7 +368,10 @@ def _read_one(path: str | os.PathLike[str], expected: str) -> tuple[str, str]:
         if not stat.S_ISREG(info.st_mode):
             raise _NotRegular(f"{shown}: skipped: {_file_type(info.st_mode)}, not a regular file")
         if info.st_size > bounds.MAX_FILE_BYTES:
-            raise ManifestError(f"{shown}: {errors.too_long_bytes(bounds.MAX_FILE_BYTES)} (a manifest file; this one has {info.st_size})")
+            raise ManifestError(
+                f"{shown}: {errors.too_long_bytes(bounds.MAX_FILE_BYTES)} "
+                f"(a manifest file; this one has {info.st_size})"
+            )
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # replaced since the stat
@@ -405,7 +419,7 @@ def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
     if not starts or not _MEANINGLESS.match(head):
         pieces.append((0, head))
     for i, start in enumerate(starts):
-        pieces.append((text.count("\n", 0, start), text[start: starts[i + 1] if i + 1 < len(starts) else len(text)]))
+        pieces.append((text.count("\n", 0, start), text[start : starts[i + 1] if i + 1 < len(starts) else len(text)]))
     index = 0
     for first_line, piece in pieces:
         try:
@@ -451,7 +465,9 @@ def load_runtime(path: str, namespace: str) -> tuple[str, types_pb2.ServingRunti
             runtime = types_pb2.ServingRuntime() if which == "serving_runtime" else types_pb2.ClusterServingRuntime()
             problems = _convert(doc, runtime, [])
             if problems:
-                raise ManifestError("\n".join(f"{where}: {p.field + ': ' if p.field else ''}{p.reason}" for p in problems))
+                raise ManifestError(
+                    "\n".join(f"{where}: {p.field + ': ' if p.field else ''}{p.reason}" for p in problems)
+                )
             if which == "serving_runtime" and not runtime.metadata.namespace:
                 runtime.metadata.namespace = namespace
             return which, runtime
@@ -505,7 +521,9 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
             reject("", name, Problem(key, errors.invalid_value(_yaml_text(value), "must be of type string")))
             return
     where = f"{errors.printable(file)}: document {index}" + (f", items[{item}]" if item is not None else "")
-    if item is None and ((kind == "List" and api_version == "v1") or (kind in _LIST_KINDS and api_version == API_VERSION)):
+    if item is None and (
+        (kind == "List" and api_version == "v1") or (kind in _LIST_KINDS and api_version == API_VERSION)
+    ):
         items = doc.get("items")
         if items is None:
             return
@@ -517,7 +535,8 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
         return
     if api_version != API_VERSION or (kind not in _CACHE_KINDS and kind != INFERENCE_SERVICE):
         out.skipped.append(
-            f"{where}: skipped {_short(kind or '<no kind>')} {_short(name)} (apiVersion {_short(api_version or '<none>')})"
+            f"{where}: skipped {_short(kind or '<no kind>')} {_short(name)} "
+            f"(apiVersion {_short(api_version or '<none>')})"
         )
         return
     assert isinstance(kind, str)
@@ -527,7 +546,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
     unknown: list[str] = []
     problems = _convert(doc, message, unknown)
     for path in unknown:
-        out.warnings.append(f"{where}: {kind} {_short(name)}: unknown field \"{_short(path, 256)}\"")
+        out.warnings.append(f'{where}: {kind} {_short(name)}: unknown field "{_short(path, 256)}"')
     if problems:
         reject(kind, name, *problems)
         return
@@ -540,14 +559,21 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
     violations = ingest.validate_object(obj)
     if violations:
         root = message.DESCRIPTOR
-        reject(kind, name, *(Problem(_object_path(v.field, oneof_field, root), fieldpaths.present_violation(v).description) for v in violations))
+        reject(
+            kind,
+            name,
+            *(
+                Problem(_object_path(v.field, oneof_field, root), fieldpaths.present_violation(v).description)
+                for v in violations
+            ),
+        )
         return
     out.documents.append(_Document(index, ingest.object_key(obj), obj))
 
 
 def _object_path(path: str, oneof_field: str, root: Any) -> str:
     """``cluster_serving_runtime.metadata.name`` -> ``metadata.name`` (camelCase, under the object)."""
-    relative = path[len(oneof_field) + 1:] if path.startswith(oneof_field + ".") else path
+    relative = path[len(oneof_field) + 1 :] if path.startswith(oneof_field + ".") else path
     return errors.printable(fieldpaths.json_path(relative, root))
 
 
@@ -563,23 +589,41 @@ def _convert(doc: dict[str, Any], message: Message, unknown: list[str]) -> list[
         json_format.ParseDict(doc, message, ignore_unknown_fields=True, max_recursion_depth=64)
     except (json_format.ParseError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         problem = parse_problem(exc)
-        field_path, _, reason = problem.partition(": ") if ": " in problem and not problem.startswith(" ") else ("", "", problem)
+        field_path, _, reason = (
+            problem.partition(": ") if ": " in problem and not problem.startswith(" ") else ("", "", problem)
+        )
         if not reason:
             field_path, reason = "", problem
-        return [Problem(errors.printable(field_path), errors.bound(errors.printable(reason), fieldpaths.MAX_DESCRIPTION_BYTES))]
+        return [
+            Problem(
+                errors.printable(field_path), errors.bound(errors.printable(reason), fieldpaths.MAX_DESCRIPTION_BYTES)
+            )
+        ]
     return []
 
 
 _TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
-_INT_TYPES = frozenset({
-    FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_UINT64,
-    FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED32, FieldDescriptor.TYPE_FIXED64,
-    FieldDescriptor.TYPE_SFIXED32, FieldDescriptor.TYPE_SFIXED64,
-})
+_INT_TYPES = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_FIXED32,
+        FieldDescriptor.TYPE_FIXED64,
+        FieldDescriptor.TYPE_SFIXED32,
+        FieldDescriptor.TYPE_SFIXED64,
+    }
+)
 _INT_RANGES = {
-    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1), FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
-    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1), FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
-    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1), FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
     FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1),
 }
 _INT64 = (-(2**63), 2**63 - 1)
@@ -589,11 +633,15 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _check_message(node: Any, descriptor: Any, path: str, problems: list[Problem], unknown: list[str], budget: list[int]) -> None:
+def _check_message(
+    node: Any, descriptor: Any, path: str, problems: list[Problem], unknown: list[str], budget: list[int]
+) -> None:
     budget[0] -= 1
     if budget[0] < 0 or len(problems) >= bounds.MAX_VIOLATIONS_PER_OBJECT:
         if budget[0] == -1:
-            problems.append(Problem(path, f"Too long: more than {MAX_DOCUMENT_VALUES} values (after expanding YAML aliases)"))
+            problems.append(
+                Problem(path, f"Too long: more than {MAX_DOCUMENT_VALUES} values (after expanding YAML aliases)")
+            )
         return
     if not isinstance(node, dict):
         problems.append(Problem(path, errors.invalid_value(_yaml_text(node), "must be of type object")))
@@ -628,7 +676,9 @@ def _by_json_name(descriptor: Any) -> dict[str, FieldDescriptor]:
     return names
 
 
-def _check_field(value: Any, fd: FieldDescriptor, path: str, problems: list[Problem], unknown: list[str], budget: list[int]) -> None:
+def _check_field(
+    value: Any, fd: FieldDescriptor, path: str, problems: list[Problem], unknown: list[str], budget: list[int]
+) -> None:
     message_type = fd.message_type
     if message_type is not None and message_type.GetOptions().map_entry:
         if not isinstance(value, dict):
@@ -656,13 +706,19 @@ def _check_field(value: Any, fd: FieldDescriptor, path: str, problems: list[Prob
     _check_single(value, fd, path, problems, unknown, budget)
 
 
-def _check_single(value: Any, fd: FieldDescriptor, path: str, problems: list[Problem], unknown: list[str], budget: list[int]) -> None:
+def _check_single(
+    value: Any, fd: FieldDescriptor, path: str, problems: list[Problem], unknown: list[str], budget: list[int]
+) -> None:
     budget[0] -= 1
     message_type = fd.message_type
     if message_type is not None:
         if message_type.full_name == "google.protobuf.Timestamp":
             if not isinstance(value, str):
-                problems.append(Problem(path, errors.invalid_value(_yaml_text(value), "must be of type string (an RFC 3339 date-time)")))
+                problems.append(
+                    Problem(
+                        path, errors.invalid_value(_yaml_text(value), "must be of type string (an RFC 3339 date-time)")
+                    )
+                )
             return
         _check_message(value, message_type, path, problems, unknown, budget)
         return
@@ -712,7 +768,7 @@ def parse_problem(exc: Exception) -> str:
     path = []
     while match := _FAILED_FIELD.match(text):
         path.append(match.group(1))
-        text = text[match.end():]
+        text = text[match.end() :]
     text = text.rstrip(".")  # json_format appends "..."
     return f"{'.'.join(path)}: {text}" if path else text
 
@@ -781,4 +837,7 @@ def _duplicate_warning(key: ObjectKey, first: _Origin, later: _Origin) -> str:
             f"{what} is defined twice in {later.file} (documents {first.document} and {later.document}); "
             f"the definition in document {later.document} wins (later in load order)"
         )
-    return f"{what} is defined in {first.file} and in {later.file}; the definition in {later.file} wins (later in load order)"
+    return (
+        f"{what} is defined in {first.file} and in {later.file}; "
+        f"the definition in {later.file} wins (later in load order)"
+    )

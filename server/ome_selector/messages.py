@@ -2,6 +2,7 @@
 
 Go formatting is reproduced: ``%v`` of a list is ``[a b]``; nothing is pluralised.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -88,10 +89,7 @@ def no_runtime_found(format_name: str, namespace: str, namespaced: int, cluster:
     ``excluded`` holds ``excluded_runtime(name, primary reason)`` of each excluded runtime, in
     fetch order. The model is named by its format. No trailing period.
     """
-    text = (
-        f"no runtime found to support model {format_name} with format {format_name} "
-        f"in namespace {namespace}"
-    )
+    text = f"no runtime found to support model {format_name} with format {format_name} in namespace {namespace}"
     total = namespaced + cluster
     if total > 0:
         text += f". Checked {total} runtimes ({namespaced} namespace-scoped, {cluster} cluster-scoped)"
@@ -213,7 +211,9 @@ INVALID_MODE_COMBINATION = (
     'InvalidDeploymentModeCombination: engine deploymentMode="{engine}" does not match decoder '
     'deploymentMode="{decoder}"; when either is OMENative, both must use the same value'
 )
-REVISION_NEEDS_PIN = "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin"
+REVISION_NEEDS_PIN = (
+    "spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin"
+)
 REVISION_NAME = (
     'spec.runtime.revision "{revision}" does not match the expected naming convention for runtime '
     '"{runtime}" ({kind}); expected the form {prefix}<8 lowercase hex chars>'
@@ -221,7 +221,9 @@ REVISION_NAME = (
 MODEL_REFERENCE_REQUIRED_FOR_AUTO_SELECT = (
     "model reference is required when runtime is not specified and engine does not have complete runner configuration"
 )
-NO_SUPPORTING_RUNTIME = "no supporting runtime found for model {model} and engine does not have complete runner configuration: {error}"
+NO_SUPPORTING_RUNTIME = (
+    "no supporting runtime found for model {model} and engine does not have complete runner configuration: {error}"
+)
 
 
 def unsupported_value(path: str, value: str, supported: Sequence[str]) -> str:

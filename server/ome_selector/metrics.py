@@ -31,11 +31,11 @@ from __future__ import annotations
 import time
 from typing import Any, Iterator
 
+from ome.selector.v1 import selector_pb2
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from ome.selector.v1 import selector_pb2
 from ome_selector.store import CacheStore
 
 __all__ = ["OUTCOMES", "ServerMetrics", "selection_outcome"]
@@ -80,8 +80,12 @@ class _CacheCollector(Collector):
         for kind, count in sorted(snapshot.counts().items()):
             objects.add_metric([kind], count)
         yield objects
-        yield GaugeMetricFamily("ome_selector_cache_generation", "Cache generation (0 before the first write).", value=snapshot.generation)
-        yield GaugeMetricFamily("ome_selector_cache_synced", "1 once the cache has been synced.", value=1 if snapshot.synced else 0)
+        yield GaugeMetricFamily(
+            "ome_selector_cache_generation", "Cache generation (0 before the first write).", value=snapshot.generation
+        )
+        yield GaugeMetricFamily(
+            "ome_selector_cache_synced", "1 once the cache has been synced.", value=1 if snapshot.synced else 0
+        )
         if snapshot.last_update is not None:
             yield GaugeMetricFamily(
                 "ome_selector_cache_seconds_since_last_write",
@@ -96,24 +100,42 @@ class ServerMetrics:
     def __init__(self, store: CacheStore) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         labels = ["grpc_service", "grpc_method"]
-        self.started = Counter("grpc_server_started_total", "RPCs started on the server.", labels, registry=self.registry)
+        self.started = Counter(
+            "grpc_server_started_total", "RPCs started on the server.", labels, registry=self.registry
+        )
         self.handled = Counter(
-            "grpc_server_handled_total", "RPCs completed on the server, by status code.", [*labels, "grpc_code"], registry=self.registry
+            "grpc_server_handled_total",
+            "RPCs completed on the server, by status code.",
+            [*labels, "grpc_code"],
+            registry=self.registry,
         )
         self.handling = Histogram(
-            "grpc_server_handling_seconds", "Handler time of RPCs, seconds.", labels, buckets=LATENCY_BUCKETS, registry=self.registry
+            "grpc_server_handling_seconds",
+            "Handler time of RPCs, seconds.",
+            labels,
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.write_seconds = Histogram(
-            "ome_selector_cache_write_seconds", "Time of cache write calls (accepted or rejected), seconds.",
-            ["grpc_method"], buckets=LATENCY_BUCKETS, registry=self.registry,
+            "ome_selector_cache_write_seconds",
+            "Time of cache write calls (accepted or rejected), seconds.",
+            ["grpc_method"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.writes_rejected = Counter(
-            "ome_selector_cache_writes_rejected_total", "Cache writes rejected (status other than OK).",
-            ["grpc_method", "grpc_code"], registry=self.registry,
+            "ome_selector_cache_writes_rejected_total",
+            "Cache writes rejected (status other than OK).",
+            ["grpc_method", "grpc_code"],
+            registry=self.registry,
         )
-        self.selections = Counter("ome_selector_selections_total", "SelectRuntime answers by outcome.", ["outcome"], registry=self.registry)
+        self.selections = Counter(
+            "ome_selector_selections_total", "SelectRuntime answers by outcome.", ["outcome"], registry=self.registry
+        )
         self.manifest_rejected = Gauge(
-            "ome_selector_manifest_objects_rejected", "Manifest objects the loader rejected at start (serve --manifests).", registry=self.registry
+            "ome_selector_manifest_objects_rejected",
+            "Manifest objects the loader rejected at start (serve --manifests).",
+            registry=self.registry,
         )
         for outcome in OUTCOMES:
             self.selections.labels(outcome)

@@ -63,6 +63,8 @@ class NativeStderr:
                     continue
                 match = _ABSL_LINE.match(line)
                 if match:
-                    logging.getLogger("grpc.core").log(_LEVELS[match.group(1)], "%s", match.group(2), extra={"fields": {"native": line}})
+                    logging.getLogger("grpc.core").log(
+                        _LEVELS[match.group(1)], "%s", match.group(2), extra={"fields": {"native": line}}
+                    )
                 else:
                     logging.getLogger("stderr").warning("%s", line)

@@ -2,6 +2,7 @@
 as the AcceleratorClass fields ``memoryGB``, ``memoryBandwidthGBps`` and costs are read
 (guides/deploy-models/select-accelerators.md; ome-selection-facts.md 4). Pure functions.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -51,5 +52,3 @@ def parse_quantity(text: str) -> Decimal | None:
 def quantity_value(value: Decimal) -> int:
     """Kubernetes ``Quantity.Value()``: the whole number of base units, rounded away from zero."""
     return int(value.to_integral_value(rounding=decimal.ROUND_UP))
-
-

@@ -3,6 +3,7 @@
 (troubleshoot-runtime-selection.md Step 1; reference-a-runtime-explicitly.md; select-accelerators.md;
 deployment-modes.md; where they are silent, ome-selection-facts.md 6 and 8). Pure Python, no gRPC.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -82,9 +83,13 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
     decision = decide(snapshot, isvc)
     res = decision.model
     if res.not_found:
-        return _error(decision, messages.EVENT_MODEL_RECONCILE_ERROR, messages.NO_MODEL_WITH_NAME.format(model=model_name))
+        return _error(
+            decision, messages.EVENT_MODEL_RECONCILE_ERROR, messages.NO_MODEL_WITH_NAME.format(model=model_name)
+        )
     if res.model is not None and res.model.disabled:
-        return _error(decision, messages.EVENT_MODEL_RECONCILE_ERROR, messages.BASE_MODEL_DISABLED.format(model=model_name))
+        return _error(
+            decision, messages.EVENT_MODEL_RECONCILE_ERROR, messages.BASE_MODEL_DISABLED.format(model=model_name)
+        )
     events: list[Event] = []
     if pinned:
         # autoSync: false serves a pinned revision of the merged runtime with no compatibility
@@ -101,7 +106,11 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
         if decision.runtime_not_found:
             return _not_found(decision, decision.runtime_not_found)
         if res.error:
-            return _error(decision, messages.EVENT_RUNTIME_VALIDATION_ERROR, messages.named_runtime_event(rt, model_name, res.error))
+            return _error(
+                decision,
+                messages.EVENT_RUNTIME_VALIDATION_ERROR,
+                messages.named_runtime_event(rt, model_name, res.error),
+            )
         elif decision.runtime_error:
             if not model_name and decision.runtime is not None and decision.runtime.inheritance_error is not None:
                 return _error(decision, messages.EVENT_RUNTIME_FETCH_ERROR, decision.runtime_error)
@@ -116,7 +125,11 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
             events.append(Event("Warning", messages.EVENT_RUNTIME_COMPATIBILITY_ADVISORY, advisory))
     else:
         if res.error:
-            return _error(decision, messages.EVENT_RUNTIME_SELECTION_ERROR, messages.FAILED_TO_FIND_RUNTIME.format(model=model_name, error=res.error))
+            return _error(
+                decision,
+                messages.EVENT_RUNTIME_SELECTION_ERROR,
+                messages.FAILED_TO_FIND_RUNTIME.format(model=model_name, error=res.error),
+            )
         if decision.runtime is None:
             assert decision.auto is not None and decision.auto.no_runtime_message is not None
             return _not_found(decision, decision.auto.no_runtime_message)
@@ -136,7 +149,14 @@ def _referenced_model_exists(snapshot: Snapshot, isvc: types_pb2.InferenceServic
     return kind == d.CLUSTER_BASE_MODEL and ref.name in snapshot.cluster_models
 
 
-def _build(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runtime, decision: Decision, events: list[Event], has_condition: bool) -> Reconcile:
+def _build(
+    snapshot: Snapshot,
+    isvc: types_pb2.InferenceService,
+    runtime: d.Runtime,
+    decision: Decision,
+    events: list[Event],
+    has_condition: bool,
+) -> Reconcile:
     """After the runtime is resolved: the engine must exist (``DeploymentModeError``), the model
     must exist under its declared kind (a log only), each component's class must resolve
     (``AcceleratorClassError``, or the BestFit log), and each component must be able to run in its
@@ -148,8 +168,14 @@ def _build(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runt
 
     def stop(*, event: Event | None = None, log: str = "", untouched: bool = True) -> Reconcile:
         return Reconcile(
-            runtime, decision, condition=condition, events=tuple(events) + ((event,) if event else ()),
-            requeue=True, workload_untouched=untouched, logs=(log,) if log else (), components=configs,
+            runtime,
+            decision,
+            condition=condition,
+            events=tuple(events) + ((event,) if event else ()),
+            requeue=True,
+            workload_untouched=untouched,
+            logs=(log,) if log else (),
+            components=configs,
         )
 
     if not isvc.spec.HasField("engine"):
@@ -169,5 +195,8 @@ def _build(snapshot: Snapshot, isvc: types_pb2.InferenceService, runtime: d.Runt
     if failing is not None:
         # No workload for that component or any after it (engine, decoder, router): the serving
         # workload as a whole is untouched only when the engine fails.
-        return stop(log=messages.FAILED_TO_RECONCILE_COMPONENT_LOG.format(error=failing.mode_error), untouched=failing.component == "engine")
+        return stop(
+            log=messages.FAILED_TO_RECONCILE_COMPONENT_LOG.format(error=failing.mode_error),
+            untouched=failing.component == "engine",
+        )
     return Reconcile(runtime, decision, condition=condition, events=tuple(events), components=configs)

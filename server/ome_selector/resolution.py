@@ -10,6 +10,7 @@ reconcile, the effective view).
 
 Pure Python, no gRPC.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,7 +33,9 @@ class ModelResolution:
     error: str = ""
 
 
-def resolve_model(snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: types_pb2.BaseModelSpec | None = None) -> ModelResolution:
+def resolve_model(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: types_pb2.BaseModelSpec | None = None
+) -> ModelResolution:
     """The model: an inline spec, else a BaseModel of ``spec.model.name`` in the namespace, else a
     ClusterBaseModel of that name, whatever ``spec.model.kind`` says (base-models.md). ``error``
     is ``model X is disabled`` or the missing-format error (troubleshoot-runtime-selection.md)."""
@@ -100,7 +103,9 @@ class Decision:
     compatibility_error: str = ""  # named runtime that fails a check: ValidateRuntime's text
 
 
-def decide(snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: types_pb2.BaseModelSpec | None = None) -> Decision:
+def decide(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: types_pb2.BaseModelSpec | None = None
+) -> Decision:
     """Resolve the model, then the runtime (named: ValidateRuntime's order, model first; auto:
     auto-selection over the runtimes' own specs)."""
     named = bool(isvc.spec.runtime.name)
@@ -119,7 +124,9 @@ def decide(snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: typ
         return Decision(True, res, runtime=runtime, runtime_error=runtime.inheritance_error)
     spec = runtime.named_compiled
     if spec.disabled:
-        return Decision(True, res, runtime=runtime, runtime_error=messages.runtime_disabled(runtime.is_cluster, runtime.name))
+        return Decision(
+            True, res, runtime=runtime, runtime_error=messages.runtime_disabled(runtime.is_cluster, runtime.name)
+        )
     if res.model is None:  # no spec.model: OME skips all model work and every check
         return Decision(True, res, runtime=runtime)
     evaluation = engine.evaluate(runtime, spec, res.model, compile_request(isvc))

@@ -32,10 +32,10 @@ Checks, in order; the first failure is the denial:
    deleted class is rejected the same way.
 5. **Priorities within the runtime** (runtime-selection-scoring.md; serving-runtimes.md, "Common
    errors"; facts 5.3): ``autoSelect: true`` entries with the same entry ``name`` (an empty name
-   is the key ``""``) that set priorities must set the same one; otherwise ``different priorities assigned for the model format
-   <name> under the servingruntime <rt>`` (``clusterservingruntime`` for the cluster kind). It
-   always runs: the docs do not make it depend on other runtimes existing (the public code's loop
-   quirk of facts 5.3 is not reproduced).
+   is the key ``""``) that set priorities must set the same one; otherwise ``different priorities
+   assigned for the model format <name> under the servingruntime <rt>`` (``clusterservingruntime``
+   for the cluster kind). It always runs: the docs do not make it depend on other runtimes
+   existing (the public code's loop quirk of facts 5.3 is not reproduced).
 
 Why this order: the docs say a disabled runtime is checked only for its inheritance, so both
 inheritance checks (1, 2) come before the disabled cut (3), and the spec checks (4, 5) after it.
@@ -52,6 +52,7 @@ docs, ``protocolVersions`` "has no effect", and facts 5.3: it never fires).
 ``inheritance_chain`` (root first) is returned whenever the runtime names a parent and the chain
 resolves, whatever the verdict; it is empty otherwise.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -74,7 +75,10 @@ RUNTIME_PROFILE_ANNOTATION = "ome.io/runtime-profile"
 PROFILE_NOT_DISABLED = 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
 
 _WEBHOOKS = {d.SERVING_RUNTIME: SERVING_RUNTIME_WEBHOOK, d.CLUSTER_SERVING_RUNTIME: CLUSTER_SERVING_RUNTIME_WEBHOOK}
-_MESSAGE_TYPES = {d.SERVING_RUNTIME: types_pb2.ServingRuntime, d.CLUSTER_SERVING_RUNTIME: types_pb2.ClusterServingRuntime}
+_MESSAGE_TYPES = {
+    d.SERVING_RUNTIME: types_pb2.ServingRuntime,
+    d.CLUSTER_SERVING_RUNTIME: types_pb2.ClusterServingRuntime,
+}
 _ONEOF_FIELDS = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
 
 
@@ -100,7 +104,9 @@ class RuntimeVerdict:
     inheritance_chain: tuple[str, ...]
 
 
-def _as_cache_object(kind: str, runtime: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime) -> cache_pb2.CacheObject:
+def _as_cache_object(
+    kind: str, runtime: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime
+) -> cache_pb2.CacheObject:
     expected = _MESSAGE_TYPES.get(kind)
     if expected is None:
         raise ValueError(f"kind must be ServingRuntime or ClusterServingRuntime, not {kind!r}")
@@ -166,7 +172,9 @@ def validate_runtime(
         return deny(chain_error)
     if disabled:
         return RuntimeVerdict(True, "", webhook, chain)
-    missing = [name for name in spec.accelerator_requirements.accelerator_classes if name not in snapshot.accelerator_classes]
+    missing = [
+        name for name in spec.accelerator_requirements.accelerator_classes if name not in snapshot.accelerator_classes
+    ]
     if missing:
         return deny(unknown_accelerator_classes(missing))
     format_name = _priority_error(spec)

@@ -102,34 +102,86 @@ class ServeFlag:
 
 
 SERVE_FLAGS: tuple[ServeFlag, ...] = (
-    ServeFlag("--listen", "listen", str, "127.0.0.1:50051", "ADDR",
-              "gRPC API address: host:port, [IPv6]:port or unix:/path"),
-    ServeFlag("--socket-mode", "socket_mode", _mode, 0o600, "OCTAL",
-              "permission bits of unix sockets the server creates"),
-    ServeFlag("--cache-listen", "cache_listen", str, None, "ADDR",
-              "serve CacheService on this address only (not on --listen)"),
-    ServeFlag("--http-listen", "http_listen", _http_listen, None, "HOST:PORT",
-              "HTTP listener for /healthz, /readyz and /metrics (default: off)"),
-    ServeFlag("--manifests", "manifests", None, None, "PATH",
-              "YAML files or folders to load at start (default: the embedded examples)"),
-    ServeFlag("--wait-for-sync", "wait_for_sync", None, False, "",
-              "load nothing; stay NOT_SERVING until a controller calls ApplySnapshot"),
-    ServeFlag("--strict", "strict", None, False, "",
-              "refuse to start when the loader rejects any manifest object or path (default: skip it, serve the rest)"),
+    ServeFlag(
+        "--listen", "listen", str, "127.0.0.1:50051", "ADDR", "gRPC API address: host:port, [IPv6]:port or unix:/path"
+    ),
+    ServeFlag(
+        "--socket-mode", "socket_mode", _mode, 0o600, "OCTAL", "permission bits of unix sockets the server creates"
+    ),
+    ServeFlag(
+        "--cache-listen", "cache_listen", str, None, "ADDR", "serve CacheService on this address only (not on --listen)"
+    ),
+    ServeFlag(
+        "--http-listen",
+        "http_listen",
+        _http_listen,
+        None,
+        "HOST:PORT",
+        "HTTP listener for /healthz, /readyz and /metrics (default: off)",
+    ),
+    ServeFlag(
+        "--manifests",
+        "manifests",
+        None,
+        None,
+        "PATH",
+        "YAML files or folders to load at start (default: the embedded examples)",
+    ),
+    ServeFlag(
+        "--wait-for-sync",
+        "wait_for_sync",
+        None,
+        False,
+        "",
+        "load nothing; stay NOT_SERVING until a controller calls ApplySnapshot",
+    ),
+    ServeFlag(
+        "--strict",
+        "strict",
+        None,
+        False,
+        "",
+        "refuse to start when the loader rejects any manifest object or path (default: skip it, serve the rest)",
+    ),
     ServeFlag("--log-format", "log_format", _choice(LOG_FORMATS), "text", "FORMAT", "text or json"),
-    ServeFlag("--log-level", "log_level", _choice(LOG_LEVELS), "info", "LEVEL",
-              "debug, info, warning or error (health and reflection calls log at debug)"),
-    ServeFlag("--grace", "grace", _seconds, 5.0, "SECONDS",
-              "after the drain delay, how long in-flight calls may finish"),
-    ServeFlag("--drain-delay", "drain_delay", _seconds, 0.0, "SECONDS",
-              "on SIGTERM/SIGINT, keep serving this long while NOT_SERVING / not ready"),
+    ServeFlag(
+        "--log-level",
+        "log_level",
+        _choice(LOG_LEVELS),
+        "info",
+        "LEVEL",
+        "debug, info, warning or error (health and reflection calls log at debug)",
+    ),
+    ServeFlag(
+        "--grace", "grace", _seconds, 5.0, "SECONDS", "after the drain delay, how long in-flight calls may finish"
+    ),
+    ServeFlag(
+        "--drain-delay",
+        "drain_delay",
+        _seconds,
+        0.0,
+        "SECONDS",
+        "on SIGTERM/SIGINT, keep serving this long while NOT_SERVING / not ready",
+    ),
     ServeFlag("--tls-cert", "tls_cert", str, None, "FILE", "PEM certificate (chain) for TLS on --listen"),
     ServeFlag("--tls-key", "tls_key", str, None, "FILE", "PEM private key of --tls-cert"),
-    ServeFlag("--tls-client-ca", "tls_client_ca", str, None, "FILE",
-              "PEM CA bundle: require client certificates signed by it (mTLS)"),
+    ServeFlag(
+        "--tls-client-ca",
+        "tls_client_ca",
+        str,
+        None,
+        "FILE",
+        "PEM CA bundle: require client certificates signed by it (mTLS)",
+    ),
     ServeFlag("--no-reflection", "no_reflection", None, False, "", "do not serve gRPC server reflection"),
-    ServeFlag("--max-concurrent-streams", "max_concurrent_streams", _positive_int, 100, "N",
-              "concurrent calls per client connection"),
+    ServeFlag(
+        "--max-concurrent-streams",
+        "max_concurrent_streams",
+        _positive_int,
+        100,
+        "N",
+        "concurrent calls per client connection",
+    ),
 )
 
 

@@ -37,16 +37,16 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_reflection.v1alpha import reflection
-
 from ome.selector.v1 import cache_pb2, selector_pb2
+
 from ome_selector import manifests as manifest_loader
+from ome_selector import wire
 from ome_selector.addresses import parse_http_listen, parse_listen
 from ome_selector.errors import RequestError
 from ome_selector.examples import example_paths
 from ome_selector.http_probe import ProbeServer
 from ome_selector.metrics import ServerMetrics
 from ome_selector.native_stderr import NativeStderr
-from ome_selector import wire
 from ome_selector.service import CacheServicer, SelectionServicer
 from ome_selector.store import CacheStore
 
@@ -121,7 +121,11 @@ class ServeOptions:
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
         found = []
-        for value, parse in ((self.listen, parse_listen), (self.cache_listen, parse_listen), (self.http_listen, parse_http_listen)):
+        for value, parse in (
+            (self.listen, parse_listen),
+            (self.cache_listen, parse_listen),
+            (self.http_listen, parse_http_listen),
+        ):
             if value is not None:
                 try:
                     parse(value)
@@ -166,7 +170,9 @@ class JsonFormatter(logging.Formatter):
 # Control characters (C0, DEL, C1, and the Unicode line/paragraph separators) and the backslash
 # itself, as escapes: one log record is always one line, whatever names a request carries.
 _ESCAPES = {i: f"\\x{i:02x}" for i in [*range(0x20), *range(0x7F, 0xA0)]}
-_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+_ESCAPES.update(
+    {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+)
 
 
 def escape_text(value: object) -> str:
@@ -304,10 +310,16 @@ class _Call:
         if self.metrics is not None:
             self.metrics.rpc_finished(self.service, self.name, code, seconds, response if error is None else None)
         level = logging.ERROR if code in ("UNKNOWN", "INTERNAL") else self.level
-        rpc_log.log(level, "rpc", extra={"fields": {"method": self.method, "code": code, "duration_ms": round(seconds * 1000, 3)}})
+        rpc_log.log(
+            level,
+            "rpc",
+            extra={"fields": {"method": self.method, "code": code, "duration_ms": round(seconds * 1000, 3)}},
+        )
 
 
-def _handler_kinds() -> tuple[tuple[str, Callable[..., Any], Callable[[_Call, Callable[..., Any]], Callable[..., Any]]], ...]:
+def _handler_kinds() -> tuple[
+    tuple[str, Callable[..., Any], Callable[[_Call, Callable[..., Any]], Callable[..., Any]]], ...
+]:
     return (
         ("unary_unary", grpc.unary_unary_rpc_method_handler, _wrap_unary),
         ("stream_unary", grpc.stream_unary_rpc_method_handler, _wrap_unary),
@@ -373,7 +385,9 @@ def _wrap_streaming(call: _Call, behavior: Callable[..., Any]) -> Callable[..., 
 # --- the server --------------------------------------------------------------------------------
 
 
-def load_store(store: CacheStore, paths: Sequence[str], *, strict: bool = False, metrics: ServerMetrics | None = None) -> bool:
+def load_store(
+    store: CacheStore, paths: Sequence[str], *, strict: bool = False, metrics: ServerMetrics | None = None
+) -> bool:
     """Load manifests into ``store`` as one snapshot; log what was found, each rejected object
     included, and serve the rest. False on failure: the snapshot is refused, or with ``strict``
     any object or path was rejected."""
@@ -399,8 +413,14 @@ def load_store(store: CacheStore, paths: Sequence[str], *, strict: bool = False,
         return False
     log.info(
         "cache loaded from manifests",
-        extra={"fields": {"version": status.version, "objects": len(result.objects), "rejected": result.rejected_count,
-                          "path_errors": len(result.path_errors)}},
+        extra={
+            "fields": {
+                "version": status.version,
+                "objects": len(result.objects),
+                "rejected": result.rejected_count,
+                "path_errors": len(result.path_errors),
+            }
+        },
     )
     return True
 
@@ -482,7 +502,11 @@ async def serve(
     """
     if not isinstance(options, ServeOptions):
         options = ServeOptions(
-            listen=options or DEFAULT_LISTEN, manifests=manifests, log_format=log_format, grace=grace, wait_for_sync=wait_for_sync
+            listen=options or DEFAULT_LISTEN,
+            manifests=manifests,
+            log_format=log_format,
+            grace=grace,
+            wait_for_sync=wait_for_sync,
         )
     native = NativeStderr() if options.log_format == "json" else None
     stream = native.start() if native is not None else None
@@ -499,7 +523,11 @@ async def serve(
         loop.call_soon_threadsafe(stop.set)
 
     in_main_thread = threading.current_thread() is threading.main_thread()  # else signals cannot be caught here
-    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)} if in_main_thread else {}
+    previous = (
+        {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
+        if in_main_thread
+        else {}
+    )
     try:  # installed before "listening on": a signal from then on drains and stops us
         return await server.run()
     finally:
@@ -512,7 +540,9 @@ async def serve(
 class _Server:
     """One run of the server: build, bind, serve, drain."""
 
-    def __init__(self, options: ServeOptions, store: CacheStore, stop: asyncio.Event, on_listening: Callable[[str], None] | None) -> None:
+    def __init__(
+        self, options: ServeOptions, store: CacheStore, stop: asyncio.Event, on_listening: Callable[[str], None] | None
+    ) -> None:
         self.options = options
         self.store = store
         self.stop = stop
@@ -566,7 +596,10 @@ class _Server:
         return grpc.ssl_server_credentials([pair], root_certificates=ca, require_client_auth=ca is not None)
 
     def _grpc_server(self) -> grpc.aio.Server:
-        server = grpc.aio.server(interceptors=[RpcInterceptor(self.metrics, self.in_flight)], options=server_options(self.options.max_concurrent_streams))
+        server = grpc.aio.server(
+            interceptors=[RpcInterceptor(self.metrics, self.in_flight)],
+            options=server_options(self.options.max_concurrent_streams),
+        )
         self.servers.append(server)
         return server
 
@@ -586,7 +619,9 @@ class _Server:
             wire.add_cache_service(cache_servicer, cache_server)
             health_pb2_grpc.add_HealthServicer_to_server(health_servicer, cache_server)
             if o.reflection:
-                reflection.enable_server_reflection((CACHE_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), cache_server)
+                reflection.enable_server_reflection(
+                    (CACHE_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), cache_server
+                )
         if o.reflection:
             reflection.enable_server_reflection((*api_services, reflection.SERVICE_NAME), api)
 
@@ -599,7 +634,9 @@ class _Server:
             if cache_address is None:
                 return 1
         if o.http_listen is not None:
-            self.probe = ProbeServer(parse_http_listen(o.http_listen), self.metrics.registry, self.ready, asyncio.get_running_loop())
+            self.probe = ProbeServer(
+                parse_http_listen(o.http_listen), self.metrics.registry, self.ready, asyncio.get_running_loop()
+            )
             try:
                 http_address = self.probe.start()
             except OSError as exc:
@@ -631,7 +668,11 @@ class _Server:
         mode = self.options.socket_mode
         old_umask = os.umask(0o777 & ~mode) if parsed.kind == "unix" else None
         try:
-            port = server.add_secure_port(listen, credentials) if credentials is not None else server.add_insecure_port(listen)
+            port = (
+                server.add_secure_port(listen, credentials)
+                if credentials is not None
+                else server.add_insecure_port(listen)
+            )
         except RuntimeError as exc:
             port, reason = 0, str(exc)
         else:
@@ -650,7 +691,11 @@ class _Server:
         o = self.options
         self.draining = True
         await health_servicer.enter_graceful_shutdown()  # every entry NOT_SERVING, for good
-        log.info("draining: health NOT_SERVING, /readyz 503; serving %ss more, then in-flight calls get up to %ss", o.drain_delay, o.grace)
+        log.info(
+            "draining: health NOT_SERVING, /readyz 503; serving %ss more, then in-flight calls get up to %ss",
+            o.drain_delay,
+            o.grace,
+        )
         self.stop.clear()  # a second signal ends the drain delay early
         try:
             await asyncio.wait_for(self.stop.wait(), o.drain_delay)
@@ -711,7 +756,9 @@ async def attach_health(store: CacheStore, server: grpc.aio.Server) -> health_ai
     async def mark_serving() -> None:
         for name in SYNC_GATED_SERVICES:
             await servicer.set(name, serving)
-        log.info("cache synced: %s is SERVING", SELECTION_SERVICE, extra={"fields": {"version": store.snapshot.version}})
+        log.info(
+            "cache synced: %s is SERVING", SELECTION_SERVICE, extra={"fields": {"version": store.snapshot.version}}
+        )
 
     def start_marking() -> None:
         task = loop.create_task(mark_serving())

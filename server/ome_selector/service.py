@@ -19,8 +19,8 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
-
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc
+
 from ome_selector import api, fieldpaths
 from ome_selector.errors import FieldViolation, RequestError, bound
 from ome_selector.store import CacheStore
@@ -63,7 +63,11 @@ WRITES = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix
 
 
 async def _answer(
-    context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T], *, offload: concurrent.futures.Executor | None = None
+    context: grpc.aio.ServicerContext,
+    method: str,
+    compute: Callable[[], T],
+    *,
+    offload: concurrent.futures.Executor | None = None,
 ) -> T:
     """Run ``compute`` (on the ``offload`` executor when given, so a long answer or cache write
     does not stall the event loop and health checks); on failure abort the call with the mapped
@@ -96,7 +100,9 @@ class SelectionServicer:
 
     async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
         """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""
-        return await _answer(context, method, compute, offload=ANSWERS if len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES else None)
+        return await _answer(
+            context, method, compute, offload=ANSWERS if len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES else None
+        )
 
 
 def _selection_method(name: str) -> Callable[..., Awaitable[Message]]:
@@ -136,21 +142,27 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
         self, request: cache_pb2.ApplySnapshotRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.ApplySnapshotResponse:
         """``ome.selector.v1.CacheService/ApplySnapshot``; contract in protos/ome/selector/v1/cache.proto."""
-        status = await self._write(context, "ApplySnapshot", lambda: self._store.apply_snapshot(request.version, request.objects))
+        status = await self._write(
+            context, "ApplySnapshot", lambda: self._store.apply_snapshot(request.version, request.objects)
+        )
         return cache_pb2.ApplySnapshotResponse(status=status)
 
     async def UpsertObjects(
         self, request: cache_pb2.UpsertObjectsRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.UpsertObjectsResponse:
         """``ome.selector.v1.CacheService/UpsertObjects``; contract in protos/ome/selector/v1/cache.proto."""
-        status = await self._write(context, "UpsertObjects", lambda: self._store.upsert(request.version, request.objects))
+        status = await self._write(
+            context, "UpsertObjects", lambda: self._store.upsert(request.version, request.objects)
+        )
         return cache_pb2.UpsertObjectsResponse(status=status)
 
     async def DeleteObjects(
         self, request: cache_pb2.DeleteObjectsRequest, context: grpc.aio.ServicerContext
     ) -> cache_pb2.DeleteObjectsResponse:
         """``ome.selector.v1.CacheService/DeleteObjects``; contract in protos/ome/selector/v1/cache.proto."""
-        status, not_found = await self._write(context, "DeleteObjects", lambda: self._store.delete(request.version, request.keys))
+        status, not_found = await self._write(
+            context, "DeleteObjects", lambda: self._store.delete(request.version, request.keys)
+        )
         return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
 
     async def GetCacheStatus(

@@ -1,4 +1,5 @@
 """Parameter counts and size ranges (ome-docs/reference/matching/model-size-range-matching.md)."""
+
 from __future__ import annotations
 
 import math

@@ -13,6 +13,7 @@ they belong to are updated (``RuntimeGroup.changed``), and inheritance is resolv
 for runtimes whose chain can reach a changed runtime. Caches live beside snapshots
 (``caches.py``), keyed by content, so a write never empties them.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -65,7 +66,12 @@ class RuntimeGroup:
 
     __slots__ = ("order", "keys", "masks", "all", "_derived")
 
-    def __init__(self, order: tuple[d.Runtime, ...], keys: tuple[tuple[bool, float, str], ...], masks: dict[tuple[object, ...], int]) -> None:
+    def __init__(
+        self,
+        order: tuple[d.Runtime, ...],
+        keys: tuple[tuple[bool, float, str], ...],
+        masks: dict[tuple[object, ...], int],
+    ) -> None:
         self.order = order
         self.keys = keys
         self.masks = masks
@@ -246,9 +252,19 @@ class Snapshot:
         for (namespace, _), rt in parts.serving_runtimes.items():
             by_namespace.setdefault(namespace, []).append(rt)
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
-        self._init(version, synced, generation, parts, namespaced, RuntimeGroup.build(parts.cluster_serving_runtimes.values()))
+        self._init(
+            version, synced, generation, parts, namespaced, RuntimeGroup.build(parts.cluster_serving_runtimes.values())
+        )
 
-    def _init(self, version: str, synced: bool, generation: int, parts: _Parts, namespaced: dict[str, RuntimeGroup], cluster: RuntimeGroup) -> None:
+    def _init(
+        self,
+        version: str,
+        synced: bool,
+        generation: int,
+        parts: _Parts,
+        namespaced: dict[str, RuntimeGroup],
+        cluster: RuntimeGroup,
+    ) -> None:
         self.version = version
         self.synced = synced
         self.generation = generation
@@ -264,15 +280,26 @@ class Snapshot:
         self.cluster = cluster
 
     def with_changes(
-        self, version: str, upserts: Mapping[Key, cache_pb2.CacheObject], deletes: Iterable[Key] = (), *, synced: bool, generation: int
+        self,
+        version: str,
+        upserts: Mapping[Key, cache_pb2.CacheObject],
+        deletes: Iterable[Key] = (),
+        *,
+        synced: bool,
+        generation: int,
     ) -> Snapshot:
         """The next snapshot: this one with ``upserts`` (validated, defaulted objects) created or
         replaced and ``deletes`` removed. Costs what the write carries plus a copy of the key
         tables, not a recompilation of the cache."""
         old = self._parts
         parts = _Parts(
-            dict(old.objects), dict(old.compiled), dict(old.serving_runtimes), dict(old.cluster_serving_runtimes),
-            dict(old.base_models), dict(old.cluster_models), dict(old.accelerator_classes),
+            dict(old.objects),
+            dict(old.compiled),
+            dict(old.serving_runtimes),
+            dict(old.cluster_serving_runtimes),
+            dict(old.base_models),
+            dict(old.cluster_models),
+            dict(old.accelerator_classes),
         )
         changed: set[Key] = set()  # runtime keys the write carries
         for key in deletes:
@@ -293,7 +320,10 @@ class Snapshot:
         by_group: dict[str | None, tuple[list[d.Runtime], list[d.Runtime]]] = {}
         for key in changed:
             removed, added = by_group.setdefault(None if key[0] == d.CLUSTER_SERVING_RUNTIME else key[1], ([], []))
-            before, after = _stored(self.serving_runtimes, self.cluster_serving_runtimes, key), _stored(parts.serving_runtimes, parts.cluster_serving_runtimes, key)
+            before, after = (
+                _stored(self.serving_runtimes, self.cluster_serving_runtimes, key),
+                _stored(parts.serving_runtimes, parts.cluster_serving_runtimes, key),
+            )
             if before is not None:
                 removed.append(before)
             if after is not None:
@@ -327,7 +357,9 @@ class Snapshot:
         return out
 
 
-def _stored(serving: Mapping[tuple[str, str], d.Runtime], cluster: Mapping[str, d.Runtime], key: Key) -> d.Runtime | None:
+def _stored(
+    serving: Mapping[tuple[str, str], d.Runtime], cluster: Mapping[str, d.Runtime], key: Key
+) -> d.Runtime | None:
     """The (resolved) runtime stored under ``key``, or None."""
     return cluster.get(key[2]) if key[0] == d.CLUSTER_SERVING_RUNTIME else serving.get((key[1], key[2]))
 
@@ -379,7 +411,11 @@ def _store_runtime(parts: _Parts, rt: d.Runtime) -> None:
 
 
 def _with_parent(parts: _Parts) -> list[d.Runtime]:
-    return [rt for rt in (*parts.serving_runtimes.values(), *parts.cluster_serving_runtimes.values()) if rt.parent is not None]
+    return [
+        rt
+        for rt in (*parts.serving_runtimes.values(), *parts.cluster_serving_runtimes.values())
+        if rt.parent is not None
+    ]
 
 
 def _resolve_all(parts: _Parts) -> None:
@@ -396,7 +432,12 @@ def _resolve_affected(parts: _Parts, changed: set[Key]) -> set[Key]:
     out: set[Key] = set()
     for rt in _with_parent(parts):
         error = rt.inheritance_error
-        if rt.key in changed or rt.parent in names or names.intersection(rt.chain) or (error is not None and any(n in error for n in names)):
+        if (
+            rt.key in changed
+            or rt.parent in names
+            or names.intersection(rt.chain)
+            or (error is not None and any(n in error for n in names))
+        ):
             _store_runtime(parts, _resolve_inheritance(parts, parts.compiled[rt.key]))
             out.add(rt.key)
     return out

@@ -1,7 +1,8 @@
 """Soak: selections under a cache write every 100 ms against a real server, RSS over time.
 
     python -m ome_selector.soak --minutes 10                 # the OME catalog and ome-cluster from ../shared
-    python -m ome_selector.soak --minutes 1 --manifests PATH ...   # or any manifests (default: as above, else the examples)
+    python -m ome_selector.soak --minutes 1 --manifests PATH ...   # or any manifests
+                                                                   # (default: as above, else the examples)
 
 It starts ``ome-selector serve --listen 127.0.0.1:0`` as a subprocess, then, for N minutes, calls
 SelectRuntime and ExplainRuntimes in a loop (each call a new InferenceService, round-robin over the
@@ -11,6 +12,7 @@ it prints the server's RSS (``VmRSS`` of /proc/<pid>/status) and the calls done;
 lowest RSS of each minute, which should stay flat. It is a measurement, not a test: the exit
 status is 0 unless the server dies or a call fails with anything but the expected answers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,9 +26,9 @@ import time
 from pathlib import Path
 
 import grpc
-
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
+
 from ome_selector.examples import example_paths, inference_service_paths
 from ome_selector.manifests import load_manifests, read_inference_services
 
@@ -70,11 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=10.0, help="how long (default 10)")
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between cache writes (default 0.1)")
     parser.add_argument("--every", type=float, default=10.0, help="seconds between RSS lines (default 10)")
-    parser.add_argument("--manifests", nargs="+", default=None, help="manifests to serve (default: ../shared catalog and cluster)")
+    parser.add_argument(
+        "--manifests", nargs="+", default=None, help="manifests to serve (default: ../shared catalog and cluster)"
+    )
     args = parser.parse_args(argv)
 
-    from ome.selector.v1 import selector_pb2, selector_pb2_grpc
-    from ome.selector.v1 import cache_pb2_grpc
+    from ome.selector.v1 import cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 
     manifests = args.manifests or default_manifests()
     loaded = load_manifests(manifests)
@@ -82,8 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         read_inference_services(p)[0][0] for p in inference_service_paths()
     ]
     command = [sys.executable, "-m", "ome_selector.cli", "serve", "--listen", "127.0.0.1:0", "--manifests", *manifests]
-    server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    server = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert server.stderr is not None
     address = ""
     for line in server.stderr:
@@ -139,8 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     end = started + args.minutes * 60
     lows: dict[int, float] = {}
-    print(f"soak: {server.pid} at {address}, {len(loaded.objects)} objects, {len(isvcs)} InferenceServices, "
-          f"a write every {args.interval}s, for {args.minutes:g} min", flush=True)
+    print(
+        f"soak: {server.pid} at {address}, {len(loaded.objects)} objects, {len(isvcs)} InferenceServices, "
+        f"a write every {args.interval}s, for {args.minutes:g} min",
+        flush=True,
+    )
     try:
         next_line = started
         while time.monotonic() < end and server.poll() is None:
@@ -150,8 +162,11 @@ def main(argv: list[str] | None = None) -> int:
             minute = int((now - started) // 60)
             lows[minute] = min(lows.get(minute, rss), rss)
             if now >= next_line:
-                print(f"t={now - started:6.0f}s rss={rss:7.1f} MB selections={counts['selections']} "
-                      f"writes={counts['writes']} failures={counts['failures']}", flush=True)
+                print(
+                    f"t={now - started:6.0f}s rss={rss:7.1f} MB selections={counts['selections']} "
+                    f"writes={counts['writes']} failures={counts['failures']}",
+                    flush=True,
+                )
                 next_line += args.every
     finally:
         stop.set()

@@ -4,18 +4,27 @@ Every write validates the whole request first; any violation raises ``RequestErr
 (INVALID_ARGUMENT) naming each bad object and field, and the current snapshot stays exactly as
 it was. Readers take ``store.snapshot`` once per request.
 """
+
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
 
 from google.protobuf.timestamp_pb2 import Timestamp
-
 from ome.selector.v1 import cache_pb2
 
 from . import bounds, errors
 from .errors import FieldViolation, RequestError
-from .ingest import ENUM_TO_KIND, KIND_TO_ENUM, NAMESPACED, Key, apply_defaults, object_key, validate_name, validate_object
+from .ingest import (
+    ENUM_TO_KIND,
+    KIND_TO_ENUM,
+    NAMESPACED,
+    Key,
+    apply_defaults,
+    object_key,
+    validate_name,
+    validate_object,
+)
 from .snapshot import Snapshot
 
 Listener = Callable[[Snapshot], None]
@@ -33,7 +42,10 @@ def _prepare(objects: Sequence[cache_pb2.CacheObject]) -> dict[Key, cache_pb2.Ca
         key = object_key(obj)
         if key in first_index:
             violations.append(
-                FieldViolation(f"objects[{i}]", f"duplicate {key[0]} {'/'.join(k for k in key[1:] if k)} (also objects[{first_index[key]}])")
+                FieldViolation(
+                    f"objects[{i}]",
+                    f"duplicate {key[0]} {'/'.join(k for k in key[1:] if k)} (also objects[{first_index[key]}])",
+                )
             )
             continue
         first_index[key] = i
@@ -90,7 +102,9 @@ class CacheStore:
     def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
         with self._lock:
-            violations = bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
+            violations = (
+                bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
+            )
             try:
                 prepared = _prepare(objects)
             except RequestError as err:
@@ -112,9 +126,13 @@ class CacheStore:
             prepared = _prepare(objects)
             old = self._snapshot
             generation = old.generation + 1
-            return self._swap(old.with_changes(self._version(version, generation), prepared, synced=old.synced, generation=generation))
+            return self._swap(
+                old.with_changes(self._version(version, generation), prepared, synced=old.synced, generation=generation)
+            )
 
-    def delete(self, version: str, keys: Sequence[cache_pb2.ObjectKey]) -> tuple[cache_pb2.CacheStatus, list[cache_pb2.ObjectKey]]:
+    def delete(
+        self, version: str, keys: Sequence[cache_pb2.ObjectKey]
+    ) -> tuple[cache_pb2.CacheStatus, list[cache_pb2.ObjectKey]]:
         """Delete ``keys`` (all or nothing); returns the status and the keys that were not cached."""
         with self._lock:
             violations = bounds.cache_version(version, "version")
@@ -137,7 +155,11 @@ class CacheStore:
             if len(missing) == len(keys):  # nothing to delete: the cache stays exactly as it was
                 return self.status(), missing
             generation = old.generation + 1
-            status = self._swap(old.with_changes(self._version(version, generation), {}, resolved, synced=old.synced, generation=generation))
+            status = self._swap(
+                old.with_changes(
+                    self._version(version, generation), {}, resolved, synced=old.synced, generation=generation
+                )
+            )
             return status, missing
 
     def status(self) -> cache_pb2.CacheStatus:

@@ -4,6 +4,7 @@ A version is one to three dot-separated numbers with an optional lowercase ``v``
 (after ``-``), build (after ``+``) or dev part (after ``.``) may follow the third number. Parsing
 happens once, at ingestion; requests only compare parsed values.
 """
+
 from __future__ import annotations
 
 import re

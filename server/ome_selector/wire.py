@@ -13,6 +13,7 @@ gRPC calls a handler's ``request_deserializer`` before the servicer runs; when t
 The marker also raises ``RequestError`` (INVALID_ARGUMENT) on any attribute access, so a servicer
 that receives one without ``guard`` still answers INVALID_ARGUMENT.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,7 +22,6 @@ from typing import Any, Awaitable, Callable, TypeVar
 import grpc
 from google.protobuf.message import Message
 from grpc_status import rpc_status
-
 from ome.selector.v1 import cache_pb2, selector_pb2
 
 from .errors import FieldViolation, RequestError
@@ -63,7 +63,9 @@ def safe_deserializer(message_class: type[M]) -> Callable[[bytes], M | Undecodab
     return deserialize
 
 
-def guard(behavior: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
+def guard(
+    behavior: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]],
+) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
     """Wrap an async unary servicer method: an ``UndecodableRequest`` aborts with
     INVALID_ARGUMENT (``service.rich_status`` of ``UndecodableRequest.error()``)."""
 
@@ -79,7 +81,9 @@ def guard(behavior: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]) -
     return guarded
 
 
-def _register(service: Any, module: Any, servicer: Any, server: grpc.aio.Server, serializer: Callable[[Any], bytes] | None) -> None:
+def _register(
+    service: Any, module: Any, servicer: Any, server: grpc.aio.Server, serializer: Callable[[Any], bytes] | None
+) -> None:
     handlers = {
         method.name: grpc.unary_unary_rpc_method_handler(
             guard(getattr(servicer, method.name)),
@@ -91,7 +95,9 @@ def _register(service: Any, module: Any, servicer: Any, server: grpc.aio.Server,
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
 
 
-def add_selection_service(servicer: Any, server: grpc.aio.Server, serializer: Callable[[Any], bytes] | None = None) -> None:
+def add_selection_service(
+    servicer: Any, server: grpc.aio.Server, serializer: Callable[[Any], bytes] | None = None
+) -> None:
     """Register ``ome.selector.v1.SelectionService`` with safe deserializers and ``guard``;
     ``serializer`` serialises the answers (default: each response's ``SerializeToString``)."""
     _register(selector_pb2.DESCRIPTOR.services_by_name["SelectionService"], selector_pb2, servicer, server, serializer)

@@ -27,7 +27,6 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]  # .pyi ships without py.typed
 from grpc_health.v1 import health_pb2 as _health_pb2
 from grpc_status import rpc_status
-
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 
@@ -37,7 +36,10 @@ _Response = TypeVar("_Response")
 _HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # Explaining a large cluster (10,000+ runtimes) answers with more than gRPC's 4 MiB default.
-CHANNEL_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
+CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+]
 # gRPC caps maxAttempts (the first attempt included) at 5.
 MAX_RETRIES = 4
 # grpcio 1.85 left retried calls hanging until their deadline with a 1 ms initial backoff;
@@ -71,7 +73,11 @@ def service_config(retries: int = 3, backoff: float = 0.1) -> dict[str, Any]:
 def channel_options(retries: int = 3, backoff: float = 0.1) -> list[tuple[str, Any]]:
     """Channel options for your own ``grpc.insecure_channel`` / ``grpc.secure_channel``: the
     64 MiB message limits and ``service_config(retries, backoff)`` with retries enabled."""
-    return [*CHANNEL_OPTIONS, ("grpc.enable_retries", 1), ("grpc.service_config", json.dumps(service_config(retries, backoff)))]
+    return [
+        *CHANNEL_OPTIONS,
+        ("grpc.enable_retries", 1),
+        ("grpc.service_config", json.dumps(service_config(retries, backoff))),
+    ]
 
 
 class SelectorError(Exception):
@@ -132,16 +138,20 @@ class SelectorClient:
         self.retries = retries
         self.backoff = backoff
         if channel is None:
-            channel = grpc.secure_channel(target, credentials, options=options) if credentials else grpc.insecure_channel(target, options=options)
+            channel = (
+                grpc.secure_channel(target, credentials, options=options)
+                if credentials
+                else grpc.insecure_channel(target, options=options)
+            )
         self._channel = channel
         self._selection = selector_pb2_grpc.SelectionServiceStub(self._channel)
         self._cache = cache_pb2_grpc.CacheServiceStub(self._channel)
-        self._health_check: grpc.UnaryUnaryMultiCallable[_health_pb2.HealthCheckRequest, _health_pb2.HealthCheckResponse] = (
-            self._channel.unary_unary(
-                _HEALTH_CHECK,
-                request_serializer=_health_pb2.HealthCheckRequest.SerializeToString,
-                response_deserializer=_health_pb2.HealthCheckResponse.FromString,
-            )
+        self._health_check: grpc.UnaryUnaryMultiCallable[
+            _health_pb2.HealthCheckRequest, _health_pb2.HealthCheckResponse
+        ] = self._channel.unary_unary(
+            _HEALTH_CHECK,
+            request_serializer=_health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=_health_pb2.HealthCheckResponse.FromString,
         )
 
     def __enter__(self) -> SelectorClient:
@@ -238,7 +248,9 @@ class SelectorClient:
         elif isinstance(runtime, types_pb2.ClusterServingRuntime):
             request = selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime)
         else:
-            raise TypeError(f"runtime must be a ServingRuntime or ClusterServingRuntime message, not {type(runtime).__name__}")
+            raise TypeError(
+                f"runtime must be a ServingRuntime or ClusterServingRuntime message, not {type(runtime).__name__}"
+            )
         return self._call(self._selection.ValidateServingRuntime, request, timeout)
 
     # --- CacheService --------------------------------------------------------------------------
