@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf.message import Message
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
@@ -70,29 +72,42 @@ def validate_name(value: str, path: str, what: str = "name") -> list[FieldViolat
 _VERSIONED = frozenset({types_pb2.ModelFormat.DESCRIPTOR.full_name, types_pb2.ModelFrameworkSpec.DESCRIPTOR.full_name})
 
 
+_MAP_ENTRY: dict[object, bool] = {}  # field descriptor -> whether it is a map (GetOptions is slow)
+
+
+def _is_map(fd: Any) -> bool:
+    found = _MAP_ENTRY.get(fd)
+    if found is None:
+        found = _MAP_ENTRY[fd] = fd.message_type is not None and fd.message_type.GetOptions().map_entry
+    return found
+
+
 def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
-    """Length of versions and of every list and map under ``message`` (bounds.py)."""
+    """Length of versions and of every list and map under ``message`` (bounds.py). Field paths
+    are formatted only for what is reported."""
     versioned = message.DESCRIPTOR.full_name in _VERSIONED
     for fd, value in message.ListFields():
         if len(out) >= bounds.MAX_VIOLATIONS_PER_OBJECT:
             return
-        sub = f"{path}.{fd.name}"
-        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            if sub.endswith("metadata.labels") or sub.endswith("metadata.annotations"):
+        name = fd.name
+        if _is_map(fd):
+            if name in ("labels", "annotations") and path.endswith("metadata"):
                 continue  # bounds.metadata
-            out += bounds.items(value, sub)
-            if fd.message_type.fields_by_name["value"].message_type is not None:
+            if len(value) > bounds.MAX_LIST_ITEMS:
+                out += bounds.items(value, f"{path}.{name}")
+            if fd.message_type.fields_by_name["value"].message_type is not None:  # type: ignore[union-attr]  # a map
                 for key in sorted(value)[: bounds.MAX_LIST_ITEMS]:
-                    _bounded(value[key], f"{sub}[{key}]", out)
+                    _bounded(value[key], f"{path}.{name}[{key}]", out)
         elif fd.is_repeated:
-            out += bounds.items(value, sub)
+            if len(value) > bounds.MAX_LIST_ITEMS:
+                out += bounds.items(value, f"{path}.{name}")
             if fd.message_type is not None:
                 for i, item in enumerate(value[: bounds.MAX_LIST_ITEMS]):
-                    _bounded(item, f"{sub}[{i}]", out)
+                    _bounded(item, f"{path}.{name}[{i}]", out)
         elif fd.message_type is not None:
-            _bounded(value, sub, out)
-        elif versioned and fd.name == "version":
-            out += bounds.version(value, sub)
+            _bounded(value, f"{path}.{name}", out)
+        elif versioned and name == "version" and len(value) > bounds.MAX_VERSION_LENGTH:
+            out += bounds.version(value, f"{path}.{name}")
 
 
 def validate_spec(message: Message, path: str) -> list[FieldViolation]:
