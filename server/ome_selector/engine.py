@@ -36,8 +36,7 @@ from .checks import (
     format_match,
 )
 from .sizes import distance, distance_order
-from .snapshot import RuntimeGroup, Snapshot
-from .snapshot import mask_from_positions as _mask_from_positions
+from .snapshot import RuntimeGroup, Snapshot, mask_from_positions
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
@@ -149,10 +148,9 @@ _DISABLED, _CLASS, _MODE, _FORMAT, _EVALUATED = 1, 2, 3, 4, 5
 _SPREAD = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
 
 
-def _spread(mask: int, size: int) -> int:
-    """An int whose byte i is 1 where bit i of ``mask`` is set (``size`` positions)."""
-    raw = mask.to_bytes((size + 7) // 8, "little")
-    return int.from_bytes(b"".join(map(_SPREAD.__getitem__, raw)), "little")
+def _selector(mask: int, size: int) -> bytes:
+    """Byte i is 1 where bit i of ``mask`` is set: an ``itertools.compress`` selector."""
+    return b"".join(map(_SPREAD.__getitem__, mask.to_bytes((size + 7) // 8, "little")))[:size]
 
 
 def format_failure(
@@ -194,7 +192,7 @@ class GroupResult:
             (_FORMAT, self.model_format),
         ):
             if mask:
-                total |= _spread(mask, size) * code
+                total |= int.from_bytes(_selector(mask, size), "little") * code
         codes = bytearray(total.to_bytes(size, "little"))
         for i in self.evaluated:
             codes[i] = _EVALUATED
@@ -242,13 +240,8 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
             else:
                 evaluated[i] = evaluate(rt, rt.own, model, request)
         if rejected:
-            model_format |= _mask_from_positions(rejected, size)
+            model_format |= mask_from_positions(rejected, size)
     return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
-
-
-def _selector(mask: int, size: int) -> bytes:
-    """Byte i is 1 where bit i of ``mask`` is set: an ``itertools.compress`` selector."""
-    return b"".join(map(_SPREAD.__getitem__, mask.to_bytes((size + 7) // 8, "little")))[:size]
 
 
 def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | None) -> list[str]:
