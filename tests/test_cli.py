@@ -249,6 +249,15 @@ def test_server_mode_answers_like_offline_mode(running_server: Any, capsys: pyte
         assert online == offline
 
 
+def test_server_mode_keeps_the_view(running_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``select --view full --server`` asks the server for the FULL view, as offline does."""
+    server = running_server()
+    offline = run(capsys, "select", "-f", SEED_A_FILE, "--view", "full")
+    online = run(capsys, "select", "-f", SEED_A_FILE, "--view", "full", "--server", server.address)
+    assert online == offline
+    assert "Excluded:" in online[1]
+
+
 def test_server_mode_errors(running_server: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     server = running_server()
     isvc = tmp_path / "isvc.yaml"

@@ -600,3 +600,13 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "GetEffectiveRuntime": get_effective_runtime,
     "ValidateServingRuntime": validate_serving_runtime,
 }
+
+_RPC_BY_REQUEST = {
+    method.input_type.full_name: method.name for method in pb.DESCRIPTOR.services_by_name["SelectionService"].methods
+}
+
+
+def answer(snapshot: Snapshot, request: Message) -> Message:
+    """The ``SELECTION_RPCS`` row for ``request``'s type, applied (the offline CLI and the fuzzer
+    dispatch through it, as the servicer does). Raises ``RequestError`` as that row does."""
+    return SELECTION_RPCS[_RPC_BY_REQUEST[request.DESCRIPTOR.full_name]](snapshot, request)

@@ -543,18 +543,7 @@ def _offline_asker(args: argparse.Namespace, err: TextIO) -> Callable[[Message],
 
     def ask(request: Message) -> Message:
         try:
-            if isinstance(request, selector_pb2.SelectRuntimeRequest):
-                return api.select_runtime(snapshot, request)
-            if isinstance(request, selector_pb2.ExplainRuntimesRequest):
-                return api.explain_runtimes(snapshot, request)
-            if isinstance(request, selector_pb2.GetEffectiveRuntimeRequest):
-                return api.get_effective_runtime(snapshot, request)
-            if isinstance(request, selector_pb2.AdmitInferenceServiceRequest):
-                return api.admit_inference_service(snapshot, request)
-            if isinstance(request, selector_pb2.ReconcileInferenceServiceRequest):
-                return api.reconcile_inference_service(snapshot, request)
-            assert isinstance(request, selector_pb2.ValidateServingRuntimeRequest)
-            return api.validate_serving_runtime(snapshot, request)
+            return api.answer(snapshot, request)
         except RequestError as exc:
             raise UsageError(describe(exc, type(request).DESCRIPTOR)) from None
 
@@ -567,7 +556,7 @@ def _ask_server(args: argparse.Namespace, request: Message) -> Message:
     try:
         with SelectorClient(args.server, timeout=args.timeout) as client:
             if isinstance(request, selector_pb2.SelectRuntimeRequest):
-                return client.select_runtime(request.inference_service)
+                return client.select_runtime(request.inference_service, view=request.view)
             if isinstance(request, selector_pb2.ExplainRuntimesRequest):
                 if request.HasField("model"):
                     return client.explain_model(request.model.name, request.model.namespace)

@@ -357,14 +357,8 @@ def call_rpc(channel: grpc.Channel, method: str, data: bytes, prop: str) -> None
 def check_api(store: CacheStore, request: Message) -> None:
     """``api.*`` for ``request``: only RequestError escapes, and its status is bounded."""
     snapshot = store.snapshot
-    method = next(
-        m.name
-        for m in selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].methods
-        if m.input_type.full_name == type(request).DESCRIPTOR.full_name
-    )
-    function = api.SELECTION_RPCS[method]
     try:
-        function(snapshot, request)
+        api.answer(snapshot, request)
     except RequestError as error:
         status = rich_status(error)
         check_status(status, type(request).__name__)

@@ -173,10 +173,12 @@ class SelectorClient:
         isvc: types_pb2.InferenceService,
         model_spec: types_pb2.BaseModelSpec | None = None,
         *,
+        view: selector_pb2.SelectRuntimeView.ValueType = selector_pb2.SELECT_RUNTIME_VIEW_UNSPECIFIED,
         timeout: float | None = None,
     ) -> selector_pb2.SelectRuntimeResponse:
-        """The runtime OME selects for ``isvc`` (``model_spec`` overrides the cached model)."""
-        request = selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=model_spec)
+        """The runtime OME selects for ``isvc`` (``model_spec`` overrides the cached model);
+        ``view`` ``SELECT_RUNTIME_VIEW_FULL`` adds every exclusion (unset: BASIC)."""
+        request = selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=model_spec, view=view)
         return self._call(self._selection.SelectRuntime, request, timeout)
 
     def explain_runtimes(
