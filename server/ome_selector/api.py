@@ -34,7 +34,7 @@ from .checks import Check, Failure, entry_score, explain_columns
 from .components import ComponentConfig
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
 from .errors import FieldViolation, RequestError
-from .ingest import compile_request, validate_name, validate_spec
+from .ingest import compile_request, isvc_spec_violations, validate_name, validate_spec
 from .runtime_webhook import validate_runtime
 from .snapshot import Snapshot
 
@@ -42,7 +42,6 @@ R = TypeVar("R", pb.AdmitInferenceServiceResponse, pb.ReconcileInferenceServiceR
 NOT_SYNCED_MESSAGE = "cache not synced yet"
 NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
 EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
-_POLICIES = ("", *admission_rules.POLICIES)
 
 
 def _require_synced(snapshot: Snapshot) -> None:
@@ -52,23 +51,12 @@ def _require_synced(snapshot: Snapshot) -> None:
 
 def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_service") -> list[FieldViolation]:
     """Violations of fields the API server validates before OME sees the object: namespace and
-    name, ``spec.deploymentMode`` and ``acceleratorSelector.policy`` enums, ``spec.runtime.kind``."""
-    spec = isvc.spec
+    name, ``spec.deploymentMode`` and ``acceleratorSelector.policy`` enums
+    (``ingest.isvc_spec_violations``, which a cached InferenceService gets too)."""
     violations = validate_name(isvc.metadata.namespace, f"{base}.metadata.namespace", "namespace")
     if isvc.metadata.name:
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
-    if spec.HasField("deployment_mode") and spec.deployment_mode not in admission_rules.SERVICE_MODES:
-        violations.append(
-            FieldViolation(
-                f"{base}.spec.deployment_mode", errors.unsupported(spec.deployment_mode, admission_rules.SERVICE_MODES)
-            )
-        )
-    for path, selector in admission_rules.policy_fields(isvc):
-        if selector.policy not in _POLICIES:
-            violations.append(
-                FieldViolation(f"{base}.{path}", errors.unsupported(selector.policy, admission_rules.POLICIES))
-            )
-    return violations
+    return violations + isvc_spec_violations(isvc, base)
 
 
 def _require_isvc(

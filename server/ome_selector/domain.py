@@ -23,6 +23,7 @@ CLUSTER_SERVING_RUNTIME = "ClusterServingRuntime"
 BASE_MODEL = "BaseModel"
 CLUSTER_BASE_MODEL = "ClusterBaseModel"
 ACCELERATOR_CLASS = "AcceleratorClass"
+INFERENCE_SERVICE = "InferenceService"
 
 DEPLOYMENT_MODE_ANNOTATION = "ome.io/deploymentMode"
 ACCELERATOR_CLASS_ANNOTATION = "ome.io/accelerator-class"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from operator import attrgetter
 from typing import Any
 
@@ -221,6 +221,7 @@ class _Parts:
     base_models: dict[tuple[str, str], d.Model]
     cluster_models: dict[str, d.Model]
     accelerator_classes: dict[str, types_pb2.AcceleratorClass]
+    inference_services: dict[tuple[str, str], types_pb2.InferenceService]
 
 
 class Snapshot:
@@ -230,7 +231,11 @@ class Snapshot:
     ``objects`` (key -> defaulted CacheObject); ``serving_runtimes`` ((namespace, name) ->
     Runtime) and ``cluster_serving_runtimes`` (name -> Runtime), with inheritance resolved;
     ``namespaced`` (namespace -> RuntimeGroup) and ``cluster`` (RuntimeGroup); ``base_models``,
-    ``cluster_models``, ``accelerator_classes``.
+    ``cluster_models``, ``accelerator_classes``; ``inference_services`` ((namespace, name) ->
+    InferenceService; selection never reads them, their outcomes live beside the snapshot in
+    ``outcomes.Selections``). ``runtimes_changed``: the keys of the runtimes stored anew by the
+    write that made this snapshot (those it carries and the children whose chain it resolved
+    again); every runtime key for a snapshot built whole.
     """
 
     def __init__(
@@ -244,17 +249,17 @@ class Snapshot:
         """A snapshot of ``objects`` (validated and defaulted), every object compiled."""
         objects = dict(objects)
         compiled = {key: _compile(key, obj) for key, obj in objects.items()}
-        parts = _Parts(objects, compiled, {}, {}, {}, {}, {})
+        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)
         _resolve_all(parts)
+        changed = frozenset(key for key in compiled if key[0] in _RUNTIME_KINDS)
         by_namespace: dict[str, list[d.Runtime]] = {}
         for (namespace, _), rt in parts.serving_runtimes.items():
             by_namespace.setdefault(namespace, []).append(rt)
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
-        self._init(
-            version, synced, generation, parts, namespaced, RuntimeGroup.build(parts.cluster_serving_runtimes.values())
-        )
+        cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
+        self._init(version, synced, generation, parts, namespaced, cluster, changed)
 
     def _init(
         self,
@@ -264,6 +269,7 @@ class Snapshot:
         parts: _Parts,
         namespaced: dict[str, RuntimeGroup],
         cluster: RuntimeGroup,
+        runtimes_changed: frozenset[Key],
     ) -> None:
         self.version = version
         self.synced = synced
@@ -276,8 +282,10 @@ class Snapshot:
         self.base_models = parts.base_models
         self.cluster_models = parts.cluster_models
         self.accelerator_classes = parts.accelerator_classes
+        self.inference_services = parts.inference_services
         self.namespaced = namespaced
         self.cluster = cluster
+        self.runtimes_changed = runtimes_changed
 
     def with_changes(
         self,
@@ -300,6 +308,7 @@ class Snapshot:
             dict(old.base_models),
             dict(old.cluster_models),
             dict(old.accelerator_classes),
+            dict(old.inference_services),
         )
         changed: set[Key] = set()  # runtime keys the write carries
         for key in deletes:
@@ -338,7 +347,7 @@ class Snapshot:
                 else:
                     namespaced.pop(group_name, None)
         snapshot = Snapshot.__new__(Snapshot)
-        snapshot._init(version, synced, generation, parts, namespaced, cluster)
+        snapshot._init(version, synced, generation, parts, namespaced, cluster, frozenset(changed))
         return snapshot
 
     def runtimes_in_scope(self, namespace: str) -> tuple[RuntimeGroup, RuntimeGroup]:
@@ -348,13 +357,14 @@ class Snapshot:
     def counts(self) -> dict[str, int]:
         """Objects per kind."""
         parts = self._parts
-        out = {kind: 0 for kind in (*_RUNTIME_KINDS, d.BASE_MODEL, d.CLUSTER_BASE_MODEL, d.ACCELERATOR_CLASS)}
-        out[d.SERVING_RUNTIME] = len(parts.serving_runtimes)
-        out[d.CLUSTER_SERVING_RUNTIME] = len(parts.cluster_serving_runtimes)
-        out[d.BASE_MODEL] = len(parts.base_models)
-        out[d.CLUSTER_BASE_MODEL] = len(parts.cluster_models)
-        out[d.ACCELERATOR_CLASS] = len(parts.accelerator_classes)
-        return out
+        return {
+            d.SERVING_RUNTIME: len(parts.serving_runtimes),
+            d.CLUSTER_SERVING_RUNTIME: len(parts.cluster_serving_runtimes),
+            d.BASE_MODEL: len(parts.base_models),
+            d.CLUSTER_BASE_MODEL: len(parts.cluster_models),
+            d.ACCELERATOR_CLASS: len(parts.accelerator_classes),
+            d.INFERENCE_SERVICE: len(parts.inference_services),
+        }
 
 
 def _stored(
@@ -385,6 +395,8 @@ def _index(parts: _Parts, key: Key, value: Any) -> None:
         parts.base_models[(key[1], key[2])] = value
     elif kind == d.CLUSTER_BASE_MODEL:
         parts.cluster_models[key[2]] = value
+    elif kind == d.INFERENCE_SERVICE:
+        parts.inference_services[(key[1], key[2])] = value
     else:
         parts.accelerator_classes[key[2]] = value
 
@@ -400,6 +412,8 @@ def _unindex(parts: _Parts, key: Key) -> Any:
         return parts.base_models.pop((key[1], key[2]), None)
     if kind == d.CLUSTER_BASE_MODEL:
         return parts.cluster_models.pop(key[2], None)
+    if kind == d.INFERENCE_SERVICE:
+        return parts.inference_services.pop((key[1], key[2]), None)
     return parts.accelerator_classes.pop(key[2], None)
 
 
@@ -431,16 +445,24 @@ def _resolve_affected(parts: _Parts, changed: set[Key]) -> set[Key]:
     names = {key[2] for key in changed}
     out: set[Key] = set()
     for rt in _with_parent(parts):
-        error = rt.inheritance_error
-        if (
-            rt.key in changed
-            or rt.parent in names
-            or names.intersection(rt.chain)
-            or (error is not None and any(n in error for n in names))
-        ):
+        if chain_can_reach(rt, changed, names):
             _store_runtime(parts, _resolve_inheritance(parts, parts.compiled[rt.key]))
             out.add(rt.key)
     return out
+
+
+def chain_can_reach(rt: d.Runtime, changed: Set[Key], names: Set[str]) -> bool:
+    """Whether the inheritance chain of ``rt`` (a runtime with a parent, as resolved) can change
+    when the runtimes ``changed`` (keys; ``names`` their names) change: ``rt`` itself, its
+    parent, a chain member, or a name its chain error mentions (a new parent can mend a broken
+    chain)."""
+    error = rt.inheritance_error
+    return (
+        rt.key in changed
+        or rt.parent in names
+        or not names.isdisjoint(rt.chain)
+        or (error is not None and any(n in error for n in names))
+    )
 
 
 def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:
