@@ -12,18 +12,20 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Awaitable, Callable, TypeVar
+from typing import AsyncIterator, Awaitable, Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
 
 from ome_selector import api, fieldpaths
 from ome_selector.errors import FieldViolation, RequestError, bound
+from ome_selector.snapshot import Snapshot
 from ome_selector.store import CacheStore
+from ome_selector.watch import SelectionTracker
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +95,40 @@ OFFLOAD_RUNTIMES = 1000
 class SelectionServicer:
     """``ome.selector.v1.SelectionService`` over a ``CacheStore``: one method per row of
     ``api.SELECTION_RPCS``, each answering on the snapshot it reads once (contracts in
-    protos/ome/selector/v1/selector.proto). ``wire.add_selection_service`` registers them."""
+    protos/ome/selector/v1/selector.proto), and ``WatchSelections``, a stream from the
+    ``tracker``. ``wire.add_selection_service`` registers them.
 
-    def __init__(self, store: CacheStore) -> None:
+    The rows of ``api.OUTCOME_RPCS`` (they read the cached InferenceServices' outcomes) answer on
+    the tracker's snapshot, the newest one whose outcomes are known (the store's, once the
+    tracker has caught up with the last write)."""
+
+    def __init__(self, store: CacheStore, tracker: SelectionTracker | None = None) -> None:
         self._store = store
+        self._tracker = tracker
+
+    def _snapshot(self, name: str) -> Snapshot:
+        if self._tracker is not None and name in api.OUTCOME_RPCS:
+            return self._tracker.snapshot
+        return self._store.snapshot
+
+    async def WatchSelections(
+        self, request: selector_pb2.WatchSelectionsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[selector_pb2.WatchSelectionsResponse]:
+        """``ome.selector.v1.SelectionService/WatchSelections``: the tracker's events for the
+        request's namespace and label selector until the client leaves or the server drains."""
+        if self._tracker is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "WatchSelections needs a selection tracker")
+            return
+        try:
+            watcher = self._tracker.subscribe(request.namespace, request.label_selector, asyncio.get_running_loop())
+        except RequestError as error:
+            await context.abort_with_status(rpc_status.to_status(rich_status(error)))  # type: ignore[attr-defined]
+            return
+        try:
+            async for event in watcher.stream():
+                yield event
+        finally:
+            watcher.close()
 
     async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
         """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""
@@ -110,7 +142,7 @@ def _selection_method(name: str) -> Callable[..., Awaitable[Message]]:
     call (the table is the dispatch)."""
 
     async def method(self: SelectionServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
-        return await self._answer(context, name, lambda: api.SELECTION_RPCS[name](self._store.snapshot, request))
+        return await self._answer(context, name, lambda: api.SELECTION_RPCS[name](self._snapshot(name), request))
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``ome.selector.v1.SelectionService/{name}``: ``api.{api.SELECTION_RPCS[name].__name__}``."
