@@ -176,7 +176,7 @@ class TestWrites:
                 NOT_FOUND,
                 created,
                 "CHANGE_STEP_CONFIGURATION",
-                "same runtime (no runtime); changed: RuntimeReady condition, warnings",
+                "still no runtime; changed: RuntimeReady condition, warnings",
             ),
             (
                 "llama-demo/llama-70b-native",
@@ -232,7 +232,7 @@ class TestWrites:
         deleted = [f"ClusterServingRuntime {HOPPER}: deleted"]
         messages_changed = (
             "CHANGE_STEP_CONFIGURATION",
-            "same runtime (no runtime); changed: RuntimeReady condition, warnings",
+            "still no runtime; changed: RuntimeReady condition, warnings",
         )
         assert got == [
             ("demo/deepseek-v3", None, None, NOT_FOUND, deleted, *messages_changed),
@@ -323,6 +323,36 @@ class TestWrites:
             )
         ]
         assert list(events[0].change.after.warnings) == []
+
+    def test_a_deleted_accelerator_class_changes_the_components_of_its_users_only(self) -> None:
+        store, _, watcher = tracked()
+        store.delete("v2", [key("ACCELERATOR_CLASS", "nvidia-h100-80gb")])
+        events = watcher.take()
+        assert [r[:2] + r[4:] for r in rows(events)[:2]] + rows(events)[2:] == [
+            (
+                "llama-demo/llama-70b-h100",
+                HOPPER,
+                ["AcceleratorClass nvidia-h100-80gb: deleted"],
+                "CHANGE_STEP_CONFIGURATION",
+                f"same runtime (ClusterServingRuntime {HOPPER}); changed: warnings, components",
+            ),
+            (
+                "team-a/llama-70b-named-child",
+                CHILD,
+                ["AcceleratorClass nvidia-h100-80gb: deleted"],
+                "CHANGE_STEP_CONFIGURATION",
+                f"same runtime (ServingRuntime team-a/{CHILD}); changed: warnings, components",
+            ),
+            ("write", "v2", 2, 2, 2),  # only the InferenceServices whose class list names it
+        ]
+        after = events[0].change.after
+        assert [(w.reason, w.message) for w in after.warnings] == [
+            (
+                "AcceleratorClassError",
+                "Failed to get accelerator class for engine: accelerator class nvidia-h100-80gb not found at cluster scope",
+            )
+        ]
+        assert after.components[0].accelerator_error == "accelerator class nvidia-h100-80gb not found at cluster scope"
 
     def test_inference_services_created_changed_and_deleted(self) -> None:
         store, _, watcher = tracked()

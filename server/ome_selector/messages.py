@@ -300,9 +300,9 @@ REASON_CHECK_PASSED = "{runtime} passes the {check} check now (before: {message}
 REASON_RANKING = "{runtime} ranks above {other} now: {tie_break}"
 REASON_NAMED_RUNTIME = "named runtime {runtime}: {before} → {after}"
 REASON_CONFIGURATION = "same runtime ({runtime}); changed: {parts}"
+REASON_CONFIGURATION_NONE = "still no runtime; changed: {parts}"
 MODEL_USABLE = "format {label}"
 MODEL_USABLE_SIZED = "format {label}, size {size}"
-RUNTIME_USABLE = "usable"
 NO_RUNTIME = "no runtime"
 # The parts of an outcome (``outcomes.Outcome`` fields), as REASON_CONFIGURATION names them.
 OUTCOME_PARTS = {"condition": "RuntimeReady condition", "warnings": "warnings", "components": "components"}

@@ -227,7 +227,7 @@ class Selections:
     def affected(self, old: Snapshot, new: Snapshot, touched: Iterable[Key], rechained: Iterable[Key]) -> set[IsvcKey]:
         """The InferenceServices whose outcome the write from ``old`` to ``new`` can change."""
         out = {(key[1], key[2]) for key in touched if key[0] == d.INFERENCE_SERVICE}
-        keys = {("object", key) for key in rechained}
+        keys: set[IndexKey] = {("object", key) for key in rechained}
         for key in touched:
             keys |= index_keys_of(old, new, key)
         for index_key in keys:
@@ -337,12 +337,11 @@ def _model_state(resolution: ModelResolution) -> str:
 
 def _configuration(before: Outcome, after: Outcome) -> Reason:
     parts = [text for part, text in messages.OUTCOME_PARTS.items() if getattr(before, part) != getattr(after, part)]
-    shown = object_name(after.runtime) if after.runtime is not None else messages.NO_RUNTIME
-    return Reason(
-        ChangeStep.CONFIGURATION,
-        messages.REASON_CONFIGURATION.format(runtime=shown, parts=", ".join(parts)),
-        runtime=after.runtime,
-    )
+    if after.runtime is None:
+        text = messages.REASON_CONFIGURATION_NONE.format(parts=", ".join(parts))
+    else:
+        text = messages.REASON_CONFIGURATION.format(runtime=object_name(after.runtime), parts=", ".join(parts))
+    return Reason(ChangeStep.CONFIGURATION, text, runtime=after.runtime)
 
 
 def _failed(key: Key, failure: Failure) -> Reason:
