@@ -712,8 +712,6 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "ValidateServingRuntime": validate_serving_runtime,
     "PreviewCacheChange": preview_cache_change,
 }
-# The rows that read the cached InferenceServices' outcomes (``outcomes.selections_for``).
-OUTCOME_RPCS = frozenset({"PreviewCacheChange", "ValidateServingRuntime"})
 # SelectionService's streaming method, served by ``service.SelectionServicer`` itself.
 STREAMING_RPCS = frozenset({"WatchSelections"})
 

@@ -282,21 +282,33 @@ class Selections:
 
 _REGISTRY: weakref.WeakKeyDictionary[Snapshot, Selections] = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()
+_latest: tuple[weakref.ref[Snapshot], Selections] | None = None  # the last one registered
 
 
 def register(snapshot: Snapshot, selections: Selections) -> None:
-    """Keep ``selections`` beside ``snapshot`` (for as long as the snapshot lives)."""
+    """Keep ``selections`` (those of ``snapshot``) beside ``snapshot``, for as long as it lives."""
+    global _latest
     with _REGISTRY_LOCK:
         _REGISTRY[snapshot] = selections
+        _latest = (weakref.ref(snapshot), selections)
 
 
 def selections_for(snapshot: Snapshot) -> Selections:
-    """The Selections registered for ``snapshot``, else ``Selections.build`` (then registered)."""
+    """The Selections of ``snapshot``: the registered ones; else those of the last registered
+    snapshot advanced to it (``advance`` holds between any two snapshots, so a caller that reads
+    the store's newest snapshot before the watch tracker has processed it gets them at the cost
+    of the write); else built from scratch. The result is registered."""
     with _REGISTRY_LOCK:
         found = _REGISTRY.get(snapshot)
-    if found is None:
+        latest = _latest
+    if found is not None:
+        return found
+    base = latest[0]() if latest is not None else None
+    if base is not None and latest is not None:
+        found = latest[1].advance(base, snapshot).selections
+    else:
         found = Selections.build(snapshot)
-        register(snapshot, found)
+    register(snapshot, found)
     return found
 
 
@@ -344,18 +356,13 @@ def _configuration(before: Outcome, after: Outcome) -> Reason:
     return Reason(ChangeStep.CONFIGURATION, text, runtime=after.runtime)
 
 
-def _failed(key: Key, failure: Failure) -> Reason:
-    text = messages.REASON_CHECK_FAILED.format(
+def _check(step: ChangeStep, key: Key, failure: Failure) -> Reason:
+    """CHECK_FAILED (``failure`` is the runtime's primary reason now) or CHECK_PASSED (before)."""
+    template = messages.REASON_CHECK_FAILED if step is ChangeStep.CHECK_FAILED else messages.REASON_CHECK_PASSED
+    text = template.format(
         runtime=object_name(key), check=messages.CHECK_NAMES[failure.check.name], message=failure.message
     )
-    return Reason(ChangeStep.CHECK_FAILED, text, runtime=key, check=failure.check)
-
-
-def _passed(key: Key, failure: Failure) -> Reason:
-    text = messages.REASON_CHECK_PASSED.format(
-        runtime=object_name(key), check=messages.CHECK_NAMES[failure.check.name], message=failure.message
-    )
-    return Reason(ChangeStep.CHECK_PASSED, text, runtime=key, check=failure.check)
+    return Reason(step, text, runtime=key, check=failure.check)
 
 
 def _added(key: Key) -> Reason:
@@ -403,7 +410,7 @@ def _auto_reason(
             return _deleted(was)
         still = engine.evaluate(rt, rt.own, model1, request)
         if still.verdict is not Verdict.CANDIDATE:
-            return _failed(was, still.failures[0])
+            return _check(ChangeStep.CHECK_FAILED, was, still.failures[0])
     if now is None:
         return _configuration(change.before, change.after)
     rt0 = _runtime(old, now)
@@ -411,7 +418,7 @@ def _auto_reason(
         return _added(now)
     before = engine.evaluate(rt0, rt0.own, model0, request)
     if before.verdict is not Verdict.CANDIDATE:
-        return _passed(now, before.failures[0])
+        return _check(ChangeStep.CHECK_PASSED, now, before.failures[0])
     rt1 = _runtime(new, now)
     if still is None or rt1 is None:
         return _configuration(change.before, change.after)
@@ -437,9 +444,9 @@ def _named_reason(name: str, d0: Decision, d1: Decision, change: Change) -> Reas
         return Reason(ChangeStep.NAMED_RUNTIME, text, runtime=keys[1])
     if d0.compatibility_error != d1.compatibility_error and keys[1] is not None:
         if d1.compatibility_error and d1.evaluation is not None:
-            return _failed(keys[1], d1.evaluation.failures[0])
+            return _check(ChangeStep.CHECK_FAILED, keys[1], d1.evaluation.failures[0])
         if d0.evaluation is not None and d0.evaluation.failures:
-            return _passed(keys[1], d0.evaluation.failures[0])
+            return _check(ChangeStep.CHECK_PASSED, keys[1], d0.evaluation.failures[0])
     return _configuration(change.before, change.after)
 
 

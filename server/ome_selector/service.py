@@ -23,7 +23,6 @@ from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
 
 from ome_selector import api, fieldpaths
 from ome_selector.errors import FieldViolation, RequestError, bound
-from ome_selector.snapshot import Snapshot
 from ome_selector.store import CacheStore
 from ome_selector.watch import SelectionTracker
 
@@ -96,20 +95,11 @@ class SelectionServicer:
     """``ome.selector.v1.SelectionService`` over a ``CacheStore``: one method per row of
     ``api.SELECTION_RPCS``, each answering on the snapshot it reads once (contracts in
     protos/ome/selector/v1/selector.proto), and ``WatchSelections``, a stream from the
-    ``tracker``. ``wire.add_selection_service`` registers them.
-
-    The rows of ``api.OUTCOME_RPCS`` (they read the cached InferenceServices' outcomes) answer on
-    the tracker's snapshot, the newest one whose outcomes are known (the store's, once the
-    tracker has caught up with the last write)."""
+    ``tracker``. ``wire.add_selection_service`` registers them."""
 
     def __init__(self, store: CacheStore, tracker: SelectionTracker | None = None) -> None:
         self._store = store
         self._tracker = tracker
-
-    def _snapshot(self, name: str) -> Snapshot:
-        if self._tracker is not None and name in api.OUTCOME_RPCS:
-            return self._tracker.snapshot
-        return self._store.snapshot
 
     async def WatchSelections(
         self, request: selector_pb2.WatchSelectionsRequest, context: grpc.aio.ServicerContext
@@ -142,7 +132,7 @@ def _selection_method(name: str) -> Callable[..., Awaitable[Message]]:
     call (the table is the dispatch)."""
 
     async def method(self: SelectionServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
-        return await self._answer(context, name, lambda: api.SELECTION_RPCS[name](self._snapshot(name), request))
+        return await self._answer(context, name, lambda: api.SELECTION_RPCS[name](self._store.snapshot, request))
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``ome.selector.v1.SelectionService/{name}``: ``api.{api.SELECTION_RPCS[name].__name__}``."
