@@ -546,3 +546,21 @@ async def test_the_stream_yields_the_initial_state_then_each_writes_events_until
     with pytest.raises(StopAsyncIteration):
         await anext(stream)
     assert tracker.watchers == 1  # the subscriber tracked() made
+
+
+def test_a_failed_advance_rebuilds_the_outcomes_and_resyncs_every_watcher(monkeypatch: pytest.MonkeyPatch) -> None:
+    store, tracker, watcher = tracked()
+
+    def broken(self: Selections, old: object, new: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Selections, "advance", broken)
+    store.upsert("v2", objects(hopper(4)))  # the write stands; the tracker logs and rebuilds
+    monkeypatch.undo()
+    got = rows(watcher.take())
+    assert (got[0][0], got[4], got[-1]) == (
+        "resync",
+        ("current", "llama-demo/llama-70b", HOPPER),
+        ("initial_events_end", "v2", 9),
+    )
+    assert tracker.selections.outcomes() == Selections.build(store.snapshot).outcomes()

@@ -80,6 +80,13 @@ class Watcher:
                 self._pending.extend(events)
         self._notify()
 
+    def fall_behind(self) -> None:
+        """Drop the queue: the next ``take`` resyncs (the tracker rebuilt its outcomes)."""
+        with self._lock:
+            self._behind = True
+            self._pending.clear()
+        self._notify()
+
     def _notify(self) -> None:
         if self._loop is not None and self._wake is not None:
             try:
@@ -154,7 +161,7 @@ class SelectionTracker:
 
     def _on_write(self, snapshot: Snapshot) -> None:
         if self._synchronous:
-            self.advance(snapshot)
+            self._process(snapshot)
         else:
             self._queue.put(snapshot)
 
@@ -163,11 +170,14 @@ class SelectionTracker:
             snapshot = self._queue.get()
             if snapshot is None:
                 return
-            try:
-                self.advance(snapshot)
-            except Exception:  # never stop tracking: start again from scratch, watchers resync
-                log.exception("watch: advancing the InferenceService outcomes failed; rebuilding them")
-                self._rebuild(snapshot)
+            self._process(snapshot)
+
+    def _process(self, snapshot: Snapshot) -> None:
+        try:
+            self.advance(snapshot)
+        except Exception:  # never stop tracking: start again from scratch, watchers resync
+            log.exception("watch: advancing the InferenceService outcomes failed; rebuilding them")
+            self._rebuild(snapshot)
 
     def _rebuild(self, snapshot: Snapshot) -> None:
         selections = outcomes.Selections.build(snapshot)
@@ -175,7 +185,7 @@ class SelectionTracker:
         with self._lock:
             self.snapshot, self.selections = snapshot, selections
             for watcher in self._watchers:
-                watcher.offer([pb.WatchSelectionsResponse()] * (self.queue_limit + 1))  # falls behind
+                watcher.fall_behind()
 
     def advance(self, new: Snapshot) -> outcomes.Advance:
         """Advance to ``new`` (the store's next snapshot) and offer the watchers its events."""
