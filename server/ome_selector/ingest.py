@@ -82,32 +82,62 @@ def _is_map(fd: Any) -> bool:
     return found
 
 
+# What the bounds walk does with a field: count a list's or map's items (and walk each message
+# item), walk a message, or measure a version.
+_LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION = range(6)
+_PLANS: dict[str, dict[Any, int] | None] = {}  # message type -> field descriptor -> what to do
+_METADATA = types_pb2.ObjectMeta.DESCRIPTOR.full_name
+
+
+def _plan(desc: Any) -> dict[Any, int] | None:
+    """The fields of message type ``desc`` that can hold a bounds violation, each with what the
+    walk does there; a field whose type holds no list, map or version at any depth is left out,
+    so the walk never visits it. ``None`` while a recursive type is being planned (visit it)."""
+    if desc.full_name in _PLANS:
+        return _PLANS[desc.full_name]
+    _PLANS[desc.full_name] = None
+    plan: dict[Any, int] = {}
+    versioned = desc.full_name in _VERSIONED
+    for fd in desc.fields:
+        if _is_map(fd):
+            if desc.full_name == _METADATA and fd.name in ("labels", "annotations"):
+                continue  # bounds.metadata
+            value_type = fd.message_type.fields_by_name["value"].message_type
+            plan[fd] = _MAP_OF_MESSAGES if value_type is not None and _plan(value_type) != {} else _MAP
+        elif fd.is_repeated:
+            plan[fd] = _LIST_OF_MESSAGES if fd.message_type is not None and _plan(fd.message_type) != {} else _LIST
+        elif fd.message_type is not None:
+            if _plan(fd.message_type) != {}:
+                plan[fd] = _MESSAGE
+        elif versioned and fd.name == "version":
+            plan[fd] = _VERSION
+    _PLANS[desc.full_name] = plan
+    return plan
+
+
 def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
-    """Length of versions and of every list and map under ``message`` (bounds.py). Field paths
-    are formatted only for what is reported."""
-    versioned = message.DESCRIPTOR.full_name in _VERSIONED
+    """Length of versions and of every list and map under ``message`` (bounds.py), visiting only
+    the fields ``_plan`` keeps. Field paths are formatted only for what is reported."""
+    plan = _plan(message.DESCRIPTOR) or {}
     for fd, value in message.ListFields():
+        action = plan.get(fd)
+        if action is None:
+            continue
         if len(out) >= bounds.MAX_VIOLATIONS_PER_OBJECT:
             return
-        name = fd.name
-        if _is_map(fd):
-            if name in ("labels", "annotations") and path.endswith("metadata"):
-                continue  # bounds.metadata
+        if action == _MESSAGE:
+            _bounded(value, f"{path}.{fd.name}", out)
+        elif action == _VERSION:
+            out += bounds.version(value, f"{path}.{fd.name}")
+        else:
             if len(value) > bounds.MAX_LIST_ITEMS:
-                out += bounds.items(value, f"{path}.{name}")
-            if fd.message_type.fields_by_name["value"].message_type is not None:  # type: ignore[union-attr]  # a map
+                out += bounds.items(value, f"{path}.{fd.name}")
+            if action == _MAP_OF_MESSAGES:
                 for key in sorted(value)[: bounds.MAX_LIST_ITEMS]:
-                    _bounded(value[key], f"{path}.{name}[{key}]", out)
-        elif fd.is_repeated:
-            if len(value) > bounds.MAX_LIST_ITEMS:
-                out += bounds.items(value, f"{path}.{name}")
-            if fd.message_type is not None:
+                    _bounded(value[key], f"{path}.{fd.name}[{key}]", out)
+            elif action == _LIST_OF_MESSAGES:
                 for i, item in enumerate(value[: bounds.MAX_LIST_ITEMS]):
-                    _bounded(item, f"{path}.{name}[{i}]", out)
-        elif fd.message_type is not None:
-            _bounded(value, f"{path}.{name}", out)
-        elif versioned and name == "version" and len(value) > bounds.MAX_VERSION_LENGTH:
-            out += bounds.version(value, f"{path}.{name}")
+                    _bounded(item, f"{path}.{fd.name}[{i}]", out)
 
 
 def validate_spec(message: Message, path: str) -> list[FieldViolation]:
