@@ -34,7 +34,7 @@ from .checks import Check, Failure, entry_score, explain_columns
 from .components import ComponentConfig
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
 from .errors import FieldViolation, RequestError
-from .ingest import compile_request, validate_name, validate_spec
+from .ingest import compile_request, model_spec_violations, validate_name, validate_spec
 from .runtime_webhook import deletion_verdict, validate_runtime
 from .snapshot import Snapshot
 
@@ -243,6 +243,7 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
         violations.append(FieldViolation("inference_service.spec.model.name", problem))
     if request.HasField("model_spec"):
         violations += validate_spec(request.model_spec, "model_spec")
+        violations += model_spec_violations(request.model_spec, "model_spec")
     if violations:
         raise RequestError.invalid(violations)
     model_spec = request.model_spec if request.HasField("model_spec") else None
@@ -356,6 +357,10 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
                     )
                 ]
             )
+        if model_spec is not None:
+            violations = model_spec_violations(model_spec, "model_spec")
+            if violations:
+                raise RequestError.invalid(violations)
         if isvc.spec.runtime.name:
             notes.append(EXPLICIT_RUNTIME_NOTE)
         res = resolution.resolve_model(snapshot, isvc, model_spec)
@@ -629,17 +634,19 @@ def validate_serving_runtime(
     which, old_which = request.WhichOneof("runtime"), request.WhichOneof("old_runtime")
     new = getattr(request, which) if which is not None else None
     old = getattr(request, old_which) if old_which is not None else None
+    other_kind = operation is d.Operation.UPDATE and None not in (which, old_which) and old_which != f"old_{which}"
     violations = _admission_objects(
         operation,
         new,
-        old,
+        None if other_kind else old,
         (which or "runtime", old_which or "old_runtime"),
         (
             "exactly one of servingRuntime or clusterServingRuntime is required",
             "exactly one of oldServingRuntime or oldClusterServingRuntime is required on DELETE",
         ),
     )
-    if which is not None and old_which is not None and old_which != f"old_{which}":
+    if other_kind:
+        assert old_which is not None
         violations.append(FieldViolation(old_which, errors.forbidden(f"an UPDATE keeps the kind; set old_{which}")))
     field, runtime = (which, new) if new is not None else (old_which, old)
     if runtime is not None:

@@ -348,6 +348,7 @@ class SupportedModelFormat(_message.Message):
     PRIORITY_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     MODEL_TYPE_FIELD_NUMBER: _builtins.int
+    MODEL_CACHE_PROVIDERS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Legacy label; not used for matching."""
     model_architecture: _builtins.str
@@ -374,6 +375,13 @@ class SupportedModelFormat(_message.Message):
     def diffusion_pipeline(self) -> Global___DiffusionPipelineSpec:
         """Diffusion pipeline requirements."""
 
+    @_builtins.property
+    def model_cache_providers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Model caches to load a `distribution: Sharded` model from (since v1.3). No effect: none can
+        be configured yet, so a Sharded model matches no entry (serving-runtimes.md, "Supported
+        model formats").
+        """
+
     def __init__(
         self,
         *,
@@ -387,10 +395,11 @@ class SupportedModelFormat(_message.Message):
         priority: _builtins.int | None = ...,
         version: _builtins.str | None = ...,
         model_type: _builtins.str | None = ...,
+        model_cache_providers: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "name", b"name", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_cache_providers", b"model_cache_providers", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "name", b"name", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_select: _TypeAlias = _typing.Literal["auto_select"]  # noqa: Y015
     _WhichOneofArgType__auto_select: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select"]  # noqa: Y015
