@@ -159,6 +159,20 @@ class TestRuntimeWebhookWarning:
             "llama-demo/isvc-2, llama-demo/isvc-3, llama-demo/isvc-4, …)"
         ]
 
+    def test_a_delete_that_moves_inference_services_gets_the_warning(self) -> None:
+        old = objects(hopper(2))[0].cluster_serving_runtime
+        request = selector_pb2.ValidateServingRuntimeRequest(
+            operation=selector_pb2.ADMISSION_OPERATION_DELETE, old_cluster_serving_runtime=old
+        )
+        got = api.validate_serving_runtime(cluster_store().snapshot, request)
+        assert (got.allowed, list(got.warnings)) == (
+            True,
+            [
+                "this change moves 2 InferenceServices to another runtime "
+                "(llama-demo/llama-70b-h100, team-a/llama-70b-named-child)"
+            ],
+        )
+
     def test_no_warning_without_cached_inference_services_or_when_denied(self) -> None:
         assert list(self.validate(load(runtime("old"), model()), runtime("new", entry(priority=5))).warnings) == []
         denied = self.validate(cluster_store(), runtime("new", entry(priority=5), classes=["nvidia-b200"]))

@@ -70,7 +70,6 @@ COMPONENT_SPEC = POD_SPEC | frozenset(
     {
         "canaryTrafficPercent",
         "containerConcurrency",
-        "deploymentStrategy",
         "kedaConfig",
         "maxUnavailable",
         "minAvailable",
@@ -127,6 +126,7 @@ UNMODELLED: dict[str, frozenset[str]] = {
         }
     ),
     "ome.v1beta1.DecoderSpec": COMPONENT_SPEC,
+    "ome.v1beta1.DeploymentStrategy": frozenset({"rollingUpdate"}),
     "ome.v1beta1.EngineSpec": COMPONENT_SPEC,
     "ome.v1beta1.InferenceService": frozenset({"status"}),
     "ome.v1beta1.InferenceServiceSpec": frozenset({"kedaConfig", "predictor"}),

@@ -90,32 +90,62 @@ def _is_map(fd: Any) -> bool:
     return found
 
 
+# What the bounds walk does with a field: count a list's or map's items (and walk each message
+# item), walk a message, or measure a version.
+_LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION = range(6)
+_PLANS: dict[str, dict[Any, int] | None] = {}  # message type -> field descriptor -> what to do
+_METADATA = types_pb2.ObjectMeta.DESCRIPTOR.full_name
+
+
+def _plan(desc: Any) -> dict[Any, int] | None:
+    """The fields of message type ``desc`` that can hold a bounds violation, each with what the
+    walk does there; a field whose type holds no list, map or version at any depth is left out,
+    so the walk never visits it. ``None`` while a recursive type is being planned (visit it)."""
+    if desc.full_name in _PLANS:
+        return _PLANS[desc.full_name]
+    _PLANS[desc.full_name] = None
+    plan: dict[Any, int] = {}
+    versioned = desc.full_name in _VERSIONED
+    for fd in desc.fields:
+        if _is_map(fd):
+            if desc.full_name == _METADATA and fd.name in ("labels", "annotations"):
+                continue  # bounds.metadata
+            value_type = fd.message_type.fields_by_name["value"].message_type
+            plan[fd] = _MAP_OF_MESSAGES if value_type is not None and _plan(value_type) != {} else _MAP
+        elif fd.is_repeated:
+            plan[fd] = _LIST_OF_MESSAGES if fd.message_type is not None and _plan(fd.message_type) != {} else _LIST
+        elif fd.message_type is not None:
+            if _plan(fd.message_type) != {}:
+                plan[fd] = _MESSAGE
+        elif versioned and fd.name == "version":
+            plan[fd] = _VERSION
+    _PLANS[desc.full_name] = plan
+    return plan
+
+
 def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
-    """Length of versions and of every list and map under ``message`` (bounds.py). Field paths
-    are formatted only for what is reported."""
-    versioned = message.DESCRIPTOR.full_name in _VERSIONED
+    """Length of versions and of every list and map under ``message`` (bounds.py), visiting only
+    the fields ``_plan`` keeps. Field paths are formatted only for what is reported."""
+    plan = _plan(message.DESCRIPTOR) or {}
     for fd, value in message.ListFields():
+        action = plan.get(fd)
+        if action is None:
+            continue
         if len(out) >= bounds.MAX_VIOLATIONS_PER_OBJECT:
             return
-        name = fd.name
-        if _is_map(fd):
-            if name in ("labels", "annotations") and path.endswith("metadata"):
-                continue  # bounds.metadata
+        if action == _MESSAGE:
+            _bounded(value, f"{path}.{fd.name}", out)
+        elif action == _VERSION:
+            out += bounds.version(value, f"{path}.{fd.name}")
+        else:
             if len(value) > bounds.MAX_LIST_ITEMS:
-                out += bounds.items(value, f"{path}.{name}")
-            if fd.message_type.fields_by_name["value"].message_type is not None:  # type: ignore[union-attr]  # a map
+                out += bounds.items(value, f"{path}.{fd.name}")
+            if action == _MAP_OF_MESSAGES:
                 for key in sorted(value)[: bounds.MAX_LIST_ITEMS]:
-                    _bounded(value[key], f"{path}.{name}[{key}]", out)
-        elif fd.is_repeated:
-            if len(value) > bounds.MAX_LIST_ITEMS:
-                out += bounds.items(value, f"{path}.{name}")
-            if fd.message_type is not None:
+                    _bounded(value[key], f"{path}.{fd.name}[{key}]", out)
+            elif action == _LIST_OF_MESSAGES:
                 for i, item in enumerate(value[: bounds.MAX_LIST_ITEMS]):
-                    _bounded(item, f"{path}.{name}[{i}]", out)
-        elif fd.message_type is not None:
-            _bounded(value, f"{path}.{name}", out)
-        elif versioned and name == "version" and len(value) > bounds.MAX_VERSION_LENGTH:
-            out += bounds.version(value, f"{path}.{name}")
+                    _bounded(item, f"{path}.{fd.name}[{i}]", out)
 
 
 def validate_spec(message: Message, path: str) -> list[FieldViolation]:
@@ -163,7 +193,8 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     annotation keys and sizes; ``kind`` and ``apiVersion`` when set; version lengths and list
     lengths (bounds.py); for runtimes, ``priority`` at least 1 and the CRD-required
     ``modelFormat`` and ``modelFramework`` (each with a name) of every supportedModelFormats
-    entry; for InferenceServices, the CRD enums (``isvc_spec_violations``).
+    entry, and ``runtime_spec_violations``; for models, ``model_spec_violations``; for
+    InferenceServices, the CRD enums (``isvc_spec_violations``).
     """
     unwrapped = unwrap(obj)
     if unwrapped is None:
@@ -206,6 +237,53 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
                     out.append(FieldViolation(f"{path}.{field}", errors.required()))
                 elif not getattr(entry, field).name:
                     out.append(FieldViolation(f"{path}.{field}.name", errors.required()))
+        out += runtime_spec_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
+    elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
+        out += model_spec_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
+    return out
+
+
+# CRD enums the API server checks before any webhook, of the v1.3 fields the protos model
+# (ome-docs/reference/api/ome.v1beta1.md, "Allowed values" of ScalingMode, AutoscalerClass and
+# AutoscalerPolicyRef.kind; Distribution is ``domain.DISTRIBUTIONS``).
+SCALING_MODES = ("Independent", "Proportional", "Pinned")
+AUTOSCALER_CLASSES = ("HPA", "KEDA", "External", "None")
+AUTOSCALER_POLICY_KINDS = ("AutoscalerPolicy", "ClusterAutoscalerPolicy")
+COMPONENT_CONFIGS = ("engine_config", "decoder_config", "router_config")
+
+
+def _enum(owner: Message, field: str, allowed: tuple[str, ...], path: str) -> list[FieldViolation]:
+    """``<path>.<field>: Unsupported value: ...`` when ``owner`` sets ``field`` outside ``allowed``."""
+    value = getattr(owner, field)
+    if owner.HasField(field) and value not in allowed:
+        return [FieldViolation(f"{path}.{field}", errors.unsupported(value, allowed))]
+    return []
+
+
+def model_spec_violations(spec: types_pb2.BaseModelSpec, path: str) -> list[FieldViolation]:
+    """``distribution`` outside its CRD enum (``PerNode``, ``Sharded``; base-models.md,
+    "Distribution"); ``path`` is the proto path of ``spec``."""
+    return _enum(spec, "distribution", d.DISTRIBUTIONS, path)
+
+
+def runtime_spec_violations(spec: types_pb2.ServingRuntimeSpec, path: str) -> list[FieldViolation]:
+    """What the CRD checks of a runtime's v1.3 scaling fields: ``scalingPolicy.mode`` in its
+    enum; in each of ``engineConfig``, ``decoderConfig`` and ``routerConfig``, an ``autoscaler``
+    with its required ``class`` in its enum, and an ``autoscalerPolicyRef`` with its required
+    ``name`` and ``kind`` in its enum. ``path`` is the proto path of ``spec``."""
+    out = _enum(spec.scaling_policy, "mode", SCALING_MODES, f"{path}.scaling_policy")
+    for name in COMPONENT_CONFIGS:
+        component = getattr(spec, name)
+        base = f"{path}.{name}"
+        if component.HasField("autoscaler"):
+            if not component.autoscaler.HasField("autoscaler_class"):
+                out.append(FieldViolation(f"{base}.autoscaler.autoscaler_class", errors.required()))
+            out += _enum(component.autoscaler, "autoscaler_class", AUTOSCALER_CLASSES, f"{base}.autoscaler")
+        if component.HasField("autoscaler_policy_ref"):
+            ref = component.autoscaler_policy_ref
+            if not ref.name:
+                out.append(FieldViolation(f"{base}.autoscaler_policy_ref.name", errors.required()))
+            out += _enum(ref, "kind", AUTOSCALER_POLICY_KINDS, f"{base}.autoscaler_policy_ref")
     return out
 
 
@@ -441,6 +519,7 @@ def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseMode
         disabled=spec.disabled,
         label=model_label(spec),
         cache_key=spec.SerializeToString(deterministic=True),
+        sharded=spec.distribution == d.SHARDED,
     )
 
 
