@@ -390,6 +390,12 @@ def _ranking(model: d.Model, above: engine.Evaluation, below: engine.Evaluation)
     return Reason(ChangeStep.RANKING, text, runtime=above.runtime.key, tie_break=step)
 
 
+def _evaluated(snapshot: Snapshot, key: Key, model: d.Model, request: d.Request) -> engine.Evaluation | None:
+    """The runtime ``key`` of ``snapshot`` evaluated on its own spec (auto-selection), or None."""
+    rt = _runtime(snapshot, key)
+    return None if rt is None else engine.evaluate(rt, rt.own, model, request)
+
+
 def _auto_reason(
     old: Snapshot, new: Snapshot, isvc: types_pb2.InferenceService, d0: Decision, d1: Decision, change: Change
 ) -> Reason:
@@ -405,24 +411,22 @@ def _auto_reason(
     assert model0 is not None and model1 is not None
     still: engine.Evaluation | None = None
     if was is not None:
-        rt = _runtime(new, was)
-        if rt is None:
+        still = _evaluated(new, was, model1, request)
+        if still is None:
             return _deleted(was)
-        still = engine.evaluate(rt, rt.own, model1, request)
         if still.verdict is not Verdict.CANDIDATE:
             return _check(ChangeStep.CHECK_FAILED, was, still.failures[0])
     if now is None:
         return _configuration(change.before, change.after)
-    rt0 = _runtime(old, now)
-    if rt0 is None:
+    before = _evaluated(old, now, model0, request)
+    if before is None:
         return _added(now)
-    before = engine.evaluate(rt0, rt0.own, model0, request)
     if before.verdict is not Verdict.CANDIDATE:
         return _check(ChangeStep.CHECK_PASSED, now, before.failures[0])
-    rt1 = _runtime(new, now)
-    if still is None or rt1 is None:
+    after = _evaluated(new, now, model1, request)
+    if still is None or after is None:
         return _configuration(change.before, change.after)
-    return _ranking(model1, engine.evaluate(rt1, rt1.own, model1, request), still)
+    return _ranking(model1, after, still)
 
 
 def _named_reason(name: str, d0: Decision, d1: Decision, change: Change) -> Reason:
