@@ -49,7 +49,7 @@ from .checks import Check, Failure
 from .components import ComponentConfig
 from .engine import TieBreak, Verdict
 from .ingest import Key, compile_request
-from .resolution import Decision, ModelResolution, decide
+from .resolution import Decision, ModelResolution, decide, resolve_model
 from .snapshot import Snapshot, chain_can_reach
 
 IsvcKey = tuple[str, str]  # (namespace, name)
@@ -397,18 +397,21 @@ def _evaluated(snapshot: Snapshot, key: Key, model: d.Model, request: d.Request)
 
 
 def _auto_reason(
-    old: Snapshot, new: Snapshot, isvc: types_pb2.InferenceService, d0: Decision, d1: Decision, change: Change
+    old: Snapshot,
+    new: Snapshot,
+    isvc: types_pb2.InferenceService,
+    models: tuple[d.Model, d.Model],
+    change: Change,
 ) -> Reason:
     """Auto-selection: the old runtime is gone or fails a check now, or the new one is new, passes
     a check now, or ranks above the old one (troubleshoot-runtime-selection.md Step 2 order;
-    runtime-selection-scoring.md tie-breaks)."""
+    runtime-selection-scoring.md tie-breaks). Evaluates the two runtimes only, never the scope."""
     assert change.before is not None and change.after is not None
     was, now = change.before.runtime, change.after.runtime
     if was == now:
         return _configuration(change.before, change.after)
     request = compile_request(isvc)
-    model0, model1 = d0.model.model, d1.model.model
-    assert model0 is not None and model1 is not None
+    model0, model1 = models
     still: engine.Evaluation | None = None
     if was is not None:
         still = _evaluated(new, was, model1, request)
@@ -467,16 +470,16 @@ def reason(old: Snapshot, new: Snapshot, change: Change) -> Reason:
             else messages.REASON_UPDATED
         )
         return Reason(ChangeStep.INFERENCE_SERVICE, text)
-    d0, d1 = decide(old, isvc1), decide(new, isvc1)
-    m0, m1 = _model_state(d0.model), _model_state(d1.model)
+    r0, r1 = resolve_model(old, isvc1), resolve_model(new, isvc1)
+    m0, m1 = _model_state(r0), _model_state(r1)
     if m0 != m1:
         return Reason(ChangeStep.MODEL, messages.REASON_MODEL.format(model=isvc1.spec.model.name, before=m0, after=m1))
-    if isvc1.spec.runtime.name:
-        return _named_reason(isvc1.spec.runtime.name, d0, d1, change)
-    if d0.auto is None or d1.auto is None:
-        assert change.before is not None and change.after is not None
+    if isvc1.spec.runtime.name:  # resolving a named runtime costs one evaluation
+        return _named_reason(isvc1.spec.runtime.name, decide(old, isvc1), decide(new, isvc1), change)
+    assert change.before is not None and change.after is not None
+    if r0.model is None or r1.model is None or r0.error or r1.error:
         return _configuration(change.before, change.after)
-    return _auto_reason(old, new, isvc1, d0, d1, change)
+    return _auto_reason(old, new, isvc1, (r0.model, r1.model), change)
 
 
 def causes(old: Snapshot, new: Snapshot, advance: Advance, deps: frozenset[IndexKey], key: IsvcKey) -> list[Key]:
