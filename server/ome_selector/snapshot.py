@@ -233,9 +233,7 @@ class Snapshot:
     ``namespaced`` (namespace -> RuntimeGroup) and ``cluster`` (RuntimeGroup); ``base_models``,
     ``cluster_models``, ``accelerator_classes``; ``inference_services`` ((namespace, name) ->
     InferenceService; selection never reads them, their outcomes live beside the snapshot in
-    ``outcomes.Selections``). ``runtimes_changed``: the keys of the runtimes stored anew by the
-    write that made this snapshot (those it carries and the children whose chain it resolved
-    again); every runtime key for a snapshot built whole.
+    ``outcomes.Selections``).
     """
 
     def __init__(
@@ -253,13 +251,12 @@ class Snapshot:
         for key, value in compiled.items():
             _index(parts, key, value)
         _resolve_all(parts)
-        changed = frozenset(key for key in compiled if key[0] in _RUNTIME_KINDS)
         by_namespace: dict[str, list[d.Runtime]] = {}
         for (namespace, _), rt in parts.serving_runtimes.items():
             by_namespace.setdefault(namespace, []).append(rt)
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
         cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
-        self._init(version, synced, generation, parts, namespaced, cluster, changed)
+        self._init(version, synced, generation, parts, namespaced, cluster)
 
     def _init(
         self,
@@ -269,7 +266,6 @@ class Snapshot:
         parts: _Parts,
         namespaced: dict[str, RuntimeGroup],
         cluster: RuntimeGroup,
-        runtimes_changed: frozenset[Key],
     ) -> None:
         self.version = version
         self.synced = synced
@@ -285,7 +281,6 @@ class Snapshot:
         self.inference_services = parts.inference_services
         self.namespaced = namespaced
         self.cluster = cluster
-        self.runtimes_changed = runtimes_changed
 
     def with_changes(
         self,
@@ -347,7 +342,7 @@ class Snapshot:
                 else:
                     namespaced.pop(group_name, None)
         snapshot = Snapshot.__new__(Snapshot)
-        snapshot._init(version, synced, generation, parts, namespaced, cluster, frozenset(changed))
+        snapshot._init(version, synced, generation, parts, namespaced, cluster)
         return snapshot
 
     def runtimes_in_scope(self, namespace: str) -> tuple[RuntimeGroup, RuntimeGroup]:
