@@ -30,7 +30,7 @@ from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from . import accelerators, changes, engine, errors, messages, outcomes, reconcile, resolution
+from . import accelerators, bounds, changes, engine, errors, messages, outcomes, reconcile, resolution, tree
 from . import admission as admission_rules
 from . import domain as d
 from . import effective as effective_view
@@ -87,11 +87,9 @@ def _require_isvc(
 
 
 def _ref(key: tuple[str, str, str]) -> pb.RuntimeRef:
-    kind = (
-        pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
-        if key[0] == d.CLUSTER_SERVING_RUNTIME
-        else pb.RUNTIME_KIND_SERVING_RUNTIME
-    )
+    """RuntimeRef proto of a runtime key; kind unspecified for a key of no runtime kind (a
+    parent that does not exist)."""
+    kind = RUNTIME_KIND_TO_PB.get(key[0], pb.RUNTIME_KIND_UNSPECIFIED)
     return pb.RuntimeRef(kind=kind, namespace=key[1], name=key[2])
 
 
@@ -101,6 +99,10 @@ def runtime_ref(runtime: d.Runtime) -> pb.RuntimeRef:
 
 
 # One explicit table per domain enum -> proto enum.
+RUNTIME_KIND_TO_PB = {
+    d.SERVING_RUNTIME: pb.RUNTIME_KIND_SERVING_RUNTIME,
+    d.CLUSTER_SERVING_RUNTIME: pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME,
+}
 CHECK_TO_PB = {
     Check.DISABLED: pb.CHECK_DISABLED,
     Check.ACCELERATOR_CLASS: pb.CHECK_ACCELERATOR_CLASS,
@@ -172,6 +174,33 @@ CHANGE_STEP_TO_PB = {
     outcomes.ChangeStep.RANKING: pb.CHANGE_STEP_RANKING,
     outcomes.ChangeStep.NAMED_RUNTIME: pb.CHANGE_STEP_NAMED_RUNTIME,
     outcomes.ChangeStep.CONFIGURATION: pb.CHANGE_STEP_CONFIGURATION,
+}
+TREE_ISSUE_TO_PB = {
+    tree.IssueCode.PARENT_MISSING: pb.RUNTIME_TREE_ISSUE_CODE_PARENT_MISSING,
+    tree.IssueCode.CYCLE_DETECTED: pb.RUNTIME_TREE_ISSUE_CODE_CYCLE_DETECTED,
+    tree.IssueCode.MAX_DEPTH_EXCEEDED: pb.RUNTIME_TREE_ISSUE_CODE_MAX_DEPTH_EXCEEDED,
+}
+TREE_UNATTRIBUTED_STATE_TO_PB = {
+    tree.UnattributedState.UNRESOLVED: pb.RUNTIME_TREE_UNATTRIBUTED_STATE_UNRESOLVED,
+    tree.UnattributedState.INVALID: pb.RUNTIME_TREE_UNATTRIBUTED_STATE_INVALID,
+    tree.UnattributedState.AMBIGUOUS: pb.RUNTIME_TREE_UNATTRIBUTED_STATE_AMBIGUOUS,
+}
+_REASON = tree.UnattributedReason
+TREE_UNATTRIBUTED_REASON_TO_PB = {
+    _REASON.AUTOMATIC_SELECTION: pb.RUNTIME_TREE_UNATTRIBUTED_REASON_AUTOMATIC_SELECTION,
+    _REASON.RUNTIME_NOT_FOUND: pb.RUNTIME_TREE_UNATTRIBUTED_REASON_RUNTIME_NOT_FOUND,
+    _REASON.INVALID_RUNTIME_NAME: pb.RUNTIME_TREE_UNATTRIBUTED_REASON_INVALID_RUNTIME_NAME,
+    _REASON.DUPLICATE_INFERENCE_SERVICE: pb.RUNTIME_TREE_UNATTRIBUTED_REASON_DUPLICATE_INFERENCE_SERVICE,
+}
+TREE_COLLECTION_STATUS_TO_PB = {
+    tree.CollectionStatus.COMPLETE: pb.RUNTIME_TREE_COLLECTION_STATUS_COMPLETE,
+    tree.CollectionStatus.TRUNCATED: pb.RUNTIME_TREE_COLLECTION_STATUS_TRUNCATED,
+    tree.CollectionStatus.UNAVAILABLE: pb.RUNTIME_TREE_COLLECTION_STATUS_UNAVAILABLE,
+}
+TREE_WARNING_TO_PB = {
+    tree.TreeWarning.PARTIAL_DATA: pb.RUNTIME_TREE_WARNING_PARTIAL_DATA,
+    tree.TreeWarning.SOURCE_UNAVAILABLE: pb.RUNTIME_TREE_WARNING_SOURCE_UNAVAILABLE,
+    tree.TreeWarning.TRUNCATED: pb.RUNTIME_TREE_WARNING_TRUNCATED,
 }
 MAX_PAGE_SIZE = 1000
 
@@ -804,6 +833,101 @@ def _object_key(key: tuple[str, str, str]) -> cache_pb2.ObjectKey:
     return cache_pb2.ObjectKey(kind=KIND_TO_ENUM[key[0]], namespace=key[1], name=key[2])
 
 
+# ---- the runtime tree (kubectl-ome runtime.md, tree) ----------------------------------------------
+
+
+def get_runtime_tree(snapshot: Snapshot, request: pb.GetRuntimeTreeRequest) -> pb.GetRuntimeTreeResponse:
+    """GetRuntimeTree: the RuntimeTreeReport of ``kubectl ome runtime tree`` (tree.py;
+    reference/kubectl-ome/runtime.md, "tree"). Raises ``RequestError`` with the page's texts:
+    INVALID_ARGUMENT for an invalid ``name`` or ``kind`` (the message names the first, the
+    violations every bad field) or a missing or invalid ``namespace`` (required unless ``kind``
+    is ``ClusterServingRuntime``); NOT_FOUND, FAILED_PRECONDITION as ``tree.find_target`` and
+    ``tree.runtime_tree`` raise them; UNAVAILABLE before the first sync."""
+    _require_synced(snapshot)
+    texts, violations = [], []
+    problem = bounds.name_problem(request.name)
+    if problem:
+        texts.append(messages.tree_invalid_name(errors.quote(request.name), problem))
+        violations.append(FieldViolation("name", errors.invalid_value(request.name, problem)))
+    if request.kind and request.kind not in messages.TREE_SUPPORTED_KINDS:
+        texts.append(messages.tree_unsupported_kind(errors.quote(request.kind)))
+        violations.append(FieldViolation("kind", errors.unsupported(request.kind, messages.TREE_SUPPORTED_KINDS)))
+    if request.namespace or request.kind != d.CLUSTER_SERVING_RUNTIME:
+        violations += validate_name(request.namespace, "namespace", "namespace")
+    if violations:
+        if not texts:
+            raise RequestError.invalid(violations)
+        raise RequestError("INVALID_ARGUMENT", texts[0], violations)
+    target = tree.find_target(snapshot, request.name, request.namespace, request.kind)
+    report = tree.runtime_tree(snapshot, target, request.show_unattributed_users)
+    response = pb.GetRuntimeTreeResponse(
+        api_version=tree.API_VERSION,
+        kind=tree.REPORT_KIND,
+        target=_ref(report.target),
+        contexts=[_tree_context(context, report.target) for context in report.contexts],
+        snapshot=pb.RUNTIME_TREE_SNAPSHOT_PARTIAL if report.partial else pb.RUNTIME_TREE_SNAPSHOT_COMPLETE,
+        collections=[_tree_collection(c) for c in report.collections],
+        warnings=[TREE_WARNING_TO_PB[w] for w in report.warnings],
+        cache_version=snapshot.version,
+    )
+    if report.unattributed is not None:
+        response.unattributed.SetInParent()
+        for user in report.unattributed:
+            response.unattributed.users.add(
+                namespace=user.key[0],
+                name=user.key[1],
+                state=TREE_UNATTRIBUTED_STATE_TO_PB[user.state],
+                reason=TREE_UNATTRIBUTED_REASON_TO_PB[user.reason],
+                declared_runtime=user.declared,
+            )
+    return response
+
+
+def _tree_context(context: tree.Context, target: tree.Key) -> pb.RuntimeTreeContext:
+    """The RuntimeTreeContext proto of a context; ``target`` is marked selected in every chain."""
+    out = pb.RuntimeTreeContext(
+        scope=pb.RUNTIME_TREE_CONTEXT_SCOPE_CLUSTER
+        if context.namespace is None
+        else pb.RUNTIME_TREE_CONTEXT_SCOPE_NAMESPACED,
+        namespace=context.namespace or "",
+        resolution=pb.RUNTIME_TREE_RESOLUTION_COMPLETE,
+    )
+    for head in context.heads:
+        issues = [head.issue] if head.issue is not None else []
+        out.heads.add(
+            runtime=_ref(head.runtime),
+            chain=[pb.RuntimeTreeNode(runtime=_ref(key), selected=key == target) for key in head.chain],
+            issues=[
+                pb.RuntimeTreeIssue(
+                    code=TREE_ISSUE_TO_PB[issue.code],
+                    subject=_ref(issue.subject),
+                    parent=_ref(issue.parent),
+                    path=[_ref(key) for key in issue.path],
+                )
+                for issue in issues
+            ],
+            users=[pb.RuntimeTreeUser(namespace=ns, name=name) for ns, name in head.users],
+        )
+    return out
+
+
+def _tree_collection(listed: tree.Collection) -> pb.RuntimeTreeCollection:
+    if listed.namespace == "":
+        scope = pb.RUNTIME_TREE_COLLECTION_SCOPE_CLUSTER
+    elif listed.namespace is None:
+        scope = pb.RUNTIME_TREE_COLLECTION_SCOPE_ALL_NAMESPACES
+    else:
+        scope = pb.RUNTIME_TREE_COLLECTION_SCOPE_NAMESPACE
+    return pb.RuntimeTreeCollection(
+        kind=KIND_TO_ENUM[listed.kind],
+        scope=scope,
+        namespace=listed.namespace or "",
+        status=TREE_COLLECTION_STATUS_TO_PB[listed.status],
+        pages=listed.pages,
+        items=listed.items,
+    )
+
+
 # SelectionService: method name -> the function that answers it (service.SelectionServicer
 # serves each row; the offline CLI calls the same functions).
 SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
@@ -814,6 +938,7 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "GetEffectiveRuntime": get_effective_runtime,
     "ValidateServingRuntime": validate_serving_runtime,
     "PreviewCacheChange": preview_cache_change,
+    "GetRuntimeTree": get_runtime_tree,
 }
 # SelectionService's streaming method, served by ``service.SelectionServicer`` itself.
 STREAMING_RPCS = frozenset({"WatchSelections"})

@@ -60,15 +60,28 @@ LABEL_VALUE_RULE = (
 )
 
 
+def _dns_problem(value: str, limit: int, pattern: re.Pattern[str], rule: str) -> str:
+    """What is wrong with ``value`` as a DNS-1123 name of at most ``limit`` characters, as
+    Kubernetes' ``IsDNS1123*`` says it (``must be no more than 253 characters``, or the rule;
+    an empty value breaks the rule); ``""`` when nothing is."""
+    if len(value) > limit:
+        return f"must be no more than {limit} characters"
+    return "" if pattern.match(value) else rule
+
+
 def _dns(value: str, path: str, limit: int, pattern: re.Pattern[str], rule: str) -> list[FieldViolation]:
     """Violations of a required DNS-1123 name of at most ``limit`` characters."""
     if not value:
         return [FieldViolation(path, errors.required())]
-    if len(value) > limit:
-        return [FieldViolation(path, errors.too_long_value(value, limit))]
-    if not pattern.match(value):
-        return [FieldViolation(path, errors.invalid_value(value, rule))]
-    return []
+    problem = _dns_problem(value, limit, pattern, rule)
+    return [FieldViolation(path, errors.invalid_value(value, problem))] if problem else []
+
+
+def name_problem(value: str) -> str:
+    """What is wrong with ``value`` as an object name (a DNS-1123 subdomain of at most
+    ``MAX_NAME_LENGTH`` characters): ``must be no more than 253 characters`` or
+    ``SUBDOMAIN_RULE`` (also for ``""``); ``""`` for a valid name."""
+    return _dns_problem(value, MAX_NAME_LENGTH, _SUBDOMAIN, SUBDOMAIN_RULE)
 
 
 def subdomain(value: str, path: str) -> list[FieldViolation]:

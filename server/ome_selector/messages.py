@@ -282,6 +282,43 @@ def hpa_metric_type_unknown(index: int, metric_type: str) -> str:
     return f'HPAMetricMalformed: hpa.metrics[{index}].type "{quoted}" is not one of {_METRIC_TYPES}'
 
 
+# ---- kubectl ome runtime tree (reference/kubectl-ome/runtime.md, "tree") ----------------------
+
+TREE_SUPPORTED_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+
+
+def tree_invalid_name(quoted_name: str, problem: str) -> str:
+    """``runtime name "<name>" is invalid: <problem>`` (``quoted_name`` as ``errors.quote``
+    shows it; ``problem`` as Kubernetes' name validation says it)."""
+    return f"runtime name {quoted_name} is invalid: {problem}"
+
+
+def tree_unsupported_kind(quoted_kind: str) -> str:
+    """``unsupported runtime kind "<kind>" (supported: ServingRuntime, ClusterServingRuntime)``."""
+    return f"unsupported runtime kind {quoted_kind} (supported: {', '.join(TREE_SUPPORTED_KINDS)})"
+
+
+def tree_ambiguous(quoted_name: str, matched: int) -> str:
+    """A name that is a ServingRuntime in the namespace and a ClusterServingRuntime too."""
+    return (
+        f"runtime {quoted_name} is ambiguous; pass --kind ServingRuntime or --kind ClusterServingRuntime: "
+        f"runtime target is ambiguous: {quoted_name} matched {matched} runtimes"
+    )
+
+
+def tree_target_not_found(quoted_name: str) -> str:
+    """``project runtime inheritance tree: runtime target was not found: "<name>"``."""
+    return f"project runtime inheritance tree: runtime target was not found: {quoted_name}"
+
+
+def tree_incomplete_runtimes(kind: str, status: str, pages: int, items: int) -> str:
+    """A runtime list the tree cannot use whole (``status``: ``truncated`` or ``unavailable``)."""
+    return (
+        f"runtime tree requires complete runtime evidence: {kind} collection is {status} "
+        f"(pages={pages} items={items}); restore list access or narrow the runtime scope, then retry"
+    )
+
+
 # ---- texts of this service (not OME's) --------------------------------------------------------
 
 # The exclusion summary's label per primary reason, by ``checks.Check`` name, in canonical order.

@@ -345,6 +345,18 @@ class Snapshot:
         snapshot._init(version, synced, generation, parts, namespaced, cluster)
         return snapshot
 
+    def walk(self, head: d.Runtime) -> ChainWalk:
+        """OME's walk of ``head``'s inheritance chain in this snapshot (``walk_chain``; parents
+        looked up as ``parent`` does)."""
+        return walk_chain(head, lambda name: self.parent(head, name))
+
+    def parent(self, head: d.Runtime, name: str) -> d.Runtime | None:
+        """The runtime (as compiled) a parent name means in ``head``'s chain
+        (runtime-inheritance.md, "Chain limits": a ClusterServingRuntime's parents are
+        ClusterServingRuntimes; a ServingRuntime's are looked up in its namespace first, for the
+        whole walk), or None."""
+        return _parent(self._parts, head, name)
+
     def runtimes_in_scope(self, namespace: str) -> tuple[RuntimeGroup, RuntimeGroup]:
         """(ServingRuntimes of ``namespace``, ClusterServingRuntimes), each a group in fetch order."""
         return self.namespaced.get(namespace, _EMPTY_GROUP), self.cluster
@@ -471,30 +483,60 @@ def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:
     return parts.compiled.get((d.CLUSTER_SERVING_RUNTIME, "", name))  # type: ignore[no-any-return]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChainWalk:
+    """OME's walk up one inheritance chain (runtime-inheritance.md, "Chain limits").
+
+    ``members``: the runtimes visited, the head first, then each parent as compiled (its own
+    spec). ``reason``: None when the chain resolves, else where the walk stopped at the last
+    member's parent (``members[-1].parent``): ``CHAIN_MAX_DEPTH`` (the chain holds
+    ``MAX_CHAIN`` runtimes already), ``CHAIN_CYCLE`` (a name already in the chain) or
+    ``CHAIN_NOT_FOUND``, checked in that order.
+    """
+
+    members: tuple[d.Runtime, ...]
+    reason: str | None = None
+
+    @property
+    def error(self) -> str | None:
+        """OME's text for the broken chain (the chain head first), or None."""
+        names = [rt.name for rt in self.members]
+        parent = self.members[-1].parent or ""
+        if self.reason == d.CHAIN_MAX_DEPTH:
+            return messages.inherit_max_depth(names)
+        if self.reason == d.CHAIN_CYCLE:
+            return messages.inherit_cycle([*names, parent])
+        if self.reason == d.CHAIN_NOT_FOUND:
+            return messages.inherit_parent_not_found(parent, names)
+        return None
+
+
+def walk_chain(head: d.Runtime, parent_of: Callable[[str], d.Runtime | None]) -> ChainWalk:
+    """Walk from ``head`` up its ``ome.io/inherit-from`` parents, each found by
+    ``parent_of(name)``, until a runtime without a parent or a problem (``ChainWalk``)."""
+    members = [head]
+    names = {head.name}
+    while members[-1].parent:
+        name = members[-1].parent
+        if len(members) >= MAX_CHAIN:
+            return ChainWalk(tuple(members), d.CHAIN_MAX_DEPTH)
+        if name in names:
+            return ChainWalk(tuple(members), d.CHAIN_CYCLE)
+        parent = parent_of(name)
+        if parent is None:
+            return ChainWalk(tuple(members), d.CHAIN_NOT_FOUND)
+        members.append(parent)
+        names.add(name)
+    return ChainWalk(tuple(members))
+
+
 def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
     """A copy of ``head`` (as compiled) with its chain (root first) and merged spec, or its chain
     error (runtime-inheritance.md, "Chain limits")."""
-    chain = [head.name]
-    members = [head]
-    current = head
-    error = reason = None
-    while current.parent:
-        parent_name = current.parent
-        if len(chain) >= MAX_CHAIN:
-            error, reason = messages.inherit_max_depth(chain), d.CHAIN_MAX_DEPTH
-            break
-        if parent_name in chain:
-            error, reason = messages.inherit_cycle([*chain, parent_name]), d.CHAIN_CYCLE
-            break
-        parent = _parent(parts, head, parent_name)
-        if parent is None:
-            error, reason = messages.inherit_parent_not_found(parent_name, chain), d.CHAIN_NOT_FOUND
-            break
-        chain.append(parent_name)
-        members.append(parent)
-        current = parent
-    if error is not None:
-        return dataclasses.replace(head, inheritance_error=error, inheritance_reason=reason)
+    walk = walk_chain(head, lambda name: _parent(parts, head, name))
+    if walk.reason is not None:
+        return dataclasses.replace(head, inheritance_error=walk.error, inheritance_reason=walk.reason)
+    members = walk.members
     merged = members[-1].spec
     for child in reversed(members[:-1]):
         merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
@@ -502,6 +544,6 @@ def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
         head,
         effective=compile_spec(merged),
         merged_spec=merged,
-        chain=tuple(reversed(chain)),
+        chain=tuple(rt.name for rt in reversed(members)),
         chain_keys=tuple(m.key for m in reversed(members)),
     )

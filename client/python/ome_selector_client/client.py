@@ -322,6 +322,27 @@ class SelectorClient:
         request = selector_pb2.PreviewCacheChangeRequest(upserts=upserts, deletes=deletes)
         return self._call(self._selection.PreviewCacheChange, request, timeout)
 
+    def get_runtime_tree(
+        self,
+        name: str,
+        namespace: str = "",
+        *,
+        kind: str = "",
+        show_unattributed_users: bool = False,
+        timeout: float | None = None,
+    ) -> selector_pb2.GetRuntimeTreeResponse:
+        """The RuntimeTreeReport of ``kubectl ome runtime tree``: the runtime ``name`` (a
+        ServingRuntime of ``namespace`` or a ClusterServingRuntime; ``kind`` ``ServingRuntime`` or
+        ``ClusterServingRuntime`` to choose), the chains around it, and the InferenceServices that
+        name them; with ``show_unattributed_users`` also those whose runtime their spec does not
+        tell. ``SelectorError``: INVALID_ARGUMENT (bad name, kind or namespace), NOT_FOUND,
+        FAILED_PRECONDITION (an ambiguous name, a runtime list over the 1,000-object limit), each
+        with the page's message."""
+        request = selector_pb2.GetRuntimeTreeRequest(
+            name=name, namespace=namespace, kind=kind, show_unattributed_users=show_unattributed_users
+        )
+        return self._call(self._selection.GetRuntimeTree, request, timeout)
+
     # --- CacheService --------------------------------------------------------------------------
 
     def apply_snapshot(

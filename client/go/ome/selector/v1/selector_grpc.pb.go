@@ -52,6 +52,19 @@ type SelectionServiceClient interface {
 	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
 	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
 	PreviewCacheChange(ctx context.Context, in *PreviewCacheChangeRequest, opts ...grpc.CallOption) (*PreviewCacheChangeResponse, error)
+	// GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
+	// RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
+	// inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
+	// (runtime-inheritance.md). Errors, each with the page's text as the status message:
+	// INVALID_ARGUMENT for an invalid name (`runtime name "<name>" is invalid: ...`, field `name`)
+	// or kind (`unsupported runtime kind "<kind>" (supported: ServingRuntime,
+	// ClusterServingRuntime)`, field `kind`) and a missing namespace; NOT_FOUND
+	// (`project runtime inheritance tree: runtime target was not found: "<name>"`);
+	// FAILED_PRECONDITION when the name is ambiguous (`runtime "<name>" is ambiguous; pass --kind
+	// ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
+	// runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
+	// runtime evidence: ...`); UNAVAILABLE before the first sync.
+	GetRuntimeTree(ctx context.Context, in *GetRuntimeTreeRequest, opts ...grpc.CallOption) (*GetRuntimeTreeResponse, error)
 }
 
 type selectionServiceClient struct {
@@ -157,6 +170,15 @@ func (c *selectionServiceClient) PreviewCacheChange(ctx context.Context, in *Pre
 	return out, nil
 }
 
+func (c *selectionServiceClient) GetRuntimeTree(ctx context.Context, in *GetRuntimeTreeRequest, opts ...grpc.CallOption) (*GetRuntimeTreeResponse, error) {
+	out := new(GetRuntimeTreeResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeTree", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SelectionServiceServer is the server API for SelectionService service.
 // All implementations must embed UnimplementedSelectionServiceServer
 // for forward compatibility
@@ -196,6 +218,19 @@ type SelectionServiceServer interface {
 	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
 	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
 	PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error)
+	// GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
+	// RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
+	// inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
+	// (runtime-inheritance.md). Errors, each with the page's text as the status message:
+	// INVALID_ARGUMENT for an invalid name (`runtime name "<name>" is invalid: ...`, field `name`)
+	// or kind (`unsupported runtime kind "<kind>" (supported: ServingRuntime,
+	// ClusterServingRuntime)`, field `kind`) and a missing namespace; NOT_FOUND
+	// (`project runtime inheritance tree: runtime target was not found: "<name>"`);
+	// FAILED_PRECONDITION when the name is ambiguous (`runtime "<name>" is ambiguous; pass --kind
+	// ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
+	// runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
+	// runtime evidence: ...`); UNAVAILABLE before the first sync.
+	GetRuntimeTree(context.Context, *GetRuntimeTreeRequest) (*GetRuntimeTreeResponse, error)
 	mustEmbedUnimplementedSelectionServiceServer()
 }
 
@@ -226,6 +261,9 @@ func (UnimplementedSelectionServiceServer) WatchSelections(*WatchSelectionsReque
 }
 func (UnimplementedSelectionServiceServer) PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PreviewCacheChange not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetRuntimeTree(context.Context, *GetRuntimeTreeRequest) (*GetRuntimeTreeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeTree not implemented")
 }
 func (UnimplementedSelectionServiceServer) mustEmbedUnimplementedSelectionServiceServer() {}
 
@@ -387,6 +425,24 @@ func _SelectionService_PreviewCacheChange_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_GetRuntimeTree_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRuntimeTreeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetRuntimeTree(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetRuntimeTree",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetRuntimeTree(ctx, req.(*GetRuntimeTreeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _SelectionService_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "ome.selector.v1.SelectionService",
 	HandlerType: (*SelectionServiceServer)(nil),
@@ -418,6 +474,10 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PreviewCacheChange",
 			Handler:    _SelectionService_PreviewCacheChange_Handler,
+		},
+		{
+			MethodName: "GetRuntimeTree",
+			Handler:    _SelectionService_GetRuntimeTree_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

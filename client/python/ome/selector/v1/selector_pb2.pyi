@@ -478,6 +478,260 @@ CHANGE_STEP_CONFIGURATION: ChangeStep.ValueType  # 9
 """The same runtime (or none); the condition's message, the warnings or the components differ."""
 Global___ChangeStep: _TypeAlias = ChangeStep  # noqa: Y015
 
+class _RuntimeTreeContextScope:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeContextScopeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeContextScope.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_CONTEXT_SCOPE_UNSPECIFIED: _RuntimeTreeContextScope.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_CONTEXT_SCOPE_CLUSTER: _RuntimeTreeContextScope.ValueType  # 1
+    """`Cluster`: the ClusterServingRuntimes and the InferenceServices that name them."""
+    RUNTIME_TREE_CONTEXT_SCOPE_NAMESPACED: _RuntimeTreeContextScope.ValueType  # 2
+    """`Namespaced/<namespace>`: the ServingRuntimes of one namespace and the InferenceServices
+    that name them.
+    """
+
+class RuntimeTreeContextScope(_RuntimeTreeContextScope, metaclass=_RuntimeTreeContextScopeEnumTypeWrapper):
+    """RuntimeTreeContextScope: which runtimes a context holds."""
+
+RUNTIME_TREE_CONTEXT_SCOPE_UNSPECIFIED: RuntimeTreeContextScope.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_CONTEXT_SCOPE_CLUSTER: RuntimeTreeContextScope.ValueType  # 1
+"""`Cluster`: the ClusterServingRuntimes and the InferenceServices that name them."""
+RUNTIME_TREE_CONTEXT_SCOPE_NAMESPACED: RuntimeTreeContextScope.ValueType  # 2
+"""`Namespaced/<namespace>`: the ServingRuntimes of one namespace and the InferenceServices
+that name them.
+"""
+Global___RuntimeTreeContextScope: _TypeAlias = RuntimeTreeContextScope  # noqa: Y015
+
+class _RuntimeTreeResolution:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeResolutionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeResolution.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_RESOLUTION_UNSPECIFIED: _RuntimeTreeResolution.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_RESOLUTION_COMPLETE: _RuntimeTreeResolution.ValueType  # 1
+    """`Complete`: every listed runtime was read (the page: "It always ends in (resolution: Complete)")."""
+
+class RuntimeTreeResolution(_RuntimeTreeResolution, metaclass=_RuntimeTreeResolutionEnumTypeWrapper):
+    """RuntimeTreeResolution: how far a context's runtimes were resolved."""
+
+RUNTIME_TREE_RESOLUTION_UNSPECIFIED: RuntimeTreeResolution.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_RESOLUTION_COMPLETE: RuntimeTreeResolution.ValueType  # 1
+"""`Complete`: every listed runtime was read (the page: "It always ends in (resolution: Complete)")."""
+Global___RuntimeTreeResolution: _TypeAlias = RuntimeTreeResolution  # noqa: Y015
+
+class _RuntimeTreeIssueCode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeIssueCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeIssueCode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_ISSUE_CODE_UNSPECIFIED: _RuntimeTreeIssueCode.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_ISSUE_CODE_PARENT_MISSING: _RuntimeTreeIssueCode.ValueType  # 1
+    """`ParentMissing`: the subject's `ome.io/inherit-from` parent does not exist."""
+    RUNTIME_TREE_ISSUE_CODE_CYCLE_DETECTED: _RuntimeTreeIssueCode.ValueType  # 2
+    """`CycleDetected`: the subject's parent is already in the chain (names alone count)."""
+    RUNTIME_TREE_ISSUE_CODE_MAX_DEPTH_EXCEEDED: _RuntimeTreeIssueCode.ValueType  # 3
+    """`MaxDepthExceeded`: the chain holds five runtimes and the last one, the subject, names a parent."""
+
+class RuntimeTreeIssueCode(_RuntimeTreeIssueCode, metaclass=_RuntimeTreeIssueCodeEnumTypeWrapper):
+    """RuntimeTreeIssueCode: a problem in a chain (runtime-inheritance.md, "Chain limits")."""
+
+RUNTIME_TREE_ISSUE_CODE_UNSPECIFIED: RuntimeTreeIssueCode.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_ISSUE_CODE_PARENT_MISSING: RuntimeTreeIssueCode.ValueType  # 1
+"""`ParentMissing`: the subject's `ome.io/inherit-from` parent does not exist."""
+RUNTIME_TREE_ISSUE_CODE_CYCLE_DETECTED: RuntimeTreeIssueCode.ValueType  # 2
+"""`CycleDetected`: the subject's parent is already in the chain (names alone count)."""
+RUNTIME_TREE_ISSUE_CODE_MAX_DEPTH_EXCEEDED: RuntimeTreeIssueCode.ValueType  # 3
+"""`MaxDepthExceeded`: the chain holds five runtimes and the last one, the subject, names a parent."""
+Global___RuntimeTreeIssueCode: _TypeAlias = RuntimeTreeIssueCode  # noqa: Y015
+
+class _RuntimeTreeSnapshot:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeSnapshotEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeSnapshot.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_SNAPSHOT_UNSPECIFIED: _RuntimeTreeSnapshot.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_SNAPSHOT_COMPLETE: _RuntimeTreeSnapshot.ValueType  # 1
+    """`Complete`."""
+    RUNTIME_TREE_SNAPSHOT_PARTIAL: _RuntimeTreeSnapshot.ValueType  # 2
+    """`Partial`: the InferenceService list was truncated at the collection limit."""
+
+class RuntimeTreeSnapshot(_RuntimeTreeSnapshot, metaclass=_RuntimeTreeSnapshotEnumTypeWrapper):
+    """RuntimeTreeSnapshot: whether every InferenceService was listed."""
+
+RUNTIME_TREE_SNAPSHOT_UNSPECIFIED: RuntimeTreeSnapshot.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_SNAPSHOT_COMPLETE: RuntimeTreeSnapshot.ValueType  # 1
+"""`Complete`."""
+RUNTIME_TREE_SNAPSHOT_PARTIAL: RuntimeTreeSnapshot.ValueType  # 2
+"""`Partial`: the InferenceService list was truncated at the collection limit."""
+Global___RuntimeTreeSnapshot: _TypeAlias = RuntimeTreeSnapshot  # noqa: Y015
+
+class _RuntimeTreeCollectionScope:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeCollectionScopeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeCollectionScope.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_COLLECTION_SCOPE_UNSPECIFIED: _RuntimeTreeCollectionScope.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_COLLECTION_SCOPE_CLUSTER: _RuntimeTreeCollectionScope.ValueType  # 1
+    """`Cluster`: a cluster-scoped kind."""
+    RUNTIME_TREE_COLLECTION_SCOPE_ALL_NAMESPACES: _RuntimeTreeCollectionScope.ValueType  # 2
+    """`AllNamespaces`: a namespaced kind in every namespace."""
+    RUNTIME_TREE_COLLECTION_SCOPE_NAMESPACE: _RuntimeTreeCollectionScope.ValueType  # 3
+    """`Namespace/<namespace>`: a namespaced kind in one namespace."""
+
+class RuntimeTreeCollectionScope(_RuntimeTreeCollectionScope, metaclass=_RuntimeTreeCollectionScopeEnumTypeWrapper):
+    """RuntimeTreeCollectionScope: the scope of one list."""
+
+RUNTIME_TREE_COLLECTION_SCOPE_UNSPECIFIED: RuntimeTreeCollectionScope.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_COLLECTION_SCOPE_CLUSTER: RuntimeTreeCollectionScope.ValueType  # 1
+"""`Cluster`: a cluster-scoped kind."""
+RUNTIME_TREE_COLLECTION_SCOPE_ALL_NAMESPACES: RuntimeTreeCollectionScope.ValueType  # 2
+"""`AllNamespaces`: a namespaced kind in every namespace."""
+RUNTIME_TREE_COLLECTION_SCOPE_NAMESPACE: RuntimeTreeCollectionScope.ValueType  # 3
+"""`Namespace/<namespace>`: a namespaced kind in one namespace."""
+Global___RuntimeTreeCollectionScope: _TypeAlias = RuntimeTreeCollectionScope  # noqa: Y015
+
+class _RuntimeTreeCollectionStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeCollectionStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeCollectionStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_COLLECTION_STATUS_UNSPECIFIED: _RuntimeTreeCollectionStatus.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_COLLECTION_STATUS_COMPLETE: _RuntimeTreeCollectionStatus.ValueType  # 1
+    """`Complete`: every object of the scope."""
+    RUNTIME_TREE_COLLECTION_STATUS_TRUNCATED: _RuntimeTreeCollectionStatus.ValueType  # 2
+    """`Truncated`: more than 1,000 objects; the first 1,000 (by namespace, then name) were read."""
+    RUNTIME_TREE_COLLECTION_STATUS_UNAVAILABLE: _RuntimeTreeCollectionStatus.ValueType  # 3
+    """`Unavailable`: the list failed. The service reads its own cache, which never fails, so it
+    never reports this status.
+    """
+
+class RuntimeTreeCollectionStatus(_RuntimeTreeCollectionStatus, metaclass=_RuntimeTreeCollectionStatusEnumTypeWrapper):
+    """RuntimeTreeCollectionStatus: what one list got."""
+
+RUNTIME_TREE_COLLECTION_STATUS_UNSPECIFIED: RuntimeTreeCollectionStatus.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_COLLECTION_STATUS_COMPLETE: RuntimeTreeCollectionStatus.ValueType  # 1
+"""`Complete`: every object of the scope."""
+RUNTIME_TREE_COLLECTION_STATUS_TRUNCATED: RuntimeTreeCollectionStatus.ValueType  # 2
+"""`Truncated`: more than 1,000 objects; the first 1,000 (by namespace, then name) were read."""
+RUNTIME_TREE_COLLECTION_STATUS_UNAVAILABLE: RuntimeTreeCollectionStatus.ValueType  # 3
+"""`Unavailable`: the list failed. The service reads its own cache, which never fails, so it
+never reports this status.
+"""
+Global___RuntimeTreeCollectionStatus: _TypeAlias = RuntimeTreeCollectionStatus  # noqa: Y015
+
+class _RuntimeTreeWarning:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeWarningEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeWarning.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_WARNING_UNSPECIFIED: _RuntimeTreeWarning.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_WARNING_PARTIAL_DATA: _RuntimeTreeWarning.ValueType  # 1
+    """`PartialData`: the snapshot is `Partial`."""
+    RUNTIME_TREE_WARNING_SOURCE_UNAVAILABLE: _RuntimeTreeWarning.ValueType  # 2
+    """`SourceUnavailable`: a list failed (never reported by the service, see `Unavailable`)."""
+    RUNTIME_TREE_WARNING_TRUNCATED: _RuntimeTreeWarning.ValueType  # 3
+    """`Truncated`: a list was truncated at the collection limit."""
+
+class RuntimeTreeWarning(_RuntimeTreeWarning, metaclass=_RuntimeTreeWarningEnumTypeWrapper):
+    """RuntimeTreeWarning: a warning code of the report."""
+
+RUNTIME_TREE_WARNING_UNSPECIFIED: RuntimeTreeWarning.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_WARNING_PARTIAL_DATA: RuntimeTreeWarning.ValueType  # 1
+"""`PartialData`: the snapshot is `Partial`."""
+RUNTIME_TREE_WARNING_SOURCE_UNAVAILABLE: RuntimeTreeWarning.ValueType  # 2
+"""`SourceUnavailable`: a list failed (never reported by the service, see `Unavailable`)."""
+RUNTIME_TREE_WARNING_TRUNCATED: RuntimeTreeWarning.ValueType  # 3
+"""`Truncated`: a list was truncated at the collection limit."""
+Global___RuntimeTreeWarning: _TypeAlias = RuntimeTreeWarning  # noqa: Y015
+
+class _RuntimeTreeUnattributedState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeUnattributedStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeUnattributedState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_UNATTRIBUTED_STATE_UNSPECIFIED: _RuntimeTreeUnattributedState.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_UNATTRIBUTED_STATE_UNRESOLVED: _RuntimeTreeUnattributedState.ValueType  # 1
+    """`Unresolved`."""
+    RUNTIME_TREE_UNATTRIBUTED_STATE_INVALID: _RuntimeTreeUnattributedState.ValueType  # 2
+    """`Invalid`."""
+    RUNTIME_TREE_UNATTRIBUTED_STATE_AMBIGUOUS: _RuntimeTreeUnattributedState.ValueType  # 3
+    """`Ambiguous`."""
+
+class RuntimeTreeUnattributedState(_RuntimeTreeUnattributedState, metaclass=_RuntimeTreeUnattributedStateEnumTypeWrapper):
+    """RuntimeTreeUnattributedState: the state of an InferenceService the tree cannot attribute."""
+
+RUNTIME_TREE_UNATTRIBUTED_STATE_UNSPECIFIED: RuntimeTreeUnattributedState.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_UNATTRIBUTED_STATE_UNRESOLVED: RuntimeTreeUnattributedState.ValueType  # 1
+"""`Unresolved`."""
+RUNTIME_TREE_UNATTRIBUTED_STATE_INVALID: RuntimeTreeUnattributedState.ValueType  # 2
+"""`Invalid`."""
+RUNTIME_TREE_UNATTRIBUTED_STATE_AMBIGUOUS: RuntimeTreeUnattributedState.ValueType  # 3
+"""`Ambiguous`."""
+Global___RuntimeTreeUnattributedState: _TypeAlias = RuntimeTreeUnattributedState  # noqa: Y015
+
+class _RuntimeTreeUnattributedReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuntimeTreeUnattributedReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuntimeTreeUnattributedReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_TREE_UNATTRIBUTED_REASON_UNSPECIFIED: _RuntimeTreeUnattributedReason.ValueType  # 0
+    """Not set."""
+    RUNTIME_TREE_UNATTRIBUTED_REASON_AUTOMATIC_SELECTION: _RuntimeTreeUnattributedReason.ValueType  # 1
+    """`AutomaticSelection` (state Unresolved): it names no runtime, so OME selects one."""
+    RUNTIME_TREE_UNATTRIBUTED_REASON_RUNTIME_NOT_FOUND: _RuntimeTreeUnattributedReason.ValueType  # 2
+    """`RuntimeNotFound` (state Unresolved): the runtime it names does not exist."""
+    RUNTIME_TREE_UNATTRIBUTED_REASON_INVALID_RUNTIME_NAME: _RuntimeTreeUnattributedReason.ValueType  # 3
+    """`InvalidRuntimeName` (state Invalid): `spec.runtime.name` is not a valid runtime name."""
+    RUNTIME_TREE_UNATTRIBUTED_REASON_DUPLICATE_INFERENCE_SERVICE: _RuntimeTreeUnattributedReason.ValueType  # 4
+    """`DuplicateInferenceService` (state Ambiguous): a list returned the same InferenceService
+    more than once. The cache holds one object per namespace and name, so the service never
+    reports it.
+    """
+
+class RuntimeTreeUnattributedReason(_RuntimeTreeUnattributedReason, metaclass=_RuntimeTreeUnattributedReasonEnumTypeWrapper):
+    """RuntimeTreeUnattributedReason: why the tree cannot attribute an InferenceService."""
+
+RUNTIME_TREE_UNATTRIBUTED_REASON_UNSPECIFIED: RuntimeTreeUnattributedReason.ValueType  # 0
+"""Not set."""
+RUNTIME_TREE_UNATTRIBUTED_REASON_AUTOMATIC_SELECTION: RuntimeTreeUnattributedReason.ValueType  # 1
+"""`AutomaticSelection` (state Unresolved): it names no runtime, so OME selects one."""
+RUNTIME_TREE_UNATTRIBUTED_REASON_RUNTIME_NOT_FOUND: RuntimeTreeUnattributedReason.ValueType  # 2
+"""`RuntimeNotFound` (state Unresolved): the runtime it names does not exist."""
+RUNTIME_TREE_UNATTRIBUTED_REASON_INVALID_RUNTIME_NAME: RuntimeTreeUnattributedReason.ValueType  # 3
+"""`InvalidRuntimeName` (state Invalid): `spec.runtime.name` is not a valid runtime name."""
+RUNTIME_TREE_UNATTRIBUTED_REASON_DUPLICATE_INFERENCE_SERVICE: RuntimeTreeUnattributedReason.ValueType  # 4
+"""`DuplicateInferenceService` (state Ambiguous): a list returned the same InferenceService
+more than once. The cache holds one object per namespace and name, so the service never
+reports it.
+"""
+Global___RuntimeTreeUnattributedReason: _TypeAlias = RuntimeTreeUnattributedReason  # noqa: Y015
+
 @_typing.final
 class RuntimeRef(_message.Message):
     """RuntimeRef identifies a runtime by kind, namespace and name."""
@@ -2085,3 +2339,395 @@ class PreviewCacheChangeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PreviewCacheChangeResponse: _TypeAlias = PreviewCacheChangeResponse  # noqa: Y015
+
+@_typing.final
+class GetRuntimeTreeRequest(_message.Message):
+    """GetRuntimeTreeRequest: `kubectl ome runtime tree RUNTIME [--kind KIND] [-n NAMESPACE]
+    [--show-unattributed-users]`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    SHOW_UNATTRIBUTED_USERS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The runtime's name (RUNTIME): a DNS-1123 subdomain of at most 253 characters."""
+    namespace: _builtins.str
+    """Where to look for a ServingRuntime of that name (`-n`); required unless `kind` is
+    `ClusterServingRuntime`.
+    """
+    kind: _builtins.str
+    """`ServingRuntime` or `ClusterServingRuntime` (`--kind`). Empty: a ServingRuntime of the name
+    in `namespace`, else the ClusterServingRuntime; both existing is FAILED_PRECONDITION.
+    """
+    show_unattributed_users: _builtins.bool
+    """`--show-unattributed-users`: fill `unattributed` with the listed InferenceServices whose
+    runtime their spec does not tell.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        namespace: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        show_unattributed_users: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "name", b"name", "namespace", b"namespace", "show_unattributed_users", b"show_unattributed_users"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeTreeRequest: _TypeAlias = GetRuntimeTreeRequest  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeNode(_message.Message):
+    """RuntimeTreeNode: one runtime of a head's chain."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    SELECTED_FIELD_NUMBER: _builtins.int
+    selected: _builtins.bool
+    """True for the target (` [selected]`)."""
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The runtime."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Global___RuntimeRef | None = ...,
+        selected: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime", "selected", b"selected"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeNode: _TypeAlias = RuntimeTreeNode  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeIssue(_message.Message):
+    """RuntimeTreeIssue: the problem that stops a head's chain."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    SUBJECT_FIELD_NUMBER: _builtins.int
+    PARENT_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    code: Global___RuntimeTreeIssueCode.ValueType
+    """`ParentMissing`, `CycleDetected` or `MaxDepthExceeded`."""
+    @_builtins.property
+    def subject(self) -> Global___RuntimeRef:
+        """The runtime whose parent the chain cannot take (`subject=`)."""
+
+    @_builtins.property
+    def parent(self) -> Global___RuntimeRef:
+        """Its parent (`parent=`), as `ome.io/inherit-from` names it; `kind` is unspecified when no
+        such runtime exists.
+        """
+
+    @_builtins.property
+    def path(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeRef]:
+        """The runtimes the problem involves (`Issue path:`), from the head up the chain as OME walks
+        it, ending with `parent`.
+        """
+
+    def __init__(
+        self,
+        *,
+        code: Global___RuntimeTreeIssueCode.ValueType = ...,
+        subject: Global___RuntimeRef | None = ...,
+        parent: Global___RuntimeRef | None = ...,
+        path: _abc.Iterable[Global___RuntimeRef] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["parent", b"parent", "subject", b"subject"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "parent", b"parent", "path", b"path", "subject", b"subject"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeIssue: _TypeAlias = RuntimeTreeIssue  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeUser(_message.Message):
+    """RuntimeTreeUser: an InferenceService attributed to a head by its `spec.runtime`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    """Namespace."""
+    name: _builtins.str
+    """Name."""
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "namespace", b"namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeUser: _TypeAlias = RuntimeTreeUser  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeHead(_message.Message):
+    """RuntimeTreeHead: one path of a context (`Head:`): a runtime, the target or one that inherits
+    from it, its chain root first, and the InferenceServices that name it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    CHAIN_FIELD_NUMBER: _builtins.int
+    ISSUES_FIELD_NUMBER: _builtins.int
+    USERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The head."""
+
+    @_builtins.property
+    def chain(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeTreeNode]:
+        """Its chain, root first, ending with the head; for a broken chain, as far as it resolves."""
+
+    @_builtins.property
+    def issues(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeTreeIssue]:
+        """The chain's problem, when it does not resolve (at most one, where OME's walk stops)."""
+
+    @_builtins.property
+    def users(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeTreeUser]:
+        """The InferenceServices that name the head, by namespace and name."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Global___RuntimeRef | None = ...,
+        chain: _abc.Iterable[Global___RuntimeTreeNode] | None = ...,
+        issues: _abc.Iterable[Global___RuntimeTreeIssue] | None = ...,
+        users: _abc.Iterable[Global___RuntimeTreeUser] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chain", b"chain", "issues", b"issues", "runtime", b"runtime", "users", b"users"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeHead: _TypeAlias = RuntimeTreeHead  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeContext(_message.Message):
+    """RuntimeTreeContext: `Context: Cluster` or `Context: Namespaced/<namespace>`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
+    HEADS_FIELD_NUMBER: _builtins.int
+    scope: Global___RuntimeTreeContextScope.ValueType
+    """Cluster or Namespaced."""
+    namespace: _builtins.str
+    """The namespace of a Namespaced context."""
+    resolution: Global___RuntimeTreeResolution.ValueType
+    """Always Complete."""
+    @_builtins.property
+    def heads(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeTreeHead]:
+        """Its paths: the target first when it is in this context, then the runtimes that inherit from
+        it, depth first, children by name.
+        """
+
+    def __init__(
+        self,
+        *,
+        scope: Global___RuntimeTreeContextScope.ValueType = ...,
+        namespace: _builtins.str = ...,
+        resolution: Global___RuntimeTreeResolution.ValueType = ...,
+        heads: _abc.Iterable[Global___RuntimeTreeHead] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["heads", b"heads", "namespace", b"namespace", "resolution", b"resolution", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeContext: _TypeAlias = RuntimeTreeContext  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeCollection(_message.Message):
+    """RuntimeTreeCollection: one list the tree read (`Collection:`). The service reads its cache,
+    which holds every object, as the API server would return it in pages of 500, at most two.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    SCOPE_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    PAGES_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    kind: _cache_pb2.ObjectKind.ValueType
+    """ClusterServingRuntime, ServingRuntime or InferenceService."""
+    scope: Global___RuntimeTreeCollectionScope.ValueType
+    """Cluster, AllNamespaces or Namespace."""
+    namespace: _builtins.str
+    """The namespace of a Namespace scope."""
+    status: Global___RuntimeTreeCollectionStatus.ValueType
+    """Complete or Truncated."""
+    pages: _builtins.int
+    """Pages read: 1 for up to 500 objects (also for none), 2 above."""
+    items: _builtins.int
+    """Objects read: at most 1,000."""
+    def __init__(
+        self,
+        *,
+        kind: _cache_pb2.ObjectKind.ValueType = ...,
+        scope: Global___RuntimeTreeCollectionScope.ValueType = ...,
+        namespace: _builtins.str = ...,
+        status: Global___RuntimeTreeCollectionStatus.ValueType = ...,
+        pages: _builtins.int = ...,
+        items: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items", "kind", b"kind", "namespace", b"namespace", "pages", b"pages", "scope", b"scope", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeCollection: _TypeAlias = RuntimeTreeCollection  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeUnattributedUser(_message.Message):
+    """RuntimeTreeUnattributedUser: a listed InferenceService whose runtime its spec does not tell."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DECLARED_RUNTIME_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    """Namespace."""
+    name: _builtins.str
+    """Name."""
+    state: Global___RuntimeTreeUnattributedState.ValueType
+    """Unresolved, Invalid or Ambiguous."""
+    reason: Global___RuntimeTreeUnattributedReason.ValueType
+    """AutomaticSelection, RuntimeNotFound, InvalidRuntimeName or DuplicateInferenceService."""
+    declared_runtime: _builtins.str
+    """`spec.runtime.name` for RuntimeNotFound (`declared runtime=<name>`); empty otherwise."""
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        name: _builtins.str = ...,
+        state: Global___RuntimeTreeUnattributedState.ValueType = ...,
+        reason: Global___RuntimeTreeUnattributedReason.ValueType = ...,
+        declared_runtime: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["declared_runtime", b"declared_runtime", "name", b"name", "namespace", b"namespace", "reason", b"reason", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeUnattributedUser: _TypeAlias = RuntimeTreeUnattributedUser  # noqa: Y015
+
+@_typing.final
+class RuntimeTreeUnattributed(_message.Message):
+    """RuntimeTreeUnattributed: the block `--show-unattributed-users` adds."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def users(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeTreeUnattributedUser]:
+        """By namespace, then name; none is `none observed`."""
+
+    def __init__(
+        self,
+        *,
+        users: _abc.Iterable[Global___RuntimeTreeUnattributedUser] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["users", b"users"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeTreeUnattributed: _TypeAlias = RuntimeTreeUnattributed  # noqa: Y015
+
+@_typing.final
+class GetRuntimeTreeResponse(_message.Message):
+    """GetRuntimeTreeResponse: the RuntimeTreeReport `kubectl ome runtime tree -o json` prints."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    API_VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    CONTEXTS_FIELD_NUMBER: _builtins.int
+    UNATTRIBUTED_FIELD_NUMBER: _builtins.int
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    COLLECTIONS_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    api_version: _builtins.str
+    """`cli.ome.io/v1alpha1`."""
+    kind: _builtins.str
+    """`RuntimeTreeReport`."""
+    snapshot: Global___RuntimeTreeSnapshot.ValueType
+    """Complete, or Partial when the InferenceService list was truncated."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def target(self) -> Global___RuntimeRef:
+        """The runtime named (`Target:`)."""
+
+    @_builtins.property
+    def contexts(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeTreeContext]:
+        """`Cluster` first (when it has a path), then each `Namespaced/<namespace>` by namespace."""
+
+    @_builtins.property
+    def unattributed(self) -> Global___RuntimeTreeUnattributed:
+        """Set only with `show_unattributed_users`."""
+
+    @_builtins.property
+    def collections(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeTreeCollection]:
+        """ClusterServingRuntime, ServingRuntime, InferenceService, in the order they are read."""
+
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[Global___RuntimeTreeWarning.ValueType]:
+        """PartialData and Truncated when the snapshot is Partial."""
+
+    def __init__(
+        self,
+        *,
+        api_version: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        target: Global___RuntimeRef | None = ...,
+        contexts: _abc.Iterable[Global___RuntimeTreeContext] | None = ...,
+        unattributed: Global___RuntimeTreeUnattributed | None = ...,
+        snapshot: Global___RuntimeTreeSnapshot.ValueType = ...,
+        collections: _abc.Iterable[Global___RuntimeTreeCollection] | None = ...,
+        warnings: _abc.Iterable[Global___RuntimeTreeWarning.ValueType] | None = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["target", b"target", "unattributed", b"unattributed"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "cache_version", b"cache_version", "collections", b"collections", "contexts", b"contexts", "kind", b"kind", "snapshot", b"snapshot", "target", b"target", "unattributed", b"unattributed", "warnings", b"warnings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeTreeResponse: _TypeAlias = GetRuntimeTreeResponse  # noqa: Y015

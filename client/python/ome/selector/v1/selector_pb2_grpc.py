@@ -75,6 +75,11 @@ class SelectionServiceStub:
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
                 response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
                 _registered_method=True)
+        self.GetRuntimeTree = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/GetRuntimeTree',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeResponse.FromString,
+                _registered_method=True)
 
 
 class SelectionServiceServicer:
@@ -156,6 +161,24 @@ class SelectionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRuntimeTree(self, request, context):
+        """GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
+        RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
+        inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
+        (runtime-inheritance.md). Errors, each with the page's text as the status message:
+        INVALID_ARGUMENT for an invalid name (`runtime name "<name>" is invalid: ...`, field `name`)
+        or kind (`unsupported runtime kind "<kind>" (supported: ServingRuntime,
+        ClusterServingRuntime)`, field `kind`) and a missing namespace; NOT_FOUND
+        (`project runtime inheritance tree: runtime target was not found: "<name>"`);
+        FAILED_PRECONDITION when the name is ambiguous (`runtime "<name>" is ambiguous; pass --kind
+        ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
+        runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
+        runtime evidence: ...`); UNAVAILABLE before the first sync.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SelectionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -198,6 +221,11 @@ def add_SelectionServiceServicer_to_server(servicer, server):
                     servicer.PreviewCacheChange,
                     request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.FromString,
                     response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.SerializeToString,
+            ),
+            'GetRuntimeTree': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRuntimeTree,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -417,6 +445,33 @@ class SelectionService:
             '/ome.selector.v1.SelectionService/PreviewCacheChange',
             ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
             ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRuntimeTree(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/GetRuntimeTree',
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeResponse.FromString,
             options,
             channel_credentials,
             insecure,

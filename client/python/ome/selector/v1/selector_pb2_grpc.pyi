@@ -83,6 +83,20 @@ class SelectionServiceStub:
     The proposed objects are validated as UpsertObjects and DeleteObjects validate them
     (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
     """
+    GetRuntimeTree: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeTreeRequest, _selector_pb2.GetRuntimeTreeResponse]
+    """GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
+    RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
+    inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
+    (runtime-inheritance.md). Errors, each with the page's text as the status message:
+    INVALID_ARGUMENT for an invalid name (`runtime name "<name>" is invalid: ...`, field `name`)
+    or kind (`unsupported runtime kind "<kind>" (supported: ServingRuntime,
+    ClusterServingRuntime)`, field `kind`) and a missing namespace; NOT_FOUND
+    (`project runtime inheritance tree: runtime target was not found: "<name>"`);
+    FAILED_PRECONDITION when the name is ambiguous (`runtime "<name>" is ambiguous; pass --kind
+    ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
+    runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
+    runtime evidence: ...`); UNAVAILABLE before the first sync.
+    """
 
 @_typing.type_check_only
 class SelectionServiceAsyncStub(SelectionServiceStub):
@@ -131,6 +145,20 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     cached InferenceService whose outcome would change, the outcome before and after and why.
     The proposed objects are validated as UpsertObjects and DeleteObjects validate them
     (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+    """
+    GetRuntimeTree: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeTreeRequest, _selector_pb2.GetRuntimeTreeResponse]  # type: ignore[assignment]
+    """GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
+    RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
+    inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
+    (runtime-inheritance.md). Errors, each with the page's text as the status message:
+    INVALID_ARGUMENT for an invalid name (`runtime name "<name>" is invalid: ...`, field `name`)
+    or kind (`unsupported runtime kind "<kind>" (supported: ServingRuntime,
+    ClusterServingRuntime)`, field `kind`) and a missing namespace; NOT_FOUND
+    (`project runtime inheritance tree: runtime target was not found: "<name>"`);
+    FAILED_PRECONDITION when the name is ambiguous (`runtime "<name>" is ambiguous; pass --kind
+    ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
+    runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
+    runtime evidence: ...`); UNAVAILABLE before the first sync.
     """
 
 class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -225,6 +253,26 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
         cached InferenceService whose outcome would change, the outcome before and after and why.
         The proposed objects are validated as UpsertObjects and DeleteObjects validate them
         (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuntimeTree(
+        self,
+        request: _selector_pb2.GetRuntimeTreeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetRuntimeTreeResponse, _abc.Awaitable[_selector_pb2.GetRuntimeTreeResponse]]:
+        """GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
+        RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
+        inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
+        (runtime-inheritance.md). Errors, each with the page's text as the status message:
+        INVALID_ARGUMENT for an invalid name (`runtime name "<name>" is invalid: ...`, field `name`)
+        or kind (`unsupported runtime kind "<kind>" (supported: ServingRuntime,
+        ClusterServingRuntime)`, field `kind`) and a missing namespace; NOT_FOUND
+        (`project runtime inheritance tree: runtime target was not found: "<name>"`);
+        FAILED_PRECONDITION when the name is ambiguous (`runtime "<name>" is ambiguous; pass --kind
+        ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
+        runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
+        runtime evidence: ...`); UNAVAILABLE before the first sync.
         """
 
 def add_SelectionServiceServicer_to_server(servicer: SelectionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
