@@ -10,8 +10,11 @@
     ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
 
-FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command.
+FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command
+but ``tree``, which has no ``name``.
 ``-f`` answers every InferenceService of the file, in file order (``validate-runtime``: the first
 runtime). Offline, a manifest object the loader rejects is named on stderr and left out; with
 ``--strict`` any rejected object (or unreadable path) is fatal, exit status 2.
@@ -30,7 +33,8 @@ a missing or unreadable manifest path, with ``--strict`` any rejected manifest o
 file, an object the service rejects, an unreachable server). Errors go to stderr as
 ``error: <message>``; no traceback. (``kubectl ome runtime`` itself, reference/kubectl-ome/runtime.md
 "Exit codes", returns 1 for every error and never 2; ``explain`` with no runtimes at all exits 0
-as it does there.)
+as it does there.) ``tree`` keeps the page's codes: 0 when it prints a tree, 1 for every error
+(bad flags too), never 2.
 
 This module is the entry point: the parser, built from ``commands.COMMANDS`` (one row per query
 command: what it reads, its request, its RPC, its renderer and exit-status rule), ``main`` and
@@ -41,21 +45,38 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence, TextIO
+from typing import NoReturn, Sequence, TextIO
 
 from ome_selector import rendering
-from ome_selector.commands import COMMANDS, Command, UsageError, asker
-
-EXIT_SELECTED = 0
-EXIT_NONE = 1
-EXIT_ERROR = 2
-
-OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
+from ome_selector.commands import (
+    COMMANDS,
+    EXIT_ERROR,
+    EXIT_NONE,
+    EXIT_SELECTED,
+    OUTPUT_FORMATS,
+    Command,
+    UsageError,
+    asker,
+)
 
 __all__ = ["EXIT_ERROR", "EXIT_NONE", "EXIT_SELECTED", "OUTPUT_FORMATS", "UsageError", "build_parser", "main"]
 
 
 # --- argument parsing --------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors exit with ``error_status`` (argparse's 2 by default);
+    a parser of another status prints its errors as ``error: <message>`` after the usage, as
+    ``kubectl ome runtime`` does."""
+
+    error_status = EXIT_ERROR
+
+    def error(self, message: str) -> NoReturn:
+        if self.error_status == EXIT_ERROR:
+            super().error(message)
+        self.print_usage(sys.stderr)
+        self.exit(self.error_status, f"error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Select the serving runtime for OME InferenceServices, as OME v1.3 documents it.",
     )
     parser.add_argument("--version", action="version", version=f"ome-selector {version()}")
-    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subcommands.required = True
 
     serve = subcommands.add_parser(
@@ -83,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser], command: Command) -> None:
+def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Command) -> None:
     """The subparser of one command: what its source reads (``-f``, ``--model``), its own flags,
     then the flags every query command has."""
     sub = subcommands.add_parser(
@@ -92,6 +113,7 @@ def _add_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser
         description=command.help,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    sub.error_status = command.error_status
     for option in (*command.source.flags, *command.flags):
         sub.add_argument(*option.names, **option.options)
     source = sub.add_mutually_exclusive_group()
@@ -109,13 +131,13 @@ def _add_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser
         "is rejected or any path cannot be read, instead of answering from the rest",
     )
     sub.add_argument("-n", "--namespace", default="default", help=command.source.namespace_help)
+    names = "; name (kind.ome.io/name of the runtime or object the answer names)" if "name" in command.outputs else ""
     sub.add_argument(
         "-o",
         "--output",
-        choices=OUTPUT_FORMATS,
+        choices=command.outputs,
         default="table",
-        help=f"table (default); wide ({command.wide_help}); json or yaml (the response, proto3 JSON "
-        "names); name (kind.ome.io/name of the runtime or object the answer names)",
+        help=f"table (default); wide ({command.wide_help}); json or yaml (the response, proto3 JSON names){names}",
     )
     sub.add_argument(
         "--timeout",
@@ -139,25 +161,32 @@ def _non_negative_float(text: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ome-selector`` console script (``argv`` default: ``sys.argv[1:]``);
-    returns the exit status: ``EXIT_SELECTED`` (0), ``EXIT_NONE`` (1), ``EXIT_ERROR`` (2, also
-    for any unexpected exception, printed as one ``error:`` line), 130 on Ctrl-C. argparse
-    itself exits with 2 on bad flags."""
-    args = build_parser().parse_args(argv)
+    returns the exit status: ``EXIT_SELECTED`` (0), ``EXIT_NONE`` (1), the command's
+    ``error_status`` for an error (``EXIT_ERROR``, 2; 1 for ``tree``; also for any unexpected
+    exception, printed as one ``error:`` line), 130 on Ctrl-C. argparse itself exits with the
+    command's ``error_status`` on bad flags (2 when no command is given)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser, so it exits with that command's status
+        [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        subcommands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    command = COMMANDS.get(args.command)
+    error_status = command.error_status if command is not None else EXIT_ERROR
     try:
         if args.command == "serve":
             return _serve(args)
         return _query(args, sys.stdout, sys.stderr)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return error_status
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
-        return EXIT_ERROR
+        return error_status
     except Exception as exc:  # never a traceback on the terminal
         print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return error_status
 
 
 def _serve(args: argparse.Namespace) -> int:

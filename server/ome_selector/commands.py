@@ -11,6 +11,10 @@ argument parser from the rows and runs them; ``rendering`` holds the formatters 
 Adding a command: a ``SELECTION_RPCS`` row (and its client method), then one ``Command`` row
 here with its renderer in ``rendering``.
 
+Exit statuses: ``EXIT_SELECTED`` (0), ``EXIT_NONE`` (1) and, for a usage or input error or a
+failed call, the row's ``error_status``: ``EXIT_ERROR`` (2), or 1 for ``tree``, whose page
+(reference/kubectl-ome/runtime.md, "Exit codes") returns 1 for every error and never 2.
+
 Importing this module imports no grpc (the client is imported when ``--server`` is used), so
 ``serve`` can still configure gRPC's C-core first.
 """
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence, TextIO
 
 from google.protobuf import message_factory
 from google.protobuf.message import Message
@@ -31,6 +35,11 @@ from ome_selector import rendering
 if TYPE_CHECKING:
     from ome_selector_client import SelectorClient
 
+EXIT_SELECTED = 0
+EXIT_NONE = 1
+EXIT_ERROR = 2
+OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
+
 EXACTLY_ONE_SOURCE = "exactly one of -f/--filename or --model is required"
 SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
 
@@ -41,7 +50,8 @@ _VIEWS = {"basic": selector_pb2.SELECT_RUNTIME_VIEW_BASIC, "full": selector_pb2.
 
 
 class UsageError(Exception):
-    """Bad input: printed as ``error: <message>``, exit status 2."""
+    """Bad input or a failed call: printed as ``error: <message>``, with the command's
+    ``error_status`` (2, or 1 for ``tree``)."""
 
 
 class Flag(NamedTuple):
@@ -117,6 +127,11 @@ def _read_runtime(args: argparse.Namespace, err: TextIO) -> list[dict[str, Messa
     return [{which: runtime}]
 
 
+def _read_runtime_name(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
+    """``tree``: the runtime's name (RUNTIME) and the namespace ``-n``, as request fields."""
+    return [{"name": args.runtime, "namespace": args.namespace}]  # type: ignore[dict-item]
+
+
 INFERENCE_SERVICES = Source(
     flags=(flag("-f", "--filename", required=True, metavar="FILE", help=_ISVC_FILE),),
     namespace_help=_ISVC_NAMESPACE,
@@ -144,6 +159,19 @@ SERVING_RUNTIME = Source(
     ),
     namespace_help="namespace for a ServingRuntime whose metadata sets none (default: default)",
     read=_read_runtime,
+)
+
+
+RUNTIME_NAME = Source(
+    flags=(
+        flag(
+            "runtime",
+            metavar="RUNTIME",
+            help="the runtime: a ServingRuntime in the namespace -n, or a ClusterServingRuntime",
+        ),
+    ),
+    namespace_help="namespace of a ServingRuntime RUNTIME and of its runtimes and InferenceServices (default: default)",
+    read=_read_runtime_name,
 )
 
 
@@ -179,6 +207,9 @@ class Command:
       ``-o wide`` when it differs, described in ``-o``'s help by ``wide_help``), ``""`` for none;
       ``notes(response)``: lines for stderr; ``names(request, response)``: ``-o name``.
     - ``succeeded(response)``: the exit-status rule, true for status 0, false for 1.
+    - ``outputs``: the ``-o`` formats it takes; ``error_status``: the exit status of a usage
+      or input error or a failed call; ``plain_errors``: a failed call prints the service's
+      message alone (``error: <message>``), without the status code and field violations.
     """
 
     name: str
@@ -194,6 +225,9 @@ class Command:
     notes: Callable[[Any], list[str]] = _no_notes
     render_wide: Callable[[Any, Any], str] | None = None
     wide_help: str = "the table"
+    outputs: tuple[str, ...] = OUTPUT_FORMATS
+    error_status: int = EXIT_ERROR
+    plain_errors: bool = False
 
     def __post_init__(self) -> None:
         if self.rpc not in SELECTION_SERVICE.methods_by_name:
@@ -218,6 +252,14 @@ class Command:
     def renderer(self, output: str) -> Callable[[Any, Any], str]:
         """``render_wide`` for ``-o wide`` when there is one, else ``render``."""
         return self.render_wide if output == "wide" and self.render_wide is not None else self.render
+
+    def error_text(self, code: str, message: str, violations: Sequence[tuple[str, str]]) -> str:
+        """The ``error:`` text of a failed call (``message`` and ``violations`` as
+        ``fieldpaths.present`` gives them): ``message`` alone with ``plain_errors``, else
+        ``CODE: message`` and each violation the message does not spell out."""
+        from ome_selector.fieldpaths import describe_parts
+
+        return message if self.plain_errors else describe_parts(code, message, violations)
 
 
 def _explain_remote(client: SelectorClient, request: selector_pb2.ExplainRuntimesRequest) -> Message:
@@ -378,6 +420,53 @@ replaced by the new one.""",
             succeeded=lambda response: response.allowed,
             names=rendering.admitted_runtime_name,
         ),
+        Command(
+            name="tree",
+            rpc="GetRuntimeTree",
+            help="""\
+show a runtime's inheritance tree and the InferenceServices that name it.
+
+`kubectl ome runtime tree` (the RuntimeTreeReport): RUNTIME TREE, Target:, then per context
+(Cluster, Namespaced/<namespace>) a Head: per path, the runtime named or one that inherits from
+it, with its chain root first (the runtime named marked [selected]), Issue: and Issue path:
+lines for a broken chain (ParentMissing, CycleDetected, MaxDepthExceeded), and the
+InferenceServices whose spec.runtime names the head; then Snapshot:, one Collection: line per
+list read and Warning: lines. RUNTIME is a ServingRuntime in -n or a ClusterServingRuntime
+(--kind chooses when both exist). A ServingRuntime's tree lists its namespace, a
+ClusterServingRuntime's every namespace; each list holds at most 1,000 objects. Each line fits
+in 80 columns (long names shortened with a fingerprint, long Issue:, Issue path: and
+Collection: lines continued on indented lines); -o wide prints full names; -o json and -o yaml
+print the report. Exit status 0, or 1 for every error (error: <message> on stderr; never 2).""",
+            source=RUNTIME_NAME,
+            flags=(
+                flag(
+                    "--kind",
+                    default="",
+                    metavar="KIND",
+                    help="ServingRuntime or ClusterServingRuntime (auto-detected when omitted)",
+                ),
+                flag(
+                    "--show-unattributed-users",
+                    action="store_true",
+                    help="also list the InferenceServices whose runtime their spec does not tell",
+                ),
+            ),
+            fields=lambda args: {"kind": args.kind, "show_unattributed_users": args.show_unattributed_users},
+            remote=lambda client, request: client.get_runtime_tree(
+                request.name,
+                request.namespace,
+                kind=request.kind,
+                show_unattributed_users=request.show_unattributed_users,
+            ),
+            render=_of_response(rendering.format_tree),
+            render_wide=_of_response(rendering.format_tree_wide),
+            wide_help="full names, lines not wrapped",
+            succeeded=lambda response: True,
+            names=lambda request, response: "",
+            outputs=("table", "wide", "json", "yaml"),
+            error_status=EXIT_NONE,
+            plain_errors=True,
+        ),
     )
 }
 
@@ -393,16 +482,16 @@ def asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[
     called, when the service rejects the request or the server cannot be reached)."""
     if args.server:
         return lambda request: _ask_server(args, command, request)
-    return _offline_asker(args, err)
+    return _offline_asker(args, command, err)
 
 
-def _offline_asker(args: argparse.Namespace, err: TextIO) -> Callable[[Message], Message]:
+def _offline_asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[Message], Message]:
     """Load the manifests once (rejected objects named on stderr; fatal with ``--strict``) and
     return a function answering one request from them, in-process."""
     from ome_selector import api
     from ome_selector.errors import RequestError
     from ome_selector.examples import example_paths
-    from ome_selector.fieldpaths import describe
+    from ome_selector.fieldpaths import describe, present
     from ome_selector.manifests import load_manifests, manifests_version
     from ome_selector.store import CacheStore
 
@@ -435,7 +524,10 @@ def _offline_asker(args: argparse.Namespace, err: TextIO) -> Callable[[Message],
         try:
             return api.answer(snapshot, request)
         except RequestError as exc:
-            raise UsageError(describe(exc, type(request).DESCRIPTOR)) from None
+            message, violations = present(exc, type(request).DESCRIPTOR)
+            raise UsageError(
+                command.error_text(exc.code, message, [(v.field, v.description) for v in violations])
+            ) from None
 
     return ask
 
@@ -449,6 +541,4 @@ def _ask_server(args: argparse.Namespace, command: Command, request: Message) ->
         with SelectorClient(args.server, timeout=args.timeout) as client:
             return command.remote(client, request)
     except SelectorError as exc:
-        from ome_selector.fieldpaths import describe_parts
-
-        raise UsageError(describe_parts(exc.code.name, exc.message, exc.field_violations)) from None
+        raise UsageError(command.error_text(exc.code.name, exc.message, exc.field_violations)) from None
