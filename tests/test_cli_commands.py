@@ -74,6 +74,18 @@ CALLS = [
         "ValidateServingRuntime",
         selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=HOPPER),
     ),
+    (
+        ["tree", "vllm-llama"],
+        "GetRuntimeTree",
+        selector_pb2.GetRuntimeTreeRequest(name="vllm-llama", namespace="default"),
+    ),
+    (
+        ["tree", "team-llama", "-n", "team-a", "--kind", "ServingRuntime", "--show-unattributed-users"],
+        "GetRuntimeTree",
+        selector_pb2.GetRuntimeTreeRequest(
+            name="team-llama", namespace="team-a", kind="ServingRuntime", show_unattributed_users=True
+        ),
+    ),
 ]
 METHODS = {method.name: method for method in commands.SELECTION_SERVICE.methods}
 
@@ -91,6 +103,7 @@ def test_one_command_per_selection_rpc_row() -> None:
         "admit": "AdmitInferenceService",
         "reconcile": "ReconcileInferenceService",
         "validate-runtime": "ValidateServingRuntime",
+        "tree": "GetRuntimeTree",
     }
     # PreviewCacheChange's command (`what-if`, issue 8's CLI item) is not built yet.
     assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
@@ -194,6 +207,9 @@ EXCLUDED = R.RuntimeExplanation(verdict=R.VERDICT_EXCLUDED)
         ("reconcile", R.ReconcileInferenceServiceResponse(), False),
         ("validate-runtime", R.ValidateServingRuntimeResponse(allowed=True), True),
         ("validate-runtime", R.ValidateServingRuntimeResponse(allowed=False), False),
+        # tree: every answer is a printed tree (0); its errors are RPC errors (1).
+        ("tree", R.GetRuntimeTreeResponse(), True),
+        ("tree", R.GetRuntimeTreeResponse(snapshot=R.RUNTIME_TREE_SNAPSHOT_PARTIAL), True),
     ],
 )
 def test_exit_status_rules(command: str, response: Message, succeeded: bool) -> None:

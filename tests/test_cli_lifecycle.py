@@ -1088,7 +1088,7 @@ def test_top_level_help_lists_the_new_commands(capsys: pytest.CaptureFixture[str
         for line in capsys.readouterr().out.splitlines()
         if line.startswith("    ") and not line.startswith("     ")
     ]
-    assert listed == ["serve", "select", "explain", "effective", "admit", "reconcile", "validate-runtime"]
+    assert listed == ["serve", "select", "explain", "effective", "admit", "reconcile", "validate-runtime", "tree"]
 
 
 def test_console_script_subprocess() -> None:

@@ -200,6 +200,12 @@ def _seeds() -> dict[str, list[Message]]:
         else:
             request.cluster_serving_runtime.CopyFrom(obj.cluster_serving_runtime)
         seeds[selector_pb2.ValidateServingRuntimeRequest.DESCRIPTOR.full_name].append(request)
+        meta = getattr(obj, obj.WhichOneof("object") or "").metadata
+        seeds[selector_pb2.GetRuntimeTreeRequest.DESCRIPTOR.full_name].append(
+            selector_pb2.GetRuntimeTreeRequest(
+                name=meta.name, namespace=meta.namespace or "default", show_unattributed_users=True
+            )
+        )
     seeds[cache_pb2.UpsertObjectsRequest.DESCRIPTOR.full_name] = [
         cache_pb2.UpsertObjectsRequest(objects=[o]) for o in objects
     ]
