@@ -66,6 +66,9 @@ def test_grpcurl_section_runs_as_written(running_server) -> None:  # type: ignor
     # The BASIC and the FULL SelectRuntime: both carry the summary, only FULL the exclusions.
     assert out.count('"text": "1/7 runtimes are candidates: 6 accelerator class"') == 2
     assert out.count('"exclusions": [') == 1
+    # GetRuntimeTree: the report of `tree team-llama -n llama-demo --show-unattributed-users`.
+    assert '"kind": "RuntimeTreeReport"' in out
+    assert '"snapshot": "RUNTIME_TREE_SNAPSHOT_COMPLETE"' in out
 
 
 def test_go_example_commands_print_the_documented_lines(running_server) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import CATALOG_RUNTIMES, OME_CLUSTER
+from conftest import CATALOG_RUNTIMES, OME_CLUSTER, REPO_ROOT
 from helpers_docs import cache_object, runtime
 from helpers_tree import (
     PAGE_TEAM_LLAMA_TREE,
@@ -146,6 +146,8 @@ def test_real_data_through_the_server_and_offline(running_server: Any) -> None:
     hopper = ("srt-llama-3-3-70b-instruct-hopper", "--show-unattributed-users")
     assert cli(*hopper, "--server", server.address) == (0, REAL_HOPPER_TREE, "")
     assert cli("team-llama-70b-child", "-n", "team-a", "--server", server.address) == (0, REAL_CHILD_TREE, "")
+    # The README's example ("The inheritance tree") is this output.
+    assert f"```text\n{REAL_CHILD_TREE}```" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     # Offline from the same manifests: the same answer (the loader warns about the catalog's
     # names defined twice on stderr).
     code, out, _ = cli(*hopper, "--manifests", *REAL_DATA)
