@@ -47,7 +47,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "ome_selector"
 # The rule modules: the checks, versions, sizes, quantities, accelerator-class policy, ingestion,
-# the engine, and what was lifecycle.py (resolution, admission, components, effective, reconcile).
+# the engine, what was lifecycle.py (resolution, admission, components, effective, reconcile), and
+# the runtime tree.
 RULE_MODULES = (
     "checks.py",
     "versions.py",
@@ -61,6 +62,7 @@ RULE_MODULES = (
     "components.py",
     "effective.py",
     "reconcile.py",
+    "tree.py",
 )
 # Rule-level test files run first: most mutants fail one of them within a few seconds.
 QUICK_TESTS = (
@@ -101,6 +103,7 @@ FOCUS_TESTS = {
         )
         for module in ("resolution.py", "admission.py", "components.py", "effective.py", "reconcile.py")
     },
+    "tree.py": ("tests/test_tree.py",),
 }
 NEW_TESTS = ("tests/test_check_table.py", "tests/test_mutants_*.py")
 

@@ -603,13 +603,13 @@ class TestCollectionLimit:
     @pytest.mark.parametrize(
         "count, status, pages, items",
         [
-            (0, "Complete", 1, 0),
-            (1, "Complete", 1, 1),
-            (500, "Complete", 1, 500),
-            (501, "Complete", 2, 501),
-            (1000, "Complete", 2, 1000),
-            (1001, "Truncated", 2, 1000),
-            (25000, "Truncated", 2, 1000),
+            (0, "complete", 1, 0),
+            (1, "complete", 1, 1),
+            (500, "complete", 1, 500),
+            (501, "complete", 2, 501),
+            (1000, "complete", 2, 1000),
+            (1001, "truncated", 2, 1000),
+            (25000, "truncated", 2, 1000),
         ],
     )
     def test_two_pages_of_500(self, count: int, status: str, pages: int, items: int) -> None:

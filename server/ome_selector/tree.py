@@ -44,12 +44,9 @@ PAGE_SIZE = 500
 LIST_LIMIT = 1000
 
 
-class IssueCode(enum.Enum):
-    """The ``Issue:`` codes (runtime.md, "tree", Output fields)."""
-
-    PARENT_MISSING = "ParentMissing"
-    CYCLE_DETECTED = "CycleDetected"
-    MAX_DEPTH_EXCEEDED = "MaxDepthExceeded"
+# The ``Issue:`` codes (runtime.md, "tree", Output fields: ParentMissing, CycleDetected,
+# MaxDepthExceeded); api.TREE_ISSUE_TO_PB maps them to the proto enum the renderer labels.
+IssueCode = enum.Enum("IssueCode", "PARENT_MISSING CYCLE_DETECTED MAX_DEPTH_EXCEEDED")
 
 
 # How OME's chain walk stops (``domain.CHAIN_*``) -> the tree's issue code.
@@ -60,24 +57,15 @@ ISSUE_OF_CHAIN_REASON = {
 }
 
 
-class UnattributedState(enum.Enum):
-    """The ``state=`` of an unattributed InferenceService."""
-
-    UNRESOLVED = "Unresolved"
-    INVALID = "Invalid"
-    AMBIGUOUS = "Ambiguous"
-
-
-class UnattributedReason(enum.Enum):
-    """The ``reason=`` of an unattributed InferenceService (runtime.md, "tree", the table of
-    states and reasons)."""
-
-    AUTOMATIC_SELECTION = "AutomaticSelection"
-    RUNTIME_NOT_FOUND = "RuntimeNotFound"
-    INVALID_RUNTIME_NAME = "InvalidRuntimeName"
-    # The list returned the same InferenceService twice. The cache holds one object per
-    # namespace and name, so ``runtime_tree`` never gives it.
-    DUPLICATE_INFERENCE_SERVICE = "DuplicateInferenceService"
+# The ``state=`` and ``reason=`` of an unattributed InferenceService (runtime.md, "tree", the
+# table of states and reasons: Unresolved, Invalid, Ambiguous; AutomaticSelection,
+# RuntimeNotFound, InvalidRuntimeName, DuplicateInferenceService). A list that returns the same
+# InferenceService twice is DUPLICATE_INFERENCE_SERVICE; the cache holds one object per
+# namespace and name, so ``runtime_tree`` never gives it.
+UnattributedState = enum.Enum("UnattributedState", "UNRESOLVED INVALID AMBIGUOUS")
+UnattributedReason = enum.Enum(
+    "UnattributedReason", "AUTOMATIC_SELECTION RUNTIME_NOT_FOUND INVALID_RUNTIME_NAME DUPLICATE_INFERENCE_SERVICE"
+)
 
 
 # The page's table: each reason with its state.
@@ -90,20 +78,17 @@ STATE_OF_REASON = {
 
 
 class CollectionStatus(enum.Enum):
-    """The ``status=`` of a ``Collection:`` line. The cache never fails a read, so
-    ``UNAVAILABLE`` is never given."""
+    """The ``status=`` of a ``Collection:`` line, as the failure text of an incomplete runtime
+    list says it. The cache never fails a read, so ``UNAVAILABLE`` is never given."""
 
-    COMPLETE = "Complete"
-    TRUNCATED = "Truncated"
-    UNAVAILABLE = "Unavailable"
+    COMPLETE = "complete"
+    TRUNCATED = "truncated"
+    UNAVAILABLE = "unavailable"
 
 
-class TreeWarning(enum.Enum):
-    """The ``Warning:`` codes. ``SOURCE_UNAVAILABLE`` (a failed list) is never given."""
-
-    PARTIAL_DATA = "PartialData"
-    SOURCE_UNAVAILABLE = "SourceUnavailable"
-    TRUNCATED = "Truncated"
+# The ``Warning:`` codes (PartialData, SourceUnavailable, Truncated). SOURCE_UNAVAILABLE (a
+# failed list) is never given.
+TreeWarning = enum.Enum("TreeWarning", "PARTIAL_DATA SOURCE_UNAVAILABLE TRUNCATED")
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +210,7 @@ def runtime_tree(snapshot: Snapshot, target: d.Runtime, show_unattributed: bool)
         if listed.status is not CollectionStatus.COMPLETE:
             raise RequestError(
                 "FAILED_PRECONDITION",
-                messages.tree_incomplete_runtimes(listed.kind, listed.status.value.lower(), listed.pages, listed.items),
+                messages.tree_incomplete_runtimes(listed.kind, listed.status.value, listed.pages, listed.items),
             )
     candidates = [*(snapshot.cluster_serving_runtimes.values() if scope is None else ()), *(rt for _, rt in serving)]
     # head key -> (the keys from the target down to the head, the chain's Issue, the chain root first)
