@@ -4,12 +4,14 @@
 - ``apply_defaults``: a copy with the CRD defaults (``operator: Equal``, ``weight: 1`` on
   ``modelFormat``/``modelFramework``; AcceleratorClass resource ``quantity: "1"``), so objects
   loaded from YAML select exactly as in a cluster.
-- ``compile_runtime`` / ``compile_model`` / ``compile_request``: the domain objects of domain.py.
+- ``compile_runtime`` / ``compile_revision`` / ``compile_model`` / ``compile_request``: the domain
+  objects of domain.py; ``spec_hash``: the content hash of a runtime spec (revisions).
 - ``merge_specs``: the inheritance merge of a parent spec and a child spec (runtime-inheritance.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from google.protobuf.message import Message
@@ -28,15 +30,22 @@ _ONEOF_KIND = {
     "base_model": d.BASE_MODEL,
     "cluster_base_model": d.CLUSTER_BASE_MODEL,
     "accelerator_class": d.ACCELERATOR_CLASS,
+    "controller_revision": d.CONTROLLER_REVISION,
 }
-NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL})
+NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL, d.CONTROLLER_REVISION})
 KIND_TO_ENUM = {
     d.SERVING_RUNTIME: cache_pb2.OBJECT_KIND_SERVING_RUNTIME,
     d.CLUSTER_SERVING_RUNTIME: cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME,
     d.BASE_MODEL: cache_pb2.OBJECT_KIND_BASE_MODEL,
     d.CLUSTER_BASE_MODEL: cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL,
     d.ACCELERATOR_CLASS: cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS,
+    d.CONTROLLER_REVISION: cache_pb2.OBJECT_KIND_CONTROLLER_REVISION,
 }
+RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+# Kind -> (apiVersion, the field holding what the object describes): a ControllerRevision of
+# ``apps/v1`` holds a runtime spec in ``data``; the ome.io kinds hold ``spec``.
+_API_VERSION = "ome.io/v1beta1"
+_BODY = {d.CONTROLLER_REVISION: ("apps/v1", "data")}
 ENUM_TO_KIND = {v: k for k, v in KIND_TO_ENUM.items()}
 Key = tuple[str, str, str]
 
@@ -181,26 +190,52 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
             )
         )
     out += bounds.metadata(meta, f"{base}.metadata")
+    api_version, body = _BODY.get(kind, (_API_VERSION, "spec"))
     if message.kind and message.kind != kind:  # type: ignore[attr-defined]
         out.append(FieldViolation(f"{base}.kind", errors.unsupported(message.kind, (kind,))))  # type: ignore[attr-defined]
-    if message.api_version and message.api_version != "ome.io/v1beta1":  # type: ignore[attr-defined]
-        out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, ("ome.io/v1beta1",))))  # type: ignore[attr-defined]
-    _bounded(message.spec, f"{base}.spec", out)  # type: ignore[attr-defined]
-    if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
-        for i, entry in enumerate(message.spec.supported_model_formats[: bounds.MAX_LIST_ITEMS]):  # type: ignore[attr-defined]
-            path = f"{base}.spec.supported_model_formats[{i}]"
-            if entry.HasField("priority") and entry.priority < 1:
-                out.append(
-                    FieldViolation(
-                        f"{path}.priority", errors.invalid_value(entry.priority, "must be greater than or equal to 1")
-                    )
+    if message.api_version and message.api_version != api_version:  # type: ignore[attr-defined]
+        out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, (api_version,))))  # type: ignore[attr-defined]
+    _bounded(getattr(message, body), f"{base}.{body}", out)
+    if kind in RUNTIME_KINDS:
+        out += _runtime_spec_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
+    elif kind == d.CONTROLLER_REVISION:
+        out += _revision_violations(message, base)  # type: ignore[arg-type]
+    return out
+
+
+def _runtime_spec_violations(spec: types_pb2.ServingRuntimeSpec, path: str) -> list[FieldViolation]:
+    """What the runtime CRDs require of a ServingRuntimeSpec: every supportedModelFormats entry
+    has a ``priority`` of at least 1 when set, and a ``modelFormat`` and ``modelFramework``, each
+    with a name."""
+    out: list[FieldViolation] = []
+    for i, entry in enumerate(spec.supported_model_formats[: bounds.MAX_LIST_ITEMS]):
+        entry_path = f"{path}.supported_model_formats[{i}]"
+        if entry.HasField("priority") and entry.priority < 1:
+            out.append(
+                FieldViolation(
+                    f"{entry_path}.priority", errors.invalid_value(entry.priority, "must be greater than or equal to 1")
                 )
-            # The CRD requires modelFormat and modelFramework, each with a name.
-            for field in ("model_format", "model_framework"):
-                if not entry.HasField(field):
-                    out.append(FieldViolation(f"{path}.{field}", errors.required()))
-                elif not getattr(entry, field).name:
-                    out.append(FieldViolation(f"{path}.{field}.name", errors.required()))
+            )
+        for field in ("model_format", "model_framework"):
+            if not entry.HasField(field):
+                out.append(FieldViolation(f"{entry_path}.{field}", errors.required()))
+            elif not getattr(entry, field).name:
+                out.append(FieldViolation(f"{entry_path}.{field}.name", errors.required()))
+    return out
+
+
+def _revision_violations(revision: types_pb2.ControllerRevision, base: str) -> list[FieldViolation]:
+    """What the API server requires of a ControllerRevision (``data`` is mandatory, ``revision``
+    non-negative), and of the runtime spec OME stores in ``data`` what the runtime CRDs require."""
+    out: list[FieldViolation] = []
+    if not revision.HasField("data"):
+        out.append(FieldViolation(f"{base}.data", errors.required("data is mandatory")))
+    else:
+        out += _runtime_spec_violations(revision.data, f"{base}.data")
+    if revision.revision < 0:
+        out.append(
+            FieldViolation(f"{base}.revision", errors.invalid_value(revision.revision, "must be greater than or equal to 0"))
+        )
     return out
 
 
@@ -220,8 +255,11 @@ def apply_defaults(obj: cache_pb2.CacheObject) -> cache_pb2.CacheObject:
     unwrapped = unwrap(out)
     assert unwrapped is not None
     kind, message = unwrapped
-    if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
-        for entry in message.spec.supported_model_formats:  # type: ignore[attr-defined]
+    if kind in RUNTIME_KINDS or kind == d.CONTROLLER_REVISION:
+        # A revision holds a spec OME copied from defaulted runtimes: the same defaults, so a
+        # revision and the runtime it was taken from hash alike.
+        spec = message.data if kind == d.CONTROLLER_REVISION else message.spec  # type: ignore[attr-defined]
+        for entry in spec.supported_model_formats:
             _default_format(message, entry, "model_format")
             _default_format(message, entry, "model_framework")
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
@@ -382,22 +420,68 @@ def _format_id(entries: tuple[d.Entry, ...]) -> int:
     return found
 
 
+def spec_hash(spec: types_pb2.ServingRuntimeSpec) -> str:
+    """SHA-256 (hex) of ``spec``'s deterministic serialization: equal specs, equal hashes. The
+    content hash of runtime revisions (runtime-revisions.md); OME's own hashes its Go JSON form of
+    the whole spec, which the protos model only in part, so the two never coincide."""
+    return hashlib.sha256(spec.SerializeToString(deterministic=True)).hexdigest()
+
+
+def _created(meta: types_pb2.ObjectMeta) -> float | None:
+    if not meta.HasField("creation_timestamp"):
+        return None
+    ts = meta.creation_timestamp
+    return ts.seconds + ts.nanos / 1e9
+
+
 def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime) -> d.Runtime:
     """Compile a (defaulted, validated) runtime object."""
     meta = message.metadata
-    created = None
-    if meta.HasField("creation_timestamp"):
-        ts = meta.creation_timestamp
-        created = ts.seconds + ts.nanos / 1e9
     parent = meta.annotations.get(d.INHERIT_FROM_ANNOTATION) or None
     return d.Runtime(
         kind=kind,
         namespace=meta.namespace if kind == d.SERVING_RUNTIME else "",
         name=meta.name,
-        created=created,
+        created=_created(meta),
         parent=parent,
         own=compile_spec(message.spec),
         spec=message.spec,
+        own_hash=spec_hash(message.spec),
+        last_chain=tuple(message.status.inheritance_chain),
+    )
+
+
+def compile_revision(message: types_pb2.ControllerRevision) -> d.Revision:
+    """Compile a (defaulted, validated) ControllerRevision: its owner from the ``ome.io/runtime-of*``
+    labels, the spec it holds compiled as a runtime of the owner's kind and name (an owner kind
+    other than ServingRuntime counts as ClusterServingRuntime), its content hash."""
+    meta = message.metadata
+    labels = meta.labels
+    owner_kind = labels.get(d.RUNTIME_OF_KIND_LABEL, "")
+    owner_namespace = labels.get(d.RUNTIME_OF_NAMESPACE_LABEL, "")
+    kind = d.SERVING_RUNTIME if owner_kind == d.SERVING_RUNTIME else d.CLUSTER_SERVING_RUNTIME
+    full_hash = spec_hash(message.data)
+    runtime = d.Runtime(
+        kind=kind,
+        namespace=owner_namespace if kind == d.SERVING_RUNTIME else "",
+        name=labels.get(d.RUNTIME_OF_LABEL, ""),
+        created=_created(meta),
+        parent=None,
+        own=compile_spec(message.data),
+        spec=message.data,
+        own_hash=full_hash,
+    )
+    return d.Revision(
+        namespace=meta.namespace,
+        name=meta.name,
+        owner_name=runtime.name,
+        owner_kind=owner_kind,
+        owner_namespace=owner_namespace,
+        created=runtime.created,
+        number=message.revision,
+        ome_managed=meta.annotations.get(d.CREATED_BY_ANNOTATION) == d.CREATED_BY_OME,
+        runtime=runtime,
+        full_hash=full_hash,
     )
 
 

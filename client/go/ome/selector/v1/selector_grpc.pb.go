@@ -38,6 +38,10 @@ type SelectionServiceClient interface {
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
 	ValidateServingRuntime(ctx context.Context, in *ValidateServingRuntimeRequest, opts ...grpc.CallOption) (*ValidateServingRuntimeResponse, error)
+	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+	GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error)
 }
 
 type selectionServiceClient struct {
@@ -102,6 +106,15 @@ func (c *selectionServiceClient) ValidateServingRuntime(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *selectionServiceClient) GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error) {
+	out := new(GetRuntimeStatusResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeStatus", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SelectionServiceServer is the server API for SelectionService service.
 // All implementations must embed UnimplementedSelectionServiceServer
 // for forward compatibility
@@ -127,6 +140,10 @@ type SelectionServiceServer interface {
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
 	ValidateServingRuntime(context.Context, *ValidateServingRuntimeRequest) (*ValidateServingRuntimeResponse, error)
+	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+	GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error)
 	mustEmbedUnimplementedSelectionServiceServer()
 }
 
@@ -151,6 +168,9 @@ func (UnimplementedSelectionServiceServer) GetEffectiveRuntime(context.Context, 
 }
 func (UnimplementedSelectionServiceServer) ValidateServingRuntime(context.Context, *ValidateServingRuntimeRequest) (*ValidateServingRuntimeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ValidateServingRuntime not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeStatus not implemented")
 }
 func (UnimplementedSelectionServiceServer) mustEmbedUnimplementedSelectionServiceServer() {}
 
@@ -273,6 +293,24 @@ func _SelectionService_ValidateServingRuntime_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_GetRuntimeStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRuntimeStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetRuntimeStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetRuntimeStatus",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetRuntimeStatus(ctx, req.(*GetRuntimeStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _SelectionService_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "ome.selector.v1.SelectionService",
 	HandlerType: (*SelectionServiceServer)(nil),
@@ -300,6 +338,10 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ValidateServingRuntime",
 			Handler:    _SelectionService_ValidateServingRuntime_Handler,
+		},
+		{
+			MethodName: "GetRuntimeStatus",
+			Handler:    _SelectionService_GetRuntimeStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

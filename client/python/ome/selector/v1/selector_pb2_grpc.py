@@ -65,6 +65,11 @@ class SelectionServiceStub:
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.SerializeToString,
                 response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.FromString,
                 _registered_method=True)
+        self.GetRuntimeStatus = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/GetRuntimeStatus',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.FromString,
+                _registered_method=True)
 
 
 class SelectionServiceServicer:
@@ -122,6 +127,15 @@ class SelectionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRuntimeStatus(self, request, context):
+        """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+        spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+        events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SelectionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -154,6 +168,11 @@ def add_SelectionServiceServicer_to_server(servicer, server):
                     servicer.ValidateServingRuntime,
                     request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.FromString,
                     response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.SerializeToString,
+            ),
+            'GetRuntimeStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRuntimeStatus,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -319,6 +338,33 @@ class SelectionService:
             '/ome.selector.v1.SelectionService/ValidateServingRuntime',
             ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.SerializeToString,
             ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRuntimeStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/GetRuntimeStatus',
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -67,6 +67,11 @@ class SelectionServiceStub:
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
     verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
     """
+    GetRuntimeStatus: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]
+    """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+    spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+    events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+    """
 
 @_typing.type_check_only
 class SelectionServiceAsyncStub(SelectionServiceStub):
@@ -99,6 +104,11 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     ValidateServingRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]  # type: ignore[assignment]
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
     verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+    """
+    GetRuntimeStatus: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]  # type: ignore[assignment]
+    """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+    spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+    events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
     """
 
 class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -165,6 +175,17 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_selector_pb2.ValidateServingRuntimeResponse, _abc.Awaitable[_selector_pb2.ValidateServingRuntimeResponse]]:
         """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
         verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuntimeStatus(
+        self,
+        request: _selector_pb2.GetRuntimeStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetRuntimeStatusResponse, _abc.Awaitable[_selector_pb2.GetRuntimeStatusResponse]]:
+        """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+        spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+        events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
         """
 
 def add_SelectionServiceServicer_to_server(servicer: SelectionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
