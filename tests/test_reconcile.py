@@ -465,7 +465,9 @@ class TestNamedRuntimeCannotBeUsed:
     def test_broken_chain_when_pinned_is_a_pin_error(self) -> None:
         service = named(INHERITANCE_ISVC, "sglang-llama-3-2-3b", autoSync=False)
         got = reconcile([SGLANG_CHILD, LLAMA_3_2_3B_CBM], service)
-        assert events(got) == [("Warning", "RuntimePinError", f"resolve live runtime sglang-llama-3-2-3b: {CHAIN_ERROR}")]
+        assert events(got) == [
+            ("Warning", "RuntimePinError", f"resolve live runtime sglang-llama-3-2-3b: {CHAIN_ERROR}")
+        ]
         assert (got.requeue, got.workload_untouched) == (True, True)
 
     def test_repaired_chain(self) -> None:

@@ -725,7 +725,9 @@ def get_runtime_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) 
         violations += validate_name(ref.namespace, "runtime.namespace", "namespace")
     elif ref.namespace:
         violations.append(
-            FieldViolation("runtime.namespace", errors.forbidden("ClusterServingRuntime is cluster-scoped and takes no namespace"))
+            FieldViolation(
+                "runtime.namespace", errors.forbidden("ClusterServingRuntime is cluster-scoped and takes no namespace")
+            )
         )
     if violations:
         raise RequestError.invalid(violations)

@@ -234,7 +234,9 @@ def _revision_violations(revision: types_pb2.ControllerRevision, base: str) -> l
         out += _runtime_spec_violations(revision.data, f"{base}.data")
     if revision.revision < 0:
         out.append(
-            FieldViolation(f"{base}.revision", errors.invalid_value(revision.revision, "must be greater than or equal to 0"))
+            FieldViolation(
+                f"{base}.revision", errors.invalid_value(revision.revision, "must be greater than or equal to 0")
+            )
         )
     return out
 

@@ -88,6 +88,7 @@ def _api_version(kind: object) -> str:
     """The apiVersion a cached kind (or InferenceService) is read under."""
     return _API_VERSIONS.get(kind, API_VERSION) if isinstance(kind, str) else API_VERSION
 
+
 _KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 _MANIFEST_SUFFIXES = (".yaml", ".yml")
 # Values visited per document at most (aliases can make a small file a huge tree).

@@ -252,6 +252,7 @@ def runtime_object_not_found(cluster: bool, name: str) -> str:
     resource = "clusterservingruntimes" if cluster else "servingruntimes"
     return f'{resource}.ome.io "{name}" not found'
 
+
 MODEL_REFERENCE_REQUIRED = "model reference is required"
 NO_MODEL_WITH_NAME = "No BaseModel or ClusterBaseModel with the name: {model}"
 BASE_MODEL_DISABLED = "specified base model {model} is disabled"

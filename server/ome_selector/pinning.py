@@ -353,7 +353,9 @@ def resolve(snapshot: Snapshot, isvc: types_pb2.InferenceService, ome_namespace:
         return _advance(snapshot, isvc, live, ome_namespace, token)
     revision = snapshot.revisions.get((ome_namespace, reported))
     if revision is None:
-        return _paused(live, DriftReason.REVISION_MISSING, messages.drift_pinned_revision_missing(reported, ome_namespace))
+        return _paused(
+            live, DriftReason.REVISION_MISSING, messages.drift_pinned_revision_missing(reported, ome_namespace)
+        )
     if live is None or live.named_hash == revision.full_hash:
         return _serve_revision(live, revision, ref.name)
     if token and token != isvc.status.last_runtime_sync_token:

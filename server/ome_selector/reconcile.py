@@ -147,9 +147,7 @@ def _pinned(
     it is without an error requeue."""
     outcome = pinning.resolve(snapshot, isvc, ome_namespace)
     if outcome.error:
-        return dataclasses.replace(
-            _error(decision, messages.EVENT_RUNTIME_PIN_ERROR, outcome.error), pin=outcome
-        )
+        return dataclasses.replace(_error(decision, messages.EVENT_RUNTIME_PIN_ERROR, outcome.error), pin=outcome)
     if outcome.paused:
         return Reconcile(None, decision, workload_untouched=True, pin=outcome)
     assert outcome.runtime is not None
