@@ -1122,25 +1122,21 @@ spec:
     maxReplicas: 1
 """
 
-# runtime-revisions.md, "Roll back to an earlier revision": isvc.yaml, verbatim.
-ROLLBACK_ISVC = """\
-apiVersion: ome.io/v1beta1
-kind: InferenceService
-metadata:
-  name: llama-3-2-3b-instruct
-  namespace: llama-demo
-spec:
-  model:
-    name: llama-3-2-3b-instruct
-  runtime:
-    name: sglang-llama-3-2-3b
-    kind: ServingRuntime
-    autoSync: false
-    revision: r-llama-demo-sglang-llama-3-2-3b-590753e8
-  engine:
-    minReplicas: 1
-    maxReplicas: 1
-"""
+# runtime-revisions.md, "Roll back to an earlier revision": isvc.yaml (the pinned one with a revision).
+ROLLBACK_ISVC = PINNED_ISVC.replace(
+    "    autoSync: false\n", "    autoSync: false\n    revision: r-llama-demo-sglang-llama-3-2-3b-590753e8\n"
+)
+
+# runtime-inheritance.md: the command the profile holds, which a child inherits.
+PROFILE_COMMAND = [
+    "python3",
+    "-m",
+    "sglang.launch_server",
+    "--host=0.0.0.0",
+    "--port=8080",
+    "--model-path=$(MODEL_PATH)",
+    "--served-model-name={{.Name}}",
+]
 
 # runtime-revisions.md: the revisions the page lists (`kubectl get controllerrevisions -n ome`).
 FIRST_REVISION = "r-llama-demo-sglang-llama-3-2-3b-590753e8"

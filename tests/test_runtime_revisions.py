@@ -22,6 +22,7 @@ from helpers_docs import (
     INHERITANCE_ISVC,
     LLAMA_3_2_3B_CBM,
     PINNED_ISVC,
+    PROFILE_COMMAND,
     ROLLBACK_ISVC,
     SECOND_REVISION,
     SGLANG_CHILD,
@@ -118,6 +119,12 @@ def outcome(response: pb.ReconcileInferenceServiceResponse) -> tuple[Any, ...]:
         response.requeue,
         [(e.type, e.reason, e.message) for e in response.events],
     )
+
+
+def paused(reason: str, message: str) -> tuple[Any, ...]:
+    """The ``outcome`` of drift that pauses updates: nothing recorded, RuntimeDrifted set, the
+    workload left as it is, no requeue, no event."""
+    return ("", None, False, ("True", reason, message, ""), False, True, False, [])
 
 
 def report(response: pb.ReconcileInferenceServiceResponse) -> tuple[str, str, str, str, str, str]:
@@ -224,15 +231,7 @@ class TestPinAnInferenceService:
         runner = got.pin.create_revision.data.engine_config.runner
         assert (runner.image, list(runner.command), list(runner.args)) == (
             "docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64",
-            [
-                "python3",
-                "-m",
-                "sglang.launch_server",
-                "--host=0.0.0.0",
-                "--port=8080",
-                "--model-path=$(MODEL_PATH)",
-                "--served-model-name={{.Name}}",
-            ],
+            PROFILE_COMMAND,
             ["--tp-size=1", "--mem-frac=0.9"],
         )
         assert got.pin.create_revision.data.disabled is False and got.pin.create_revision.data.HasField("disabled")
@@ -299,7 +298,7 @@ class TestWhenTheRuntimeChanges:
         got = reconcile(
             [changed(), LLAMA_3_2_3B_CBM, revision(FIRST_REVISION, RUNTIME)], service(pinned=FIRST_REVISION)
         )
-        assert outcome(got) == ("", None, False, ("True", "RevisionMismatch", MISMATCH, ""), False, True, False, [])
+        assert outcome(got) == paused("RevisionMismatch", MISMATCH)
         assert report(got) == (
             "PIN_MODE_MANAGED_PIN",
             "PIN_STATE_RESOLVED",
@@ -398,20 +397,8 @@ class TestRollForward:
     def test_rolling_forward_does_not_clear_revision_missing(self) -> None:
         """The RuntimeDrifted table: RevisionMissing, "Rolling forward doesn't clear this reason"."""
         got = reconcile([changed(), LLAMA_3_2_3B_CBM], service(pinned=FIRST_REVISION, sync="mem-frac-0-85"))
-        assert outcome(got) == (
-            "",
-            None,
-            False,
-            (
-                "True",
-                "RevisionMissing",
-                "pinned revision r-llama-demo-sglang-llama-3-2-3b-590753e8 missing from ome",
-                "",
-            ),
-            False,
-            True,
-            False,
-            [],
+        assert outcome(got) == paused(
+            "RevisionMissing", "pinned revision r-llama-demo-sglang-llama-3-2-3b-590753e8 missing from ome"
         )
 
 
@@ -451,20 +438,8 @@ class TestRollBack:
     def test_a_missing_revision_is_revision_missing(self) -> None:
         """The RuntimeDrifted table: "spec.runtime.revision names one that doesn't exist"."""
         got = reconcile([changed(), LLAMA_3_2_3B_CBM], service(ROLLBACK_ISVC))
-        assert outcome(got) == (
-            "",
-            None,
-            False,
-            (
-                "True",
-                "RevisionMissing",
-                "explicit pin r-llama-demo-sglang-llama-3-2-3b-590753e8 not found in namespace ome",
-                "",
-            ),
-            False,
-            True,
-            False,
-            [],
+        assert outcome(got) == paused(
+            "RevisionMissing", "explicit pin r-llama-demo-sglang-llama-3-2-3b-590753e8 not found in namespace ome"
         )
         assert report(got)[1] == "PIN_STATE_REVISION_MISSING"
         assert choice(got.pin.rollback) == (FIRST_REVISION, False, "")

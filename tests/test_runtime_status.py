@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers_docs import SGLANG_CHILD, SGLANG_PROFILE, SGLANG_RUNTIME, load, objects, runtime
+from helpers_docs import PROFILE_COMMAND, SGLANG_CHILD, SGLANG_PROFILE, SGLANG_RUNTIME, load, objects, runtime
 from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector import api
@@ -71,15 +71,7 @@ class TestChainHealthInStatus:
         assert (runner.name, runner.image, list(runner.command), list(runner.args)) == (
             "ome-container",
             "docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64",
-            [
-                "python3",
-                "-m",
-                "sglang.launch_server",
-                "--host=0.0.0.0",
-                "--port=8080",
-                "--model-path=$(MODEL_PATH)",
-                "--served-model-name={{.Name}}",
-            ],
+            PROFILE_COMMAND,
             ["--tp-size=1", "--mem-frac=0.9"],
         )
         assert (spec.HasField("disabled"), spec.disabled) == (True, False)
