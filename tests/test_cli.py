@@ -1,4 +1,5 @@
-"""The ``ome-selector`` command: select / explain offline and against a server, output, exit codes."""
+"""The ``ome-selector`` command: select / explain offline and against a server, output, exit codes;
+the rendering helpers."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from conftest import EXAMPLES
 from google.protobuf import json_format
 from helpers_docs import ACCELERATOR_REASON, SCORING_FILE, SEED_A_A100_FILE, SEED_A_FILE, SEED_A_NAMED_FILE, SEED_B_FILE
 from ome.selector.v1 import selector_pb2
-from ome_selector import cli
+from ome_selector import cli, rendering
 from ome_selector.examples import example_paths
 from ome_selector.manifests import load_manifests, manifests_version
 
@@ -424,14 +425,14 @@ def test_console_script_subprocess() -> None:
 
 
 def test_format_table_pads_all_but_the_last_column() -> None:
-    assert cli.format_table(("A", "BB", "C"), [("long-cell", "x", ""), ("y", "zz", "last")]) == (
+    assert rendering.format_table(("A", "BB", "C"), [("long-cell", "x", ""), ("y", "zz", "last")]) == (
         "A           BB   C\nlong-cell   x\ny           zz   last"
     )
-    assert cli.format_table(("A", "B"), []) == "A   B"
+    assert rendering.format_table(("A", "B"), []) == "A   B"
 
 
 @pytest.mark.parametrize(
     "value, text", [(0.0, "0"), (7e9, "7B"), (6.9e10, "69B"), (5e8, "500M"), (1.5e12, "1.5T"), (12.0, "12")]
 )
 def test_format_size(value: float, text: str) -> None:
-    assert cli.format_size(value) == text
+    assert rendering.format_size(value) == text

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -121,8 +121,31 @@ for _name in api.SELECTION_RPCS:
     setattr(SelectionServicer, _name, _selection_method(_name))
 
 
+def _apply_snapshot(store: CacheStore, request: cache_pb2.ApplySnapshotRequest) -> cache_pb2.ApplySnapshotResponse:
+    return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, request.objects))
+
+
+def _upsert_objects(store: CacheStore, request: cache_pb2.UpsertObjectsRequest) -> cache_pb2.UpsertObjectsResponse:
+    return cache_pb2.UpsertObjectsResponse(status=store.upsert(request.version, request.objects))
+
+
+def _delete_objects(store: CacheStore, request: cache_pb2.DeleteObjectsRequest) -> cache_pb2.DeleteObjectsResponse:
+    status, not_found = store.delete(request.version, request.keys)
+    return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
+
+
+# The cache writes: RPC name -> the ``CacheStore`` call that answers it (contracts in
+# protos/ome/selector/v1/cache.proto). ``CacheServicer``'s write methods are generated from it.
+CACHE_WRITES: dict[str, Callable[[CacheStore, Any], Message]] = {
+    "ApplySnapshot": _apply_snapshot,
+    "UpsertObjects": _upsert_objects,
+    "DeleteObjects": _delete_objects,
+}
+
+
 class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
-    """``ome.selector.v1.CacheService`` over a ``CacheStore``.
+    """``ome.selector.v1.CacheService`` over a ``CacheStore``: one write method per row of
+    ``CACHE_WRITES``, and ``GetCacheStatus``.
 
     Writes are serialized with an ``asyncio.Lock`` and run in a worker thread: a write is
     CPU-bound (validation and compilation of the whole snapshot), and the store swaps the
@@ -133,37 +156,10 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
         self._store = store
         self._write_lock = asyncio.Lock()
 
-    async def _write(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
-        """Run one cache write under the write lock, in a worker thread."""
+    async def _write(self, context: grpc.aio.ServicerContext, method: str, request: Message) -> Message:
+        """Run the ``CACHE_WRITES`` row ``method`` under the write lock, in a worker thread."""
         async with self._write_lock:
-            return await _answer(context, method, compute, offload=WRITES)
-
-    async def ApplySnapshot(
-        self, request: cache_pb2.ApplySnapshotRequest, context: grpc.aio.ServicerContext
-    ) -> cache_pb2.ApplySnapshotResponse:
-        """``ome.selector.v1.CacheService/ApplySnapshot``; contract in protos/ome/selector/v1/cache.proto."""
-        status = await self._write(
-            context, "ApplySnapshot", lambda: self._store.apply_snapshot(request.version, request.objects)
-        )
-        return cache_pb2.ApplySnapshotResponse(status=status)
-
-    async def UpsertObjects(
-        self, request: cache_pb2.UpsertObjectsRequest, context: grpc.aio.ServicerContext
-    ) -> cache_pb2.UpsertObjectsResponse:
-        """``ome.selector.v1.CacheService/UpsertObjects``; contract in protos/ome/selector/v1/cache.proto."""
-        status = await self._write(
-            context, "UpsertObjects", lambda: self._store.upsert(request.version, request.objects)
-        )
-        return cache_pb2.UpsertObjectsResponse(status=status)
-
-    async def DeleteObjects(
-        self, request: cache_pb2.DeleteObjectsRequest, context: grpc.aio.ServicerContext
-    ) -> cache_pb2.DeleteObjectsResponse:
-        """``ome.selector.v1.CacheService/DeleteObjects``; contract in protos/ome/selector/v1/cache.proto."""
-        status, not_found = await self._write(
-            context, "DeleteObjects", lambda: self._store.delete(request.version, request.keys)
-        )
-        return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
+            return await _answer(context, method, lambda: CACHE_WRITES[method](self._store, request), offload=WRITES)
 
     async def GetCacheStatus(
         self, request: cache_pb2.GetCacheStatusRequest, context: grpc.aio.ServicerContext
@@ -171,3 +167,18 @@ class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
         """``ome.selector.v1.CacheService/GetCacheStatus``; contract in protos/ome/selector/v1/cache.proto."""
         status = await _answer(context, "GetCacheStatus", self._store.status)
         return cache_pb2.GetCacheStatusResponse(status=status)
+
+
+def _write_method(name: str) -> Callable[..., Awaitable[Message]]:
+    """The servicer method ``name``: the ``CACHE_WRITES`` row of that name, under the write lock."""
+
+    async def method(self: CacheServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._write(context, name, request)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``ome.selector.v1.CacheService/{name}``: ``CacheStore`` via ``{CACHE_WRITES[name].__name__}``."
+    return method
+
+
+for _name in CACHE_WRITES:
+    setattr(CacheServicer, _name, _write_method(_name))

@@ -1,0 +1,454 @@
+"""The ``ome-selector`` query commands: ONE table, ``COMMANDS``, of what each subcommand reads,
+the request it builds, the RPC that answers it, and how the answer is printed and judged.
+
+Each ``Command`` row names its ``SelectionService`` method (``rpc``), the same name that keys
+``api.SELECTION_RPCS``, the table ``service.SelectionServicer``'s methods are generated from; the
+request type is that method's input type. Offline a request is answered by ``api.answer``
+(which dispatches by request type to that ``SELECTION_RPCS`` row), with ``--server`` by the row's
+``remote`` call of the typed client (``ome_selector_client.SelectorClient``). ``cli`` builds the
+argument parser from the rows and runs them; ``rendering`` holds the formatters they name.
+
+Adding a command: a ``SELECTION_RPCS`` row (and its client method), then one ``Command`` row
+here with its renderer in ``rendering``.
+
+Importing this module imports no grpc (the client is imported when ``--server`` is used), so
+``serve`` can still configure gRPC's C-core first.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, TextIO
+
+from google.protobuf import message_factory
+from google.protobuf.message import Message
+from ome.selector.v1 import selector_pb2
+from ome.v1beta1 import types_pb2
+
+from ome_selector import rendering
+
+if TYPE_CHECKING:
+    from ome_selector_client import SelectorClient
+
+EXACTLY_ONE_SOURCE = "exactly one of -f/--filename or --model is required"
+SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
+
+
+_ISVC_FILE = "InferenceService YAML (every InferenceService document is answered, in order; - reads stdin)"
+_ISVC_NAMESPACE = "namespace for an InferenceService whose metadata sets none (default: default)"
+_VIEWS = {"basic": selector_pb2.SELECT_RUNTIME_VIEW_BASIC, "full": selector_pb2.SELECT_RUNTIME_VIEW_FULL}
+
+
+class UsageError(Exception):
+    """Bad input: printed as ``error: <message>``, exit status 2."""
+
+
+class Flag(NamedTuple):
+    """One ``ArgumentParser.add_argument`` call: its option strings and keyword arguments."""
+
+    names: tuple[str, ...]
+    options: Mapping[str, Any]
+
+
+def flag(*names: str, **options: Any) -> Flag:
+    """``Flag(names, options)``, written as the ``add_argument`` call it stands for."""
+    return Flag(names, options)
+
+
+# --- what a command reads ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a command reads from its ``-f`` (and ``--model``) flags.
+
+    ``flags``: those flags, added before the command's own. ``namespace_help``: the help of
+    ``-n``. ``read(args, err)``: the subject fields of each request, in file order (one dict per
+    request, such as ``{"inference_service": isvc}``); warnings go to ``err``; raises
+    ``UsageError`` for a missing, unreadable or malformed file.
+    """
+
+    flags: tuple[Flag, ...]
+    namespace_help: str
+    read: Callable[[argparse.Namespace, TextIO], list[dict[str, Message]]]
+
+
+def _load_isvcs(args: argparse.Namespace, err: TextIO) -> list[types_pb2.InferenceService]:
+    """Every InferenceService of ``args.filename`` (the namespace defaulted from ``-n``); its
+    unknown fields are warnings on stderr."""
+    from ome_selector.manifests import ManifestError, read_inference_services
+
+    try:
+        isvcs, warnings = read_inference_services(args.filename)
+    except ManifestError as exc:
+        raise UsageError(str(exc)) from None
+    for line in warnings:
+        print(f"warning: {line}", file=err)
+    for isvc in isvcs:
+        if not isvc.metadata.namespace:
+            isvc.metadata.namespace = args.namespace
+    return isvcs
+
+
+def _read_isvcs(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
+    """One ``inference_service`` subject per InferenceService of ``-f``."""
+    return [{"inference_service": isvc} for isvc in _load_isvcs(args, err)]
+
+
+def _read_isvcs_or_model(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
+    """``explain``: one ``model`` subject for ``--model`` (in ``-n``), else those of ``-f``."""
+    if (args.model is None) == (args.filename is None):
+        raise UsageError(EXACTLY_ONE_SOURCE)
+    if args.model is not None:
+        return [{"model": selector_pb2.ModelLookup(name=args.model, namespace=args.namespace)}]
+    return _read_isvcs(args, err)
+
+
+def _read_runtime(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
+    """The first ServingRuntime or ClusterServingRuntime of ``-f``, as its request field
+    (``serving_runtime`` / ``cluster_serving_runtime``)."""
+    from ome_selector.manifests import ManifestError, load_runtime
+
+    try:
+        which, runtime = load_runtime(args.filename, args.namespace)
+    except ManifestError as exc:
+        raise UsageError(str(exc)) from None
+    return [{which: runtime}]
+
+
+INFERENCE_SERVICES = Source(
+    flags=(flag("-f", "--filename", required=True, metavar="FILE", help=_ISVC_FILE),),
+    namespace_help=_ISVC_NAMESPACE,
+    read=_read_isvcs,
+)
+INFERENCE_SERVICES_OR_MODEL = Source(
+    flags=(
+        flag("-f", "--filename", metavar="FILE", help=_ISVC_FILE + "; or give --model"),
+        flag(
+            "--model", metavar="NAME", help="explain for this BaseModel in the namespace -n, else this ClusterBaseModel"
+        ),
+    ),
+    namespace_help="namespace of --model, or of an InferenceService whose metadata sets none (default: default)",
+    read=_read_isvcs_or_model,
+)
+SERVING_RUNTIME = Source(
+    flags=(
+        flag(
+            "-f",
+            "--filename",
+            required=True,
+            metavar="FILE",
+            help="ServingRuntime or ClusterServingRuntime YAML (the first one; - reads stdin)",
+        ),
+    ),
+    namespace_help="namespace for a ServingRuntime whose metadata sets none (default: default)",
+    read=_read_runtime,
+)
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+
+def _no_fields(args: argparse.Namespace) -> dict[str, Any]:
+    return {}
+
+
+def _no_notes(response: Any) -> list[str]:
+    return []
+
+
+def _of_response(format_response: Callable[[Any], str]) -> Callable[[Any, Any], str]:
+    """A renderer ``(request, response) -> text`` of a formatter of the response alone."""
+    return lambda _request, response: format_response(response)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One query subcommand.
+
+    - ``name``; ``help``: the description ``<name> --help`` prints, whose first paragraph (without
+      its final period) is the ``summary`` ``ome-selector --help`` lists.
+    - ``rpc``: its ``SelectionService`` method, a key of ``api.SELECTION_RPCS``; the request
+      type is that method's input type (``request_type``). ``ValueError`` at import for an
+      unknown method.
+    - ``source``: what ``-f`` reads; ``flags``: the command's own flags; ``fields(args)``: the
+      request fields they set (beside the subject ``source`` reads).
+    - ``remote(client, request)``: the typed client's call of ``rpc`` (``--server``).
+    - ``render(request, response)``: the text for stdout (``-o table``; ``render_wide`` for
+      ``-o wide`` when it differs, described in ``-o``'s help by ``wide_help``), ``""`` for none;
+      ``notes(response)``: lines for stderr; ``names(request, response)``: ``-o name``.
+    - ``succeeded(response)``: the exit-status rule, true for status 0, false for 1.
+    """
+
+    name: str
+    rpc: str
+    help: str
+    source: Source
+    remote: Callable[[SelectorClient, Any], Message]
+    render: Callable[[Any, Any], str]
+    succeeded: Callable[[Any], bool]
+    names: Callable[[Any, Any], str]
+    flags: tuple[Flag, ...] = ()
+    fields: Callable[[argparse.Namespace], dict[str, Any]] = _no_fields
+    notes: Callable[[Any], list[str]] = _no_notes
+    render_wide: Callable[[Any, Any], str] | None = None
+    wide_help: str = "the table"
+
+    def __post_init__(self) -> None:
+        if self.rpc not in SELECTION_SERVICE.methods_by_name:
+            raise ValueError(f"command {self.name}: SelectionService has no method {self.rpc}")
+
+    @property
+    def summary(self) -> str:
+        """The first paragraph of ``help``, without its final period."""
+        return self.help.split("\n\n", 1)[0].removesuffix(".")
+
+    @property
+    def request_type(self) -> type[Message]:
+        """The request message class of ``rpc`` (``SelectRuntimeRequest`` ...)."""
+        return message_factory.GetMessageClass(SELECTION_SERVICE.methods_by_name[self.rpc].input_type)
+
+    def requests(self, args: argparse.Namespace, err: TextIO) -> list[Message]:
+        """The requests of this command: one per subject ``source`` reads, in order, each with
+        the fields of the command's own flags. Raises ``UsageError`` as ``source.read`` does."""
+        request_type = self.request_type
+        return [request_type(**subject, **self.fields(args)) for subject in self.source.read(args, err)]
+
+    def renderer(self, output: str) -> Callable[[Any, Any], str]:
+        """``render_wide`` for ``-o wide`` when there is one, else ``render``."""
+        return self.render_wide if output == "wide" and self.render_wide is not None else self.render
+
+
+def _explain_remote(client: SelectorClient, request: selector_pb2.ExplainRuntimesRequest) -> Message:
+    """``explain_model`` for a model lookup, ``explain_runtimes`` for an InferenceService."""
+    if request.HasField("model"):
+        return client.explain_model(request.model.name, request.model.namespace)
+    return client.explain_runtimes(request.inference_service)
+
+
+def _explain_succeeded(response: selector_pb2.ExplainRuntimesResponse) -> bool:
+    """A runtime is a candidate, or there are no runtimes at all (exit 0 then, as
+    reference/kubectl-ome/runtime.md "Exit codes" says of ``explain``)."""
+    candidates = any(r.verdict == selector_pb2.VERDICT_CANDIDATE for r in response.runtimes)
+    return candidates or (not response.runtimes and not response.model_error)
+
+
+def _validate_remote(client: SelectorClient, request: selector_pb2.ValidateServingRuntimeRequest) -> Message:
+    which = request.WhichOneof("runtime")
+    assert which is not None
+    return client.validate_serving_runtime(getattr(request, which))
+
+
+COMMANDS: dict[str, Command] = {
+    command.name: command
+    for command in (
+        Command(
+            name="select",
+            rpc="SelectRuntime",
+            help="show the runtime OME selects for an InferenceService",
+            source=INFERENCE_SERVICES,
+            flags=(
+                flag(
+                    "--view",
+                    choices=tuple(_VIEWS),
+                    default="basic",
+                    help="basic (default): the selection, candidates, OME's texts and the exclusion "
+                    "summary; full: also every excluded runtime with its primary reason",
+                ),
+            ),
+            fields=lambda args: {"view": _VIEWS[args.view]},
+            remote=lambda client, request: client.select_runtime(request.inference_service, view=request.view),
+            render=_of_response(rendering.format_selection),
+            succeeded=lambda response: response.HasField("selection"),
+            names=_of_response(rendering.selected_runtime_name),
+        ),
+        Command(
+            name="explain",
+            rpc="ExplainRuntimes",
+            help="""\
+show every runtime in scope and why it qualifies or not.
+
+Lists every runtime in scope: the candidates in the order OME ranks them (the first one is the
+runtime OME selects), then the others with the first check they fail. -f explains for an
+InferenceService (its accelerator classes and deployment modes are checked too); --model
+explains for a BaseModel named NAME in the namespace -n, else a ClusterBaseModel. Notes go to
+stderr, such as "Note: spec.runtime is explicit; automatic selection below is hypothetical.";
+with no runtimes at all, no table is printed and the status is 0.""",
+            source=INFERENCE_SERVICES_OR_MODEL,
+            remote=_explain_remote,
+            render=_of_response(rendering.format_explain),
+            notes=rendering.explain_notes,
+            succeeded=_explain_succeeded,
+            names=_of_response(rendering.candidate_names),
+        ),
+        Command(
+            name="effective",
+            rpc="GetEffectiveRuntime",
+            help="""\
+show the runtime an InferenceService uses and each component's configuration.
+
+The Live view of `kubectl ome runtime effective`: SCOPE FIELD VALUE rows. Live STATE
+(Available or Unavailable), REASON (when Unavailable: NotConfigured, NotFound, Disabled,
+Unreadable), RUNTIME (CSR/<name> or SR/<namespace>/<name>), then per component the
+deployment mode and the rule that set it, as MODE (SOURCE) with the docs' sources
+ServiceAnnotation, ComponentAnnotation, ServiceSpec, LeaderWorkerShape and Default.
+
+Rows the docs do not have (ours): <COMPONENT>-ACCELERATOR, the AcceleratorClass the component
+gets, or -, and why (ComponentOverride, Selector, Policy/<policy>, RuntimeListsNone,
+NotRequested, NoCandidate/<policy>, Router); <COMPONENT>-ERROR, OME's error for that component;
+and, as in `explain --with-effective`, Source INHERITANCE (Observed or Unavailable), Source
+REASON (NotFound, Cycle or MaxDepthExceeded) and one Source ROOT-FIRST row per runtime in the
+inheritance chain, root first. A runtime OME selects itself is used without inheritance, so its
+chain is the runtime alone.
+
+Left out: the docs' HASH row, and the Active view and Service rows (REVISION, PIN, SYNC, STATUS,
+DRIFT, LIVE-RELATION, ISSUE), which need runtime revisions and InferenceService status that this
+service does not model. -o wide prints one row per component; -o json the response.""",
+            source=INFERENCE_SERVICES,
+            remote=lambda client, request: client.get_effective_runtime(request.inference_service),
+            render=_of_response(rendering.format_effective),
+            render_wide=_of_response(rendering.format_effective_wide),
+            wide_help="one row per component",
+            succeeded=lambda response: response.state == "Available",
+            names=_of_response(rendering.effective_runtime_name),
+        ),
+        Command(
+            name="admit",
+            rpc="AdmitInferenceService",
+            help="""\
+show whether the InferenceService webhook admits an InferenceService.
+
+The InferenceService validating webhook, as kubectl shows it: when admitted, each warning as
+"Warning: <warning>" on stderr, then "inferenceservice.ome.io/<name> admitted (path <PATH>)"
+(PATH: what the webhook checked: NoEngine, DeferredFullRunner, AutoSelect, NamedRuntime,
+NamedRuntimeNoModel, PinnedNoModel, Spec); when denied, "Error from server: admission webhook
+"inferenceservice.ome-webhook-server.validator" denied the request: <message>" on stderr and
+status 1.""",
+            source=INFERENCE_SERVICES,
+            remote=lambda client, request: client.admit_inference_service(request.inference_service),
+            render=rendering.format_admission,
+            notes=rendering.admission_notes,
+            succeeded=lambda response: response.allowed,
+            names=rendering.admitted_name,
+        ),
+        Command(
+            name="reconcile",
+            rpc="ReconcileInferenceService",
+            help="""\
+show what the controller does about an InferenceService's runtime.
+
+What the controller does about the runtime in one reconcile: the runtime it uses, the
+RuntimeReady condition it sets (or leaves unchanged), the events it records, the manager log
+lines it writes instead of events, whether it requeues and leaves the serving workload as it is,
+and each component's effective configuration. Status 0 when a runtime is resolved and the
+reconcile does not requeue, 1 otherwise.""",
+            source=INFERENCE_SERVICES,
+            flags=(
+                flag(
+                    "--has-runtime-ready-condition",
+                    action="store_true",
+                    help="the InferenceService already has a RuntimeReady condition (OME then sets it "
+                    "True with RuntimeResolved once the runtime resolves)",
+                ),
+            ),
+            fields=lambda args: {"has_runtime_ready_condition": args.has_runtime_ready_condition},
+            remote=lambda client, request: client.reconcile_inference_service(
+                request.inference_service, request.has_runtime_ready_condition
+            ),
+            render=_of_response(rendering.format_reconcile),
+            succeeded=lambda response: response.HasField("selection") and not response.requeue,
+            names=_of_response(rendering.selected_runtime_name),
+        ),
+        Command(
+            name="validate-runtime",
+            rpc="ValidateServingRuntime",
+            help="""\
+show whether the runtime webhook admits a ServingRuntime or ClusterServingRuntime.
+
+The ServingRuntime / ClusterServingRuntime validating webhook, as kubectl shows it: when
+admitted, "<kind>.ome.io/<name> admitted"; when denied, "Error from server: admission webhook
+"<webhook>" denied the request: <message>" on stderr and status 1. The runtime is checked
+against the catalog (--manifests) or the server's cache; one with the same name there is
+replaced by the new one.""",
+            source=SERVING_RUNTIME,
+            remote=_validate_remote,
+            render=rendering.format_runtime_validation,
+            notes=rendering.runtime_validation_notes,
+            succeeded=lambda response: response.allowed,
+            names=rendering.admitted_runtime_name,
+        ),
+    )
+}
+
+
+# --- who answers ---------------------------------------------------------------------------------
+
+
+def asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[Message], Message]:
+    """The function that answers one request of ``command``: in-process from the manifests
+    (``--manifests``, default the embedded examples) through ``api.answer``, or with
+    ``--server ADDR`` through ``command.remote`` on a ``SelectorClient`` (deadline
+    ``--timeout``). Raises ``UsageError`` when the manifests cannot be loaded (and, when it is
+    called, when the service rejects the request or the server cannot be reached)."""
+    if args.server:
+        return lambda request: _ask_server(args, command, request)
+    return _offline_asker(args, err)
+
+
+def _offline_asker(args: argparse.Namespace, err: TextIO) -> Callable[[Message], Message]:
+    """Load the manifests once (rejected objects named on stderr; fatal with ``--strict``) and
+    return a function answering one request from them, in-process."""
+    from ome_selector import api
+    from ome_selector.errors import RequestError
+    from ome_selector.examples import example_paths
+    from ome_selector.fieldpaths import describe
+    from ome_selector.manifests import load_manifests, manifests_version
+    from ome_selector.store import CacheStore
+
+    result = load_manifests(args.manifests if args.manifests else example_paths())
+    if args.verbose:
+        for line in result.skipped:
+            print(f"skipped: {line}", file=err)
+    for line in result.warnings:
+        print(f"warning: {line}", file=err)
+    if result.path_errors or (result.errors and args.strict):
+        fatal = result.errors if args.strict else result.path_errors
+        raise UsageError(f"cannot load manifests{' (--strict)' if args.strict else ''}:\n  " + "\n  ".join(fatal))
+    for line in result.errors:
+        print(f"warning: {line}", file=err)
+    if result.errors:
+        rejected = f"{result.rejected_count} object{'' if result.rejected_count == 1 else 's'} rejected"
+        print(
+            f"warning: {rejected}, {len(result.errors)} problem{'' if len(result.errors) == 1 else 's'}; "
+            "answering from the rest (--strict makes this fatal)",
+            file=err,
+        )
+    store = CacheStore()
+    try:
+        store.apply_snapshot(manifests_version(result.objects), result.objects)
+    except RequestError as exc:
+        raise UsageError(describe(exc)) from None
+    snapshot = store.snapshot
+
+    def ask(request: Message) -> Message:
+        try:
+            return api.answer(snapshot, request)
+        except RequestError as exc:
+            raise UsageError(describe(exc, type(request).DESCRIPTOR)) from None
+
+    return ask
+
+
+def _ask_server(args: argparse.Namespace, command: Command, request: Message) -> Message:
+    """``command.remote`` on a client of ``args.server``; a failed call is a ``UsageError``
+    naming its status code, message and field violations."""
+    from ome_selector_client import SelectorClient, SelectorError
+
+    try:
+        with SelectorClient(args.server, timeout=args.timeout) as client:
+            return command.remote(client, request)
+    except SelectorError as exc:
+        from ome_selector.fieldpaths import describe_parts
+
+        raise UsageError(describe_parts(exc.code.name, exc.message, exc.field_violations)) from None

@@ -1,0 +1,506 @@
+"""How the ``ome-selector`` query commands print an answer: kubectl-style tables, one-line
+reports, ``-o name`` lines, and the ``-o json`` / ``-o yaml`` documents.
+
+Every function takes response protos (and, where the text names the object asked about, the
+request) and returns text without a trailing newline; none prints, none raises for a
+well-formed response. Cells are one line each (``_one_line`` folds white space); a missing
+value is ``-``.
+
+- ``format_explain``: ``kubectl ome runtime explain`` (reference/kubectl-ome/runtime.md,
+  "explain", "Output fields"), plus SCORE.
+- ``format_effective`` / ``format_effective_wide``: the Live view of ``kubectl ome runtime
+  effective`` (runtime.md, "effective", "Output fields"), with the rows we add.
+- ``format_selection``, ``format_reconcile``, ``format_admission``,
+  ``format_runtime_validation``: ours (the docs have no such commands); the admission lines are
+  kubectl's own (``<resource>/<name> admitted``, ``Error from server: admission webhook ...``).
+- ``*_name`` functions: kubectl's ``-o name`` (``<resource>.<group>/<name>``).
+- ``format_json`` / ``format_yaml``: the responses in proto3 JSON names.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Sequence
+
+import yaml
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from ome.selector.v1 import selector_pb2
+
+ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
+EXPLAIN_HEADERS = ("RUNTIME", "SCOPE", "COMPATIBLE", "PRIORITY", "WEIGHT", "SCORE", "REASON")
+CANDIDATE_HEADERS = ("RANK", "RUNTIME", "SCOPE", "SCORE", "ENTRY", "SIZE-DISTANCE", "TIE-BREAK")
+EXCLUSION_HEADERS = ("RUNTIME", "SCOPE", "VERDICT", "REASON")
+EFFECTIVE_HEADERS = ("SCOPE", "FIELD", "VALUE")
+EFFECTIVE_WIDE_HEADERS = (
+    "VIEW",
+    "STATE",
+    "REASON",
+    "RUNTIME",
+    "COMPONENT",
+    "MODE",
+    "MODE-SOURCE",
+    "ACCELERATOR",
+    "ACCELERATOR-SOURCE",
+    "POLICY",
+    "ERROR",
+)
+COMPONENT_HEADERS = ("COMPONENT", "MODE", "MODE-SOURCE", "ACCELERATOR", "ACCELERATOR-SOURCE", "POLICY", "ERROR")
+CONDITION_HEADERS = ("TYPE", "STATUS", "REASON", "MESSAGE")
+EVENT_HEADERS = ("TYPE", "REASON", "MESSAGE")
+_COLUMN_GAP = "   "
+
+# --- labels of the proto enums -----------------------------------------------------------------
+
+_SCOPE = {
+    selector_pb2.RUNTIME_KIND_SERVING_RUNTIME: "Namespaced",
+    selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME: "Cluster",
+}
+_KIND = {
+    selector_pb2.RUNTIME_KIND_SERVING_RUNTIME: "ServingRuntime",
+    selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME: "ClusterServingRuntime",
+}
+_VERDICT = {
+    selector_pb2.VERDICT_CANDIDATE: "Candidate",
+    selector_pb2.VERDICT_EXCLUDED: "Excluded",
+    selector_pb2.VERDICT_COMPATIBLE_NOT_AUTO_SELECTABLE: "NotAutoSelectable",
+}
+
+
+def _labels(enum: Any, prefix: str, style: Callable[[list[str]], str], drop: str = "") -> dict[int, str]:
+    """Labels of a proto enum's values from their names (``UNSPECIFIED`` left out): the name
+    without ``prefix`` (and ``drop``), its words put together by ``style``."""
+    return {
+        value: style(name.removeprefix(prefix).removeprefix(drop).split("_"))
+        for name, value in enum.items()
+        if not name.endswith("_UNSPECIFIED")
+    }
+
+
+def _camel(words: list[str]) -> str:
+    return "".join(w.capitalize() for w in words)
+
+
+def _kebab(words: list[str]) -> str:
+    return "-".join(w.lower() for w in words)
+
+
+_TIE_BREAK = _labels(selector_pb2.TieBreak, "TIE_BREAK_", _kebab)  # scope, score, size-distance, name
+_MODE = _labels(selector_pb2.SelectionMode, "SELECTION_MODE_", _kebab)  # auto, named
+_COMPONENT = _labels(selector_pb2.Component, "COMPONENT_", _kebab)  # engine, decoder, router
+# kubectl-ome runtime.md (effective): the mode sources as the docs name them (ServiceAnnotation ...).
+_MODE_SOURCE = _labels(selector_pb2.ModeSource, "MODE_SOURCE_", _camel)
+# Ours (the docs' effective report shows no accelerator): why a component gets its class
+# (ComponentOverride, Selector, Policy, RuntimeListsNone, NotRequested, NoCandidate, Router).
+_ACCELERATOR_SOURCE = _labels(selector_pb2.AcceleratorSource, "ACCELERATOR_SOURCE_", _camel, drop="NONE_")
+_ADMISSION_PATH = _labels(selector_pb2.AdmissionPath, "ADMISSION_PATH_", _camel)  # NoEngine, AutoSelect ...
+
+
+# --- tables and reports ------------------------------------------------------------------------
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A kubectl-style table: columns padded to their widest cell, three spaces apart, one line
+    per row (cells are never wrapped), no trailing spaces. Every row has ``len(headers)`` cells."""
+    widths = [
+        max(len(headers[i]), *(len(row[i]) for row in rows)) if rows else len(headers[i]) for i in range(len(headers))
+    ]
+    lines = []
+    for row in (headers, *rows):
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths)] + [row[-1]]
+        lines.append(_COLUMN_GAP.join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def format_explain(response: selector_pb2.ExplainRuntimesResponse) -> str:
+    """The ``explain`` table, the columns of ``kubectl ome runtime explain`` (runtime.md,
+    "explain", "Output fields") plus SCORE: RUNTIME SCOPE COMPATIBLE PRIORITY WEIGHT SCORE
+    REASON, one row per runtime in the response's order; ``Model error: <text>`` instead when
+    the model cannot be matched; ``""`` when there are no runtimes at all."""
+    if response.model_error:
+        return f"Model error: {response.model_error}"
+    if not response.runtimes:
+        return ""
+    rows = []
+    for row in response.runtimes:
+        candidate = row.verdict == selector_pb2.VERDICT_CANDIDATE
+        rows.append(
+            (
+                row.runtime.name,
+                _SCOPE.get(row.runtime.kind, "-"),
+                "Yes" if candidate else "No",
+                str(row.priority) if row.HasField("priority") else "-",
+                str(row.weight) if row.HasField("weight") else "-",
+                str(row.score) if candidate else "-",
+                _one_line(row.reason) or "-",
+            )
+        )
+    return format_table(EXPLAIN_HEADERS, rows)
+
+
+def explain_notes(response: selector_pb2.ExplainRuntimesResponse) -> list[str]:
+    """``explain``'s lines for stderr: the response's notes (``Note: spec.runtime is explicit;
+    automatic selection below is hypothetical.``, runtime.md "explain")."""
+    return list(response.notes)
+
+
+def format_selection(response: selector_pb2.SelectRuntimeResponse) -> str:
+    """The ``select`` report: the selection (or why there is none), the model, warnings, then the
+    ranked candidates and the exclusions with their primary reason."""
+    lines = []
+    if response.HasField("selection"):
+        lines += _selection_lines(response.selection)
+    elif response.runtime_error:
+        lines.append(f"Runtime error: {response.runtime_error}")
+    elif response.model_error:
+        lines.append(f"Model error: {response.model_error}")
+    else:
+        lines.append(f"No runtime selected: {response.no_runtime_message or '-'}")
+    if response.HasField("model"):
+        model = response.model
+        name = (
+            f"{model.kind}/{model.namespace + '/' if model.namespace else ''}{model.name}"
+            if model.name
+            else "inline spec"
+        )
+        lines.append(f"Model: {name}" + (f" ({model.label})" if model.label else ""))
+    if response.cache_version:
+        lines.append(f"Cache version: {response.cache_version}")
+    for warning in response.warnings:
+        lines.append(f"Warning: {_one_line(warning)}")
+    if response.HasField("exclusion_summary"):
+        lines.append(f"Runtimes: {response.exclusion_summary.text}")
+    if response.candidates:
+        lines += ["", "Candidates:"]
+        lines.append(
+            format_table(
+                CANDIDATE_HEADERS,
+                [
+                    (
+                        str(c.rank),
+                        c.runtime.name,
+                        _SCOPE.get(c.runtime.kind, "-"),
+                        str(c.score),
+                        str(c.supported_model_format_index),
+                        format_size(c.size_distance) if c.HasField("size_distance") else "-",
+                        _TIE_BREAK.get(c.tie_break, "-"),
+                    )
+                    for c in response.candidates
+                ],
+            )
+        )
+    if response.exclusions:
+        lines += ["", "Excluded:"]
+        lines.append(
+            format_table(
+                EXCLUSION_HEADERS,
+                [
+                    (
+                        e.runtime.name,
+                        _SCOPE.get(e.runtime.kind, "-"),
+                        _VERDICT.get(e.verdict, "-"),
+                        _one_line(primary_reason(e.reasons)) or "-",
+                    )
+                    for e in response.exclusions
+                ],
+            )
+        )
+    return "\n".join(lines)
+
+
+def _selection_lines(selection: selector_pb2.Selection) -> list[str]:
+    """``Selected runtime:``, ``Selection:``, the inheritance chain and each failing check."""
+    entry = selection.supported_model_format_index
+    lines = [
+        f"Selected runtime: {runtime_ref(selection.runtime)}",
+        f"Selection: {_MODE.get(selection.mode, '-')}, score {selection.score}, "
+        f"supportedModelFormats entry {entry if entry >= 0 else '-'}",
+    ]
+    if selection.inheritance_chain:
+        lines.append(f"Inheritance chain: {' -> '.join(selection.inheritance_chain)}")
+    for reason in selection.reasons:
+        lines.append(f"Failing check: {_one_line(reason.message)}")
+    return lines
+
+
+def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
+    """The ``effective`` table (SCOPE FIELD VALUE): the docs' Live rows (runtime.md,
+    "effective", "Output fields"), then ours, one line each.
+
+    Live STATE, REASON (Unavailable only), RUNTIME, a ``MODE (SOURCE)`` row per component; then
+    per component ``<COMPONENT>-ACCELERATOR`` (``class (source)``) and ``<COMPONENT>-ERROR``
+    (when OME reports one); then Source INHERITANCE, REASON (Unavailable only) and a ROOT-FIRST
+    row per runtime of the chain, as ``explain --with-effective`` prints them.
+    """
+    rows: list[tuple[str, str, str]] = [("Live", "STATE", response.state or "-")]
+    if response.state != "Available" and response.reason:
+        rows.append(("Live", "REASON", response.reason))
+    if response.runtime:
+        rows.append(("Live", "RUNTIME", response.runtime))
+    for c in response.components:
+        rows.append(("Live", _component(c).upper(), f"{c.deployment_mode} ({_MODE_SOURCE.get(c.mode_source, '-')})"))
+    for c in response.components:
+        if c.accelerator_source != selector_pb2.ACCELERATOR_SOURCE_UNSPECIFIED:  # unspecified: no runtime
+            rows.append(
+                (
+                    "Live",
+                    f"{_component(c).upper()}-ACCELERATOR",
+                    f"{c.accelerator_class or '-'} ({_accelerator_source(c)})",
+                )
+            )
+        error = _component_error(c)
+        if error:
+            rows.append(("Live", f"{_component(c).upper()}-ERROR", error))
+    if response.inheritance_error or not response.HasField("runtime_ref"):
+        rows.append(("Source", "INHERITANCE", "Unavailable"))
+        if response.inheritance_reason or response.reason:
+            rows.append(("Source", "REASON", response.inheritance_reason or response.reason))
+    else:
+        rows.append(("Source", "INHERITANCE", "Observed"))
+        for member in _chain_refs(response):
+            rows.append(("Source", "ROOT-FIRST", member))
+    return format_table(EFFECTIVE_HEADERS, [tuple(_one_line(cell) for cell in row) for row in rows])
+
+
+def format_effective_wide(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
+    """``effective -o wide``: one row per component, after the Live view's STATE, REASON and
+    RUNTIME (full kind and name); a single row with ``-`` components when there is none."""
+    view = (
+        "Live",
+        response.state or "-",
+        response.reason or "-",
+        runtime_ref(response.runtime_ref) if response.HasField("runtime_ref") else "-",
+    )
+    rows = [(*view, *_component_cells(c)) for c in response.components]
+    if not rows:
+        rows = [(*view, *("-" for _ in COMPONENT_HEADERS))]
+    return format_table(EFFECTIVE_WIDE_HEADERS, rows)
+
+
+def format_reconcile(response: selector_pb2.ReconcileInferenceServiceResponse) -> str:
+    """The ``reconcile`` report: the runtime, requeue and workload flags, then the RuntimeReady
+    condition, the events, the log lines and the component configuration, each after a blank line."""
+    lines = _selection_lines(response.selection) if response.HasField("selection") else ["No runtime selected"]
+    lines.append(f"Requeue: {_yes_no(response.requeue)}")
+    lines.append(f"Workload untouched: {_yes_no(response.workload_untouched)}")
+    if response.cache_version:
+        lines.append(f"Cache version: {response.cache_version}")
+    lines.append("")
+    if response.HasField("runtime_ready"):
+        c = response.runtime_ready
+        lines += [
+            "RuntimeReady condition:",
+            format_table(CONDITION_HEADERS, [(c.type, c.status, c.reason, _one_line(c.message) or "-")]),
+        ]
+    else:
+        lines.append("RuntimeReady condition: unchanged")
+    lines.append("")
+    if response.events:
+        lines += [
+            "Events:",
+            format_table(EVENT_HEADERS, [(e.type, e.reason, _one_line(e.message)) for e in response.events]),
+        ]
+    else:
+        lines.append("Events: none")
+    lines.append("")
+    if response.logs:
+        lines += ["Logs:", *(f"  {_one_line(log)}" for log in response.logs)]
+    else:
+        lines.append("Logs: none")
+    lines.append("")
+    if response.components:
+        lines += ["Components:", format_table(COMPONENT_HEADERS, [_component_cells(c) for c in response.components])]
+    else:
+        lines.append("Components: none")
+    return "\n".join(lines)
+
+
+def format_admission(
+    request: selector_pb2.AdmitInferenceServiceRequest, response: selector_pb2.AdmitInferenceServiceResponse
+) -> str:
+    """The InferenceService webhook's verdict as kubectl prints an admitted object:
+    ``inferenceservice.ome.io/<name> admitted (path <PATH>)`` (PATH: ``NoEngine``,
+    ``AutoSelect`` ...); ``""`` when denied (the denial goes to stderr, ``admission_notes``)."""
+    if not response.allowed:
+        return ""
+    name = request.inference_service.metadata.name
+    path = _ADMISSION_PATH.get(response.path, "-")
+    return f"inferenceservice.ome.io{'/' + name if name else ''} admitted (path {path})"
+
+
+def admission_notes(response: selector_pb2.AdmitInferenceServiceResponse) -> list[str]:
+    """The lines kubectl prints on stderr for the InferenceService webhook: ``Warning: <warning>``
+    per warning when admitted, kubectl's denial line when denied."""
+    if not response.allowed:
+        return [_denied(response.webhook or ISVC_WEBHOOK, response.denial_message)]
+    return [f"Warning: {_one_line(w)}" for w in response.warnings]
+
+
+def format_runtime_validation(
+    request: selector_pb2.ValidateServingRuntimeRequest, response: selector_pb2.ValidateServingRuntimeResponse
+) -> str:
+    """The runtime webhook's verdict as kubectl prints an admitted object:
+    ``clusterservingruntime.ome.io/<name> admitted`` (or ``servingruntime.ome.io/<name>``);
+    ``""`` when denied (the denial goes to stderr, ``runtime_validation_notes``)."""
+    return f"{_runtime_object(request)} admitted" if response.allowed else ""
+
+
+def runtime_validation_notes(response: selector_pb2.ValidateServingRuntimeResponse) -> list[str]:
+    """kubectl's denial line on stderr when the runtime webhook denies; nothing when it admits."""
+    return [] if response.allowed else [_denied(response.webhook, response.denial_message)]
+
+
+def _denied(webhook: str, message: str) -> str:
+    """kubectl's line for a denial by a validating webhook."""
+    return f'Error from server: admission webhook "{webhook}" denied the request: {message}'
+
+
+def _runtime_object(request: selector_pb2.ValidateServingRuntimeRequest) -> str:
+    """``servingruntime.ome.io/<name>`` or ``clusterservingruntime.ome.io/<name>`` of the runtime
+    the request carries."""
+    which = request.WhichOneof("runtime")
+    assert which is not None
+    return f"{which.replace('_', '')}.ome.io/{getattr(request, which).metadata.name}"
+
+
+# --- -o name -------------------------------------------------------------------------------------
+
+
+def selected_runtime_name(
+    response: selector_pb2.SelectRuntimeResponse | selector_pb2.ReconcileInferenceServiceResponse,
+) -> str:
+    """``-o name`` of ``select`` and ``reconcile``: the selected runtime, or ``""``."""
+    return _ref_name(response.selection.runtime) if response.HasField("selection") else ""
+
+
+def candidate_names(response: selector_pb2.ExplainRuntimesResponse) -> str:
+    """``-o name`` of ``explain``: each candidate in rank order, one a line."""
+    return "\n".join(_ref_name(r.runtime) for r in response.runtimes if r.verdict == selector_pb2.VERDICT_CANDIDATE)
+
+
+def effective_runtime_name(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
+    """``-o name`` of ``effective``: the runtime the Live view names, or ``""``."""
+    return _ref_name(response.runtime_ref) if response.HasField("runtime_ref") else ""
+
+
+def admitted_name(
+    request: selector_pb2.AdmitInferenceServiceRequest, response: selector_pb2.AdmitInferenceServiceResponse
+) -> str:
+    """``-o name`` of ``admit``: ``inferenceservice.ome.io/<name>`` when admitted, else ``""``."""
+    return f"inferenceservice.ome.io/{request.inference_service.metadata.name}" if response.allowed else ""
+
+
+def admitted_runtime_name(
+    request: selector_pb2.ValidateServingRuntimeRequest, response: selector_pb2.ValidateServingRuntimeResponse
+) -> str:
+    """``-o name`` of ``validate-runtime``: the runtime when admitted, else ``""``."""
+    return _runtime_object(request) if response.allowed else ""
+
+
+def _ref_name(ref: selector_pb2.RuntimeRef) -> str:
+    """``clusterservingruntime.ome.io/<name>`` or ``servingruntime.ome.io/<name>``."""
+    return f"{_KIND.get(ref.kind, 'Runtime').lower()}.ome.io/{ref.name}"
+
+
+# --- several answers, json and yaml ---------------------------------------------------------------
+
+
+def with_heading(request: Message, text: str) -> str:
+    """One answer among several: ``# inferenceservice.ome.io/<namespace>/<name>`` (``# request``
+    for a request without an InferenceService), then ``text`` on the next line when there is one."""
+    isvc = getattr(request, "inference_service", None)
+    if isvc is None:
+        subject = "request"
+    else:
+        subject = f"inferenceservice.ome.io/{isvc.metadata.namespace}/{isvc.metadata.name or '<no name>'}"
+    return f"# {subject}\n{text}" if text else f"# {subject}"
+
+
+def format_json(responses: Sequence[Message]) -> str:
+    """``-o json``: one response as a JSON object, several as a JSON array, in order (proto3 JSON
+    names, two-space indent)."""
+    if len(responses) == 1:
+        return json_format.MessageToJson(responses[0], preserving_proto_field_name=False)
+    documents = [json_format.MessageToDict(response, preserving_proto_field_name=False) for response in responses]
+    return json.dumps(documents, indent=2, ensure_ascii=False)
+
+
+def format_yaml(responses: Sequence[Message]) -> str:
+    """``-o yaml``: one YAML document per response, in order, separated by ``---`` (proto3 JSON
+    names, fields in proto order)."""
+    return "---\n".join(
+        yaml.safe_dump(json_format.MessageToDict(response, preserving_proto_field_name=False), sort_keys=False)
+        for response in responses
+    ).rstrip("\n")
+
+
+# --- cells ---------------------------------------------------------------------------------------
+
+
+def _component(config: selector_pb2.ComponentConfiguration) -> str:
+    return _COMPONENT.get(config.component, "-")
+
+
+def _accelerator_source(config: selector_pb2.ComponentConfiguration) -> str:
+    """``Selector``, ``Policy/Cheapest``, ``NoCandidate/BestFit`` ..."""
+    source = _ACCELERATOR_SOURCE.get(config.accelerator_source, "-")
+    return f"{source}/{config.accelerator_policy}" if config.accelerator_policy else source
+
+
+def _component_error(config: selector_pb2.ComponentConfiguration) -> str:
+    return "; ".join(e for e in (config.mode_error, config.accelerator_error) if e)
+
+
+def _component_cells(config: selector_pb2.ComponentConfiguration) -> tuple[str, ...]:
+    """COMPONENT MODE MODE-SOURCE ACCELERATOR ACCELERATOR-SOURCE POLICY ERROR."""
+    return (
+        _component(config),
+        config.deployment_mode or "-",
+        _MODE_SOURCE.get(config.mode_source, "-"),
+        config.accelerator_class or "-",
+        _ACCELERATOR_SOURCE.get(config.accelerator_source, "-"),
+        config.accelerator_policy or "-",
+        _one_line(_component_error(config)) or "-",
+    )
+
+
+def _chain_refs(response: selector_pb2.GetEffectiveRuntimeResponse) -> list[str]:
+    """The ROOT-FIRST rows: the chain as ``CSR/<name>`` / ``SR/<namespace>/<name>``, root first,
+    ending with the runtime itself."""
+    return [
+        f"CSR/{ref.name}"
+        if ref.kind == selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
+        else f"SR/{ref.namespace}/{ref.name}"
+        for ref in response.inheritance_chain
+    ]
+
+
+def _yes_no(value: bool) -> str:
+    return "Yes" if value else "No"
+
+
+def runtime_ref(ref: selector_pb2.RuntimeRef) -> str:
+    """``ClusterServingRuntime/<name>`` or ``ServingRuntime/<namespace>/<name>``."""
+    kind = _KIND.get(ref.kind, "Runtime")
+    return f"{kind}/{ref.namespace}/{ref.name}" if ref.namespace else f"{kind}/{ref.name}"
+
+
+def primary_reason(reasons: Sequence[selector_pb2.Reason]) -> str:
+    """The message of the primary reason (the first failing check); ``""`` for no reasons."""
+    for reason in reasons:
+        if reason.primary:
+            return reason.message
+    return reasons[0].message if reasons else ""
+
+
+def format_size(value: float) -> str:
+    """A parameter count as OME writes sizes: ``7B``, ``500M``, ``1.5T`` (``%g``; below a
+    million, the number itself)."""
+    for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if abs(value) >= factor:
+            return f"{value / factor:g}{suffix}"
+    return f"{value:g}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
