@@ -96,6 +96,11 @@ def _is_map(fd: Any) -> bool:
 _LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION = range(6)
 _PLANS: dict[str, dict[Any, int] | None] = {}  # message type -> field descriptor -> what to do
 _METADATA = types_pb2.ObjectMeta.DESCRIPTOR.full_name
+# Lists nothing reads item by item (a runner's command line is merged, hashed and copied whole):
+# the object's size bounds them, and the walk never visits a runner for them.
+_UNCOUNTED = frozenset(
+    {(types_pb2.Container.DESCRIPTOR.full_name, "command"), (types_pb2.Container.DESCRIPTOR.full_name, "args")}
+)
 
 
 def _plan(desc: Any) -> dict[Any, int] | None:
@@ -113,6 +118,8 @@ def _plan(desc: Any) -> dict[Any, int] | None:
                 continue  # bounds.metadata
             value_type = fd.message_type.fields_by_name["value"].message_type
             plan[fd] = _MAP_OF_MESSAGES if value_type is not None and _plan(value_type) != {} else _MAP
+        elif (desc.full_name, fd.name) in _UNCOUNTED:
+            continue
         elif fd.is_repeated:
             plan[fd] = _LIST_OF_MESSAGES if fd.message_type is not None and _plan(fd.message_type) != {} else _LIST
         elif fd.message_type is not None:
