@@ -217,7 +217,7 @@ def _seeds() -> dict[str, list[Message]]:
         meta.labels.update(
             {"ome.io/runtime-of": name, "ome.io/runtime-of-kind": kind, "ome.io/runtime-of-namespace": namespace}
         )
-        revision.controller_revision.data.CopyFrom(getattr(obj, obj.WhichOneof("object")).spec)
+        revision.controller_revision.data.CopyFrom(getattr(obj, str(obj.WhichOneof("object"))).spec)
         revisions.append(revision)
     seeds[cache_pb2.UpsertObjectsRequest.DESCRIPTOR.full_name] = [
         cache_pb2.UpsertObjectsRequest(objects=[o]) for o in (*objects, *revisions)

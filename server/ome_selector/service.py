@@ -19,7 +19,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
-from ome.selector.v1 import cache_pb2, cache_pb2_grpc
+from ome.selector.v1 import cache_pb2
 
 from ome_selector import api, fieldpaths
 from ome_selector.errors import FieldViolation, RequestError, bound
@@ -143,7 +143,7 @@ CACHE_WRITES: dict[str, Callable[[CacheStore, Any], Message]] = {
 }
 
 
-class CacheServicer(cache_pb2_grpc.CacheServiceServicer):
+class CacheServicer:
     """``ome.selector.v1.CacheService`` over a ``CacheStore``: one write method per row of
     ``CACHE_WRITES``, and ``GetCacheStatus``.
 
