@@ -17,6 +17,7 @@ import grpc
 import pytest
 import yaml
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER
+from google.protobuf import json_format
 from helpers_docs import revision
 from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
@@ -163,6 +164,25 @@ def test_pin_drift_roll_forward_and_a_deleted_runtime(client: SelectorClient) ->
         "runtime srt-llama-3-2-3b-instruct does not support model llama-3-2-3b-instruct: "
         "runtime srt-llama-3-2-3b-instruct not found in namespace llama-demo or at cluster scope",
     )
+
+
+def test_a_bad_revision_is_invalid_argument_naming_the_field(client: SelectorClient) -> None:
+    before = client.get_cache_status()
+    bad = revision(SHARED_REVISION, RUNTIME)
+    del bad["data"]
+    bad["revision"] = -1
+    obj = cache_pb2.CacheObject()
+    obj.controller_revision.CopyFrom(json_format.ParseDict(bad, types_pb2.ControllerRevision()))
+    with pytest.raises(SelectorError) as caught:
+        client.upsert_objects([obj])
+    assert (caught.value.code, caught.value.field_violations) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        [
+            ("objects[0].controllerRevision.data", "Required value: data is mandatory"),
+            ("objects[0].controllerRevision.revision", "Invalid value: -1: must be greater than or equal to 0"),
+        ],
+    )
+    assert client.get_cache_status() == before
 
 
 def test_reconcile_reads_revisions_in_the_ome_namespace_given(client: SelectorClient) -> None:

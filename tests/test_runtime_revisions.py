@@ -245,6 +245,18 @@ class TestPinAnInferenceService:
         assert not got.pin.HasField("create_revision")
         assert choice(got.pin.roll_forward) == (FIRST_REVISION, True, LIVE_HASH)
 
+    def test_revisions_are_shared_by_runtime_name(self) -> None:
+        """ "The ome.io/runtime-of label holds the runtime's name": OME finds a revision to reuse by
+        that label and the hash, so a same-named runtime's revision of the same spec is shared;
+        one labelled for the runtime's own kind and namespace comes first."""
+        cluster = copy.deepcopy(RUNTIME)
+        cluster["kind"] = "ClusterServingRuntime"
+        del cluster["metadata"]["namespace"]
+        same_name = revision("cr-sglang-llama-3-2-3b-590753e8", cluster)
+        assert reconcile([*BASE, same_name], service()).pin.pinned_revision_name == "cr-sglang-llama-3-2-3b-590753e8"
+        own = revision("r-llama-demo-sglang-llama-3-2-3b-00000000", RUNTIME)
+        assert reconcile([*BASE, same_name, own], service()).pin.pinned_revision_name == own["metadata"]["name"]
+
     def test_revisions_are_read_in_the_ome_namespace_given(self) -> None:
         """ "If OME runs in another namespace, use it in place of ome"."""
         sources = [*BASE, revision(FIRST_REVISION, RUNTIME)]
