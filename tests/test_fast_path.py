@@ -80,6 +80,7 @@ def clusters(draw: Any) -> list[dict[str, Any]]:
 @st.composite
 def models(draw: Any) -> dict[str, Any]:
     fmt = draw(formats)
+    distribution = draw(st.sampled_from([None, None, None, "PerNode", "Sharded"]))  # base-models.md, "Distribution"
     return model(
         "m",
         namespace=None,
@@ -90,6 +91,7 @@ def models(draw: Any) -> dict[str, Any]:
         architecture=draw(architectures),
         quantization=draw(quantizations),
         size=draw(st.sampled_from([None, "3.21B", "70B", "7B", "500M"])),
+        spec={"distribution": distribution} if distribution else None,
     )
 
 

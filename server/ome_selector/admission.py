@@ -1,15 +1,25 @@
 """The InferenceService validating webhook (v1.3): what it checks, its warnings and denials.
 
-``admit(snapshot, isvc)`` -> ``Admission``. Pages: guides/deploy-models/reference-a-runtime-
-explicitly.md, troubleshoot-runtime-selection.md; concepts/architecture/deployment-modes.md;
-concepts/runtimes/runtime-revisions.md; where they are silent, ome-selection-facts.md 7-8.
-Pure Python, no gRPC.
+``admit(snapshot, isvc, operation)`` -> ``Admission``. Pages: guides/deploy-models/reference-a-
+runtime-explicitly.md, troubleshoot-runtime-selection.md; concepts/architecture/deployment-modes.md;
+concepts/runtimes/runtime-revisions.md; concepts/models/base-models.md; where they are silent,
+ome-selection-facts.md 5.2, 7-8. Pure Python, no gRPC.
+
+Operations: OME registers the webhook for CREATE and UPDATE (ome-selection-facts.md 5.2: "It does
+nothing on delete"). A DELETE is allowed with nothing checked (reference-a-runtime-explicitly.md:
+"You can still delete the InferenceService"). An UPDATE is judged on the new object exactly as a
+CREATE: no rule of these pages compares it with the stored one, and an existing InferenceService
+"gets the same rejection on every update, even a label change" (troubleshoot-runtime-selection.md,
+"How a selection failure shows up"; reference-a-runtime-explicitly.md, "The runtime was deleted or
+disabled"; runtime-revisions.md, the pinned InferenceService's live runtime; base-models.md,
+"new and changed InferenceServices" of a disabled model).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from ome.v1beta1 import types_pb2
 
@@ -56,8 +66,8 @@ def _full_runner(engine_spec: types_pb2.EngineSpec) -> bool:
 
 def spec_denial(isvc: types_pb2.InferenceService) -> str:
     """Denials that need no runtime or model, in order: the name, decoder without engine,
-    ``spec.deploymentMode`` outside its enum (the API server's message), and the OMENative
-    pairing rule (deployment-modes.md, "For one component")."""
+    ``spec.deploymentMode`` and ``policy`` outside their enums (the API server's message), and
+    the OMENative pairing rule (deployment-modes.md, "For one component")."""
     name = isvc.metadata.name
     if name and not _ISVC_NAME.match(name):
         return messages.INVALID_ISVC_NAME.format(name=name)
@@ -72,9 +82,6 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
                 "accelerator_override", "acceleratorOverride"
             )
             return messages.unsupported_value(json_path, selector.policy, POLICIES)
-    revision_denial = _revision_denial(isvc)
-    if revision_denial:
-        return revision_denial
     if spec.HasField("engine") and spec.HasField("decoder"):
         engine_mode, decoder_mode = requested_mode(isvc, "engine") or "", requested_mode(isvc, "decoder") or ""
         if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
@@ -104,8 +111,49 @@ def _revision_denial(isvc: types_pb2.InferenceService) -> str:
     return messages.REVISION_NAME.format(revision=ref.revision, runtime=ref.name, kind=kind, prefix=prefix)
 
 
-def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
-    """The InferenceService validating webhook (v1.3).
+COMPONENTS: tuple[Literal["engine", "decoder", "router"], ...] = ("engine", "decoder", "router")
+
+
+def deployment_strategy_warnings(isvc: types_pb2.InferenceService) -> tuple[str, ...]:
+    """deployment-modes.md, "For the whole InferenceService": OMENative ignores a component's
+    ``deploymentStrategy``, so under ``spec.deploymentMode: OMENative`` the webhook warns about
+    each component (engine, decoder, router, in that order) that sets one. Only
+    ``spec.deploymentMode`` is read, as the page's example; the field takes only ``OMENative``
+    and ``RawDeployment``."""
+    spec = isvc.spec
+    if not spec.HasField("deployment_mode") or spec.deployment_mode != "OMENative":
+        return ()
+    return tuple(
+        messages.deployment_strategy_ignored(component, spec.deployment_mode)
+        for component in COMPONENTS
+        if spec.HasField(component) and getattr(spec, component).HasField("deployment_strategy")
+    )
+
+
+def admit(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, operation: d.Operation = d.Operation.CREATE
+) -> Admission:
+    """The InferenceService validating webhook (v1.3) on ``operation`` (the module docstring:
+    DELETE checks nothing; UPDATE is judged as CREATE). ``isvc`` is the new object (for a
+    DELETE, the one being deleted).
+
+    Order (ome-selection-facts.md 5.2): the denials of ``spec_denial``; then the warnings of
+    ``deployment_strategy_warnings``, which come with every later answer, admission or denial;
+    the revision pin (runtime-revisions.md); then the runtime and model checks of ``_checked``.
+    """
+    if operation is d.Operation.DELETE:
+        return Admission(True, "DELETE")
+    denial = spec_denial(isvc)
+    if denial:
+        return Admission(False, "SPEC", denial=denial)
+    warnings = deployment_strategy_warnings(isvc)
+    revision_denial = _revision_denial(isvc)
+    result = Admission(False, "SPEC", denial=revision_denial) if revision_denial else _checked(snapshot, isvc)
+    return replace(result, warnings=warnings + result.warnings) if warnings else result
+
+
+def _checked(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
+    """The runtime and model checks of the webhook (v1.3).
 
     Only an InferenceService with an ``engine`` section gets the runtime and model checks. A named
     runtime is checked whenever there is a model: a failing check is a warning (``does not declare
@@ -115,11 +163,9 @@ def admit(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
     Auto-selection is left until after admission when the engine has its own runner image;
     otherwise it runs and warns ``Runtime X will be auto-selected for model Y`` or denies with
     ``no supporting runtime found for model Y and engine does not have complete runner
-    configuration: <error>``.
+    configuration: <error>``. A ``distribution: Sharded`` model that fails the named runtime's
+    checks is a denial, not a warning (base-models.md, "Distribution"; ``resolution.decide``).
     """
-    denial = spec_denial(isvc)
-    if denial:
-        return Admission(False, "SPEC", denial=denial)
     spec = isvc.spec
     if not spec.HasField("engine"):
         return Admission(True, "NO_ENGINE")

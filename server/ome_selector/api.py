@@ -35,10 +35,10 @@ from .checks import Check, Failure, entry_score, explain_columns
 from .components import ComponentConfig
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
 from .errors import FieldViolation, RequestError
-from .ingest import compile_request, validate_name, validate_spec
+from .ingest import compile_request, model_spec_violations, validate_name, validate_spec
 from .pinning import DriftReason, LiveRelation, PinMode, PinState, SyncState
 from .runtime_status import runtime_status
-from .runtime_webhook import validate_runtime
+from .runtime_webhook import deletion_verdict, validate_runtime
 from .snapshot import Snapshot
 
 R = TypeVar("R", pb.AdmitInferenceServiceResponse, pb.ReconcileInferenceServiceResponse)
@@ -155,6 +155,14 @@ ADMISSION_PATH_TO_PB = {
     "NAMED_RUNTIME_NO_MODEL": pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL,
     "PINNED_NO_MODEL": pb.ADMISSION_PATH_PINNED_NO_MODEL,
     "SPEC": pb.ADMISSION_PATH_SPEC,
+    "DELETE": pb.ADMISSION_PATH_DELETE,
+}
+# Proto -> domain: unspecified is CREATE, the operation of every request before the field existed.
+OPERATION_FROM_PB = {
+    pb.ADMISSION_OPERATION_UNSPECIFIED: d.Operation.CREATE,
+    pb.ADMISSION_OPERATION_CREATE: d.Operation.CREATE,
+    pb.ADMISSION_OPERATION_UPDATE: d.Operation.UPDATE,
+    pb.ADMISSION_OPERATION_DELETE: d.Operation.DELETE,
 }
 PIN_MODE_TO_PB = {
     PinMode.AUTO_SYNC: pb.PIN_MODE_AUTO_SYNC,
@@ -277,6 +285,7 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
         violations.append(FieldViolation("inference_service.spec.model.name", problem))
     if request.HasField("model_spec"):
         violations += validate_spec(request.model_spec, "model_spec")
+        violations += model_spec_violations(request.model_spec, "model_spec")
     if violations:
         raise RequestError.invalid(violations)
     model_spec = request.model_spec if request.HasField("model_spec") else None
@@ -390,6 +399,10 @@ def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> 
                     )
                 ]
             )
+        if model_spec is not None:
+            violations = model_spec_violations(model_spec, "model_spec")
+            if violations:
+                raise RequestError.invalid(violations)
         if isvc.spec.runtime.name:
             notes.append(EXPLICIT_RUNTIME_NOTE)
         res = resolution.resolve_model(snapshot, isvc, model_spec)
@@ -513,23 +526,70 @@ def _components(configs: tuple[ComponentConfig, ...]) -> list[pb.ComponentConfig
     return out
 
 
+def _operation(value: int) -> d.Operation:
+    """The request's ``operation``; INVALID_ARGUMENT for a number outside the enum."""
+    found = OPERATION_FROM_PB.get(value)  # type: ignore[call-overload]
+    if found is None:
+        names = [op.name for op in d.Operation]
+        raise RequestError.invalid([FieldViolation("operation", errors.unsupported(value, names))])
+    return found
+
+
+def _admission_objects(
+    operation: d.Operation,
+    new: Message | None,
+    old: Message | None,
+    fields: tuple[str, str],
+    missing: tuple[str, str],
+) -> list[FieldViolation]:
+    """Whether an admission request carries the objects its ``operation`` has in Kubernetes'
+    AdmissionRequest (``object``, ``oldObject``): CREATE the new one only; UPDATE the new one, and
+    the stored one when known, with the same namespace and name; DELETE the old one only.
+    ``fields`` names the two request fields, ``missing`` the texts for an absent one."""
+    new_field, old_field = fields
+    out = []
+    if operation is d.Operation.DELETE:
+        if new is not None:
+            out.append(FieldViolation(new_field, errors.forbidden(f"must not be set on DELETE; set {old_field}")))
+        if old is None:
+            out.append(FieldViolation(old_field, missing[1]))
+        return out
+    if new is None:
+        out.append(FieldViolation(new_field, missing[0]))
+    if old is None:
+        return out
+    if operation is d.Operation.CREATE:
+        out.append(FieldViolation(old_field, errors.forbidden("must not be set on CREATE, only on UPDATE and DELETE")))
+    elif new is not None:
+        for part in ("namespace", "name"):
+            was, now = getattr(old.metadata, part), getattr(new.metadata, part)  # type: ignore[attr-defined]
+            if was != now:
+                detail = f"must equal {new_field}.metadata.{part} ({errors.quote(now)}): an UPDATE keeps the object"
+                out.append(FieldViolation(f"{old_field}.metadata.{part}", errors.invalid_value(was, detail)))
+    return out
+
+
 def admit_inference_service(
     snapshot: Snapshot, request: pb.AdmitInferenceServiceRequest
 ) -> pb.AdmitInferenceServiceResponse:
-    """The InferenceService validating webhook (admission.py). Only the namespace is required;
-    every other problem is a denial with OME's message."""
+    """The InferenceService validating webhook (admission.py) on the request's ``operation``.
+    Only the objects the operation carries and the namespace are required (INVALID_ARGUMENT, see
+    ``_admission_objects``); every other problem is a denial with OME's message."""
     _require_synced(snapshot)
-    if not request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
-    isvc = request.inference_service
-    violations = validate_name(isvc.metadata.namespace, "inference_service.metadata.namespace", "namespace")
-    if len(isvc.metadata.name) > 253:  # the API server rejects it before any webhook
-        violations.append(
-            FieldViolation("inference_service.metadata.name", errors.too_long_value(isvc.metadata.name, 253))
-        )
+    operation = _operation(request.operation)
+    new = request.inference_service if request.HasField("inference_service") else None
+    old = request.old_inference_service if request.HasField("old_inference_service") else None
+    fields = ("inference_service", "old_inference_service")
+    violations = _admission_objects(operation, new, old, fields, (errors.required(), errors.required()))
+    field, isvc = (fields[0], new) if new is not None else (fields[1], old)
+    if isvc is not None:
+        violations += validate_name(isvc.metadata.namespace, f"{field}.metadata.namespace", "namespace")
+        if len(isvc.metadata.name) > 253:  # the API server rejects it before any webhook
+            violations.append(FieldViolation(f"{field}.metadata.name", errors.too_long_value(isvc.metadata.name, 253)))
     if violations:
         raise RequestError.invalid(violations)
-    admission = admission_rules.admit(snapshot, isvc)
+    assert isvc is not None
+    admission = admission_rules.admit(snapshot, isvc, operation)
     response = pb.AdmitInferenceServiceResponse(
         allowed=admission.allowed,
         denial_message=admission.denial,
@@ -683,22 +743,43 @@ def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeReq
 def validate_serving_runtime(
     snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest
 ) -> pb.ValidateServingRuntimeResponse:
-    """The ServingRuntime / ClusterServingRuntime validating webhook (runtime_webhook.py). Object
-    names and namespaces are validated first (INVALID_ARGUMENT)."""
+    """The ServingRuntime / ClusterServingRuntime validating webhook (runtime_webhook.py) on the
+    request's ``operation``. The objects the operation carries (``_admission_objects``; on UPDATE
+    the old runtime is of the same kind), object names and namespaces are validated first
+    (INVALID_ARGUMENT)."""
     _require_synced(snapshot)
-    which = request.WhichOneof("runtime")
-    if which is None:
-        raise RequestError.invalid(
-            [FieldViolation("runtime", "exactly one of servingRuntime or clusterServingRuntime is required")]
-        )
-    runtime = getattr(request, which)
-    kind = d.SERVING_RUNTIME if which == "serving_runtime" else d.CLUSTER_SERVING_RUNTIME
-    violations = validate_name(runtime.metadata.name, f"{which}.metadata.name")
-    if kind == d.SERVING_RUNTIME:
-        violations += validate_name(runtime.metadata.namespace, f"{which}.metadata.namespace", "namespace")
+    operation = _operation(request.operation)
+    which, old_which = request.WhichOneof("runtime"), request.WhichOneof("old_runtime")
+    new = getattr(request, which) if which is not None else None
+    old = getattr(request, old_which) if old_which is not None else None
+    other_kind = operation is d.Operation.UPDATE and None not in (which, old_which) and old_which != f"old_{which}"
+    violations = _admission_objects(
+        operation,
+        new,
+        None if other_kind else old,
+        (which or "runtime", old_which or "old_runtime"),
+        (
+            "exactly one of servingRuntime or clusterServingRuntime is required",
+            "exactly one of oldServingRuntime or oldClusterServingRuntime is required on DELETE",
+        ),
+    )
+    if other_kind:
+        assert old_which is not None
+        violations.append(FieldViolation(old_which, errors.forbidden(f"an UPDATE keeps the kind; set old_{which}")))
+    field, runtime = (which, new) if new is not None else (old_which, old)
+    if runtime is not None:
+        assert field is not None
+        violations += validate_name(runtime.metadata.name, f"{field}.metadata.name")
+        if isinstance(runtime, types_pb2.ServingRuntime):
+            violations += validate_name(runtime.metadata.namespace, f"{field}.metadata.namespace", "namespace")
     if violations:
         raise RequestError.invalid(violations)
-    verdict = validate_runtime(snapshot, kind, runtime)
+    assert runtime is not None
+    kind = d.SERVING_RUNTIME if isinstance(runtime, types_pb2.ServingRuntime) else d.CLUSTER_SERVING_RUNTIME
+    if operation is d.Operation.DELETE:
+        verdict = deletion_verdict(kind)
+    else:
+        verdict = validate_runtime(snapshot, kind, runtime, old)
     return pb.ValidateServingRuntimeResponse(
         allowed=verdict.allowed,
         denial_message=verdict.denial_message,

@@ -157,9 +157,11 @@ def _named_difference(what: str, model: Spec, entry: Spec) -> str | None:
 
 
 def entry_differences(entry: Entry, model: Model) -> tuple[str, ...]:
-    """Every way ``entry`` differs from ``model``, in OME's order: pipeline, architecture,
+    """Every way ``entry`` differs from ``model``, in OME's order: model cache provider (a
+    ``distribution: Sharded`` model, base-models.md "Distribution": no entry can list a
+    configured provider yet, so it comes first for every entry), pipeline, architecture,
     quantization, format, framework. Empty (with a ``modelFormat``) means a strict match."""
-    out: list[str] = []
+    out: list[str] = [messages.SHARDED_NO_CACHE_PROVIDER] if model.sharded else []
     if entry.pipeline is not None:
         pipeline = pipeline_difference(model.pipeline, entry.pipeline)
         if pipeline is not None:
@@ -246,7 +248,9 @@ def format_match(spec: Compiled, model: Model) -> tuple[Entry | None, Failure | 
 
 
 def fit_model(spec: Compiled, model: Model) -> ModelFit:
-    """Compute the model's fit against one runtime spec (format, size and score)."""
+    """Compute the model's fit against one runtime spec (format, size and score). A
+    ``distribution: Sharded`` model scores only against entries that list the configured model
+    cache provider, and none can be configured yet, so it scores 0 (ome-selection-facts.md 8.9)."""
     match, format_failure = format_match(spec, model)
     size_failure = None
     rng = spec.size_range
@@ -263,7 +267,7 @@ def fit_model(spec: Compiled, model: Model) -> ModelFit:
             requested_value=model.size_text,
         )
     best, best_index = 0, -1
-    for entry in spec.entries:
+    for entry in () if model.sharded else spec.entries:
         if entry.auto_select is False:
             continue
         score = entry_score(entry, model, entry.effective_priority)

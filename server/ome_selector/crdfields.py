@@ -70,7 +70,6 @@ COMPONENT_SPEC = POD_SPEC | frozenset(
     {
         "canaryTrafficPercent",
         "containerConcurrency",
-        "deploymentStrategy",
         "kedaConfig",
         "maxUnavailable",
         "minAvailable",
@@ -124,6 +123,7 @@ UNMODELLED: dict[str, frozenset[str]] = {
         }
     ),
     "ome.v1beta1.DecoderSpec": COMPONENT_SPEC,
+    "ome.v1beta1.DeploymentStrategy": frozenset({"rollingUpdate"}),
     "ome.v1beta1.EngineSpec": COMPONENT_SPEC,
     "ome.v1beta1.InferenceServiceStatus": frozenset({"address", "annotations", "components", "modelStatus", "url"}),
     "ome.v1beta1.InferenceServiceSpec": frozenset({"kedaConfig", "predictor"}),

@@ -9,10 +9,12 @@ Shapes:
 - ``Model``: a BaseModel, ClusterBaseModel or inline spec, with parsed versions and size.
 - ``Request``: what the InferenceService asks for (pooled accelerator classes, modes).
 - ``Revision``: a runtime revision (runtime-revisions.md) with its owner and content hash.
+- ``Operation``: the operation of an admission request.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from ome.v1beta1 import types_pb2
@@ -45,6 +47,14 @@ CHAIN_CYCLE = "Cycle"
 CHAIN_MAX_DEPTH = "MaxDepthExceeded"
 # runtime-deployment-mode-matching.md: the values that count as a mode (case-sensitive).
 VALID_MODES = frozenset({"RawDeployment", "OMENative", "MultiNode", "VirtualDeployment"})
+# base-models.md, "Distribution": a model's ``spec.distribution`` (``PerNode`` when unset).
+DISTRIBUTIONS = ("PerNode", "Sharded")
+SHARDED = "Sharded"
+
+# The operation of an admission request, as Kubernetes' admission.k8s.io/v1 AdmissionRequest
+# names it (CONNECT is not modelled: OME's webhooks do not register it); the same names as the
+# proto enum ``ome.selector.v1.AdmissionOperation`` (api.OPERATION_FROM_PB maps it).
+Operation = enum.Enum("Operation", "CREATE UPDATE DELETE")
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +244,9 @@ class Model:
     # What a fit depends on: the serialized BaseModelSpec. Equal keys fit every runtime alike, so
     # caches keyed by it never go stale when a model object is replaced.
     cache_key: object
+    # ``distribution: Sharded``: no entry matches it, as no model cache provider can be
+    # configured yet (base-models.md, "Distribution").
+    sharded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

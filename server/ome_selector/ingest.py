@@ -176,7 +176,8 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     annotation keys and sizes; ``kind`` and ``apiVersion`` when set; version lengths and list
     lengths (bounds.py); for runtimes, ``priority`` at least 1 and the CRD-required
     ``modelFormat`` and ``modelFramework`` (each with a name) of every supportedModelFormats
-    entry.
+    entry, and ``runtime_spec_violations``; for models, ``model_spec_violations``; for runtime
+    revisions, ``data`` (checked as a runtime spec) and a non-negative ``revision``.
     """
     unwrapped = unwrap(obj)
     if unwrapped is None:
@@ -204,16 +205,18 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
         out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, (api_version,))))  # type: ignore[attr-defined]
     _bounded(getattr(message, body), f"{base}.{body}", out)
     if kind in RUNTIME_KINDS:
-        out += _runtime_spec_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
+        out += _crd_runtime_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
+    elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
+        out += model_spec_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
     elif kind == d.CONTROLLER_REVISION:
         out += _revision_violations(message, base)  # type: ignore[arg-type]
     return out
 
 
-def _runtime_spec_violations(spec: types_pb2.ServingRuntimeSpec, path: str) -> list[FieldViolation]:
+def _crd_runtime_violations(spec: types_pb2.ServingRuntimeSpec, path: str) -> list[FieldViolation]:
     """What the runtime CRDs require of a ServingRuntimeSpec: every supportedModelFormats entry
     has a ``priority`` of at least 1 when set, and a ``modelFormat`` and ``modelFramework``, each
-    with a name."""
+    with a name; then ``runtime_spec_violations`` (the scaling fields)."""
     out: list[FieldViolation] = []
     for i, entry in enumerate(spec.supported_model_formats[: bounds.MAX_LIST_ITEMS]):
         entry_path = f"{path}.supported_model_formats[{i}]"
@@ -228,7 +231,7 @@ def _runtime_spec_violations(spec: types_pb2.ServingRuntimeSpec, path: str) -> l
                 out.append(FieldViolation(f"{entry_path}.{field}", errors.required()))
             elif not getattr(entry, field).name:
                 out.append(FieldViolation(f"{entry_path}.{field}.name", errors.required()))
-    return out
+    return out + runtime_spec_violations(spec, path)
 
 
 def _revision_violations(revision: types_pb2.ControllerRevision, base: str) -> list[FieldViolation]:
@@ -238,13 +241,57 @@ def _revision_violations(revision: types_pb2.ControllerRevision, base: str) -> l
     if not revision.HasField("data"):
         out.append(FieldViolation(f"{base}.data", errors.required("data is mandatory")))
     else:
-        out += _runtime_spec_violations(revision.data, f"{base}.data")
+        out += _crd_runtime_violations(revision.data, f"{base}.data")
     if revision.revision < 0:
         out.append(
             FieldViolation(
                 f"{base}.revision", errors.invalid_value(revision.revision, "must be greater than or equal to 0")
             )
         )
+    return out
+
+
+# CRD enums the API server checks before any webhook, of the v1.3 fields the protos model
+# (ome-docs/reference/api/ome.v1beta1.md, "Allowed values" of ScalingMode, AutoscalerClass and
+# AutoscalerPolicyRef.kind; Distribution is ``domain.DISTRIBUTIONS``).
+SCALING_MODES = ("Independent", "Proportional", "Pinned")
+AUTOSCALER_CLASSES = ("HPA", "KEDA", "External", "None")
+AUTOSCALER_POLICY_KINDS = ("AutoscalerPolicy", "ClusterAutoscalerPolicy")
+COMPONENT_CONFIGS = ("engine_config", "decoder_config", "router_config")
+
+
+def _enum(owner: Message, field: str, allowed: tuple[str, ...], path: str) -> list[FieldViolation]:
+    """``<path>.<field>: Unsupported value: ...`` when ``owner`` sets ``field`` outside ``allowed``."""
+    value = getattr(owner, field)
+    if owner.HasField(field) and value not in allowed:
+        return [FieldViolation(f"{path}.{field}", errors.unsupported(value, allowed))]
+    return []
+
+
+def model_spec_violations(spec: types_pb2.BaseModelSpec, path: str) -> list[FieldViolation]:
+    """``distribution`` outside its CRD enum (``PerNode``, ``Sharded``; base-models.md,
+    "Distribution"); ``path`` is the proto path of ``spec``."""
+    return _enum(spec, "distribution", d.DISTRIBUTIONS, path)
+
+
+def runtime_spec_violations(spec: types_pb2.ServingRuntimeSpec, path: str) -> list[FieldViolation]:
+    """What the CRD checks of a runtime's v1.3 scaling fields: ``scalingPolicy.mode`` in its
+    enum; in each of ``engineConfig``, ``decoderConfig`` and ``routerConfig``, an ``autoscaler``
+    with its required ``class`` in its enum, and an ``autoscalerPolicyRef`` with its required
+    ``name`` and ``kind`` in its enum. ``path`` is the proto path of ``spec``."""
+    out = _enum(spec.scaling_policy, "mode", SCALING_MODES, f"{path}.scaling_policy")
+    for name in COMPONENT_CONFIGS:
+        component = getattr(spec, name)
+        base = f"{path}.{name}"
+        if component.HasField("autoscaler"):
+            if not component.autoscaler.HasField("autoscaler_class"):
+                out.append(FieldViolation(f"{base}.autoscaler.autoscaler_class", errors.required()))
+            out += _enum(component.autoscaler, "autoscaler_class", AUTOSCALER_CLASSES, f"{base}.autoscaler")
+        if component.HasField("autoscaler_policy_ref"):
+            ref = component.autoscaler_policy_ref
+            if not ref.name:
+                out.append(FieldViolation(f"{base}.autoscaler_policy_ref.name", errors.required()))
+            out += _enum(ref, "kind", AUTOSCALER_POLICY_KINDS, f"{base}.autoscaler_policy_ref")
     return out
 
 
@@ -529,6 +576,7 @@ def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseMode
         disabled=spec.disabled,
         label=model_label(spec),
         cache_key=spec.SerializeToString(deterministic=True),
+        sharded=spec.distribution == d.SHARDED,
     )
 
 

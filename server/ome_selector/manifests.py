@@ -27,7 +27,9 @@ order, and returns the cached kinds as ``CacheObject`` messages plus the Inferen
 * Every field is checked against the proto message and the CRD (``crdfields``), as the API
   server's strict field validation does: a field neither knows is a warning
   (``unknown field "spec.modle"``); a value of the wrong type rejects the object
-  (``spec.engine.minReplicas: Invalid value: "two": must be of type integer``).
+  (``spec.engine.minReplicas: Invalid value: "two": must be of type integer``). A
+  ``google.protobuf.Struct`` field (what OME passes through verbatim: KEDA triggers, HPA metric
+  sources, ...) takes any JSON object.
 
 **One bad object never stops the load.** A bad document (a YAML error, a document that is not a
 mapping, a wrong type, a field protobuf cannot parse, or an object ``ingest.validate_object``
@@ -56,7 +58,7 @@ import re
 import stat
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator, NamedTuple, Sequence, Union
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence, Union
 
 import yaml
 from google.protobuf import json_format
@@ -97,8 +99,12 @@ MAX_DOCUMENT_VALUES = 200_000
 _MAX_INT_DIGITS = 64
 
 # Kubernetes int-or-string quantity fields that are `string` in the proto, per kind, as JSON-name
-# paths; "[]" steps into every item of a list. YAML writes them as numbers as often as as text.
+# paths; "[]" steps into every item of a list, "{}" into every value of a map. YAML writes them as
+# numbers as often as as text.
+_RATIOS = ("spec", "scalingPolicy", "proportional", "ratios", "{}")
 _QUANTITY_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "ServingRuntime": (_RATIOS,),
+    "ClusterServingRuntime": (_RATIOS,),
     "AcceleratorClass": (
         ("spec", "capabilities", "memoryGB"),
         ("spec", "capabilities", "memoryBandwidthGBps"),
@@ -645,15 +651,47 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _check_message(
-    node: Any, descriptor: Any, path: str, problems: list[Problem], unknown: list[str], budget: list[int]
-) -> None:
+def _spent(path: str, problems: list[Problem], budget: list[int]) -> bool:
+    """Count one value against the document's budget; True when the walk must stop (the budget
+    is spent, reported once, or the object has as many problems as are reported)."""
     budget[0] -= 1
     if budget[0] < 0 or len(problems) >= bounds.MAX_VIOLATIONS_PER_OBJECT:
         if budget[0] == -1:
             problems.append(
                 Problem(path, f"Too long: more than {MAX_DOCUMENT_VALUES} values (after expanding YAML aliases)")
             )
+        return True
+    return False
+
+
+def _check_struct(node: Any, path: str, problems: list[Problem], budget: list[int]) -> None:
+    """A ``google.protobuf.Struct`` field: a JSON object passed through as written, any JSON
+    inside with string keys. Walked with a stack (nothing bounds its depth before protobuf's
+    parser does); every value counts against the budget."""
+    if not isinstance(node, dict):
+        problems.append(Problem(path, errors.invalid_value(_yaml_text(node), "must be of type object")))
+        return
+    stack: list[tuple[Any, str]] = [(node, path)]
+    while stack:
+        value, where = stack.pop()
+        if _spent(where, problems, budget):
+            return
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    problems.append(
+                        Problem(where, errors.invalid_value(_yaml_text(key), "field names must be of type string"))
+                    )
+                else:
+                    stack.append((item, _join(where, key)))
+        elif isinstance(value, list):
+            stack += [(item, f"{where}[{i}]") for i, item in enumerate(value)]
+
+
+def _check_message(
+    node: Any, descriptor: Any, path: str, problems: list[Problem], unknown: list[str], budget: list[int]
+) -> None:
+    if _spent(path, problems, budget):
         return
     if not isinstance(node, dict):
         problems.append(Problem(path, errors.invalid_value(_yaml_text(node), "must be of type object")))
@@ -724,6 +762,9 @@ def _check_single(
     budget[0] -= 1
     message_type = fd.message_type
     if message_type is not None:
+        if message_type.full_name == "google.protobuf.Struct":
+            _check_struct(value, path, problems, budget)
+            return
         if message_type.full_name == "google.protobuf.Timestamp":
             if not isinstance(value, str):
                 problems.append(
@@ -798,24 +839,24 @@ def _yaml_type(value: Any) -> str:
 
 
 def _coerce_quantity(node: Any, path: tuple[str, ...]) -> None:
-    """Turn a number at ``path`` under ``node`` into its text, in place."""
+    """Turn each number at ``path`` under ``node`` into its text, in place (``[]``: every item
+    of a list; ``{}``: every value of a map)."""
     head, rest = path[0], path[1:]
+    keys: Iterable[Any]
     if head == "[]":
-        if isinstance(node, list):
-            for item in node:
-                _coerce_quantity(item, rest)
-        return
-    if not isinstance(node, dict) or head not in node:
-        return
-    if rest:
-        _coerce_quantity(node[head], rest)
-        return
-    value = node[head]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return
-    if isinstance(value, float) and not math.isfinite(value):
-        return  # left as a number: the type check reports it
-    node[head] = str(value) if isinstance(value, int) else repr(value)
+        keys = range(len(node)) if isinstance(node, list) else ()
+    elif head == "{}":
+        keys = list(node) if isinstance(node, dict) else ()
+    else:
+        keys = (head,) if isinstance(node, dict) and head in node else ()
+    for key in keys:
+        value = node[key]
+        if rest:
+            _coerce_quantity(value, rest)
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        elif isinstance(value, int) or math.isfinite(value):  # a non-finite float: the type check reports it
+            node[key] = str(value) if isinstance(value, int) else repr(value)
 
 
 # --- duplicates --------------------------------------------------------------------------------

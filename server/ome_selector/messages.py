@@ -25,6 +25,12 @@ AUTO_SELECT_SCORE_ZERO = "auto-select score is 0"
 # troubleshoot-runtime-selection.md, "The message says the model format name is required".
 MODEL_FORMAT_REQUIRED = "invalid model specification: modelFormat.name: model format name is required"
 
+# base-models.md, "Distribution"; troubleshoot-runtime-selection.md, "The message mentions a model
+# cache provider": the first part of every entry's mismatch text for a ``distribution: Sharded``
+# model, since no runtime entry can name a configured model cache provider yet
+# (ome-selection-facts.md 8.9).
+SHARDED_NO_CACHE_PROVIDER = "no model cache provider is configured for sharded model loading"
+
 
 def go_list(items: Iterable[str]) -> str:
     """Go's ``%v`` of a string slice: ``[a b c]``."""
@@ -287,11 +293,54 @@ NO_SUPPORTING_RUNTIME = (
 )
 
 
+def deployment_strategy_ignored(component: str, mode: str) -> str:
+    """deployment-modes.md, "For the whole InferenceService": the webhook's warning for a
+    component that sets ``deploymentStrategy`` under ``spec.deploymentMode: OMENative``."""
+    return (
+        f'{component}.deploymentStrategy is set but deploymentMode is "{mode}"; deploymentStrategy applies '
+        f"only to RawDeployment and is ignored here — use {component}.lifecycle.updateStrategy.rollingUpdate "
+        "for rollout pacing"
+    )
+
+
 def unsupported_value(path: str, value: str, supported: Sequence[str]) -> str:
     """The API server's CRD-enum rejection as a webhook denial reads it: ``spec.deploymentMode:
     Unsupported value: "MultiNode": supported values: "OMENative", "RawDeployment"``
     (``errors.unsupported`` with the field path in front)."""
     return f"{path}: {errors.unsupported(value, supported)}"
+
+
+# ---- the runtime webhook's scalingPolicy, autoscalerPolicyRef and autoscaler checks
+# (serving-runtimes.md, "Scaling policy", "The engine, decoder and router", "Common errors"). The
+# pages give only the reason ``ScalingModeNotImplemented``; the whole texts are OME's (its
+# pkg/validation), as the facts file gives none.
+
+SCALING_MODE_NOT_IMPLEMENTED = (
+    'spec.scalingPolicy.mode "{mode}" is accepted by the API but not implemented: no controller applies it, '
+    'so the policy would silently behave like "Independent"; use "Independent" or omit the policy '
+    "(ScalingModeNotImplemented)"
+)
+RUNTIME_AUTOSCALER_POLICY_REF = (
+    "{component}: autoscalerPolicyRef is not supported on serving runtimes; policy refs attach on the "
+    "InferenceService only"
+)
+# One component's autoscaler failure: ``<component>: <text>`` (``engineConfig: KedaTriggersRequired: ...``).
+COMPONENT_AUTOSCALER = "{component}: {error}"
+KEDA_TRIGGERS_REQUIRED = "KedaTriggersRequired: class=keda requires at least 1 trigger"
+KEDA_IDLE_BELOW_MIN = (
+    "KedaIdleBelowMin: keda.idleReplicaCount must be < minReplicas (got idleReplicaCount={idle}, minReplicas={min})"
+)
+_METRIC_TYPES = "Resource|Pods|Object|External|ContainerResource"
+HPA_METRIC_TYPE_EMPTY = "HPAMetricMalformed: hpa.metrics[{index}].type is empty; must be one of " + _METRIC_TYPES
+HPA_METRIC_SOURCE_MISSING = (
+    "HPAMetricMalformed: hpa.metrics[{index}].type={type} but hpa.metrics[{index}].{source} is nil"
+)
+
+
+def hpa_metric_type_unknown(index: int, metric_type: str) -> str:
+    """An ``hpa.metrics`` entry whose ``type`` is none of the five sources (Go ``%q`` of it)."""
+    quoted = errors.printable(metric_type, quoted=True)
+    return f'HPAMetricMalformed: hpa.metrics[{index}].type "{quoted}" is not one of {_METRIC_TYPES}'
 
 
 # ---- texts of this service (not OME's) --------------------------------------------------------

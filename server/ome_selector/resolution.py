@@ -88,7 +88,8 @@ class Decision:
     """How the runtime is resolved for one InferenceService.
 
     Exactly one outcome applies, checked in this order: ``model.not_found``, ``model.error``,
-    ``runtime_not_found`` (named), ``runtime_error`` (named: broken chain or disabled), then a
+    ``runtime_not_found`` (named), ``runtime_error`` (named: broken chain, disabled, or a
+    ``distribution: Sharded`` model that fails a check; ``evaluation`` holds its checks), then a
     runtime (``runtime`` set; ``evaluation`` holds its checks) or, for auto-selection, none
     (``auto.no_runtime_message``).
     """
@@ -133,4 +134,8 @@ def decide(
     error = ""
     if evaluation.verdict is Verdict.EXCLUDED:
         error = engine.named_error(runtime, evaluation.failures, res.model)
+        if res.model.sharded:
+            # A Sharded model cannot load without a model cache provider: its failed check is
+            # an error, not advisory, even for a named runtime (base-models.md, "Distribution").
+            return Decision(True, res, runtime=runtime, runtime_error=error, evaluation=evaluation)
     return Decision(True, res, runtime=runtime, evaluation=evaluation, compatibility_error=error)

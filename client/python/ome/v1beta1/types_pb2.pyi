@@ -14,6 +14,7 @@ ome-docs/reference/api/ome.v1beta1.md.
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 import builtins as _builtins
@@ -347,6 +348,7 @@ class SupportedModelFormat(_message.Message):
     PRIORITY_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     MODEL_TYPE_FIELD_NUMBER: _builtins.int
+    MODEL_CACHE_PROVIDERS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Legacy label; not used for matching."""
     model_architecture: _builtins.str
@@ -373,6 +375,13 @@ class SupportedModelFormat(_message.Message):
     def diffusion_pipeline(self) -> Global___DiffusionPipelineSpec:
         """Diffusion pipeline requirements."""
 
+    @_builtins.property
+    def model_cache_providers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Model caches to load a `distribution: Sharded` model from (since v1.3). No effect: none can
+        be configured yet, so a Sharded model matches no entry (serving-runtimes.md, "Supported
+        model formats").
+        """
+
     def __init__(
         self,
         *,
@@ -386,10 +395,11 @@ class SupportedModelFormat(_message.Message):
         priority: _builtins.int | None = ...,
         version: _builtins.str | None = ...,
         model_type: _builtins.str | None = ...,
+        model_cache_providers: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "name", b"name", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_cache_providers", b"model_cache_providers", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "name", b"name", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_select: _TypeAlias = _typing.Literal["auto_select"]  # noqa: Y015
     _WhichOneofArgType__auto_select: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select"]  # noqa: Y015
@@ -719,6 +729,329 @@ class WorkerSpec(_message.Message):
 Global___WorkerSpec: _TypeAlias = WorkerSpec  # noqa: Y015
 
 @_typing.final
+class DeploymentStrategy(_message.Message):
+    """DeploymentStrategy: a component's `deploymentStrategy` (Kubernetes apps/v1). Only
+    RawDeployment applies it; the InferenceService webhook warns when it is set under
+    `spec.deploymentMode: OMENative` (deployment-modes.md, "For the whole InferenceService").
+    `rollingUpdate` is accepted and not read.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """`Recreate` or `RollingUpdate`."""
+    def __init__(
+        self,
+        *,
+        type: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "type", b"type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+
+Global___DeploymentStrategy: _TypeAlias = DeploymentStrategy  # noqa: Y015
+
+@_typing.final
+class AutoscalerPolicyRef(_message.Message):
+    """AutoscalerPolicyRef: a component's `autoscalerPolicyRef` (since v1.3, alpha). It attaches on
+    the InferenceService only; the runtime webhook rejects it in a runtime (serving-runtimes.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Name of an AutoscalerPolicy in the InferenceService's namespace; required."""
+    kind: _builtins.str
+    """`AutoscalerPolicy` (default) or `ClusterAutoscalerPolicy`."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        kind: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_kind", b"_kind", "kind", b"kind"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_kind", b"_kind", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__kind: _TypeAlias = _typing.Literal["kind"]  # noqa: Y015
+    _WhichOneofArgType__kind: _TypeAlias = _typing.Literal["_kind", b"_kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kind) -> _WhichOneofReturnType__kind | None: ...
+
+Global___AutoscalerPolicyRef: _TypeAlias = AutoscalerPolicyRef  # noqa: Y015
+
+@_typing.final
+class MetricSpec(_message.Message):
+    """MetricSpec: one entry of `hpa.metrics` (Kubernetes autoscaling/v2 MetricSpec). Each metric
+    source is passed through to the HorizontalPodAutoscaler as written; only `type` and which
+    source is set are read (the runtime webhook's autoscaler check).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    RESOURCE_FIELD_NUMBER: _builtins.int
+    PODS_FIELD_NUMBER: _builtins.int
+    OBJECT_FIELD_NUMBER: _builtins.int
+    EXTERNAL_FIELD_NUMBER: _builtins.int
+    CONTAINER_RESOURCE_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """`Resource`, `Pods`, `Object`, `External` or `ContainerResource`."""
+    @_builtins.property
+    def resource(self) -> _struct_pb2.Struct:
+        """Resource metric source."""
+
+    @_builtins.property
+    def pods(self) -> _struct_pb2.Struct:
+        """Pods metric source."""
+
+    @_builtins.property
+    def object(self) -> _struct_pb2.Struct:
+        """Object metric source."""
+
+    @_builtins.property
+    def external(self) -> _struct_pb2.Struct:
+        """External metric source."""
+
+    @_builtins.property
+    def container_resource(self) -> _struct_pb2.Struct:
+        """ContainerResource metric source."""
+
+    def __init__(
+        self,
+        *,
+        type: _builtins.str | None = ...,
+        resource: _struct_pb2.Struct | None = ...,
+        pods: _struct_pb2.Struct | None = ...,
+        object: _struct_pb2.Struct | None = ...,
+        external: _struct_pb2.Struct | None = ...,
+        container_resource: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "container_resource", b"container_resource", "external", b"external", "object", b"object", "pods", b"pods", "resource", b"resource", "type", b"type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "container_resource", b"container_resource", "external", b"external", "object", b"object", "pods", b"pods", "resource", b"resource", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+
+Global___MetricSpec: _TypeAlias = MetricSpec  # noqa: Y015
+
+@_typing.final
+class HPAAutoscaler(_message.Message):
+    """HPAAutoscaler: `autoscaler.hpa`, HorizontalPodAutoscaler settings passed through verbatim."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METRICS_FIELD_NUMBER: _builtins.int
+    BEHAVIOR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def metrics(self) -> _containers.RepeatedCompositeFieldContainer[Global___MetricSpec]:
+        """Metrics; empty means the controller's default CPU=80% Resource metric."""
+
+    @_builtins.property
+    def behavior(self) -> _struct_pb2.Struct:
+        """HorizontalPodAutoscalerBehavior, passed through."""
+
+    def __init__(
+        self,
+        *,
+        metrics: _abc.Iterable[Global___MetricSpec] | None = ...,
+        behavior: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["behavior", b"behavior"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["behavior", b"behavior", "metrics", b"metrics"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HPAAutoscaler: _TypeAlias = HPAAutoscaler  # noqa: Y015
+
+@_typing.final
+class KedaAutoscaler(_message.Message):
+    """KedaAutoscaler: `autoscaler.keda`, KEDA ScaledObject settings passed through verbatim."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRIGGERS_FIELD_NUMBER: _builtins.int
+    ADVANCED_FIELD_NUMBER: _builtins.int
+    POLLING_INTERVAL_FIELD_NUMBER: _builtins.int
+    COOLDOWN_PERIOD_FIELD_NUMBER: _builtins.int
+    IDLE_REPLICA_COUNT_FIELD_NUMBER: _builtins.int
+    FALLBACK_FIELD_NUMBER: _builtins.int
+    polling_interval: _builtins.int
+    """Seconds between trigger checks."""
+    cooldown_period: _builtins.int
+    """Seconds before scaling down after the last trigger fired."""
+    idle_replica_count: _builtins.int
+    """Replicas while no trigger fires; must be below the component's `minReplicas`."""
+    @_builtins.property
+    def triggers(self) -> _containers.RepeatedCompositeFieldContainer[_struct_pb2.Struct]:
+        """KEDA triggers (prometheus, cron, ...); at least one."""
+
+    @_builtins.property
+    def advanced(self) -> _struct_pb2.Struct:
+        """Advanced ScaledObject configuration, passed through."""
+
+    @_builtins.property
+    def fallback(self) -> _struct_pb2.Struct:
+        """Fallback policy, passed through."""
+
+    def __init__(
+        self,
+        *,
+        triggers: _abc.Iterable[_struct_pb2.Struct] | None = ...,
+        advanced: _struct_pb2.Struct | None = ...,
+        polling_interval: _builtins.int | None = ...,
+        cooldown_period: _builtins.int | None = ...,
+        idle_replica_count: _builtins.int | None = ...,
+        fallback: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_cooldown_period", b"_cooldown_period", "_idle_replica_count", b"_idle_replica_count", "_polling_interval", b"_polling_interval", "advanced", b"advanced", "cooldown_period", b"cooldown_period", "fallback", b"fallback", "idle_replica_count", b"idle_replica_count", "polling_interval", b"polling_interval"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cooldown_period", b"_cooldown_period", "_idle_replica_count", b"_idle_replica_count", "_polling_interval", b"_polling_interval", "advanced", b"advanced", "cooldown_period", b"cooldown_period", "fallback", b"fallback", "idle_replica_count", b"idle_replica_count", "polling_interval", b"polling_interval", "triggers", b"triggers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__cooldown_period: _TypeAlias = _typing.Literal["cooldown_period"]  # noqa: Y015
+    _WhichOneofArgType__cooldown_period: _TypeAlias = _typing.Literal["_cooldown_period", b"_cooldown_period"]  # noqa: Y015
+    _WhichOneofReturnType__idle_replica_count: _TypeAlias = _typing.Literal["idle_replica_count"]  # noqa: Y015
+    _WhichOneofArgType__idle_replica_count: _TypeAlias = _typing.Literal["_idle_replica_count", b"_idle_replica_count"]  # noqa: Y015
+    _WhichOneofReturnType__polling_interval: _TypeAlias = _typing.Literal["polling_interval"]  # noqa: Y015
+    _WhichOneofArgType__polling_interval: _TypeAlias = _typing.Literal["_polling_interval", b"_polling_interval"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cooldown_period) -> _WhichOneofReturnType__cooldown_period | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__idle_replica_count) -> _WhichOneofReturnType__idle_replica_count | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__polling_interval) -> _WhichOneofReturnType__polling_interval | None: ...
+
+Global___KedaAutoscaler: _TypeAlias = KedaAutoscaler  # noqa: Y015
+
+@_typing.final
+class ComponentAutoscaler(_message.Message):
+    """ComponentAutoscaler: a component's `autoscaler` block (since v1.3, alpha)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AUTOSCALER_CLASS_FIELD_NUMBER: _builtins.int
+    KEDA_FIELD_NUMBER: _builtins.int
+    HPA_FIELD_NUMBER: _builtins.int
+    autoscaler_class: _builtins.str
+    """`class`: `HPA`, `KEDA`, `External` or `None`; required."""
+    @_builtins.property
+    def keda(self) -> Global___KedaAutoscaler:
+        """KEDA settings; required with `class: KEDA`."""
+
+    @_builtins.property
+    def hpa(self) -> Global___HPAAutoscaler:
+        """HPA settings."""
+
+    def __init__(
+        self,
+        *,
+        autoscaler_class: _builtins.str | None = ...,
+        keda: Global___KedaAutoscaler | None = ...,
+        hpa: Global___HPAAutoscaler | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_autoscaler_class", b"_autoscaler_class", "autoscaler_class", b"autoscaler_class", "hpa", b"hpa", "keda", b"keda"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_autoscaler_class", b"_autoscaler_class", "autoscaler_class", b"autoscaler_class", "hpa", b"hpa", "keda", b"keda"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__autoscaler_class: _TypeAlias = _typing.Literal["autoscaler_class"]  # noqa: Y015
+    _WhichOneofArgType__autoscaler_class: _TypeAlias = _typing.Literal["_autoscaler_class", b"_autoscaler_class"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__autoscaler_class) -> _WhichOneofReturnType__autoscaler_class | None: ...
+
+Global___ComponentAutoscaler: _TypeAlias = ComponentAutoscaler  # noqa: Y015
+
+@_typing.final
+class ProportionalPolicy(_message.Message):
+    """ProportionalPolicy: anchor and follower ratios of `scalingPolicy.mode: Proportional`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class RatiosEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ANCHOR_FIELD_NUMBER: _builtins.int
+    RATIOS_FIELD_NUMBER: _builtins.int
+    anchor: _builtins.str
+    """`engine` (default), `decoder` or `router`."""
+    @_builtins.property
+    def ratios(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Follower component -> replica ratio to the anchor, a Kubernetes quantity (`1`, `250m`)."""
+
+    def __init__(
+        self,
+        *,
+        anchor: _builtins.str | None = ...,
+        ratios: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_anchor", b"_anchor", "anchor", b"anchor"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_anchor", b"_anchor", "anchor", b"anchor", "ratios", b"ratios"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__anchor: _TypeAlias = _typing.Literal["anchor"]  # noqa: Y015
+    _WhichOneofArgType__anchor: _TypeAlias = _typing.Literal["_anchor", b"_anchor"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__anchor) -> _WhichOneofReturnType__anchor | None: ...
+
+Global___ProportionalPolicy: _TypeAlias = ProportionalPolicy  # noqa: Y015
+
+@_typing.final
+class ScalingPolicy(_message.Message):
+    """ScalingPolicy: how the components scale together (since v1.3, alpha). No controller applies
+    any mode but `Independent`; the runtime webhook rejects the others (serving-runtimes.md,
+    "Scaling policy").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODE_FIELD_NUMBER: _builtins.int
+    PROPORTIONAL_FIELD_NUMBER: _builtins.int
+    mode: _builtins.str
+    """`Independent` (default), `Proportional` or `Pinned`."""
+    @_builtins.property
+    def proportional(self) -> Global___ProportionalPolicy:
+        """Proportional configuration."""
+
+    def __init__(
+        self,
+        *,
+        mode: _builtins.str | None = ...,
+        proportional: Global___ProportionalPolicy | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_mode", b"_mode", "mode", b"mode", "proportional", b"proportional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_mode", b"_mode", "mode", b"mode", "proportional", b"proportional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__mode: _TypeAlias = _typing.Literal["mode"]  # noqa: Y015
+    _WhichOneofArgType__mode: _TypeAlias = _typing.Literal["_mode", b"_mode"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mode) -> _WhichOneofReturnType__mode | None: ...
+
+Global___ScalingPolicy: _TypeAlias = ScalingPolicy  # noqa: Y015
+
+@_typing.final
 class EngineSpec(_message.Message):
     """EngineSpec: `spec.engine` of an InferenceService or `engineConfig` of a runtime."""
 
@@ -772,6 +1105,9 @@ class EngineSpec(_message.Message):
     LEADER_FIELD_NUMBER: _builtins.int
     WORKER_FIELD_NUMBER: _builtins.int
     ACCELERATOR_OVERRIDE_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
     min_replicas: _builtins.int
     """Minimum replicas."""
     max_replicas: _builtins.int
@@ -800,6 +1136,18 @@ class EngineSpec(_message.Message):
     def accelerator_override(self) -> Global___AcceleratorSelector:
         """Accelerator override; meaningful on the InferenceService only."""
 
+    @_builtins.property
+    def deployment_strategy(self) -> Global___DeploymentStrategy:
+        """Kubernetes Deployment strategy; applied in RawDeployment only."""
+
+    @_builtins.property
+    def autoscaler(self) -> Global___ComponentAutoscaler:
+        """Per-component autoscaler (since v1.3)."""
+
+    @_builtins.property
+    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
+        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
+
     def __init__(
         self,
         *,
@@ -811,10 +1159,13 @@ class EngineSpec(_message.Message):
         leader: Global___LeaderSpec | None = ...,
         worker: Global___WorkerSpec | None = ...,
         accelerator_override: Global___AcceleratorSelector | None = ...,
+        deployment_strategy: Global___DeploymentStrategy | None = ...,
+        autoscaler: Global___ComponentAutoscaler | None = ...,
+        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "annotations", b"annotations", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "annotations", b"annotations", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
     _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
@@ -881,6 +1232,9 @@ class DecoderSpec(_message.Message):
     LEADER_FIELD_NUMBER: _builtins.int
     WORKER_FIELD_NUMBER: _builtins.int
     ACCELERATOR_OVERRIDE_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
     min_replicas: _builtins.int
     """Minimum replicas."""
     max_replicas: _builtins.int
@@ -909,6 +1263,18 @@ class DecoderSpec(_message.Message):
     def accelerator_override(self) -> Global___AcceleratorSelector:
         """Accelerator override; meaningful on the InferenceService only."""
 
+    @_builtins.property
+    def deployment_strategy(self) -> Global___DeploymentStrategy:
+        """Kubernetes Deployment strategy; applied in RawDeployment only."""
+
+    @_builtins.property
+    def autoscaler(self) -> Global___ComponentAutoscaler:
+        """Per-component autoscaler (since v1.3)."""
+
+    @_builtins.property
+    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
+        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
+
     def __init__(
         self,
         *,
@@ -920,10 +1286,13 @@ class DecoderSpec(_message.Message):
         leader: Global___LeaderSpec | None = ...,
         worker: Global___WorkerSpec | None = ...,
         accelerator_override: Global___AcceleratorSelector | None = ...,
+        deployment_strategy: Global___DeploymentStrategy | None = ...,
+        autoscaler: Global___ComponentAutoscaler | None = ...,
+        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "annotations", b"annotations", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "annotations", b"annotations", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
     _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
@@ -1008,6 +1377,9 @@ class RouterSpec(_message.Message):
     MAX_REPLICAS_FIELD_NUMBER: _builtins.int
     RUNNER_FIELD_NUMBER: _builtins.int
     CONFIG_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
     min_replicas: _builtins.int
     """Minimum replicas."""
     max_replicas: _builtins.int
@@ -1028,6 +1400,18 @@ class RouterSpec(_message.Message):
     def config(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Router configuration."""
 
+    @_builtins.property
+    def deployment_strategy(self) -> Global___DeploymentStrategy:
+        """Kubernetes Deployment strategy; applied in RawDeployment only."""
+
+    @_builtins.property
+    def autoscaler(self) -> Global___ComponentAutoscaler:
+        """Per-component autoscaler (since v1.3)."""
+
+    @_builtins.property
+    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
+        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
+
     def __init__(
         self,
         *,
@@ -1037,10 +1421,13 @@ class RouterSpec(_message.Message):
         max_replicas: _builtins.int | None = ...,
         runner: Global___Container | None = ...,
         config: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        deployment_strategy: Global___DeploymentStrategy | None = ...,
+        autoscaler: Global___ComponentAutoscaler | None = ...,
+        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "annotations", b"annotations", "config", b"config", "labels", b"labels", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "annotations", b"annotations", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "config", b"config", "deployment_strategy", b"deployment_strategy", "labels", b"labels", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
     _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
@@ -1067,6 +1454,7 @@ class ServingRuntimeSpec(_message.Message):
     ROUTER_CONFIG_FIELD_NUMBER: _builtins.int
     PROTOCOL_VERSIONS_FIELD_NUMBER: _builtins.int
     ACCELERATOR_REQUIREMENTS_FIELD_NUMBER: _builtins.int
+    SCALING_POLICY_FIELD_NUMBER: _builtins.int
     disabled: _builtins.bool
     """`true` disables the runtime; absent or false means enabled."""
     @_builtins.property
@@ -1097,6 +1485,12 @@ class ServingRuntimeSpec(_message.Message):
     def accelerator_requirements(self) -> Global___AcceleratorRequirements:
         """Accelerator classes the runtime runs on."""
 
+    @_builtins.property
+    def scaling_policy(self) -> Global___ScalingPolicy:
+        """Default scaling policy of the InferenceServices using the runtime (since v1.3); the webhook
+        rejects any mode but `Independent`.
+        """
+
     def __init__(
         self,
         *,
@@ -1108,10 +1502,11 @@ class ServingRuntimeSpec(_message.Message):
         router_config: Global___RouterSpec | None = ...,
         protocol_versions: _abc.Iterable[_builtins.str] | None = ...,
         accelerator_requirements: Global___AcceleratorRequirements | None = ...,
+        scaling_policy: Global___ScalingPolicy | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "accelerator_requirements", b"accelerator_requirements", "decoder_config", b"decoder_config", "disabled", b"disabled", "engine_config", b"engine_config", "model_size_range", b"model_size_range", "router_config", b"router_config"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "accelerator_requirements", b"accelerator_requirements", "decoder_config", b"decoder_config", "disabled", b"disabled", "engine_config", b"engine_config", "model_size_range", b"model_size_range", "router_config", b"router_config", "scaling_policy", b"scaling_policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "accelerator_requirements", b"accelerator_requirements", "decoder_config", b"decoder_config", "disabled", b"disabled", "engine_config", b"engine_config", "model_size_range", b"model_size_range", "protocol_versions", b"protocol_versions", "router_config", b"router_config", "supported_model_formats", b"supported_model_formats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "accelerator_requirements", b"accelerator_requirements", "decoder_config", b"decoder_config", "disabled", b"disabled", "engine_config", b"engine_config", "model_size_range", b"model_size_range", "protocol_versions", b"protocol_versions", "router_config", b"router_config", "scaling_policy", b"scaling_policy", "supported_model_formats", b"supported_model_formats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__disabled: _TypeAlias = _typing.Literal["disabled"]  # noqa: Y015
     _WhichOneofArgType__disabled: _TypeAlias = _typing.Literal["_disabled", b"_disabled"]  # noqa: Y015
@@ -1354,6 +1749,7 @@ class BaseModelSpec(_message.Message):
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     VENDOR_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    DISTRIBUTION_FIELD_NUMBER: _builtins.int
     model_architecture: _builtins.str
     """Architecture, e.g. `LlamaForCausalLM`."""
     quantization: _builtins.str
@@ -1370,6 +1766,11 @@ class BaseModelSpec(_message.Message):
     """Vendor."""
     version: _builtins.str
     """Model version (unused by selection)."""
+    distribution: _builtins.str
+    """`PerNode` (default) or `Sharded` (since v1.3). No model cache provider can be configured
+    yet, so a Sharded model matches no runtime entry and the webhook rejects InferenceServices
+    that use it, also with a named runtime (base-models.md, "Distribution").
+    """
     @_builtins.property
     def model_format(self) -> Global___ModelFormat:
         """Format; `name` must be non-empty for selection."""
@@ -1401,15 +1802,18 @@ class BaseModelSpec(_message.Message):
         display_name: _builtins.str | None = ...,
         vendor: _builtins.str | None = ...,
         version: _builtins.str | None = ...,
+        distribution: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "_display_name", b"_display_name", "_model_architecture", b"_model_architecture", "_model_parameter_size", b"_model_parameter_size", "_model_type", b"_model_type", "_quantization", b"_quantization", "_vendor", b"_vendor", "_version", b"_version", "diffusion_pipeline", b"diffusion_pipeline", "disabled", b"disabled", "display_name", b"display_name", "model_architecture", b"model_architecture", "model_format", b"model_format", "model_framework", b"model_framework", "model_parameter_size", b"model_parameter_size", "model_type", b"model_type", "quantization", b"quantization", "vendor", b"vendor", "version", b"version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "_display_name", b"_display_name", "_distribution", b"_distribution", "_model_architecture", b"_model_architecture", "_model_parameter_size", b"_model_parameter_size", "_model_type", b"_model_type", "_quantization", b"_quantization", "_vendor", b"_vendor", "_version", b"_version", "diffusion_pipeline", b"diffusion_pipeline", "disabled", b"disabled", "display_name", b"display_name", "distribution", b"distribution", "model_architecture", b"model_architecture", "model_format", b"model_format", "model_framework", b"model_framework", "model_parameter_size", b"model_parameter_size", "model_type", b"model_type", "quantization", b"quantization", "vendor", b"vendor", "version", b"version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "_display_name", b"_display_name", "_model_architecture", b"_model_architecture", "_model_parameter_size", b"_model_parameter_size", "_model_type", b"_model_type", "_quantization", b"_quantization", "_vendor", b"_vendor", "_version", b"_version", "diffusion_pipeline", b"diffusion_pipeline", "disabled", b"disabled", "display_name", b"display_name", "model_architecture", b"model_architecture", "model_capabilities", b"model_capabilities", "model_format", b"model_format", "model_framework", b"model_framework", "model_parameter_size", b"model_parameter_size", "model_type", b"model_type", "quantization", b"quantization", "vendor", b"vendor", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "_display_name", b"_display_name", "_distribution", b"_distribution", "_model_architecture", b"_model_architecture", "_model_parameter_size", b"_model_parameter_size", "_model_type", b"_model_type", "_quantization", b"_quantization", "_vendor", b"_vendor", "_version", b"_version", "diffusion_pipeline", b"diffusion_pipeline", "disabled", b"disabled", "display_name", b"display_name", "distribution", b"distribution", "model_architecture", b"model_architecture", "model_capabilities", b"model_capabilities", "model_format", b"model_format", "model_framework", b"model_framework", "model_parameter_size", b"model_parameter_size", "model_type", b"model_type", "quantization", b"quantization", "vendor", b"vendor", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__disabled: _TypeAlias = _typing.Literal["disabled"]  # noqa: Y015
     _WhichOneofArgType__disabled: _TypeAlias = _typing.Literal["_disabled", b"_disabled"]  # noqa: Y015
     _WhichOneofReturnType__display_name: _TypeAlias = _typing.Literal["display_name"]  # noqa: Y015
     _WhichOneofArgType__display_name: _TypeAlias = _typing.Literal["_display_name", b"_display_name"]  # noqa: Y015
+    _WhichOneofReturnType__distribution: _TypeAlias = _typing.Literal["distribution"]  # noqa: Y015
+    _WhichOneofArgType__distribution: _TypeAlias = _typing.Literal["_distribution", b"_distribution"]  # noqa: Y015
     _WhichOneofReturnType__model_architecture: _TypeAlias = _typing.Literal["model_architecture"]  # noqa: Y015
     _WhichOneofArgType__model_architecture: _TypeAlias = _typing.Literal["_model_architecture", b"_model_architecture"]  # noqa: Y015
     _WhichOneofReturnType__model_parameter_size: _TypeAlias = _typing.Literal["model_parameter_size"]  # noqa: Y015
@@ -1426,6 +1830,8 @@ class BaseModelSpec(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__disabled) -> _WhichOneofReturnType__disabled | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__display_name) -> _WhichOneofReturnType__display_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__distribution) -> _WhichOneofReturnType__distribution | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__model_architecture) -> _WhichOneofReturnType__model_architecture | None: ...
     @_typing.overload

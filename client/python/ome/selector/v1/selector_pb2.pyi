@@ -267,6 +267,10 @@ class _AdmissionPathEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Admissi
     """A named runtime without `spec.model` and with `autoSync: false`: nothing was checked."""
     ADMISSION_PATH_SPEC: _AdmissionPath.ValueType  # 7
     """Rejected before any runtime check (decoder without engine, deployment modes)."""
+    ADMISSION_PATH_DELETE: _AdmissionPath.ValueType  # 8
+    """A DELETE: OME's webhook checks nothing when an InferenceService is deleted
+    (reference-a-runtime-explicitly.md: "You can still delete the InferenceService").
+    """
 
 class AdmissionPath(_AdmissionPath, metaclass=_AdmissionPathEnumTypeWrapper):
     """AdmissionPath says what the InferenceService webhook checked."""
@@ -289,7 +293,55 @@ ADMISSION_PATH_PINNED_NO_MODEL: AdmissionPath.ValueType  # 6
 """A named runtime without `spec.model` and with `autoSync: false`: nothing was checked."""
 ADMISSION_PATH_SPEC: AdmissionPath.ValueType  # 7
 """Rejected before any runtime check (decoder without engine, deployment modes)."""
+ADMISSION_PATH_DELETE: AdmissionPath.ValueType  # 8
+"""A DELETE: OME's webhook checks nothing when an InferenceService is deleted
+(reference-a-runtime-explicitly.md: "You can still delete the InferenceService").
+"""
 Global___AdmissionPath: _TypeAlias = AdmissionPath  # noqa: Y015
+
+class _AdmissionOperation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AdmissionOperationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AdmissionOperation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ADMISSION_OPERATION_UNSPECIFIED: _AdmissionOperation.ValueType  # 0
+    """Not set: treated as CREATE, the operation every request meant before this field existed."""
+    ADMISSION_OPERATION_CREATE: _AdmissionOperation.ValueType  # 1
+    """The object is being created; the old object must be unset."""
+    ADMISSION_OPERATION_UPDATE: _AdmissionOperation.ValueType  # 2
+    """The object is being updated; the old object is the stored one, with the same name and
+    namespace. The new object is judged as on CREATE (an update, even a label change, gets the
+    same denial); rules that compare with the old object (the runtime webhook's
+    `scalingPolicy`) treat a missing old object as on CREATE.
+    """
+    ADMISSION_OPERATION_DELETE: _AdmissionOperation.ValueType  # 3
+    """The object is being deleted: it goes in the old object (required) and the new object is
+    unset, as Kubernetes sends `oldObject` only.
+    """
+
+class AdmissionOperation(_AdmissionOperation, metaclass=_AdmissionOperationEnumTypeWrapper):
+    """AdmissionOperation is the operation of an admission request, as Kubernetes'
+    admission.k8s.io/v1 AdmissionRequest names it. CONNECT is not modelled: OME's validating
+    webhooks do not register it. Neither do they register DELETE, so a DELETE is always allowed
+    with nothing checked.
+    """
+
+ADMISSION_OPERATION_UNSPECIFIED: AdmissionOperation.ValueType  # 0
+"""Not set: treated as CREATE, the operation every request meant before this field existed."""
+ADMISSION_OPERATION_CREATE: AdmissionOperation.ValueType  # 1
+"""The object is being created; the old object must be unset."""
+ADMISSION_OPERATION_UPDATE: AdmissionOperation.ValueType  # 2
+"""The object is being updated; the old object is the stored one, with the same name and
+namespace. The new object is judged as on CREATE (an update, even a label change, gets the
+same denial); rules that compare with the old object (the runtime webhook's
+`scalingPolicy`) treat a missing old object as on CREATE.
+"""
+ADMISSION_OPERATION_DELETE: AdmissionOperation.ValueType  # 3
+"""The object is being deleted: it goes in the old object (required) and the new object is
+unset, as Kubernetes sends `oldObject` only.
+"""
+Global___AdmissionOperation: _TypeAlias = AdmissionOperation  # noqa: Y015
 
 class _PinMode:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -1240,23 +1292,37 @@ Global___ExplainRuntimesResponse: _TypeAlias = ExplainRuntimesResponse  # noqa: 
 
 @_typing.final
 class AdmitInferenceServiceRequest(_message.Message):
-    """AdmitInferenceServiceRequest."""
+    """AdmitInferenceServiceRequest: what Kubernetes sends the InferenceService validating webhook."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    OPERATION_FIELD_NUMBER: _builtins.int
+    OLD_INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    operation: Global___AdmissionOperation.ValueType
+    """The operation; unspecified means CREATE."""
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
-        """The InferenceService being created or updated; `metadata.namespace` is required."""
+        """The InferenceService being created or updated (unset on DELETE); `metadata.namespace` is
+        required.
+        """
+
+    @_builtins.property
+    def old_inference_service(self) -> _types_pb2.InferenceService:
+        """The stored InferenceService (UPDATE, optional; same name and namespace) or the one being
+        deleted (DELETE, required); unset on CREATE.
+        """
 
     def __init__(
         self,
         *,
         inference_service: _types_pb2.InferenceService | None = ...,
+        operation: Global___AdmissionOperation.ValueType = ...,
+        old_inference_service: _types_pb2.InferenceService | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "old_inference_service", b"old_inference_service"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "old_inference_service", b"old_inference_service", "operation", b"operation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1289,7 +1355,7 @@ class AdmitInferenceServiceResponse(_message.Message):
     """Cache version the answer was computed on."""
     @_builtins.property
     def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Warnings kubectl prints after `Warning: `."""
+        """Warnings kubectl prints after `Warning: `, with an admission or a denial."""
 
     @_builtins.property
     def selection(self) -> Global___Selection:
@@ -1783,12 +1849,17 @@ Global___GetEffectiveRuntimeResponse: _TypeAlias = GetEffectiveRuntimeResponse  
 
 @_typing.final
 class ValidateServingRuntimeRequest(_message.Message):
-    """ValidateServingRuntimeRequest: a runtime being created or updated."""
+    """ValidateServingRuntimeRequest: what Kubernetes sends the runtime webhooks."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     SERVING_RUNTIME_FIELD_NUMBER: _builtins.int
     CLUSTER_SERVING_RUNTIME_FIELD_NUMBER: _builtins.int
+    OPERATION_FIELD_NUMBER: _builtins.int
+    OLD_SERVING_RUNTIME_FIELD_NUMBER: _builtins.int
+    OLD_CLUSTER_SERVING_RUNTIME_FIELD_NUMBER: _builtins.int
+    operation: Global___AdmissionOperation.ValueType
+    """The operation; unspecified means CREATE."""
     @_builtins.property
     def serving_runtime(self) -> _types_pb2.ServingRuntime:
         """A ServingRuntime."""
@@ -1797,18 +1868,34 @@ class ValidateServingRuntimeRequest(_message.Message):
     def cluster_serving_runtime(self) -> _types_pb2.ClusterServingRuntime:
         """A ClusterServingRuntime."""
 
+    @_builtins.property
+    def old_serving_runtime(self) -> _types_pb2.ServingRuntime:
+        """The old ServingRuntime."""
+
+    @_builtins.property
+    def old_cluster_serving_runtime(self) -> _types_pb2.ClusterServingRuntime:
+        """The old ClusterServingRuntime."""
+
     def __init__(
         self,
         *,
         serving_runtime: _types_pb2.ServingRuntime | None = ...,
         cluster_serving_runtime: _types_pb2.ClusterServingRuntime | None = ...,
+        operation: Global___AdmissionOperation.ValueType = ...,
+        old_serving_runtime: _types_pb2.ServingRuntime | None = ...,
+        old_cluster_serving_runtime: _types_pb2.ClusterServingRuntime | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cluster_serving_runtime", b"cluster_serving_runtime", "runtime", b"runtime", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cluster_serving_runtime", b"cluster_serving_runtime", "old_cluster_serving_runtime", b"old_cluster_serving_runtime", "old_runtime", b"old_runtime", "old_serving_runtime", b"old_serving_runtime", "runtime", b"runtime", "serving_runtime", b"serving_runtime"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cluster_serving_runtime", b"cluster_serving_runtime", "runtime", b"runtime", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cluster_serving_runtime", b"cluster_serving_runtime", "old_cluster_serving_runtime", b"old_cluster_serving_runtime", "old_runtime", b"old_runtime", "old_serving_runtime", b"old_serving_runtime", "operation", b"operation", "runtime", b"runtime", "serving_runtime", b"serving_runtime"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_old_runtime: _TypeAlias = _typing.Literal["old_serving_runtime", "old_cluster_serving_runtime"]  # noqa: Y015
+    _WhichOneofArgType_old_runtime: _TypeAlias = _typing.Literal["old_runtime", b"old_runtime"]  # noqa: Y015
     _WhichOneofReturnType_runtime: _TypeAlias = _typing.Literal["serving_runtime", "cluster_serving_runtime"]  # noqa: Y015
     _WhichOneofArgType_runtime: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_old_runtime) -> _WhichOneofReturnType_old_runtime | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_runtime) -> _WhichOneofReturnType_runtime | None: ...
 
 Global___ValidateServingRuntimeRequest: _TypeAlias = ValidateServingRuntimeRequest  # noqa: Y015
