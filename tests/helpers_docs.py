@@ -32,6 +32,7 @@ _KINDS: dict[str, tuple[type, str]] = {
     "BaseModel": (types_pb2.BaseModel, "base_model"),
     "ClusterBaseModel": (types_pb2.ClusterBaseModel, "cluster_base_model"),
     "AcceleratorClass": (types_pb2.AcceleratorClass, "accelerator_class"),
+    "InferenceService": (types_pb2.InferenceService, "inference_service"),
     "ControllerRevision": (types_pb2.ControllerRevision, "controller_revision"),
 }
 

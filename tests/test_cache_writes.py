@@ -323,3 +323,60 @@ class TestRequestErrors:
         service.spec.model.kind = "ClusterBaseModel"
         got = select(store, service)
         assert (got.model.kind, got.selection.runtime.name) == ("BaseModel", "rt")
+
+
+class TestInferenceServicesInTheCache:
+    """Issue 8: InferenceServices are a cached kind, validated as the selection RPCs validate one."""
+
+    def test_upsert_and_delete_an_inference_service(self) -> None:
+        store = worked_store()
+        status = store.upsert("v2", objects(isvc(name="a"), isvc(name="b", namespace="team-a")))
+        counts = {K.Name(c.kind): c.count for c in status.counts}
+        assert counts["OBJECT_KIND_INFERENCE_SERVICE"] == 2
+        assert sorted(store.snapshot.inference_services) == [("llama-demo", "a"), ("team-a", "b")]
+        key = cache_pb2.ObjectKey(kind=K.OBJECT_KIND_INFERENCE_SERVICE, namespace="team-a", name="b")
+        status, missing = store.delete("v3", [key])
+        assert (missing, sorted(store.snapshot.inference_services)) == ([], [("llama-demo", "a")])
+        assert {K.Name(c.kind): c.count for c in status.counts}["OBJECT_KIND_INFERENCE_SERVICE"] == 1
+
+    def test_an_inference_service_does_not_change_any_answer(self) -> None:
+        store = worked_store()
+        before = answer(store)
+        store.upsert("v1", objects(isvc(name="cached")))
+        assert answer(store) == before
+
+    @pytest.mark.parametrize("write", ["apply_snapshot", "upsert"])
+    def test_bad_inference_services_are_rejected_with_their_fields(self, write: str) -> None:
+        store = worked_store()
+        before = store.snapshot
+        bad_policy = isvc(name="policy", spec={"acceleratorSelector": {"policy": "Fastest"}})
+        with pytest.raises(RequestError) as caught:
+            getattr(store, write)(
+                "v2",
+                objects(
+                    isvc(name="ok"), isvc(name="mode", deployment_mode="MultiNode"), isvc(namespace=None), bad_policy
+                ),
+            )
+        assert [(v.field, v.description) for v in caught.value.violations] == [
+            (
+                "objects[1].inference_service.spec.deployment_mode",
+                'Unsupported value: "MultiNode": supported values: "OMENative", "RawDeployment"',
+            ),
+            ("objects[2].inference_service.metadata.namespace", "Required value"),
+            (
+                "objects[3].inference_service.spec.accelerator_selector.policy",
+                'Unsupported value: "Fastest": supported values: "BestFit", "Cheapest", "MostCapable", "FirstAvailable"',
+            ),
+        ]
+        assert store.snapshot is before
+
+    def test_the_selection_rpcs_reject_the_same_fields(self) -> None:
+        store = worked_store()
+        with pytest.raises(RequestError) as caught:
+            select(store, isvc(deployment_mode="MultiNode"))
+        assert [(v.field, v.description) for v in caught.value.violations] == [
+            (
+                "inference_service.spec.deployment_mode",
+                'Unsupported value: "MultiNode": supported values: "OMENative", "RawDeployment"',
+            )
+        ]

@@ -83,7 +83,7 @@ def _empty_response(rpc: str) -> Message:
 
 
 # SELECTION_RPCS rows that have no command yet (the CLI is another branch's work): exactly these.
-WITHOUT_COMMAND = ["GetRuntimeStatus"]
+WITHOUT_COMMAND = ["GetRuntimeStatus", "PreviewCacheChange"]
 
 
 def test_one_command_per_selection_rpc_row() -> None:
@@ -97,6 +97,7 @@ def test_one_command_per_selection_rpc_row() -> None:
         "reconcile": "ReconcileInferenceService",
         "validate-runtime": "ValidateServingRuntime",
     }
+    # PreviewCacheChange's command (`what-if`, issue 8's CLI item) is not built yet, nor GetRuntimeStatus's.
     assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
         set(api.SELECTION_RPCS) - set(WITHOUT_COMMAND)
     )

@@ -77,13 +77,14 @@ def test_every_object_ingests_and_duplicates_are_reported(server: ServerProcess,
     status = cache_pb2_grpc.CacheServiceStub(channel).GetCacheStatus(cache_pb2.GetCacheStatusRequest()).status
     counts = {cache_pb2.ObjectKind.Name(c.kind): c.count for c in status.counts}
     # 203 distinct catalog names + 3 extra ClusterServingRuntimes; 2 ServingRuntimes in team-a;
-    # 207 ClusterBaseModels; 4 AcceleratorClasses.
+    # 207 ClusterBaseModels; 4 AcceleratorClasses; the 8 InferenceServices of ome-cluster.
     assert counts == {
         "OBJECT_KIND_SERVING_RUNTIME": 2,
         "OBJECT_KIND_CLUSTER_SERVING_RUNTIME": 206,
         "OBJECT_KIND_BASE_MODEL": 0,
         "OBJECT_KIND_CLUSTER_BASE_MODEL": 207,
         "OBJECT_KIND_ACCELERATOR_CLASS": 4,
+        "OBJECT_KIND_INFERENCE_SERVICE": 8,
         "OBJECT_KIND_CONTROLLER_REVISION": 0,
     }
     assert status.synced is True

@@ -37,7 +37,7 @@ def write(path: Path, text: str) -> str:
 
 
 def names(result: manifests.LoadResult) -> list[str]:
-    return [o.cluster_serving_runtime.metadata.name for o in result.objects]
+    return [o.cluster_serving_runtime.metadata.name for o in result.objects if o.HasField("cluster_serving_runtime")]
 
 
 # --- one bad object ----------------------------------------------------------------------------

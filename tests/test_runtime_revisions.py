@@ -776,6 +776,7 @@ class TestRevisionsInTheCache:
             "OBJECT_KIND_BASE_MODEL": 0,
             "OBJECT_KIND_CLUSTER_BASE_MODEL": 1,
             "OBJECT_KIND_ACCELERATOR_CLASS": 0,
+            "OBJECT_KIND_INFERENCE_SERVICE": 0,
             "OBJECT_KIND_CONTROLLER_REVISION": 1,
         }
         compiled = store.snapshot.revisions[("ome", FIRST_REVISION)]
@@ -971,3 +972,54 @@ def test_an_inference_service_status_parses_from_yaml() -> None:
         parsed.status.observed_generation,
         parsed.status.conditions[0].reason,
     ) == (FIRST_REVISION, "mem-frac-0-85", 3, "RevisionMismatch")
+
+
+# ---- cached pinned InferenceServices: PreviewCacheChange / WatchSelections ---------------------------
+
+
+class TestCachedPinnedInferenceServices:
+    """A revision write moves the outcome of a cached pinned InferenceService (its dependencies
+    include the revisions it names), with the revision as the cause and the pin as the reason."""
+
+    STORE_SOURCES = [*BASE, revision(FIRST_REVISION, RUNTIME), service(pinned=FIRST_REVISION)]
+    KEY = cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CONTROLLER_REVISION, namespace="ome", name=FIRST_REVISION)
+
+    def preview(
+        self, upserts: tuple[Any, ...] = (), deletes: tuple[cache_pb2.ObjectKey, ...] = ()
+    ) -> pb.PreviewCacheChangeResponse:
+        store = load(*self.STORE_SOURCES)
+        return api.preview_cache_change(
+            store.snapshot, pb.PreviewCacheChangeRequest(upserts=objects(*upserts), deletes=deletes)
+        )
+
+    def test_deleting_the_pinned_revision(self) -> None:
+        (change,) = self.preview(deletes=(self.KEY,)).changes
+        assert ([c.text for c in change.causes], change.reason.step, change.reason.text) == (
+            [f"ControllerRevision ome/{FIRST_REVISION}: deleted"],
+            pb.CHANGE_STEP_NAMED_RUNTIME,
+            f"named runtime sglang-llama-3-2-3b: revision {FIRST_REVISION} → RuntimeDrifted RevisionMissing: "
+            f"pinned revision {FIRST_REVISION} missing from ome",
+        )
+        assert (change.before.runtime.name, change.after.HasField("runtime"), list(change.after.components)) == (
+            "sglang-llama-3-2-3b",
+            False,
+            [],
+        )
+
+    def test_replacing_the_pinned_revision(self) -> None:
+        (change,) = self.preview(upserts=(revision(FIRST_REVISION, changed()),)).changes
+        assert [c.text for c in change.causes] == [f"ControllerRevision ome/{FIRST_REVISION}: data changed"]
+        assert change.reason.text == (
+            f"named runtime sglang-llama-3-2-3b: revision {FIRST_REVISION} → RuntimeDrifted RevisionMismatch: {MISMATCH}"
+        )
+
+    def test_deleting_the_runtime_moves_nothing(self) -> None:
+        """SourceRuntimeMissing: the revision keeps serving, so the outcome stays."""
+        runtime_key = cache_pb2.ObjectKey(
+            kind=cache_pb2.OBJECT_KIND_SERVING_RUNTIME, namespace="llama-demo", name="sglang-llama-3-2-3b"
+        )
+        assert list(self.preview(deletes=(runtime_key,)).changes) == []
+
+    def test_another_revision_moves_nothing(self) -> None:
+        got = self.preview(upserts=(revision(SECOND_REVISION, changed()),))
+        assert (list(got.changes), got.reevaluated) == ([], 0)

@@ -105,6 +105,7 @@ def test_serves_the_embedded_examples_by_default(running_server) -> None:
         (cache_pb2.OBJECT_KIND_BASE_MODEL, 1),
         (cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL, 1),
         (cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS, 3),
+        (cache_pb2.OBJECT_KIND_INFERENCE_SERVICE, 0),
         (cache_pb2.OBJECT_KIND_CONTROLLER_REVISION, 0),
     ]
     assert response.selection.runtime.name == "llama-3-3-70b-hopper"
@@ -471,11 +472,14 @@ def test_display_address(listen: str, port: int, shown: str) -> None:
 
 
 def test_every_selection_method_is_served_from_the_table() -> None:
-    """api.SELECTION_RPCS has one row per SelectionService method of the proto, and no other."""
+    """api.SELECTION_RPCS has one row per unary SelectionService method of the proto, and no
+    other; the server-streaming ones are api.STREAMING_RPCS (WatchSelections)."""
     from ome_selector import api
 
-    methods = {m.name for m in selector_pb2.DESCRIPTOR.services_by_name["SelectionService"].methods}
-    assert set(api.SELECTION_RPCS) == methods
+    service = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
+    methods = {m.name for m in service.methods}
+    assert set(api.SELECTION_RPCS) == {m.name for m in service.methods if not m.server_streaming}
+    assert api.STREAMING_RPCS == {m.name for m in service.methods if m.server_streaming} == {"WatchSelections"}
     assert all(callable(getattr(SelectionServicer(CacheStore()), name)) for name in methods)
 
 

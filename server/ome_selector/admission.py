@@ -25,24 +25,13 @@ from ome.v1beta1 import types_pb2
 
 from . import domain as d
 from . import messages
-from .ingest import requested_mode
+from .ingest import POLICIES, SERVICE_MODES, policy_fields, requested_mode
 from .pinning import revision_prefix
 from .resolution import Decision, decide, resolve_model
 from .snapshot import Snapshot
 
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 _ISVC_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
-SERVICE_MODES = ("OMENative", "RawDeployment")
-POLICIES = ("BestFit", "Cheapest", "MostCapable", "FirstAvailable")
-
-
-def policy_fields(isvc: types_pb2.InferenceService) -> list[tuple[str, types_pb2.AcceleratorSelector]]:
-    """(proto path, selector) of each AcceleratorSelector with a ``policy`` set: the service's
-    ``spec.acceleratorSelector`` and the engine's and decoder's ``acceleratorOverride``."""
-    spec = isvc.spec
-    out = [("spec.accelerator_selector", spec.accelerator_selector)]
-    out += [(f"spec.{c}.accelerator_override", getattr(spec, c).accelerator_override) for c in ("engine", "decoder")]
-    return [(f"{path}.policy", selector) for path, selector in out if selector.HasField("policy")]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,10 @@ memoised: each call computes its answer on the snapshot it read (``engine.auto_s
 - ``explain_runtimes``: ExplainRuntimes, by InferenceService or by model, paged (kubectl-ome runtime.md).
 - ``admit_inference_service``, ``reconcile_inference_service``, ``get_effective_runtime``: admission.py,
   reconcile.py, effective.py.
-- ``validate_serving_runtime``: runtime_webhook.py.
+- ``validate_serving_runtime``: runtime_webhook.py, plus the warning of the InferenceServices the
+  runtime would move (outcomes.py).
+- ``preview_cache_change``: PreviewCacheChange (outcomes.py); ``outcome_pb`` / ``change_pb`` build
+  the protos WatchSelections streams too.
 - ``get_runtime_status``: runtime_status.py.
 """
 
@@ -24,10 +27,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
+from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from . import accelerators, engine, errors, messages, pinning, reconcile, resolution
+from . import accelerators, changes, engine, errors, messages, outcomes, pinning, reconcile, resolution
 from . import admission as admission_rules
 from . import domain as d
 from . import effective as effective_view
@@ -35,17 +39,25 @@ from .checks import Check, Failure, entry_score, explain_columns
 from .components import ComponentConfig
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
 from .errors import FieldViolation, RequestError
-from .ingest import compile_request, model_spec_violations, validate_name, validate_spec
+from .ingest import (
+    KIND_TO_ENUM,
+    compile_request,
+    isvc_spec_violations,
+    model_spec_violations,
+    object_key,
+    validate_name,
+    validate_spec,
+)
 from .pinning import DriftReason, LiveRelation, PinMode, PinState, SyncState
 from .runtime_status import runtime_status
-from .runtime_webhook import deletion_verdict, validate_runtime
+from .runtime_webhook import as_cache_object, deletion_verdict, validate_runtime
 from .snapshot import Snapshot
+from .store import prepare, resolve_keys
 
 R = TypeVar("R", pb.AdmitInferenceServiceResponse, pb.ReconcileInferenceServiceResponse)
 NOT_SYNCED_MESSAGE = "cache not synced yet"
 NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
 EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
-_POLICIES = ("", *admission_rules.POLICIES)
 
 
 def _require_synced(snapshot: Snapshot) -> None:
@@ -55,23 +67,12 @@ def _require_synced(snapshot: Snapshot) -> None:
 
 def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_service") -> list[FieldViolation]:
     """Violations of fields the API server validates before OME sees the object: namespace and
-    name, ``spec.deploymentMode`` and ``acceleratorSelector.policy`` enums, ``spec.runtime.kind``."""
-    spec = isvc.spec
+    name, ``spec.deploymentMode`` and ``acceleratorSelector.policy`` enums
+    (``ingest.isvc_spec_violations``, which a cached InferenceService gets too)."""
     violations = validate_name(isvc.metadata.namespace, f"{base}.metadata.namespace", "namespace")
     if isvc.metadata.name:
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
-    if spec.HasField("deployment_mode") and spec.deployment_mode not in admission_rules.SERVICE_MODES:
-        violations.append(
-            FieldViolation(
-                f"{base}.spec.deployment_mode", errors.unsupported(spec.deployment_mode, admission_rules.SERVICE_MODES)
-            )
-        )
-    for path, selector in admission_rules.policy_fields(isvc):
-        if selector.policy not in _POLICIES:
-            violations.append(
-                FieldViolation(f"{base}.{path}", errors.unsupported(selector.policy, admission_rules.POLICIES))
-            )
-    return violations
+    return violations + isvc_spec_violations(isvc, base)
 
 
 def _require_isvc(
@@ -163,6 +164,17 @@ OPERATION_FROM_PB = {
     pb.ADMISSION_OPERATION_CREATE: d.Operation.CREATE,
     pb.ADMISSION_OPERATION_UPDATE: d.Operation.UPDATE,
     pb.ADMISSION_OPERATION_DELETE: d.Operation.DELETE,
+}
+CHANGE_STEP_TO_PB = {
+    outcomes.ChangeStep.INFERENCE_SERVICE: pb.CHANGE_STEP_INFERENCE_SERVICE,
+    outcomes.ChangeStep.MODEL: pb.CHANGE_STEP_MODEL,
+    outcomes.ChangeStep.RUNTIME_ADDED: pb.CHANGE_STEP_RUNTIME_ADDED,
+    outcomes.ChangeStep.RUNTIME_DELETED: pb.CHANGE_STEP_RUNTIME_DELETED,
+    outcomes.ChangeStep.CHECK_FAILED: pb.CHANGE_STEP_CHECK_FAILED,
+    outcomes.ChangeStep.CHECK_PASSED: pb.CHANGE_STEP_CHECK_PASSED,
+    outcomes.ChangeStep.RANKING: pb.CHANGE_STEP_RANKING,
+    outcomes.ChangeStep.NAMED_RUNTIME: pb.CHANGE_STEP_NAMED_RUNTIME,
+    outcomes.ChangeStep.CONFIGURATION: pb.CHANGE_STEP_CONFIGURATION,
 }
 PIN_MODE_TO_PB = {
     PinMode.AUTO_SYNC: pb.PIN_MODE_AUTO_SYNC,
@@ -608,6 +620,14 @@ def _with_selection(response: R, selection: pb.Selection | None) -> R:
     return response
 
 
+def _events(events: tuple[reconcile.Event, ...]) -> list[pb.Event]:
+    return [pb.Event(type=e.type, reason=e.reason, message=e.message) for e in events]
+
+
+def _condition(c: reconcile.ConditionValue) -> pb.Condition:
+    return pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info")
+
+
 def reconcile_inference_service(
     snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest
 ) -> pb.ReconcileInferenceServiceResponse:
@@ -623,7 +643,7 @@ def reconcile_inference_service(
     isvc = _require_isvc(request)
     result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition, ome_namespace)
     response = pb.ReconcileInferenceServiceResponse(
-        events=[pb.Event(type=e.type, reason=e.reason, message=e.message) for e in result.events],
+        events=_events(result.events),
         requeue=result.requeue,
         workload_untouched=result.workload_untouched,
         logs=result.logs,
@@ -631,10 +651,7 @@ def reconcile_inference_service(
         cache_version=snapshot.version,
     )
     if result.condition is not None:
-        c = result.condition
-        response.runtime_ready.CopyFrom(
-            pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info")
-        )
+        response.runtime_ready.CopyFrom(_condition(result.condition))
     rt, pin = result.runtime, result.pin
     if pin is not None and rt is not None:  # served without a compatibility check
         source = pin.live or rt
@@ -780,13 +797,129 @@ def validate_serving_runtime(
         verdict = deletion_verdict(kind)
     else:
         verdict = validate_runtime(snapshot, kind, runtime, old)
-    return pb.ValidateServingRuntimeResponse(
+    response = pb.ValidateServingRuntimeResponse(
         allowed=verdict.allowed,
         denial_message=verdict.denial_message,
         webhook=verdict.webhook,
         inheritance_chain=verdict.inheritance_chain,
         cache_version=snapshot.version,
     )
+    if verdict.allowed and snapshot.inference_services:
+        moved = _moved_inference_services(snapshot, kind, runtime, operation is d.Operation.DELETE)
+        if moved:
+            response.warnings.append(messages.moves_inference_services(moved))
+    return response
+
+
+def _moved_inference_services(
+    snapshot: Snapshot, kind: str, runtime: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime, delete: bool
+) -> list[str]:
+    """``<namespace>/<name>`` of each cached InferenceService whose runtime (another one, or none)
+    writing (or, with ``delete``, deleting) ``runtime`` would change (``outcomes``), sorted."""
+    meta = runtime.metadata
+    key = (kind, meta.namespace if kind == d.SERVING_RUNTIME else "", meta.name)
+    upserts: dict[tuple[str, str, str], cache_pb2.CacheObject] = {}
+    if not delete:
+        obj = as_cache_object(kind, runtime)
+        upserts[object_key(obj)] = obj
+    deletes = [key] if delete else []
+    proposed = snapshot.with_changes(
+        snapshot.version, upserts, deletes, synced=snapshot.synced, generation=snapshot.generation
+    )
+    result = outcomes.selections_for(snapshot).advance(snapshot, proposed)
+    return [
+        f"{c.key[0]}/{c.key[1]}"
+        for c in result.changes
+        if (c.before.runtime if c.before else None) != (c.after.runtime if c.after else None)
+    ]
+
+
+def preview_cache_change(snapshot: Snapshot, request: pb.PreviewCacheChangeRequest) -> pb.PreviewCacheChangeResponse:
+    """PreviewCacheChange: the write ``request`` proposes, validated as UpsertObjects and
+    DeleteObjects validate theirs (``store.prepare``, ``store.resolve_keys``; a key may not be
+    both upserted and deleted), applied to a snapshot that is never stored; every cached
+    InferenceService whose outcome would change, with both outcomes, the causes and the reason
+    (``outcomes.Selections.advance``, the path WatchSelections' events take)."""
+    _require_synced(snapshot)
+    violations: list[FieldViolation] = []
+    try:
+        upserts = prepare(request.upserts, "upserts")
+    except RequestError as error:
+        upserts, violations = {}, list(error.violations)
+    deletes, found = resolve_keys(request.deletes, "deletes")
+    violations += found
+    if not request.upserts and not request.deletes:
+        violations.append(FieldViolation("upserts", "at least one upsert or delete is required"))
+    for i, key in enumerate(deletes):
+        if key in upserts:
+            violations.append(FieldViolation(f"deletes[{i}]", "the key is in upserts too"))
+    if violations:
+        raise RequestError.invalid(violations)
+    proposed = snapshot.with_changes(
+        snapshot.version, upserts, deletes, synced=snapshot.synced, generation=snapshot.generation
+    )
+    before = outcomes.selections_for(snapshot)
+    result = before.advance(snapshot, proposed)
+    return pb.PreviewCacheChangeResponse(
+        changes=[change_pb(snapshot, proposed, before, result, change) for change in result.changes],
+        cache_version=snapshot.version,
+        reevaluated=result.reevaluated,
+        inference_services=len(proposed.inference_services),
+        not_found=[key for k, key in zip(deletes, request.deletes) if k not in snapshot.objects],
+    )
+
+
+# ---- outcomes of cached InferenceServices (issue 8) -------------------------------------------------
+
+
+def outcome_pb(key: outcomes.IsvcKey, outcome: outcomes.Outcome) -> pb.SelectionOutcome:
+    """The SelectionOutcome proto of one cached InferenceService's outcome."""
+    out = pb.SelectionOutcome(
+        namespace=key[0],
+        name=key[1],
+        mode=pb.SELECTION_MODE_NAMED if outcome.named else pb.SELECTION_MODE_AUTO,
+        warnings=_events(outcome.warnings),
+        components=_components(outcome.components),
+    )
+    if outcome.runtime is not None:
+        out.runtime.CopyFrom(_ref(outcome.runtime))
+    if outcome.condition is not None:
+        out.runtime_ready.CopyFrom(_condition(outcome.condition))
+    return out
+
+
+def _reason_pb(reason: outcomes.Reason) -> pb.ChangeReason:
+    out = pb.ChangeReason(step=CHANGE_STEP_TO_PB[reason.step], text=reason.text)
+    if reason.runtime is not None:
+        out.runtime.CopyFrom(_ref(reason.runtime))
+    if reason.check is not None:
+        out.check = CHECK_TO_PB[reason.check]
+    if reason.tie_break is not None:
+        out.tie_break = TIE_BREAK_TO_PB[reason.tie_break]
+    return out
+
+
+def change_pb(
+    old: Snapshot, new: Snapshot, before: outcomes.Selections, advance: outcomes.Advance, change: outcomes.Change
+) -> pb.SelectionChange:
+    """The SelectionChange proto of one change of ``advance`` (``before.advance(old, new)``): the
+    outcomes, the write's objects behind it and the reason."""
+    out = pb.SelectionChange(namespace=change.key[0], name=change.key[1], cache_version=new.version)
+    if change.before is not None:
+        out.before.CopyFrom(outcome_pb(change.key, change.before))
+    if change.after is not None:
+        out.after.CopyFrom(outcome_pb(change.key, change.after))
+    deps = frozenset().union(
+        *(found.deps for found in (before.tracked.get(change.key), advance.selections.tracked.get(change.key)) if found)
+    )
+    for key in outcomes.causes(old, new, advance, deps, change.key):
+        out.causes.add(key=_object_key(key), text=changes.describe(old, new, key))
+    out.reason.CopyFrom(_reason_pb(outcomes.reason(old, new, change)))
+    return out
+
+
+def _object_key(key: tuple[str, str, str]) -> cache_pb2.ObjectKey:
+    return cache_pb2.ObjectKey(kind=KIND_TO_ENUM[key[0]], namespace=key[1], name=key[2])
 
 
 def get_runtime_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) -> pb.GetRuntimeStatusResponse:
@@ -853,8 +986,11 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "ReconcileInferenceService": reconcile_inference_service,
     "GetEffectiveRuntime": get_effective_runtime,
     "ValidateServingRuntime": validate_serving_runtime,
+    "PreviewCacheChange": preview_cache_change,
     "GetRuntimeStatus": get_runtime_status,
 }
+# SelectionService's streaming method, served by ``service.SelectionServicer`` itself.
+STREAMING_RPCS = frozenset({"WatchSelections"})
 
 _RPC_BY_REQUEST = {
     method.input_type.full_name: method.name for method in pb.DESCRIPTOR.services_by_name["SelectionService"].methods

@@ -26,6 +26,7 @@ CLUSTER_SERVING_RUNTIME = "ClusterServingRuntime"
 BASE_MODEL = "BaseModel"
 CLUSTER_BASE_MODEL = "ClusterBaseModel"
 ACCELERATOR_CLASS = "AcceleratorClass"
+INFERENCE_SERVICE = "InferenceService"
 CONTROLLER_REVISION = "ControllerRevision"
 
 DEPLOYMENT_MODE_ANNOTATION = "ome.io/deploymentMode"

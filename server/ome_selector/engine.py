@@ -120,6 +120,13 @@ def _tie_break(has_size: bool, previous: Evaluation | None, current: Evaluation)
     return TieBreak.NAME
 
 
+def tie_break(model: d.Model, above: Evaluation, below: Evaluation) -> TieBreak:
+    """The ranking step that puts candidate ``above`` before ``below`` (runtime-selection-
+    scoring.md, "Tie-breaking"): what ``rank`` records for ``below`` placed right after ``above``
+    (``TieBreak.UNSPECIFIED`` never: it is only the first candidate's)."""
+    return _tie_break(model.size is not None, above, below)
+
+
 def rank(candidates: list[Evaluation], model: d.Model) -> tuple[Ranked, ...]:
     """ServingRuntimes first whatever their scores, then ClusterServingRuntimes; within each,
     higher score, smaller size distance (model with a size; sub-1.0 differences tie), name."""

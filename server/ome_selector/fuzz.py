@@ -51,6 +51,7 @@ from ome_selector.examples import example_paths, inference_service_paths
 from ome_selector.manifests import ManifestError, load_manifests, load_runtime, read_inference_services
 from ome_selector.service import CacheServicer, SelectionServicer, rich_status
 from ome_selector.store import CacheStore
+from ome_selector.watch import SelectionTracker
 
 METADATA_LIMIT = 8192  # gRPC's default maximum metadata size on the client
 FORBIDDEN = frozenset({grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.RESOURCE_EXHAUSTED})
@@ -270,6 +271,7 @@ class InProcessServer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: grpc.aio.Server | None = None
+        self._tracker: SelectionTracker | None = None
 
     def __enter__(self) -> "InProcessServer":
         self._thread.start()
@@ -280,7 +282,8 @@ class InProcessServer:
         from ome_selector.server import RpcLoggingInterceptor
 
         server = grpc.aio.server(interceptors=[RpcLoggingInterceptor()], options=[("grpc.so_reuseport", 0)])
-        wire.add_selection_service(SelectionServicer(self.store), server)
+        self._tracker = SelectionTracker(self.store)
+        wire.add_selection_service(SelectionServicer(self.store, self._tracker), server)
         wire.add_cache_service(CacheServicer(self.store), server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
@@ -288,6 +291,8 @@ class InProcessServer:
         self.address = f"127.0.0.1:{port}"
 
     def __exit__(self, *exc: object) -> None:
+        if self._tracker is not None:
+            self._tracker.close()
         if self._server is not None:
             asyncio.run_coroutine_threadsafe(self._server.stop(None), self._loop).result(30)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -362,9 +367,12 @@ def call_rpc(channel: grpc.Channel, method: str, data: bytes, prop: str) -> None
     """Send ``data`` to ``method`` and check the answer (and, for writes, the cache)."""
     name = method.rsplit("/", 1)[1]
     before = cache_status(channel) if name in WRITES else None
-    call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+    streaming = name in api.STREAMING_RPCS
     try:
-        call(data, timeout=60)
+        if streaming:
+            _watch_until_initial_end(channel, method, data)
+        else:
+            channel.unary_unary(method, request_serializer=None, response_deserializer=None)(data, timeout=60)
     except grpc.RpcError as error:
         code = check_rpc_error(error, f"{name}({len(data)} bytes)")
         if before is not None:
@@ -372,6 +380,32 @@ def call_rpc(channel: grpc.Channel, method: str, data: bytes, prop: str) -> None
         FINDINGS.saw(prop, code)
         return
     FINDINGS.saw(prop, "OK")
+
+
+def _watch_until_initial_end(channel: grpc.Channel, method: str, data: bytes) -> None:
+    """A WatchSelections stream read up to its ``initial_events_end`` marker, then cancelled."""
+    call = channel.unary_stream(
+        method, request_serializer=None, response_deserializer=selector_pb2.WatchSelectionsResponse.FromString
+    )
+    stream = call(data, timeout=60)
+    try:
+        for event in stream:
+            if event.HasField("initial_events_end"):
+                return
+    finally:
+        stream.cancel()
+
+
+def check_watch(tracker: SelectionTracker, request: selector_pb2.WatchSelectionsRequest) -> None:
+    """``SelectionTracker.subscribe`` for ``request``: only RequestError escapes, bounded."""
+    try:
+        tracker.subscribe(request.namespace, request.label_selector).close()
+    except RequestError as error:
+        status = rich_status(error)
+        check_status(status, type(request).__name__)
+        FINDINGS.saw("api", error.code)
+        return
+    FINDINGS.saw("api", "OK")
 
 
 def check_api(store: CacheStore, request: Message) -> None:
@@ -575,6 +609,7 @@ def run_raw(channel: grpc.Channel, examples: int) -> None:
 def run_api(examples: int) -> None:
     """The ``api`` property: api.* and the store in-process."""
     store = synced_store()
+    tracker = SelectionTracker(store, synchronous=True)  # every write advances the outcomes too
     classes = [cls for _, cls, method in METHODS if method.name not in ("GetCacheStatus",)]
 
     @_settings(examples)
@@ -584,6 +619,8 @@ def run_api(examples: int) -> None:
             request, (cache_pb2.ApplySnapshotRequest, cache_pb2.UpsertObjectsRequest, cache_pb2.DeleteObjectsRequest)
         ):
             check_store_write(store, request)
+        elif isinstance(request, selector_pb2.WatchSelectionsRequest):
+            check_watch(tracker, request)
         else:
             check_api(store, request)
 

@@ -30,15 +30,17 @@ _ONEOF_KIND = {
     "base_model": d.BASE_MODEL,
     "cluster_base_model": d.CLUSTER_BASE_MODEL,
     "accelerator_class": d.ACCELERATOR_CLASS,
+    "inference_service": d.INFERENCE_SERVICE,
     "controller_revision": d.CONTROLLER_REVISION,
 }
-NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL, d.CONTROLLER_REVISION})
+NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL, d.INFERENCE_SERVICE, d.CONTROLLER_REVISION})
 KIND_TO_ENUM = {
     d.SERVING_RUNTIME: cache_pb2.OBJECT_KIND_SERVING_RUNTIME,
     d.CLUSTER_SERVING_RUNTIME: cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME,
     d.BASE_MODEL: cache_pb2.OBJECT_KIND_BASE_MODEL,
     d.CLUSTER_BASE_MODEL: cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL,
     d.ACCELERATOR_CLASS: cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS,
+    d.INFERENCE_SERVICE: cache_pb2.OBJECT_KIND_INFERENCE_SERVICE,
     d.CONTROLLER_REVISION: cache_pb2.OBJECT_KIND_CONTROLLER_REVISION,
 }
 RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
@@ -48,6 +50,12 @@ _API_VERSION = "ome.io/v1beta1"
 _BODY = {d.CONTROLLER_REVISION: ("apps/v1", "data")}
 ENUM_TO_KIND = {v: k for k, v in KIND_TO_ENUM.items()}
 Key = tuple[str, str, str]
+# The InferenceService CRD's enums the API server checks before OME sees an object:
+# ``spec.deploymentMode`` (deployment-modes.md) and each ``acceleratorSelector.policy``
+# (select-accelerators.md).
+SERVICE_MODES = ("OMENative", "RawDeployment")
+POLICIES = ("BestFit", "Cheapest", "MostCapable", "FirstAvailable")
+_POLICIES = ("", *POLICIES)
 
 
 def unwrap(obj: cache_pb2.CacheObject) -> tuple[str, Message] | None:
@@ -166,6 +174,31 @@ def validate_spec(message: Message, path: str) -> list[FieldViolation]:
     return out[: bounds.MAX_VIOLATIONS_PER_OBJECT]
 
 
+def policy_fields(isvc: types_pb2.InferenceService) -> list[tuple[str, types_pb2.AcceleratorSelector]]:
+    """(proto path, selector) of each AcceleratorSelector with a ``policy`` set: the service's
+    ``spec.acceleratorSelector`` and the engine's and decoder's ``acceleratorOverride``."""
+    spec = isvc.spec
+    out = [("spec.accelerator_selector", spec.accelerator_selector)]
+    out += [(f"spec.{c}.accelerator_override", getattr(spec, c).accelerator_override) for c in ("engine", "decoder")]
+    return [(f"{path}.policy", selector) for path, selector in out if selector.HasField("policy")]
+
+
+def isvc_spec_violations(isvc: types_pb2.InferenceService, base: str) -> list[FieldViolation]:
+    """Violations of the InferenceService CRD enums (``SERVICE_MODES``, ``POLICIES``), paths
+    under ``base`` (``inference_service``); the selection RPCs and a cached InferenceService
+    are checked alike."""
+    spec = isvc.spec
+    violations = []
+    if spec.HasField("deployment_mode") and spec.deployment_mode not in SERVICE_MODES:
+        violations.append(
+            FieldViolation(f"{base}.spec.deployment_mode", errors.unsupported(spec.deployment_mode, SERVICE_MODES))
+        )
+    for path, selector in policy_fields(isvc):
+        if selector.policy not in _POLICIES:
+            violations.append(FieldViolation(f"{base}.{path}", errors.unsupported(selector.policy, POLICIES)))
+    return violations
+
+
 def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[FieldViolation]:
     """Every violation of one CacheObject (at most ``bounds.MAX_VIOLATIONS_PER_OBJECT`` of the
     bounds); paths are proto field paths under ``field_prefix`` (``fieldpaths.json_path`` gives
@@ -176,8 +209,9 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     annotation keys and sizes; ``kind`` and ``apiVersion`` when set; version lengths and list
     lengths (bounds.py); for runtimes, ``priority`` at least 1 and the CRD-required
     ``modelFormat`` and ``modelFramework`` (each with a name) of every supportedModelFormats
-    entry, and ``runtime_spec_violations``; for models, ``model_spec_violations``; for runtime
-    revisions, ``data`` (checked as a runtime spec) and a non-negative ``revision``.
+    entry, and ``runtime_spec_violations``; for models, ``model_spec_violations``; for
+    InferenceServices, the CRD enums (``isvc_spec_violations``); for runtime revisions, ``data``
+    (checked as a runtime spec) and a non-negative ``revision``.
     """
     unwrapped = unwrap(obj)
     if unwrapped is None:
@@ -204,6 +238,8 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     if message.api_version and message.api_version != api_version:  # type: ignore[attr-defined]
         out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, (api_version,))))  # type: ignore[attr-defined]
     _bounded(getattr(message, body), f"{base}.{body}", out)
+    if kind == d.INFERENCE_SERVICE:
+        out += isvc_spec_violations(message, base)  # type: ignore[arg-type]
     if kind in RUNTIME_KINDS:
         out += _crd_runtime_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
@@ -321,7 +357,7 @@ def apply_defaults(obj: cache_pb2.CacheObject) -> cache_pb2.CacheObject:
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
         _default_format(message, message.spec, "model_format")  # type: ignore[attr-defined]
         _default_format(message, message.spec, "model_framework")  # type: ignore[attr-defined]
-    else:
+    elif kind == d.ACCELERATOR_CLASS:
         for resource in message.spec.resources:  # type: ignore[attr-defined]
             if not resource.HasField("quantity"):
                 resource.quantity = "1"

@@ -1,7 +1,7 @@
 """Load Kubernetes YAML manifests into the selector's proto objects.
 
 ``load_manifests(paths)`` reads files and folders the way ``kubectl apply -f`` would, in a fixed
-order, and returns the cached kinds as ``CacheObject`` messages plus the InferenceServices it met:
+order, and returns the cached kinds as ``CacheObject`` messages (InferenceServices included):
 
 * Paths are taken in the order given. A folder is walked recursively; its ``.yaml`` / ``.yml``
   files are read in sorted byte order of their path relative to the folder. A file named
@@ -14,12 +14,14 @@ order, and returns the cached kinds as ``CacheObject`` messages plus the Inferen
   (``apiVersion: v1``, what ``kubectl get ... -o yaml`` prints, or ``<Kind>List`` of
   ``ome.io/v1beta1``) is expanded: each of its ``items`` is loaded as an object, named
   ``document <i>, items[<j>]``.
-* ``ServingRuntime``, ``ClusterServingRuntime``, ``BaseModel``, ``ClusterBaseModel`` and
-  ``AcceleratorClass`` of ``ome.io/v1beta1``, and runtime revisions (``ControllerRevision`` of
-  ``apps/v1``, what ``kubectl get controllerrevisions -n ome -o yaml`` prints) become
-  ``CacheObject`` messages;
-  ``InferenceService`` documents go to ``inference_services``. Kustomization files and documents of
-  any other kind or apiVersion are listed in ``skipped`` (the caller decides whether to log them).
+* ``ServingRuntime``, ``ClusterServingRuntime``, ``BaseModel``, ``ClusterBaseModel``,
+  ``AcceleratorClass`` and ``InferenceService`` of ``ome.io/v1beta1``, and runtime revisions
+  (``ControllerRevision`` of ``apps/v1``, what ``kubectl get controllerrevisions -n ome -o yaml``
+  prints) become ``CacheObject`` messages (``LoadResult.inference_services`` lists the
+  InferenceServices among them). Kustomization files and documents of any other kind or
+  apiVersion are listed in ``skipped`` (the caller decides whether to log them).
+  ``read_inference_services`` (one InferenceService file for a query) parses the
+  InferenceServices without judging them as cache objects: the answer's validation does.
 * YAML is read with a SafeLoader that keeps timestamps as text, so ``creationTimestamp`` reaches
   protobuf's JSON parser as RFC 3339, and keeps integers of more than 64 digits as text (Python
   refuses to convert numbers of more than 4,300 digits). Kubernetes int-or-string quantities that
@@ -45,8 +47,8 @@ to be fatal (``--strict``) test ``LoadResult.clean``.
 Duplicates: an object is identified by kind + namespace + name. When the same object is defined
 again, the definition loaded later wins, as ``kubectl apply`` in the same order would leave it,
 and a warning names both places. The winning definition keeps the position of the *first*
-definition in ``objects`` (and ``inference_services``), so adding an override never reorders the
-rest; ``sources`` records the file of the winning definition.
+definition in ``objects``, so adding an override never reorders the rest; ``sources`` records
+the file of the winning definition.
 """
 
 from __future__ import annotations
@@ -78,16 +80,17 @@ _CACHE_KINDS: dict[str, tuple[type[Message], str]] = {
     "BaseModel": (types_pb2.BaseModel, "base_model"),
     "ClusterBaseModel": (types_pb2.ClusterBaseModel, "cluster_base_model"),
     "AcceleratorClass": (types_pb2.AcceleratorClass, "accelerator_class"),
+    "InferenceService": (types_pb2.InferenceService, "inference_service"),
     "ControllerRevision": (types_pb2.ControllerRevision, "controller_revision"),
 }
 # Cached kinds outside ome.io/v1beta1: runtime revisions are ControllerRevisions of apps/v1.
 _API_VERSIONS = {"ControllerRevision": "apps/v1"}
 INFERENCE_SERVICE = "InferenceService"
-_LIST_KINDS = {f"{kind}List": kind for kind in (*_CACHE_KINDS, INFERENCE_SERVICE)}
+_LIST_KINDS = {f"{kind}List": kind for kind in _CACHE_KINDS}
 
 
 def _api_version(kind: object) -> str:
-    """The apiVersion a cached kind (or InferenceService) is read under."""
+    """The apiVersion a cached kind is read under."""
     return _API_VERSIONS.get(kind, API_VERSION) if isinstance(kind, str) else API_VERSION
 
 
@@ -181,14 +184,14 @@ class Rejection:
 class LoadResult:
     """What ``load_manifests`` found.
 
-    ``objects`` / ``inference_services``: what loaded. ``rejected``: each bad object (see the
-    module docstring); ``errors``: one line per problem of each rejected object, then each path
-    that could not be read; ``warnings``: duplicates, unknown fields, files that are not regular
-    files, empty folders; ``skipped``: kinds that are not cached, kustomization files.
+    ``objects``: what loaded (``inference_services``: the InferenceServices among them).
+    ``rejected``: each bad object (see the module docstring); ``errors``: one line per problem of
+    each rejected object, then each path that could not be read; ``warnings``: duplicates, unknown
+    fields, files that are not regular files, empty folders; ``skipped``: kinds that are not cached,
+    kustomization files.
     """
 
     objects: list[cache_pb2.CacheObject] = field(default_factory=list)
-    inference_services: list[types_pb2.InferenceService] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -197,6 +200,11 @@ class LoadResult:
     rejected: list[Rejection] = field(default_factory=list)
     # The lines of ``errors`` about paths: missing, unreadable, too large (no object rejected).
     path_errors: list[str] = field(default_factory=list)
+
+    @property
+    def inference_services(self) -> list[types_pb2.InferenceService]:
+        """The InferenceServices of ``objects``, in their order."""
+        return [o.inference_service for o in self.objects if o.WhichOneof("object") == "inference_service"]
 
     @property
     def rejected_count(self) -> int:
@@ -223,6 +231,8 @@ class _FileResult:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # InferenceServices stay messages, not judged as cache objects (read_inference_services).
+    raw_inference_services: bool = False
 
 
 def load_manifests(paths: Sequence[str]) -> LoadResult:
@@ -264,7 +274,7 @@ def read_inference_services(path: str | os.PathLike[str]) -> tuple[list[types_pb
     its own line), or holds no ``ome.io/v1beta1`` InferenceService.
     """
     name, text = _read_one(path, "an InferenceService")
-    loaded = _parse_text(name, text)
+    loaded = _parse_text(name, text, raw_inference_services=True)
     problems = loaded.errors + [line for rejection in loaded.rejected for line in rejection.lines()]
     if problems:
         raise ManifestError("\n".join(problems))
@@ -454,8 +464,8 @@ def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
             index += 1
 
 
-def _parse_text(file: str, text: str) -> _FileResult:
-    out = _FileResult()
+def _parse_text(file: str, text: str, *, raw_inference_services: bool = False) -> _FileResult:
+    out = _FileResult(raw_inference_services=raw_inference_services)
     for index, doc in _documents(text):
         try:
             _parse_document(file, index, None, doc, out)
@@ -551,7 +561,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
         for j, entry in enumerate(items):
             _parse_document(file, index, j, entry, out)
         return
-    if (kind not in _CACHE_KINDS and kind != INFERENCE_SERVICE) or api_version != _api_version(kind):
+    if kind not in _CACHE_KINDS or api_version != _api_version(kind):
         out.skipped.append(
             f"{where}: skipped {_short(kind or '<no kind>')} {_short(name)} "
             f"(apiVersion {_short(api_version or '<none>')})"
@@ -560,7 +570,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
     assert isinstance(kind, str)
     for quantity in _QUANTITY_PATHS.get(kind, ()):
         _coerce_quantity(doc, quantity)
-    message = types_pb2.InferenceService() if kind == INFERENCE_SERVICE else _CACHE_KINDS[kind][0]()
+    message = _CACHE_KINDS[kind][0]()
     unknown: list[str] = []
     problems = _convert(doc, message, unknown)
     for path in unknown:
@@ -568,7 +578,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
     if problems:
         reject(kind, name, *problems)
         return
-    if isinstance(message, types_pb2.InferenceService):
+    if out.raw_inference_services and isinstance(message, types_pb2.InferenceService):
         out.documents.append(_Document(index, (kind, message.metadata.namespace, message.metadata.name), message))
         return
     oneof_field = _CACHE_KINDS[kind][1]
@@ -863,18 +873,14 @@ def _coerce_quantity(node: Any, path: tuple[str, ...]) -> None:
 
 
 def _append(result: LoadResult, doc: _Document) -> int:
-    if isinstance(doc.message, types_pb2.InferenceService):
-        result.inference_services.append(doc.message)
-        return len(result.inference_services) - 1
+    assert isinstance(doc.message, cache_pb2.CacheObject)
     result.objects.append(doc.message)
     return len(result.objects) - 1
 
 
 def _replace(result: LoadResult, doc: _Document, position: int) -> None:
-    if isinstance(doc.message, types_pb2.InferenceService):
-        result.inference_services[position] = doc.message
-    else:
-        result.objects[position] = doc.message
+    assert isinstance(doc.message, cache_pb2.CacheObject)
+    result.objects[position] = doc.message
 
 
 class _Origin(NamedTuple):

@@ -364,3 +364,92 @@ def exclusion_summary(candidates: int, total: int, counts: Sequence[tuple[str, i
     text = f"{candidates}/{total} runtimes are candidates"
     shown = [f"{count} {SUMMARY_LABELS[check]}" for check, count in counts if count]
     return text + (": " + ", ".join(shown) if shown else "")
+
+
+# ---- watching selections and previewing cache changes (issue 8; not OME's) ---------------------
+
+# A cache write's object, as the cause of a change: `ClusterServingRuntime vllm-llama: priority 2 → 4`.
+CAUSE = "{object}: {changes}"
+CAUSE_CREATED = "created"
+CAUSE_DELETED = "deleted"
+CAUSE_UNREAD = "changed (no field the selection reads)"
+FIELD_CHANGE = "{field} {before} → {after}"
+FIELDS_CHANGED = "{fields} changed"
+ABSENT = "(none)"
+ENTRY_COUNT = "supportedModelFormats {before} → {after} entries"
+
+
+def cause(what: str, changes: Sequence[str]) -> str:
+    """One object of a cache write as the cause of a change: ``<Kind> [<namespace>/]<name>:
+    <change>, <change>`` (``created``, ``deleted``, or ``<field> <before> → <after>`` each)."""
+    return CAUSE.format(object=what, changes=", ".join(changes) if changes else CAUSE_UNREAD)
+
+
+def field_change(field: str, before: object, after: object) -> str:
+    """``<field> <before> → <after>``; None is ``(none)``, booleans lower case as in YAML."""
+    return FIELD_CHANGE.format(field=field, before=_shown(before), after=_shown(after))
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return ABSENT
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# Why an InferenceService's outcome changed (proto ``ChangeStep``): one line each.
+REASON_CREATED = "the InferenceService was created"
+REASON_DELETED = "the InferenceService was deleted"
+REASON_UPDATED = "the InferenceService changed"
+REASON_MODEL = "model {model}: {before} → {after}"
+REASON_RUNTIME_ADDED = "{runtime} is new and is the runtime to use"
+REASON_RUNTIME_DELETED = "{runtime} was deleted"
+REASON_CHECK_FAILED = "{runtime} fails the {check} check now: {message}"
+REASON_CHECK_PASSED = "{runtime} passes the {check} check now (before: {message})"
+REASON_RANKING = "{runtime} ranks above {other} now: {tie_break}"
+REASON_NAMED_RUNTIME = "named runtime {runtime}: {before} → {after}"
+REASON_CONFIGURATION = "same runtime ({runtime}); changed: {parts}"
+REASON_CONFIGURATION_NONE = "still no runtime; changed: {parts}"
+# A pinned InferenceService's state, as REASON_NAMED_RUNTIME's before and after (runtime-revisions.md).
+PIN_SERVES_REVISION = "revision {revision}"
+PIN_SERVES_LIVE = "live spec, pinned as {revision}"
+PIN_DRIFTED = "RuntimeDrifted {reason}: {message}"
+PIN_ERROR = "RuntimePinError: {message}"
+MODEL_USABLE = "format {label}"
+MODEL_USABLE_SIZED = "format {label}, size {size}"
+NO_RUNTIME = "no runtime"
+# The parts of an outcome (``outcomes.Outcome`` fields), as REASON_CONFIGURATION names them.
+OUTCOME_PARTS = {"condition": "RuntimeReady condition", "warnings": "warnings", "components": "components"}
+# proto TieBreak -> what placed the new runtime above the old one.
+TIE_BREAKS = {
+    "SCOPE": "a ServingRuntime ranks above every ClusterServingRuntime",
+    "SCORE": "score {above} > {below}",
+    "SIZE_DISTANCE": "equal score, size distance {above} < {below}",
+    "NAME": "equal score, name {above} < {below}",
+}
+# The checks by ``checks.Check`` name, as REASON_CHECK_* name them.
+CHECK_NAMES = {
+    "DISABLED": "disabled",
+    "ACCELERATOR_CLASS": "accelerator class",
+    "DEPLOYMENT_MODE": "deployment mode",
+    "MODEL_FORMAT": "model format",
+    "MODEL_SIZE": "model size",
+    "AUTO_SELECT": "autoSelect",
+    "SCORE": "auto-select score",
+}
+
+# ValidateServingRuntime: the warning OME does not have.
+MOVES_INFERENCE_SERVICES = "this change moves {count} InferenceServices to another runtime ({names})"
+MOVES_LISTED = 5  # names listed at most, then `…`
+
+
+def moves_inference_services(names: Sequence[str]) -> str:
+    """``this change moves 12 InferenceServices to another runtime (ns/a, ns/b, …)``: the first
+    ``MOVES_LISTED`` of ``names`` (``<namespace>/<name>``, sorted), then ``…`` when there are more."""
+    shown = ", ".join(names[:MOVES_LISTED]) + (", …" if len(names) > MOVES_LISTED else "")
+    return MOVES_INFERENCE_SERVICES.format(count=len(names), names=shown)
+
+
+# WatchSelections' resync event.
+RESYNC_OVERFLOW = "the watcher fell behind by more than {limit} events; the full state follows"

@@ -23,6 +23,14 @@ Cache and selection metrics:
 - ``ome_selector_selections_total{outcome}``: SelectRuntime answers by outcome (``OUTCOMES``),
   derived from the response message, or ``error`` for any status other than OK.
 
+WatchSelections (``watch(tracker)``):
+
+- ``ome_selector_watch_reevaluations_total``: InferenceServices evaluated again after cache writes
+  (only those a write can change; 0 for a write that can move none).
+- ``ome_selector_watch_writes_total``: cache writes the tracker processed.
+- ``ome_selector_watch_resyncs_total``: resyncs sent to watchers that fell behind.
+- ``ome_selector_watchers``: WatchSelections streams open.
+
 Plus the ``process_*`` metrics of prometheus-client's ProcessCollector.
 """
 
@@ -33,7 +41,7 @@ from typing import Any, Iterator
 
 from ome.selector.v1 import selector_pb2
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ome_selector.store import CacheStore
@@ -94,6 +102,27 @@ class _CacheCollector(Collector):
             )
 
 
+class _WatchCollector(Collector):
+    """Reads the tracker's counters at every scrape."""
+
+    def __init__(self, tracker: Any) -> None:
+        self._tracker = tracker
+
+    def collect(self) -> Iterator[Any]:
+        t = self._tracker
+        for name, text, value in (
+            (
+                "ome_selector_watch_reevaluations",
+                "InferenceServices evaluated again after cache writes.",
+                t.reevaluations,
+            ),
+            ("ome_selector_watch_writes", "Cache writes the watch tracker processed.", t.writes),
+            ("ome_selector_watch_resyncs", "Resyncs sent to watchers that fell behind.", t.resyncs),
+        ):
+            yield CounterMetricFamily(name, text, value=value)
+        yield GaugeMetricFamily("ome_selector_watchers", "WatchSelections streams open.", value=t.watchers)
+
+
 class ServerMetrics:
     """The metrics of one server over ``store``; ``registry`` is what ``/metrics`` exposes."""
 
@@ -143,6 +172,10 @@ class ServerMetrics:
             self.write_seconds.labels(method)
         self.registry.register(_CacheCollector(store))
         ProcessCollector(registry=self.registry)
+
+    def watch(self, tracker: Any) -> None:
+        """Expose the counters of a ``watch.SelectionTracker``."""
+        self.registry.register(_WatchCollector(tracker))
 
     def rpc_started(self, service: str, method: str) -> None:
         """Count one RPC whose handler starts."""

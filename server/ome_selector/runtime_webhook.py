@@ -130,9 +130,11 @@ class RuntimeVerdict:
     inheritance_chain: tuple[str, ...]
 
 
-def _as_cache_object(
+def as_cache_object(
     kind: str, runtime: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime
 ) -> cache_pb2.CacheObject:
+    """``runtime`` as the CacheObject a write would store: validated (``RequestError``) and
+    defaulted. ``ValueError`` / ``TypeError`` for an unknown ``kind`` or a message of the other kind."""
     expected = _MESSAGE_TYPES.get(kind)
     if expected is None:
         raise ValueError(f"kind must be ServingRuntime or ClusterServingRuntime, not {kind!r}")
@@ -294,7 +296,7 @@ def validate_runtime(
     for an object the API server would not accept (bad name or namespace, priority below 1, an
     enum value outside the CRD's, ...), ``ValueError`` / ``TypeError`` for an unknown ``kind`` or
     a message of the other kind."""
-    obj = _as_cache_object(kind, runtime)
+    obj = as_cache_object(kind, runtime)
     message = getattr(obj, _ONEOF_FIELDS[kind])
     webhook = _WEBHOOKS[kind]
     spec = message.spec

@@ -182,6 +182,14 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
         "N",
         "concurrent calls per client connection",
     ),
+    ServeFlag(
+        "--watch-queue",
+        "watch_queue",
+        _positive_int,
+        4096,
+        "N",
+        "events a WatchSelections stream may have waiting; past that it gets resync and the full state",
+    ),
 )
 
 

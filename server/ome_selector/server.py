@@ -49,6 +49,7 @@ from ome_selector.metrics import ServerMetrics
 from ome_selector.native_stderr import NativeStderr
 from ome_selector.service import CacheServicer, SelectionServicer
 from ome_selector.store import CacheStore
+from ome_selector.watch import DEFAULT_QUEUE_LIMIT, SelectionTracker
 
 log = logging.getLogger("ome_selector.server")
 rpc_log = logging.getLogger("ome_selector.rpc")
@@ -98,7 +99,8 @@ class ServeOptions:
     ``grace``, ``drain_delay``: seconds. ``tls_cert``/``tls_key``: PEM files for TLS on
     ``listen``; ``tls_client_ca``: PEM CA bundle that client certificates must chain to (mTLS).
     ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
-    makes any object or path the loader rejects fatal.
+    makes any object or path the loader rejects fatal. ``watch_queue``: events a WatchSelections
+    stream may have waiting before it gets ``resync`` (``watch.SelectionTracker``).
     """
 
     listen: str = DEFAULT_LISTEN
@@ -117,6 +119,7 @@ class ServeOptions:
     tls_client_ca: str | None = None
     reflection: bool = True
     max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS
+    watch_queue: int = DEFAULT_QUEUE_LIMIT
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
@@ -145,6 +148,8 @@ class ServeOptions:
             found.append(f"socket_mode: {self.socket_mode:o} is not a permission mode (0..777 octal)")
         if self.max_concurrent_streams < 1:
             found.append("max_concurrent_streams: must be 1 or more")
+        if self.watch_queue < 1:
+            found.append("watch_queue: must be 1 or more")
         return found
 
 
@@ -552,6 +557,7 @@ class _Server:
         self.draining = False
         self.servers: list[grpc.aio.Server] = []
         self.probe: ProbeServer | None = None
+        self.tracker: SelectionTracker | None = None
 
     def ready(self) -> tuple[bool, str]:
         """``/readyz``: synced and not draining."""
@@ -567,6 +573,15 @@ class _Server:
             log.error("%s", problem)
         if problems:
             return 1
+        # Before the manifests load: the load is the tracker's first write, off the event loop.
+        self.tracker = SelectionTracker(self.store, queue_limit=self.options.watch_queue)
+        self.metrics.watch(self.tracker)
+        try:
+            return await self._run()
+        finally:
+            self.tracker.close()
+
+    async def _run(self) -> int:
         if not self.options.wait_for_sync:
             paths = list(self.options.manifests) if self.options.manifests is not None else example_paths()
             if not load_store(self.store, paths, strict=self.options.strict, metrics=self.metrics):
@@ -606,7 +621,7 @@ class _Server:
     async def _serve(self, credentials: grpc.ServerCredentials | None) -> int:
         o = self.options
         api = self._grpc_server()
-        wire.add_selection_service(SelectionServicer(self.store), api)
+        wire.add_selection_service(SelectionServicer(self.store, self.tracker), api)
         health_servicer = await attach_health(self.store, api)
         cache_servicer = CacheServicer(self.store)
         api_services = [SELECTION_SERVICE, health.SERVICE_NAME]
@@ -704,6 +719,8 @@ class _Server:
         log.info("shutting down, draining in-flight calls for up to %ss", o.grace)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + o.grace
+        if self.tracker is not None:
+            self.tracker.close_watchers()  # WatchSelections streams end with OK
         await self._quiesce(deadline)
         await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
         log.info("stopped")

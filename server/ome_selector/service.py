@@ -12,18 +12,19 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
-from ome.selector.v1 import cache_pb2
+from ome.selector.v1 import cache_pb2, selector_pb2
 
 from ome_selector import api, fieldpaths
 from ome_selector.errors import FieldViolation, RequestError, bound
 from ome_selector.store import CacheStore
+from ome_selector.watch import SelectionTracker
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +94,31 @@ OFFLOAD_RUNTIMES = 1000
 class SelectionServicer:
     """``ome.selector.v1.SelectionService`` over a ``CacheStore``: one method per row of
     ``api.SELECTION_RPCS``, each answering on the snapshot it reads once (contracts in
-    protos/ome/selector/v1/selector.proto). ``wire.add_selection_service`` registers them."""
+    protos/ome/selector/v1/selector.proto), and ``WatchSelections``, a stream from the
+    ``tracker``. ``wire.add_selection_service`` registers them."""
 
-    def __init__(self, store: CacheStore) -> None:
+    def __init__(self, store: CacheStore, tracker: SelectionTracker | None = None) -> None:
         self._store = store
+        self._tracker = tracker
+
+    async def WatchSelections(
+        self, request: selector_pb2.WatchSelectionsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[selector_pb2.WatchSelectionsResponse]:
+        """``ome.selector.v1.SelectionService/WatchSelections``: the tracker's events for the
+        request's namespace and label selector until the client leaves or the server drains."""
+        if self._tracker is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "WatchSelections needs a selection tracker")
+            return
+        try:
+            watcher = self._tracker.subscribe(request.namespace, request.label_selector, asyncio.get_running_loop())
+        except RequestError as error:
+            await context.abort_with_status(rpc_status.to_status(rich_status(error)))  # type: ignore[attr-defined]
+            return
+        try:
+            async for event in watcher.stream():
+                yield event
+        finally:
+            watcher.close()
 
     async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
         """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""

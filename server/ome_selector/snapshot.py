@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from operator import attrgetter
 from typing import Any
 
@@ -223,6 +223,7 @@ class _Parts:
     base_models: dict[tuple[str, str], d.Model]
     cluster_models: dict[str, d.Model]
     accelerator_classes: dict[str, types_pb2.AcceleratorClass]
+    inference_services: dict[tuple[str, str], types_pb2.InferenceService]
     revisions: dict[tuple[str, str], d.Revision]
     revisions_by_content: dict[ContentKey, tuple[str, ...]]
 
@@ -234,7 +235,9 @@ class Snapshot:
     ``objects`` (key -> defaulted CacheObject); ``serving_runtimes`` ((namespace, name) ->
     Runtime) and ``cluster_serving_runtimes`` (name -> Runtime), with inheritance resolved;
     ``namespaced`` (namespace -> RuntimeGroup) and ``cluster`` (RuntimeGroup); ``base_models``,
-    ``cluster_models``, ``accelerator_classes``; ``revisions`` ((namespace, name) -> Revision) and
+    ``cluster_models``, ``accelerator_classes``; ``inference_services`` ((namespace, name) ->
+    InferenceService; selection never reads them, their outcomes live beside the snapshot in
+    ``outcomes.Selections``); ``revisions`` ((namespace, name) -> Revision) and
     ``revisions_by_content`` ((namespace, owner runtime name, content hash) -> revision names,
     sorted).
     """
@@ -252,7 +255,7 @@ class Snapshot:
         whose chain no longer resolves keeps the last chain it had in ``previous``."""
         objects = dict(objects)
         compiled = {key: _compile(key, obj) for key, obj in objects.items()}
-        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {})
+        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)
         _resolve_all(parts, _lookup(previous))
@@ -260,9 +263,8 @@ class Snapshot:
         for (namespace, _), rt in parts.serving_runtimes.items():
             by_namespace.setdefault(namespace, []).append(rt)
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
-        self._init(
-            version, synced, generation, parts, namespaced, RuntimeGroup.build(parts.cluster_serving_runtimes.values())
-        )
+        cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
+        self._init(version, synced, generation, parts, namespaced, cluster)
 
     def _init(
         self,
@@ -284,6 +286,7 @@ class Snapshot:
         self.base_models = parts.base_models
         self.cluster_models = parts.cluster_models
         self.accelerator_classes = parts.accelerator_classes
+        self.inference_services = parts.inference_services
         self.revisions = parts.revisions
         self.revisions_by_content = parts.revisions_by_content
         self.namespaced = namespaced
@@ -310,6 +313,7 @@ class Snapshot:
             dict(old.base_models),
             dict(old.cluster_models),
             dict(old.accelerator_classes),
+            dict(old.inference_services),
             dict(old.revisions),
             dict(old.revisions_by_content),
         )
@@ -366,6 +370,7 @@ class Snapshot:
             d.BASE_MODEL: len(parts.base_models),
             d.CLUSTER_BASE_MODEL: len(parts.cluster_models),
             d.ACCELERATOR_CLASS: len(parts.accelerator_classes),
+            d.INFERENCE_SERVICE: len(parts.inference_services),
             d.CONTROLLER_REVISION: len(parts.revisions),
         }
 
@@ -417,6 +422,8 @@ def _index(parts: _Parts, key: Key, value: Any) -> None:
         parts.base_models[(key[1], key[2])] = value
     elif kind == d.CLUSTER_BASE_MODEL:
         parts.cluster_models[key[2]] = value
+    elif kind == d.INFERENCE_SERVICE:
+        parts.inference_services[(key[1], key[2])] = value
     elif kind == d.CONTROLLER_REVISION:
         replaced = parts.revisions.get((key[1], key[2]))
         if replaced is not None:
@@ -448,6 +455,8 @@ def _unindex(parts: _Parts, key: Key) -> Any:
         return parts.base_models.pop((key[1], key[2]), None)
     if kind == d.CLUSTER_BASE_MODEL:
         return parts.cluster_models.pop(key[2], None)
+    if kind == d.INFERENCE_SERVICE:
+        return parts.inference_services.pop((key[1], key[2]), None)
     if kind == d.CONTROLLER_REVISION:
         revision = parts.revisions.pop((key[1], key[2]), None)
         if revision is not None:
@@ -487,16 +496,24 @@ def _resolve_affected(parts: _Parts, changed: set[Key], previous: Previous) -> s
     names = {key[2] for key in changed}
     out: set[Key] = set()
     for rt in _with_parent(parts):
-        error = rt.inheritance_error
-        if (
-            rt.key in changed
-            or rt.parent in names
-            or names.intersection(rt.chain)
-            or (error is not None and any(n in error for n in names))
-        ):
+        if chain_can_reach(rt, changed, names):
             _store_runtime(parts, _resolve_inheritance(parts, parts.compiled[rt.key], previous))
             out.add(rt.key)
     return out
+
+
+def chain_can_reach(rt: d.Runtime, changed: Set[Key], names: Set[str]) -> bool:
+    """Whether the inheritance chain of ``rt`` (a runtime with a parent, as resolved) can change
+    when the runtimes ``changed`` (keys; ``names`` their names) change: ``rt`` itself, its
+    parent, a chain member, or a name its chain error mentions (a new parent can mend a broken
+    chain)."""
+    error = rt.inheritance_error
+    return (
+        rt.key in changed
+        or rt.parent in names
+        or not names.isdisjoint(rt.chain)
+        or (error is not None and any(n in error for n in names))
+    )
 
 
 def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:

@@ -30,12 +30,15 @@ from .snapshot import Snapshot
 Listener = Callable[[Snapshot], None]
 
 
-def _prepare(objects: Sequence[cache_pb2.CacheObject]) -> dict[Key, cache_pb2.CacheObject]:
+def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
+    """The objects of a write, validated (``ingest.validate_object``, paths ``<field>[i]...``),
+    unique by key and defaulted (``ingest.apply_defaults``); raises ``RequestError``
+    (INVALID_ARGUMENT) with every violation."""
     violations: list[FieldViolation] = []
     prepared: dict[Key, cache_pb2.CacheObject] = {}
     first_index: dict[Key, int] = {}
     for i, obj in enumerate(objects):
-        found = validate_object(obj, f"objects[{i}].")
+        found = validate_object(obj, f"{field}[{i}].")
         if found:
             violations += found
             continue
@@ -43,8 +46,8 @@ def _prepare(objects: Sequence[cache_pb2.CacheObject]) -> dict[Key, cache_pb2.Ca
         if key in first_index:
             violations.append(
                 FieldViolation(
-                    f"objects[{i}]",
-                    f"duplicate {key[0]} {'/'.join(k for k in key[1:] if k)} (also objects[{first_index[key]}])",
+                    f"{field}[{i}]",
+                    f"duplicate {key[0]} {'/'.join(k for k in key[1:] if k)} (also {field}[{first_index[key]}])",
                 )
             )
             continue
@@ -53,6 +56,23 @@ def _prepare(objects: Sequence[cache_pb2.CacheObject]) -> dict[Key, cache_pb2.Ca
     if violations:
         raise RequestError.invalid(violations)
     return prepared
+
+
+def resolve_keys(keys: Sequence[cache_pb2.ObjectKey], field: str = "keys") -> tuple[list[Key], list[FieldViolation]]:
+    """The keys of a delete, each checked (kind, name, namespace as the kind needs) and unique;
+    returns (keys, violations with paths ``<field>[i]...``)."""
+    violations: list[FieldViolation] = []
+    resolved: list[Key] = []
+    first_index: dict[Key, int] = {}
+    for i, key in enumerate(keys):
+        k, found = _key_of(key, f"{field}[{i}]")
+        violations += found
+        if k is not None and not found:
+            if k in first_index:
+                violations.append(FieldViolation(f"{field}[{i}]", f"duplicate key (also {field}[{first_index[k]}])"))
+            first_index.setdefault(k, i)
+            resolved.append(k)
+    return resolved, violations
 
 
 def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[FieldViolation]]:
@@ -83,8 +103,14 @@ class CacheStore:
         return self._snapshot
 
     def add_listener(self, callback: Listener) -> None:
-        """Call ``callback(snapshot)`` after every successful write."""
+        """Call ``callback(snapshot)`` after every successful write, in write order, inside the
+        write (a listener must be quick)."""
         self._listeners.append(callback)
+
+    def remove_listener(self, callback: Listener) -> None:
+        """Stop calling ``callback`` (no error when it is not a listener)."""
+        with self._lock:
+            self._listeners = [c for c in self._listeners if c != callback]
 
     def _swap(self, new: Snapshot) -> cache_pb2.CacheStatus:
         self._snapshot = new
@@ -106,7 +132,7 @@ class CacheStore:
                 bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
             )
             try:
-                prepared = _prepare(objects)
+                prepared = prepare(objects)
             except RequestError as err:
                 raise RequestError.invalid(violations + err.violations) from None
             if violations:
@@ -123,7 +149,7 @@ class CacheStore:
                 violations.append(FieldViolation("objects", "at least one object is required"))
             if violations:
                 raise RequestError.invalid(violations)
-            prepared = _prepare(objects)
+            prepared = prepare(objects)
             old = self._snapshot
             generation = old.generation + 1
             return self._swap(
@@ -138,16 +164,8 @@ class CacheStore:
             violations = bounds.cache_version(version, "version")
             if not keys:
                 violations.append(FieldViolation("keys", "at least one key is required"))
-            resolved: list[Key] = []
-            first_index: dict[Key, int] = {}
-            for i, key in enumerate(keys):
-                k, found = _key_of(key, f"keys[{i}]")
-                violations += found
-                if k is not None and not found:
-                    if k in first_index:
-                        violations.append(FieldViolation(f"keys[{i}]", f"duplicate key (also keys[{first_index[k]}])"))
-                    first_index.setdefault(k, i)
-                    resolved.append(k)
+            resolved, found = resolve_keys(keys)
+            violations += found
             if violations:
                 raise RequestError.invalid(violations)
             old = self._snapshot

@@ -5,8 +5,9 @@ gRPC calls a handler's ``request_deserializer`` before the servicer runs; when t
 
 - ``safe_deserializer(Message)`` wraps ``FromString``: a ``DecodeError`` (or any error of the
   parser) gives an ``UndecodableRequest`` marker instead of raising;
-- ``guard(behavior)`` wraps a servicer method: a marker aborts the call with INVALID_ARGUMENT and a
-  ``google.rpc.BadRequest`` (field ``request``) without calling the servicer;
+- ``guard(behavior)`` wraps a servicer method (``guard_stream`` a server-streaming one): a marker
+  aborts the call with INVALID_ARGUMENT and a ``google.rpc.BadRequest`` (field ``request``)
+  without calling the servicer;
 - ``add_selection_service`` / ``add_cache_service`` register the servicers the way the generated
   ``add_*Servicer_to_server`` functions do, with both wrappers.
 
@@ -17,7 +18,7 @@ that receives one without ``guard`` still answers INVALID_ARGUMENT.
 from __future__ import annotations
 
 import functools
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -81,17 +82,40 @@ def guard(
     return guarded
 
 
+def guard_stream(
+    behavior: Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]],
+) -> Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]:
+    """``guard`` for an async-generator (server streaming) servicer method."""
+
+    @functools.wraps(behavior)
+    async def guarded(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        if isinstance(request, UndecodableRequest):
+            from .service import rich_status
+
+            await context.abort_with_status(rpc_status.to_status(rich_status(request.error())))  # type: ignore[attr-defined]
+            return
+        async for response in behavior(request, context):
+            yield response
+
+    return guarded
+
+
 def _register(
     service: Any, module: Any, servicer: Any, server: grpc.aio.Server, serializer: Callable[[Any], bytes] | None
 ) -> None:
-    handlers = {
-        method.name: grpc.unary_unary_rpc_method_handler(
-            guard(getattr(servicer, method.name)),
+    handlers = {}
+    for method in service.methods:
+        behavior = getattr(servicer, method.name)
+        make, wrapped = (
+            (grpc.unary_stream_rpc_method_handler, guard_stream(behavior))
+            if method.server_streaming
+            else (grpc.unary_unary_rpc_method_handler, guard(behavior))
+        )
+        handlers[method.name] = make(
+            wrapped,
             request_deserializer=safe_deserializer(getattr(module, method.input_type.name)),
             response_serializer=serializer or getattr(module, method.output_type.name).SerializeToString,
         )
-        for method in service.methods
-    }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
 
 

@@ -30,7 +30,7 @@ from grpc_status import rpc_status
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 
-__all__ = ["SelectorClient", "SelectorError", "channel_options", "service_config"]
+__all__ = ["SelectionWatch", "SelectorClient", "SelectorError", "channel_options", "service_config"]
 
 _Response = TypeVar("_Response")
 _HEALTH_CHECK = "/grpc.health.v1.Health/Check"
@@ -107,6 +107,45 @@ class SelectorError(Exception):
                     detail.Unpack(bad_request)
                     violations += [(v.field, v.description) for v in bad_request.field_violations]
         return cls(code, message, violations)
+
+
+class SelectionWatch:
+    """The events of one ``WatchSelections`` stream (``SelectorClient.watch_selections``), in
+    order: ``current`` outcomes, ``initial_events_end``, then per cache write its ``change``
+    events and ``write`` stats; ``resync`` when the watcher fell behind (the full state follows).
+
+    Iterate it (``for event in watch``); iteration ends when the server ends the stream (it
+    drains) or after ``cancel()``. A failed stream raises ``SelectorError``. A context manager:
+    leaving the block cancels the stream.
+    """
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._cancelled = False
+
+    def __iter__(self) -> SelectionWatch:
+        return self
+
+    def __next__(self) -> selector_pb2.WatchSelectionsResponse:
+        try:
+            return next(self._call)  # type: ignore[no-any-return]
+        except grpc.RpcError as exc:
+            if self._cancelled and isinstance(exc, grpc.Call) and exc.code() == grpc.StatusCode.CANCELLED:
+                raise StopIteration from None
+            raise SelectorError.from_rpc_error(exc) from None
+
+    def cancel(self) -> None:
+        """End the stream; iteration stops."""
+        self._cancelled = True
+        self._call.cancel()
+
+    def __enter__(self) -> SelectionWatch:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.cancel()
 
 
 class SelectorClient:
@@ -274,6 +313,34 @@ class SelectorClient:
             runtime=selector_pb2.RuntimeRef(kind=kind, namespace=namespace, name=name)
         )
         return self._call(self._selection.GetRuntimeStatus, request, timeout)
+
+    def watch_selections(
+        self, namespace: str = "", label_selector: str = "", *, timeout: float | None = None
+    ) -> SelectionWatch:
+        """Stream the outcome of every cached InferenceService of ``namespace`` (every namespace
+        when empty) whose labels match ``label_selector`` (Kubernetes syntax: ``k=v,k!=v,k in
+        (a,b),k,!k``): the current outcomes, a marker, then after each cache write one ``change``
+        per InferenceService whose outcome it changed (old and new outcome, the write's objects
+        behind it as one-line causes, the reason) and the write's stats. ``timeout`` bounds the
+        whole stream (default: none). A bad filter raises ``SelectorError`` (INVALID_ARGUMENT)
+        on the first ``next``."""
+        request = selector_pb2.WatchSelectionsRequest(namespace=namespace, label_selector=label_selector)
+        return SelectionWatch(self._selection.WatchSelections(request, timeout=timeout))
+
+    def preview_cache_change(
+        self,
+        upserts: Iterable[cache_pb2.CacheObject] = (),
+        deletes: Iterable[cache_pb2.ObjectKey] = (),
+        *,
+        timeout: float | None = None,
+    ) -> selector_pb2.PreviewCacheChangeResponse:
+        """What upserting ``upserts`` and deleting ``deletes`` would change, without applying
+        it: every cached InferenceService whose outcome would change, before and after, with the
+        causes and the reason. The objects are validated as ``upsert_objects`` and
+        ``delete_objects`` validate them (``SelectorError`` INVALID_ARGUMENT naming
+        ``upserts[i]...`` / ``deletes[i]...``)."""
+        request = selector_pb2.PreviewCacheChangeRequest(upserts=upserts, deletes=deletes)
+        return self._call(self._selection.PreviewCacheChange, request, timeout)
 
     # --- CacheService --------------------------------------------------------------------------
 

@@ -38,6 +38,20 @@ type SelectionServiceClient interface {
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
 	ValidateServingRuntime(ctx context.Context, in *ValidateServingRuntimeRequest, opts ...grpc.CallOption) (*ValidateServingRuntimeResponse, error)
+	// WatchSelections streams the outcome of every cached InferenceService (CacheService's
+	// `inference_service` objects): first the current outcomes, then a marker, then after each
+	// cache write one event per InferenceService whose outcome it changed, and the write's stats.
+	// Only InferenceServices whose outcome the write can change are evaluated again. A watcher
+	// that falls behind by more than the server's queue (`--watch-queue`) gets `resync` and the
+	// full state again, as a Kubernetes watch relists after `410 Gone`. The stream ends with OK
+	// when the server drains. Not in OME (troubleshoot-runtime-selection.md, Step 5: OME retries
+	// every InferenceService of a namespace on any runtime change and does not watch models).
+	WatchSelections(ctx context.Context, in *WatchSelectionsRequest, opts ...grpc.CallOption) (SelectionService_WatchSelectionsClient, error)
+	// PreviewCacheChange answers what a cache write would change without applying it: for every
+	// cached InferenceService whose outcome would change, the outcome before and after and why.
+	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
+	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+	PreviewCacheChange(ctx context.Context, in *PreviewCacheChangeRequest, opts ...grpc.CallOption) (*PreviewCacheChangeResponse, error)
 	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
 	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
 	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
@@ -106,6 +120,47 @@ func (c *selectionServiceClient) ValidateServingRuntime(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *selectionServiceClient) WatchSelections(ctx context.Context, in *WatchSelectionsRequest, opts ...grpc.CallOption) (SelectionService_WatchSelectionsClient, error) {
+	stream, err := c.cc.NewStream(ctx, &_SelectionService_serviceDesc.Streams[0], "/ome.selector.v1.SelectionService/WatchSelections", opts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &selectionServiceWatchSelectionsClient{stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+type SelectionService_WatchSelectionsClient interface {
+	Recv() (*WatchSelectionsResponse, error)
+	grpc.ClientStream
+}
+
+type selectionServiceWatchSelectionsClient struct {
+	grpc.ClientStream
+}
+
+func (x *selectionServiceWatchSelectionsClient) Recv() (*WatchSelectionsResponse, error) {
+	m := new(WatchSelectionsResponse)
+	if err := x.ClientStream.RecvMsg(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (c *selectionServiceClient) PreviewCacheChange(ctx context.Context, in *PreviewCacheChangeRequest, opts ...grpc.CallOption) (*PreviewCacheChangeResponse, error) {
+	out := new(PreviewCacheChangeResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/PreviewCacheChange", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *selectionServiceClient) GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error) {
 	out := new(GetRuntimeStatusResponse)
 	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeStatus", in, out, opts...)
@@ -140,6 +195,20 @@ type SelectionServiceServer interface {
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
 	ValidateServingRuntime(context.Context, *ValidateServingRuntimeRequest) (*ValidateServingRuntimeResponse, error)
+	// WatchSelections streams the outcome of every cached InferenceService (CacheService's
+	// `inference_service` objects): first the current outcomes, then a marker, then after each
+	// cache write one event per InferenceService whose outcome it changed, and the write's stats.
+	// Only InferenceServices whose outcome the write can change are evaluated again. A watcher
+	// that falls behind by more than the server's queue (`--watch-queue`) gets `resync` and the
+	// full state again, as a Kubernetes watch relists after `410 Gone`. The stream ends with OK
+	// when the server drains. Not in OME (troubleshoot-runtime-selection.md, Step 5: OME retries
+	// every InferenceService of a namespace on any runtime change and does not watch models).
+	WatchSelections(*WatchSelectionsRequest, SelectionService_WatchSelectionsServer) error
+	// PreviewCacheChange answers what a cache write would change without applying it: for every
+	// cached InferenceService whose outcome would change, the outcome before and after and why.
+	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
+	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+	PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error)
 	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
 	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
 	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
@@ -168,6 +237,12 @@ func (UnimplementedSelectionServiceServer) GetEffectiveRuntime(context.Context, 
 }
 func (UnimplementedSelectionServiceServer) ValidateServingRuntime(context.Context, *ValidateServingRuntimeRequest) (*ValidateServingRuntimeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ValidateServingRuntime not implemented")
+}
+func (UnimplementedSelectionServiceServer) WatchSelections(*WatchSelectionsRequest, SelectionService_WatchSelectionsServer) error {
+	return status.Errorf(codes.Unimplemented, "method WatchSelections not implemented")
+}
+func (UnimplementedSelectionServiceServer) PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PreviewCacheChange not implemented")
 }
 func (UnimplementedSelectionServiceServer) GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeStatus not implemented")
@@ -293,6 +368,45 @@ func _SelectionService_ValidateServingRuntime_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_WatchSelections_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchSelectionsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(SelectionServiceServer).WatchSelections(m, &selectionServiceWatchSelectionsServer{stream})
+}
+
+type SelectionService_WatchSelectionsServer interface {
+	Send(*WatchSelectionsResponse) error
+	grpc.ServerStream
+}
+
+type selectionServiceWatchSelectionsServer struct {
+	grpc.ServerStream
+}
+
+func (x *selectionServiceWatchSelectionsServer) Send(m *WatchSelectionsResponse) error {
+	return x.ServerStream.SendMsg(m)
+}
+
+func _SelectionService_PreviewCacheChange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PreviewCacheChangeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).PreviewCacheChange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/PreviewCacheChange",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).PreviewCacheChange(ctx, req.(*PreviewCacheChangeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SelectionService_GetRuntimeStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRuntimeStatusRequest)
 	if err := dec(in); err != nil {
@@ -340,10 +454,20 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 			Handler:    _SelectionService_ValidateServingRuntime_Handler,
 		},
 		{
+			MethodName: "PreviewCacheChange",
+			Handler:    _SelectionService_PreviewCacheChange_Handler,
+		},
+		{
 			MethodName: "GetRuntimeStatus",
 			Handler:    _SelectionService_GetRuntimeStatus_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchSelections",
+			Handler:       _SelectionService_WatchSelections_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "ome/selector/v1/selector.proto",
 }

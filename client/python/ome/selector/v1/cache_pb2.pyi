@@ -44,6 +44,10 @@ class _ObjectKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ObjectKind
     """ClusterBaseModel."""
     OBJECT_KIND_ACCELERATOR_CLASS: _ObjectKind.ValueType  # 5
     """AcceleratorClass (cluster-scoped)."""
+    OBJECT_KIND_INFERENCE_SERVICE: _ObjectKind.ValueType  # 6
+    """InferenceService (namespaced): the service keeps its current selection outcome
+    (SelectionService/WatchSelections, PreviewCacheChange).
+    """
     OBJECT_KIND_CONTROLLER_REVISION: _ObjectKind.ValueType  # 7
     """ControllerRevision (namespaced: OME's namespace): a runtime revision."""
 
@@ -62,6 +66,10 @@ OBJECT_KIND_CLUSTER_BASE_MODEL: ObjectKind.ValueType  # 4
 """ClusterBaseModel."""
 OBJECT_KIND_ACCELERATOR_CLASS: ObjectKind.ValueType  # 5
 """AcceleratorClass (cluster-scoped)."""
+OBJECT_KIND_INFERENCE_SERVICE: ObjectKind.ValueType  # 6
+"""InferenceService (namespaced): the service keeps its current selection outcome
+(SelectionService/WatchSelections, PreviewCacheChange).
+"""
 OBJECT_KIND_CONTROLLER_REVISION: ObjectKind.ValueType  # 7
 """ControllerRevision (namespaced: OME's namespace): a runtime revision."""
 Global___ObjectKind: _TypeAlias = ObjectKind  # noqa: Y015
@@ -77,6 +85,7 @@ class CacheObject(_message.Message):
     BASE_MODEL_FIELD_NUMBER: _builtins.int
     CLUSTER_BASE_MODEL_FIELD_NUMBER: _builtins.int
     ACCELERATOR_CLASS_FIELD_NUMBER: _builtins.int
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
     CONTROLLER_REVISION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def serving_runtime(self) -> _types_pb2.ServingRuntime:
@@ -99,6 +108,13 @@ class CacheObject(_message.Message):
         """An AcceleratorClass."""
 
     @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """An InferenceService, validated as the selection RPCs validate one (namespace, name,
+        `spec.deploymentMode` and `policy` enums). Its outcome (runtime, RuntimeReady, warnings,
+        components) is what ReconcileInferenceService answers for it.
+        """
+
+    @_builtins.property
     def controller_revision(self) -> _types_pb2.ControllerRevision:
         """A runtime revision (runtime-revisions.md)."""
 
@@ -110,13 +126,14 @@ class CacheObject(_message.Message):
         base_model: _types_pb2.BaseModel | None = ...,
         cluster_base_model: _types_pb2.ClusterBaseModel | None = ...,
         accelerator_class: _types_pb2.AcceleratorClass | None = ...,
+        inference_service: _types_pb2.InferenceService | None = ...,
         controller_revision: _types_pb2.ControllerRevision | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "controller_revision", b"controller_revision", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "controller_revision", b"controller_revision", "inference_service", b"inference_service", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "controller_revision", b"controller_revision", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "controller_revision", b"controller_revision", "inference_service", b"inference_service", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_object: _TypeAlias = _typing.Literal["serving_runtime", "cluster_serving_runtime", "base_model", "cluster_base_model", "accelerator_class", "controller_revision"]  # noqa: Y015
+    _WhichOneofReturnType_object: _TypeAlias = _typing.Literal["serving_runtime", "cluster_serving_runtime", "base_model", "cluster_base_model", "accelerator_class", "inference_service", "controller_revision"]  # noqa: Y015
     _WhichOneofArgType_object: _TypeAlias = _typing.Literal["object", b"object"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_object) -> _WhichOneofReturnType_object | None: ...
 

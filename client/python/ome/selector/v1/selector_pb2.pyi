@@ -15,6 +15,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from ome.selector.v1 import cache_pb2 as _cache_pb2
 from ome.v1beta1 import types_pb2 as _types_pb2
 import builtins as _builtins
 import sys
@@ -618,6 +619,58 @@ ACCELERATOR_SOURCE_NONE_NO_CANDIDATE: AcceleratorSource.ValueType  # 6
 ACCELERATOR_SOURCE_NONE_ROUTER: AcceleratorSource.ValueType  # 7
 """The router never gets a class."""
 Global___AcceleratorSource: _TypeAlias = AcceleratorSource  # noqa: Y015
+
+class _ChangeStep:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ChangeStepEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ChangeStep.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CHANGE_STEP_UNSPECIFIED: _ChangeStep.ValueType  # 0
+    """Not set."""
+    CHANGE_STEP_INFERENCE_SERVICE: _ChangeStep.ValueType  # 1
+    """The write created, changed or deleted the InferenceService itself."""
+    CHANGE_STEP_MODEL: _ChangeStep.ValueType  # 2
+    """The model's resolution: found or not, disabled, its format, architecture, quantization or size."""
+    CHANGE_STEP_RUNTIME_ADDED: _ChangeStep.ValueType  # 3
+    """`runtime` did not exist before and is the runtime to use now."""
+    CHANGE_STEP_RUNTIME_DELETED: _ChangeStep.ValueType  # 4
+    """`runtime`, the runtime used before, was deleted."""
+    CHANGE_STEP_CHECK_FAILED: _ChangeStep.ValueType  # 5
+    """`runtime`, the runtime used before (or the named one), fails `check` now."""
+    CHANGE_STEP_CHECK_PASSED: _ChangeStep.ValueType  # 6
+    """`runtime`, the runtime used now (or the named one), passes `check` now."""
+    CHANGE_STEP_RANKING: _ChangeStep.ValueType  # 7
+    """Both runtimes are candidates before and after; `runtime` ranks above the old one now, by `tie_break`."""
+    CHANGE_STEP_NAMED_RUNTIME: _ChangeStep.ValueType  # 8
+    """The named runtime resolves differently: disabled, a broken or mended inheritance chain, another kind."""
+    CHANGE_STEP_CONFIGURATION: _ChangeStep.ValueType  # 9
+    """The same runtime (or none); the condition's message, the warnings or the components differ."""
+
+class ChangeStep(_ChangeStep, metaclass=_ChangeStepEnumTypeWrapper):
+    """ChangeStep: which step made an outcome change."""
+
+CHANGE_STEP_UNSPECIFIED: ChangeStep.ValueType  # 0
+"""Not set."""
+CHANGE_STEP_INFERENCE_SERVICE: ChangeStep.ValueType  # 1
+"""The write created, changed or deleted the InferenceService itself."""
+CHANGE_STEP_MODEL: ChangeStep.ValueType  # 2
+"""The model's resolution: found or not, disabled, its format, architecture, quantization or size."""
+CHANGE_STEP_RUNTIME_ADDED: ChangeStep.ValueType  # 3
+"""`runtime` did not exist before and is the runtime to use now."""
+CHANGE_STEP_RUNTIME_DELETED: ChangeStep.ValueType  # 4
+"""`runtime`, the runtime used before, was deleted."""
+CHANGE_STEP_CHECK_FAILED: ChangeStep.ValueType  # 5
+"""`runtime`, the runtime used before (or the named one), fails `check` now."""
+CHANGE_STEP_CHECK_PASSED: ChangeStep.ValueType  # 6
+"""`runtime`, the runtime used now (or the named one), passes `check` now."""
+CHANGE_STEP_RANKING: ChangeStep.ValueType  # 7
+"""Both runtimes are candidates before and after; `runtime` ranks above the old one now, by `tie_break`."""
+CHANGE_STEP_NAMED_RUNTIME: ChangeStep.ValueType  # 8
+"""The named runtime resolves differently: disabled, a broken or mended inheritance chain, another kind."""
+CHANGE_STEP_CONFIGURATION: ChangeStep.ValueType  # 9
+"""The same runtime (or none); the condition's message, the warnings or the components differ."""
+Global___ChangeStep: _TypeAlias = ChangeStep  # noqa: Y015
 
 @_typing.final
 class RuntimeRef(_message.Message):
@@ -1911,6 +1964,7 @@ class ValidateServingRuntimeResponse(_message.Message):
     WEBHOOK_FIELD_NUMBER: _builtins.int
     INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
     allowed: _builtins.bool
     """Whether the webhook admits the runtime."""
     denial_message: _builtins.str
@@ -1927,6 +1981,13 @@ class ValidateServingRuntimeResponse(_message.Message):
     def inheritance_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The resolved inheritance chain, root first, when the runtime names a parent."""
 
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Warnings kubectl prints after `Warning: ` (allowed runtimes only). Not OME's: `this change
+        moves 12 InferenceServices to another runtime (ns/a, ns/b, …)` when creating or updating the
+        runtime would change the runtime of cached InferenceServices (another one, or none).
+        """
+
     def __init__(
         self,
         *,
@@ -1935,14 +1996,446 @@ class ValidateServingRuntimeResponse(_message.Message):
         webhook: _builtins.str = ...,
         inheritance_chain: _abc.Iterable[_builtins.str] | None = ...,
         cache_version: _builtins.str = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allowed", b"allowed", "cache_version", b"cache_version", "denial_message", b"denial_message", "inheritance_chain", b"inheritance_chain", "webhook", b"webhook"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allowed", b"allowed", "cache_version", b"cache_version", "denial_message", b"denial_message", "inheritance_chain", b"inheritance_chain", "warnings", b"warnings", "webhook", b"webhook"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ValidateServingRuntimeResponse: _TypeAlias = ValidateServingRuntimeResponse  # noqa: Y015
+
+@_typing.final
+class SelectionOutcome(_message.Message):
+    """SelectionOutcome: what the controller does about one cached InferenceService's runtime, as
+    ReconcileInferenceService answers it for an InferenceService that already has a
+    `RuntimeReady` condition (so a resolved runtime reads `True`/`RuntimeResolved`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
+    RUNTIME_READY_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
+    COMPONENTS_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    """The InferenceService's namespace."""
+    name: _builtins.str
+    """The InferenceService's name."""
+    mode: Global___SelectionMode.ValueType
+    """SELECTION_MODE_NAMED when `spec.runtime.name` names the runtime, else SELECTION_MODE_AUTO."""
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The runtime it uses; absent when none can be used."""
+
+    @_builtins.property
+    def runtime_ready(self) -> Global___Condition:
+        """The `RuntimeReady` condition (`False`/`RuntimeNotFound` with OME's message, or
+        `True`/`RuntimeResolved`); absent where OME sets none (a model error, VirtualDeployment).
+        """
+
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """The Warning events the controller records, in order (`RuntimeNotFound`,
+        `RuntimeCompatibilityAdvisory` for a named runtime that fails a check, `AcceleratorClassError`, ...).
+        """
+
+    @_builtins.property
+    def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
+        """Each declared component's deployment mode and accelerator class."""
+
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        name: _builtins.str = ...,
+        runtime: Global___RuntimeRef | None = ...,
+        mode: Global___SelectionMode.ValueType = ...,
+        runtime_ready: Global___Condition | None = ...,
+        warnings: _abc.Iterable[Global___Event] | None = ...,
+        components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime", "runtime_ready", b"runtime_ready"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "mode", b"mode", "name", b"name", "namespace", b"namespace", "runtime", b"runtime", "runtime_ready", b"runtime_ready", "warnings", b"warnings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SelectionOutcome: _TypeAlias = SelectionOutcome  # noqa: Y015
+
+@_typing.final
+class ChangeReason(_message.Message):
+    """ChangeReason: why one outcome changed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEP_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    CHECK_FIELD_NUMBER: _builtins.int
+    TIE_BREAK_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    step: Global___ChangeStep.ValueType
+    """The step."""
+    check: Global___Check.ValueType
+    """CHANGE_STEP_CHECK_FAILED / CHANGE_STEP_CHECK_PASSED: the check (the runtime's primary reason)."""
+    tie_break: Global___TieBreak.ValueType
+    """CHANGE_STEP_RANKING: the ranking step that puts `runtime` above the old runtime."""
+    text: _builtins.str
+    """One line, e.g. `ClusterServingRuntime vllm-llama ranks above ClusterServingRuntime
+    srt-llama now: score 8 > 6`.
+    """
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The runtime the step is about."""
+
+    def __init__(
+        self,
+        *,
+        step: Global___ChangeStep.ValueType = ...,
+        runtime: Global___RuntimeRef | None = ...,
+        check: Global___Check.ValueType = ...,
+        tie_break: Global___TieBreak.ValueType = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "runtime", b"runtime", "step", b"step", "text", b"text", "tie_break", b"tie_break"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeReason: _TypeAlias = ChangeReason  # noqa: Y015
+
+@_typing.final
+class ObjectChange(_message.Message):
+    """ObjectChange: one object of a cache write, as the cause of an outcome change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """One line naming what changed of the fields the selection reads, e.g.
+    `ClusterServingRuntime vllm-llama: priority 2 → 4`, `... created`, `... deleted`.
+    """
+    @_builtins.property
+    def key(self) -> _cache_pb2.ObjectKey:
+        """The object."""
+
+    def __init__(
+        self,
+        *,
+        key: _cache_pb2.ObjectKey | None = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["key", b"key"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ObjectChange: _TypeAlias = ObjectChange  # noqa: Y015
+
+@_typing.final
+class SelectionChange(_message.Message):
+    """SelectionChange: one InferenceService whose outcome a cache write changes (or would change)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    BEFORE_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    CAUSES_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    """The InferenceService's namespace."""
+    name: _builtins.str
+    """The InferenceService's name."""
+    cache_version: _builtins.str
+    """The cache version after the write (PreviewCacheChange: the current version)."""
+    @_builtins.property
+    def before(self) -> Global___SelectionOutcome:
+        """The outcome before the write; absent when the write creates the InferenceService."""
+
+    @_builtins.property
+    def after(self) -> Global___SelectionOutcome:
+        """The outcome after the write; absent when the write deletes the InferenceService."""
+
+    @_builtins.property
+    def causes(self) -> _containers.RepeatedCompositeFieldContainer[Global___ObjectChange]:
+        """The objects of the write that caused the change, by kind, namespace and name."""
+
+    @_builtins.property
+    def reason(self) -> Global___ChangeReason:
+        """Why the outcome changed."""
+
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        name: _builtins.str = ...,
+        before: Global___SelectionOutcome | None = ...,
+        after: Global___SelectionOutcome | None = ...,
+        cache_version: _builtins.str = ...,
+        causes: _abc.Iterable[Global___ObjectChange] | None = ...,
+        reason: Global___ChangeReason | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "before", b"before", "reason", b"reason"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "before", b"before", "cache_version", b"cache_version", "causes", b"causes", "name", b"name", "namespace", b"namespace", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SelectionChange: _TypeAlias = SelectionChange  # noqa: Y015
+
+@_typing.final
+class WatchSelectionsRequest(_message.Message):
+    """WatchSelectionsRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    LABEL_SELECTOR_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    """Only InferenceServices of this namespace; empty for every namespace."""
+    label_selector: _builtins.str
+    """Only InferenceServices whose labels match this Kubernetes label selector: requirements
+    separated by `,`, each `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k` or `!k`.
+    """
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        label_selector: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["label_selector", b"label_selector", "namespace", b"namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchSelectionsRequest: _TypeAlias = WatchSelectionsRequest  # noqa: Y015
+
+@_typing.final
+class InitialEventsEnd(_message.Message):
+    """InitialEventsEnd: every current outcome has been sent (Kubernetes' initial-events-end bookmark)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    GENERATION_FIELD_NUMBER: _builtins.int
+    INFERENCE_SERVICES_FIELD_NUMBER: _builtins.int
+    cache_version: _builtins.str
+    """The cache version the outcomes were read at."""
+    generation: _builtins.int
+    """The cache generation."""
+    inference_services: _builtins.int
+    """How many outcomes were sent."""
+    def __init__(
+        self,
+        *,
+        cache_version: _builtins.str = ...,
+        generation: _builtins.int = ...,
+        inference_services: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "generation", b"generation", "inference_services", b"inference_services"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InitialEventsEnd: _TypeAlias = InitialEventsEnd  # noqa: Y015
+
+@_typing.final
+class WriteStats(_message.Message):
+    """WriteStats: sent after the changes of each cache write, whether or not any matched."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    GENERATION_FIELD_NUMBER: _builtins.int
+    REEVALUATED_FIELD_NUMBER: _builtins.int
+    CHANGED_FIELD_NUMBER: _builtins.int
+    MATCHED_FIELD_NUMBER: _builtins.int
+    INFERENCE_SERVICES_FIELD_NUMBER: _builtins.int
+    cache_version: _builtins.str
+    """The cache version after the write."""
+    generation: _builtins.int
+    """The cache generation after the write."""
+    reevaluated: _builtins.int
+    """InferenceServices evaluated again (those the write can change; 0 when it can move none)."""
+    changed: _builtins.int
+    """InferenceServices whose outcome changed (every namespace and label)."""
+    matched: _builtins.int
+    """Of those, the ones this watch matches (sent as `change` events before this one)."""
+    inference_services: _builtins.int
+    """InferenceServices cached after the write."""
+    def __init__(
+        self,
+        *,
+        cache_version: _builtins.str = ...,
+        generation: _builtins.int = ...,
+        reevaluated: _builtins.int = ...,
+        changed: _builtins.int = ...,
+        matched: _builtins.int = ...,
+        inference_services: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "changed", b"changed", "generation", b"generation", "inference_services", b"inference_services", "matched", b"matched", "reevaluated", b"reevaluated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WriteStats: _TypeAlias = WriteStats  # noqa: Y015
+
+@_typing.final
+class Resync(_message.Message):
+    """Resync: the watcher fell behind; the current outcomes and `initial_events_end` follow."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """Why, e.g. `the watcher fell behind by more than 4096 events; the full state follows`."""
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Resync: _TypeAlias = Resync  # noqa: Y015
+
+@_typing.final
+class WatchSelectionsResponse(_message.Message):
+    """WatchSelectionsResponse: one event of the stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CURRENT_FIELD_NUMBER: _builtins.int
+    INITIAL_EVENTS_END_FIELD_NUMBER: _builtins.int
+    CHANGE_FIELD_NUMBER: _builtins.int
+    WRITE_FIELD_NUMBER: _builtins.int
+    RESYNC_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def current(self) -> Global___SelectionOutcome:
+        """The current outcome of one matching InferenceService (the initial state, and after `resync`)."""
+
+    @_builtins.property
+    def initial_events_end(self) -> Global___InitialEventsEnd:
+        """The marker after the current outcomes."""
+
+    @_builtins.property
+    def change(self) -> Global___SelectionChange:
+        """A matching InferenceService whose outcome a write changed."""
+
+    @_builtins.property
+    def write(self) -> Global___WriteStats:
+        """After each cache write's changes."""
+
+    @_builtins.property
+    def resync(self) -> Global___Resync:
+        """The watcher fell behind: the full state follows."""
+
+    def __init__(
+        self,
+        *,
+        current: Global___SelectionOutcome | None = ...,
+        initial_events_end: Global___InitialEventsEnd | None = ...,
+        change: Global___SelectionChange | None = ...,
+        write: Global___WriteStats | None = ...,
+        resync: Global___Resync | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "current", b"current", "event", b"event", "initial_events_end", b"initial_events_end", "resync", b"resync", "write", b"write"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "current", b"current", "event", b"event", "initial_events_end", b"initial_events_end", "resync", b"resync", "write", b"write"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["current", "initial_events_end", "change", "write", "resync"]  # noqa: Y015
+    _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
+
+Global___WatchSelectionsResponse: _TypeAlias = WatchSelectionsResponse  # noqa: Y015
+
+@_typing.final
+class PreviewCacheChangeRequest(_message.Message):
+    """PreviewCacheChangeRequest: a write to try."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UPSERTS_FIELD_NUMBER: _builtins.int
+    DELETES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def upserts(self) -> _containers.RepeatedCompositeFieldContainer[_cache_pb2.CacheObject]:
+        """Objects to create or replace, validated as UpsertObjects validates its `objects`."""
+
+    @_builtins.property
+    def deletes(self) -> _containers.RepeatedCompositeFieldContainer[_cache_pb2.ObjectKey]:
+        """Keys to delete, validated as DeleteObjects validates its `keys`; a key may not be upserted too."""
+
+    def __init__(
+        self,
+        *,
+        upserts: _abc.Iterable[_cache_pb2.CacheObject] | None = ...,
+        deletes: _abc.Iterable[_cache_pb2.ObjectKey] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deletes", b"deletes", "upserts", b"upserts"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewCacheChangeRequest: _TypeAlias = PreviewCacheChangeRequest  # noqa: Y015
+
+@_typing.final
+class PreviewCacheChangeResponse(_message.Message):
+    """PreviewCacheChangeResponse."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHANGES_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    REEVALUATED_FIELD_NUMBER: _builtins.int
+    INFERENCE_SERVICES_FIELD_NUMBER: _builtins.int
+    NOT_FOUND_FIELD_NUMBER: _builtins.int
+    cache_version: _builtins.str
+    """The cache version the preview was computed on."""
+    reevaluated: _builtins.int
+    """InferenceServices that would be evaluated again."""
+    inference_services: _builtins.int
+    """InferenceServices cached (after the change)."""
+    @_builtins.property
+    def changes(self) -> _containers.RepeatedCompositeFieldContainer[Global___SelectionChange]:
+        """Every cached InferenceService whose outcome would change, by namespace and name."""
+
+    @_builtins.property
+    def not_found(self) -> _containers.RepeatedCompositeFieldContainer[_cache_pb2.ObjectKey]:
+        """Keys of `deletes` that are not in the cache."""
+
+    def __init__(
+        self,
+        *,
+        changes: _abc.Iterable[Global___SelectionChange] | None = ...,
+        cache_version: _builtins.str = ...,
+        reevaluated: _builtins.int = ...,
+        inference_services: _builtins.int = ...,
+        not_found: _abc.Iterable[_cache_pb2.ObjectKey] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "changes", b"changes", "inference_services", b"inference_services", "not_found", b"not_found", "reevaluated", b"reevaluated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewCacheChangeResponse: _TypeAlias = PreviewCacheChangeResponse  # noqa: Y015
 
 @_typing.final
 class GetRuntimeStatusRequest(_message.Message):

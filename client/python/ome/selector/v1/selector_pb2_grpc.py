@@ -65,6 +65,16 @@ class SelectionServiceStub:
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.SerializeToString,
                 response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.FromString,
                 _registered_method=True)
+        self.WatchSelections = channel.unary_stream(
+                '/ome.selector.v1.SelectionService/WatchSelections',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.WatchSelectionsRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.WatchSelectionsResponse.FromString,
+                _registered_method=True)
+        self.PreviewCacheChange = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/PreviewCacheChange',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
+                _registered_method=True)
         self.GetRuntimeStatus = channel.unary_unary(
                 '/ome.selector.v1.SelectionService/GetRuntimeStatus',
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.SerializeToString,
@@ -127,6 +137,30 @@ class SelectionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchSelections(self, request, context):
+        """WatchSelections streams the outcome of every cached InferenceService (CacheService's
+        `inference_service` objects): first the current outcomes, then a marker, then after each
+        cache write one event per InferenceService whose outcome it changed, and the write's stats.
+        Only InferenceServices whose outcome the write can change are evaluated again. A watcher
+        that falls behind by more than the server's queue (`--watch-queue`) gets `resync` and the
+        full state again, as a Kubernetes watch relists after `410 Gone`. The stream ends with OK
+        when the server drains. Not in OME (troubleshoot-runtime-selection.md, Step 5: OME retries
+        every InferenceService of a namespace on any runtime change and does not watch models).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PreviewCacheChange(self, request, context):
+        """PreviewCacheChange answers what a cache write would change without applying it: for every
+        cached InferenceService whose outcome would change, the outcome before and after and why.
+        The proposed objects are validated as UpsertObjects and DeleteObjects validate them
+        (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetRuntimeStatus(self, request, context):
         """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
         spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
@@ -168,6 +202,16 @@ def add_SelectionServiceServicer_to_server(servicer, server):
                     servicer.ValidateServingRuntime,
                     request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.FromString,
                     response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.SerializeToString,
+            ),
+            'WatchSelections': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchSelections,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.WatchSelectionsRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.WatchSelectionsResponse.SerializeToString,
+            ),
+            'PreviewCacheChange': grpc.unary_unary_rpc_method_handler(
+                    servicer.PreviewCacheChange,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.SerializeToString,
             ),
             'GetRuntimeStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRuntimeStatus,
@@ -338,6 +382,60 @@ class SelectionService:
             '/ome.selector.v1.SelectionService/ValidateServingRuntime',
             ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeRequest.SerializeToString,
             ome_dot_selector_dot_v1_dot_selector__pb2.ValidateServingRuntimeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchSelections(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/WatchSelections',
+            ome_dot_selector_dot_v1_dot_selector__pb2.WatchSelectionsRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.WatchSelectionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PreviewCacheChange(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/PreviewCacheChange',
+            ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -67,6 +67,22 @@ class SelectionServiceStub:
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
     verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
     """
+    WatchSelections: _grpc.UnaryStreamMultiCallable[_selector_pb2.WatchSelectionsRequest, _selector_pb2.WatchSelectionsResponse]
+    """WatchSelections streams the outcome of every cached InferenceService (CacheService's
+    `inference_service` objects): first the current outcomes, then a marker, then after each
+    cache write one event per InferenceService whose outcome it changed, and the write's stats.
+    Only InferenceServices whose outcome the write can change are evaluated again. A watcher
+    that falls behind by more than the server's queue (`--watch-queue`) gets `resync` and the
+    full state again, as a Kubernetes watch relists after `410 Gone`. The stream ends with OK
+    when the server drains. Not in OME (troubleshoot-runtime-selection.md, Step 5: OME retries
+    every InferenceService of a namespace on any runtime change and does not watch models).
+    """
+    PreviewCacheChange: _grpc.UnaryUnaryMultiCallable[_selector_pb2.PreviewCacheChangeRequest, _selector_pb2.PreviewCacheChangeResponse]
+    """PreviewCacheChange answers what a cache write would change without applying it: for every
+    cached InferenceService whose outcome would change, the outcome before and after and why.
+    The proposed objects are validated as UpsertObjects and DeleteObjects validate them
+    (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+    """
     GetRuntimeStatus: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]
     """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
     spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
@@ -104,6 +120,22 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     ValidateServingRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]  # type: ignore[assignment]
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
     verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+    """
+    WatchSelections: _aio.UnaryStreamMultiCallable[_selector_pb2.WatchSelectionsRequest, _selector_pb2.WatchSelectionsResponse]  # type: ignore[assignment]
+    """WatchSelections streams the outcome of every cached InferenceService (CacheService's
+    `inference_service` objects): first the current outcomes, then a marker, then after each
+    cache write one event per InferenceService whose outcome it changed, and the write's stats.
+    Only InferenceServices whose outcome the write can change are evaluated again. A watcher
+    that falls behind by more than the server's queue (`--watch-queue`) gets `resync` and the
+    full state again, as a Kubernetes watch relists after `410 Gone`. The stream ends with OK
+    when the server drains. Not in OME (troubleshoot-runtime-selection.md, Step 5: OME retries
+    every InferenceService of a namespace on any runtime change and does not watch models).
+    """
+    PreviewCacheChange: _aio.UnaryUnaryMultiCallable[_selector_pb2.PreviewCacheChangeRequest, _selector_pb2.PreviewCacheChangeResponse]  # type: ignore[assignment]
+    """PreviewCacheChange answers what a cache write would change without applying it: for every
+    cached InferenceService whose outcome would change, the outcome before and after and why.
+    The proposed objects are validated as UpsertObjects and DeleteObjects validate them
+    (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
     """
     GetRuntimeStatus: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]  # type: ignore[assignment]
     """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
@@ -175,6 +207,34 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_selector_pb2.ValidateServingRuntimeResponse, _abc.Awaitable[_selector_pb2.ValidateServingRuntimeResponse]]:
         """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
         verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
+        """
+
+    @_abc_1.abstractmethod
+    def WatchSelections(
+        self,
+        request: _selector_pb2.WatchSelectionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_selector_pb2.WatchSelectionsResponse], _abc.AsyncIterator[_selector_pb2.WatchSelectionsResponse]]:
+        """WatchSelections streams the outcome of every cached InferenceService (CacheService's
+        `inference_service` objects): first the current outcomes, then a marker, then after each
+        cache write one event per InferenceService whose outcome it changed, and the write's stats.
+        Only InferenceServices whose outcome the write can change are evaluated again. A watcher
+        that falls behind by more than the server's queue (`--watch-queue`) gets `resync` and the
+        full state again, as a Kubernetes watch relists after `410 Gone`. The stream ends with OK
+        when the server drains. Not in OME (troubleshoot-runtime-selection.md, Step 5: OME retries
+        every InferenceService of a namespace on any runtime change and does not watch models).
+        """
+
+    @_abc_1.abstractmethod
+    def PreviewCacheChange(
+        self,
+        request: _selector_pb2.PreviewCacheChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.PreviewCacheChangeResponse, _abc.Awaitable[_selector_pb2.PreviewCacheChangeResponse]]:
+        """PreviewCacheChange answers what a cache write would change without applying it: for every
+        cached InferenceService whose outcome would change, the outcome before and after and why.
+        The proposed objects are validated as UpsertObjects and DeleteObjects validate them
+        (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
         """
 
     @_abc_1.abstractmethod
