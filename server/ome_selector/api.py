@@ -15,6 +15,7 @@ memoised: each call computes its answer on the snapshot it read (``engine.auto_s
   runtime would move (outcomes.py).
 - ``preview_cache_change``: PreviewCacheChange (outcomes.py); ``outcome_pb`` / ``change_pb`` build
   the protos WatchSelections streams too.
+- ``get_runtime_status``: runtime_status.py.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from . import accelerators, bounds, changes, engine, errors, messages, outcomes, reconcile, resolution, tree
+from . import accelerators, bounds, changes, engine, errors, messages, outcomes, pinning, reconcile, resolution, tree
 from . import admission as admission_rules
 from . import domain as d
 from . import effective as effective_view
@@ -47,6 +48,8 @@ from .ingest import (
     validate_name,
     validate_spec,
 )
+from .pinning import DriftReason, LiveRelation, PinMode, PinState, SyncState
+from .runtime_status import runtime_status
 from .runtime_webhook import as_cache_object, deletion_verdict, validate_runtime
 from .snapshot import Snapshot
 from .store import prepare, resolve_keys
@@ -174,6 +177,45 @@ CHANGE_STEP_TO_PB = {
     outcomes.ChangeStep.RANKING: pb.CHANGE_STEP_RANKING,
     outcomes.ChangeStep.NAMED_RUNTIME: pb.CHANGE_STEP_NAMED_RUNTIME,
     outcomes.ChangeStep.CONFIGURATION: pb.CHANGE_STEP_CONFIGURATION,
+}
+PIN_MODE_TO_PB = {
+    PinMode.AUTO_SYNC: pb.PIN_MODE_AUTO_SYNC,
+    PinMode.MANAGED_PIN: pb.PIN_MODE_MANAGED_PIN,
+    PinMode.EXPLICIT_PIN: pb.PIN_MODE_EXPLICIT_PIN,
+    PinMode.INVALID_PIN: pb.PIN_MODE_INVALID_PIN,
+}
+PIN_STATE_TO_PB = {
+    PinState.NOT_APPLICABLE: pb.PIN_STATE_NOT_APPLICABLE,
+    PinState.AWAITING_PIN: pb.PIN_STATE_AWAITING_PIN,
+    PinState.RESOLVED: pb.PIN_STATE_RESOLVED,
+    PinState.DESIRED_REPORTED_MISMATCH: pb.PIN_STATE_DESIRED_REPORTED_MISMATCH,
+    PinState.REVISION_MISSING: pb.PIN_STATE_REVISION_MISSING,
+    PinState.REVISION_INVALID: pb.PIN_STATE_REVISION_INVALID,
+    PinState.REVISION_DISABLED: pb.PIN_STATE_REVISION_DISABLED,
+    PinState.UNAVAILABLE: pb.PIN_STATE_UNAVAILABLE,
+    PinState.INVALID_INTENT: pb.PIN_STATE_INVALID_INTENT,
+}
+SYNC_STATE_TO_PB = {
+    SyncState.ABSENT: pb.SYNC_STATE_ABSENT,
+    SyncState.STATUS_ONLY: pb.SYNC_STATE_STATUS_ONLY,
+    SyncState.ACKNOWLEDGED: pb.SYNC_STATE_ACKNOWLEDGED,
+    SyncState.PENDING: pb.SYNC_STATE_PENDING,
+}
+LIVE_RELATION_TO_PB = {
+    LiveRelation.UNKNOWN: pb.LIVE_RELATION_UNKNOWN,
+    LiveRelation.EQUAL: pb.LIVE_RELATION_EQUAL,
+    LiveRelation.DIFFERENT: pb.LIVE_RELATION_DIFFERENT,
+    LiveRelation.AMBIGUOUS: pb.LIVE_RELATION_AMBIGUOUS,
+}
+DRIFT_REASON_TO_PB = {
+    DriftReason.REVISION_MISMATCH: pb.DRIFT_REASON_REVISION_MISMATCH,
+    DriftReason.REVISION_MISSING: pb.DRIFT_REASON_REVISION_MISSING,
+    DriftReason.RUNTIME_MISMATCH: pb.DRIFT_REASON_RUNTIME_MISMATCH,
+    DriftReason.SOURCE_RUNTIME_MISSING: pb.DRIFT_REASON_SOURCE_RUNTIME_MISSING,
+}
+RUNTIME_KIND_FROM_PB = {
+    pb.RUNTIME_KIND_SERVING_RUNTIME: d.SERVING_RUNTIME,
+    pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME: d.CLUSTER_SERVING_RUNTIME,
 }
 TREE_ISSUE_TO_PB = {
     tree.IssueCode.PARENT_MISSING: pb.RUNTIME_TREE_ISSUE_CODE_PARENT_MISSING,
@@ -618,10 +660,17 @@ def _condition(c: reconcile.ConditionValue) -> pb.Condition:
 def reconcile_inference_service(
     snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest
 ) -> pb.ReconcileInferenceServiceResponse:
-    """The controller's runtime step (reconcile.py)."""
+    """The controller's runtime step (reconcile.py), with the runtime pin (pinning.py) of a
+    named runtime with ``autoSync: false``: ``runtime_drifted`` / ``remove_runtime_drifted`` and
+    ``pin``. ``ome_namespace``, when set, must be a namespace name (INVALID_ARGUMENT)."""
     _require_synced(snapshot)
+    if request.ome_namespace:
+        violations = validate_name(request.ome_namespace, "ome_namespace", "namespace")
+        if violations:
+            raise RequestError.invalid(violations)
+    ome_namespace = request.ome_namespace or d.DEFAULT_OME_NAMESPACE
     isvc = _require_isvc(request)
-    result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition)
+    result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition, ome_namespace)
     response = pb.ReconcileInferenceServiceResponse(
         events=_events(result.events),
         requeue=result.requeue,
@@ -632,19 +681,88 @@ def reconcile_inference_service(
     )
     if result.condition is not None:
         response.runtime_ready.CopyFrom(_condition(result.condition))
-    rt = result.runtime
-    if rt is not None and result.decision is not None and result.decision.runtime is rt:
-        selection = _selection(result.decision)
-    elif rt is not None:  # a pinned runtime, served without a compatibility check
-        selection = pb.Selection(
-            runtime=runtime_ref(rt),
+    rt, pin = result.runtime, result.pin
+    if pin is not None and rt is not None:  # served without a compatibility check
+        source = pin.live or rt
+        selection: pb.Selection | None = pb.Selection(
+            runtime=runtime_ref(source),
             mode=pb.SELECTION_MODE_NAMED,
-            inheritance_chain=rt.chain,
+            inheritance_chain=source.chain,
             supported_model_format_index=-1,
         )
+    elif rt is not None and result.decision is not None and result.decision.runtime is rt:
+        selection = _selection(result.decision)
     else:
         selection = None
+    selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None
+    _pin_fields(response, pinning.report(snapshot, isvc, ome_namespace, selected), pin, isvc, ome_namespace)
     return _with_selection(response, selection)
+
+
+def _choice(choice: pinning.Choice | None) -> pb.RevisionChoice | None:
+    if choice is None:
+        return None
+    return pb.RevisionChoice(name=choice.name, exists=choice.exists, hash=pinning.short(choice.full_hash))
+
+
+def _pin_fields(
+    response: pb.ReconcileInferenceServiceResponse,
+    report: pinning.PinReport,
+    outcome: pinning.PinOutcome | None,
+    isvc: types_pb2.InferenceService,
+    ome_namespace: str,
+) -> None:
+    """The reconcile's ``pin``, ``runtime_drifted`` and ``remove_runtime_drifted``."""
+    pin = response.pin
+    pin.mode = PIN_MODE_TO_PB[report.mode]
+    pin.state = PIN_STATE_TO_PB[report.state]
+    pin.sync = SYNC_STATE_TO_PB[report.sync]
+    pin.live_hash = pinning.short(report.live_hash)
+    pin.active_hash = pinning.short(report.active_hash)
+    pin.live_relation = LIVE_RELATION_TO_PB[report.relation]
+    for field, choice in (("roll_forward", report.roll_forward), ("rollback", report.rollback)):
+        value = _choice(choice)
+        if value is not None:
+            getattr(pin, field).CopyFrom(value)
+    if outcome is None:
+        return
+    pin.pinned_revision_name = outcome.pinned
+    if outcome.token is not None:
+        pin.last_runtime_sync_token = outcome.token
+    pin.served_from_revision = outcome.from_revision
+    if outcome.create is not None and outcome.live is not None:
+        pin.create_revision.CopyFrom(new_revision(isvc, outcome.create, outcome.live, ome_namespace))
+    if outcome.drift is not None:
+        pin.drift_reason = DRIFT_REASON_TO_PB[outcome.drift]
+        response.runtime_drifted.CopyFrom(
+            pb.Condition(
+                type=messages.CONDITION_RUNTIME_DRIFTED,
+                status="True",
+                reason=outcome.drift.value,
+                message=outcome.drift_message,
+            )
+        )
+    response.remove_runtime_drifted = outcome.clear_drift
+
+
+def new_revision(
+    isvc: types_pb2.InferenceService, choice: pinning.Choice, live: d.Runtime, ome_namespace: str
+) -> types_pb2.ControllerRevision:
+    """The ControllerRevision OME creates to pin ``live``'s merged spec (runtime-revisions.md;
+    labels-and-annotations.md, "ControllerRevisions"): in OME's namespace, labelled with the
+    runtime's name, kind and namespace (empty for a ClusterServingRuntime) and the short hash,
+    annotated ``ome.io/created-by: ome-controller``, revision 1."""
+    kind = pinning.source_kind(isvc.spec.runtime)
+    revision = types_pb2.ControllerRevision(api_version="apps/v1", kind=d.CONTROLLER_REVISION, revision=1)
+    meta = revision.metadata
+    meta.name, meta.namespace = choice.name, ome_namespace
+    meta.labels[d.RUNTIME_OF_LABEL] = isvc.spec.runtime.name
+    meta.labels[d.RUNTIME_OF_KIND_LABEL] = kind
+    meta.labels[d.RUNTIME_OF_NAMESPACE_LABEL] = isvc.metadata.namespace if kind == d.SERVING_RUNTIME else ""
+    meta.labels[d.REVISION_HASH_LABEL] = pinning.short(choice.full_hash)
+    meta.annotations[d.CREATED_BY_ANNOTATION] = d.CREATED_BY_OME
+    revision.data.CopyFrom(live.named_spec)
+    return revision
 
 
 def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest) -> pb.GetEffectiveRuntimeResponse:
@@ -833,6 +951,59 @@ def _object_key(key: tuple[str, str, str]) -> cache_pb2.ObjectKey:
     return cache_pb2.ObjectKey(kind=KIND_TO_ENUM[key[0]], namespace=key[1], name=key[2])
 
 
+def get_runtime_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) -> pb.GetRuntimeStatusResponse:
+    """What OME's controller writes on a cached runtime (runtime_status.py;
+    runtime-inheritance.md, "When a chain breaks"). INVALID_ARGUMENT for a missing kind or a bad
+    name or namespace (a ClusterServingRuntime takes none); NOT_FOUND for a runtime the cache does
+    not hold (``servingruntimes.ome.io "x" not found``)."""
+    _require_synced(snapshot)
+    ref = request.runtime
+    kind = RUNTIME_KIND_FROM_PB.get(ref.kind)
+    violations: list[FieldViolation] = []
+    if kind is None:
+        problem = errors.required() if ref.kind == pb.RUNTIME_KIND_UNSPECIFIED else f"unknown kind {ref.kind}"
+        violations.append(FieldViolation("runtime.kind", problem))
+    violations += validate_name(ref.name, "runtime.name")
+    if kind == d.SERVING_RUNTIME:
+        violations += validate_name(ref.namespace, "runtime.namespace", "namespace")
+    elif ref.namespace:
+        violations.append(
+            FieldViolation(
+                "runtime.namespace", errors.forbidden("ClusterServingRuntime is cluster-scoped and takes no namespace")
+            )
+        )
+    if violations:
+        raise RequestError.invalid(violations)
+    found = (
+        snapshot.serving_runtimes.get((ref.namespace, ref.name))
+        if kind == d.SERVING_RUNTIME
+        else snapshot.cluster_serving_runtimes.get(ref.name)
+    )
+    if found is None:
+        raise RequestError("NOT_FOUND", messages.runtime_object_not_found(kind == d.CLUSTER_SERVING_RUNTIME, ref.name))
+    status = runtime_status(found)
+    generation = getattr(snapshot.objects[found.key], _RUNTIME_FIELD[found.kind]).metadata.generation
+    response = pb.GetRuntimeStatusResponse(
+        runtime=runtime_ref(found),
+        inheritance_chain=[_ref(key) for key in status.chain],
+        events=[pb.Event(type=e.type, reason=e.reason, message=e.message) for e in status.events],
+        spec_hash=pinning.short(status.spec_hash),
+        cache_version=snapshot.version,
+    )
+    if status.spec is not None:
+        response.spec.CopyFrom(status.spec)
+    response.status.inheritance_chain.extend(status.inheritance_chain)
+    response.status.conditions.add(
+        type=messages.CONDITION_INHERITANCE_READY,
+        status="True" if status.ready else "False",
+        reason=status.reason,
+        message=status.message,
+        observed_generation=generation,
+    )
+    return response
+
+
+_RUNTIME_FIELD = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
 # ---- the runtime tree (kubectl-ome runtime.md, tree) ----------------------------------------------
 
 
@@ -938,6 +1109,7 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "GetEffectiveRuntime": get_effective_runtime,
     "ValidateServingRuntime": validate_serving_runtime,
     "PreviewCacheChange": preview_cache_change,
+    "GetRuntimeStatus": get_runtime_status,
     "GetRuntimeTree": get_runtime_tree,
 }
 # SelectionService's streaming method, served by ``service.SelectionServicer`` itself.

@@ -198,6 +198,67 @@ EVENT_ACCELERATOR_CLASS_ERROR = "AcceleratorClassError"
 CONDITION_RUNTIME_NOT_FOUND = "RuntimeNotFound"
 CONDITION_RUNTIME_RESOLVED = "RuntimeResolved"
 
+# ---- runtime revisions and pinning (runtime-revisions.md; ome-selection-facts.md 8.8; where the
+# page gives no text, OME's controller, pkg/controller/v1beta1/inferenceservice/pinning.go)
+
+CONDITION_RUNTIME_DRIFTED = "RuntimeDrifted"
+# "The RuntimeDrifted condition": its reasons.
+DRIFT_REVISION_MISMATCH = "RevisionMismatch"
+DRIFT_REVISION_MISSING = "RevisionMissing"
+DRIFT_RUNTIME_MISMATCH = "RuntimeMismatch"
+DRIFT_SOURCE_RUNTIME_MISSING = "SourceRuntimeMissing"
+
+
+def drift_revision_mismatch(revision: str) -> str:
+    """runtime-revisions.md, "When the runtime changes": the condition's message."""
+    return f"pinned {revision}, live spec differs; bump ome.io/runtime-sync annotation to advance"
+
+
+def drift_explicit_revision_missing(revision: str, ome_namespace: str) -> str:
+    """``RevisionMissing`` for the revision ``spec.runtime.revision`` names (OME's controller)."""
+    return f"explicit pin {revision} not found in namespace {ome_namespace}"
+
+
+def drift_pinned_revision_missing(revision: str, ome_namespace: str) -> str:
+    """``RevisionMissing`` for the revision ``status.pinnedRevisionName`` names (OME's controller)."""
+    return f"pinned revision {revision} missing from {ome_namespace}"
+
+
+def drift_runtime_mismatch(revision: str, owner: str, runtime: str) -> str:
+    """``RuntimeMismatch``: the revision is labelled for another runtime (OME's controller)."""
+    return f'revision {revision} belongs to runtime "{owner}" but ISVC references "{runtime}"'
+
+
+def drift_source_runtime_missing(runtime: str, revision: str) -> str:
+    """``SourceRuntimeMissing``: OME keeps serving from the revision (OME's controller)."""
+    return f"runtime {runtime} not found; serving from pinned revision {revision}"
+
+
+def pin_error_live_runtime(runtime: str, error: str) -> str:
+    """The ``RuntimePinError`` event when the live runtime cannot be read: missing at the first
+    pin, or a chain that does not resolve (runtime-revisions.md, "The RuntimeDrifted condition";
+    the text is OME's controller's)."""
+    return f"resolve live runtime {runtime}: {error}"
+
+
+# ---- runtime status (runtime-inheritance.md, "What admission checks" and "When a chain breaks";
+# the Resolved message is OME's controller's, pkg/controller/v1beta1/servingruntime/status.go)
+
+CONDITION_INHERITANCE_READY = "InheritanceReady"
+INHERITANCE_RESOLVED = "Resolved"
+INHERITANCE_PARENT_NOT_FOUND = "ParentNotFound"
+INHERITANCE_CYCLE = "InheritanceCycle"
+INHERITANCE_MAX_DEPTH_EXCEEDED = "MaxDepthExceeded"
+INHERITANCE_RESOLVER_ERROR = "ResolverError"
+INHERITANCE_RESOLVED_MESSAGE = "inheritance chain resolved"
+
+
+def runtime_object_not_found(cluster: bool, name: str) -> str:
+    """The API server's text for a runtime that does not exist (``kubectl get``)."""
+    resource = "clusterservingruntimes" if cluster else "servingruntimes"
+    return f'{resource}.ome.io "{name}" not found'
+
+
 MODEL_REFERENCE_REQUIRED = "model reference is required"
 NO_MODEL_WITH_NAME = "No BaseModel or ClusterBaseModel with the name: {model}"
 BASE_MODEL_DISABLED = "specified base model {model} is disabled"
@@ -387,6 +448,11 @@ REASON_RANKING = "{runtime} ranks above {other} now: {tie_break}"
 REASON_NAMED_RUNTIME = "named runtime {runtime}: {before} → {after}"
 REASON_CONFIGURATION = "same runtime ({runtime}); changed: {parts}"
 REASON_CONFIGURATION_NONE = "still no runtime; changed: {parts}"
+# A pinned InferenceService's state, as REASON_NAMED_RUNTIME's before and after (runtime-revisions.md).
+PIN_SERVES_REVISION = "revision {revision}"
+PIN_SERVES_LIVE = "live spec, pinned as {revision}"
+PIN_DRIFTED = "RuntimeDrifted {reason}: {message}"
+PIN_ERROR = "RuntimePinError: {message}"
 MODEL_USABLE = "format {label}"
 MODEL_USABLE_SIZED = "format {label}, size {size}"
 NO_RUNTIME = "no runtime"

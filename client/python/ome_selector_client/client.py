@@ -257,14 +257,17 @@ class SelectorClient:
         isvc: types_pb2.InferenceService,
         has_runtime_ready_condition: bool = False,
         *,
+        ome_namespace: str = "",
         timeout: float | None = None,
     ) -> selector_pb2.ReconcileInferenceServiceResponse:
         """What the controller does about the runtime: the runtime, the ``RuntimeReady``
-        condition, events, log lines, requeue and each component's configuration.
-        ``has_runtime_ready_condition``: whether ``isvc`` already carries a ``RuntimeReady``
-        condition (OME sets ``RuntimeResolved`` only over an earlier one)."""
+        condition, events, log lines, requeue and each component's configuration, and for a
+        pinned InferenceService (``autoSync: false``) the ``RuntimeDrifted`` condition and the pin
+        (the status to record, a revision to create). ``has_runtime_ready_condition``: whether
+        ``isvc`` already carries a ``RuntimeReady`` condition (OME sets ``RuntimeResolved`` only
+        over an earlier one). ``ome_namespace``: where OME keeps runtime revisions (``""``: ``ome``)."""
         request = selector_pb2.ReconcileInferenceServiceRequest(
-            inference_service=isvc, has_runtime_ready_condition=has_runtime_ready_condition
+            inference_service=isvc, has_runtime_ready_condition=has_runtime_ready_condition, ome_namespace=ome_namespace
         )
         return self._call(self._selection.ReconcileInferenceService, request, timeout)
 
@@ -293,6 +296,23 @@ class SelectorClient:
                 f"runtime must be a ServingRuntime or ClusterServingRuntime message, not {type(runtime).__name__}"
             )
         return self._call(self._selection.ValidateServingRuntime, request, timeout)
+
+    def get_runtime_status(
+        self, name: str, namespace: str = "", *, timeout: float | None = None
+    ) -> selector_pb2.GetRuntimeStatusResponse:
+        """What OME's controller writes on a cached runtime: its merged spec and chain,
+        ``status.inheritanceChain``, the ``InheritanceReady`` condition and the events it records.
+        With ``namespace`` the ServingRuntime ``namespace/name``, else the ClusterServingRuntime
+        ``name``; a runtime the cache does not hold raises ``SelectorError`` (NOT_FOUND)."""
+        kind = (
+            selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
+            if namespace
+            else selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
+        )
+        request = selector_pb2.GetRuntimeStatusRequest(
+            runtime=selector_pb2.RuntimeRef(kind=kind, namespace=namespace, name=name)
+        )
+        return self._call(self._selection.GetRuntimeStatus, request, timeout)
 
     def watch_selections(
         self, namespace: str = "", label_selector: str = "", *, timeout: float | None = None

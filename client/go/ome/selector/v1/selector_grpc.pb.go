@@ -52,6 +52,10 @@ type SelectionServiceClient interface {
 	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
 	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
 	PreviewCacheChange(ctx context.Context, in *PreviewCacheChangeRequest, opts ...grpc.CallOption) (*PreviewCacheChangeResponse, error)
+	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+	GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error)
 	// GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
 	// RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
 	// inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
@@ -170,6 +174,15 @@ func (c *selectionServiceClient) PreviewCacheChange(ctx context.Context, in *Pre
 	return out, nil
 }
 
+func (c *selectionServiceClient) GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error) {
+	out := new(GetRuntimeStatusResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeStatus", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *selectionServiceClient) GetRuntimeTree(ctx context.Context, in *GetRuntimeTreeRequest, opts ...grpc.CallOption) (*GetRuntimeTreeResponse, error) {
 	out := new(GetRuntimeTreeResponse)
 	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeTree", in, out, opts...)
@@ -218,6 +231,10 @@ type SelectionServiceServer interface {
 	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
 	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
 	PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error)
+	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+	GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error)
 	// GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
 	// RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
 	// inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
@@ -261,6 +278,9 @@ func (UnimplementedSelectionServiceServer) WatchSelections(*WatchSelectionsReque
 }
 func (UnimplementedSelectionServiceServer) PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PreviewCacheChange not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeStatus not implemented")
 }
 func (UnimplementedSelectionServiceServer) GetRuntimeTree(context.Context, *GetRuntimeTreeRequest) (*GetRuntimeTreeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeTree not implemented")
@@ -425,6 +445,24 @@ func _SelectionService_PreviewCacheChange_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_GetRuntimeStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRuntimeStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetRuntimeStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetRuntimeStatus",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetRuntimeStatus(ctx, req.(*GetRuntimeStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SelectionService_GetRuntimeTree_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRuntimeTreeRequest)
 	if err := dec(in); err != nil {
@@ -474,6 +512,10 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PreviewCacheChange",
 			Handler:    _SelectionService_PreviewCacheChange_Handler,
+		},
+		{
+			MethodName: "GetRuntimeStatus",
+			Handler:    _SelectionService_GetRuntimeStatus_Handler,
 		},
 		{
 			MethodName: "GetRuntimeTree",

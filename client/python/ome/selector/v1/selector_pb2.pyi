@@ -344,6 +344,200 @@ unset, as Kubernetes sends `oldObject` only.
 """
 Global___AdmissionOperation: _TypeAlias = AdmissionOperation  # noqa: Y015
 
+class _PinMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PinModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PinMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PIN_MODE_UNSPECIFIED: _PinMode.ValueType  # 0
+    """Not set."""
+    PIN_MODE_AUTO_SYNC: _PinMode.ValueType  # 1
+    """`AutoSync`: no runtime named, or `autoSync` unset or `true`: the live runtime."""
+    PIN_MODE_MANAGED_PIN: _PinMode.ValueType  # 2
+    """`ManagedPin`: a named runtime with `autoSync: false` and no `revision`."""
+    PIN_MODE_EXPLICIT_PIN: _PinMode.ValueType  # 3
+    """`ExplicitPin`: `autoSync: false` and a `revision`."""
+    PIN_MODE_INVALID_PIN: _PinMode.ValueType  # 4
+    """`InvalidPin`: `autoSync: false` and a `kind` other than the two runtime kinds."""
+
+class PinMode(_PinMode, metaclass=_PinModeEnumTypeWrapper):
+    """PinMode: how `spec.runtime` asks to follow its runtime (kubectl-ome runtime.md, effective)."""
+
+PIN_MODE_UNSPECIFIED: PinMode.ValueType  # 0
+"""Not set."""
+PIN_MODE_AUTO_SYNC: PinMode.ValueType  # 1
+"""`AutoSync`: no runtime named, or `autoSync` unset or `true`: the live runtime."""
+PIN_MODE_MANAGED_PIN: PinMode.ValueType  # 2
+"""`ManagedPin`: a named runtime with `autoSync: false` and no `revision`."""
+PIN_MODE_EXPLICIT_PIN: PinMode.ValueType  # 3
+"""`ExplicitPin`: `autoSync: false` and a `revision`."""
+PIN_MODE_INVALID_PIN: PinMode.ValueType  # 4
+"""`InvalidPin`: `autoSync: false` and a `kind` other than the two runtime kinds."""
+Global___PinMode: _TypeAlias = PinMode  # noqa: Y015
+
+class _PinState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PinStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PinState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PIN_STATE_UNSPECIFIED: _PinState.ValueType  # 0
+    """Not set."""
+    PIN_STATE_NOT_APPLICABLE: _PinState.ValueType  # 1
+    """`NotApplicable`: AutoSync, no pin."""
+    PIN_STATE_AWAITING_PIN: _PinState.ValueType  # 2
+    """`AwaitingPin`: a managed pin not yet in `status.pinnedRevisionName`; the live runtime is used."""
+    PIN_STATE_RESOLVED: _PinState.ValueType  # 3
+    """`Resolved`: the pinned revision exists and can be used."""
+    PIN_STATE_DESIRED_REPORTED_MISMATCH: _PinState.ValueType  # 4
+    """`DesiredReportedMismatch`: `spec.runtime.revision` differs from `status.pinnedRevisionName`."""
+    PIN_STATE_REVISION_MISSING: _PinState.ValueType  # 5
+    """`RevisionMissing`: the pinned revision does not exist."""
+    PIN_STATE_REVISION_INVALID: _PinState.ValueType  # 6
+    """`RevisionInvalid`: the pinned revision was not written by OME or belongs to another runtime."""
+    PIN_STATE_REVISION_DISABLED: _PinState.ValueType  # 7
+    """`RevisionDisabled`: the pinned revision's spec is disabled."""
+    PIN_STATE_UNAVAILABLE: _PinState.ValueType  # 8
+    """`Unavailable`: the live runtime is disabled or its chain does not resolve; with AutoSync
+    or a managed pin not reported yet, also a missing live runtime.
+    """
+    PIN_STATE_INVALID_INTENT: _PinState.ValueType  # 9
+    """`InvalidIntent`: the mode is InvalidPin."""
+
+class PinState(_PinState, metaclass=_PinStateEnumTypeWrapper):
+    """PinState: the pin as the InferenceService reports it (kubectl-ome runtime.md, effective)."""
+
+PIN_STATE_UNSPECIFIED: PinState.ValueType  # 0
+"""Not set."""
+PIN_STATE_NOT_APPLICABLE: PinState.ValueType  # 1
+"""`NotApplicable`: AutoSync, no pin."""
+PIN_STATE_AWAITING_PIN: PinState.ValueType  # 2
+"""`AwaitingPin`: a managed pin not yet in `status.pinnedRevisionName`; the live runtime is used."""
+PIN_STATE_RESOLVED: PinState.ValueType  # 3
+"""`Resolved`: the pinned revision exists and can be used."""
+PIN_STATE_DESIRED_REPORTED_MISMATCH: PinState.ValueType  # 4
+"""`DesiredReportedMismatch`: `spec.runtime.revision` differs from `status.pinnedRevisionName`."""
+PIN_STATE_REVISION_MISSING: PinState.ValueType  # 5
+"""`RevisionMissing`: the pinned revision does not exist."""
+PIN_STATE_REVISION_INVALID: PinState.ValueType  # 6
+"""`RevisionInvalid`: the pinned revision was not written by OME or belongs to another runtime."""
+PIN_STATE_REVISION_DISABLED: PinState.ValueType  # 7
+"""`RevisionDisabled`: the pinned revision's spec is disabled."""
+PIN_STATE_UNAVAILABLE: PinState.ValueType  # 8
+"""`Unavailable`: the live runtime is disabled or its chain does not resolve; with AutoSync
+or a managed pin not reported yet, also a missing live runtime.
+"""
+PIN_STATE_INVALID_INTENT: PinState.ValueType  # 9
+"""`InvalidIntent`: the mode is InvalidPin."""
+Global___PinState: _TypeAlias = PinState  # noqa: Y015
+
+class _DriftReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DriftReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DriftReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRIFT_REASON_UNSPECIFIED: _DriftReason.ValueType  # 0
+    """Not set."""
+    DRIFT_REASON_REVISION_MISMATCH: _DriftReason.ValueType  # 1
+    """`RevisionMismatch`: the live spec differs from the pinned revision (updates pause)."""
+    DRIFT_REASON_REVISION_MISSING: _DriftReason.ValueType  # 2
+    """`RevisionMissing`: the pinned revision, or the one `spec.runtime.revision` names, does not
+    exist (updates pause).
+    """
+    DRIFT_REASON_RUNTIME_MISMATCH: _DriftReason.ValueType  # 3
+    """`RuntimeMismatch`: `spec.runtime.revision` belongs to a runtime of another name (updates pause)."""
+    DRIFT_REASON_SOURCE_RUNTIME_MISSING: _DriftReason.ValueType  # 4
+    """`SourceRuntimeMissing`: the runtime does not exist; OME keeps serving from the revision."""
+
+class DriftReason(_DriftReason, metaclass=_DriftReasonEnumTypeWrapper):
+    """DriftReason: the reasons of the `RuntimeDrifted` condition (runtime-revisions.md, "The
+    RuntimeDrifted condition").
+    """
+
+DRIFT_REASON_UNSPECIFIED: DriftReason.ValueType  # 0
+"""Not set."""
+DRIFT_REASON_REVISION_MISMATCH: DriftReason.ValueType  # 1
+"""`RevisionMismatch`: the live spec differs from the pinned revision (updates pause)."""
+DRIFT_REASON_REVISION_MISSING: DriftReason.ValueType  # 2
+"""`RevisionMissing`: the pinned revision, or the one `spec.runtime.revision` names, does not
+exist (updates pause).
+"""
+DRIFT_REASON_RUNTIME_MISMATCH: DriftReason.ValueType  # 3
+"""`RuntimeMismatch`: `spec.runtime.revision` belongs to a runtime of another name (updates pause)."""
+DRIFT_REASON_SOURCE_RUNTIME_MISSING: DriftReason.ValueType  # 4
+"""`SourceRuntimeMissing`: the runtime does not exist; OME keeps serving from the revision."""
+Global___DriftReason: _TypeAlias = DriftReason  # noqa: Y015
+
+class _SyncState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SyncStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SyncState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SYNC_STATE_UNSPECIFIED: _SyncState.ValueType  # 0
+    """Not set."""
+    SYNC_STATE_ABSENT: _SyncState.ValueType  # 1
+    """`Absent`: neither is set."""
+    SYNC_STATE_STATUS_ONLY: _SyncState.ValueType  # 2
+    """`StatusOnly`: only the status token is set."""
+    SYNC_STATE_ACKNOWLEDGED: _SyncState.ValueType  # 3
+    """`Acknowledged`: both hold the same token."""
+    SYNC_STATE_PENDING: _SyncState.ValueType  # 4
+    """`Pending`: the annotation holds a token the status does not."""
+
+class SyncState(_SyncState, metaclass=_SyncStateEnumTypeWrapper):
+    """SyncState: the `ome.io/runtime-sync` annotation against `status.lastRuntimeSyncToken`
+    (kubectl-ome runtime.md, effective SYNC).
+    """
+
+SYNC_STATE_UNSPECIFIED: SyncState.ValueType  # 0
+"""Not set."""
+SYNC_STATE_ABSENT: SyncState.ValueType  # 1
+"""`Absent`: neither is set."""
+SYNC_STATE_STATUS_ONLY: SyncState.ValueType  # 2
+"""`StatusOnly`: only the status token is set."""
+SYNC_STATE_ACKNOWLEDGED: SyncState.ValueType  # 3
+"""`Acknowledged`: both hold the same token."""
+SYNC_STATE_PENDING: SyncState.ValueType  # 4
+"""`Pending`: the annotation holds a token the status does not."""
+Global___SyncState: _TypeAlias = SyncState  # noqa: Y015
+
+class _LiveRelation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LiveRelationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LiveRelation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LIVE_RELATION_UNSPECIFIED: _LiveRelation.ValueType  # 0
+    """Not set."""
+    LIVE_RELATION_UNKNOWN: _LiveRelation.ValueType  # 1
+    """`Unknown`: either side has no hash."""
+    LIVE_RELATION_EQUAL: _LiveRelation.ValueType  # 2
+    """`Equal`: the same full hash."""
+    LIVE_RELATION_DIFFERENT: _LiveRelation.ValueType  # 3
+    """`Different`: different hashes."""
+    LIVE_RELATION_AMBIGUOUS: _LiveRelation.ValueType  # 4
+    """`Ambiguous`: different full hashes with the same 8-character short hash."""
+
+class LiveRelation(_LiveRelation, metaclass=_LiveRelationEnumTypeWrapper):
+    """LiveRelation: how the live spec's hash compares with the active one's (kubectl-ome
+    runtime.md, effective LIVE-RELATION).
+    """
+
+LIVE_RELATION_UNSPECIFIED: LiveRelation.ValueType  # 0
+"""Not set."""
+LIVE_RELATION_UNKNOWN: LiveRelation.ValueType  # 1
+"""`Unknown`: either side has no hash."""
+LIVE_RELATION_EQUAL: LiveRelation.ValueType  # 2
+"""`Equal`: the same full hash."""
+LIVE_RELATION_DIFFERENT: LiveRelation.ValueType  # 3
+"""`Different`: different hashes."""
+LIVE_RELATION_AMBIGUOUS: LiveRelation.ValueType  # 4
+"""`Ambiguous`: different full hashes with the same 8-character short hash."""
+Global___LiveRelation: _TypeAlias = LiveRelation  # noqa: Y015
+
 class _ModeSource:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -1569,23 +1763,29 @@ class ReconcileInferenceServiceRequest(_message.Message):
 
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
     HAS_RUNTIME_READY_CONDITION_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
     has_runtime_ready_condition: _builtins.bool
     """Whether the InferenceService already has a `RuntimeReady` condition (OME sets it `True`
     with `RuntimeResolved` only after a failure set it before).
     """
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`, a default install's."""
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
-        """The InferenceService being reconciled."""
+        """The InferenceService being reconciled, with its status as stored
+        (`status.pinnedRevisionName` and `status.lastRuntimeSyncToken` drive a pinned one).
+        """
 
     def __init__(
         self,
         *,
         inference_service: _types_pb2.InferenceService | None = ...,
         has_runtime_ready_condition: _builtins.bool = ...,
+        ome_namespace: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["has_runtime_ready_condition", b"has_runtime_ready_condition", "inference_service", b"inference_service"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["has_runtime_ready_condition", b"has_runtime_ready_condition", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1605,6 +1805,9 @@ class ReconcileInferenceServiceResponse(_message.Message):
     LOGS_FIELD_NUMBER: _builtins.int
     COMPONENTS_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
+    REMOVE_RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
+    PIN_FIELD_NUMBER: _builtins.int
     requeue: _builtins.bool
     """True when the reconcile returns an error (retried with backoff)."""
     workload_untouched: _builtins.bool
@@ -1613,6 +1816,8 @@ class ReconcileInferenceServiceResponse(_message.Message):
     """
     cache_version: _builtins.str
     """Cache version the answer was computed on."""
+    remove_runtime_drifted: _builtins.bool
+    """True when OME removes the `RuntimeDrifted` condition (its reason no longer applies)."""
     @_builtins.property
     def selection(self) -> Global___Selection:
         """The runtime to use; absent when none can be used."""
@@ -1635,6 +1840,18 @@ class ReconcileInferenceServiceResponse(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
         """Effective configuration of each component the InferenceService declares."""
 
+    @_builtins.property
+    def runtime_drifted(self) -> Global___Condition:
+        """The `RuntimeDrifted` condition to set (status `True`, a `DriftReason` name and OME's
+        message, severity empty); absent when OME does not set it (runtime-revisions.md).
+        """
+
+    @_builtins.property
+    def pin(self) -> Global___RuntimePin:
+        """The runtime pin (runtime-revisions.md): mode, state, what to record in the status, the
+        revision to create, drift, and which revision a roll forward or a rollback uses.
+        """
+
     def __init__(
         self,
         *,
@@ -1646,14 +1863,148 @@ class ReconcileInferenceServiceResponse(_message.Message):
         logs: _abc.Iterable[_builtins.str] | None = ...,
         components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
         cache_version: _builtins.str = ...,
+        runtime_drifted: Global___Condition | None = ...,
+        remove_runtime_drifted: _builtins.bool = ...,
+        pin: Global___RuntimePin | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "requeue", b"requeue", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReconcileInferenceServiceResponse: _TypeAlias = ReconcileInferenceServiceResponse  # noqa: Y015
+
+@_typing.final
+class RevisionChoice(_message.Message):
+    """RevisionChoice: a revision a pin would use."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    EXISTS_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The revision's name."""
+    exists: _builtins.bool
+    """True when it is in the cache (in OME's namespace); false when OME creates it (roll forward)
+    or it is missing (rollback).
+    """
+    hash: _builtins.str
+    """The short hash of the spec it holds (of the live spec, for a revision OME would create);
+    empty when unknown.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        exists: _builtins.bool = ...,
+        hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exists", b"exists", "hash", b"hash", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevisionChoice: _TypeAlias = RevisionChoice  # noqa: Y015
+
+@_typing.final
+class RuntimePin(_message.Message):
+    """RuntimePin: an InferenceService's runtime pin (runtime-revisions.md; ome-selection-facts.md
+    8.8). `mode`, `state`, `sync`, the hashes, `live_relation`, `roll_forward` and `rollback`
+    describe the InferenceService as sent (what `kubectl ome runtime effective` reports now); the
+    other fields say what this reconcile does, and are set only for a pinned InferenceService (a
+    named runtime with `autoSync: false`). Hashes are this service's: the first 8 hex digits of
+    SHA-256 over the spec as the protos model it, so two specs hash alike exactly when they are
+    equal here (OME hashes its own JSON form of the whole spec, so the values differ from OME's).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODE_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    PINNED_REVISION_NAME_FIELD_NUMBER: _builtins.int
+    LAST_RUNTIME_SYNC_TOKEN_FIELD_NUMBER: _builtins.int
+    CREATE_REVISION_FIELD_NUMBER: _builtins.int
+    SERVED_FROM_REVISION_FIELD_NUMBER: _builtins.int
+    SYNC_FIELD_NUMBER: _builtins.int
+    LIVE_HASH_FIELD_NUMBER: _builtins.int
+    ACTIVE_HASH_FIELD_NUMBER: _builtins.int
+    LIVE_RELATION_FIELD_NUMBER: _builtins.int
+    ROLL_FORWARD_FIELD_NUMBER: _builtins.int
+    ROLLBACK_FIELD_NUMBER: _builtins.int
+    DRIFT_REASON_FIELD_NUMBER: _builtins.int
+    mode: Global___PinMode.ValueType
+    """From `spec.runtime`."""
+    state: Global___PinState.ValueType
+    """The pin's state."""
+    pinned_revision_name: _builtins.str
+    """`status.pinnedRevisionName` to record; empty leaves it as it is (not pinned, or the pin
+    could not be resolved).
+    """
+    last_runtime_sync_token: _builtins.str
+    """`status.lastRuntimeSyncToken` to record; absent leaves it as it is."""
+    served_from_revision: _builtins.bool
+    """True when the pods are rendered from a revision's spec; false for the live runtime's."""
+    sync: Global___SyncState.ValueType
+    """The `ome.io/runtime-sync` annotation against `status.lastRuntimeSyncToken`."""
+    live_hash: _builtins.str
+    """Short hash of the live runtime's merged spec (the named runtime, else the one OME selects);
+    empty when it is missing or its chain is broken.
+    """
+    active_hash: _builtins.str
+    """Short hash of the Active view's spec: the pinned revision's when the state is `Resolved` or
+    `DesiredReportedMismatch`, the live one when not pinned (yet); empty otherwise.
+    """
+    live_relation: Global___LiveRelation.ValueType
+    """Live against active."""
+    drift_reason: Global___DriftReason.ValueType
+    """The reason of the RuntimeDrifted condition set by this reconcile; UNSPECIFIED when none."""
+    @_builtins.property
+    def create_revision(self) -> _types_pb2.ControllerRevision:
+        """The revision to create before recording `pinned_revision_name` (a first pin or a roll
+        forward with no revision of the live spec yet); absent when one exists (shared revisions).
+        """
+
+    @_builtins.property
+    def roll_forward(self) -> Global___RevisionChoice:
+        """The revision a roll forward (a new `ome.io/runtime-sync` value) or a first pin uses: a
+        revision labelled for the runtime's name that holds the live spec (shared by every
+        InferenceService pinned to it), else the one OME creates; absent for AutoSync and when the
+        live runtime is missing or its chain is broken.
+        """
+
+    @_builtins.property
+    def rollback(self) -> Global___RevisionChoice:
+        """The revision a rollback pins: the one `spec.runtime.revision` names; absent without one."""
+
+    def __init__(
+        self,
+        *,
+        mode: Global___PinMode.ValueType = ...,
+        state: Global___PinState.ValueType = ...,
+        pinned_revision_name: _builtins.str = ...,
+        last_runtime_sync_token: _builtins.str | None = ...,
+        create_revision: _types_pb2.ControllerRevision | None = ...,
+        served_from_revision: _builtins.bool = ...,
+        sync: Global___SyncState.ValueType = ...,
+        live_hash: _builtins.str = ...,
+        active_hash: _builtins.str = ...,
+        live_relation: Global___LiveRelation.ValueType = ...,
+        roll_forward: Global___RevisionChoice | None = ...,
+        rollback: Global___RevisionChoice | None = ...,
+        drift_reason: Global___DriftReason.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_last_runtime_sync_token", b"_last_runtime_sync_token", "create_revision", b"create_revision", "last_runtime_sync_token", b"last_runtime_sync_token", "roll_forward", b"roll_forward", "rollback", b"rollback"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_last_runtime_sync_token", b"_last_runtime_sync_token", "active_hash", b"active_hash", "create_revision", b"create_revision", "drift_reason", b"drift_reason", "last_runtime_sync_token", b"last_runtime_sync_token", "live_hash", b"live_hash", "live_relation", b"live_relation", "mode", b"mode", "pinned_revision_name", b"pinned_revision_name", "roll_forward", b"roll_forward", "rollback", b"rollback", "served_from_revision", b"served_from_revision", "state", b"state", "sync", b"sync"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__last_runtime_sync_token: _TypeAlias = _typing.Literal["last_runtime_sync_token"]  # noqa: Y015
+    _WhichOneofArgType__last_runtime_sync_token: _TypeAlias = _typing.Literal["_last_runtime_sync_token", b"_last_runtime_sync_token"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__last_runtime_sync_token) -> _WhichOneofReturnType__last_runtime_sync_token | None: ...
+
+Global___RuntimePin: _TypeAlias = RuntimePin  # noqa: Y015
 
 @_typing.final
 class ComponentConfiguration(_message.Message):
@@ -2339,6 +2690,95 @@ class PreviewCacheChangeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PreviewCacheChangeResponse: _TypeAlias = PreviewCacheChangeResponse  # noqa: Y015
+
+@_typing.final
+class GetRuntimeStatusRequest(_message.Message):
+    """GetRuntimeStatusRequest names a cached runtime."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The runtime: kind (required), namespace (a ServingRuntime's only), name."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Global___RuntimeRef | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeStatusRequest: _TypeAlias = GetRuntimeStatusRequest  # noqa: Y015
+
+@_typing.final
+class GetRuntimeStatusResponse(_message.Message):
+    """GetRuntimeStatusResponse: what OME's controller writes on the runtime."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
+    INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    SPEC_HASH_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    spec_hash: _builtins.str
+    """Short hash of the merged spec: the hash of a revision pinned to it now (see RuntimePin);
+    empty when the chain is broken.
+    """
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The runtime."""
+
+    @_builtins.property
+    def spec(self) -> _types_pb2.ServingRuntimeSpec:
+        """The merged spec (each runtime of the chain laid over its parent, runtime-inheritance.md "What
+        merges"); the runtime's own spec when it names no parent; absent when the chain is broken.
+        """
+
+    @_builtins.property
+    def inheritance_chain(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeRef]:
+        """The chain as it resolves now, root first, ending with the runtime; empty when broken."""
+
+    @_builtins.property
+    def status(self) -> _types_pb2.ServingRuntimeStatus:
+        """The status to write: `inheritanceChain` (the last chain that resolved, kept when it breaks)
+        and the `InheritanceReady` condition (`True`/`Resolved`, or `False` with `ParentNotFound`,
+        `InheritanceCycle`, `MaxDepthExceeded`, `ResolverError` and the chain's error).
+        """
+
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """Events OME records on the runtime: a Warning with the condition's reason and message when
+        the chain is broken.
+        """
+
+    def __init__(
+        self,
+        *,
+        runtime: Global___RuntimeRef | None = ...,
+        spec: _types_pb2.ServingRuntimeSpec | None = ...,
+        inheritance_chain: _abc.Iterable[Global___RuntimeRef] | None = ...,
+        status: _types_pb2.ServingRuntimeStatus | None = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
+        spec_hash: _builtins.str = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime", "spec", b"spec", "status", b"status"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "events", b"events", "inheritance_chain", b"inheritance_chain", "runtime", b"runtime", "spec", b"spec", "spec_hash", b"spec_hash", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeStatusResponse: _TypeAlias = GetRuntimeStatusResponse  # noqa: Y015
 
 @_typing.final
 class GetRuntimeTreeRequest(_message.Message):

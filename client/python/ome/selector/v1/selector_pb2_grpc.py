@@ -75,6 +75,11 @@ class SelectionServiceStub:
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
                 response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
                 _registered_method=True)
+        self.GetRuntimeStatus = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/GetRuntimeStatus',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.FromString,
+                _registered_method=True)
         self.GetRuntimeTree = channel.unary_unary(
                 '/ome.selector.v1.SelectionService/GetRuntimeTree',
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeRequest.SerializeToString,
@@ -161,6 +166,15 @@ class SelectionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRuntimeStatus(self, request, context):
+        """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+        spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+        events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetRuntimeTree(self, request, context):
         """GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
         RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
@@ -221,6 +235,11 @@ def add_SelectionServiceServicer_to_server(servicer, server):
                     servicer.PreviewCacheChange,
                     request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.FromString,
                     response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.SerializeToString,
+            ),
+            'GetRuntimeStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRuntimeStatus,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.SerializeToString,
             ),
             'GetRuntimeTree': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRuntimeTree,
@@ -445,6 +464,33 @@ class SelectionService:
             '/ome.selector.v1.SelectionService/PreviewCacheChange',
             ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
             ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRuntimeStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/GetRuntimeStatus',
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

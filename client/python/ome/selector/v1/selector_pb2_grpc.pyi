@@ -83,6 +83,11 @@ class SelectionServiceStub:
     The proposed objects are validated as UpsertObjects and DeleteObjects validate them
     (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
     """
+    GetRuntimeStatus: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]
+    """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+    spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+    events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+    """
     GetRuntimeTree: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeTreeRequest, _selector_pb2.GetRuntimeTreeResponse]
     """GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
     RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
@@ -145,6 +150,11 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     cached InferenceService whose outcome would change, the outcome before and after and why.
     The proposed objects are validated as UpsertObjects and DeleteObjects validate them
     (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+    """
+    GetRuntimeStatus: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]  # type: ignore[assignment]
+    """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+    spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+    events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
     """
     GetRuntimeTree: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeTreeRequest, _selector_pb2.GetRuntimeTreeResponse]  # type: ignore[assignment]
     """GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
@@ -253,6 +263,17 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
         cached InferenceService whose outcome would change, the outcome before and after and why.
         The proposed objects are validated as UpsertObjects and DeleteObjects validate them
         (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuntimeStatus(
+        self,
+        request: _selector_pb2.GetRuntimeStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetRuntimeStatusResponse, _abc.Awaitable[_selector_pb2.GetRuntimeStatusResponse]]:
+        """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+        spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+        events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
         """
 
     @_abc_1.abstractmethod
