@@ -408,6 +408,15 @@ class TestIssues:
 
     def test_the_missing_parent_has_no_kind_in_the_report(self) -> None:
         world = [doc for doc in PAGE_WORLD if doc["metadata"]["name"] != "vllm-base"]
+        snapshot = load(*world).snapshot
+        target = snapshot.cluster_serving_runtimes["vllm-llama"]
+        [context, _] = tree_module.runtime_tree(snapshot, target, False).contexts
+        assert context.heads[0].issue == tree_module.Issue(
+            tree_module.IssueCode.PARENT_MISSING,
+            ("ClusterServingRuntime", "", "vllm-llama"),
+            ("", "", "vllm-base"),
+            (("ClusterServingRuntime", "", "vllm-llama"), ("", "", "vllm-base")),
+        )
         [issue] = tree(world, "vllm-llama").contexts[0].heads[0].issues
         assert issue == R.RuntimeTreeIssue(
             code=R.RUNTIME_TREE_ISSUE_CODE_PARENT_MISSING,

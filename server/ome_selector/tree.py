@@ -240,7 +240,7 @@ def runtime_tree(snapshot: Snapshot, target: d.Runtime, show_unattributed: bool)
         target=target.key,
         contexts=tuple(
             Context(namespace, tuple(heads))
-            for namespace, heads in sorted(contexts.items(), key=lambda item: (item[0] is not None, item[0] or ""))
+            for namespace, heads in sorted(contexts.items(), key=lambda item: item[0] or "")
         ),
         unattributed=tuple(unattributed) if show_unattributed else None,
         partial=partial,
@@ -254,7 +254,8 @@ def _issue(snapshot: Snapshot, head: d.Runtime, members: tuple[d.Runtime, ...], 
     if reason is None:
         return None
     subject = members[-1]
-    name = subject.parent or ""
+    name = subject.parent
+    assert name is not None  # a walk stops only at a parent
     if reason == d.CHAIN_CYCLE:
         parent = next(m.key for m in members if m.name == name)
     else:
