@@ -82,7 +82,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The ``ome-selector`` argument parser: ``serve`` (``serve_cli``), then one subcommand per
     ``commands.COMMANDS`` row, in table order (select, explain, effective, admit, reconcile,
-    validate-runtime). argparse exits with status 2 on bad flags."""
+    validate-runtime, tree). A subcommand's parser exits with its command's ``error_status`` on
+    bad flags (2; 1 for ``tree``)."""
     from ome_selector.serve_cli import add_serve_arguments, version  # imports no grpc (see serve_cli)
 
     parser = argparse.ArgumentParser(
