@@ -5,7 +5,12 @@
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector effective        -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector effective        -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector history          -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector sync             -f ISVC.yaml --dry-run client --yes [--context CTX] [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector admit            -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
@@ -149,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _query(args, sys.stdout, sys.stderr)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        command = COMMANDS.get(args.command)
+        return command.error_status if command is not None else EXIT_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
@@ -175,6 +181,10 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     requests = command.requests(args, err)
     ask = asker(args, command, err)
     answers = [(request, ask(request)) for request in requests]
+    for _, response in answers:
+        limit = command.limit_error(response)
+        if limit:
+            raise UsageError(limit)
     status = max(
         (EXIT_SELECTED if command.succeeded(response) else EXIT_NONE for _, response in answers), default=EXIT_SELECTED
     )

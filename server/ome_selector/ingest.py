@@ -574,6 +574,7 @@ def compile_revision(message: types_pb2.ControllerRevision) -> d.Revision:
         ome_managed=meta.annotations.get(d.CREATED_BY_ANNOTATION) == d.CREATED_BY_OME,
         runtime=runtime,
         full_hash=full_hash,
+        hash_label=labels.get(d.REVISION_HASH_LABEL, ""),
     )
 
 

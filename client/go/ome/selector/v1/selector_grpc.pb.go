@@ -56,6 +56,14 @@ type SelectionServiceClient interface {
 	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
 	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
 	GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error)
+	// GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+	// runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+	// spec (reference/kubectl-ome/runtime.md, history).
+	GetRuntimeHistory(ctx context.Context, in *GetRuntimeHistoryRequest, opts ...grpc.CallOption) (*GetRuntimeHistoryResponse, error)
+	// PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+	// `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+	// text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
+	PlanRuntimeSync(ctx context.Context, in *PlanRuntimeSyncRequest, opts ...grpc.CallOption) (*PlanRuntimeSyncResponse, error)
 }
 
 type selectionServiceClient struct {
@@ -170,6 +178,24 @@ func (c *selectionServiceClient) GetRuntimeStatus(ctx context.Context, in *GetRu
 	return out, nil
 }
 
+func (c *selectionServiceClient) GetRuntimeHistory(ctx context.Context, in *GetRuntimeHistoryRequest, opts ...grpc.CallOption) (*GetRuntimeHistoryResponse, error) {
+	out := new(GetRuntimeHistoryResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeHistory", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) PlanRuntimeSync(ctx context.Context, in *PlanRuntimeSyncRequest, opts ...grpc.CallOption) (*PlanRuntimeSyncResponse, error) {
+	out := new(PlanRuntimeSyncResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/PlanRuntimeSync", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SelectionServiceServer is the server API for SelectionService service.
 // All implementations must embed UnimplementedSelectionServiceServer
 // for forward compatibility
@@ -213,6 +239,14 @@ type SelectionServiceServer interface {
 	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
 	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
 	GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error)
+	// GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+	// runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+	// spec (reference/kubectl-ome/runtime.md, history).
+	GetRuntimeHistory(context.Context, *GetRuntimeHistoryRequest) (*GetRuntimeHistoryResponse, error)
+	// PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+	// `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+	// text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
+	PlanRuntimeSync(context.Context, *PlanRuntimeSyncRequest) (*PlanRuntimeSyncResponse, error)
 	mustEmbedUnimplementedSelectionServiceServer()
 }
 
@@ -246,6 +280,12 @@ func (UnimplementedSelectionServiceServer) PreviewCacheChange(context.Context, *
 }
 func (UnimplementedSelectionServiceServer) GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeStatus not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetRuntimeHistory(context.Context, *GetRuntimeHistoryRequest) (*GetRuntimeHistoryResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeHistory not implemented")
+}
+func (UnimplementedSelectionServiceServer) PlanRuntimeSync(context.Context, *PlanRuntimeSyncRequest) (*PlanRuntimeSyncResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PlanRuntimeSync not implemented")
 }
 func (UnimplementedSelectionServiceServer) mustEmbedUnimplementedSelectionServiceServer() {}
 
@@ -425,6 +465,42 @@ func _SelectionService_GetRuntimeStatus_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_GetRuntimeHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRuntimeHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetRuntimeHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetRuntimeHistory",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetRuntimeHistory(ctx, req.(*GetRuntimeHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_PlanRuntimeSync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRuntimeSyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).PlanRuntimeSync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/PlanRuntimeSync",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).PlanRuntimeSync(ctx, req.(*PlanRuntimeSyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _SelectionService_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "ome.selector.v1.SelectionService",
 	HandlerType: (*SelectionServiceServer)(nil),
@@ -460,6 +536,14 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRuntimeStatus",
 			Handler:    _SelectionService_GetRuntimeStatus_Handler,
+		},
+		{
+			MethodName: "GetRuntimeHistory",
+			Handler:    _SelectionService_GetRuntimeHistory_Handler,
+		},
+		{
+			MethodName: "PlanRuntimeSync",
+			Handler:    _SelectionService_PlanRuntimeSync_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -88,6 +88,16 @@ class SelectionServiceStub:
     spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
     events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
     """
+    GetRuntimeHistory: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeHistoryRequest, _selector_pb2.GetRuntimeHistoryResponse]
+    """GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+    runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+    spec (reference/kubectl-ome/runtime.md, history).
+    """
+    PlanRuntimeSync: _grpc.UnaryUnaryMultiCallable[_selector_pb2.PlanRuntimeSyncRequest, _selector_pb2.PlanRuntimeSyncResponse]
+    """PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+    `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+    text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
+    """
 
 @_typing.type_check_only
 class SelectionServiceAsyncStub(SelectionServiceStub):
@@ -141,6 +151,16 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
     spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
     events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+    """
+    GetRuntimeHistory: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeHistoryRequest, _selector_pb2.GetRuntimeHistoryResponse]  # type: ignore[assignment]
+    """GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+    runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+    spec (reference/kubectl-ome/runtime.md, history).
+    """
+    PlanRuntimeSync: _aio.UnaryUnaryMultiCallable[_selector_pb2.PlanRuntimeSyncRequest, _selector_pb2.PlanRuntimeSyncResponse]  # type: ignore[assignment]
+    """PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+    `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+    text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
     """
 
 class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -246,6 +266,28 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
         """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
         spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
         events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuntimeHistory(
+        self,
+        request: _selector_pb2.GetRuntimeHistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetRuntimeHistoryResponse, _abc.Awaitable[_selector_pb2.GetRuntimeHistoryResponse]]:
+        """GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+        runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+        spec (reference/kubectl-ome/runtime.md, history).
+        """
+
+    @_abc_1.abstractmethod
+    def PlanRuntimeSync(
+        self,
+        request: _selector_pb2.PlanRuntimeSyncRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.PlanRuntimeSyncResponse, _abc.Awaitable[_selector_pb2.PlanRuntimeSyncResponse]]:
+        """PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+        `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+        text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
         """
 
 def add_SelectionServiceServicer_to_server(servicer: SelectionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
