@@ -52,7 +52,28 @@ CALLS = [
     (
         ["effective", "-f", SEED_A_FILE],
         "GetEffectiveRuntime",
-        selector_pb2.GetEffectiveRuntimeRequest(inference_service=SEED_A_ISVC),
+        selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome", collection_limit=1000
+        ),
+    ),
+    (
+        ["effective", "-f", SEED_A_FILE, "--ome-namespace", "ome-system"],
+        "GetEffectiveRuntime",
+        selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome-system", collection_limit=1000
+        ),
+    ),
+    (
+        ["history", "-f", SEED_A_FILE],
+        "GetRuntimeHistory",
+        selector_pb2.GetRuntimeHistoryRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome", collection_limit=1000
+        ),
+    ),
+    (
+        ["sync", "-f", SEED_A_FILE, "--dry-run", "client", "--yes", "--context", "prod-us-east"],
+        "PlanRuntimeSync",
+        selector_pb2.PlanRuntimeSyncRequest(inference_service=SEED_A_ISVC, ome_namespace="ome", context="prod-us-east"),
     ),
     (
         ["admit", "-f", SEED_A_FILE],
@@ -93,11 +114,14 @@ def test_one_command_per_selection_rpc_row() -> None:
         "select": "SelectRuntime",
         "explain": "ExplainRuntimes",
         "effective": "GetEffectiveRuntime",
+        "history": "GetRuntimeHistory",
+        "sync": "PlanRuntimeSync",
         "admit": "AdmitInferenceService",
         "reconcile": "ReconcileInferenceService",
         "validate-runtime": "ValidateServingRuntime",
     }
-    # PreviewCacheChange's command (`what-if`, issue 8's CLI item) is not built yet, nor GetRuntimeStatus's.
+    # PreviewCacheChange's command (`what-if`, issue 8's CLI item) is not built yet; GetRuntimeStatus
+    # has none (kubectl-ome has no such subcommand: README).
     assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
         set(api.SELECTION_RPCS) - set(WITHOUT_COMMAND)
     )

@@ -339,7 +339,8 @@ show the runtime an InferenceService uses, the revision it is pinned to, and why
 then Service rows. Live and Active: STATE (Available or Unavailable), REASON (NotConfigured,
 NotFound, Disabled, MalformedPayload, Unreadable), RUNTIME (CSR/<name> or
 SR/<namespace>/<name>), REVISION (Active: the pinned revision), HASH (this service's short hash
-of the spec), one MODE (SOURCE) row per component. Service: PIN (<mode>/<state>), SYNC, STATUS,
+of the spec), one MODE (SOURCE) row per component, with the docs' sources ServiceAnnotation,
+ComponentAnnotation, ServiceSpec, LeaderWorkerShape and Default. Service: PIN (<mode>/<state>), SYNC, STATUS,
 DRIFT (<state>/<cause>), LIVE-RELATION and one ISSUE row per issue code. Revisions are read in
 --ome-namespace. An InferenceService that names no runtime gets one selected from at most 1,000
 runtimes (the CLI's collection limit); with more, the Live view is Unavailable (Unreadable).
