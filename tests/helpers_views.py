@@ -38,7 +38,16 @@ def merged_spec(sources: list[dict[str, Any]], name: str = "vllm-llama") -> dict
     store = load(*sources)
     ref = pb.RuntimeRef(kind=pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name=name)
     status = api.get_runtime_status(store.snapshot, pb.GetRuntimeStatusRequest(runtime=ref))
-    return json_format.MessageToDict(status.spec)
+    return _ints(json_format.MessageToDict(status.spec))
+
+
+def _ints(value: Any) -> Any:
+    """proto3 JSON writes int64 as strings; Kubernetes YAML (and the loader) wants integers."""
+    if isinstance(value, dict):
+        return {k: int(v) if k in ("weight", "priority") and isinstance(v, str) else _ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_ints(v) for v in value]
+    return value
 
 
 def page_revisions(sources: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
