@@ -200,3 +200,30 @@ def test_explain_beyond_the_collection_limit_through_the_server(
         "",
         "error: runtime candidate snapshot exceeds the CLI collection limit\n",
     )
+
+
+def test_the_readme_grpcurl_calls_run_as_written(running_server: Any) -> None:
+    """README, "Effective, history and sync": the grpcurl block against the embedded examples."""
+    import os
+    import re
+
+    from conftest import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "GetRuntimeHistory" in b]
+    process = running_server()
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.replace("127.0.0.1:50051", process.address)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert '"pin_state": "PIN_STATE_AWAITING_PIN"' in out
+    assert '"kind": "RuntimeEffectiveReport"' in out
+    assert '"observation": "HISTORY_OBSERVATION_COMPLETE"' in out
+    assert '"runtime_name": "vllm-llama"' in out
+    assert (
+        '"refusal_message": "action refused: managed runtime sync safety evidence is unavailable or inconsistent"'
+        in out
+    )
