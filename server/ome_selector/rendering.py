@@ -507,7 +507,7 @@ def format_history_wide(response: selector_pb2.GetRuntimeHistoryResponse) -> str
         f"{response.pages_seen}/{response.pages_asked}",
     )
     report = ",".join(i.text for i in response.report_issues) or "-"
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             *head,
             r.name,

@@ -26,10 +26,43 @@ from .pinning import PinMode, PinReport, PinState, SyncState
 from .resolution import decide
 from .snapshot import Snapshot
 
-_WORD = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-# The ISSUE codes; members named as the proto's ``ISSUE_CODE_*`` (``RevisionNotOMEManaged`` ->
-# ``REVISION_NOT_OME_MANAGED``), valued by the code kubectl-ome prints.
-IssueCode = enum.Enum("IssueCode", [(_WORD.sub("_", c).upper(), c) for c in messages.ISSUE_CODES])
+
+class IssueCode(enum.Enum):
+    """The ISSUE codes (runtime.md, effective; history's two last), valued by the code kubectl-ome
+    prints (``messages.ISSUE_CODES``, in the page's order); members named as the proto's
+    ``ISSUE_CODE_*``."""
+
+    INVALID_DECLARED_KIND = messages.ISSUE_CODES[0]
+    DECLARED_COMPATIBILITY_MISMATCH = messages.ISSUE_CODES[1]
+    INHERITANCE_UNAVAILABLE = messages.ISSUE_CODES[2]
+    LIVE_RUNTIME_UNAVAILABLE = messages.ISSUE_CODES[3]
+    STATUS_UNOBSERVED = messages.ISSUE_CODES[4]
+    STATUS_STALE = messages.ISSUE_CODES[5]
+    STATUS_INVALID = messages.ISSUE_CODES[6]
+    REPORTED_DRIFT_CONFLICT = messages.ISSUE_CODES[7]
+    ACTIVE_REVISION_UNREPORTED = messages.ISSUE_CODES[8]
+    ACTIVE_REVISION_UNAVAILABLE = messages.ISSUE_CODES[9]
+    REVISION_NOT_FOUND = messages.ISSUE_CODES[10]
+    REVISION_UNAVAILABLE = messages.ISSUE_CODES[11]
+    REVISION_DISABLED = messages.ISSUE_CODES[12]
+    REVISION_NOT_OME_MANAGED = messages.ISSUE_CODES[13]
+    REVISION_SOURCE_MISMATCH = messages.ISSUE_CODES[14]
+    REVISION_HASH_INVALID = messages.ISSUE_CODES[15]
+    REVISION_HASH_MISMATCH = messages.ISSUE_CODES[16]
+    REVISION_NAME_MISMATCH = messages.ISSUE_CODES[17]
+    REVISION_ORDINAL_UNEXPECTED = messages.ISSUE_CODES[18]
+    REVISION_PAYLOAD_NON_CANONICAL = messages.ISSUE_CODES[19]
+    REVISION_DATA_OBJECT_PRESENT = messages.ISSUE_CODES[20]
+    REVISION_PAYLOAD_MALFORMED = messages.ISSUE_CODES[21]
+    REVISION_IDENTITY_MISMATCH = messages.ISSUE_CODES[22]
+    DUPLICATE_REVISION = messages.ISSUE_CODES[23]
+    CONFLICTING_REVISION = messages.ISSUE_CODES[24]
+    DUPLICATE_REVISION_CONTENT = messages.ISSUE_CODES[25]
+    REVISION_HASH_COLLISION = messages.ISSUE_CODES[26]
+    HISTORY_UNAVAILABLE = messages.ISSUE_CODES[27]
+    HISTORY_TRUNCATED = messages.ISSUE_CODES[28]
+
+
 GenerationStatus = enum.Enum("GenerationStatus", "UNOBSERVED CURRENT STALE INVALID")
 DriftState = enum.Enum("DriftState", "NOT_REPORTED REPORTED_TRUE REPORTED_FALSE REPORTED_UNKNOWN MALFORMED")
 DriftCause = enum.Enum("DriftCause", "REVISION_MISMATCH REVISION_MISSING SOURCE_RUNTIME_MISSING RUNTIME_MISMATCH OTHER")
@@ -320,7 +353,7 @@ def history(snapshot: Snapshot, isvc: types_pb2.InferenceService, ome_namespace:
     report = effective_report(snapshot, isvc, ome_namespace, limit)
     source = _source(isvc, report.live)
     if not source[2]:
-        issues = (Issue(IssueCode.HISTORY_UNAVAILABLE),)
+        issues: tuple[Issue, ...] = (Issue(IssueCode.HISTORY_UNAVAILABLE),)
         return HistoryReport("", Observation.UNAVAILABLE, Completeness.INCOMPLETE, 0, 1, (), issues, 0, issue_count=1)
     every = revisions_of(snapshot, ome_namespace, source[2])
     listed = every[:limit] if limit else every
