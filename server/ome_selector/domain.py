@@ -15,6 +15,7 @@ Shapes:
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass, field
 
 from ome.v1beta1 import types_pb2
@@ -124,6 +125,13 @@ class Compiled:
     format_id: int = 0
 
 
+def spec_hash(spec: types_pb2.ServingRuntimeSpec) -> str:
+    """SHA-256 (hex) of ``spec``'s deterministic serialization: equal specs, equal hashes. The
+    content hash of runtime revisions (runtime-revisions.md); OME's own hashes its Go JSON form of
+    the whole spec, which the protos model only in part, so the two never coincide."""
+    return hashlib.sha256(spec.SerializeToString(deterministic=True)).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Runtime:
     """A compiled runtime. ``key`` is (kind, namespace, name)."""
@@ -145,10 +153,6 @@ class Runtime:
     # Why the chain broke (with ``inheritance_error``): one of CHAIN_NOT_FOUND, CHAIN_CYCLE,
     # CHAIN_MAX_DEPTH, the reasons ``kubectl ome runtime explain --with-effective`` shows.
     inheritance_reason: str | None = None
-    # SHA-256 (hex) of the own spec's deterministic serialization, and of the merged spec's (set
-    # with ``merged_spec``): the content hash of a revision of this runtime (``spec_hash``).
-    own_hash: str = field(default="", compare=False)
-    merged_hash: str = field(default="", compare=False)
     # ``status.inheritanceChain``: the last chain that resolved (names, root first), kept when the
     # chain breaks (runtime-inheritance.md, "When a chain breaks"); from the previous snapshot, else
     # the status the object was cached with.
@@ -189,8 +193,9 @@ class Runtime:
 
     @property
     def named_hash(self) -> str:
-        """Full hash of ``named_spec``: what a revision of the runtime as named holds."""
-        return self.merged_hash if self.merged_spec is not None else self.own_hash
+        """Full hash of ``named_spec`` (``spec_hash``): what a revision of the runtime as named
+        holds. Computed when asked (only pins and runtime status read it), not at ingestion."""
+        return spec_hash(self.named_spec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +205,7 @@ class Revision:
     ``owner_*`` come from the ``ome.io/runtime-of*`` labels (``owner_kind`` as written, possibly
     empty or another value); ``runtime`` is the spec it holds compiled as a runtime of the owner's
     name, so a pinned InferenceService renders from it as from a live runtime; ``full_hash`` is
-    SHA-256 (hex) of that spec's deterministic serialization (``Runtime.own_hash`` of an equal
+    SHA-256 (hex) of that spec's deterministic serialization (``Runtime.named_hash`` of an equal
     spec), ``short_hash`` its first 8 characters.
     """
 

@@ -5,13 +5,12 @@
   ``modelFormat``/``modelFramework``; AcceleratorClass resource ``quantity: "1"``), so objects
   loaded from YAML select exactly as in a cluster.
 - ``compile_runtime`` / ``compile_revision`` / ``compile_model`` / ``compile_request``: the domain
-  objects of domain.py; ``spec_hash``: the content hash of a runtime spec (revisions).
+  objects of domain.py.
 - ``merge_specs``: the inheritance merge of a parent spec and a child spec (runtime-inheritance.md).
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from google.protobuf.message import Message
@@ -512,13 +511,6 @@ def _format_id(entries: tuple[d.Entry, ...]) -> int:
     return found
 
 
-def spec_hash(spec: types_pb2.ServingRuntimeSpec) -> str:
-    """SHA-256 (hex) of ``spec``'s deterministic serialization: equal specs, equal hashes. The
-    content hash of runtime revisions (runtime-revisions.md); OME's own hashes its Go JSON form of
-    the whole spec, which the protos model only in part, so the two never coincide."""
-    return hashlib.sha256(spec.SerializeToString(deterministic=True)).hexdigest()
-
-
 def _created(meta: types_pb2.ObjectMeta) -> float | None:
     if not meta.HasField("creation_timestamp"):
         return None
@@ -538,7 +530,6 @@ def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.Clu
         parent=parent,
         own=compile_spec(message.spec),
         spec=message.spec,
-        own_hash=spec_hash(message.spec),
         last_chain=tuple(message.status.inheritance_chain),
     )
 
@@ -552,7 +543,7 @@ def compile_revision(message: types_pb2.ControllerRevision) -> d.Revision:
     owner_kind = labels.get(d.RUNTIME_OF_KIND_LABEL, "")
     owner_namespace = labels.get(d.RUNTIME_OF_NAMESPACE_LABEL, "")
     kind = d.SERVING_RUNTIME if owner_kind == d.SERVING_RUNTIME else d.CLUSTER_SERVING_RUNTIME
-    full_hash = spec_hash(message.data)
+    full_hash = d.spec_hash(message.data)
     runtime = d.Runtime(
         kind=kind,
         namespace=owner_namespace if kind == d.SERVING_RUNTIME else "",
@@ -561,7 +552,6 @@ def compile_revision(message: types_pb2.ControllerRevision) -> d.Revision:
         parent=None,
         own=compile_spec(message.data),
         spec=message.data,
-        own_hash=full_hash,
     )
     return d.Revision(
         namespace=meta.namespace,

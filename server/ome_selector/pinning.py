@@ -13,7 +13,7 @@ LIVE-RELATION). Pure Python, no gRPC.
 
 Revisions are ControllerRevisions in OME's namespace (``ome`` by default), named
 ``cr-<runtime>-<hash>`` (``kind: ClusterServingRuntime``, the default) or
-``r-<namespace>-<runtime>-<hash>`` (``kind: ServingRuntime``); hashes are ``ingest.spec_hash``.
+``r-<namespace>-<runtime>-<hash>`` (``kind: ServingRuntime``); hashes are ``domain.spec_hash``.
 """
 
 from __future__ import annotations

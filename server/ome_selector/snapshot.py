@@ -28,7 +28,7 @@ from ome.v1beta1 import types_pb2
 
 from . import domain as d
 from . import messages
-from .ingest import Key, compile_model, compile_revision, compile_runtime, compile_spec, merge_specs, spec_hash, unwrap
+from .ingest import Key, compile_model, compile_revision, compile_runtime, compile_spec, merge_specs, unwrap
 
 MAX_CHAIN = 5
 _RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
@@ -563,7 +563,6 @@ def _resolve_inheritance(parts: _Parts, head: d.Runtime, previous: Previous) -> 
         head,
         effective=compile_spec(merged),
         merged_spec=merged,
-        merged_hash=spec_hash(merged),
         chain=resolved,
         chain_keys=tuple(m.key for m in reversed(members)),
         last_chain=resolved,
