@@ -540,7 +540,7 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
                 "Live      HASH                 28a67c61",
                 "Live      ENGINE               RawDeployment (Default)",
                 "Live      ENGINE-ACCELERATOR   nvidia-b200 (Selector)",
-                "Live      ENGINE-ERROR         accelerator class nvidia-b200 not found at cluster ...",
+                "Live      ENGINE-ERROR         accelerator class nvidia-b200 not found at clu...",
                 "Active    STATE                Available",
                 "Active    RUNTIME              CSR/llama-3-3-70b-hopper",
                 "Active    HASH                 28a67c61",

@@ -631,3 +631,25 @@ def test_disabled_runtime_refuses() -> None:
     llama["spec"]["disabled"] = True
     got = plan([base, llama, model(namespace=TEAM_A), *page_revisions()], llama_chat())
     assert got.refusal_message == messages.REFUSAL_MANAGED_EVIDENCE
+
+
+def test_effective_and_history_lines_keep_within_80_columns() -> None:
+    """runtime.md: effective keeps values within 54 characters (80 columns with the page's
+    FIELD names; fewer characters when our longer rows widen FIELD); history keeps each line
+    within 80 columns."""
+    long_name = "vllm-llama-" + "x" * 80
+    base, llama = vllm_runtimes()
+    llama["metadata"]["name"] = long_name
+    doc = isvc(namespace=TEAM_A, name="llama-chat", runtime_name=long_name)
+    got = effective([base, llama, model(namespace=TEAM_A)], doc)
+    lines = rendering.format_effective(got).splitlines()
+    assert max(len(line) for line in lines) == 80
+    [runtime_row] = [line for line in lines if line.startswith("Live      RUNTIME")]
+    shown = runtime_row.split()[-1]
+    assert (len(shown), shown.startswith("CSR/vllm-llama-"), shown[-9:]) == (
+        49,
+        True,
+        rendering.fingerprint(f"CSR/{long_name}"),
+    )
+    report = history(page_sources(), llama_chat())
+    assert max(len(line) for line in rendering.format_history(report).splitlines()) <= 80

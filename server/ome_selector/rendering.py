@@ -78,6 +78,7 @@ HISTORY_WIDE_HEADERS = (
 )
 FIELD_VALUE_HEADERS = ("FIELD", "VALUE")
 EFFECTIVE_VALUE_WIDTH = 54  # runtime.md, effective: "keeps each value within 54 characters"
+TABLE_WIDTH = 80  # runtime.md: the default tables of effective and history keep within 80 columns
 SYNC_VALUE_WIDTH = 56  # runtime.md, sync: "The table cuts each value to 56 characters"
 HISTORY_REVISION_WIDTH = 14
 COMPONENT_HEADERS = ("COMPONENT", "MODE", "MODE-SOURCE", "ACCELERATOR", "ACCELERATOR-SOURCE", "POLICY", "ERROR")
@@ -301,6 +302,8 @@ def _selection_lines(selection: selector_pb2.Selection) -> list[str]:
 def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
     """The ``effective`` table (SCOPE FIELD VALUE; runtime.md, "effective", "Output fields"):
     Live rows, Active rows, Service rows, then ours; a row only when it has a value (STATE always).
+    Every line keeps within 80 columns: values within 54 characters (fewer when our longer FIELD
+    names widen that column; ``effective_value``).
 
     Live STATE, REASON, RUNTIME, HASH, a ``MODE (SOURCE)`` row per component, then ours per
     component: ``<COMPONENT>-ACCELERATOR`` (``class (source)``) and ``<COMPONENT>-ERROR``. Active
@@ -360,9 +363,13 @@ def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
         for member in _chain_refs(response):
             rows.append(("Source", "ROOT-FIRST", member))
     named = {"RUNTIME", "REVISION", "ISSUE", "ROOT-FIRST"}
+    # 54 characters keep the page's rows within 80 columns; our longer FIELD names
+    # (ENGINE-ACCELERATOR ...) take theirs from the value, so every line stays within 80.
+    prefix = max(len(r[0]) for r in rows) + max(len(r[1]) for r in rows) + 2 * len(_COLUMN_GAP)
+    width = min(EFFECTIVE_VALUE_WIDTH, TABLE_WIDTH - prefix)
     return format_table(
         EFFECTIVE_HEADERS,
-        [(scope, name, effective_value(_one_line(value), name in named)) for scope, name, value in rows],
+        [(scope, name, effective_value(_one_line(value), name in named, width)) for scope, name, value in rows],
     )
 
 
