@@ -586,6 +586,7 @@ def _many_revisions(count: int) -> list[dict[str, Any]]:
     [
         # The refusals every action shares.
         (chat(metadata={"uid": ""}), [], messages.REFUSAL_TARGET_IDENTITY),
+        (chat(metadata={"name": ""}), [], messages.REFUSAL_TARGET_IDENTITY),
         (chat(metadata={"resourceVersion": ""}), [], messages.REFUSAL_TARGET_IDENTITY),
         (chat(metadata={"generation": 0}), [], messages.REFUSAL_TARGET_IDENTITY),
         (chat(annotations={"ome.io/placement-origin": "x"}), [], messages.REFUSAL_PLACEMENT),

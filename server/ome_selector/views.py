@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ome.v1beta1 import types_pb2
 
@@ -330,8 +330,6 @@ class HistoryReport:
     entries: tuple[HistoryEntry, ...]
     report_issues: tuple[Issue, ...]
     total: int
-    live_hash: str = ""
-    issue_count: int = field(default=0)
 
 
 def _relation(live_hash: str, revision_hash: str) -> Relation:
@@ -354,7 +352,7 @@ def history(snapshot: Snapshot, isvc: types_pb2.InferenceService, ome_namespace:
     source = _source(isvc, report.live)
     if not source[2]:
         issues: tuple[Issue, ...] = (Issue(IssueCode.HISTORY_UNAVAILABLE),)
-        return HistoryReport("", Observation.UNAVAILABLE, Completeness.INCOMPLETE, 0, 1, (), issues, 0, issue_count=1)
+        return HistoryReport("", Observation.UNAVAILABLE, Completeness.INCOMPLETE, 0, 1, (), issues, 0)
     every = revisions_of(snapshot, ome_namespace, source[2])
     listed = every[:limit] if limit else every
     truncated = len(listed) < len(every)
@@ -388,8 +386,6 @@ def history(snapshot: Snapshot, isvc: types_pb2.InferenceService, ome_namespace:
         tuple(entries),
         report_issues,
         len(every),
-        report.pin.live_hash,
-        len(report_issues) + sum(len(e.issues) for e in entries),
     )
 
 
@@ -499,7 +495,7 @@ def plan_sync(
     ``status.placement`` / the placement finalizer, rollout runs (controller evidence) and a
     second read (active runtime)."""
     meta = isvc.metadata
-    if not meta.uid or not meta.resource_version or meta.generation <= 0:
+    if not meta.name or not meta.uid or not meta.resource_version or meta.generation <= 0:
         return SyncPlan(SyncRefusal.TARGET_IDENTITY)
     keys = {*meta.annotations, *meta.labels}
     if any(k in keys for k in PLACEMENT_KEYS):

@@ -31,9 +31,11 @@ type SelectionServiceClient interface {
 	// use, the `RuntimeReady` condition, the events to record, and each component's effective
 	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
 	ReconcileInferenceService(ctx context.Context, in *ReconcileInferenceServiceRequest, opts ...grpc.CallOption) (*ReconcileInferenceServiceResponse, error)
-	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
-	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+	// InferenceService uses, its inheritance chain, and per component the deployment mode and
+	// accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+	// and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+	// (reference/kubectl-ome/runtime.md, effective).
 	GetEffectiveRuntime(ctx context.Context, in *GetEffectiveRuntimeRequest, opts ...grpc.CallOption) (*GetEffectiveRuntimeResponse, error)
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
@@ -214,9 +216,11 @@ type SelectionServiceServer interface {
 	// use, the `RuntimeReady` condition, the events to record, and each component's effective
 	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
 	ReconcileInferenceService(context.Context, *ReconcileInferenceServiceRequest) (*ReconcileInferenceServiceResponse, error)
-	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
-	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+	// InferenceService uses, its inheritance chain, and per component the deployment mode and
+	// accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+	// and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+	// (reference/kubectl-ome/runtime.md, effective).
 	GetEffectiveRuntime(context.Context, *GetEffectiveRuntimeRequest) (*GetEffectiveRuntimeResponse, error)
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).

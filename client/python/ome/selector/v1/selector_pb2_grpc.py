@@ -131,9 +131,11 @@ class SelectionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetEffectiveRuntime(self, request, context):
-        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-        uses, its inheritance chain, and per component the deployment mode and accelerator class it
-        gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+        InferenceService uses, its inheritance chain, and per component the deployment mode and
+        accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+        and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+        (reference/kubectl-ome/runtime.md, effective).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -59,9 +59,11 @@ class SelectionServiceStub:
     configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
     """
     GetEffectiveRuntime: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetEffectiveRuntimeRequest, _selector_pb2.GetEffectiveRuntimeResponse]
-    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-    uses, its inheritance chain, and per component the deployment mode and accelerator class it
-    gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+    InferenceService uses, its inheritance chain, and per component the deployment mode and
+    accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+    and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+    (reference/kubectl-ome/runtime.md, effective).
     """
     ValidateServingRuntime: _grpc.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
@@ -123,9 +125,11 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
     """
     GetEffectiveRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetEffectiveRuntimeRequest, _selector_pb2.GetEffectiveRuntimeResponse]  # type: ignore[assignment]
-    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-    uses, its inheritance chain, and per component the deployment mode and accelerator class it
-    gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+    InferenceService uses, its inheritance chain, and per component the deployment mode and
+    accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+    and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+    (reference/kubectl-ome/runtime.md, effective).
     """
     ValidateServingRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]  # type: ignore[assignment]
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
@@ -214,9 +218,11 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _selector_pb2.GetEffectiveRuntimeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_selector_pb2.GetEffectiveRuntimeResponse, _abc.Awaitable[_selector_pb2.GetEffectiveRuntimeResponse]]:
-        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-        uses, its inheritance chain, and per component the deployment mode and accelerator class it
-        gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+        InferenceService uses, its inheritance chain, and per component the deployment mode and
+        accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+        and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+        (reference/kubectl-ome/runtime.md, effective).
         """
 
     @_abc_1.abstractmethod
