@@ -286,8 +286,9 @@ def effective_report(
     if pin.mode is not PinMode.AUTO_SYNC and active.state != messages.VIEW_AVAILABLE:
         issues.append(Issue(IssueCode.ACTIVE_REVISION_UNAVAILABLE))
     source = _source(isvc, live)
-    siblings = revisions_of(snapshot, ome_namespace, source[2]) if source[2] else []
-    for name in dict.fromkeys(n for n in (ref.revision, isvc.status.pinned_revision_name) if n):
+    names = tuple(dict.fromkeys(n for n in (ref.revision, isvc.status.pinned_revision_name) if n))
+    siblings = revisions_of(snapshot, ome_namespace, source[2]) if names and source[2] else []
+    for name in names:
         revision = snapshot.revisions.get((ome_namespace, name))
         if revision is None:
             issues.append(Issue(IssueCode.REVISION_NOT_FOUND, name))
