@@ -211,11 +211,11 @@ EXCLUDED = R.RuntimeExplanation(verdict=R.VERDICT_EXCLUDED)
         ("select", R.SelectRuntimeResponse(selection=R.Selection()), True),
         ("select", R.SelectRuntimeResponse(no_runtime_message="no runtime found"), False),
         ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED, CANDIDATE]), True),
-        ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED]), False),
+        ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED]), True),  # finished: 0 (runtime.md)
         ("explain", R.ExplainRuntimesResponse(), True),  # no runtimes at all: 0 (kubectl-ome runtime.md)
-        ("explain", R.ExplainRuntimesResponse(model_error="model x is disabled"), False),
+        ("explain", R.ExplainRuntimesResponse(model_error="model x is disabled"), True),
         ("effective", R.GetEffectiveRuntimeResponse(state="Available"), True),
-        ("effective", R.GetEffectiveRuntimeResponse(state="Unavailable"), False),
+        ("effective", R.GetEffectiveRuntimeResponse(state="Unavailable"), True),  # finished: 0
         ("admit", R.AdmitInferenceServiceResponse(allowed=True), True),
         ("admit", R.AdmitInferenceServiceResponse(allowed=False), False),
         ("reconcile", R.ReconcileInferenceServiceResponse(selection=R.Selection()), True),

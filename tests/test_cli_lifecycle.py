@@ -196,18 +196,18 @@ def test_explain_model_matches_explain_isvc_without_isvc_checks(capsys: pytest.C
     ]
 
 
-def test_explain_model_unknown_model_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_model_unknown_model_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     # A BaseModel of llama-demo is not found from another namespace.
     assert run(capsys, "explain", "--model", "llama-3-2-3b-instruct") == (
-        2,
+        1,
         "",
         'error: NOT_FOUND: clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found\n',
     )
 
 
-def test_explain_model_invalid_name_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_model_invalid_name_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "explain", "--model", "Not_A_Name", "-n", "llama-demo")
-    assert (code, out) == (2, "")
+    assert (code, out) == (1, "")
     assert err.startswith("error: INVALID_ARGUMENT: invalid request: model.name: ")
 
 
@@ -220,7 +220,7 @@ def test_explain_model_invalid_name_exits_2(capsys: pytest.CaptureFixture[str]) 
     ],
 )
 def test_explain_needs_exactly_one_of_model_and_file(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    assert run(capsys, *argv) == (2, "", "error: exactly one of -f/--filename or --model is required\n")
+    assert run(capsys, *argv) == (1, "", "error: exactly one of -f/--filename or --model is required\n")
 
 
 def test_explain_model_without_runtimes_exits_0_without_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -373,7 +373,7 @@ def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         (
             SEED_A_A100_FILE,
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [
                 "SCOPE     FIELD           VALUE",
                 "Live      STATE           Unavailable",
@@ -461,7 +461,7 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
         ),
         (
             "missing",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [  # no runtime: no accelerator row
                 "SCOPE     FIELD           VALUE",
                 "Live      STATE           Unavailable",
@@ -484,7 +484,7 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
         ),
         (
             "loop",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [  # Live REASON Unreadable, Source REASON the inheritance_reason; the chain gives no spec, so no accelerator row
                 "SCOPE     FIELD           VALUE",
                 "Live      STATE           Unavailable",
@@ -508,7 +508,7 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
         ),
         (
             "disabled",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [
                 "SCOPE     FIELD                VALUE",
                 "Live      STATE                Unavailable",
@@ -606,7 +606,7 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
         ),
         (
             "no-model",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [  # no runtime: no accelerator row
                 "SCOPE     FIELD           VALUE",
                 "Live      STATE           Unavailable",
@@ -645,7 +645,7 @@ def test_effective_wide(capsys: pytest.CaptureFixture[str], extra: Path, scenari
         "",
     )
     assert run(capsys, "effective", "-f", SEED_A_A100_FILE, "-o", "wide") == (
-        1,
+        0,
         table(
             "VIEW     STATE         REASON     RUNTIME   REVISION   HASH   COMPONENT   MODE            MODE-SOURCE   PIN        PIN-STATE     SYNC     STATUS       DRIFT         LIVE-RELATION   ISSUES                                    ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
             "Live     Unavailable   NotFound   -         -          -      engine      RawDeployment   Default       AutoSync   Unavailable   Absent   Unobserved   NotReported   Unknown         LiveRuntimeUnavailable,StatusUnobserved   -             -                    -        -",
@@ -691,7 +691,7 @@ def test_effective_json(capsys: pytest.CaptureFixture[str], extra: Path, scenari
         ),
     ]
     code, out, _ = run(capsys, "effective", "-f", SEED_A_A100_FILE, "-o", "json")
-    assert code == 1
+    assert code == 0
     assert json_format.Parse(out, selector_pb2.GetEffectiveRuntimeResponse()).reason == "NotFound"
 
 
@@ -700,9 +700,9 @@ def test_effective_unknown_model_is_unavailable(capsys: pytest.CaptureFixture[st
     isvc.write_text(
         "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x, namespace: ns}\nspec:\n  model: {name: nope}\n"
     )
-    # No longer an error: the view is Unavailable, reason NotFound (exit 1, a table).
+    # No longer an error: the view is Unavailable, reason NotFound (a table; finished: exit 0).
     assert run(capsys, "effective", "-f", str(isvc)) == (
-        1,
+        0,
         table(
             "SCOPE     FIELD           VALUE",
             "Live      STATE           Unavailable",

@@ -196,7 +196,7 @@ def test_explain_beyond_the_collection_limit_through_the_server(
     client.upsert_objects(extra)
     assert client.explain_model("llama-3-2-3b-instruct", "llama-demo").total_size == 1001
     assert run(capsys, "explain", "--model", "llama-3-2-3b-instruct", "-n", "llama-demo", "--server", address) == (
-        2,
+        1,
         "",
         "error: runtime candidate snapshot exceeds the CLI collection limit\n",
     )

@@ -197,8 +197,8 @@ class Command:
     render_wide: Callable[[Any, Any], str] | None = None
     wide_help: str = "the table"
     # The exit status of an error (bad flags or input, a failed call): 2, or 1 for the commands
-    # of reference/kubectl-ome/runtime.md "Exit codes" that this CLI adds (history, sync), where
-    # "No runtime subcommand returns 2".
+    # of reference/kubectl-ome/runtime.md "Exit codes" (explain, effective, tree, history, sync),
+    # where "No runtime subcommand returns 2".
     error_status: int = 2
     # A CLI limit on an answer: the error text, or "" (explain: more than 1,000 runtimes).
     limit_error: Callable[[Any], str] = lambda _response: ""
@@ -235,11 +235,10 @@ def _explain_remote(client: SelectorClient, request: selector_pb2.ExplainRuntime
     return client.explain_runtimes(request.inference_service)
 
 
-def _explain_succeeded(response: selector_pb2.ExplainRuntimesResponse) -> bool:
-    """A runtime is a candidate, or there are no runtimes at all (exit 0 then, as
-    reference/kubectl-ome/runtime.md "Exit codes" says of ``explain``)."""
-    candidates = any(r.verdict == selector_pb2.VERDICT_CANDIDATE for r in response.runtimes)
-    return candidates or (not response.runtimes and not response.model_error)
+def _finished(_response: Message) -> bool:
+    """The exit-status rule of the commands of reference/kubectl-ome/runtime.md (explain,
+    effective, history, sync): 0 for "every subcommand that finishes", whatever it found."""
+    return True
 
 
 def _explain_limit(response: selector_pb2.ExplainRuntimesResponse) -> str:
@@ -320,12 +319,14 @@ runtime OME selects), then the others with the first check they fail. -f explain
 InferenceService (its accelerator classes and deployment modes are checked too); --model
 explains for a BaseModel named NAME in the namespace -n, else a ClusterBaseModel. Notes go to
 stderr, such as "Note: spec.runtime is explicit; automatic selection below is hypothetical.";
-with no runtimes at all, no table is printed and the status is 0.""",
+with no runtimes at all, no table is printed. Status 0 when it finishes (candidates or not), 1
+for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
             source=INFERENCE_SERVICES_OR_MODEL,
             remote=_explain_remote,
             render=_of_response(rendering.format_explain),
             notes=rendering.explain_notes,
-            succeeded=_explain_succeeded,
+            succeeded=_finished,
+            error_status=1,
             limit_error=_explain_limit,
             names=_of_response(rendering.candidate_names),
         ),
@@ -353,7 +354,8 @@ REASON (NotFound, Cycle or MaxDepthExceeded) and one Source ROOT-FIRST row per r
 inheritance chain, root first.
 
 Values are kept within 54 characters. -o wide prints one row per view and component; -o json
-and -o yaml the RuntimeEffectiveReport. Status 0 when the Live view is Available, else 1.""",
+and -o yaml the RuntimeEffectiveReport. Status 0 when it finishes (whatever the views' states),
+1 for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
             source=INFERENCE_SERVICES,
             flags=(_OME_NAMESPACE,),
             fields=_collection_fields,
@@ -365,7 +367,8 @@ and -o yaml the RuntimeEffectiveReport. Status 0 when the Live view is Available
             render=_of_response(rendering.format_effective),
             render_wide=_of_response(rendering.format_effective_wide),
             wide_help="one row per view and component",
-            succeeded=lambda response: response.state == "Available",
+            succeeded=_finished,
+            error_status=1,
             names=_of_response(rendering.effective_runtime_name),
         ),
         Command(
@@ -393,7 +396,7 @@ the RuntimeHistoryReport. Status 0; 1 on an error.""",
             render=_of_response(rendering.format_history),
             render_wide=_of_response(rendering.format_history_wide),
             wide_help="full names, times, hashes and issue codes",
-            succeeded=lambda response: True,
+            succeeded=_finished,
             names=lambda _request, _response: "",
             error_status=1,
         ),
