@@ -52,7 +52,28 @@ CALLS = [
     (
         ["effective", "-f", SEED_A_FILE],
         "GetEffectiveRuntime",
-        selector_pb2.GetEffectiveRuntimeRequest(inference_service=SEED_A_ISVC),
+        selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome", collection_limit=1000
+        ),
+    ),
+    (
+        ["effective", "-f", SEED_A_FILE, "--ome-namespace", "ome-system"],
+        "GetEffectiveRuntime",
+        selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome-system", collection_limit=1000
+        ),
+    ),
+    (
+        ["history", "-f", SEED_A_FILE],
+        "GetRuntimeHistory",
+        selector_pb2.GetRuntimeHistoryRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome", collection_limit=1000
+        ),
+    ),
+    (
+        ["sync", "-f", SEED_A_FILE, "--dry-run", "client", "--yes", "--context", "prod-us-east"],
+        "PlanRuntimeSync",
+        selector_pb2.PlanRuntimeSyncRequest(inference_service=SEED_A_ISVC, ome_namespace="ome", context="prod-us-east"),
     ),
     (
         ["admit", "-f", SEED_A_FILE],
@@ -105,12 +126,15 @@ def test_one_command_per_selection_rpc_row() -> None:
         "select": "SelectRuntime",
         "explain": "ExplainRuntimes",
         "effective": "GetEffectiveRuntime",
+        "history": "GetRuntimeHistory",
+        "sync": "PlanRuntimeSync",
         "admit": "AdmitInferenceService",
         "reconcile": "ReconcileInferenceService",
         "validate-runtime": "ValidateServingRuntime",
         "tree": "GetRuntimeTree",
     }
-    # PreviewCacheChange's command (`what-if`, issue 8's CLI item) is not built yet, nor GetRuntimeStatus's.
+    # PreviewCacheChange's command (`what-if`, issue 8's CLI item) is not built yet; GetRuntimeStatus
+    # has none (kubectl-ome has no such subcommand: README).
     assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
         set(api.SELECTION_RPCS) - set(WITHOUT_COMMAND)
     )
@@ -200,11 +224,11 @@ EXCLUDED = R.RuntimeExplanation(verdict=R.VERDICT_EXCLUDED)
         ("select", R.SelectRuntimeResponse(selection=R.Selection()), True),
         ("select", R.SelectRuntimeResponse(no_runtime_message="no runtime found"), False),
         ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED, CANDIDATE]), True),
-        ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED]), False),
+        ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED]), True),  # finished: 0 (runtime.md)
         ("explain", R.ExplainRuntimesResponse(), True),  # no runtimes at all: 0 (kubectl-ome runtime.md)
-        ("explain", R.ExplainRuntimesResponse(model_error="model x is disabled"), False),
+        ("explain", R.ExplainRuntimesResponse(model_error="model x is disabled"), True),
         ("effective", R.GetEffectiveRuntimeResponse(state="Available"), True),
-        ("effective", R.GetEffectiveRuntimeResponse(state="Unavailable"), False),
+        ("effective", R.GetEffectiveRuntimeResponse(state="Unavailable"), True),  # finished: 0
         ("admit", R.AdmitInferenceServiceResponse(allowed=True), True),
         ("admit", R.AdmitInferenceServiceResponse(allowed=False), False),
         ("reconcile", R.ReconcileInferenceServiceResponse(selection=R.Selection()), True),

@@ -16,6 +16,8 @@ memoised: each call computes its answer on the snapshot it read (``engine.auto_s
 - ``preview_cache_change``: PreviewCacheChange (outcomes.py); ``outcome_pb`` / ``change_pb`` build
   the protos WatchSelections streams too.
 - ``get_runtime_status``: runtime_status.py.
+- ``get_effective_runtime`` (Active view, Service rows, ISSUE codes), ``get_runtime_history``,
+  ``plan_runtime_sync``: views.py.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -31,10 +34,22 @@ from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from . import accelerators, bounds, changes, engine, errors, messages, outcomes, pinning, reconcile, resolution, tree
+from . import (
+    accelerators,
+    bounds,
+    changes,
+    engine,
+    errors,
+    messages,
+    outcomes,
+    pinning,
+    reconcile,
+    resolution,
+    tree,
+    views,
+)
 from . import admission as admission_rules
 from . import domain as d
-from . import effective as effective_view
 from .checks import Check, Failure, entry_score, explain_columns
 from .components import ComponentConfig
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
@@ -79,7 +94,9 @@ def _require_isvc(
     request: pb.SelectRuntimeRequest
     | pb.ExplainRuntimesRequest
     | pb.ReconcileInferenceServiceRequest
-    | pb.GetEffectiveRuntimeRequest,
+    | pb.GetEffectiveRuntimeRequest
+    | pb.GetRuntimeHistoryRequest
+    | pb.PlanRuntimeSyncRequest,
 ) -> types_pb2.InferenceService:
     if not request.HasField("inference_service"):
         raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
@@ -664,11 +681,7 @@ def reconcile_inference_service(
     named runtime with ``autoSync: false``: ``runtime_drifted`` / ``remove_runtime_drifted`` and
     ``pin``. ``ome_namespace``, when set, must be a namespace name (INVALID_ARGUMENT)."""
     _require_synced(snapshot)
-    if request.ome_namespace:
-        violations = validate_name(request.ome_namespace, "ome_namespace", "namespace")
-        if violations:
-            raise RequestError.invalid(violations)
-    ome_namespace = request.ome_namespace or d.DEFAULT_OME_NAMESPACE
+    ome_namespace = _ome_namespace(request)
     isvc = _require_isvc(request)
     result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition, ome_namespace)
     response = pb.ReconcileInferenceServiceResponse(
@@ -765,11 +778,104 @@ def new_revision(
     return revision
 
 
+def _ome_namespace(
+    request: pb.ReconcileInferenceServiceRequest
+    | pb.GetEffectiveRuntimeRequest
+    | pb.GetRuntimeHistoryRequest
+    | pb.PlanRuntimeSyncRequest,
+) -> str:
+    """``ome_namespace``, default ``ome``; INVALID_ARGUMENT when it is not a namespace name."""
+    if request.ome_namespace:
+        violations = validate_name(request.ome_namespace, "ome_namespace", "namespace")
+        if violations:
+            raise RequestError.invalid(violations)
+    return request.ome_namespace or d.DEFAULT_OME_NAMESPACE
+
+
+def _collection_limit(request: pb.GetEffectiveRuntimeRequest | pb.GetRuntimeHistoryRequest) -> int:
+    """``collection_limit``: 0 (no limit) or more; INVALID_ARGUMENT when negative."""
+    if request.collection_limit < 0:
+        raise RequestError.invalid(
+            [FieldViolation("collection_limit", errors.invalid_value(request.collection_limit, "must be 0 or more"))]
+        )
+    return request.collection_limit
+
+
+GENERATION_STATUS_TO_PB = {
+    views.GenerationStatus.UNOBSERVED: pb.GENERATION_STATUS_UNOBSERVED,
+    views.GenerationStatus.CURRENT: pb.GENERATION_STATUS_CURRENT,
+    views.GenerationStatus.STALE: pb.GENERATION_STATUS_STALE,
+    views.GenerationStatus.INVALID: pb.GENERATION_STATUS_INVALID,
+}
+DRIFT_STATE_TO_PB = {
+    views.DriftState.NOT_REPORTED: pb.DRIFT_STATE_NOT_REPORTED,
+    views.DriftState.REPORTED_TRUE: pb.DRIFT_STATE_REPORTED_TRUE,
+    views.DriftState.REPORTED_FALSE: pb.DRIFT_STATE_REPORTED_FALSE,
+    views.DriftState.REPORTED_UNKNOWN: pb.DRIFT_STATE_REPORTED_UNKNOWN,
+    views.DriftState.MALFORMED: pb.DRIFT_STATE_MALFORMED,
+}
+DRIFT_CAUSE_TO_PB = {
+    None: pb.DRIFT_CAUSE_UNSPECIFIED,
+    views.DriftCause.REVISION_MISMATCH: pb.DRIFT_CAUSE_REVISION_MISMATCH,
+    views.DriftCause.REVISION_MISSING: pb.DRIFT_CAUSE_REVISION_MISSING,
+    views.DriftCause.SOURCE_RUNTIME_MISSING: pb.DRIFT_CAUSE_SOURCE_RUNTIME_MISSING,
+    views.DriftCause.RUNTIME_MISMATCH: pb.DRIFT_CAUSE_RUNTIME_MISMATCH,
+    views.DriftCause.OTHER: pb.DRIFT_CAUSE_OTHER,
+}
+# IssueCode members are named as the proto values after ``ISSUE_CODE_`` (tests check both ways).
+ISSUE_CODE_TO_PB = {code: pb.IssueCode.Value(f"ISSUE_CODE_{code.name}") for code in views.IssueCode}
+OBSERVATION_TO_PB = {
+    views.Observation.COMPLETE: pb.HISTORY_OBSERVATION_COMPLETE,
+    views.Observation.PARTIAL: pb.HISTORY_OBSERVATION_PARTIAL,
+    views.Observation.UNAVAILABLE: pb.HISTORY_OBSERVATION_UNAVAILABLE,
+}
+COMPLETENESS_TO_PB = {
+    views.Completeness.RETENTION_BOUNDED: pb.HISTORY_COMPLETENESS_RETENTION_BOUNDED,
+    views.Completeness.INCOMPLETE: pb.HISTORY_COMPLETENESS_INCOMPLETE,
+}
+ROLE_TO_PB = {
+    views.Role.ACTIVE: pb.REVISION_ROLE_ACTIVE,
+    views.Role.REQUESTED: pb.REVISION_ROLE_REQUESTED,
+    views.Role.REPORTED: pb.REVISION_ROLE_REPORTED,
+    views.Role.HISTORY: pb.REVISION_ROLE_HISTORY,
+}
+CONSISTENCY_TO_PB = {
+    views.Consistency.CONSISTENT: pb.REVISION_CONSISTENCY_CONSISTENT,
+    views.Consistency.INCONSISTENT: pb.REVISION_CONSISTENCY_INCONSISTENT,
+    views.Consistency.UNKNOWN: pb.REVISION_CONSISTENCY_UNKNOWN,
+}
+RELATION_TO_PB = {
+    views.Relation.MATCHES_LIVE: pb.REVISION_RELATION_MATCHES_LIVE,
+    views.Relation.DIFFERS_FROM_LIVE: pb.REVISION_RELATION_DIFFERS_FROM_LIVE,
+    views.Relation.AMBIGUOUS_LIVE: pb.REVISION_RELATION_AMBIGUOUS_LIVE,
+    views.Relation.UNKNOWN: pb.REVISION_RELATION_UNKNOWN,
+}
+SYNC_REFUSAL_TO_PB = {
+    views.SyncRefusal.TARGET_IDENTITY: pb.SYNC_REFUSAL_TARGET_IDENTITY,
+    views.SyncRefusal.TARGET_DELETING: pb.SYNC_REFUSAL_TARGET_DELETING,
+    views.SyncRefusal.PLACEMENT: pb.SYNC_REFUSAL_PLACEMENT,
+    views.SyncRefusal.INSPECTION_BOUNDS: pb.SYNC_REFUSAL_INSPECTION_BOUNDS,
+    views.SyncRefusal.MANAGED_EVIDENCE: pb.SYNC_REFUSAL_MANAGED_EVIDENCE,
+    views.SyncRefusal.ACTIVE_RUNTIME: pb.SYNC_REFUSAL_ACTIVE_RUNTIME,
+    views.SyncRefusal.CONTROLLER_EVIDENCE: pb.SYNC_REFUSAL_CONTROLLER_EVIDENCE,
+    views.SyncRefusal.MAILBOX: pb.SYNC_REFUSAL_MAILBOX,
+    views.SyncRefusal.UNSAFE_VALUE: pb.SYNC_REFUSAL_UNSAFE_VALUE,
+}
+
+
+def _issues(issues: tuple[views.Issue, ...]) -> list[pb.Issue]:
+    return [pb.Issue(code=ISSUE_CODE_TO_PB[i.code], revision=i.revision, text=i.text) for i in issues]
+
+
 def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest) -> pb.GetEffectiveRuntimeResponse:
-    """The Live view of ``kubectl ome runtime effective`` (effective.py)."""
+    """``kubectl ome runtime effective`` (effective.py, views.py): the Live view, the Active view
+    and the Service rows with the ISSUE codes. INVALID_ARGUMENT for a bad InferenceService,
+    ``ome_namespace`` or a negative ``collection_limit``."""
     _require_synced(snapshot)
     isvc = _require_isvc(request)
-    view = effective_view.effective(snapshot, isvc)
+    ome_namespace = _ome_namespace(request)
+    report = views.effective_report(snapshot, isvc, ome_namespace, _collection_limit(request))
+    view, active, pin = report.live, report.active, report.pin
     response = pb.GetEffectiveRuntimeResponse(
         state=view.state,
         reason=view.reason,
@@ -779,11 +885,133 @@ def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeReq
         inheritance_reason=view.inheritance_reason,
         components=_components(view.components),
         cache_version=snapshot.version,
+        hash=pinning.short(pin.live_hash) if view.state == messages.VIEW_AVAILABLE else "",
+        active=pb.EffectiveView(
+            state=active.state,
+            reason=active.reason,
+            revision=active.revision,
+            hash=pinning.short(active.full_hash),
+            components=_components(active.components),
+        ),
+        service=pb.EffectiveService(
+            pin_mode=PIN_MODE_TO_PB[pin.mode],
+            pin_state=PIN_STATE_TO_PB[pin.state],
+            sync=SYNC_STATE_TO_PB[pin.sync],
+            status=GENERATION_STATUS_TO_PB[report.status],
+            drift_state=DRIFT_STATE_TO_PB[report.drift_state],
+            drift_cause=DRIFT_CAUSE_TO_PB[report.drift_cause],
+            live_relation=LIVE_RELATION_TO_PB[pin.relation],
+            issues=_issues(report.issues),
+        ),
+        api_version=messages.REPORT_API_VERSION,
+        kind=messages.EFFECTIVE_REPORT_KIND,
     )
     if view.runtime is not None:
         response.runtime = view.runtime.display
         response.runtime_ref.CopyFrom(runtime_ref(view.runtime))
+    if active.runtime is not None:
+        response.active.runtime = active.runtime.display
+        response.active.runtime_ref.CopyFrom(runtime_ref(active.runtime))
     return response
+
+
+def _created(revision: d.Revision) -> str:
+    """RFC 3339 in UTC (``2026-09-20T14:30:00Z``); ``""`` when unknown."""
+    if revision.created is None:
+        return ""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(revision.created, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def get_runtime_history(snapshot: Snapshot, request: pb.GetRuntimeHistoryRequest) -> pb.GetRuntimeHistoryResponse:
+    """``kubectl ome runtime history`` (views.history): the RuntimeHistoryReport.
+    INVALID_ARGUMENT as ``get_effective_runtime``."""
+    _require_synced(snapshot)
+    isvc = _require_isvc(request)
+    ome_namespace = _ome_namespace(request)
+    report = views.history(snapshot, isvc, ome_namespace, _collection_limit(request))
+    return pb.GetRuntimeHistoryResponse(
+        api_version=messages.REPORT_API_VERSION,
+        kind=messages.HISTORY_REPORT_KIND,
+        runtime_name=report.runtime_name,
+        observation=OBSERVATION_TO_PB[report.observation],
+        completeness=COMPLETENESS_TO_PB[report.completeness],
+        pages_seen=report.pages_seen,
+        pages_asked=report.pages_asked,
+        revisions=[
+            pb.HistoryRevision(
+                name=e.revision.name,
+                created=_created(e.revision),
+                hash=e.revision.short_hash,
+                roles=[ROLE_TO_PB[r] for r in e.roles],
+                source=_ref(
+                    (
+                        d.SERVING_RUNTIME if e.revision.owner_kind == d.SERVING_RUNTIME else d.CLUSTER_SERVING_RUNTIME,
+                        e.revision.owner_namespace if e.revision.owner_kind == d.SERVING_RUNTIME else "",
+                        e.revision.owner_name,
+                    )
+                ),
+                consistency=CONSISTENCY_TO_PB[e.consistency],
+                relation=RELATION_TO_PB[e.relation],
+                issues=_issues(e.issues),
+            )
+            for e in report.entries
+        ],
+        report_issues=_issues(report.report_issues),
+        total_size=report.total,
+        cache_version=snapshot.version,
+    )
+
+
+def plan_runtime_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) -> pb.PlanRuntimeSyncResponse:
+    """``kubectl ome runtime sync --dry-run client`` (views.plan_sync): the refusal, or the
+    preview, the token and the ActionResult. The service plans; the caller patches.
+    INVALID_ARGUMENT for a bad InferenceService or ``ome_namespace``, a ``request_id`` that is not
+    a UUID, or a ``context`` over 253 characters."""
+    _require_synced(snapshot)
+    isvc = _require_isvc(request)
+    ome_namespace = _ome_namespace(request)
+    violations: list[FieldViolation] = []
+    request_id = request.request_id
+    if request_id:
+        try:
+            request_id = str(uuid.UUID(request_id))
+        except ValueError:
+            violations.append(FieldViolation("request_id", errors.invalid_value(request_id, "must be a UUID")))
+    else:
+        request_id = str(uuid.uuid4())
+    if len(request.context) > 253:
+        violations.append(FieldViolation("context", errors.too_long_value(request.context, 253)))
+    if violations:
+        raise RequestError.invalid(violations)
+    plan = views.plan_sync(snapshot, isvc, ome_namespace, request_id, request.context)
+    if plan.refusal is not None:
+        return pb.PlanRuntimeSyncResponse(
+            refusal=SYNC_REFUSAL_TO_PB[plan.refusal],
+            refusal_message=plan.refusal.value,
+            cache_version=snapshot.version,
+        )
+    meta = isvc.metadata
+    return pb.PlanRuntimeSyncResponse(
+        preview=[pb.PreviewField(field=f, value=v) for f, v in plan.preview],
+        warnings=messages.SYNC_PREVIEW_WARNINGS,
+        annotation=d.RUNTIME_SYNC_ANNOTATION,
+        token=plan.token,
+        result=pb.ActionResult(
+            action=messages.SYNC_ACTION,
+            target=f"InferenceService/{meta.namespace}/{meta.name}",
+            dry_run="client",
+            accepted=False,
+            applied=False,
+            request_id=plan.request_id,
+            revision_hash=plan.target_hash,
+            message=messages.SYNC_CLIENT_DRY_RUN,
+            follow_up=messages.sync_follow_up(meta.name, meta.namespace, request.context, ome_namespace),
+            hint=messages.SYNC_HINT,
+        ),
+        cache_version=snapshot.version,
+    )
 
 
 def validate_serving_runtime(
@@ -1110,6 +1338,8 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "ValidateServingRuntime": validate_serving_runtime,
     "PreviewCacheChange": preview_cache_change,
     "GetRuntimeStatus": get_runtime_status,
+    "GetRuntimeHistory": get_runtime_history,
+    "PlanRuntimeSync": plan_runtime_sync,
     "GetRuntimeTree": get_runtime_tree,
 }
 # SelectionService's streaming method, served by ``service.SelectionServicer`` itself.

@@ -5,7 +5,12 @@
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector effective        -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector effective        -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector history          -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector sync             -f ISVC.yaml --dry-run client --yes [--context CTX] [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector admit            -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
@@ -33,8 +38,8 @@ a missing or unreadable manifest path, with ``--strict`` any rejected manifest o
 file, an object the service rejects, an unreachable server). Errors go to stderr as
 ``error: <message>``; no traceback. (``kubectl ome runtime`` itself, reference/kubectl-ome/runtime.md
 "Exit codes", returns 1 for every error and never 2; ``explain`` with no runtimes at all exits 0
-as it does there.) ``tree`` keeps the page's codes: 0 when it prints a tree, 1 for every error
-(bad flags too), never 2.
+as it does there.) The commands of that page exit 1 for an error (their ``error_status``);
+``tree`` (``plain_errors``) for bad flags too, never 2, printing the service's message alone.
 
 This module is the entry point: the parser, built from ``commands.COMMANDS`` (one row per query
 command: what it reads, its request, its RPC, its renderer and exit-status rule), ``main`` and
@@ -82,8 +87,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The ``ome-selector`` argument parser: ``serve`` (``serve_cli``), then one subcommand per
     ``commands.COMMANDS`` row, in table order (select, explain, effective, admit, reconcile,
-    validate-runtime, tree). A subcommand's parser exits with its command's ``error_status`` on
-    bad flags (2; 1 for ``tree``)."""
+    validate-runtime, tree). A subcommand's parser exits with 2 on bad flags, or with its
+    command's ``error_status`` when it has ``plain_errors`` (1 for ``tree``)."""
     from ome_selector.serve_cli import add_serve_arguments, version  # imports no grpc (see serve_cli)
 
     parser = argparse.ArgumentParser(
@@ -114,7 +119,7 @@ def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Comm
         description=command.help,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub.error_status = command.error_status
+    sub.error_status = command.error_status if command.plain_errors else EXIT_ERROR
     for option in (*command.source.flags, *command.flags):
         sub.add_argument(*option.names, **option.options)
     source = sub.add_mutually_exclusive_group()
@@ -163,9 +168,9 @@ def _non_negative_float(text: str) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ome-selector`` console script (``argv`` default: ``sys.argv[1:]``);
     returns the exit status: ``EXIT_SELECTED`` (0), ``EXIT_NONE`` (1), the command's
-    ``error_status`` for an error (``EXIT_ERROR``, 2; 1 for ``tree``; also for any unexpected
-    exception, printed as one ``error:`` line), 130 on Ctrl-C. argparse itself exits with the
-    command's ``error_status`` on bad flags (2 when no command is given)."""
+    ``error_status`` for an error (``EXIT_ERROR``, 2; 1 for the kubectl-ome ones; also for any
+    unexpected exception, printed as one ``error:`` line), 130 on Ctrl-C. argparse itself exits
+    on bad flags (``build_parser``)."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the subcommand's parser, so it exits with that command's status
@@ -205,6 +210,10 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     requests = command.requests(args, err)
     ask = asker(args, command, err)
     answers = [(request, ask(request)) for request in requests]
+    for _, response in answers:
+        limit = command.limit_error(response)
+        if limit:
+            raise UsageError(limit)
     status = max(
         (EXIT_SELECTED if command.succeeded(response) else EXIT_NONE for _, response in answers), default=EXIT_SELECTED
     )

@@ -219,6 +219,7 @@ class Revision:
     ome_managed: bool  # ``ome.io/created-by: ome-controller``
     runtime: Runtime = field(repr=False, compare=False)
     full_hash: str = ""
+    hash_label: str = ""  # ``ome.io/revision-hash`` as written
 
     @property
     def short_hash(self) -> str:

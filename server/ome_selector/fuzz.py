@@ -191,6 +191,8 @@ def _seeds() -> dict[str, list[Message]]:
             selector_pb2.GetEffectiveRuntimeRequest,
             selector_pb2.AdmitInferenceServiceRequest,
             selector_pb2.ReconcileInferenceServiceRequest,
+            selector_pb2.GetRuntimeHistoryRequest,
+            selector_pb2.PlanRuntimeSyncRequest,
         ):
             seeds[cls.DESCRIPTOR.full_name].append(cls(inference_service=isvc))
     revisions = []

@@ -99,8 +99,9 @@ def _is_map(fd: Any) -> bool:
 
 
 # What the bounds walk does with a field: count a list's or map's items (and walk each message
-# item), walk a message, or measure a version.
-_LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION = range(6)
+# item), walk a message, measure a version, or measure the version of a ``modelFormat`` /
+# ``modelFramework`` (a message whose only bound is its version: no call for it).
+_LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION, _VERSION_OF = range(7)
 _PLANS: dict[str, dict[Any, int] | None] = {}  # message type -> field descriptor -> what to do
 _METADATA = types_pb2.ObjectMeta.DESCRIPTOR.full_name
 # Lists nothing reads item by item (a runner's command line is merged, hashed and copied whole):
@@ -130,7 +131,10 @@ def _plan(desc: Any) -> dict[Any, int] | None:
         elif fd.is_repeated:
             plan[fd] = _LIST_OF_MESSAGES if fd.message_type is not None and _plan(fd.message_type) != {} else _LIST
         elif fd.message_type is not None:
-            if _plan(fd.message_type) != {}:
+            sub = _plan(fd.message_type)
+            if sub is not None and list(sub.values()) == [_VERSION] and fd.message_type.full_name in _VERSIONED:
+                plan[fd] = _VERSION_OF
+            elif sub != {}:
                 plan[fd] = _MESSAGE
         elif versioned and fd.name == "version":
             plan[fd] = _VERSION
@@ -152,6 +156,9 @@ def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
             _bounded(value, f"{path}.{fd.name}", out)
         elif action == _VERSION:
             out += bounds.version(value, f"{path}.{fd.name}")
+        elif action == _VERSION_OF:
+            if len(value.version) > bounds.MAX_VERSION_LENGTH:
+                out += bounds.version(value.version, f"{path}.{fd.name}.version")
         else:
             if len(value) > bounds.MAX_LIST_ITEMS:
                 out += bounds.items(value, f"{path}.{fd.name}")
@@ -564,6 +571,7 @@ def compile_revision(message: types_pb2.ControllerRevision) -> d.Revision:
         ome_managed=meta.annotations.get(d.CREATED_BY_ANNOTATION) == d.CREATED_BY_OME,
         runtime=runtime,
         full_hash=full_hash,
+        hash_label=labels.get(d.REVISION_HASH_LABEL, ""),
     )
 
 

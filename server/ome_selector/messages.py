@@ -490,3 +490,97 @@ def moves_inference_services(names: Sequence[str]) -> str:
 
 # WatchSelections' resync event.
 RESYNC_OVERFLOW = "the watcher fell behind by more than {limit} events; the full state follows"
+
+
+# reference/kubectl-ome/runtime.md: the reports' apiVersion and kinds.
+REPORT_API_VERSION = "cli.ome.io/v1alpha1"
+EFFECTIVE_REPORT_KIND = "RuntimeEffectiveReport"
+HISTORY_REPORT_KIND = "RuntimeHistoryReport"
+
+# runtime.md, explain: "reads at most 1,000 runtimes ... With more, it fails with".
+CLI_COLLECTION_LIMIT = 1000
+COLLECTION_LIMIT_EXCEEDED = "runtime candidate snapshot exceeds the CLI collection limit"
+
+# runtime.md, effective: the view states and REASON values.
+VIEW_AVAILABLE = "Available"
+VIEW_UNAVAILABLE = "Unavailable"
+VIEW_NOT_FOUND = "NotFound"
+VIEW_DISABLED = "Disabled"
+VIEW_MALFORMED_PAYLOAD = "MalformedPayload"
+VIEW_UNREADABLE = "Unreadable"
+
+# runtime.md, effective: the ISSUE codes, in the page's table order (then history's two).
+ISSUE_CODES = (
+    "InvalidDeclaredKind",
+    "DeclaredCompatibilityMismatch",
+    "InheritanceUnavailable",
+    "LiveRuntimeUnavailable",
+    "StatusUnobserved",
+    "StatusStale",
+    "StatusInvalid",
+    "ReportedDriftConflict",
+    "ActiveRevisionUnreported",
+    "ActiveRevisionUnavailable",
+    "RevisionNotFound",
+    "RevisionUnavailable",
+    "RevisionDisabled",
+    "RevisionNotOMEManaged",
+    "RevisionSourceMismatch",
+    "RevisionHashInvalid",
+    "RevisionHashMismatch",
+    "RevisionNameMismatch",
+    "RevisionOrdinalUnexpected",
+    "RevisionPayloadNonCanonical",
+    "RevisionDataObjectPresent",
+    "RevisionPayloadMalformed",
+    "RevisionIdentityMismatch",
+    "DuplicateRevision",
+    "ConflictingRevision",
+    "DuplicateRevisionContent",
+    "RevisionHashCollision",
+    "HistoryUnavailable",
+    "HistoryTruncated",
+)
+
+
+def issue_text(code: str, revision: str = "") -> str:
+    """runtime.md, effective: ``<Code>``, or ``<Code>(<revision>)`` for a revision code."""
+    return f"{code}({revision})" if revision else code
+
+
+# runtime.md, sync, "How the action runs" (the refusals every action shares) and "Refusals".
+REFUSAL_TARGET_IDENTITY = "action refused: target identity is missing or unsafe"
+REFUSAL_TARGET_DELETING = "action refused: target is being deleted"
+REFUSAL_PLACEMENT = "action refused: placement sources and derived services cannot be mutated"
+REFUSAL_INSPECTION_BOUNDS = "action refused: safety inputs exceed inspection bounds"
+REFUSAL_MANAGED_EVIDENCE = "action refused: managed runtime sync safety evidence is unavailable or inconsistent"
+REFUSAL_ACTIVE_RUNTIME = "action refused: active runtime is unavailable, inconsistent or unbound"
+REFUSAL_CONTROLLER_EVIDENCE = "action refused: controller safety evidence is stale or inconsistent"
+REFUSAL_MAILBOX = "action refused: a rollout promote or rollback mailbox is present"
+REFUSAL_UNSAFE_VALUE = "action refused: a logical annotation value is unsafe to preview"
+
+# runtime.md, sync: the preview.
+SYNC_PREVIEW_TITLE = "ALPHA runtime sync preview (acceptance is not convergence)"
+SYNC_FRESHNESS = "Unverifiable (advisory global status)"
+SYNC_TOKEN_PREFIX = "cli-runtime-sync-"
+SYNC_PREVIEW_WARNINGS = (
+    "API acceptance is not convergence or serving-revision readiness.",
+    "Requests latest merged live runtime when controller consumes the token.",
+    "Previewed content is not locked by this annotation.",
+    "Parent CAS is not an atomic transaction across runtimes, revisions and IRs.",
+    "Global observed generation is advisory; freshness is Unverifiable.",
+    "Existing pause/freeze and lifecycle/rollout policies remain in effect.",
+)
+PAUSE_PAUSED = "Paused"
+PAUSE_FREEZE = "Freeze"
+PAUSE_NOT_RECOGNIZED = "Not recognized"
+
+# runtime.md, sync: the ActionResult.
+SYNC_ACTION = "runtime sync"
+SYNC_CLIENT_DRY_RUN = "Validated locally; no patch sent."
+SYNC_HINT = "Use -o json or -o yaml for full values."
+
+
+def sync_follow_up(name: str, namespace: str, context: str, ome_namespace: str) -> str:
+    """runtime.md, sync ActionResult ``follow-up``."""
+    return f"kubectl ome runtime effective {name} -n {namespace} --context={context} --ome-namespace={ome_namespace}"

@@ -151,20 +151,25 @@ class PinReport:
     relation: LiveRelation
     roll_forward: Choice | None
     rollback: Choice | None
+    # The pinned revision's name (``spec.runtime.revision`` for an explicit pin, else
+    # ``status.pinnedRevisionName``; empty when not pinned or not reported yet), and the revision
+    # the Active view uses (state ``Resolved`` or ``DesiredReportedMismatch``).
+    revision_name: str = ""
+    active_revision: d.Revision | None = None
+
+
+def source_matches(revision: d.Revision, runtime: str, kind: str, namespace: str) -> bool:
+    """The revision's ``ome.io/runtime-of``, ``-kind`` and ``-namespace`` labels name this runtime."""
+    return revision.owner_name == runtime and revision.owner_kind == kind and revision.owner_namespace == namespace
 
 
 def _usable(revision: d.Revision, runtime: str, kind: str, namespace: str) -> bool:
     """A revision the pin can use: written by OME (``ome.io/created-by: ome-controller``) for the
     runtime the InferenceService names (``ome.io/runtime-of``, ``-kind``, ``-namespace``)."""
-    return (
-        revision.ome_managed
-        and revision.owner_name == runtime
-        and revision.owner_kind == kind
-        and revision.owner_namespace == namespace
-    )
+    return revision.ome_managed and source_matches(revision, runtime, kind, namespace)
 
 
-def _declared(isvc: types_pb2.InferenceService) -> tuple[str, str]:
+def declared(isvc: types_pb2.InferenceService) -> tuple[str, str]:
     """(kind, namespace) of the runtime the pin declares: a ServingRuntime in the
     InferenceService's namespace when ``kind: ServingRuntime``, else a ClusterServingRuntime."""
     ref = isvc.spec.runtime
@@ -179,7 +184,7 @@ def _revision_state(
     """The state of a pin on ``revision`` (kubectl-ome runtime.md, the pin state table)."""
     if revision is None:
         return PinState.REVISION_MISSING, None
-    kind, namespace = _declared(isvc)
+    kind, namespace = declared(isvc)
     if not _usable(revision, isvc.spec.runtime.name, kind, namespace):
         return PinState.REVISION_INVALID, None
     state = PinState.RESOLVED
@@ -233,6 +238,7 @@ def report(
     availability = live_state(live)
     live_hash = live.named_hash if live is not None and availability is not Live.UNREADABLE else ""
     active: d.Revision | None = None
+    name = ""
     follows_live = False
     if availability in (Live.UNREADABLE, Live.DISABLED):
         state = PinState.UNAVAILABLE
@@ -269,6 +275,8 @@ def report(
         live_relation(live_hash, active_hash),
         roll_forward,
         rollback,
+        name,
+        active,
     )
 
 

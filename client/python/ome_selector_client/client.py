@@ -272,12 +272,53 @@ class SelectorClient:
         return self._call(self._selection.ReconcileInferenceService, request, timeout)
 
     def get_effective_runtime(
-        self, isvc: types_pb2.InferenceService, *, timeout: float | None = None
+        self,
+        isvc: types_pb2.InferenceService,
+        *,
+        ome_namespace: str = "",
+        collection_limit: int = 0,
+        timeout: float | None = None,
     ) -> selector_pb2.GetEffectiveRuntimeResponse:
-        """The Live view of ``kubectl ome runtime effective``: the runtime, its chain, and each
-        component's deployment mode and accelerator class with the rule that set them."""
-        request = selector_pb2.GetEffectiveRuntimeRequest(inference_service=isvc)
+        """``kubectl ome runtime effective``: the Live view (the runtime, its chain, each
+        component's deployment mode and accelerator class with the rule that set them), the
+        Active view (the pinned revision) and the Service rows (PIN, SYNC, STATUS, DRIFT,
+        LIVE-RELATION, ISSUE). Revisions are read in ``ome_namespace`` (default ``ome``);
+        ``collection_limit`` > 0 makes auto-selection over more runtimes ``Unavailable``."""
+        request = selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=isvc, ome_namespace=ome_namespace, collection_limit=collection_limit
+        )
         return self._call(self._selection.GetEffectiveRuntime, request, timeout)
+
+    def get_runtime_history(
+        self,
+        isvc: types_pb2.InferenceService,
+        *,
+        ome_namespace: str = "",
+        collection_limit: int = 0,
+        timeout: float | None = None,
+    ) -> selector_pb2.GetRuntimeHistoryResponse:
+        """``kubectl ome runtime history``: the revisions of the InferenceService's runtime in
+        ``ome_namespace`` (default ``ome``), newest first (at most ``collection_limit`` when > 0)."""
+        request = selector_pb2.GetRuntimeHistoryRequest(
+            inference_service=isvc, ome_namespace=ome_namespace, collection_limit=collection_limit
+        )
+        return self._call(self._selection.GetRuntimeHistory, request, timeout)
+
+    def plan_runtime_sync(
+        self,
+        isvc: types_pb2.InferenceService,
+        *,
+        ome_namespace: str = "",
+        request_id: str = "",
+        context: str = "",
+        timeout: float | None = None,
+    ) -> selector_pb2.PlanRuntimeSyncResponse:
+        """What ``kubectl ome runtime sync`` would do: the token and preview, or the refusal
+        (``refusal_message``). Nothing is changed: the caller sets the annotation."""
+        request = selector_pb2.PlanRuntimeSyncRequest(
+            inference_service=isvc, ome_namespace=ome_namespace, request_id=request_id, context=context
+        )
+        return self._call(self._selection.PlanRuntimeSync, request, timeout)
 
     def validate_serving_runtime(
         self,

@@ -31,9 +31,11 @@ type SelectionServiceClient interface {
 	// use, the `RuntimeReady` condition, the events to record, and each component's effective
 	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
 	ReconcileInferenceService(ctx context.Context, in *ReconcileInferenceServiceRequest, opts ...grpc.CallOption) (*ReconcileInferenceServiceResponse, error)
-	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
-	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+	// InferenceService uses, its inheritance chain, and per component the deployment mode and
+	// accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+	// and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+	// (reference/kubectl-ome/runtime.md, effective).
 	GetEffectiveRuntime(ctx context.Context, in *GetEffectiveRuntimeRequest, opts ...grpc.CallOption) (*GetEffectiveRuntimeResponse, error)
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
@@ -56,6 +58,14 @@ type SelectionServiceClient interface {
 	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
 	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
 	GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error)
+	// GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+	// runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+	// spec (reference/kubectl-ome/runtime.md, history).
+	GetRuntimeHistory(ctx context.Context, in *GetRuntimeHistoryRequest, opts ...grpc.CallOption) (*GetRuntimeHistoryResponse, error)
+	// PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+	// `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+	// text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
+	PlanRuntimeSync(ctx context.Context, in *PlanRuntimeSyncRequest, opts ...grpc.CallOption) (*PlanRuntimeSyncResponse, error)
 	// GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
 	// RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
 	// inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
@@ -183,6 +193,24 @@ func (c *selectionServiceClient) GetRuntimeStatus(ctx context.Context, in *GetRu
 	return out, nil
 }
 
+func (c *selectionServiceClient) GetRuntimeHistory(ctx context.Context, in *GetRuntimeHistoryRequest, opts ...grpc.CallOption) (*GetRuntimeHistoryResponse, error) {
+	out := new(GetRuntimeHistoryResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeHistory", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) PlanRuntimeSync(ctx context.Context, in *PlanRuntimeSyncRequest, opts ...grpc.CallOption) (*PlanRuntimeSyncResponse, error) {
+	out := new(PlanRuntimeSyncResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/PlanRuntimeSync", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *selectionServiceClient) GetRuntimeTree(ctx context.Context, in *GetRuntimeTreeRequest, opts ...grpc.CallOption) (*GetRuntimeTreeResponse, error) {
 	out := new(GetRuntimeTreeResponse)
 	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeTree", in, out, opts...)
@@ -210,9 +238,11 @@ type SelectionServiceServer interface {
 	// use, the `RuntimeReady` condition, the events to record, and each component's effective
 	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
 	ReconcileInferenceService(context.Context, *ReconcileInferenceServiceRequest) (*ReconcileInferenceServiceResponse, error)
-	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
-	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+	// InferenceService uses, its inheritance chain, and per component the deployment mode and
+	// accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+	// and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+	// (reference/kubectl-ome/runtime.md, effective).
 	GetEffectiveRuntime(context.Context, *GetEffectiveRuntimeRequest) (*GetEffectiveRuntimeResponse, error)
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
@@ -235,6 +265,14 @@ type SelectionServiceServer interface {
 	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
 	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
 	GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error)
+	// GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+	// runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+	// spec (reference/kubectl-ome/runtime.md, history).
+	GetRuntimeHistory(context.Context, *GetRuntimeHistoryRequest) (*GetRuntimeHistoryResponse, error)
+	// PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+	// `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+	// text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
+	PlanRuntimeSync(context.Context, *PlanRuntimeSyncRequest) (*PlanRuntimeSyncResponse, error)
 	// GetRuntimeTree backs `kubectl ome runtime tree` (reference/kubectl-ome/runtime.md, tree): the
 	// RuntimeTreeReport of a runtime, the chain of runtimes it inherits from, the runtimes that
 	// inherit from it, and the cached InferenceServices that name any of them in `spec.runtime`
@@ -281,6 +319,12 @@ func (UnimplementedSelectionServiceServer) PreviewCacheChange(context.Context, *
 }
 func (UnimplementedSelectionServiceServer) GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeStatus not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetRuntimeHistory(context.Context, *GetRuntimeHistoryRequest) (*GetRuntimeHistoryResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeHistory not implemented")
+}
+func (UnimplementedSelectionServiceServer) PlanRuntimeSync(context.Context, *PlanRuntimeSyncRequest) (*PlanRuntimeSyncResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PlanRuntimeSync not implemented")
 }
 func (UnimplementedSelectionServiceServer) GetRuntimeTree(context.Context, *GetRuntimeTreeRequest) (*GetRuntimeTreeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeTree not implemented")
@@ -463,6 +507,42 @@ func _SelectionService_GetRuntimeStatus_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_GetRuntimeHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRuntimeHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetRuntimeHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetRuntimeHistory",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetRuntimeHistory(ctx, req.(*GetRuntimeHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_PlanRuntimeSync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRuntimeSyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).PlanRuntimeSync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/PlanRuntimeSync",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).PlanRuntimeSync(ctx, req.(*PlanRuntimeSyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SelectionService_GetRuntimeTree_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRuntimeTreeRequest)
 	if err := dec(in); err != nil {
@@ -516,6 +596,14 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRuntimeStatus",
 			Handler:    _SelectionService_GetRuntimeStatus_Handler,
+		},
+		{
+			MethodName: "GetRuntimeHistory",
+			Handler:    _SelectionService_GetRuntimeHistory_Handler,
+		},
+		{
+			MethodName: "PlanRuntimeSync",
+			Handler:    _SelectionService_PlanRuntimeSync_Handler,
 		},
 		{
 			MethodName: "GetRuntimeTree",

@@ -620,6 +620,244 @@ ACCELERATOR_SOURCE_NONE_ROUTER: AcceleratorSource.ValueType  # 7
 """The router never gets a class."""
 Global___AcceleratorSource: _TypeAlias = AcceleratorSource  # noqa: Y015
 
+class _GenerationStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _GenerationStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_GenerationStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    GENERATION_STATUS_UNSPECIFIED: _GenerationStatus.ValueType  # 0
+    """Not set."""
+    GENERATION_STATUS_UNOBSERVED: _GenerationStatus.ValueType  # 1
+    """`Unobserved`: `status.observedGeneration` is not set."""
+    GENERATION_STATUS_CURRENT: _GenerationStatus.ValueType  # 2
+    """`Current`: equal."""
+    GENERATION_STATUS_STALE: _GenerationStatus.ValueType  # 3
+    """`Stale`: `status.observedGeneration` is lower."""
+    GENERATION_STATUS_INVALID: _GenerationStatus.ValueType  # 4
+    """`Invalid`: `status.observedGeneration` is higher."""
+
+class GenerationStatus(_GenerationStatus, metaclass=_GenerationStatusEnumTypeWrapper):
+    """GenerationStatus: `status.observedGeneration` against `metadata.generation` (effective STATUS)."""
+
+GENERATION_STATUS_UNSPECIFIED: GenerationStatus.ValueType  # 0
+"""Not set."""
+GENERATION_STATUS_UNOBSERVED: GenerationStatus.ValueType  # 1
+"""`Unobserved`: `status.observedGeneration` is not set."""
+GENERATION_STATUS_CURRENT: GenerationStatus.ValueType  # 2
+"""`Current`: equal."""
+GENERATION_STATUS_STALE: GenerationStatus.ValueType  # 3
+"""`Stale`: `status.observedGeneration` is lower."""
+GENERATION_STATUS_INVALID: GenerationStatus.ValueType  # 4
+"""`Invalid`: `status.observedGeneration` is higher."""
+Global___GenerationStatus: _TypeAlias = GenerationStatus  # noqa: Y015
+
+class _DriftState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DriftStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DriftState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRIFT_STATE_UNSPECIFIED: _DriftState.ValueType  # 0
+    """Not set."""
+    DRIFT_STATE_NOT_REPORTED: _DriftState.ValueType  # 1
+    """`NotReported`: no RuntimeDrifted condition."""
+    DRIFT_STATE_REPORTED_TRUE: _DriftState.ValueType  # 2
+    """`ReportedTrue`: status `True`."""
+    DRIFT_STATE_REPORTED_FALSE: _DriftState.ValueType  # 3
+    """`ReportedFalse`: status `False`."""
+    DRIFT_STATE_REPORTED_UNKNOWN: _DriftState.ValueType  # 4
+    """`ReportedUnknown`: status `Unknown`."""
+    DRIFT_STATE_MALFORMED: _DriftState.ValueType  # 5
+    """`Malformed`: another status, or the condition more than once (then no cause)."""
+
+class DriftState(_DriftState, metaclass=_DriftStateEnumTypeWrapper):
+    """DriftState: the InferenceService's `RuntimeDrifted` condition (effective DRIFT, the state)."""
+
+DRIFT_STATE_UNSPECIFIED: DriftState.ValueType  # 0
+"""Not set."""
+DRIFT_STATE_NOT_REPORTED: DriftState.ValueType  # 1
+"""`NotReported`: no RuntimeDrifted condition."""
+DRIFT_STATE_REPORTED_TRUE: DriftState.ValueType  # 2
+"""`ReportedTrue`: status `True`."""
+DRIFT_STATE_REPORTED_FALSE: DriftState.ValueType  # 3
+"""`ReportedFalse`: status `False`."""
+DRIFT_STATE_REPORTED_UNKNOWN: DriftState.ValueType  # 4
+"""`ReportedUnknown`: status `Unknown`."""
+DRIFT_STATE_MALFORMED: DriftState.ValueType  # 5
+"""`Malformed`: another status, or the condition more than once (then no cause)."""
+Global___DriftState: _TypeAlias = DriftState  # noqa: Y015
+
+class _DriftCause:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DriftCauseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DriftCause.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRIFT_CAUSE_UNSPECIFIED: _DriftCause.ValueType  # 0
+    """No cause (not reported, or the condition appears more than once)."""
+    DRIFT_CAUSE_REVISION_MISMATCH: _DriftCause.ValueType  # 1
+    """`RevisionMismatch`."""
+    DRIFT_CAUSE_REVISION_MISSING: _DriftCause.ValueType  # 2
+    """`RevisionMissing`."""
+    DRIFT_CAUSE_SOURCE_RUNTIME_MISSING: _DriftCause.ValueType  # 3
+    """`SourceRuntimeMissing`."""
+    DRIFT_CAUSE_RUNTIME_MISMATCH: _DriftCause.ValueType  # 4
+    """`RuntimeMismatch`."""
+    DRIFT_CAUSE_OTHER: _DriftCause.ValueType  # 5
+    """`Other`: an empty or unknown reason."""
+
+class DriftCause(_DriftCause, metaclass=_DriftCauseEnumTypeWrapper):
+    """DriftCause: the condition's reason (effective DRIFT, the cause)."""
+
+DRIFT_CAUSE_UNSPECIFIED: DriftCause.ValueType  # 0
+"""No cause (not reported, or the condition appears more than once)."""
+DRIFT_CAUSE_REVISION_MISMATCH: DriftCause.ValueType  # 1
+"""`RevisionMismatch`."""
+DRIFT_CAUSE_REVISION_MISSING: DriftCause.ValueType  # 2
+"""`RevisionMissing`."""
+DRIFT_CAUSE_SOURCE_RUNTIME_MISSING: DriftCause.ValueType  # 3
+"""`SourceRuntimeMissing`."""
+DRIFT_CAUSE_RUNTIME_MISMATCH: DriftCause.ValueType  # 4
+"""`RuntimeMismatch`."""
+DRIFT_CAUSE_OTHER: DriftCause.ValueType  # 5
+"""`Other`: an empty or unknown reason."""
+Global___DriftCause: _TypeAlias = DriftCause  # noqa: Y015
+
+class _IssueCode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _IssueCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_IssueCode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ISSUE_CODE_UNSPECIFIED: _IssueCode.ValueType  # 0
+    """Not set."""
+    ISSUE_CODE_INVALID_DECLARED_KIND: _IssueCode.ValueType  # 1
+    """`spec.runtime.kind` is not `ServingRuntime` or `ClusterServingRuntime`."""
+    ISSUE_CODE_DECLARED_COMPATIBILITY_MISMATCH: _IssueCode.ValueType  # 2
+    """A named runtime followed live fails OME's checks for the model."""
+    ISSUE_CODE_INHERITANCE_UNAVAILABLE: _IssueCode.ValueType  # 3
+    """The runtime's inheritance chain does not resolve."""
+    ISSUE_CODE_LIVE_RUNTIME_UNAVAILABLE: _IssueCode.ValueType  # 4
+    """The live runtime is missing, disabled or unreadable."""
+    ISSUE_CODE_STATUS_UNOBSERVED: _IssueCode.ValueType  # 5
+    """STATUS is `Unobserved`."""
+    ISSUE_CODE_STATUS_STALE: _IssueCode.ValueType  # 6
+    """STATUS is `Stale`."""
+    ISSUE_CODE_STATUS_INVALID: _IssueCode.ValueType  # 7
+    """STATUS is `Invalid`."""
+    ISSUE_CODE_REPORTED_DRIFT_CONFLICT: _IssueCode.ValueType  # 8
+    """DRIFT is `Malformed`."""
+    ISSUE_CODE_ACTIVE_REVISION_UNREPORTED: _IssueCode.ValueType  # 9
+    """The pin state is `AwaitingPin`."""
+    ISSUE_CODE_ACTIVE_REVISION_UNAVAILABLE: _IssueCode.ValueType  # 10
+    """Pinned, and the Active view is `Unavailable`."""
+    ISSUE_CODE_REVISION_NOT_FOUND: _IssueCode.ValueType  # 11
+    """A revision does not exist."""
+    ISSUE_CODE_REVISION_UNAVAILABLE: _IssueCode.ValueType  # 12
+    """A revision could not be read."""
+    ISSUE_CODE_REVISION_DISABLED: _IssueCode.ValueType  # 13
+    """A revision's spec is disabled."""
+    ISSUE_CODE_REVISION_NOT_OME_MANAGED: _IssueCode.ValueType  # 14
+    """A revision was not created by OME (`ome.io/created-by: ome-controller`)."""
+    ISSUE_CODE_REVISION_SOURCE_MISMATCH: _IssueCode.ValueType  # 15
+    """A revision belongs to another runtime (its `ome.io/runtime-of*` labels)."""
+    ISSUE_CODE_REVISION_HASH_INVALID: _IssueCode.ValueType  # 16
+    """A revision's `ome.io/revision-hash` label is not 8 lowercase hex digits."""
+    ISSUE_CODE_REVISION_HASH_MISMATCH: _IssueCode.ValueType  # 17
+    """A revision's hash label does not match its spec."""
+    ISSUE_CODE_REVISION_NAME_MISMATCH: _IssueCode.ValueType  # 18
+    """A revision's name is not the one OME derives from its runtime and hash label."""
+    ISSUE_CODE_REVISION_ORDINAL_UNEXPECTED: _IssueCode.ValueType  # 19
+    """A revision's number is not 1."""
+    ISSUE_CODE_REVISION_PAYLOAD_NON_CANONICAL: _IssueCode.ValueType  # 20
+    """A revision's stored spec is not in the form OME writes."""
+    ISSUE_CODE_REVISION_DATA_OBJECT_PRESENT: _IssueCode.ValueType  # 21
+    """A revision has a `data` object beside its spec."""
+    ISSUE_CODE_REVISION_PAYLOAD_MALFORMED: _IssueCode.ValueType  # 22
+    """A revision's stored spec does not parse."""
+    ISSUE_CODE_REVISION_IDENTITY_MISMATCH: _IssueCode.ValueType  # 23
+    """The API server returned another revision than the one asked for."""
+    ISSUE_CODE_DUPLICATE_REVISION: _IssueCode.ValueType  # 24
+    """The same revision more than once."""
+    ISSUE_CODE_CONFLICTING_REVISION: _IssueCode.ValueType  # 25
+    """Two different revisions with the same name."""
+    ISSUE_CODE_DUPLICATE_REVISION_CONTENT: _IssueCode.ValueType  # 26
+    """Two revisions of the runtime hold the same spec."""
+    ISSUE_CODE_REVISION_HASH_COLLISION: _IssueCode.ValueType  # 27
+    """Two revisions of the runtime hold different specs with the same short hash."""
+    ISSUE_CODE_HISTORY_UNAVAILABLE: _IssueCode.ValueType  # 28
+    """history: the revision list failed (no runtime name to list by)."""
+    ISSUE_CODE_HISTORY_TRUNCATED: _IssueCode.ValueType  # 29
+    """history: more revisions than the collection limit."""
+
+class IssueCode(_IssueCode, metaclass=_IssueCodeEnumTypeWrapper):
+    """IssueCode: the ISSUE codes of `kubectl ome runtime effective` and the report issues of
+    `history` (reference/kubectl-ome/runtime.md); the label is the code in CamelCase.
+    """
+
+ISSUE_CODE_UNSPECIFIED: IssueCode.ValueType  # 0
+"""Not set."""
+ISSUE_CODE_INVALID_DECLARED_KIND: IssueCode.ValueType  # 1
+"""`spec.runtime.kind` is not `ServingRuntime` or `ClusterServingRuntime`."""
+ISSUE_CODE_DECLARED_COMPATIBILITY_MISMATCH: IssueCode.ValueType  # 2
+"""A named runtime followed live fails OME's checks for the model."""
+ISSUE_CODE_INHERITANCE_UNAVAILABLE: IssueCode.ValueType  # 3
+"""The runtime's inheritance chain does not resolve."""
+ISSUE_CODE_LIVE_RUNTIME_UNAVAILABLE: IssueCode.ValueType  # 4
+"""The live runtime is missing, disabled or unreadable."""
+ISSUE_CODE_STATUS_UNOBSERVED: IssueCode.ValueType  # 5
+"""STATUS is `Unobserved`."""
+ISSUE_CODE_STATUS_STALE: IssueCode.ValueType  # 6
+"""STATUS is `Stale`."""
+ISSUE_CODE_STATUS_INVALID: IssueCode.ValueType  # 7
+"""STATUS is `Invalid`."""
+ISSUE_CODE_REPORTED_DRIFT_CONFLICT: IssueCode.ValueType  # 8
+"""DRIFT is `Malformed`."""
+ISSUE_CODE_ACTIVE_REVISION_UNREPORTED: IssueCode.ValueType  # 9
+"""The pin state is `AwaitingPin`."""
+ISSUE_CODE_ACTIVE_REVISION_UNAVAILABLE: IssueCode.ValueType  # 10
+"""Pinned, and the Active view is `Unavailable`."""
+ISSUE_CODE_REVISION_NOT_FOUND: IssueCode.ValueType  # 11
+"""A revision does not exist."""
+ISSUE_CODE_REVISION_UNAVAILABLE: IssueCode.ValueType  # 12
+"""A revision could not be read."""
+ISSUE_CODE_REVISION_DISABLED: IssueCode.ValueType  # 13
+"""A revision's spec is disabled."""
+ISSUE_CODE_REVISION_NOT_OME_MANAGED: IssueCode.ValueType  # 14
+"""A revision was not created by OME (`ome.io/created-by: ome-controller`)."""
+ISSUE_CODE_REVISION_SOURCE_MISMATCH: IssueCode.ValueType  # 15
+"""A revision belongs to another runtime (its `ome.io/runtime-of*` labels)."""
+ISSUE_CODE_REVISION_HASH_INVALID: IssueCode.ValueType  # 16
+"""A revision's `ome.io/revision-hash` label is not 8 lowercase hex digits."""
+ISSUE_CODE_REVISION_HASH_MISMATCH: IssueCode.ValueType  # 17
+"""A revision's hash label does not match its spec."""
+ISSUE_CODE_REVISION_NAME_MISMATCH: IssueCode.ValueType  # 18
+"""A revision's name is not the one OME derives from its runtime and hash label."""
+ISSUE_CODE_REVISION_ORDINAL_UNEXPECTED: IssueCode.ValueType  # 19
+"""A revision's number is not 1."""
+ISSUE_CODE_REVISION_PAYLOAD_NON_CANONICAL: IssueCode.ValueType  # 20
+"""A revision's stored spec is not in the form OME writes."""
+ISSUE_CODE_REVISION_DATA_OBJECT_PRESENT: IssueCode.ValueType  # 21
+"""A revision has a `data` object beside its spec."""
+ISSUE_CODE_REVISION_PAYLOAD_MALFORMED: IssueCode.ValueType  # 22
+"""A revision's stored spec does not parse."""
+ISSUE_CODE_REVISION_IDENTITY_MISMATCH: IssueCode.ValueType  # 23
+"""The API server returned another revision than the one asked for."""
+ISSUE_CODE_DUPLICATE_REVISION: IssueCode.ValueType  # 24
+"""The same revision more than once."""
+ISSUE_CODE_CONFLICTING_REVISION: IssueCode.ValueType  # 25
+"""Two different revisions with the same name."""
+ISSUE_CODE_DUPLICATE_REVISION_CONTENT: IssueCode.ValueType  # 26
+"""Two revisions of the runtime hold the same spec."""
+ISSUE_CODE_REVISION_HASH_COLLISION: IssueCode.ValueType  # 27
+"""Two revisions of the runtime hold different specs with the same short hash."""
+ISSUE_CODE_HISTORY_UNAVAILABLE: IssueCode.ValueType  # 28
+"""history: the revision list failed (no runtime name to list by)."""
+ISSUE_CODE_HISTORY_TRUNCATED: IssueCode.ValueType  # 29
+"""history: more revisions than the collection limit."""
+Global___IssueCode: _TypeAlias = IssueCode  # noqa: Y015
+
 class _ChangeStep:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -671,6 +909,202 @@ CHANGE_STEP_NAMED_RUNTIME: ChangeStep.ValueType  # 8
 CHANGE_STEP_CONFIGURATION: ChangeStep.ValueType  # 9
 """The same runtime (or none); the condition's message, the warnings or the components differ."""
 Global___ChangeStep: _TypeAlias = ChangeStep  # noqa: Y015
+
+class _HistoryObservation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HistoryObservationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HistoryObservation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HISTORY_OBSERVATION_UNSPECIFIED: _HistoryObservation.ValueType  # 0
+    """Not set."""
+    HISTORY_OBSERVATION_COMPLETE: _HistoryObservation.ValueType  # 1
+    """`Complete`."""
+    HISTORY_OBSERVATION_PARTIAL: _HistoryObservation.ValueType  # 2
+    """`Partial`: truncated at the collection limit."""
+    HISTORY_OBSERVATION_UNAVAILABLE: _HistoryObservation.ValueType  # 3
+    """`Unavailable`: no list (no runtime name)."""
+
+class HistoryObservation(_HistoryObservation, metaclass=_HistoryObservationEnumTypeWrapper):
+    """HistoryObservation: OBS of WINDOW (`C`, `P`, `U`)."""
+
+HISTORY_OBSERVATION_UNSPECIFIED: HistoryObservation.ValueType  # 0
+"""Not set."""
+HISTORY_OBSERVATION_COMPLETE: HistoryObservation.ValueType  # 1
+"""`Complete`."""
+HISTORY_OBSERVATION_PARTIAL: HistoryObservation.ValueType  # 2
+"""`Partial`: truncated at the collection limit."""
+HISTORY_OBSERVATION_UNAVAILABLE: HistoryObservation.ValueType  # 3
+"""`Unavailable`: no list (no runtime name)."""
+Global___HistoryObservation: _TypeAlias = HistoryObservation  # noqa: Y015
+
+class _HistoryCompleteness:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HistoryCompletenessEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HistoryCompleteness.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HISTORY_COMPLETENESS_UNSPECIFIED: _HistoryCompleteness.ValueType  # 0
+    """Not set."""
+    HISTORY_COMPLETENESS_RETENTION_BOUNDED: _HistoryCompleteness.ValueType  # 1
+    """`RetentionBounded`: complete within what OME keeps."""
+    HISTORY_COMPLETENESS_INCOMPLETE: _HistoryCompleteness.ValueType  # 2
+    """`Incomplete`."""
+
+class HistoryCompleteness(_HistoryCompleteness, metaclass=_HistoryCompletenessEnumTypeWrapper):
+    """HistoryCompleteness: BOUND of WINDOW (`B`, `I`)."""
+
+HISTORY_COMPLETENESS_UNSPECIFIED: HistoryCompleteness.ValueType  # 0
+"""Not set."""
+HISTORY_COMPLETENESS_RETENTION_BOUNDED: HistoryCompleteness.ValueType  # 1
+"""`RetentionBounded`: complete within what OME keeps."""
+HISTORY_COMPLETENESS_INCOMPLETE: HistoryCompleteness.ValueType  # 2
+"""`Incomplete`."""
+Global___HistoryCompleteness: _TypeAlias = HistoryCompleteness  # noqa: Y015
+
+class _RevisionRole:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionRoleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionRole.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_ROLE_UNSPECIFIED: _RevisionRole.ValueType  # 0
+    """Not set."""
+    REVISION_ROLE_ACTIVE: _RevisionRole.ValueType  # 1
+    """`Active`: the Active view."""
+    REVISION_ROLE_REQUESTED: _RevisionRole.ValueType  # 2
+    """`Requested`: `spec.runtime.revision` names it."""
+    REVISION_ROLE_REPORTED: _RevisionRole.ValueType  # 3
+    """`Reported`: `status.pinnedRevisionName` names it."""
+    REVISION_ROLE_HISTORY: _RevisionRole.ValueType  # 4
+    """`History`: every listed revision."""
+
+class RevisionRole(_RevisionRole, metaclass=_RevisionRoleEnumTypeWrapper):
+    """RevisionRole: ROLES (`A`, `Q`, `R`, `H`)."""
+
+REVISION_ROLE_UNSPECIFIED: RevisionRole.ValueType  # 0
+"""Not set."""
+REVISION_ROLE_ACTIVE: RevisionRole.ValueType  # 1
+"""`Active`: the Active view."""
+REVISION_ROLE_REQUESTED: RevisionRole.ValueType  # 2
+"""`Requested`: `spec.runtime.revision` names it."""
+REVISION_ROLE_REPORTED: RevisionRole.ValueType  # 3
+"""`Reported`: `status.pinnedRevisionName` names it."""
+REVISION_ROLE_HISTORY: RevisionRole.ValueType  # 4
+"""`History`: every listed revision."""
+Global___RevisionRole: _TypeAlias = RevisionRole  # noqa: Y015
+
+class _RevisionConsistency:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionConsistencyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionConsistency.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_CONSISTENCY_UNSPECIFIED: _RevisionConsistency.ValueType  # 0
+    """Not set."""
+    REVISION_CONSISTENCY_CONSISTENT: _RevisionConsistency.ValueType  # 1
+    """`Consistent` with what OME writes."""
+    REVISION_CONSISTENCY_INCONSISTENT: _RevisionConsistency.ValueType  # 2
+    """`Inconsistent`."""
+    REVISION_CONSISTENCY_UNKNOWN: _RevisionConsistency.ValueType  # 3
+    """`Unknown`."""
+
+class RevisionConsistency(_RevisionConsistency, metaclass=_RevisionConsistencyEnumTypeWrapper):
+    """RevisionConsistency: CHECK (`OK`, `BAD`, `?`)."""
+
+REVISION_CONSISTENCY_UNSPECIFIED: RevisionConsistency.ValueType  # 0
+"""Not set."""
+REVISION_CONSISTENCY_CONSISTENT: RevisionConsistency.ValueType  # 1
+"""`Consistent` with what OME writes."""
+REVISION_CONSISTENCY_INCONSISTENT: RevisionConsistency.ValueType  # 2
+"""`Inconsistent`."""
+REVISION_CONSISTENCY_UNKNOWN: RevisionConsistency.ValueType  # 3
+"""`Unknown`."""
+Global___RevisionConsistency: _TypeAlias = RevisionConsistency  # noqa: Y015
+
+class _RevisionRelation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionRelationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionRelation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_RELATION_UNSPECIFIED: _RevisionRelation.ValueType  # 0
+    """Not set."""
+    REVISION_RELATION_MATCHES_LIVE: _RevisionRelation.ValueType  # 1
+    """`MatchesLive`: it holds the live spec."""
+    REVISION_RELATION_DIFFERS_FROM_LIVE: _RevisionRelation.ValueType  # 2
+    """`DiffersFromLive`."""
+    REVISION_RELATION_AMBIGUOUS_LIVE: _RevisionRelation.ValueType  # 3
+    """`AmbiguousLive`: only the short hash matches."""
+    REVISION_RELATION_UNKNOWN: _RevisionRelation.ValueType  # 4
+    """`Unknown`: no live hash."""
+
+class RevisionRelation(_RevisionRelation, metaclass=_RevisionRelationEnumTypeWrapper):
+    """RevisionRelation: LIVE (`MATCH`, `DIFF`, `AMB`, `?`)."""
+
+REVISION_RELATION_UNSPECIFIED: RevisionRelation.ValueType  # 0
+"""Not set."""
+REVISION_RELATION_MATCHES_LIVE: RevisionRelation.ValueType  # 1
+"""`MatchesLive`: it holds the live spec."""
+REVISION_RELATION_DIFFERS_FROM_LIVE: RevisionRelation.ValueType  # 2
+"""`DiffersFromLive`."""
+REVISION_RELATION_AMBIGUOUS_LIVE: RevisionRelation.ValueType  # 3
+"""`AmbiguousLive`: only the short hash matches."""
+REVISION_RELATION_UNKNOWN: RevisionRelation.ValueType  # 4
+"""`Unknown`: no live hash."""
+Global___RevisionRelation: _TypeAlias = RevisionRelation  # noqa: Y015
+
+class _SyncRefusal:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SyncRefusalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SyncRefusal.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SYNC_REFUSAL_UNSPECIFIED: _SyncRefusal.ValueType  # 0
+    """Not refused."""
+    SYNC_REFUSAL_TARGET_IDENTITY: _SyncRefusal.ValueType  # 1
+    """`action refused: target identity is missing or unsafe`."""
+    SYNC_REFUSAL_TARGET_DELETING: _SyncRefusal.ValueType  # 2
+    """`action refused: target is being deleted` (not modelled: ObjectMeta has no deletionTimestamp)."""
+    SYNC_REFUSAL_PLACEMENT: _SyncRefusal.ValueType  # 3
+    """`action refused: placement sources and derived services cannot be mutated`."""
+    SYNC_REFUSAL_INSPECTION_BOUNDS: _SyncRefusal.ValueType  # 4
+    """`action refused: safety inputs exceed inspection bounds`."""
+    SYNC_REFUSAL_MANAGED_EVIDENCE: _SyncRefusal.ValueType  # 5
+    """`action refused: managed runtime sync safety evidence is unavailable or inconsistent`."""
+    SYNC_REFUSAL_ACTIVE_RUNTIME: _SyncRefusal.ValueType  # 6
+    """`action refused: active runtime is unavailable, inconsistent or unbound`."""
+    SYNC_REFUSAL_CONTROLLER_EVIDENCE: _SyncRefusal.ValueType  # 7
+    """`action refused: controller safety evidence is stale or inconsistent`."""
+    SYNC_REFUSAL_MAILBOX: _SyncRefusal.ValueType  # 8
+    """`action refused: a rollout promote or rollback mailbox is present`."""
+    SYNC_REFUSAL_UNSAFE_VALUE: _SyncRefusal.ValueType  # 9
+    """`action refused: a logical annotation value is unsafe to preview`."""
+
+class SyncRefusal(_SyncRefusal, metaclass=_SyncRefusalEnumTypeWrapper):
+    """SyncRefusal: why `sync` refuses (runtime.md, "How the action runs" and "Refusals")."""
+
+SYNC_REFUSAL_UNSPECIFIED: SyncRefusal.ValueType  # 0
+"""Not refused."""
+SYNC_REFUSAL_TARGET_IDENTITY: SyncRefusal.ValueType  # 1
+"""`action refused: target identity is missing or unsafe`."""
+SYNC_REFUSAL_TARGET_DELETING: SyncRefusal.ValueType  # 2
+"""`action refused: target is being deleted` (not modelled: ObjectMeta has no deletionTimestamp)."""
+SYNC_REFUSAL_PLACEMENT: SyncRefusal.ValueType  # 3
+"""`action refused: placement sources and derived services cannot be mutated`."""
+SYNC_REFUSAL_INSPECTION_BOUNDS: SyncRefusal.ValueType  # 4
+"""`action refused: safety inputs exceed inspection bounds`."""
+SYNC_REFUSAL_MANAGED_EVIDENCE: SyncRefusal.ValueType  # 5
+"""`action refused: managed runtime sync safety evidence is unavailable or inconsistent`."""
+SYNC_REFUSAL_ACTIVE_RUNTIME: SyncRefusal.ValueType  # 6
+"""`action refused: active runtime is unavailable, inconsistent or unbound`."""
+SYNC_REFUSAL_CONTROLLER_EVIDENCE: SyncRefusal.ValueType  # 7
+"""`action refused: controller safety evidence is stale or inconsistent`."""
+SYNC_REFUSAL_MAILBOX: SyncRefusal.ValueType  # 8
+"""`action refused: a rollout promote or rollback mailbox is present`."""
+SYNC_REFUSAL_UNSAFE_VALUE: SyncRefusal.ValueType  # 9
+"""`action refused: a logical annotation value is unsafe to preview`."""
+Global___SyncRefusal: _TypeAlias = SyncRefusal  # noqa: Y015
 
 class _RuntimeTreeContextScope:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -2067,18 +2501,31 @@ class GetEffectiveRuntimeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    COLLECTION_LIMIT_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`, a default install's."""
+    collection_limit: _builtins.int
+    """Auto-selection reads at most this many runtimes in scope (the namespace's ServingRuntimes
+    and the ClusterServingRuntimes); beyond it the Live view is `Unavailable` (reason
+    `Unreadable`). 0 means no limit; the CLI sends 1000, kubectl-ome's collection limit.
+    """
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
-        """The InferenceService."""
+        """The InferenceService, with its status as stored (`status.pinnedRevisionName`,
+        `status.lastRuntimeSyncToken`, `status.observedGeneration`, the `RuntimeDrifted` condition).
+        """
 
     def __init__(
         self,
         *,
         inference_service: _types_pb2.InferenceService | None = ...,
+        ome_namespace: _builtins.str = ...,
+        collection_limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["collection_limit", b"collection_limit", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2100,6 +2547,11 @@ class GetEffectiveRuntimeResponse(_message.Message):
     COMPONENTS_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
     INHERITANCE_REASON_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    ACTIVE_FIELD_NUMBER: _builtins.int
+    SERVICE_FIELD_NUMBER: _builtins.int
+    API_VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """`Available` or `Unavailable`."""
     reason: _builtins.str
@@ -2118,6 +2570,12 @@ class GetEffectiveRuntimeResponse(_message.Message):
     """Why the chain does not resolve, as `explain --with-effective` shows it: `NotFound` (the
     runtime or a parent is missing), `Cycle` or `MaxDepthExceeded`.
     """
+    hash: _builtins.str
+    """Live HASH: the short hash of the Live view's merged spec; empty when Unavailable."""
+    api_version: _builtins.str
+    """`cli.ome.io/v1alpha1`, as kubectl-ome's report."""
+    kind: _builtins.str
+    """`RuntimeEffectiveReport`."""
     @_builtins.property
     def runtime_ref(self) -> Global___RuntimeRef:
         """The same runtime, structured."""
@@ -2132,6 +2590,14 @@ class GetEffectiveRuntimeResponse(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
         """Each component the InferenceService declares."""
 
+    @_builtins.property
+    def active(self) -> Global___EffectiveView:
+        """The Active view: the runtime spec the InferenceService is meant to run."""
+
+    @_builtins.property
+    def service(self) -> Global___EffectiveService:
+        """The Service rows: PIN, SYNC, STATUS, DRIFT, LIVE-RELATION and the ISSUE codes."""
+
     def __init__(
         self,
         *,
@@ -2145,14 +2611,151 @@ class GetEffectiveRuntimeResponse(_message.Message):
         components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
         cache_version: _builtins.str = ...,
         inheritance_reason: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        active: Global___EffectiveView | None = ...,
+        service: Global___EffectiveService | None = ...,
+        api_version: _builtins.str = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "runtime_ref", b"runtime_ref", "service", b"service"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "inheritance_reason", b"inheritance_reason", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "api_version", b"api_version", "cache_version", b"cache_version", "components", b"components", "hash", b"hash", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "inheritance_reason", b"inheritance_reason", "kind", b"kind", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "service", b"service", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetEffectiveRuntimeResponse: _TypeAlias = GetEffectiveRuntimeResponse  # noqa: Y015
+
+@_typing.final
+class EffectiveView(_message.Message):
+    """EffectiveView: the Active view of `kubectl ome runtime effective`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    RUNTIME_REF_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    COMPONENTS_FIELD_NUMBER: _builtins.int
+    state: _builtins.str
+    """`Available` or `Unavailable`."""
+    reason: _builtins.str
+    """Why it is `Unavailable`: `NotFound`, `Disabled`, `MalformedPayload` or `Unreadable`."""
+    runtime: _builtins.str
+    """The runtime as `CSR/<name>` or `SR/<namespace>/<name>`."""
+    revision: _builtins.str
+    """The revision the InferenceService is pinned to; empty when it follows the live runtime."""
+    hash: _builtins.str
+    """Short hash of the view's spec."""
+    @_builtins.property
+    def runtime_ref(self) -> Global___RuntimeRef:
+        """The same runtime, structured."""
+
+    @_builtins.property
+    def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
+        """Each component the InferenceService declares, rendered from the view's spec."""
+
+    def __init__(
+        self,
+        *,
+        state: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        runtime: _builtins.str = ...,
+        runtime_ref: Global___RuntimeRef | None = ...,
+        revision: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "hash", b"hash", "reason", b"reason", "revision", b"revision", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EffectiveView: _TypeAlias = EffectiveView  # noqa: Y015
+
+@_typing.final
+class Issue(_message.Message):
+    """Issue: one ISSUE row."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    code: Global___IssueCode.ValueType
+    """The code."""
+    revision: _builtins.str
+    """The revision a revision code is about; empty for the others."""
+    text: _builtins.str
+    """As kubectl-ome prints it: `<Code>` or `<Code>(<revision>)`."""
+    def __init__(
+        self,
+        *,
+        code: Global___IssueCode.ValueType = ...,
+        revision: _builtins.str = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "revision", b"revision", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Issue: _TypeAlias = Issue  # noqa: Y015
+
+@_typing.final
+class EffectiveService(_message.Message):
+    """EffectiveService: the Service rows of `kubectl ome runtime effective`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PIN_MODE_FIELD_NUMBER: _builtins.int
+    PIN_STATE_FIELD_NUMBER: _builtins.int
+    SYNC_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    DRIFT_STATE_FIELD_NUMBER: _builtins.int
+    DRIFT_CAUSE_FIELD_NUMBER: _builtins.int
+    LIVE_RELATION_FIELD_NUMBER: _builtins.int
+    ISSUES_FIELD_NUMBER: _builtins.int
+    pin_mode: Global___PinMode.ValueType
+    """PIN's mode."""
+    pin_state: Global___PinState.ValueType
+    """PIN's state."""
+    sync: Global___SyncState.ValueType
+    """SYNC."""
+    status: Global___GenerationStatus.ValueType
+    """STATUS."""
+    drift_state: Global___DriftState.ValueType
+    """DRIFT's state."""
+    drift_cause: Global___DriftCause.ValueType
+    """DRIFT's cause; UNSPECIFIED when none."""
+    live_relation: Global___LiveRelation.ValueType
+    """LIVE-RELATION."""
+    @_builtins.property
+    def issues(self) -> _containers.RepeatedCompositeFieldContainer[Global___Issue]:
+        """ISSUE rows, in the page's table order."""
+
+    def __init__(
+        self,
+        *,
+        pin_mode: Global___PinMode.ValueType = ...,
+        pin_state: Global___PinState.ValueType = ...,
+        sync: Global___SyncState.ValueType = ...,
+        status: Global___GenerationStatus.ValueType = ...,
+        drift_state: Global___DriftState.ValueType = ...,
+        drift_cause: Global___DriftCause.ValueType = ...,
+        live_relation: Global___LiveRelation.ValueType = ...,
+        issues: _abc.Iterable[Global___Issue] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["drift_cause", b"drift_cause", "drift_state", b"drift_state", "issues", b"issues", "live_relation", b"live_relation", "pin_mode", b"pin_mode", "pin_state", b"pin_state", "status", b"status", "sync", b"sync"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EffectiveService: _TypeAlias = EffectiveService  # noqa: Y015
 
 @_typing.final
 class ValidateServingRuntimeRequest(_message.Message):
@@ -2779,6 +3382,338 @@ class GetRuntimeStatusResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetRuntimeStatusResponse: _TypeAlias = GetRuntimeStatusResponse  # noqa: Y015
+
+@_typing.final
+class GetRuntimeHistoryRequest(_message.Message):
+    """GetRuntimeHistoryRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    COLLECTION_LIMIT_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`."""
+    collection_limit: _builtins.int
+    """At most this many revisions are listed (newest first) and this many runtimes read for
+    auto-selection; 0 means no limit. The CLI sends 1000, kubectl-ome's limit.
+    """
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService, with its status as stored."""
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+        ome_namespace: _builtins.str = ...,
+        collection_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["collection_limit", b"collection_limit", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeHistoryRequest: _TypeAlias = GetRuntimeHistoryRequest  # noqa: Y015
+
+@_typing.final
+class HistoryRevision(_message.Message):
+    """HistoryRevision: one revision of the history."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    ROLES_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_FIELD_NUMBER: _builtins.int
+    RELATION_FIELD_NUMBER: _builtins.int
+    ISSUES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Its name."""
+    created: _builtins.str
+    """Its creation time, RFC 3339 (`2026-09-20T14:30:00Z`); empty when unknown."""
+    hash: _builtins.str
+    """Short hash of the spec it holds."""
+    consistency: Global___RevisionConsistency.ValueType
+    """CHECK."""
+    relation: Global___RevisionRelation.ValueType
+    """LIVE."""
+    @_builtins.property
+    def roles(self) -> _containers.RepeatedScalarFieldContainer[Global___RevisionRole.ValueType]:
+        """Its roles, in the order A, Q, R, H."""
+
+    @_builtins.property
+    def source(self) -> Global___RuntimeRef:
+        """The runtime its `ome.io/runtime-of*` labels name."""
+
+    @_builtins.property
+    def issues(self) -> _containers.RepeatedCompositeFieldContainer[Global___Issue]:
+        """Its issues (the revision codes of effective)."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        created: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        roles: _abc.Iterable[Global___RevisionRole.ValueType] | None = ...,
+        source: Global___RuntimeRef | None = ...,
+        consistency: Global___RevisionConsistency.ValueType = ...,
+        relation: Global___RevisionRelation.ValueType = ...,
+        issues: _abc.Iterable[Global___Issue] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency", b"consistency", "created", b"created", "hash", b"hash", "issues", b"issues", "name", b"name", "relation", b"relation", "roles", b"roles", "source", b"source"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HistoryRevision: _TypeAlias = HistoryRevision  # noqa: Y015
+
+@_typing.final
+class GetRuntimeHistoryResponse(_message.Message):
+    """GetRuntimeHistoryResponse: the RuntimeHistoryReport of `kubectl ome runtime history`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    API_VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    RUNTIME_NAME_FIELD_NUMBER: _builtins.int
+    OBSERVATION_FIELD_NUMBER: _builtins.int
+    COMPLETENESS_FIELD_NUMBER: _builtins.int
+    PAGES_SEEN_FIELD_NUMBER: _builtins.int
+    PAGES_ASKED_FIELD_NUMBER: _builtins.int
+    REVISIONS_FIELD_NUMBER: _builtins.int
+    REPORT_ISSUES_FIELD_NUMBER: _builtins.int
+    TOTAL_SIZE_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    api_version: _builtins.str
+    """`cli.ome.io/v1alpha1`."""
+    kind: _builtins.str
+    """`RuntimeHistoryReport`."""
+    runtime_name: _builtins.str
+    """The runtime name the revisions are labelled with (`ome.io/runtime-of`); empty when none."""
+    observation: Global___HistoryObservation.ValueType
+    """OBS."""
+    completeness: Global___HistoryCompleteness.ValueType
+    """BOUND."""
+    pages_seen: _builtins.int
+    """SEEN: pages read (a cache is read in one page)."""
+    pages_asked: _builtins.int
+    """ASKED: list requests made."""
+    total_size: _builtins.int
+    """Revisions labelled for the runtime name, before the limit."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def revisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HistoryRevision]:
+        """The revisions, newest first."""
+
+    @_builtins.property
+    def report_issues(self) -> _containers.RepeatedCompositeFieldContainer[Global___Issue]:
+        """Report issues: `HistoryUnavailable`, `HistoryTruncated`."""
+
+    def __init__(
+        self,
+        *,
+        api_version: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        runtime_name: _builtins.str = ...,
+        observation: Global___HistoryObservation.ValueType = ...,
+        completeness: Global___HistoryCompleteness.ValueType = ...,
+        pages_seen: _builtins.int = ...,
+        pages_asked: _builtins.int = ...,
+        revisions: _abc.Iterable[Global___HistoryRevision] | None = ...,
+        report_issues: _abc.Iterable[Global___Issue] | None = ...,
+        total_size: _builtins.int = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "cache_version", b"cache_version", "completeness", b"completeness", "kind", b"kind", "observation", b"observation", "pages_asked", b"pages_asked", "pages_seen", b"pages_seen", "report_issues", b"report_issues", "revisions", b"revisions", "runtime_name", b"runtime_name", "total_size", b"total_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeHistoryResponse: _TypeAlias = GetRuntimeHistoryResponse  # noqa: Y015
+
+@_typing.final
+class PlanRuntimeSyncRequest(_message.Message):
+    """PlanRuntimeSyncRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`."""
+    request_id: _builtins.str
+    """The request ID (a UUID) for the token; empty: the service draws a random one."""
+    context: _builtins.str
+    """The kubeconfig context the preview names; empty shows `-`."""
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService as read (metadata with uid, resourceVersion, generation; status)."""
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+        ome_namespace: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        context: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanRuntimeSyncRequest: _TypeAlias = PlanRuntimeSyncRequest  # noqa: Y015
+
+@_typing.final
+class PreviewField(_message.Message):
+    """PreviewField: one FIELD VALUE row of the preview."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIELD_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    field: _builtins.str
+    """The field, e.g. `Target hash`."""
+    value: _builtins.str
+    """Its value."""
+    def __init__(
+        self,
+        *,
+        field: _builtins.str = ...,
+        value: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["field", b"field", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewField: _TypeAlias = PreviewField  # noqa: Y015
+
+@_typing.final
+class ActionResult(_message.Message):
+    """ActionResult: what `sync` prints on stdout (runtime.md, "How the action runs")."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
+    APPLIED_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REVISION_HASH_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    FOLLOW_UP_FIELD_NUMBER: _builtins.int
+    HINT_FIELD_NUMBER: _builtins.int
+    action: _builtins.str
+    """`runtime sync`."""
+    target: _builtins.str
+    """`InferenceService/<namespace>/<name>`."""
+    dry_run: _builtins.str
+    """`client`: the service plans a client dry run."""
+    accepted: _builtins.bool
+    """Always false for a client dry run."""
+    applied: _builtins.bool
+    """Always false for a dry run."""
+    request_id: _builtins.str
+    """The request ID of the token."""
+    revision_hash: _builtins.str
+    """The target hash (the live spec's short hash)."""
+    message: _builtins.str
+    """`Validated locally; no patch sent.`"""
+    follow_up: _builtins.str
+    """The command that shows the result."""
+    hint: _builtins.str
+    """`Use -o json or -o yaml for full values.`"""
+    def __init__(
+        self,
+        *,
+        action: _builtins.str = ...,
+        target: _builtins.str = ...,
+        dry_run: _builtins.str = ...,
+        accepted: _builtins.bool = ...,
+        applied: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
+        revision_hash: _builtins.str = ...,
+        message: _builtins.str = ...,
+        follow_up: _builtins.str = ...,
+        hint: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "action", b"action", "applied", b"applied", "dry_run", b"dry_run", "follow_up", b"follow_up", "hint", b"hint", "message", b"message", "request_id", b"request_id", "revision_hash", b"revision_hash", "target", b"target"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionResult: _TypeAlias = ActionResult  # noqa: Y015
+
+@_typing.final
+class PlanRuntimeSyncResponse(_message.Message):
+    """PlanRuntimeSyncResponse: the plan, or the refusal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REFUSAL_FIELD_NUMBER: _builtins.int
+    REFUSAL_MESSAGE_FIELD_NUMBER: _builtins.int
+    PREVIEW_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
+    ANNOTATION_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    refusal: Global___SyncRefusal.ValueType
+    """UNSPECIFIED when `sync` would go ahead."""
+    refusal_message: _builtins.str
+    """The refusal's text, e.g. `action refused: target is being deleted`; empty when not refused."""
+    annotation: _builtins.str
+    """The annotation to set: `ome.io/runtime-sync`."""
+    token: _builtins.str
+    """The token: `cli-runtime-sync-<request id>`."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def preview(self) -> _containers.RepeatedCompositeFieldContainer[Global___PreviewField]:
+        """The preview's FIELD VALUE rows (runtime.md's example order), when not refused."""
+
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The preview's closing warnings."""
+
+    @_builtins.property
+    def result(self) -> Global___ActionResult:
+        """The result of a client dry run."""
+
+    def __init__(
+        self,
+        *,
+        refusal: Global___SyncRefusal.ValueType = ...,
+        refusal_message: _builtins.str = ...,
+        preview: _abc.Iterable[Global___PreviewField] | None = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
+        annotation: _builtins.str = ...,
+        token: _builtins.str = ...,
+        result: Global___ActionResult | None = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation", b"annotation", "cache_version", b"cache_version", "preview", b"preview", "refusal", b"refusal", "refusal_message", b"refusal_message", "result", b"result", "token", b"token", "warnings", b"warnings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanRuntimeSyncResponse: _TypeAlias = PlanRuntimeSyncResponse  # noqa: Y015
 
 @_typing.final
 class GetRuntimeTreeRequest(_message.Message):
