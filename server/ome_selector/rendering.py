@@ -404,11 +404,19 @@ def effective_value(value: str, named: bool, width: int = EFFECTIVE_VALUE_WIDTH)
     long value keeps its first ``width - 3`` characters and ends in ``...``."""
     if len(value) <= width:
         return value
-    if not named:
-        return cut(value, width)
-    keep = width - 3 - 9
+    return shorten_name(value, width) if named else cut(value, width)
+
+
+def shorten_name(text: str, width: int) -> str:
+    """runtime.md (effective, tree): ``text`` when it has at most ``width`` characters; else its
+    start and end with ``...`` between them, then ``fingerprint``, in ``width`` characters (at
+    least two of ``text``), so different names stay distinct."""
+    if len(text) <= width:
+        return text
+    mark = fingerprint(text)
+    keep = max(2, width - len("...") - len(mark))
     head, tail = keep - keep // 2, keep // 2
-    return f"{value[:head]}...{value[len(value) - tail :]}{fingerprint(value)}"
+    return f"{text[:head]}...{text[len(text) - tail :]}{mark}"
 
 
 def cut(value: str, width: int) -> str:
@@ -658,7 +666,6 @@ TREE_TITLE = "RUNTIME TREE"
 TREE_WIDTH = 80  # "The default output keeps each line within 80 columns."
 UNATTRIBUTED_HEADING = "Unattributed users (not attributed to runtime tree):"
 NONE_OBSERVED = "none observed"
-FINGERPRINT_DIGITS = 8
 _TREE_INDENT = "    "
 _CONTINUATION = "  "
 _TREE_ISSUE = _labels(selector_pb2.RuntimeTreeIssueCode, "RUNTIME_TREE_ISSUE_CODE_", _camel)  # ParentMissing ...
@@ -689,18 +696,6 @@ def format_tree_wide(response: selector_pb2.GetRuntimeTreeResponse) -> str:
     """``tree -o wide``: the same lines with full names, none wrapped, except the unattributed
     block, which is as in ``format_tree``."""
     return "\n".join(_tree_lines(response, None))
-
-
-def shorten_name(text: str, width: int) -> str:
-    """``text`` when it has at most ``width`` characters; else its start and end with ``...``
-    between them, then ``#`` and ``FINGERPRINT_DIGITS`` hex digits of the SHA-256 of the whole
-    text, in ``width`` characters (at least two of ``text``), so different names stay distinct."""
-    if len(text) <= width:
-        return text
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_DIGITS]
-    keep = max(2, width - len("...#") - FINGERPRINT_DIGITS)
-    head = (keep + 1) // 2
-    return f"{text[:head]}...{text[len(text) - (keep - head) :]}#{digest}"
 
 
 def _fitted(prefix: str, name: _Name, suffix: str, width: int | None) -> str:
