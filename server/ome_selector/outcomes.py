@@ -11,7 +11,8 @@ Python, no gRPC.
 - ``selections_for(snapshot)``: the Selections registered for ``snapshot`` (the watch tracker
   registers each one it computes), else built from scratch and registered.
 - ``reason(old, new, change)``: which step made one outcome change (``ChangeStep``, with the check
-  or tie-break of the engine); ``causes(...)``: the objects of the write behind it.
+  or tie-break of the engine); ``Explanations``: the reasons of one write's changes (each
+  distinct one computed once) and the objects of the write behind each (``causes``).
 
 The outcome is reconciled as for an InferenceService that already carries a ``RuntimeReady``
 condition, so a resolved runtime reads ``True``/``RuntimeResolved`` (OME writes the condition only
@@ -615,20 +616,6 @@ def reason(old: Snapshot, new: Snapshot, change: Change) -> Reason:
     return _auto_reason(old, new, isvc1, (r0.model, r1.model), change)
 
 
-def causes(old: Snapshot, new: Snapshot, advance: Advance, deps: frozenset[IndexKey], key: IsvcKey) -> list[Key]:
-    """The objects of the write behind the change of ``key``: those whose index keys meet
-    ``deps`` (the outcome's dependencies before and after), the InferenceService itself; every
-    touched object when none does (a chain re-resolved through a parent)."""
-    own = (d.INFERENCE_SERVICE, key[0], key[1])
-    index_keys = advance.index_keys
-    found = [
-        k
-        for k in sorted(advance.touched)
-        if k == own or not deps.isdisjoint(index_keys[k] if k in index_keys else index_keys_of(old, new, k))
-    ]
-    return found or sorted(advance.touched)
-
-
 class Explanations:
     """The reasons and causes of the changes of one advance (``before.advance(old, new)``), each
     distinct reason computed once: InferenceServices of one namespace with the same inputs before
@@ -638,6 +625,12 @@ class Explanations:
     def __init__(self, old: Snapshot, new: Snapshot, before: Selections, advance: Advance) -> None:
         self.old, self.new, self.before, self.advance = old, new, before, advance
         self._reasons: dict[tuple[object, ...], Reason] = {}
+        self._touched = sorted(advance.touched)
+        self._by_index: dict[IndexKey, list[Key]] = {}  # index key -> the touched objects with it
+        for key in self._touched:
+            keys = advance.index_keys[key] if key in advance.index_keys else index_keys_of(old, new, key)
+            for index_key in keys:
+                self._by_index.setdefault(index_key, []).append(key)
 
     def deps(self, change: Change) -> frozenset[IndexKey]:
         """The dependencies of ``change``'s InferenceService before and after the write."""
@@ -645,8 +638,14 @@ class Explanations:
         return frozenset().union(*(t.deps for t in found if t is not None))
 
     def causes(self, change: Change) -> list[Key]:
-        """``causes`` of ``change``."""
-        return causes(self.old, self.new, self.advance, self.deps(change), change.key)
+        """The objects of the write behind ``change``, sorted: those whose index keys meet the
+        InferenceService's dependencies before and after (``deps``), and the InferenceService
+        itself; every touched object when none does (a chain re-resolved through a parent)."""
+        found = {key for dep in self.deps(change) for key in self._by_index.get(dep, ())}
+        own = (d.INFERENCE_SERVICE, *change.key)
+        if own in self.advance.touched:
+            found.add(own)
+        return sorted(found) if found else self._touched
 
     def reason(self, change: Change) -> Reason:
         """``reason`` of ``change``, shared as the class docstring says."""
