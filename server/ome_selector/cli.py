@@ -40,19 +40,31 @@ the exit codes. The formatters are in ``rendering``; ``serve``'s flags in ``serv
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
+
+from google.protobuf.message import Message
 
 from ome_selector import rendering
-from ome_selector.commands import COMMANDS, Command, UsageError, asker
+from ome_selector.commands import COMMANDS, OUTPUT_FORMATS, Command, StreamError, UsageError, asker
 
 EXIT_SELECTED = 0
 EXIT_NONE = 1
+EXIT_STREAM_FAILED = 1  # a streaming command (watch) whose stream failed
 EXIT_ERROR = 2
 
-OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
-
-__all__ = ["EXIT_ERROR", "EXIT_NONE", "EXIT_SELECTED", "OUTPUT_FORMATS", "UsageError", "build_parser", "main"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_NONE",
+    "EXIT_SELECTED",
+    "EXIT_STREAM_FAILED",
+    "OUTPUT_FORMATS",
+    "StreamError",
+    "UsageError",
+    "build_parser",
+    "main",
+]
 
 
 # --- argument parsing --------------------------------------------------------------------------
@@ -94,37 +106,49 @@ def _add_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     for option in (*command.source.flags, *command.flags):
         sub.add_argument(*option.names, **option.options)
-    source = sub.add_mutually_exclusive_group()
-    source.add_argument(
-        "--manifests",
-        nargs="+",
-        metavar="PATH",
-        help="answer offline from these YAML files or folders (default: the embedded examples)",
-    )
-    source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
-    sub.add_argument(
-        "--strict",
-        action="store_true",
-        help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
-        "is rejected or any path cannot be read, instead of answering from the rest",
-    )
-    sub.add_argument("-n", "--namespace", default="default", help=command.source.namespace_help)
+    if command.offline:
+        source = sub.add_mutually_exclusive_group()
+        source.add_argument(
+            "--manifests",
+            nargs="+",
+            metavar="PATH",
+            help="answer offline from these YAML files or folders (default: the embedded examples)",
+        )
+        source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
+        sub.add_argument(
+            "--strict",
+            action="store_true",
+            help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
+            "is rejected or any path cannot be read, instead of answering from the rest",
+        )
+    else:
+        sub.add_argument("--server", metavar="ADDR", required=True, help="the running ome-selector server to follow")
+    sub.add_argument("-n", "--namespace", default=command.source.namespace_default, help=command.source.namespace_help)
     sub.add_argument(
         "-o",
         "--output",
-        choices=OUTPUT_FORMATS,
+        choices=command.outputs,
         default="table",
-        help=f"table (default); wide ({command.wide_help}); json or yaml (the response, proto3 JSON "
-        "names); name (kind.ome.io/name of the runtime or object the answer names)",
+        help=", ".join(_OUTPUT_HELP[output].format(wide=command.wide_help) for output in command.outputs),
     )
-    sub.add_argument(
-        "--timeout",
-        type=_non_negative_float,
-        default=10.0,
-        metavar="SECONDS",
-        help="deadline per call with --server (default 10)",
-    )
-    sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
+    if command.offline:
+        sub.add_argument(
+            "--timeout",
+            type=_non_negative_float,
+            default=10.0,
+            metavar="SECONDS",
+            help="deadline per call with --server (default 10)",
+        )
+        sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
+
+
+_OUTPUT_HELP = {
+    "table": "table (default)",
+    "wide": "wide ({wide})",
+    "json": "json (the response, proto3 JSON names; a stream: one event per line)",
+    "yaml": "yaml (the response, proto3 JSON names)",
+    "name": "name (kind.ome.io/name of the runtime or object the answer names)",
+}
 
 
 def _non_negative_float(text: str) -> float:
@@ -150,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except StreamError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STREAM_FAILED
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
@@ -174,6 +201,8 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     command = COMMANDS[args.command]
     requests = command.requests(args, err)
     ask = asker(args, command, err)
+    if command.streaming:
+        return _follow(command, args.output, requests, ask, out)
     answers = [(request, ask(request)) for request in requests]
     status = max(
         (EXIT_SELECTED if command.succeeded(response) else EXIT_NONE for _, response in answers), default=EXIT_SELECTED
@@ -198,6 +227,21 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if text:
         print(text, file=out)
     return status
+
+
+def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
+    """A streaming command: each response printed as it comes (``-o table``: ``command.heading``
+    first, then ``command.render`` of each; ``-o json``: one JSON object per line), flushed at
+    once; status 0 when the server ends the stream. ``StreamError`` (status 1) propagates."""
+    if output == "table" and command.heading:
+        print(command.heading, file=out, flush=True)
+    for request in requests:
+        with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream
+            for response in stream:
+                text = rendering.format_json_line(response) if output == "json" else command.render(request, response)
+                if text:
+                    print(text, file=out, flush=True)
+    return EXIT_SELECTED
 
 
 if __name__ == "__main__":
