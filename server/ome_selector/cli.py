@@ -231,14 +231,16 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
     """A streaming command: each response printed as it comes (``-o table``: ``command.heading``
-    first, then ``command.render`` of each; ``-o json``: one JSON object per line), flushed at
-    once; status 0 when the server ends the stream. ``StreamError`` (status 1) propagates."""
-    if output == "table" and command.heading:
-        print(command.heading, file=out, flush=True)
+    before the first, then ``command.render`` of each; ``-o json``: one JSON object per line),
+    flushed at once; status 0 when the server ends the stream. ``StreamError`` (status 1)
+    propagates."""
+    heading = command.heading if output == "table" else ""
     for request in requests:
         with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream
             for response in stream:
                 text = rendering.format_json_line(response) if output == "json" else command.render(request, response)
+                if heading and text:
+                    text, heading = f"{heading}\n{text}", ""
                 if text:
                     print(text, file=out, flush=True)
     return EXIT_SELECTED

@@ -1,0 +1,193 @@
+"""``ome-selector watch`` and ``ome-selector what-if --server`` against the real server (issue 8,
+item 4): ``serve --manifests`` of the OME catalog's runtimes and ome-cluster (eight cached
+InferenceServices) on 127.0.0.1, the CLI as a process, its exact lines as each event comes,
+``-o json`` lines, the exit status when the server ends the stream (0), when the stream fails (1)
+and on Ctrl-C (130)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CATALOG_RUNTIMES, OME_CLUSTER, REPO_ROOT, ServerProcess
+from helpers_docs import objects
+from helpers_watch import HOPPER, OMENATIVE, hopper
+from ome_selector.manifests import load_manifests, manifests_version
+from ome_selector_client import SelectorClient
+
+VERSION = manifests_version(load_manifests([str(CATALOG_RUNTIMES), str(OME_CLUSTER)]).objects)
+RANKED = f"ClusterServingRuntime {HOPPER} ranks above ClusterServingRuntime {OMENATIVE} now: score 8 > 6"
+HEADING = (
+    "INFERENCESERVICE           NAMESPACE      BEFORE                                 AFTER"
+    "                                  WHY / CAUSE"
+    "                                                                VERSION"
+)
+CURRENT = "(current)" + " " * 66 + "-"
+INITIAL = [
+    HEADING,
+    "deepseek-v3                demo           -                                      none (RuntimeNotFound)"
+    + " " * 17
+    + CURRENT,
+    "qwen2-5-7b                 demo           -                                      none (RuntimeNotFound)"
+    + " " * 17
+    + CURRENT,
+    f"llama-70b                  llama-demo     -                                      {OMENATIVE}   {CURRENT}",
+    f"llama-70b-h100             llama-demo     -                                      {HOPPER}      {CURRENT}",
+    "llama-70b-l40s             llama-demo     -                                      none (RuntimeNotFound)"
+    + " " * 17
+    + CURRENT,
+    f"llama-70b-native           llama-demo     -                                      {OMENATIVE}   {CURRENT}",
+    "llama-70b-named-child      team-a         -                                      team-llama-70b-child"
+    + " " * 19
+    + CURRENT,
+    "llama-70b-team             team-a         -                                      team-llama-70b"
+    + " " * 25
+    + CURRENT,
+    f"# initial state: 8 InferenceServices at cache version {VERSION} (generation 1); changes follow as cache writes come",
+]
+
+
+class Watch:
+    """``ome-selector watch --server ADDR ...`` as a process; its stdout lines as they come."""
+
+    def __init__(self, address: str, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ome_selector.cli", "watch", "--server", address, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+        )
+        self.lines: list[str] = []
+        self._taken = 0
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def until(self, prefix: str, timeout: float = 60.0) -> list[str]:
+        """The lines after the last ``until``, up to and including the next one starting with ``prefix``."""
+        with self._changed:
+            while True:
+                for i in range(self._taken, len(self.lines)):
+                    if self.lines[i].startswith(prefix):
+                        out, self._taken = self.lines[self._taken : i + 1], i + 1
+                        return out
+                if not self._reader.is_alive():
+                    raise AssertionError(f"watch ended before {prefix!r}: {self.lines[self._taken :]}")
+                if not self._changed.wait(timeout):
+                    raise AssertionError(f"no {prefix!r} within {timeout}s: {self.lines[self._taken :]}")
+
+    def finish(self) -> tuple[int, list[str], str]:
+        """(exit status, the lines not taken yet, stderr) once the process ends."""
+        code = self.process.wait(timeout=60)
+        self._reader.join(timeout=30)
+        assert self.process.stderr is not None
+        return code, self.lines[self._taken :], self.process.stderr.read()
+
+
+@pytest.fixture
+def server(running_server: Callable[..., ServerProcess]) -> ServerProcess:
+    return running_server(manifests=[CATALOG_RUNTIMES, OME_CLUSTER])
+
+
+@pytest.fixture
+def watch(server: ServerProcess) -> Iterator[Watch]:
+    watcher = Watch(server.address)
+    yield watcher
+    if watcher.process.poll() is None:
+        watcher.process.kill()
+        watcher.process.wait(timeout=30)
+
+
+def what_if(address: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ome_selector.cli", "what-if", "--server", address, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+
+
+def test_watch_prints_the_state_then_each_writes_changes_until_the_server_ends(
+    server: ServerProcess, watch: Watch, tmp_path: Path
+) -> None:
+    assert watch.until("# initial state") == INITIAL
+    with SelectorClient(server.address) as client:
+        client.upsert_objects(objects(hopper(4)), "v2")
+        assert watch.until("# write") == [
+            f"llama-70b                  llama-demo     {OMENATIVE}   {HOPPER}      {RANKED} / "
+            f"ClusterServingRuntime {HOPPER}: priority 2 → 4   v2",
+            f"llama-70b-native           llama-demo     {OMENATIVE}   {HOPPER}      {RANKED} / "
+            f"ClusterServingRuntime {HOPPER}: priority 2 → 4   v2",
+            "# write v2 (generation 2): 8 re-evaluated, 2 changed, 2 in this watch; 8 InferenceServices cached",
+        ]
+        # what-if against the same server: the priority back to 2 would move them back; nothing applied.
+        back = tmp_path / "hopper-2.yaml"
+        back.write_text(yaml.safe_dump(hopper(2)))
+        preview = what_if(server.address, "-f", str(back))
+        ranked_back = f"ClusterServingRuntime {OMENATIVE} ranks above ClusterServingRuntime {HOPPER} now: score 6 > 4"
+        assert (preview.returncode, preview.stdout.splitlines(), preview.stderr.splitlines()) == (
+            1,
+            [
+                "INFERENCESERVICE   NAMESPACE    BEFORE                              AFTER                                  WHY",
+                f"llama-70b          llama-demo   {HOPPER}   {OMENATIVE}   {ranked_back}",
+                f"llama-70b-native   llama-demo   {HOPPER}   {OMENATIVE}   {ranked_back}",
+            ],
+            [
+                "Note: 2 of 8 cached InferenceServices would change (8 re-evaluated) at cache version v2; nothing was applied."
+            ],
+        )
+        assert client.get_cache_status().version == "v2"
+        client.upsert_objects(objects(hopper(4)), "v3")  # the same object again: nothing to evaluate
+        assert watch.until("# write") == [
+            "# write v3 (generation 3): 0 re-evaluated, 0 changed, 0 in this watch; 8 InferenceServices cached"
+        ]
+    assert server.stop() == 0  # the server drains: the stream ends with OK
+    assert watch.finish() == (0, [], "")
+
+
+def test_watch_json_lines_of_one_namespace(server: ServerProcess) -> None:
+    watch = Watch(server.address, "-n", "team-a", "-o", "json")
+    events = [json.loads(line) for line in watch.until('{"initialEventsEnd"')]
+    assert [(e["current"]["name"], e["current"]["runtime"]["name"]) for e in events[:-1]] == [
+        ("llama-70b-named-child", "team-llama-70b-child"),
+        ("llama-70b-team", "team-llama-70b"),
+    ]
+    assert events[-1] == {"initialEventsEnd": {"cacheVersion": VERSION, "generation": "1", "inferenceServices": 2}}
+    with SelectorClient(server.address) as client:
+        client.upsert_objects(objects(hopper(4)), "v2")  # moves nothing in team-a
+    assert [json.loads(line) for line in watch.until('{"write"')] == [
+        {"write": {"cacheVersion": "v2", "generation": "2", "reevaluated": 8, "changed": 2, "inferenceServices": 8}}
+    ]
+    watch.process.send_signal(signal.SIGINT)  # Ctrl-C
+    assert watch.finish() == (130, [], "")
+
+
+def test_a_failed_watch_exits_1(server: ServerProcess) -> None:
+    watch = Watch(server.address, "-l", "team in x")
+    assert watch.finish() == (
+        1,
+        [],
+        'error: INVALID_ARGUMENT: invalid request: labelSelector: Invalid value: "team in x": not a label selector '
+        "requirement (k=v, k!=v, k in (a,b), k notin (a,b), k, !k)\n",
+    )
+    assert server.stop() == 0
+    code, out, err = Watch(server.address).finish()
+    assert (code, out, err.startswith("error: UNAVAILABLE: ")) == (1, [], True)
