@@ -2,17 +2,21 @@
 item 4): ``serve --manifests`` of the OME catalog's runtimes and ome-cluster (eight cached
 InferenceServices) on 127.0.0.1, the CLI as a process, its exact lines as each event comes,
 ``-o json`` lines, the exit status when the server ends the stream (0), when the stream fails (1)
-and on Ctrl-C (130)."""
+and on Ctrl-C (130); and the README section "Watch and what-if from the command line" as written
+(its what-if and watch lines and their output, and its grpcurl lines)."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -191,3 +195,76 @@ def test_a_failed_watch_exits_1(server: ServerProcess) -> None:
     assert server.stop() == 0
     code, out, err = Watch(server.address).finish()
     assert (code, out, err.startswith("error: UNAVAILABLE: ")) == (1, [], True)
+
+
+README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+README_ADDRESS = "127.0.0.1:50051"
+
+
+def _section(title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.S | re.M)
+    assert match, title
+    return match.group(1)
+
+
+def _command_lines(block: str) -> list[str]:
+    return [line for line in block.splitlines() if line and not line.startswith("#")]
+
+
+def test_the_readme_section_runs_as_written(server: ServerProcess) -> None:
+    section = _section("Watch and what-if from the command line")
+    what_if_block, watch_block, grpcurl_block = re.findall(r"```sh\n(.*?)```", section, re.S)
+    what_if_out, watch_out = re.findall(r"```text\n(.*?)```", section, re.S)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+
+    def bash(script: str, **options: Any) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", script.replace(README_ADDRESS, server.address)],
+            cwd=REPO_ROOT,
+            env=env,
+            text=True,
+            **options,
+        )
+
+    what_if = bash(what_if_block, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = what_if.communicate(timeout=120)
+    assert (what_if.returncode, out) == (0, what_if_out), err
+    assert [line.split(" at cache version ")[0] for line in err.splitlines()] == [
+        "Note: 3 of 8 cached InferenceServices would change (4 re-evaluated)",
+        "Note: 5 of 8 cached InferenceServices would change (8 re-evaluated)",
+    ]
+
+    [watch_line] = _command_lines(watch_block)
+    cli_watch = Watch(server.address, *watch_line.split()[4:])  # the flags after `watch --server ADDR`
+    assert watch_line.split()[:4] == [".venv/bin/ome-selector", "watch", "--server", README_ADDRESS]
+    expected = watch_out.splitlines()
+    marker = next(i for i, line in enumerate(expected) if line.startswith("# initial state"))
+    assert cli_watch.until("# initial state") == expected[: marker + 1]
+
+    grpcurl_watch_line = next(line for line in grpcurl_block.splitlines() if "WatchSelections" in line)
+    grpcurl_watch = bash(grpcurl_watch_line, stdout=subprocess.PIPE)
+    assert grpcurl_watch.stdout is not None
+    stuck = threading.Timer(120, grpcurl_watch.kill)  # a stream that never comes fails, never hangs
+    stuck.start()
+    seen = []
+    for line in grpcurl_watch.stdout:  # grpcurl prints each message as it arrives
+        seen.append(line)
+        if '"initial_events_end"' in line:  # grpcurl prints proto field names
+            break
+    rest = bash(grpcurl_block.replace(grpcurl_watch_line + "\n", ""), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = rest.communicate(timeout=120)
+    assert rest.returncode == 0, err
+    previews = [json.loads(doc) for doc in re.split(r"(?m)^(?=\{$)", out) if doc.strip()]
+    assert [[c["name"] for c in p.get("changes", [])] for p in previews[:2]] == [
+        ["llama-70b", "llama-70b-l40s", "llama-70b-native"],
+        ["deepseek-v3", "qwen2-5-7b", "llama-70b-h100", "llama-70b-l40s", "llama-70b-named-child"],
+    ]
+    assert previews[2]["status"]["version"] == "v2"  # the UpsertObjects
+
+    assert cli_watch.until("# write") == expected[marker + 1 :]
+    assert server.stop() == 0
+    assert cli_watch.finish() == (0, [], "")
+    text = "".join(seen) + grpcurl_watch.stdout.read()
+    assert grpcurl_watch.wait(timeout=30) == 0
+    stuck.cancel()
+    assert text.count('"current"') == 4 and text.count('"change"') == 3 and '"name": "demo-llama-70b"' in text
