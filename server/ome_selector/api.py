@@ -790,13 +790,22 @@ def change_pbs(
     distinct reason)."""
     explanations = outcomes.Explanations(old, new, before, advance)
     texts: dict[tuple[str, str, str], str] = {}
+    built: dict[int, pb.SelectionOutcome] = {}  # id of an Outcome (shared between InferenceServices) -> its proto
+
+    def set_outcome(target: pb.SelectionOutcome, key: outcomes.IsvcKey, outcome: outcomes.Outcome) -> None:
+        template = built.get(id(outcome))
+        if template is None:
+            template = built[id(outcome)] = outcome_pb(("", ""), outcome)
+        target.CopyFrom(template)
+        target.namespace, target.name = key
+
     out = []
-    for change in advance.changes:
+    for change in advance.changes:  # they hold every outcome ``built`` names while it lives
         proto = pb.SelectionChange(namespace=change.key[0], name=change.key[1], cache_version=new.version)
         if change.before is not None:
-            proto.before.CopyFrom(outcome_pb(change.key, change.before))
+            set_outcome(proto.before, change.key, change.before)
         if change.after is not None:
-            proto.after.CopyFrom(outcome_pb(change.key, change.after))
+            set_outcome(proto.after, change.key, change.after)
         for key in explanations.causes(change):
             text = texts.get(key)
             if text is None:

@@ -195,6 +195,7 @@ class SelectionTracker:
         result = before.advance(old, new)
         outcomes.register(new, result.selections)
         changes = api.change_pbs(old, new, before, result) if self._watchers and result.changes else []
+        events = [pb.WatchSelectionsResponse(change=proto) for proto in changes]  # shared: queued, never changed
         with self._lock:
             self.snapshot, self.selections = new, result.selections
             self.reevaluations += result.reevaluated
@@ -202,8 +203,8 @@ class SelectionTracker:
             self.writes += 1
             for watcher in self._watchers:
                 matched = [
-                    pb.WatchSelectionsResponse(change=proto)
-                    for proto, change in zip(changes, result.changes)
+                    event
+                    for event, change in zip(events, result.changes)
                     if watcher.matches(change.key, new if change.after is not None else old)
                 ]
                 stats = pb.WriteStats(
