@@ -33,6 +33,7 @@ _KINDS: dict[str, tuple[type, str]] = {
     "ClusterBaseModel": (types_pb2.ClusterBaseModel, "cluster_base_model"),
     "AcceleratorClass": (types_pb2.AcceleratorClass, "accelerator_class"),
     "InferenceService": (types_pb2.InferenceService, "inference_service"),
+    "ControllerRevision": (types_pb2.ControllerRevision, "controller_revision"),
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -375,6 +376,40 @@ def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
     out = copy.deepcopy(doc)
     out["metadata"]["name"] = name
     return out
+
+
+def revision(
+    name: str,
+    runtime_doc: dict[str, Any],
+    *,
+    data: dict[str, Any] | None = None,
+    namespace: str = "ome",
+    owner: str | None = None,
+    created: str | None = None,
+    ome_managed: bool = True,
+) -> dict[str, Any]:
+    """A runtime revision as OME stores it (runtime-revisions.md; labels-and-annotations.md,
+    "ControllerRevisions"): a ControllerRevision in ``namespace`` labelled for ``runtime_doc``
+    (``owner`` overrides the runtime name label), holding ``data`` (default: the runtime's spec)."""
+    meta = runtime_doc["metadata"]
+    labels = {
+        "ome.io/runtime-of": owner if owner is not None else meta["name"],
+        "ome.io/runtime-of-kind": runtime_doc["kind"],
+        "ome.io/runtime-of-namespace": meta.get("namespace", ""),
+        "ome.io/revision-hash": name[-8:],
+    }
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
+    if ome_managed:
+        metadata["annotations"] = {"ome.io/created-by": "ome-controller"}
+    if created is not None:
+        metadata["creationTimestamp"] = created
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": metadata,
+        "data": copy.deepcopy(runtime_doc["spec"] if data is None else data),
+        "revision": 1,
+    }
 
 
 def accelerator_class(name: str, **spec: Any) -> dict[str, Any]:
@@ -992,6 +1027,121 @@ spec:
     version: "4.45.0.dev0"
   modelParameterSize: 3.21B
 """
+
+# serving-runtimes.md, "What's in a runtime": runtime.yaml (the ServingRuntime sglang-llama-3-2-3b), verbatim.
+SGLANG_RUNTIME = """\
+apiVersion: ome.io/v1beta1
+kind: ServingRuntime
+metadata:
+  name: sglang-llama-3-2-3b
+  namespace: llama-demo
+spec:
+  supportedModelFormats:
+    - modelFormat:
+        name: safetensors
+        version: "1.0.0"
+      modelFramework:
+        name: transformers
+        version: "4.45.0.dev0"
+      modelArchitecture: LlamaForCausalLM
+      autoSelect: true
+      priority: 1
+  modelSizeRange:
+    min: 2B
+    max: 4B
+  engineConfig:
+    tolerations:
+      - key: nvidia.com/gpu
+        operator: Exists
+        effect: NoSchedule
+    volumes:
+      - name: dshm
+        emptyDir:
+          medium: Memory
+    runner:
+      name: ome-container
+      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+      command:
+        - python3
+        - -m
+        - sglang.launch_server
+      args:
+        - --host=0.0.0.0
+        - --port=8080
+        - --model-path=$(MODEL_PATH)
+        - "--served-model-name={{.Name}}"
+        - --tp-size=1
+        - --mem-frac=0.9
+      ports:
+        - containerPort: 8080
+          name: http1
+          protocol: TCP
+      volumeMounts:
+        - name: dshm
+          mountPath: /dev/shm
+      resources:
+        requests:
+          cpu: "10"
+          memory: 30Gi
+          nvidia.com/gpu: "1"
+        limits:
+          cpu: "10"
+          memory: 30Gi
+          nvidia.com/gpu: "1"
+      readinessProbe:
+        httpGet:
+          path: /health_generate
+          port: 8080
+        periodSeconds: 60
+        timeoutSeconds: 200
+      startupProbe:
+        httpGet:
+          path: /health_generate
+          port: 8080
+        initialDelaySeconds: 60
+        periodSeconds: 6
+        timeoutSeconds: 30
+        failureThreshold: 150
+"""
+
+# runtime-revisions.md, "Pin an InferenceService": isvc.yaml, verbatim.
+PINNED_ISVC = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama-3-2-3b-instruct
+  namespace: llama-demo
+spec:
+  model:
+    name: llama-3-2-3b-instruct
+  runtime:
+    name: sglang-llama-3-2-3b
+    kind: ServingRuntime
+    autoSync: false
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+"""
+
+# runtime-revisions.md, "Roll back to an earlier revision": isvc.yaml (the pinned one with a revision).
+ROLLBACK_ISVC = PINNED_ISVC.replace(
+    "    autoSync: false\n", "    autoSync: false\n    revision: r-llama-demo-sglang-llama-3-2-3b-590753e8\n"
+)
+
+# runtime-inheritance.md: the command the profile holds, which a child inherits.
+PROFILE_COMMAND = [
+    "python3",
+    "-m",
+    "sglang.launch_server",
+    "--host=0.0.0.0",
+    "--port=8080",
+    "--model-path=$(MODEL_PATH)",
+    "--served-model-name={{.Name}}",
+]
+
+# runtime-revisions.md: the revisions the page lists (`kubectl get controllerrevisions -n ome`).
+FIRST_REVISION = "r-llama-demo-sglang-llama-3-2-3b-590753e8"
+SECOND_REVISION = "r-llama-demo-sglang-llama-3-2-3b-af9539ac"
 
 # The catalog files the pages name.
 SRT_MISTRAL_7B_INSTRUCT = "srt/mistral-7b-instruct-rt.yaml"

@@ -207,9 +207,10 @@ def test_explain_rows_are_one_line_each(capsys: pytest.CaptureFixture[str]) -> N
     assert all(line == line.rstrip() for line in lines)
 
 
-def test_explain_no_candidate_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_no_candidate_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    """kubectl-ome runtime.md, "Exit codes": 0 for every subcommand that finishes."""
     code, out, _ = run(capsys, "explain", "-f", SEED_A_A100_FILE)
-    assert code == 1
+    assert code == 0
     assert [line.split()[2] for line in out.splitlines()[1:]] == ["No"] * 7
 
 
@@ -318,7 +319,7 @@ def test_reads_the_inference_service_from_stdin(
             "error: /nonexistent/isvc.yaml: cannot read: No such file or directory\n",
         ),
         (
-            ["explain", "-f", str(EXAMPLES / "models.yaml")],
+            ["select", "-f", str(EXAMPLES / "models.yaml")],
             f"error: {EXAMPLES / 'models.yaml'}: no InferenceService (ome.io/v1beta1) found\n",
         ),
         (
@@ -329,6 +330,15 @@ def test_reads_the_inference_service_from_stdin(
 )
 def test_input_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     assert run(capsys, *argv) == (2, "", message)
+
+
+def test_explain_input_errors_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """kubectl-ome runtime.md, "Exit codes": every error of a runtime subcommand is 1, never 2."""
+    assert run(capsys, "explain", "-f", str(EXAMPLES / "models.yaml")) == (
+        1,
+        "",
+        f"error: {EXAMPLES / 'models.yaml'}: no InferenceService (ome.io/v1beta1) found\n",
+    )
 
 
 def test_malformed_manifest_is_named_and_fatal_only_with_strict(

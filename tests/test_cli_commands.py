@@ -53,7 +53,28 @@ CALLS = [
     (
         ["effective", "-f", SEED_A_FILE],
         "GetEffectiveRuntime",
-        selector_pb2.GetEffectiveRuntimeRequest(inference_service=SEED_A_ISVC),
+        selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome", collection_limit=1000
+        ),
+    ),
+    (
+        ["effective", "-f", SEED_A_FILE, "--ome-namespace", "ome-system"],
+        "GetEffectiveRuntime",
+        selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome-system", collection_limit=1000
+        ),
+    ),
+    (
+        ["history", "-f", SEED_A_FILE],
+        "GetRuntimeHistory",
+        selector_pb2.GetRuntimeHistoryRequest(
+            inference_service=SEED_A_ISVC, ome_namespace="ome", collection_limit=1000
+        ),
+    ),
+    (
+        ["sync", "-f", SEED_A_FILE, "--dry-run", "client", "--yes", "--context", "prod-us-east"],
+        "PlanRuntimeSync",
+        selector_pb2.PlanRuntimeSyncRequest(inference_service=SEED_A_ISVC, ome_namespace="ome", context="prod-us-east"),
     ),
     (
         ["admit", "-f", SEED_A_FILE],
@@ -108,20 +129,30 @@ def _empty_response(rpc: str) -> Message:
     return message_factory.GetMessageClass(METHODS[rpc].output_type)()
 
 
+# SELECTION_RPCS rows that have no command: exactly these.
+WITHOUT_COMMAND = ["GetRuntimeStatus"]
+
+
 def test_one_command_per_selection_rpc_row() -> None:
-    """Every command names an ``api.SELECTION_RPCS`` row, and every row has one command."""
+    """Every command names an ``api.SELECTION_RPCS`` row or the streaming ``WatchSelections``, and
+    every method but ``WITHOUT_COMMAND`` has one command."""
     assert {name: command.rpc for name, command in COMMANDS.items()} == {
         "select": "SelectRuntime",
         "explain": "ExplainRuntimes",
         "effective": "GetEffectiveRuntime",
+        "history": "GetRuntimeHistory",
+        "sync": "PlanRuntimeSync",
         "admit": "AdmitInferenceService",
         "reconcile": "ReconcileInferenceService",
         "validate-runtime": "ValidateServingRuntime",
         "what-if": "PreviewCacheChange",
         "watch": "WatchSelections",
     }
-    assert sorted(command.rpc for command in COMMANDS.values()) == sorted({*api.SELECTION_RPCS, *api.STREAMING_RPCS})
-    assert sorted(METHODS) == sorted(command.rpc for command in COMMANDS.values())
+    # GetRuntimeStatus has no command (kubectl-ome has no such subcommand: README).
+    assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
+        {*api.SELECTION_RPCS, *api.STREAMING_RPCS} - set(WITHOUT_COMMAND)
+    )
+    assert sorted(set(METHODS) - set(WITHOUT_COMMAND)) == sorted(command.rpc for command in COMMANDS.values())
     for command in COMMANDS.values():
         assert command.request_type.DESCRIPTOR is METHODS[command.rpc].input_type
         assert command.streaming == (command.rpc in api.STREAMING_RPCS) == (not command.offline)
@@ -217,11 +248,11 @@ EXCLUDED = R.RuntimeExplanation(verdict=R.VERDICT_EXCLUDED)
         ("select", R.SelectRuntimeResponse(selection=R.Selection()), True),
         ("select", R.SelectRuntimeResponse(no_runtime_message="no runtime found"), False),
         ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED, CANDIDATE]), True),
-        ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED]), False),
+        ("explain", R.ExplainRuntimesResponse(runtimes=[EXCLUDED]), True),  # finished: 0 (runtime.md)
         ("explain", R.ExplainRuntimesResponse(), True),  # no runtimes at all: 0 (kubectl-ome runtime.md)
-        ("explain", R.ExplainRuntimesResponse(model_error="model x is disabled"), False),
+        ("explain", R.ExplainRuntimesResponse(model_error="model x is disabled"), True),
         ("effective", R.GetEffectiveRuntimeResponse(state="Available"), True),
-        ("effective", R.GetEffectiveRuntimeResponse(state="Unavailable"), False),
+        ("effective", R.GetEffectiveRuntimeResponse(state="Unavailable"), True),  # finished: 0
         ("admit", R.AdmitInferenceServiceResponse(allowed=True), True),
         ("admit", R.AdmitInferenceServiceResponse(allowed=False), False),
         ("reconcile", R.ReconcileInferenceServiceResponse(selection=R.Selection()), True),

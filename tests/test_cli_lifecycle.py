@@ -196,18 +196,18 @@ def test_explain_model_matches_explain_isvc_without_isvc_checks(capsys: pytest.C
     ]
 
 
-def test_explain_model_unknown_model_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_model_unknown_model_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     # A BaseModel of llama-demo is not found from another namespace.
     assert run(capsys, "explain", "--model", "llama-3-2-3b-instruct") == (
-        2,
+        1,
         "",
         'error: NOT_FOUND: clusterbasemodels.ome.io "llama-3-2-3b-instruct" not found\n',
     )
 
 
-def test_explain_model_invalid_name_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_model_invalid_name_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "explain", "--model", "Not_A_Name", "-n", "llama-demo")
-    assert (code, out) == (2, "")
+    assert (code, out) == (1, "")
     assert err.startswith("error: INVALID_ARGUMENT: invalid request: model.name: ")
 
 
@@ -220,7 +220,7 @@ def test_explain_model_invalid_name_exits_2(capsys: pytest.CaptureFixture[str]) 
     ],
 )
 def test_explain_needs_exactly_one_of_model_and_file(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    assert run(capsys, *argv) == (2, "", "error: exactly one of -f/--filename or --model is required\n")
+    assert run(capsys, *argv) == (1, "", "error: exactly one of -f/--filename or --model is required\n")
 
 
 def test_explain_model_without_runtimes_exits_0_without_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -278,64 +278,119 @@ def test_explain_model_json(capsys: pytest.CaptureFixture[str]) -> None:
             SCORING_FILE,
             0,
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              SR/llama-demo/team-llama",
-                "Live     ENGINE               RawDeployment (Default)",
-                "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           SR/llama-demo/team-llama",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              SR/llama-demo/team-llama",
+                "Live      HASH                 a0a4b049",
+                "Live      ENGINE               RawDeployment (Default)",
+                "Live      ENGINE-ACCELERATOR   - (RuntimeListsNone)",
+                "Active    STATE                Available",
+                "Active    RUNTIME              SR/llama-demo/team-llama",
+                "Active    HASH                 a0a4b049",
+                "Active    ENGINE               RawDeployment (Default)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           SR/llama-demo/team-llama",
             ],
         ),
         (
             SEED_A_FILE,
             0,
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              CSR/llama-3-3-70b-hopper",
-                "Live     ENGINE               RawDeployment (Default)",
-                "Live     ENGINE-ACCELERATOR   nvidia-h100 (Selector)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/llama-3-3-70b-hopper",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Live      HASH                 28a67c61",
+                "Live      ENGINE               RawDeployment (Default)",
+                "Live      ENGINE-ACCELERATOR   nvidia-h100 (Selector)",
+                "Active    STATE                Available",
+                "Active    RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Active    HASH                 28a67c61",
+                "Active    ENGINE               RawDeployment (Default)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/llama-3-3-70b-hopper",
             ],
         ),
         (
             SEED_B_FILE,
             0,
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              CSR/llama-3-3-70b-hopper",
-                "Live     ENGINE               OMENative (ServiceSpec)",
-                "Live     ENGINE-ACCELERATOR   - (NotRequested)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/llama-3-3-70b-hopper",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Live      HASH                 28a67c61",
+                "Live      ENGINE               OMENative (ServiceSpec)",
+                "Live      ENGINE-ACCELERATOR   - (NotRequested)",
+                "Active    STATE                Available",
+                "Active    RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Active    HASH                 28a67c61",
+                "Active    ENGINE               OMENative (ServiceSpec)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/llama-3-3-70b-hopper",
             ],
         ),
         (
             SEED_A_NAMED_FILE,
             0,
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              CSR/srt-llama-3-3-70b-instruct",
-                "Live     ENGINE               RawDeployment (Default)",
-                "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/srt-llama-3-3-70b-instruct",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              CSR/srt-llama-3-3-70b-instruct",
+                "Live      HASH                 1ffc4ead",
+                "Live      ENGINE               RawDeployment (Default)",
+                "Live      ENGINE-ACCELERATOR   - (RuntimeListsNone)",
+                "Active    STATE                Available",
+                "Active    RUNTIME              CSR/srt-llama-3-3-70b-instruct",
+                "Active    HASH                 1ffc4ead",
+                "Active    ENGINE               RawDeployment (Default)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                DeclaredCompatibilityMismatch",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/srt-llama-3-3-70b-instruct",
             ],
         ),
         (
             SEED_A_A100_FILE,
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [
-                "SCOPE    FIELD         VALUE",
-                "Live     STATE         Unavailable",
-                "Live     REASON        NotFound",
-                "Live     ENGINE        RawDeployment (Default)",
-                "Source   INHERITANCE   Unavailable",
-                "Source   REASON        NotFound",
+                "SCOPE     FIELD           VALUE",
+                "Live      STATE           Unavailable",
+                "Live      REASON          NotFound",
+                "Live      ENGINE          RawDeployment (Default)",
+                "Active    STATE           Unavailable",
+                "Active    REASON          NotFound",
+                "Active    ENGINE          RawDeployment (Default)",
+                "Service   PIN             AutoSync/Unavailable",
+                "Service   SYNC            Absent",
+                "Service   STATUS          Unobserved",
+                "Service   DRIFT           NotReported",
+                "Service   LIVE-RELATION   Unknown",
+                "Service   ISSUE           LiveRuntimeUnavailable",
+                "Service   ISSUE           StatusUnobserved",
+                "Source    INHERITANCE     Unavailable",
+                "Source    REASON          NotFound",
             ],
         ),
     ],
@@ -351,124 +406,223 @@ def test_effective_examples(capsys: pytest.CaptureFixture[str], isvc: str, code:
             "chain",
             0,
             [
-                "SCOPE    FIELD                 VALUE",
-                "Live     STATE                 Available",
-                "Live     RUNTIME               CSR/vllm-child",
-                "Live     ENGINE                RawDeployment (Default)",
-                "Live     DECODER               RawDeployment (Default)",
-                "Live     ROUTER                MultiNode (ComponentAnnotation)",
-                "Live     ENGINE-ACCELERATOR    - (RuntimeListsNone)",
-                "Live     DECODER-ACCELERATOR   - (RuntimeListsNone)",
-                "Live     ROUTER-ACCELERATOR    - (Router)",
-                "Live     ROUTER-ERROR          invalid deployment mode for router",
-                "Source   INHERITANCE           Observed",
-                "Source   ROOT-FIRST            CSR/vllm-base",
-                "Source   ROOT-FIRST            CSR/vllm-child",
+                "SCOPE     FIELD                 VALUE",
+                "Live      STATE                 Available",
+                "Live      RUNTIME               CSR/vllm-child",
+                "Live      HASH                  026fb404",
+                "Live      ENGINE                RawDeployment (Default)",
+                "Live      DECODER               RawDeployment (Default)",
+                "Live      ROUTER                MultiNode (ComponentAnnotation)",
+                "Live      ENGINE-ACCELERATOR    - (RuntimeListsNone)",
+                "Live      DECODER-ACCELERATOR   - (RuntimeListsNone)",
+                "Live      ROUTER-ACCELERATOR    - (Router)",
+                "Live      ROUTER-ERROR          invalid deployment mode for router",
+                "Active    STATE                 Available",
+                "Active    RUNTIME               CSR/vllm-child",
+                "Active    HASH                  026fb404",
+                "Active    ENGINE                RawDeployment (Default)",
+                "Active    DECODER               RawDeployment (Default)",
+                "Active    ROUTER                MultiNode (ComponentAnnotation)",
+                "Service   PIN                   AutoSync/NotApplicable",
+                "Service   SYNC                  Absent",
+                "Service   STATUS                Unobserved",
+                "Service   DRIFT                 NotReported",
+                "Service   LIVE-RELATION         Equal",
+                "Service   ISSUE                 StatusUnobserved",
+                "Source    INHERITANCE           Observed",
+                "Source    ROOT-FIRST            CSR/vllm-base",
+                "Source    ROOT-FIRST            CSR/vllm-child",
             ],
         ),
         (
             "team-chain",
             0,
             [  # a ServingRuntime's parent shows with its kind: the chain is RuntimeRefs
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              SR/llama-demo/team-child",
-                "Live     ENGINE               RawDeployment (Default)",
-                "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/vllm-base",
-                "Source   ROOT-FIRST           SR/llama-demo/team-child",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              SR/llama-demo/team-child",
+                "Live      HASH                 1dcce786",
+                "Live      ENGINE               RawDeployment (Default)",
+                "Live      ENGINE-ACCELERATOR   - (RuntimeListsNone)",
+                "Active    STATE                Available",
+                "Active    RUNTIME              SR/llama-demo/team-child",
+                "Active    HASH                 1dcce786",
+                "Active    ENGINE               RawDeployment (Default)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/vllm-base",
+                "Source    ROOT-FIRST           SR/llama-demo/team-child",
             ],
         ),
         (
             "missing",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [  # no runtime: no accelerator row
-                "SCOPE    FIELD         VALUE",
-                "Live     STATE         Unavailable",
-                "Live     REASON        NotFound",
-                "Live     ENGINE        RawDeployment (Default)",
-                "Source   INHERITANCE   Unavailable",
-                "Source   REASON        NotFound",
+                "SCOPE     FIELD           VALUE",
+                "Live      STATE           Unavailable",
+                "Live      REASON          NotFound",
+                "Live      ENGINE          RawDeployment (Default)",
+                "Active    STATE           Unavailable",
+                "Active    REASON          NotFound",
+                "Active    ENGINE          RawDeployment (Default)",
+                "Service   PIN             AutoSync/Unavailable",
+                "Service   SYNC            Absent",
+                "Service   STATUS          Unobserved",
+                "Service   DRIFT           NotReported",
+                "Service   LIVE-RELATION   Unknown",
+                "Service   ISSUE           InheritanceUnavailable",
+                "Service   ISSUE           LiveRuntimeUnavailable",
+                "Service   ISSUE           StatusUnobserved",
+                "Source    INHERITANCE     Unavailable",
+                "Source    REASON          NotFound",
             ],
         ),
         (
             "loop",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [  # Live REASON Unreadable, Source REASON the inheritance_reason; the chain gives no spec, so no accelerator row
-                "SCOPE    FIELD         VALUE",
-                "Live     STATE         Unavailable",
-                "Live     REASON        Unreadable",
-                "Live     RUNTIME       CSR/loop-a",
-                "Live     ENGINE        RawDeployment (Default)",
-                "Source   INHERITANCE   Unavailable",
-                "Source   REASON        Cycle",
+                "SCOPE     FIELD           VALUE",
+                "Live      STATE           Unavailable",
+                "Live      REASON          Unreadable",
+                "Live      RUNTIME         CSR/loop-a",
+                "Live      ENGINE          RawDeployment (Default)",
+                "Active    STATE           Unavailable",
+                "Active    REASON          Unreadable",
+                "Active    ENGINE          RawDeployment (Default)",
+                "Service   PIN             AutoSync/Unavailable",
+                "Service   SYNC            Absent",
+                "Service   STATUS          Unobserved",
+                "Service   DRIFT           NotReported",
+                "Service   LIVE-RELATION   Unknown",
+                "Service   ISSUE           InheritanceUnavailable",
+                "Service   ISSUE           LiveRuntimeUnavailable",
+                "Service   ISSUE           StatusUnobserved",
+                "Source    INHERITANCE     Unavailable",
+                "Source    REASON          Cycle",
             ],
         ),
         (
             "disabled",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Unavailable",
-                "Live     REASON               Disabled",
-                "Live     RUNTIME              CSR/retired",
-                "Live     ENGINE               RawDeployment (Default)",
-                "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/retired",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Unavailable",
+                "Live      REASON               Disabled",
+                "Live      RUNTIME              CSR/retired",
+                "Live      ENGINE               RawDeployment (Default)",
+                "Live      ENGINE-ACCELERATOR   - (RuntimeListsNone)",
+                "Active    STATE                Unavailable",
+                "Active    REASON               Disabled",
+                "Active    ENGINE               RawDeployment (Default)",
+                "Service   PIN                  AutoSync/Unavailable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Unknown",
+                "Service   ISSUE                LiveRuntimeUnavailable",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/retired",
             ],
         ),
         (
             "b200",
             0,
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              CSR/llama-3-3-70b-hopper",
-                "Live     ENGINE               RawDeployment (Default)",
-                "Live     ENGINE-ACCELERATOR   nvidia-b200 (Selector)",
-                "Live     ENGINE-ERROR         accelerator class nvidia-b200 not found at cluster scope",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/llama-3-3-70b-hopper",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Live      HASH                 28a67c61",
+                "Live      ENGINE               RawDeployment (Default)",
+                "Live      ENGINE-ACCELERATOR   nvidia-b200 (Selector)",
+                "Live      ENGINE-ERROR         accelerator class nvidia-b200 not found at clu...",
+                "Active    STATE                Available",
+                "Active    RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Active    HASH                 28a67c61",
+                "Active    ENGINE               RawDeployment (Default)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                DeclaredCompatibilityMismatch",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/llama-3-3-70b-hopper",
             ],
         ),
         (
             "cheapest",
             0,
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              CSR/llama-3-3-70b-hopper",
-                "Live     ENGINE               RawDeployment (Default)",
-                "Live     ENGINE-ACCELERATOR   nvidia-h100 (Policy/Cheapest)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/llama-3-3-70b-hopper",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Live      HASH                 28a67c61",
+                "Live      ENGINE               RawDeployment (Default)",
+                "Live      ENGINE-ACCELERATOR   nvidia-h100 (Policy/Cheapest)",
+                "Active    STATE                Available",
+                "Active    RUNTIME              CSR/llama-3-3-70b-hopper",
+                "Active    HASH                 28a67c61",
+                "Active    ENGINE               RawDeployment (Default)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/llama-3-3-70b-hopper",
             ],
         ),
         (
             "virtual",
             0,
             [
-                "SCOPE    FIELD                VALUE",
-                "Live     STATE                Available",
-                "Live     RUNTIME              CSR/srt-llama-3-3-70b-instruct-multinode",
-                "Live     ENGINE               VirtualDeployment (ServiceAnnotation)",
-                "Live     ENGINE-ACCELERATOR   - (RuntimeListsNone)",
-                "Source   INHERITANCE          Observed",
-                "Source   ROOT-FIRST           CSR/srt-llama-3-3-70b-instruct-multinode",
+                "SCOPE     FIELD                VALUE",
+                "Live      STATE                Available",
+                "Live      RUNTIME              CSR/srt-llama-3-3-70b-instruct-multinode",
+                "Live      HASH                 d2315ab8",
+                "Live      ENGINE               VirtualDeployment (ServiceAnnotation)",
+                "Live      ENGINE-ACCELERATOR   - (RuntimeListsNone)",
+                "Active    STATE                Available",
+                "Active    RUNTIME              CSR/srt-llama-3-3-70b-instruct-multinode",
+                "Active    HASH                 d2315ab8",
+                "Active    ENGINE               VirtualDeployment (ServiceAnnotation)",
+                "Service   PIN                  AutoSync/NotApplicable",
+                "Service   SYNC                 Absent",
+                "Service   STATUS               Unobserved",
+                "Service   DRIFT                NotReported",
+                "Service   LIVE-RELATION        Equal",
+                "Service   ISSUE                StatusUnobserved",
+                "Source    INHERITANCE          Observed",
+                "Source    ROOT-FIRST           CSR/srt-llama-3-3-70b-instruct-multinode",
             ],
         ),
         (
             "no-model",
-            1,
+            0,  # finished: 0 (kubectl-ome runtime.md, Exit codes)
             [  # no runtime: no accelerator row
-                "SCOPE    FIELD         VALUE",
-                "Live     STATE         Unavailable",
-                "Live     REASON        NotConfigured",
-                "Live     ENGINE        RawDeployment (Default)",
-                "Source   INHERITANCE   Unavailable",
-                "Source   REASON        NotConfigured",
+                "SCOPE     FIELD           VALUE",
+                "Live      STATE           Unavailable",
+                "Live      REASON          NotConfigured",
+                "Live      ENGINE          RawDeployment (Default)",
+                "Active    STATE           Unavailable",
+                "Active    REASON          NotConfigured",
+                "Active    ENGINE          RawDeployment (Default)",
+                "Service   PIN             AutoSync/Unavailable",
+                "Service   SYNC            Absent",
+                "Service   STATUS          Unobserved",
+                "Service   DRIFT           NotReported",
+                "Service   LIVE-RELATION   Unknown",
+                "Service   ISSUE           StatusUnobserved",
+                "Source    INHERITANCE     Unavailable",
+                "Source    REASON          NotConfigured",
             ],
         ),
     ],
@@ -480,69 +634,38 @@ def test_effective_scenarios(
 
 
 def test_effective_wide(capsys: pytest.CaptureFixture[str], extra: Path, scenario: Any) -> None:
+    """runtime.md, effective -o wide: one row per view and component, the Service fields on each row."""
     assert run(capsys, "effective", "-f", SEED_A_FILE, "-o", "wide") == (
         0,
         table(
-            "VIEW   STATE       REASON   RUNTIME                                      COMPONENT   MODE            MODE-SOURCE   "
-            "ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
-            "Live   Available   -        ClusterServingRuntime/llama-3-3-70b-hopper   engine      RawDeployment   Default       "
-            "nvidia-h100   Selector             -        -",
+            "VIEW     STATE       REASON   RUNTIME                                      REVISION   HASH       COMPONENT   MODE            MODE-SOURCE   PIN        PIN-STATE       SYNC     STATUS       DRIFT         LIVE-RELATION   ISSUES             ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
+            "Live     Available   -        ClusterServingRuntime/llama-3-3-70b-hopper   -          28a67c61   engine      RawDeployment   Default       AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   nvidia-h100   Selector             -        -",
+            "Active   Available   -        ClusterServingRuntime/llama-3-3-70b-hopper   -          28a67c61   engine      RawDeployment   Default       AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   nvidia-h100   Selector             -        -",
         ),
         "",
     )
     assert run(capsys, "effective", "-f", SEED_A_A100_FILE, "-o", "wide") == (
-        1,
+        0,
         table(
-            "VIEW   STATE         REASON     RUNTIME   COMPONENT   MODE            MODE-SOURCE   ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
-            "Live   Unavailable   NotFound   -         engine      RawDeployment   Default       -             -                    -        -",
+            "VIEW     STATE         REASON     RUNTIME   REVISION   HASH   COMPONENT   MODE            MODE-SOURCE   PIN        PIN-STATE     SYNC     STATUS       DRIFT         LIVE-RELATION   ISSUES                                    ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
+            "Live     Unavailable   NotFound   -         -          -      engine      RawDeployment   Default       AutoSync   Unavailable   Absent   Unobserved   NotReported   Unknown         LiveRuntimeUnavailable,StatusUnobserved   -             -                    -        -",
+            "Active   Unavailable   NotFound   -         -          -      engine      RawDeployment   Default       AutoSync   Unavailable   Absent   Unobserved   NotReported   Unknown         LiveRuntimeUnavailable,StatusUnobserved   -             -                    -        -",
         ),
         "",
     )
     assert run(capsys, "effective", "-f", scenario("chain"), "-o", "wide", *with_extra(extra)) == (
         0,
         table(
-            "VIEW   STATE       REASON   RUNTIME                            COMPONENT   MODE            MODE-SOURCE           ACCELERATOR   "
-            "ACCELERATOR-SOURCE   POLICY   ERROR",
-            "Live   Available   -        ClusterServingRuntime/vllm-child   engine      RawDeployment   Default               -             "
-            "RuntimeListsNone     -        -",
-            "Live   Available   -        ClusterServingRuntime/vllm-child   decoder     RawDeployment   Default               -             "
-            "RuntimeListsNone     -        -",
-            "Live   Available   -        ClusterServingRuntime/vllm-child   router      MultiNode       ComponentAnnotation   -             "
-            "Router               -        invalid deployment mode for router",
+            "VIEW     STATE       REASON   RUNTIME                            REVISION   HASH       COMPONENT   MODE            MODE-SOURCE           PIN        PIN-STATE       SYNC     STATUS       DRIFT         LIVE-RELATION   ISSUES             ACCELERATOR   ACCELERATOR-SOURCE   POLICY   ERROR",
+            "Live     Available   -        ClusterServingRuntime/vllm-child   -          026fb404   engine      RawDeployment   Default               AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   -             RuntimeListsNone     -        -",
+            "Live     Available   -        ClusterServingRuntime/vllm-child   -          026fb404   decoder     RawDeployment   Default               AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   -             RuntimeListsNone     -        -",
+            "Live     Available   -        ClusterServingRuntime/vllm-child   -          026fb404   router      MultiNode       ComponentAnnotation   AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   -             Router               -        invalid deployment mode for router",
+            "Active   Available   -        ClusterServingRuntime/vllm-child   -          026fb404   engine      RawDeployment   Default               AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   -             RuntimeListsNone     -        -",
+            "Active   Available   -        ClusterServingRuntime/vllm-child   -          026fb404   decoder     RawDeployment   Default               AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   -             RuntimeListsNone     -        -",
+            "Active   Available   -        ClusterServingRuntime/vllm-child   -          026fb404   router      MultiNode       ComponentAnnotation   AutoSync   NotApplicable   Absent   Unobserved   NotReported   Equal           StatusUnobserved   -             Router               -        invalid deployment mode for router",
         ),
         "",
     )
-    assert run(capsys, "effective", "-f", scenario("cheapest"), "-o", "wide", *with_extra(extra))[1].splitlines()[
-        1
-    ].split() == [
-        "Live",
-        "Available",
-        "-",
-        "ClusterServingRuntime/llama-3-3-70b-hopper",
-        "engine",
-        "RawDeployment",
-        "Default",
-        "nvidia-h100",
-        "Policy",
-        "Cheapest",
-        "-",
-    ]
-    # No component at all: one row for the view.
-    assert run(capsys, "effective", "-f", scenario("no-engine"), "-o", "wide", *with_extra(extra))[1].splitlines()[
-        1
-    ].split() == [
-        "Live",
-        "Available",
-        "-",
-        "ClusterServingRuntime/srt-llama-3-3-70b-instruct-multinode",
-        "-",
-        "-",
-        "-",
-        "-",
-        "-",
-        "-",
-        "-",
-    ]
 
 
 def test_effective_json(capsys: pytest.CaptureFixture[str], extra: Path, scenario: Any) -> None:
@@ -568,7 +691,7 @@ def test_effective_json(capsys: pytest.CaptureFixture[str], extra: Path, scenari
         ),
     ]
     code, out, _ = run(capsys, "effective", "-f", SEED_A_A100_FILE, "-o", "json")
-    assert code == 1
+    assert code == 0
     assert json_format.Parse(out, selector_pb2.GetEffectiveRuntimeResponse()).reason == "NotFound"
 
 
@@ -577,27 +700,36 @@ def test_effective_unknown_model_is_unavailable(capsys: pytest.CaptureFixture[st
     isvc.write_text(
         "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x, namespace: ns}\nspec:\n  model: {name: nope}\n"
     )
-    # No longer an error: the view is Unavailable, reason NotFound (exit 1, a table).
+    # No longer an error: the view is Unavailable, reason NotFound (a table; finished: exit 0).
     assert run(capsys, "effective", "-f", str(isvc)) == (
-        1,
+        0,
         table(
-            "SCOPE    FIELD         VALUE",
-            "Live     STATE         Unavailable",
-            "Live     REASON        NotFound",
-            "Source   INHERITANCE   Unavailable",
-            "Source   REASON        NotFound",
+            "SCOPE     FIELD           VALUE",
+            "Live      STATE           Unavailable",
+            "Live      REASON          NotFound",
+            "Active    STATE           Unavailable",
+            "Active    REASON          NotFound",
+            "Service   PIN             AutoSync/Unavailable",
+            "Service   SYNC            Absent",
+            "Service   STATUS          Unobserved",
+            "Service   DRIFT           NotReported",
+            "Service   LIVE-RELATION   Unknown",
+            "Service   ISSUE           LiveRuntimeUnavailable",
+            "Service   ISSUE           StatusUnobserved",
+            "Source    INHERITANCE     Unavailable",
+            "Source    REASON          NotFound",
         ),
         "",
     )
 
 
-def test_effective_help_says_what_is_left_out(capsys: pytest.CaptureFixture[str]) -> None:
+def test_effective_help_lists_the_views_and_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as excinfo:
         cli.main(["effective", "--help"])
     assert excinfo.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "the Active view and Service rows" in help_text
-    assert "need runtime revisions" in help_text
+    assert "Live rows first, then Active rows, then Service rows" in help_text
+    assert "from at most 1,000 runtimes (the CLI's collection limit)" in help_text
     assert "ServiceAnnotation, ComponentAnnotation, ServiceSpec, LeaderWorkerShape and Default" in help_text
 
 
@@ -1088,7 +1220,19 @@ def test_top_level_help_lists_the_new_commands(capsys: pytest.CaptureFixture[str
         for line in capsys.readouterr().out.splitlines()
         if line.startswith("    ") and not line.startswith("     ")
     ]
-    assert listed == ["serve", "select", "explain", "effective", "admit", "reconcile", "validate-runtime"]
+    assert listed == [
+        "serve",
+        "select",
+        "explain",
+        "effective",
+        "history",
+        "sync",
+        "admit",
+        "reconcile",
+        "validate-runtime",
+        "what-if",
+        "watch",
+    ]
 
 
 def test_console_script_subprocess() -> None:

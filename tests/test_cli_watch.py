@@ -174,6 +174,7 @@ def test_what_if_needs_a_change_and_checks_it_as_a_write(capsys: pytest.CaptureF
         ("ClusterBaseModel/m", (cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL, "", "m")),
         ("acceleratorclass/a100", (cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS, "", "a100")),
         ("InferenceService/ns/isvc", (cache_pb2.OBJECT_KIND_INFERENCE_SERVICE, "ns", "isvc")),
+        ("controllerrevision.apps/ome/cr-x-1", (cache_pb2.OBJECT_KIND_CONTROLLER_REVISION, "ome", "cr-x-1")),
     ],
 )
 def test_a_delete_key(text: str, key: tuple[int, str, str]) -> None:
@@ -186,12 +187,14 @@ def test_a_delete_key(text: str, key: tuple[int, str, str]) -> None:
         (
             "Pod/x",
             "--delete 'Pod/x': expected KIND/[NAMESPACE/]NAME with KIND one of ServingRuntime, "
-            "ClusterServingRuntime, BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService",
+            "ClusterServingRuntime, BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService, "
+            "ControllerRevision",
         ),
         (
             "ClusterServingRuntime",
             "--delete 'ClusterServingRuntime': expected KIND/[NAMESPACE/]NAME with KIND one of ServingRuntime, "
-            "ClusterServingRuntime, BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService",
+            "ClusterServingRuntime, BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService, "
+            "ControllerRevision",
         ),
         (
             "ClusterBaseModel/ns/m",
@@ -226,7 +229,7 @@ def test_f_reads_every_cached_kind_and_gives_namespaced_ones_the_namespace(tmp_p
         read_cache_objects(str(empty), "team-a")
     assert str(caught.value) == (
         f"{empty}: no object of a cached kind (ServingRuntime, ClusterServingRuntime, BaseModel, ClusterBaseModel, "
-        "AcceleratorClass, InferenceService; ome.io/v1beta1) found"
+        "AcceleratorClass, InferenceService of ome.io/v1beta1; ControllerRevision of apps/v1) found"
     )
 
 

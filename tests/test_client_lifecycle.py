@@ -269,6 +269,7 @@ def test_new_rpcs_are_unavailable_until_synced(running_server: Any) -> None:
             lambda: client.get_effective_runtime(SEED_A),
             lambda: client.validate_serving_runtime(HOPPER),
             lambda: client.explain_model("llama-3-3-70b-instruct", "default"),
+            lambda: client.get_runtime_status("llama-3-3-70b-hopper"),
         ]
         for call in calls:
             with pytest.raises(SelectorError) as excinfo:
@@ -286,6 +287,9 @@ def test_new_rpcs_are_unavailable_until_synced(running_server: Any) -> None:
         )
         assert client.admit_inference_service(SEED_A).cache_version == "v1"
         assert client.get_effective_runtime(SEED_A).runtime == "CSR/llama-3-3-70b-hopper"
+        assert list(client.get_runtime_status("llama-3-3-70b-hopper").status.inheritance_chain) == [
+            "llama-3-3-70b-hopper"
+        ]
 
 
 # --- conventions: retries, deadlines --------------------------------------------------------------
@@ -327,6 +331,14 @@ class FlakyLifecycle(selector_pb2_grpc.SelectionServiceServicer):
         assert request.HasField("model") and not request.HasField("inference_service")
         return self._answer("explain", context, selector_pb2.ExplainRuntimesResponse(cache_version="ok"))
 
+    def GetRuntimeStatus(self, request: Any, context: grpc.ServicerContext) -> Any:
+        assert (request.runtime.kind, request.runtime.namespace, request.runtime.name) == (
+            selector_pb2.RUNTIME_KIND_SERVING_RUNTIME,
+            "team-a",
+            "team-llama",
+        )
+        return self._answer("status", context, selector_pb2.GetRuntimeStatusResponse(cache_version="ok"))
+
 
 def _lifecycle_calls(client: SelectorClient, timeout: float | None = None) -> dict[str, Any]:
     return {
@@ -337,6 +349,7 @@ def _lifecycle_calls(client: SelectorClient, timeout: float | None = None) -> di
         "effective": lambda: client.get_effective_runtime(SEED_A, timeout=timeout),
         "validate": lambda: client.validate_serving_runtime(HOPPER, timeout=timeout),
         "explain": lambda: client.explain_model("m", "ns", timeout=timeout),
+        "status": lambda: client.get_runtime_status("team-llama", "team-a", timeout=timeout),
     }
 
 
@@ -345,7 +358,7 @@ def test_new_methods_retry_unavailable(fake_server: Any) -> None:
     with SelectorClient(fake_server(servicer), retries=2, backoff=0.001) as client:
         for name, call in _lifecycle_calls(client).items():
             assert call().cache_version == "ok", name
-    assert servicer.calls == {"admit": 3, "reconcile": 3, "effective": 3, "validate": 3, "explain": 3}
+    assert servicer.calls == {"admit": 3, "reconcile": 3, "effective": 3, "validate": 3, "explain": 3, "status": 3}
 
 
 def test_new_methods_do_not_retry_other_codes(fake_server: Any) -> None:
@@ -372,5 +385,5 @@ def test_new_methods_honour_deadlines(fake_server: Any) -> None:
         for name, call in _lifecycle_calls(client, timeout=5).items():
             assert call().cache_version == "ok", name
     # No retry after DEADLINE_EXCEEDED (a call whose deadline passes in transit never arrives).
-    assert set(servicer.calls) == {"admit", "reconcile", "effective", "validate", "explain"}
+    assert set(servicer.calls) == {"admit", "reconcile", "effective", "validate", "explain", "status"}
     assert max(servicer.calls.values()) <= 2

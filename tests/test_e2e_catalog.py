@@ -85,6 +85,7 @@ def test_every_object_ingests_and_duplicates_are_reported(server: ServerProcess,
         "OBJECT_KIND_CLUSTER_BASE_MODEL": 207,
         "OBJECT_KIND_ACCELERATOR_CLASS": 4,
         "OBJECT_KIND_INFERENCE_SERVICE": 8,
+        "OBJECT_KIND_CONTROLLER_REVISION": 0,
     }
     assert status.synced is True
     assert re.fullmatch(r"manifests-[0-9a-f]{12}", status.version)

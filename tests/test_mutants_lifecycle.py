@@ -67,6 +67,13 @@ def test_reconcile_without_a_model_reference_requeues_and_leaves_the_workload(sp
         requeue=True,
         workload_untouched=True,
         cache_version="v1",
+        # No runtime to follow: AutoSync without a live runtime (kubectl-ome runtime.md, pin state).
+        pin=pb.RuntimePin(
+            mode=pb.PIN_MODE_AUTO_SYNC,
+            state=pb.PIN_STATE_UNAVAILABLE,
+            sync=pb.SYNC_STATE_ABSENT,
+            live_relation=pb.LIVE_RELATION_UNKNOWN,
+        ),
     )
 
 

@@ -242,15 +242,21 @@ class TestRuntimeNotFound:
         )  # type: ignore[index]
         assert [e.reason for e in got.events] == ["RuntimeNotFound"]
 
-    def test_pinned_to_a_deleted_runtime_is_not_runtime_not_found(self) -> None:
-        """reference-a-runtime-explicitly.md: with autoSync: false the InferenceService keeps serving
-        from its pinned snapshot instead (RuntimeDrifted, which the service does not model)."""
+    def test_pinned_to_a_missing_runtime_is_not_runtime_not_found(self) -> None:
+        """runtime-revisions.md, "The RuntimeDrifted condition": with autoSync: false and nothing
+        pinned yet, a missing runtime is a RuntimePinError, not RuntimeNotFound (once pinned, the
+        revision serves: test_runtime_revisions.py)."""
         got = reconcile(
             [LLAMA_3_2_1B_CBM],
             named(LLAMA_3_2_1B_ISVC, "srt-llama-3-2-1b-instruct", autoSync=False),
             has_condition=False,
         )
-        assert (events(got), condition(got)) == ([], None)
+        message = (
+            "resolve live runtime srt-llama-3-2-1b-instruct: "
+            "runtime srt-llama-3-2-1b-instruct not found in namespace llama-demo or at cluster scope"
+        )
+        assert (events(got), condition(got)) == ([("Warning", "RuntimePinError", message)], None)
+        assert (got.requeue, got.workload_untouched) == (True, True)
 
 
 # ---- RuntimeReady True / RuntimeResolved ------------------------------------------------------------
@@ -459,8 +465,9 @@ class TestNamedRuntimeCannotBeUsed:
     def test_broken_chain_when_pinned_is_a_pin_error(self) -> None:
         service = named(INHERITANCE_ISVC, "sglang-llama-3-2-3b", autoSync=False)
         got = reconcile([SGLANG_CHILD, LLAMA_3_2_3B_CBM], service)
-        assert [(e.type, e.reason) for e in got.events] == [("Warning", "RuntimePinError")]
-        assert got.events[0].message.endswith(CHAIN_ERROR)
+        assert events(got) == [
+            ("Warning", "RuntimePinError", f"resolve live runtime sglang-llama-3-2-3b: {CHAIN_ERROR}")
+        ]
         assert (got.requeue, got.workload_untouched) == (True, True)
 
     def test_repaired_chain(self) -> None:

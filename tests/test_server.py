@@ -106,6 +106,7 @@ def test_serves_the_embedded_examples_by_default(running_server) -> None:
         (cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL, 1),
         (cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS, 3),
         (cache_pb2.OBJECT_KIND_INFERENCE_SERVICE, 0),
+        (cache_pb2.OBJECT_KIND_CONTROLLER_REVISION, 0),
     ]
     assert response.selection.runtime.name == "llama-3-3-70b-hopper"
     assert list(response.warnings) == [

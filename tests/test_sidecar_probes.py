@@ -80,6 +80,7 @@ def test_metrics_count_calls_codes_outcomes_and_cache_writes(running_server: Sta
         "ClusterBaseModel": 1,
         "AcceleratorClass": 3,
         "InferenceService": 0,
+        "ControllerRevision": 0,
     }
     assert names(before, "ome_selector_cache_objects") == {(("kind", kind),): float(n) for kind, n in counts.items()}
     assert sample(before, "ome_selector_cache_generation") == 1.0

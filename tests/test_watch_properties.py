@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers_docs import accelerator_class, entry, isvc, model, objects, runtime
+from helpers_docs import accelerator_class, entry, isvc, model, objects, revision, runtime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, selector_pb2
@@ -220,8 +220,29 @@ def test_a_rejected_preview_is_rejected_like_the_write() -> None:
 
 # InferenceServices of four namespaces, two of which hold nothing else: many with the same inputs
 # in one namespace, and in namespaces that evaluate alike (shared, the namespace in their texts).
-shared_services = st.builds(
-    lambda name, namespace, model_name, named, cls, mode, annotations: isvc(
+# Some are pinned (autoSync: false) to a ServingRuntime r1 whose revisions (in ome) are labelled
+# for the namespace c, or read the revision their status reports.
+PINNED_REVISION = "r-c-r1-00000001"
+PINS = (
+    None,
+    {"runtime": {"name": "r1", "kind": "ServingRuntime", "autoSync": False}},
+    {"runtime": {"name": "r1", "kind": "ServingRuntime", "autoSync": False, "revision": PINNED_REVISION}},
+    {"runtime": {"name": "r1", "autoSync": False}},
+)
+
+
+def _shared_service(
+    name: str,
+    namespace: str,
+    model_name: str,
+    named: str | None,
+    cls: str | None,
+    mode: str | None,
+    annotations: dict[str, str] | None,
+    pin: dict[str, Any] | None,
+    reported: bool,
+) -> dict[str, Any]:
+    doc = isvc(
         model_name,
         name=name,
         namespace=namespace,
@@ -229,22 +250,48 @@ shared_services = st.builds(
         accelerator_class=cls,
         deployment_mode=mode,
         annotations=annotations,
-    ),
+        spec=pin,
+    )
+    if reported:
+        doc["status"] = {"pinnedRevisionName": PINNED_REVISION}
+    return doc
+
+
+shared_services = st.builds(
+    _shared_service,
     st.sampled_from(("i1", "i2", "i3", "i4", "i5", "i6")),
     st.sampled_from((*NAMESPACES, "c", "d")),
     st.sampled_from((*MODELS, "m3")),
     st.sampled_from((None, None, *RUNTIMES)),
     st.sampled_from((None, *CLASSES)),
     st.sampled_from((None, "OMENative")),
-    # annotations the evaluation does not read, and the two it reads
+    # annotations the evaluation does not read, and those it reads
     st.sampled_from(
-        (None, {"note": "x"}, {"ome.io/accelerator-class": "c2"}, {"ome.io/deploymentMode": "VirtualDeployment"})
+        (
+            None,
+            {"note": "x"},
+            {"ome.io/accelerator-class": "c2"},
+            {"ome.io/deploymentMode": "VirtualDeployment"},
+            {"ome.io/runtime-sync": "1"},
+        )
     ),
+    st.sampled_from(PINS),
+    st.booleans(),
+)
+# r1's revisions, as OME writes them for a ServingRuntime r1 of c, or for the ClusterServingRuntime r1.
+revisions = st.sampled_from(
+    (
+        revision(PINNED_REVISION, runtime("r1", entry(), namespace="c")),
+        revision("cr-r1-00000002", runtime("r1", entry())),
+    )
 )
 
 
 @BOUNDED
-@given(st.lists(st.one_of(runtimes, models, classes), max_size=8), st.lists(shared_services, min_size=1, max_size=12))
+@given(
+    st.lists(st.one_of(runtimes, models, classes, revisions), max_size=8),
+    st.lists(shared_services, min_size=1, max_size=12),
+)
 def test_shared_evaluations_equal_evaluating_each_inference_service_alone(others: list, services: list) -> None:
     store = CacheStore()
     store.apply_snapshot("v0", unique(BASE + others + services))

@@ -26,6 +26,7 @@ from ome.v1beta1 import types_pb2
 from . import domain as d
 from . import messages
 from .ingest import POLICIES, SERVICE_MODES, policy_fields, requested_mode
+from .pinning import revision_prefix
 from .resolution import Decision, decide, resolve_model
 from .snapshot import Snapshot
 
@@ -91,12 +92,9 @@ def _revision_denial(isvc: types_pb2.InferenceService) -> str:
     if not (ref.HasField("auto_sync") and not ref.auto_sync):
         return messages.REVISION_NEEDS_PIN
     kind = ref.kind if ref.HasField("kind") else d.CLUSTER_SERVING_RUNTIME
-    if kind == d.CLUSTER_SERVING_RUNTIME:
-        prefix = f"cr-{ref.name}-"
-    elif kind == d.SERVING_RUNTIME:
-        prefix = f"r-{isvc.metadata.namespace}-{ref.name}-"
-    else:
+    if kind not in (d.CLUSTER_SERVING_RUNTIME, d.SERVING_RUNTIME):
         return ""  # an invalid pin kind: kubectl-ome's InvalidPin, not a webhook check the docs give
+    prefix = revision_prefix(kind, isvc.metadata.namespace, ref.name)
     if ref.revision.startswith(prefix) and _REVISION_HASH.match(ref.revision[len(prefix) :]):
         return ""
     return messages.REVISION_NAME.format(revision=ref.revision, runtime=ref.name, kind=kind, prefix=prefix)

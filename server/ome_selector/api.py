@@ -15,6 +15,9 @@ memoised: each call computes its answer on the snapshot it read (``engine.auto_s
   runtime would move (outcomes.py).
 - ``preview_cache_change``: PreviewCacheChange (outcomes.py); ``outcome_pb`` / ``change_pbs`` build
   the protos WatchSelections streams too.
+- ``get_runtime_status``: runtime_status.py.
+- ``get_effective_runtime`` (Active view, Service rows, ISSUE codes), ``get_runtime_history``,
+  ``plan_runtime_sync``: views.py.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,10 +34,9 @@ from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from . import accelerators, changes, engine, errors, messages, outcomes, reconcile, resolution
+from . import accelerators, changes, engine, errors, messages, outcomes, pinning, reconcile, resolution, views
 from . import admission as admission_rules
 from . import domain as d
-from . import effective as effective_view
 from .checks import Check, Failure, entry_score, explain_columns
 from .components import ComponentConfig
 from .engine import AutoSelection, Evaluation, TieBreak, Verdict
@@ -47,6 +50,8 @@ from .ingest import (
     validate_name,
     validate_spec,
 )
+from .pinning import DriftReason, LiveRelation, PinMode, PinState, SyncState
+from .runtime_status import runtime_status
 from .runtime_webhook import as_cache_object, deletion_verdict, validate_runtime
 from .snapshot import Snapshot
 from .store import prepare, resolve_keys
@@ -76,7 +81,9 @@ def _require_isvc(
     request: pb.SelectRuntimeRequest
     | pb.ExplainRuntimesRequest
     | pb.ReconcileInferenceServiceRequest
-    | pb.GetEffectiveRuntimeRequest,
+    | pb.GetEffectiveRuntimeRequest
+    | pb.GetRuntimeHistoryRequest
+    | pb.PlanRuntimeSyncRequest,
 ) -> types_pb2.InferenceService:
     if not request.HasField("inference_service"):
         raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
@@ -172,6 +179,45 @@ CHANGE_STEP_TO_PB = {
     outcomes.ChangeStep.RANKING: pb.CHANGE_STEP_RANKING,
     outcomes.ChangeStep.NAMED_RUNTIME: pb.CHANGE_STEP_NAMED_RUNTIME,
     outcomes.ChangeStep.CONFIGURATION: pb.CHANGE_STEP_CONFIGURATION,
+}
+PIN_MODE_TO_PB = {
+    PinMode.AUTO_SYNC: pb.PIN_MODE_AUTO_SYNC,
+    PinMode.MANAGED_PIN: pb.PIN_MODE_MANAGED_PIN,
+    PinMode.EXPLICIT_PIN: pb.PIN_MODE_EXPLICIT_PIN,
+    PinMode.INVALID_PIN: pb.PIN_MODE_INVALID_PIN,
+}
+PIN_STATE_TO_PB = {
+    PinState.NOT_APPLICABLE: pb.PIN_STATE_NOT_APPLICABLE,
+    PinState.AWAITING_PIN: pb.PIN_STATE_AWAITING_PIN,
+    PinState.RESOLVED: pb.PIN_STATE_RESOLVED,
+    PinState.DESIRED_REPORTED_MISMATCH: pb.PIN_STATE_DESIRED_REPORTED_MISMATCH,
+    PinState.REVISION_MISSING: pb.PIN_STATE_REVISION_MISSING,
+    PinState.REVISION_INVALID: pb.PIN_STATE_REVISION_INVALID,
+    PinState.REVISION_DISABLED: pb.PIN_STATE_REVISION_DISABLED,
+    PinState.UNAVAILABLE: pb.PIN_STATE_UNAVAILABLE,
+    PinState.INVALID_INTENT: pb.PIN_STATE_INVALID_INTENT,
+}
+SYNC_STATE_TO_PB = {
+    SyncState.ABSENT: pb.SYNC_STATE_ABSENT,
+    SyncState.STATUS_ONLY: pb.SYNC_STATE_STATUS_ONLY,
+    SyncState.ACKNOWLEDGED: pb.SYNC_STATE_ACKNOWLEDGED,
+    SyncState.PENDING: pb.SYNC_STATE_PENDING,
+}
+LIVE_RELATION_TO_PB = {
+    LiveRelation.UNKNOWN: pb.LIVE_RELATION_UNKNOWN,
+    LiveRelation.EQUAL: pb.LIVE_RELATION_EQUAL,
+    LiveRelation.DIFFERENT: pb.LIVE_RELATION_DIFFERENT,
+    LiveRelation.AMBIGUOUS: pb.LIVE_RELATION_AMBIGUOUS,
+}
+DRIFT_REASON_TO_PB = {
+    DriftReason.REVISION_MISMATCH: pb.DRIFT_REASON_REVISION_MISMATCH,
+    DriftReason.REVISION_MISSING: pb.DRIFT_REASON_REVISION_MISSING,
+    DriftReason.RUNTIME_MISMATCH: pb.DRIFT_REASON_RUNTIME_MISMATCH,
+    DriftReason.SOURCE_RUNTIME_MISSING: pb.DRIFT_REASON_SOURCE_RUNTIME_MISSING,
+}
+RUNTIME_KIND_FROM_PB = {
+    pb.RUNTIME_KIND_SERVING_RUNTIME: d.SERVING_RUNTIME,
+    pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME: d.CLUSTER_SERVING_RUNTIME,
 }
 MAX_PAGE_SIZE = 1000
 
@@ -589,10 +635,13 @@ def _condition(c: reconcile.ConditionValue) -> pb.Condition:
 def reconcile_inference_service(
     snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest
 ) -> pb.ReconcileInferenceServiceResponse:
-    """The controller's runtime step (reconcile.py)."""
+    """The controller's runtime step (reconcile.py), with the runtime pin (pinning.py) of a
+    named runtime with ``autoSync: false``: ``runtime_drifted`` / ``remove_runtime_drifted`` and
+    ``pin``. ``ome_namespace``, when set, must be a namespace name (INVALID_ARGUMENT)."""
     _require_synced(snapshot)
+    ome_namespace = _ome_namespace(request)
     isvc = _require_isvc(request)
-    result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition)
+    result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition, ome_namespace)
     response = pb.ReconcileInferenceServiceResponse(
         events=_events(result.events),
         requeue=result.requeue,
@@ -603,26 +652,188 @@ def reconcile_inference_service(
     )
     if result.condition is not None:
         response.runtime_ready.CopyFrom(_condition(result.condition))
-    rt = result.runtime
-    if rt is not None and result.decision is not None and result.decision.runtime is rt:
-        selection = _selection(result.decision)
-    elif rt is not None:  # a pinned runtime, served without a compatibility check
-        selection = pb.Selection(
-            runtime=runtime_ref(rt),
+    rt, pin = result.runtime, result.pin
+    if pin is not None and rt is not None:  # served without a compatibility check
+        source = pin.live or rt
+        selection: pb.Selection | None = pb.Selection(
+            runtime=runtime_ref(source),
             mode=pb.SELECTION_MODE_NAMED,
-            inheritance_chain=rt.chain,
+            inheritance_chain=source.chain,
             supported_model_format_index=-1,
         )
+    elif rt is not None and result.decision is not None and result.decision.runtime is rt:
+        selection = _selection(result.decision)
     else:
         selection = None
+    selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None
+    _pin_fields(response, pinning.report(snapshot, isvc, ome_namespace, selected), pin, isvc, ome_namespace)
     return _with_selection(response, selection)
 
 
+def _choice(choice: pinning.Choice | None) -> pb.RevisionChoice | None:
+    if choice is None:
+        return None
+    return pb.RevisionChoice(name=choice.name, exists=choice.exists, hash=pinning.short(choice.full_hash))
+
+
+def _pin_fields(
+    response: pb.ReconcileInferenceServiceResponse,
+    report: pinning.PinReport,
+    outcome: pinning.PinOutcome | None,
+    isvc: types_pb2.InferenceService,
+    ome_namespace: str,
+) -> None:
+    """The reconcile's ``pin``, ``runtime_drifted`` and ``remove_runtime_drifted``."""
+    pin = response.pin
+    pin.mode = PIN_MODE_TO_PB[report.mode]
+    pin.state = PIN_STATE_TO_PB[report.state]
+    pin.sync = SYNC_STATE_TO_PB[report.sync]
+    pin.live_hash = pinning.short(report.live_hash)
+    pin.active_hash = pinning.short(report.active_hash)
+    pin.live_relation = LIVE_RELATION_TO_PB[report.relation]
+    for field, choice in (("roll_forward", report.roll_forward), ("rollback", report.rollback)):
+        value = _choice(choice)
+        if value is not None:
+            getattr(pin, field).CopyFrom(value)
+    if outcome is None:
+        return
+    pin.pinned_revision_name = outcome.pinned
+    if outcome.token is not None:
+        pin.last_runtime_sync_token = outcome.token
+    pin.served_from_revision = outcome.from_revision
+    if outcome.create is not None and outcome.live is not None:
+        pin.create_revision.CopyFrom(new_revision(isvc, outcome.create, outcome.live, ome_namespace))
+    if outcome.drift is not None:
+        pin.drift_reason = DRIFT_REASON_TO_PB[outcome.drift]
+        response.runtime_drifted.CopyFrom(
+            pb.Condition(
+                type=messages.CONDITION_RUNTIME_DRIFTED,
+                status="True",
+                reason=outcome.drift.value,
+                message=outcome.drift_message,
+            )
+        )
+    response.remove_runtime_drifted = outcome.clear_drift
+
+
+def new_revision(
+    isvc: types_pb2.InferenceService, choice: pinning.Choice, live: d.Runtime, ome_namespace: str
+) -> types_pb2.ControllerRevision:
+    """The ControllerRevision OME creates to pin ``live``'s merged spec (runtime-revisions.md;
+    labels-and-annotations.md, "ControllerRevisions"): in OME's namespace, labelled with the
+    runtime's name, kind and namespace (empty for a ClusterServingRuntime) and the short hash,
+    annotated ``ome.io/created-by: ome-controller``, revision 1."""
+    kind = pinning.source_kind(isvc.spec.runtime)
+    revision = types_pb2.ControllerRevision(api_version="apps/v1", kind=d.CONTROLLER_REVISION, revision=1)
+    meta = revision.metadata
+    meta.name, meta.namespace = choice.name, ome_namespace
+    meta.labels[d.RUNTIME_OF_LABEL] = isvc.spec.runtime.name
+    meta.labels[d.RUNTIME_OF_KIND_LABEL] = kind
+    meta.labels[d.RUNTIME_OF_NAMESPACE_LABEL] = isvc.metadata.namespace if kind == d.SERVING_RUNTIME else ""
+    meta.labels[d.REVISION_HASH_LABEL] = pinning.short(choice.full_hash)
+    meta.annotations[d.CREATED_BY_ANNOTATION] = d.CREATED_BY_OME
+    revision.data.CopyFrom(live.named_spec)
+    return revision
+
+
+def _ome_namespace(
+    request: pb.ReconcileInferenceServiceRequest
+    | pb.GetEffectiveRuntimeRequest
+    | pb.GetRuntimeHistoryRequest
+    | pb.PlanRuntimeSyncRequest,
+) -> str:
+    """``ome_namespace``, default ``ome``; INVALID_ARGUMENT when it is not a namespace name."""
+    if request.ome_namespace:
+        violations = validate_name(request.ome_namespace, "ome_namespace", "namespace")
+        if violations:
+            raise RequestError.invalid(violations)
+    return request.ome_namespace or d.DEFAULT_OME_NAMESPACE
+
+
+def _collection_limit(request: pb.GetEffectiveRuntimeRequest | pb.GetRuntimeHistoryRequest) -> int:
+    """``collection_limit``: 0 (no limit) or more; INVALID_ARGUMENT when negative."""
+    if request.collection_limit < 0:
+        raise RequestError.invalid(
+            [FieldViolation("collection_limit", errors.invalid_value(request.collection_limit, "must be 0 or more"))]
+        )
+    return request.collection_limit
+
+
+GENERATION_STATUS_TO_PB = {
+    views.GenerationStatus.UNOBSERVED: pb.GENERATION_STATUS_UNOBSERVED,
+    views.GenerationStatus.CURRENT: pb.GENERATION_STATUS_CURRENT,
+    views.GenerationStatus.STALE: pb.GENERATION_STATUS_STALE,
+    views.GenerationStatus.INVALID: pb.GENERATION_STATUS_INVALID,
+}
+DRIFT_STATE_TO_PB = {
+    views.DriftState.NOT_REPORTED: pb.DRIFT_STATE_NOT_REPORTED,
+    views.DriftState.REPORTED_TRUE: pb.DRIFT_STATE_REPORTED_TRUE,
+    views.DriftState.REPORTED_FALSE: pb.DRIFT_STATE_REPORTED_FALSE,
+    views.DriftState.REPORTED_UNKNOWN: pb.DRIFT_STATE_REPORTED_UNKNOWN,
+    views.DriftState.MALFORMED: pb.DRIFT_STATE_MALFORMED,
+}
+DRIFT_CAUSE_TO_PB = {
+    None: pb.DRIFT_CAUSE_UNSPECIFIED,
+    views.DriftCause.REVISION_MISMATCH: pb.DRIFT_CAUSE_REVISION_MISMATCH,
+    views.DriftCause.REVISION_MISSING: pb.DRIFT_CAUSE_REVISION_MISSING,
+    views.DriftCause.SOURCE_RUNTIME_MISSING: pb.DRIFT_CAUSE_SOURCE_RUNTIME_MISSING,
+    views.DriftCause.RUNTIME_MISMATCH: pb.DRIFT_CAUSE_RUNTIME_MISMATCH,
+    views.DriftCause.OTHER: pb.DRIFT_CAUSE_OTHER,
+}
+# IssueCode members are named as the proto values after ``ISSUE_CODE_`` (tests check both ways).
+ISSUE_CODE_TO_PB = {code: pb.IssueCode.Value(f"ISSUE_CODE_{code.name}") for code in views.IssueCode}
+OBSERVATION_TO_PB = {
+    views.Observation.COMPLETE: pb.HISTORY_OBSERVATION_COMPLETE,
+    views.Observation.PARTIAL: pb.HISTORY_OBSERVATION_PARTIAL,
+    views.Observation.UNAVAILABLE: pb.HISTORY_OBSERVATION_UNAVAILABLE,
+}
+COMPLETENESS_TO_PB = {
+    views.Completeness.RETENTION_BOUNDED: pb.HISTORY_COMPLETENESS_RETENTION_BOUNDED,
+    views.Completeness.INCOMPLETE: pb.HISTORY_COMPLETENESS_INCOMPLETE,
+}
+ROLE_TO_PB = {
+    views.Role.ACTIVE: pb.REVISION_ROLE_ACTIVE,
+    views.Role.REQUESTED: pb.REVISION_ROLE_REQUESTED,
+    views.Role.REPORTED: pb.REVISION_ROLE_REPORTED,
+    views.Role.HISTORY: pb.REVISION_ROLE_HISTORY,
+}
+CONSISTENCY_TO_PB = {
+    views.Consistency.CONSISTENT: pb.REVISION_CONSISTENCY_CONSISTENT,
+    views.Consistency.INCONSISTENT: pb.REVISION_CONSISTENCY_INCONSISTENT,
+    views.Consistency.UNKNOWN: pb.REVISION_CONSISTENCY_UNKNOWN,
+}
+RELATION_TO_PB = {
+    views.Relation.MATCHES_LIVE: pb.REVISION_RELATION_MATCHES_LIVE,
+    views.Relation.DIFFERS_FROM_LIVE: pb.REVISION_RELATION_DIFFERS_FROM_LIVE,
+    views.Relation.AMBIGUOUS_LIVE: pb.REVISION_RELATION_AMBIGUOUS_LIVE,
+    views.Relation.UNKNOWN: pb.REVISION_RELATION_UNKNOWN,
+}
+SYNC_REFUSAL_TO_PB = {
+    views.SyncRefusal.TARGET_IDENTITY: pb.SYNC_REFUSAL_TARGET_IDENTITY,
+    views.SyncRefusal.TARGET_DELETING: pb.SYNC_REFUSAL_TARGET_DELETING,
+    views.SyncRefusal.PLACEMENT: pb.SYNC_REFUSAL_PLACEMENT,
+    views.SyncRefusal.INSPECTION_BOUNDS: pb.SYNC_REFUSAL_INSPECTION_BOUNDS,
+    views.SyncRefusal.MANAGED_EVIDENCE: pb.SYNC_REFUSAL_MANAGED_EVIDENCE,
+    views.SyncRefusal.ACTIVE_RUNTIME: pb.SYNC_REFUSAL_ACTIVE_RUNTIME,
+    views.SyncRefusal.CONTROLLER_EVIDENCE: pb.SYNC_REFUSAL_CONTROLLER_EVIDENCE,
+    views.SyncRefusal.MAILBOX: pb.SYNC_REFUSAL_MAILBOX,
+    views.SyncRefusal.UNSAFE_VALUE: pb.SYNC_REFUSAL_UNSAFE_VALUE,
+}
+
+
+def _issues(issues: tuple[views.Issue, ...]) -> list[pb.Issue]:
+    return [pb.Issue(code=ISSUE_CODE_TO_PB[i.code], revision=i.revision, text=i.text) for i in issues]
+
+
 def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest) -> pb.GetEffectiveRuntimeResponse:
-    """The Live view of ``kubectl ome runtime effective`` (effective.py)."""
+    """``kubectl ome runtime effective`` (effective.py, views.py): the Live view, the Active view
+    and the Service rows with the ISSUE codes. INVALID_ARGUMENT for a bad InferenceService,
+    ``ome_namespace`` or a negative ``collection_limit``."""
     _require_synced(snapshot)
     isvc = _require_isvc(request)
-    view = effective_view.effective(snapshot, isvc)
+    ome_namespace = _ome_namespace(request)
+    report = views.effective_report(snapshot, isvc, ome_namespace, _collection_limit(request))
+    view, active, pin = report.live, report.active, report.pin
     response = pb.GetEffectiveRuntimeResponse(
         state=view.state,
         reason=view.reason,
@@ -632,11 +843,133 @@ def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeReq
         inheritance_reason=view.inheritance_reason,
         components=_components(view.components),
         cache_version=snapshot.version,
+        hash=pinning.short(pin.live_hash) if view.state == messages.VIEW_AVAILABLE else "",
+        active=pb.EffectiveView(
+            state=active.state,
+            reason=active.reason,
+            revision=active.revision,
+            hash=pinning.short(active.full_hash),
+            components=_components(active.components),
+        ),
+        service=pb.EffectiveService(
+            pin_mode=PIN_MODE_TO_PB[pin.mode],
+            pin_state=PIN_STATE_TO_PB[pin.state],
+            sync=SYNC_STATE_TO_PB[pin.sync],
+            status=GENERATION_STATUS_TO_PB[report.status],
+            drift_state=DRIFT_STATE_TO_PB[report.drift_state],
+            drift_cause=DRIFT_CAUSE_TO_PB[report.drift_cause],
+            live_relation=LIVE_RELATION_TO_PB[pin.relation],
+            issues=_issues(report.issues),
+        ),
+        api_version=messages.REPORT_API_VERSION,
+        kind=messages.EFFECTIVE_REPORT_KIND,
     )
     if view.runtime is not None:
         response.runtime = view.runtime.display
         response.runtime_ref.CopyFrom(runtime_ref(view.runtime))
+    if active.runtime is not None:
+        response.active.runtime = active.runtime.display
+        response.active.runtime_ref.CopyFrom(runtime_ref(active.runtime))
     return response
+
+
+def _created(revision: d.Revision) -> str:
+    """RFC 3339 in UTC (``2026-09-20T14:30:00Z``); ``""`` when unknown."""
+    if revision.created is None:
+        return ""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(revision.created, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def get_runtime_history(snapshot: Snapshot, request: pb.GetRuntimeHistoryRequest) -> pb.GetRuntimeHistoryResponse:
+    """``kubectl ome runtime history`` (views.history): the RuntimeHistoryReport.
+    INVALID_ARGUMENT as ``get_effective_runtime``."""
+    _require_synced(snapshot)
+    isvc = _require_isvc(request)
+    ome_namespace = _ome_namespace(request)
+    report = views.history(snapshot, isvc, ome_namespace, _collection_limit(request))
+    return pb.GetRuntimeHistoryResponse(
+        api_version=messages.REPORT_API_VERSION,
+        kind=messages.HISTORY_REPORT_KIND,
+        runtime_name=report.runtime_name,
+        observation=OBSERVATION_TO_PB[report.observation],
+        completeness=COMPLETENESS_TO_PB[report.completeness],
+        pages_seen=report.pages_seen,
+        pages_asked=report.pages_asked,
+        revisions=[
+            pb.HistoryRevision(
+                name=e.revision.name,
+                created=_created(e.revision),
+                hash=e.revision.short_hash,
+                roles=[ROLE_TO_PB[r] for r in e.roles],
+                source=_ref(
+                    (
+                        d.SERVING_RUNTIME if e.revision.owner_kind == d.SERVING_RUNTIME else d.CLUSTER_SERVING_RUNTIME,
+                        e.revision.owner_namespace if e.revision.owner_kind == d.SERVING_RUNTIME else "",
+                        e.revision.owner_name,
+                    )
+                ),
+                consistency=CONSISTENCY_TO_PB[e.consistency],
+                relation=RELATION_TO_PB[e.relation],
+                issues=_issues(e.issues),
+            )
+            for e in report.entries
+        ],
+        report_issues=_issues(report.report_issues),
+        total_size=report.total,
+        cache_version=snapshot.version,
+    )
+
+
+def plan_runtime_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) -> pb.PlanRuntimeSyncResponse:
+    """``kubectl ome runtime sync --dry-run client`` (views.plan_sync): the refusal, or the
+    preview, the token and the ActionResult. The service plans; the caller patches.
+    INVALID_ARGUMENT for a bad InferenceService or ``ome_namespace``, a ``request_id`` that is not
+    a UUID, or a ``context`` over 253 characters."""
+    _require_synced(snapshot)
+    isvc = _require_isvc(request)
+    ome_namespace = _ome_namespace(request)
+    violations: list[FieldViolation] = []
+    request_id = request.request_id
+    if request_id:
+        try:
+            request_id = str(uuid.UUID(request_id))
+        except ValueError:
+            violations.append(FieldViolation("request_id", errors.invalid_value(request_id, "must be a UUID")))
+    else:
+        request_id = str(uuid.uuid4())
+    if len(request.context) > 253:
+        violations.append(FieldViolation("context", errors.too_long_value(request.context, 253)))
+    if violations:
+        raise RequestError.invalid(violations)
+    plan = views.plan_sync(snapshot, isvc, ome_namespace, request_id, request.context)
+    if plan.refusal is not None:
+        return pb.PlanRuntimeSyncResponse(
+            refusal=SYNC_REFUSAL_TO_PB[plan.refusal],
+            refusal_message=plan.refusal.value,
+            cache_version=snapshot.version,
+        )
+    meta = isvc.metadata
+    return pb.PlanRuntimeSyncResponse(
+        preview=[pb.PreviewField(field=f, value=v) for f, v in plan.preview],
+        warnings=messages.SYNC_PREVIEW_WARNINGS,
+        annotation=d.RUNTIME_SYNC_ANNOTATION,
+        token=plan.token,
+        result=pb.ActionResult(
+            action=messages.SYNC_ACTION,
+            target=f"InferenceService/{meta.namespace}/{meta.name}",
+            dry_run="client",
+            accepted=False,
+            applied=False,
+            request_id=plan.request_id,
+            revision_hash=plan.target_hash,
+            message=messages.SYNC_CLIENT_DRY_RUN,
+            follow_up=messages.sync_follow_up(meta.name, meta.namespace, request.context, ome_namespace),
+            hint=messages.SYNC_HINT,
+        ),
+        cache_version=snapshot.version,
+    )
 
 
 def validate_serving_runtime(
@@ -820,6 +1153,61 @@ def _object_key(key: tuple[str, str, str]) -> cache_pb2.ObjectKey:
     return cache_pb2.ObjectKey(kind=KIND_TO_ENUM[key[0]], namespace=key[1], name=key[2])
 
 
+def get_runtime_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) -> pb.GetRuntimeStatusResponse:
+    """What OME's controller writes on a cached runtime (runtime_status.py;
+    runtime-inheritance.md, "When a chain breaks"). INVALID_ARGUMENT for a missing kind or a bad
+    name or namespace (a ClusterServingRuntime takes none); NOT_FOUND for a runtime the cache does
+    not hold (``servingruntimes.ome.io "x" not found``)."""
+    _require_synced(snapshot)
+    ref = request.runtime
+    kind = RUNTIME_KIND_FROM_PB.get(ref.kind)
+    violations: list[FieldViolation] = []
+    if kind is None:
+        problem = errors.required() if ref.kind == pb.RUNTIME_KIND_UNSPECIFIED else f"unknown kind {ref.kind}"
+        violations.append(FieldViolation("runtime.kind", problem))
+    violations += validate_name(ref.name, "runtime.name")
+    if kind == d.SERVING_RUNTIME:
+        violations += validate_name(ref.namespace, "runtime.namespace", "namespace")
+    elif ref.namespace:
+        violations.append(
+            FieldViolation(
+                "runtime.namespace", errors.forbidden("ClusterServingRuntime is cluster-scoped and takes no namespace")
+            )
+        )
+    if violations:
+        raise RequestError.invalid(violations)
+    found = (
+        snapshot.serving_runtimes.get((ref.namespace, ref.name))
+        if kind == d.SERVING_RUNTIME
+        else snapshot.cluster_serving_runtimes.get(ref.name)
+    )
+    if found is None:
+        raise RequestError("NOT_FOUND", messages.runtime_object_not_found(kind == d.CLUSTER_SERVING_RUNTIME, ref.name))
+    status = runtime_status(found)
+    generation = getattr(snapshot.objects[found.key], _RUNTIME_FIELD[found.kind]).metadata.generation
+    response = pb.GetRuntimeStatusResponse(
+        runtime=runtime_ref(found),
+        inheritance_chain=[_ref(key) for key in status.chain],
+        events=[pb.Event(type=e.type, reason=e.reason, message=e.message) for e in status.events],
+        spec_hash=pinning.short(status.spec_hash),
+        cache_version=snapshot.version,
+    )
+    if status.spec is not None:
+        response.spec.CopyFrom(status.spec)
+    response.status.inheritance_chain.extend(status.inheritance_chain)
+    response.status.conditions.add(
+        type=messages.CONDITION_INHERITANCE_READY,
+        status="True" if status.ready else "False",
+        reason=status.reason,
+        message=status.message,
+        observed_generation=generation,
+    )
+    return response
+
+
+_RUNTIME_FIELD = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
+
+
 # SelectionService: method name -> the function that answers it (service.SelectionServicer
 # serves each row; the offline CLI calls the same functions).
 SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
@@ -830,6 +1218,9 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "GetEffectiveRuntime": get_effective_runtime,
     "ValidateServingRuntime": validate_serving_runtime,
     "PreviewCacheChange": preview_cache_change,
+    "GetRuntimeStatus": get_runtime_status,
+    "GetRuntimeHistory": get_runtime_history,
+    "PlanRuntimeSync": plan_runtime_sync,
 }
 # SelectionService's streaming method, served by ``service.SelectionServicer`` itself.
 STREAMING_RPCS = frozenset({"WatchSelections"})

@@ -9,7 +9,8 @@ Runtimes: ``disabled``, ``acceleratorClasses``, the engine and decoder modes
 entry index is named when the runtime has more than one entry); a different number of entries is
 one change. Models: ``modelFormat``, ``modelFramework``, ``modelArchitecture``, ``quantization``,
 ``modelParameterSize``, ``disabled``. AcceleratorClasses and InferenceServices: the ``spec``
-fields (camelCase) and labels that differ.
+fields (camelCase) and labels that differ. Runtime revisions: ``metadata.labels`` (the runtime
+they belong to) and ``data`` (the spec they hold).
 """
 
 from __future__ import annotations
@@ -113,7 +114,19 @@ def _compiled(snapshot: Snapshot, key: Key) -> object:
         return snapshot.cluster_models.get(name)
     if kind == d.INFERENCE_SERVICE:
         return snapshot.inference_services.get((namespace, name))
+    if kind == d.CONTROLLER_REVISION:
+        return snapshot.revisions.get((namespace, name))
     return snapshot.accelerator_classes.get(name)
+
+
+def _revision_changes(old: d.Revision, new: d.Revision) -> list[str]:
+    """A revision's runtime labels (``metadata.labels``) and the spec it holds (``data``)."""
+    names = []
+    if (old.owner_kind, old.owner_namespace, old.owner_name) != (new.owner_kind, new.owner_namespace, new.owner_name):
+        names.append("metadata.labels")
+    if old.full_hash != new.full_hash:
+        names.append("data")
+    return [messages.FIELDS_CHANGED.format(fields=", ".join(names))] if names else []
 
 
 def object_name(key: Key) -> str:
@@ -134,5 +147,7 @@ def describe(old: Snapshot, new: Snapshot, key: Key) -> str:
         return messages.cause(object_name(key), _runtime_changes(before, after))
     if isinstance(before, d.Model) and isinstance(after, d.Model):
         return messages.cause(object_name(key), _model_changes(before, after))
+    if isinstance(before, d.Revision) and isinstance(after, d.Revision):
+        return messages.cause(object_name(key), _revision_changes(before, after))
     assert isinstance(before, Message) and isinstance(after, Message)
     return messages.cause(object_name(key), _message_changes(before, after))

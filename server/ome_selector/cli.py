@@ -5,13 +5,22 @@
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector effective        -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector effective        -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector history          -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector sync             -f ISVC.yaml --dry-run client --yes [--context CTX] [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector admit            -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
+    ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|json]
 
-FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command.
+FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command
+but ``what-if`` and ``watch`` (the formats shown).
 ``-f`` answers every InferenceService of the file, in file order (``validate-runtime``: the first
 runtime). Offline, a manifest object the loader rejects is named on stderr and left out; with
 ``--strict`` any rejected object (or unreadable path) is fatal, exit status 2.
@@ -30,7 +39,9 @@ a missing or unreadable manifest path, with ``--strict`` any rejected manifest o
 file, an object the service rejects, an unreachable server). Errors go to stderr as
 ``error: <message>``; no traceback. (``kubectl ome runtime`` itself, reference/kubectl-ome/runtime.md
 "Exit codes", returns 1 for every error and never 2; ``explain`` with no runtimes at all exits 0
-as it does there.)
+as it does there.) ``what-if``: 0 when no InferenceService would change, 1 when some would (as
+``kubectl diff``), 2 on an error. ``watch`` prints each event as it comes until the server ends
+the stream (0); a failed stream is 1, Ctrl-C 130.
 
 This module is the entry point: the parser, built from ``commands.COMMANDS`` (one row per query
 command: what it reads, its request, its RPC, its renderer and exit-status rule), ``main`` and
@@ -47,20 +58,17 @@ from typing import Any, Callable, Sequence, TextIO
 from google.protobuf.message import Message
 
 from ome_selector import rendering
-from ome_selector.commands import COMMANDS, OUTPUT_FORMATS, Command, StreamError, UsageError, asker
+from ome_selector.commands import COMMANDS, OUTPUT_FORMATS, Command, UsageError, asker
 
 EXIT_SELECTED = 0
 EXIT_NONE = 1
-EXIT_STREAM_FAILED = 1  # a streaming command (watch) whose stream failed
 EXIT_ERROR = 2
 
 __all__ = [
     "EXIT_ERROR",
     "EXIT_NONE",
     "EXIT_SELECTED",
-    "EXIT_STREAM_FAILED",
     "OUTPUT_FORMATS",
-    "StreamError",
     "UsageError",
     "build_parser",
     "main",
@@ -173,10 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _query(args, sys.stdout, sys.stderr)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except StreamError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_STREAM_FAILED
+        command = COMMANDS.get(args.command)
+        return command.error_status if command is not None else EXIT_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
@@ -204,6 +210,10 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if command.streaming:
         return _follow(command, args.output, requests, ask, out)
     answers = [(request, ask(request)) for request in requests]
+    for _, response in answers:
+        limit = command.limit_error(response)
+        if limit:
+            raise UsageError(limit)
     status = max(
         (EXIT_SELECTED if command.succeeded(response) else EXIT_NONE for _, response in answers), default=EXIT_SELECTED
     )
@@ -232,8 +242,8 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
     """A streaming command: each response printed as it comes (``-o table``: ``command.heading``
     before the first, then ``command.render`` of each; ``-o json``: one JSON object per line),
-    flushed at once; status 0 when the server ends the stream. ``StreamError`` (status 1)
-    propagates."""
+    flushed at once; status 0 when the server ends the stream. A failed stream's ``UsageError``
+    propagates (the command's ``error_status``)."""
     heading = command.heading if output == "table" else ""
     for request in requests:
         with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream

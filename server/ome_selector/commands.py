@@ -12,7 +12,8 @@ Adding a command: a ``SELECTION_RPCS`` row (and its client method), then one ``C
 here with its renderer in ``rendering``. A server-streaming method (``WatchSelections``, served
 by the servicer itself, ``api.STREAMING_RPCS``) is a row too: its ``remote`` returns the stream,
 ``render`` prints one event (after the row's ``heading``), and it needs ``--server`` (an offline
-cache sees no writes to follow); the stream ending is success, a failed stream exit status 1.
+cache sees no writes to follow); the stream ending is success, a failed stream its
+``error_status``.
 
 Importing this module imports no grpc (the client is imported when ``--server`` is used), so
 ``serve`` can still configure gRPC's C-core first.
@@ -48,11 +49,6 @@ _VIEWS = {"basic": selector_pb2.SELECT_RUNTIME_VIEW_BASIC, "full": selector_pb2.
 
 class UsageError(Exception):
     """Bad input: printed as ``error: <message>``, exit status 2."""
-
-
-class StreamError(Exception):
-    """A stream that failed once open (the server unreachable, a rejected filter, the call
-    cancelled by the server): printed as ``error: <message>``, exit status 1."""
 
 
 class Flag(NamedTuple):
@@ -167,7 +163,7 @@ def parse_object_key(text: str, namespace: str) -> cache_pb2.ObjectKey:
 
     kinds = {kind.lower(): kind for kind in KIND_TO_ENUM}
     kind_text, _, rest = text.partition("/")
-    kind = kinds.get(kind_text.lower().removesuffix(".ome.io"))
+    kind = kinds.get(kind_text.lower().split(".", 1)[0])
     if kind is None or not rest:
         raise UsageError(
             f"--delete {text!r}: expected KIND/[NAMESPACE/]NAME with KIND one of {', '.join(KIND_TO_ENUM)}"
@@ -206,7 +202,8 @@ CACHE_CHANGE = Source(
             "--filename",
             metavar="FILE",
             help="objects to create or replace: YAML of any cached kind (ServingRuntime, ClusterServingRuntime, "
-            "BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService), every document; - reads stdin",
+            "BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService, ControllerRevision), every document; "
+            "- reads stdin",
         ),
         flag(
             "--delete",
@@ -270,10 +267,12 @@ class Command:
       ``notes(response)``: lines for stderr; ``names(request, response)``: ``-o name``.
       ``outputs``: the ``-o`` formats it takes.
     - ``succeeded(response)``: the exit-status rule, true for status 0, false for 1.
+    - ``error_status``: the status of an error; ``limit_error(response)``: the error text of a
+      CLI collection limit the answer exceeds, or ``""``.
     - A ``streaming`` method (``WatchSelections``): ``remote`` returns an iterator of responses,
       ``render`` gives the text of one, printed as it comes, after ``heading`` (``-o table``);
       ``-o json`` prints one JSON object per line. It needs ``--server`` (``offline`` is false);
-      the stream ending is status 0, a failed one 1 (``StreamError``).
+      the stream ending is status 0, a failed one ``error_status``.
     """
 
     name: str
@@ -289,6 +288,12 @@ class Command:
     notes: Callable[[Any], list[str]] = _no_notes
     render_wide: Callable[[Any, Any], str] | None = None
     wide_help: str = "the table"
+    # The exit status of an error (bad flags or input, a failed call): 2, or 1 for the commands
+    # of reference/kubectl-ome/runtime.md "Exit codes" (explain, effective, tree, history, sync),
+    # where "No runtime subcommand returns 2", and for watch (a failed stream).
+    error_status: int = 2
+    # A CLI limit on an answer: the error text, or "" (explain: more than 1,000 runtimes).
+    limit_error: Callable[[Any], str] = lambda _response: ""
     outputs: tuple[str, ...] = OUTPUT_FORMATS
     heading: str = ""
 
@@ -335,11 +340,48 @@ def _explain_remote(client: SelectorClient, request: selector_pb2.ExplainRuntime
     return client.explain_runtimes(request.inference_service)
 
 
-def _explain_succeeded(response: selector_pb2.ExplainRuntimesResponse) -> bool:
-    """A runtime is a candidate, or there are no runtimes at all (exit 0 then, as
-    reference/kubectl-ome/runtime.md "Exit codes" says of ``explain``)."""
-    candidates = any(r.verdict == selector_pb2.VERDICT_CANDIDATE for r in response.runtimes)
-    return candidates or (not response.runtimes and not response.model_error)
+def _finished(_response: Message) -> bool:
+    """The exit-status rule of the commands of reference/kubectl-ome/runtime.md (explain,
+    effective, history, sync): 0 for "every subcommand that finishes", whatever it found."""
+    return True
+
+
+def _explain_limit(response: selector_pb2.ExplainRuntimesResponse) -> str:
+    """reference/kubectl-ome/runtime.md, explain: "reads at most 1,000 runtimes ... With more, it
+    fails with ``runtime candidate snapshot exceeds the CLI collection limit``". The CLI's limit
+    only: the RPC answers for any number (the controller's selection has no limit)."""
+    from ome_selector.messages import CLI_COLLECTION_LIMIT, COLLECTION_LIMIT_EXCEEDED
+
+    return COLLECTION_LIMIT_EXCEEDED if response.total_size > CLI_COLLECTION_LIMIT else ""
+
+
+_OME_NAMESPACE = flag(
+    "--ome-namespace",
+    default="ome",
+    metavar="NAMESPACE",
+    help="namespace where the OME control plane keeps runtime revisions (default: ome)",
+)
+
+
+def _collection_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """``ome_namespace`` and kubectl-ome's collection limit of 1,000."""
+    from ome_selector.messages import CLI_COLLECTION_LIMIT
+
+    return {"ome_namespace": args.ome_namespace, "collection_limit": CLI_COLLECTION_LIMIT}
+
+
+SYNC_DRY_RUN_ONLY = "only --dry-run client is supported: the service plans the sync and sends no patch"
+SYNC_NOT_CONFIRMED = "action not confirmed; noninteractive input requires --yes"
+
+
+def _sync_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """``sync``: ``--dry-run client`` and ``--yes`` are required (there is no API server to patch
+    and no prompt); ``ome_namespace``, ``context``."""
+    if args.dry_run != "client":
+        raise UsageError(SYNC_DRY_RUN_ONLY)
+    if not args.yes:
+        raise UsageError(SYNC_NOT_CONFIRMED)
+    return {"ome_namespace": args.ome_namespace, "context": args.context}
 
 
 def _validate_remote(client: SelectorClient, request: selector_pb2.ValidateServingRuntimeRequest) -> Message:
@@ -382,44 +424,115 @@ runtime OME selects), then the others with the first check they fail. -f explain
 InferenceService (its accelerator classes and deployment modes are checked too); --model
 explains for a BaseModel named NAME in the namespace -n, else a ClusterBaseModel. Notes go to
 stderr, such as "Note: spec.runtime is explicit; automatic selection below is hypothetical.";
-with no runtimes at all, no table is printed and the status is 0.""",
+with no runtimes at all, no table is printed. Status 0 when it finishes (candidates or not), 1
+for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
             source=INFERENCE_SERVICES_OR_MODEL,
             remote=_explain_remote,
             render=_of_response(rendering.format_explain),
             notes=rendering.explain_notes,
-            succeeded=_explain_succeeded,
+            succeeded=_finished,
+            error_status=1,
+            limit_error=_explain_limit,
             names=_of_response(rendering.candidate_names),
         ),
         Command(
             name="effective",
             rpc="GetEffectiveRuntime",
             help="""\
-show the runtime an InferenceService uses and each component's configuration.
+show the runtime an InferenceService uses, the revision it is pinned to, and why.
 
-The Live view of `kubectl ome runtime effective`: SCOPE FIELD VALUE rows. Live STATE
-(Available or Unavailable), REASON (when Unavailable: NotConfigured, NotFound, Disabled,
-Unreadable), RUNTIME (CSR/<name> or SR/<namespace>/<name>), then per component the
-deployment mode and the rule that set it, as MODE (SOURCE) with the docs' sources
-ServiceAnnotation, ComponentAnnotation, ServiceSpec, LeaderWorkerShape and Default.
+`kubectl ome runtime effective`: SCOPE FIELD VALUE rows, Live rows first, then Active rows,
+then Service rows. Live and Active: STATE (Available or Unavailable), REASON (NotConfigured,
+NotFound, Disabled, MalformedPayload, Unreadable), RUNTIME (CSR/<name> or
+SR/<namespace>/<name>), REVISION (Active: the pinned revision), HASH (this service's short hash
+of the spec), one MODE (SOURCE) row per component, with the docs' sources ServiceAnnotation,
+ComponentAnnotation, ServiceSpec, LeaderWorkerShape and Default. Service: PIN (<mode>/<state>), SYNC, STATUS,
+DRIFT (<state>/<cause>), LIVE-RELATION and one ISSUE row per issue code. Revisions are read in
+--ome-namespace. An InferenceService that names no runtime gets one selected from at most 1,000
+runtimes (the CLI's collection limit); with more, the Live view is Unavailable (Unreadable).
 
-Rows the docs do not have (ours): <COMPONENT>-ACCELERATOR, the AcceleratorClass the component
-gets, or -, and why (ComponentOverride, Selector, Policy/<policy>, RuntimeListsNone,
+Rows the docs do not have (ours): Live <COMPONENT>-ACCELERATOR, the AcceleratorClass the
+component gets, or -, and why (ComponentOverride, Selector, Policy/<policy>, RuntimeListsNone,
 NotRequested, NoCandidate/<policy>, Router); <COMPONENT>-ERROR, OME's error for that component;
 and, as in `explain --with-effective`, Source INHERITANCE (Observed or Unavailable), Source
 REASON (NotFound, Cycle or MaxDepthExceeded) and one Source ROOT-FIRST row per runtime in the
-inheritance chain, root first. A runtime OME selects itself is used without inheritance, so its
-chain is the runtime alone.
+inheritance chain, root first.
 
-Left out: the docs' HASH row, and the Active view and Service rows (REVISION, PIN, SYNC, STATUS,
-DRIFT, LIVE-RELATION, ISSUE), which need runtime revisions and InferenceService status that this
-service does not model. -o wide prints one row per component; -o json the response.""",
+Values are kept within 54 characters. -o wide prints one row per view and component; -o json
+and -o yaml the RuntimeEffectiveReport. Status 0 when it finishes (whatever the views' states),
+1 for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
             source=INFERENCE_SERVICES,
-            remote=lambda client, request: client.get_effective_runtime(request.inference_service),
+            flags=(_OME_NAMESPACE,),
+            fields=_collection_fields,
+            remote=lambda client, request: client.get_effective_runtime(
+                request.inference_service,
+                ome_namespace=request.ome_namespace,
+                collection_limit=request.collection_limit,
+            ),
             render=_of_response(rendering.format_effective),
             render_wide=_of_response(rendering.format_effective_wide),
-            wide_help="one row per component",
-            succeeded=lambda response: response.state == "Available",
+            wide_help="one row per view and component",
+            succeeded=_finished,
+            error_status=1,
             names=_of_response(rendering.effective_runtime_name),
+        ),
+        Command(
+            name="history",
+            rpc="GetRuntimeHistory",
+            help="""\
+show the revisions kept for an InferenceService's runtime.
+
+`kubectl ome runtime history`: the ControllerRevisions labelled ome.io/runtime-of=<runtime> in
+--ome-namespace, newest first (at most 1,000), under WINDOW (OBS/BOUND/SEEN/ASKED), REVISION
+(a name over 14 characters as its first two, ... and #<digest>), CREATED (YY-MM-DDTHH:MMZ),
+ROLES (A active, Q spec.runtime.revision, R status.pinnedRevisionName, H listed), CHECK
+(OK, BAD, ?), LIVE (MATCH, DIFF, AMB, ?) and ISSUES (R<n>/G<n>). -o wide prints OBSERVATION,
+COMPLETENESS, PAGES, the full REVISION, CREATED, HASH, ROLES, SOURCE, CONSISTENCY, RELATION,
+REVISION-ISSUES and REPORT-ISSUES (HistoryUnavailable, HistoryTruncated); -o json and -o yaml
+the RuntimeHistoryReport. Status 0; 1 on an error.""",
+            source=INFERENCE_SERVICES,
+            flags=(_OME_NAMESPACE,),
+            fields=_collection_fields,
+            remote=lambda client, request: client.get_runtime_history(
+                request.inference_service,
+                ome_namespace=request.ome_namespace,
+                collection_limit=request.collection_limit,
+            ),
+            render=_of_response(rendering.format_history),
+            render_wide=_of_response(rendering.format_history_wide),
+            wide_help="full names, times, hashes and issue codes",
+            succeeded=_finished,
+            names=lambda _request, _response: "",
+            error_status=1,
+        ),
+        Command(
+            name="sync",
+            rpc="PlanRuntimeSync",
+            help="""\
+show what `kubectl ome runtime sync` would do to a pinned InferenceService, or why it refuses.
+
+The plan of `kubectl ome runtime sync INFERENCESERVICE --dry-run client --yes`: the preview on
+stderr (ALPHA runtime sync preview ..., the FIELD VALUE rows, the warnings) and the
+ActionResult on stdout (values cut to 56 characters), or "error: action refused: ..." on stderr
+and status 1. Nothing is changed: set the ome.io/runtime-sync annotation to the New token
+yourself. Only --dry-run client is supported, and --yes is required (no prompt). -o json and
+-o yaml print the whole plan. Status 0 when sync would go ahead; 1 on a refusal or an error.""",
+            source=INFERENCE_SERVICES,
+            flags=(
+                flag("--dry-run", choices=("none", "client", "server"), default="none", help="dry run: client only"),
+                flag("--yes", action="store_true", help="confirm the exact preview without a prompt (required)"),
+                flag("--context", default="", help="the kubeconfig context the preview and follow-up name"),
+                _OME_NAMESPACE,
+            ),
+            fields=_sync_fields,
+            remote=lambda client, request: client.plan_runtime_sync(
+                request.inference_service, ome_namespace=request.ome_namespace, context=request.context
+            ),
+            render=_of_response(rendering.format_sync_result),
+            notes=rendering.sync_preview,
+            succeeded=lambda response: not response.refusal_message,
+            names=lambda _request, _response: "",
+            error_status=1,
         ),
         Command(
             name="admit",
@@ -541,6 +654,7 @@ objects of the write behind it; VERSION: the cache version after the write) and 
             render=_of_response(rendering.format_watch_event),
             heading=rendering.WATCH_HEADING,
             outputs=("table", "json"),
+            error_status=1,
         ),
     )
 }
@@ -556,7 +670,7 @@ def asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[
     ``--timeout``). Raises ``UsageError`` when the manifests cannot be loaded (and, when it is
     called, when the service rejects the request or the server cannot be reached). A streaming
     command's answer is an iterator of responses (``--server`` only), which raises
-    ``StreamError`` when the stream fails."""
+    ``UsageError`` when the stream fails (the command's ``error_status``: 1 for watch)."""
     if command.streaming:
         return lambda request: _stream_server(args, command, request)
     if args.server:
@@ -631,8 +745,9 @@ def _ask_server(args: argparse.Namespace, command: Command, request: Message) ->
 
 def _stream_server(args: argparse.Namespace, command: Command, request: Message) -> Iterator[Message]:
     """The responses of ``command.remote`` on a client of ``args.server``, as they come, until the
-    server ends the stream; leaving early (Ctrl-C, a closed pipe) cancels it. A failed stream is a
-    ``StreamError`` naming its status code, message and field violations."""
+    server ends the stream; leaving early (Ctrl-C, a closed pipe) cancels it. A failed stream (the
+    server unreachable, a rejected filter) is a ``UsageError`` naming its status code, message and
+    field violations."""
     _quiet_grpc()
     from ome_selector_client import SelectorClient, SelectorError
 
@@ -642,4 +757,4 @@ def _stream_server(args: argparse.Namespace, command: Command, request: Message)
     except SelectorError as exc:
         from ome_selector.fieldpaths import describe_parts
 
-        raise StreamError(describe_parts(exc.code.name, exc.message, exc.field_violations)) from None
+        raise UsageError(describe_parts(exc.code.name, exc.message, exc.field_violations)) from None

@@ -98,11 +98,8 @@ UNMODELLED: dict[str, frozenset[str]] = {
         }
     ),
     "ome.v1beta1.ClusterBaseModel": frozenset({"status"}),
-    "ome.v1beta1.ClusterServingRuntime": frozenset({"status"}),
     "ome.v1beta1.Container": frozenset(
         {
-            "args",
-            "command",
             "env",
             "envFrom",
             "imagePullPolicy",
@@ -128,11 +125,10 @@ UNMODELLED: dict[str, frozenset[str]] = {
     "ome.v1beta1.DecoderSpec": COMPONENT_SPEC,
     "ome.v1beta1.DeploymentStrategy": frozenset({"rollingUpdate"}),
     "ome.v1beta1.EngineSpec": COMPONENT_SPEC,
-    "ome.v1beta1.InferenceService": frozenset({"status"}),
+    "ome.v1beta1.InferenceServiceStatus": frozenset({"address", "annotations", "components", "modelStatus", "url"}),
     "ome.v1beta1.InferenceServiceSpec": frozenset({"kedaConfig", "predictor"}),
     "ome.v1beta1.LeaderSpec": POD_SPEC,
     "ome.v1beta1.RouterSpec": COMPONENT_SPEC,
-    "ome.v1beta1.ServingRuntime": frozenset({"status"}),
     "ome.v1beta1.ServingRuntimeSpec": frozenset(
         {
             "affinity",

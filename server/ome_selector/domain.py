@@ -8,12 +8,14 @@ Shapes:
   inheritance error text.
 - ``Model``: a BaseModel, ClusterBaseModel or inline spec, with parsed versions and size.
 - ``Request``: what the InferenceService asks for (pooled accelerator classes, modes).
+- ``Revision``: a runtime revision (runtime-revisions.md) with its owner and content hash.
 - ``Operation``: the operation of an admission request.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass, field
 
 from ome.v1beta1 import types_pb2
@@ -26,10 +28,20 @@ BASE_MODEL = "BaseModel"
 CLUSTER_BASE_MODEL = "ClusterBaseModel"
 ACCELERATOR_CLASS = "AcceleratorClass"
 INFERENCE_SERVICE = "InferenceService"
+CONTROLLER_REVISION = "ControllerRevision"
 
 DEPLOYMENT_MODE_ANNOTATION = "ome.io/deploymentMode"
 ACCELERATOR_CLASS_ANNOTATION = "ome.io/accelerator-class"
 INHERIT_FROM_ANNOTATION = "ome.io/inherit-from"
+# runtime-revisions.md; labels-and-annotations.md, "ControllerRevisions".
+RUNTIME_SYNC_ANNOTATION = "ome.io/runtime-sync"
+RUNTIME_OF_LABEL = "ome.io/runtime-of"
+RUNTIME_OF_KIND_LABEL = "ome.io/runtime-of-kind"
+RUNTIME_OF_NAMESPACE_LABEL = "ome.io/runtime-of-namespace"
+REVISION_HASH_LABEL = "ome.io/revision-hash"
+CREATED_BY_ANNOTATION = "ome.io/created-by"
+CREATED_BY_OME = "ome-controller"
+DEFAULT_OME_NAMESPACE = "ome"
 # runtime-inheritance.md, "Chain limits": how a chain breaks (reference/kubectl-ome/runtime.md
 # names them NotFound, Cycle and MaxDepthExceeded).
 CHAIN_NOT_FOUND = "NotFound"
@@ -113,6 +125,13 @@ class Compiled:
     format_id: int = 0
 
 
+def spec_hash(spec: types_pb2.ServingRuntimeSpec) -> str:
+    """SHA-256 (hex) of ``spec``'s deterministic serialization: equal specs, equal hashes. The
+    content hash of runtime revisions (runtime-revisions.md); OME's own hashes its Go JSON form of
+    the whole spec, which the protos model only in part, so the two never coincide."""
+    return hashlib.sha256(spec.SerializeToString(deterministic=True)).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Runtime:
     """A compiled runtime. ``key`` is (kind, namespace, name)."""
@@ -134,6 +153,10 @@ class Runtime:
     # Why the chain broke (with ``inheritance_error``): one of CHAIN_NOT_FOUND, CHAIN_CYCLE,
     # CHAIN_MAX_DEPTH, the reasons ``kubectl ome runtime explain --with-effective`` shows.
     inheritance_reason: str | None = None
+    # ``status.inheritanceChain``: the last chain that resolved (names, root first), kept when the
+    # chain breaks (runtime-inheritance.md, "When a chain breaks"); from the previous snapshot, else
+    # the status the object was cached with.
+    last_chain: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -159,6 +182,54 @@ class Runtime:
     def named_compiled(self) -> Compiled:
         """Compiled form of ``named_spec``."""
         return self.effective if self.effective is not None else self.own
+
+    @property
+    def status_chain(self) -> tuple[str, ...]:
+        """``status.inheritanceChain`` as OME's controller writes it: the chain (the runtime
+        alone when it names no parent), or the last chain that resolved when it is broken."""
+        if self.parent is None:
+            return (self.name,)
+        return self.chain if self.inheritance_error is None else self.last_chain
+
+    @property
+    def named_hash(self) -> str:
+        """Full hash of ``named_spec`` (``spec_hash``): what a revision of the runtime as named
+        holds. Computed when asked (only pins and runtime status read it), not at ingestion."""
+        return spec_hash(self.named_spec)
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A compiled runtime revision (a ControllerRevision OME keeps in its namespace).
+
+    ``owner_*`` come from the ``ome.io/runtime-of*`` labels (``owner_kind`` as written, possibly
+    empty or another value); ``runtime`` is the spec it holds compiled as a runtime of the owner's
+    name, so a pinned InferenceService renders from it as from a live runtime; ``full_hash`` is
+    SHA-256 (hex) of that spec's deterministic serialization (``Runtime.named_hash`` of an equal
+    spec), ``short_hash`` its first 8 characters.
+    """
+
+    namespace: str
+    name: str
+    owner_name: str
+    owner_kind: str
+    owner_namespace: str
+    created: float | None
+    number: int
+    ome_managed: bool  # ``ome.io/created-by: ome-controller``
+    runtime: Runtime = field(repr=False, compare=False)
+    full_hash: str = ""
+    hash_label: str = ""  # ``ome.io/revision-hash`` as written
+
+    @property
+    def short_hash(self) -> str:
+        """The first 8 hex digits of ``full_hash``: what a revision name ends in."""
+        return self.full_hash[:8]
+
+    @property
+    def disabled(self) -> bool:
+        """The spec it holds is disabled."""
+        return self.runtime.own.disabled
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,9 +97,9 @@ def quote(value: object, limit: int = VALUE_PREVIEW) -> str:
     return f'"{printable(text, quoted=True)}"'
 
 
-def required() -> str:
-    """``Required value``."""
-    return "Required value"
+def required(detail: str = "") -> str:
+    """``Required value``, or ``Required value: <detail>``."""
+    return f"Required value: {detail}" if detail else "Required value"
 
 
 def invalid_value(value: object, detail: str) -> str:

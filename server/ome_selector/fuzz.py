@@ -191,8 +191,11 @@ def _seeds() -> dict[str, list[Message]]:
             selector_pb2.GetEffectiveRuntimeRequest,
             selector_pb2.AdmitInferenceServiceRequest,
             selector_pb2.ReconcileInferenceServiceRequest,
+            selector_pb2.GetRuntimeHistoryRequest,
+            selector_pb2.PlanRuntimeSyncRequest,
         ):
             seeds[cls.DESCRIPTOR.full_name].append(cls(inference_service=isvc))
+    revisions = []
     for obj in runtimes:
         request = selector_pb2.ValidateServingRuntimeRequest()
         if obj.HasField("serving_runtime"):
@@ -200,8 +203,27 @@ def _seeds() -> dict[str, list[Message]]:
         else:
             request.cluster_serving_runtime.CopyFrom(obj.cluster_serving_runtime)
         seeds[selector_pb2.ValidateServingRuntimeRequest.DESCRIPTOR.full_name].append(request)
+        kind, namespace, name = ingest.object_key(obj)
+        ref = selector_pb2.RuntimeRef(
+            kind=selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
+            if kind == "ServingRuntime"
+            else selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME,
+            namespace=namespace,
+            name=name,
+        )
+        seeds[selector_pb2.GetRuntimeStatusRequest.DESCRIPTOR.full_name].append(
+            selector_pb2.GetRuntimeStatusRequest(runtime=ref)
+        )
+        revision = cache_pb2.CacheObject()  # a revision of the runtime as OME stores it
+        meta = revision.controller_revision.metadata
+        meta.name, meta.namespace = f"cr-{name}-00000000", "ome"
+        meta.labels.update(
+            {"ome.io/runtime-of": name, "ome.io/runtime-of-kind": kind, "ome.io/runtime-of-namespace": namespace}
+        )
+        revision.controller_revision.data.CopyFrom(getattr(obj, str(obj.WhichOneof("object"))).spec)
+        revisions.append(revision)
     seeds[cache_pb2.UpsertObjectsRequest.DESCRIPTOR.full_name] = [
-        cache_pb2.UpsertObjectsRequest(objects=[o]) for o in objects
+        cache_pb2.UpsertObjectsRequest(objects=[o]) for o in (*objects, *revisions)
     ]
     seeds[cache_pb2.ApplySnapshotRequest.DESCRIPTOR.full_name] = [
         cache_pb2.ApplySnapshotRequest(version="v", objects=objects)

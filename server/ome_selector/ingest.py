@@ -4,7 +4,8 @@
 - ``apply_defaults``: a copy with the CRD defaults (``operator: Equal``, ``weight: 1`` on
   ``modelFormat``/``modelFramework``; AcceleratorClass resource ``quantity: "1"``), so objects
   loaded from YAML select exactly as in a cluster.
-- ``compile_runtime`` / ``compile_model`` / ``compile_request``: the domain objects of domain.py.
+- ``compile_runtime`` / ``compile_revision`` / ``compile_model`` / ``compile_request``: the domain
+  objects of domain.py.
 - ``merge_specs``: the inheritance merge of a parent spec and a child spec (runtime-inheritance.md).
 """
 
@@ -29,8 +30,9 @@ _ONEOF_KIND = {
     "cluster_base_model": d.CLUSTER_BASE_MODEL,
     "accelerator_class": d.ACCELERATOR_CLASS,
     "inference_service": d.INFERENCE_SERVICE,
+    "controller_revision": d.CONTROLLER_REVISION,
 }
-NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL, d.INFERENCE_SERVICE})
+NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL, d.INFERENCE_SERVICE, d.CONTROLLER_REVISION})
 KIND_TO_ENUM = {
     d.SERVING_RUNTIME: cache_pb2.OBJECT_KIND_SERVING_RUNTIME,
     d.CLUSTER_SERVING_RUNTIME: cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME,
@@ -38,7 +40,13 @@ KIND_TO_ENUM = {
     d.CLUSTER_BASE_MODEL: cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL,
     d.ACCELERATOR_CLASS: cache_pb2.OBJECT_KIND_ACCELERATOR_CLASS,
     d.INFERENCE_SERVICE: cache_pb2.OBJECT_KIND_INFERENCE_SERVICE,
+    d.CONTROLLER_REVISION: cache_pb2.OBJECT_KIND_CONTROLLER_REVISION,
 }
+RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+# Kind -> (apiVersion, the field holding what the object describes): a ControllerRevision of
+# ``apps/v1`` holds a runtime spec in ``data``; the ome.io kinds hold ``spec``.
+_API_VERSION = "ome.io/v1beta1"
+_BODY = {d.CONTROLLER_REVISION: ("apps/v1", "data")}
 ENUM_TO_KIND = {v: k for k, v in KIND_TO_ENUM.items()}
 Key = tuple[str, str, str]
 # The InferenceService CRD's enums the API server checks before OME sees an object:
@@ -91,10 +99,16 @@ def _is_map(fd: Any) -> bool:
 
 
 # What the bounds walk does with a field: count a list's or map's items (and walk each message
-# item), walk a message, or measure a version.
-_LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION = range(6)
+# item), walk a message, measure a version, or measure the version of a ``modelFormat`` /
+# ``modelFramework`` (a message whose only bound is its version: no call for it).
+_LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION, _VERSION_OF = range(7)
 _PLANS: dict[str, dict[Any, int] | None] = {}  # message type -> field descriptor -> what to do
 _METADATA = types_pb2.ObjectMeta.DESCRIPTOR.full_name
+# Lists nothing reads item by item (a runner's command line is merged, hashed and copied whole):
+# the object's size bounds them, and the walk never visits a runner for them.
+_UNCOUNTED = frozenset(
+    {(types_pb2.Container.DESCRIPTOR.full_name, "command"), (types_pb2.Container.DESCRIPTOR.full_name, "args")}
+)
 
 
 def _plan(desc: Any) -> dict[Any, int] | None:
@@ -112,10 +126,15 @@ def _plan(desc: Any) -> dict[Any, int] | None:
                 continue  # bounds.metadata
             value_type = fd.message_type.fields_by_name["value"].message_type
             plan[fd] = _MAP_OF_MESSAGES if value_type is not None and _plan(value_type) != {} else _MAP
+        elif (desc.full_name, fd.name) in _UNCOUNTED:
+            continue
         elif fd.is_repeated:
             plan[fd] = _LIST_OF_MESSAGES if fd.message_type is not None and _plan(fd.message_type) != {} else _LIST
         elif fd.message_type is not None:
-            if _plan(fd.message_type) != {}:
+            sub = _plan(fd.message_type)
+            if sub is not None and list(sub.values()) == [_VERSION] and fd.message_type.full_name in _VERSIONED:
+                plan[fd] = _VERSION_OF
+            elif sub != {}:
                 plan[fd] = _MESSAGE
         elif versioned and fd.name == "version":
             plan[fd] = _VERSION
@@ -137,6 +156,9 @@ def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
             _bounded(value, f"{path}.{fd.name}", out)
         elif action == _VERSION:
             out += bounds.version(value, f"{path}.{fd.name}")
+        elif action == _VERSION_OF:
+            if len(value.version) > bounds.MAX_VERSION_LENGTH:
+                out += bounds.version(value.version, f"{path}.{fd.name}.version")
         else:
             if len(value) > bounds.MAX_LIST_ITEMS:
                 out += bounds.items(value, f"{path}.{fd.name}")
@@ -194,7 +216,8 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     lengths (bounds.py); for runtimes, ``priority`` at least 1 and the CRD-required
     ``modelFormat`` and ``modelFramework`` (each with a name) of every supportedModelFormats
     entry, and ``runtime_spec_violations``; for models, ``model_spec_violations``; for
-    InferenceServices, the CRD enums (``isvc_spec_violations``).
+    InferenceServices, the CRD enums (``isvc_spec_violations``); for runtime revisions, ``data``
+    (checked as a runtime spec) and a non-negative ``revision``.
     """
     unwrapped = unwrap(obj)
     if unwrapped is None:
@@ -215,31 +238,58 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
             )
         )
     out += bounds.metadata(meta, f"{base}.metadata")
+    api_version, body = _BODY.get(kind, (_API_VERSION, "spec"))
     if message.kind and message.kind != kind:  # type: ignore[attr-defined]
         out.append(FieldViolation(f"{base}.kind", errors.unsupported(message.kind, (kind,))))  # type: ignore[attr-defined]
-    if message.api_version and message.api_version != "ome.io/v1beta1":  # type: ignore[attr-defined]
-        out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, ("ome.io/v1beta1",))))  # type: ignore[attr-defined]
-    _bounded(message.spec, f"{base}.spec", out)  # type: ignore[attr-defined]
+    if message.api_version and message.api_version != api_version:  # type: ignore[attr-defined]
+        out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, (api_version,))))  # type: ignore[attr-defined]
+    _bounded(getattr(message, body), f"{base}.{body}", out)
     if kind == d.INFERENCE_SERVICE:
         out += isvc_spec_violations(message, base)  # type: ignore[arg-type]
-    if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
-        for i, entry in enumerate(message.spec.supported_model_formats[: bounds.MAX_LIST_ITEMS]):  # type: ignore[attr-defined]
-            path = f"{base}.spec.supported_model_formats[{i}]"
-            if entry.HasField("priority") and entry.priority < 1:
-                out.append(
-                    FieldViolation(
-                        f"{path}.priority", errors.invalid_value(entry.priority, "must be greater than or equal to 1")
-                    )
-                )
-            # The CRD requires modelFormat and modelFramework, each with a name.
-            for field in ("model_format", "model_framework"):
-                if not entry.HasField(field):
-                    out.append(FieldViolation(f"{path}.{field}", errors.required()))
-                elif not getattr(entry, field).name:
-                    out.append(FieldViolation(f"{path}.{field}.name", errors.required()))
-        out += runtime_spec_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
+    if kind in RUNTIME_KINDS:
+        out += _crd_runtime_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
         out += model_spec_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
+    elif kind == d.CONTROLLER_REVISION:
+        out += _revision_violations(message, base)  # type: ignore[arg-type]
+    return out
+
+
+def _crd_runtime_violations(spec: types_pb2.ServingRuntimeSpec, path: str) -> list[FieldViolation]:
+    """What the runtime CRDs require of a ServingRuntimeSpec: every supportedModelFormats entry
+    has a ``priority`` of at least 1 when set, and a ``modelFormat`` and ``modelFramework``, each
+    with a name; then ``runtime_spec_violations`` (the scaling fields)."""
+    out: list[FieldViolation] = []
+    for i, entry in enumerate(spec.supported_model_formats[: bounds.MAX_LIST_ITEMS]):
+        entry_path = f"{path}.supported_model_formats[{i}]"
+        if entry.HasField("priority") and entry.priority < 1:
+            out.append(
+                FieldViolation(
+                    f"{entry_path}.priority", errors.invalid_value(entry.priority, "must be greater than or equal to 1")
+                )
+            )
+        for field in ("model_format", "model_framework"):
+            if not entry.HasField(field):
+                out.append(FieldViolation(f"{entry_path}.{field}", errors.required()))
+            elif not getattr(entry, field).name:
+                out.append(FieldViolation(f"{entry_path}.{field}.name", errors.required()))
+    return out + runtime_spec_violations(spec, path)
+
+
+def _revision_violations(revision: types_pb2.ControllerRevision, base: str) -> list[FieldViolation]:
+    """What the API server requires of a ControllerRevision (``data`` is mandatory, ``revision``
+    non-negative), and of the runtime spec OME stores in ``data`` what the runtime CRDs require."""
+    out: list[FieldViolation] = []
+    if not revision.HasField("data"):
+        out.append(FieldViolation(f"{base}.data", errors.required("data is mandatory")))
+    else:
+        out += _crd_runtime_violations(revision.data, f"{base}.data")
+    if revision.revision < 0:
+        out.append(
+            FieldViolation(
+                f"{base}.revision", errors.invalid_value(revision.revision, "must be greater than or equal to 0")
+            )
+        )
     return out
 
 
@@ -303,8 +353,11 @@ def apply_defaults(obj: cache_pb2.CacheObject) -> cache_pb2.CacheObject:
     unwrapped = unwrap(out)
     assert unwrapped is not None
     kind, message = unwrapped
-    if kind in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
-        for entry in message.spec.supported_model_formats:  # type: ignore[attr-defined]
+    if kind in RUNTIME_KINDS or kind == d.CONTROLLER_REVISION:
+        # A revision holds a spec OME copied from defaulted runtimes: the same defaults, so a
+        # revision and the runtime it was taken from hash alike.
+        spec = message.data if kind == d.CONTROLLER_REVISION else message.spec  # type: ignore[attr-defined]
+        for entry in spec.supported_model_formats:
             _default_format(message, entry, "model_format")
             _default_format(message, entry, "model_framework")
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
@@ -465,22 +518,60 @@ def _format_id(entries: tuple[d.Entry, ...]) -> int:
     return found
 
 
+def _created(meta: types_pb2.ObjectMeta) -> float | None:
+    if not meta.HasField("creation_timestamp"):
+        return None
+    ts = meta.creation_timestamp
+    return ts.seconds + ts.nanos / 1e9
+
+
 def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime) -> d.Runtime:
     """Compile a (defaulted, validated) runtime object."""
     meta = message.metadata
-    created = None
-    if meta.HasField("creation_timestamp"):
-        ts = meta.creation_timestamp
-        created = ts.seconds + ts.nanos / 1e9
     parent = meta.annotations.get(d.INHERIT_FROM_ANNOTATION) or None
     return d.Runtime(
         kind=kind,
         namespace=meta.namespace if kind == d.SERVING_RUNTIME else "",
         name=meta.name,
-        created=created,
+        created=_created(meta),
         parent=parent,
         own=compile_spec(message.spec),
         spec=message.spec,
+        last_chain=tuple(message.status.inheritance_chain),
+    )
+
+
+def compile_revision(message: types_pb2.ControllerRevision) -> d.Revision:
+    """Compile a (defaulted, validated) ControllerRevision: its owner from the ``ome.io/runtime-of*``
+    labels, the spec it holds compiled as a runtime of the owner's kind and name (an owner kind
+    other than ServingRuntime counts as ClusterServingRuntime), its content hash."""
+    meta = message.metadata
+    labels = meta.labels
+    owner_kind = labels.get(d.RUNTIME_OF_KIND_LABEL, "")
+    owner_namespace = labels.get(d.RUNTIME_OF_NAMESPACE_LABEL, "")
+    kind = d.SERVING_RUNTIME if owner_kind == d.SERVING_RUNTIME else d.CLUSTER_SERVING_RUNTIME
+    full_hash = d.spec_hash(message.data)
+    runtime = d.Runtime(
+        kind=kind,
+        namespace=owner_namespace if kind == d.SERVING_RUNTIME else "",
+        name=labels.get(d.RUNTIME_OF_LABEL, ""),
+        created=_created(meta),
+        parent=None,
+        own=compile_spec(message.data),
+        spec=message.data,
+    )
+    return d.Revision(
+        namespace=meta.namespace,
+        name=meta.name,
+        owner_name=runtime.name,
+        owner_kind=owner_kind,
+        owner_namespace=owner_namespace,
+        created=runtime.created,
+        number=message.revision,
+        ome_managed=meta.annotations.get(d.CREATED_BY_ANNOTATION) == d.CREATED_BY_OME,
+        runtime=runtime,
+        full_hash=full_hash,
+        hash_label=labels.get(d.REVISION_HASH_LABEL, ""),
     )
 
 

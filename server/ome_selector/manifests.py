@@ -15,12 +15,13 @@ order, and returns the cached kinds as ``CacheObject`` messages (InferenceServic
   ``ome.io/v1beta1``) is expanded: each of its ``items`` is loaded as an object, named
   ``document <i>, items[<j>]``.
 * ``ServingRuntime``, ``ClusterServingRuntime``, ``BaseModel``, ``ClusterBaseModel``,
-  ``AcceleratorClass`` and ``InferenceService`` of ``ome.io/v1beta1`` become ``CacheObject``
-  messages (``LoadResult.inference_services`` lists the InferenceServices among them).
-  Kustomization files and documents of any other kind or apiVersion are listed in ``skipped``
-  (the caller decides whether to log them). ``read_inference_services`` (one InferenceService
-  file for a query) parses the InferenceServices without judging them as cache objects: the
-  answer's validation does.
+  ``AcceleratorClass`` and ``InferenceService`` of ``ome.io/v1beta1``, and runtime revisions
+  (``ControllerRevision`` of ``apps/v1``, what ``kubectl get controllerrevisions -n ome -o yaml``
+  prints) become ``CacheObject`` messages (``LoadResult.inference_services`` lists the
+  InferenceServices among them). Kustomization files and documents of any other kind or
+  apiVersion are listed in ``skipped`` (the caller decides whether to log them).
+  ``read_inference_services`` (one InferenceService file for a query) parses the
+  InferenceServices without judging them as cache objects: the answer's validation does.
 * YAML is read with a SafeLoader that keeps timestamps as text, so ``creationTimestamp`` reaches
   protobuf's JSON parser as RFC 3339, and keeps integers of more than 64 digits as text (Python
   refuses to convert numbers of more than 4,300 digits). Kubernetes int-or-string quantities that
@@ -80,9 +81,18 @@ _CACHE_KINDS: dict[str, tuple[type[Message], str]] = {
     "ClusterBaseModel": (types_pb2.ClusterBaseModel, "cluster_base_model"),
     "AcceleratorClass": (types_pb2.AcceleratorClass, "accelerator_class"),
     "InferenceService": (types_pb2.InferenceService, "inference_service"),
+    "ControllerRevision": (types_pb2.ControllerRevision, "controller_revision"),
 }
+# Cached kinds outside ome.io/v1beta1: runtime revisions are ControllerRevisions of apps/v1.
+_API_VERSIONS = {"ControllerRevision": "apps/v1"}
 INFERENCE_SERVICE = "InferenceService"
-_LIST_KINDS = frozenset({f"{kind}List" for kind in _CACHE_KINDS})
+_LIST_KINDS = {f"{kind}List": kind for kind in _CACHE_KINDS}
+
+
+def _api_version(kind: object) -> str:
+    """The apiVersion a cached kind is read under."""
+    return _API_VERSIONS.get(kind, API_VERSION) if isinstance(kind, str) else API_VERSION
+
 
 _KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 _MANIFEST_SUFFIXES = (".yaml", ".yml")
@@ -278,8 +288,8 @@ def read_inference_services(path: str | os.PathLike[str]) -> tuple[list[types_pb
 def read_cache_objects(path: str | os.PathLike[str], namespace: str) -> tuple[list[cache_pb2.CacheObject], list[str]]:
     """(every object of a cached kind in ``path``, in file order, as CacheObjects; warnings such
     as unknown fields and skipped documents of other kinds); ``-`` reads standard input. ``List``
-    documents are expanded; a namespaced object (ServingRuntime, BaseModel, InferenceService)
-    without a namespace gets ``namespace``, as ``kubectl apply -n`` does. Only the types are
+    documents are expanded; a namespaced object (ServingRuntime, BaseModel, InferenceService,
+    ControllerRevision) without a namespace gets ``namespace``, as ``kubectl apply -n`` does. Only the types are
     checked (the cache write that receives them validates them, as for ``UpsertObjects``).
 
     Raises ``ManifestError`` when the file cannot be read, holds a bad document (each problem on
@@ -300,8 +310,11 @@ def read_cache_objects(path: str | os.PathLike[str], namespace: str) -> tuple[li
             message.metadata.namespace = namespace
         found.append(obj)
     if not found:
-        kinds = ", ".join(_CACHE_KINDS)
-        raise ManifestError(f"{errors.printable(name)}: no object of a cached kind ({kinds}; {API_VERSION}) found")
+        by_version: dict[str, list[str]] = {}
+        for kind in _CACHE_KINDS:
+            by_version.setdefault(_API_VERSIONS.get(kind, API_VERSION), []).append(kind)
+        kinds = "; ".join(f"{', '.join(names)} of {version}" for version, names in by_version.items())
+        raise ManifestError(f"{errors.printable(name)}: no object of a cached kind ({kinds}) found")
     return found, loaded.warnings + loaded.skipped
 
 
@@ -570,7 +583,8 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
             return
     where = f"{errors.printable(file)}: document {index}" + (f", items[{item}]" if item is not None else "")
     if item is None and (
-        (kind == "List" and api_version == "v1") or (kind in _LIST_KINDS and api_version == API_VERSION)
+        (kind == "List" and api_version == "v1")
+        or (kind in _LIST_KINDS and api_version == _api_version(_LIST_KINDS[kind]))  # type: ignore[index]
     ):
         items = doc.get("items")
         if items is None:
@@ -581,7 +595,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
         for j, entry in enumerate(items):
             _parse_document(file, index, j, entry, out)
         return
-    if api_version != API_VERSION or kind not in _CACHE_KINDS:
+    if kind not in _CACHE_KINDS or api_version != _api_version(kind):
         out.skipped.append(
             f"{where}: skipped {_short(kind or '<no kind>')} {_short(name)} "
             f"(apiVersion {_short(api_version or '<none>')})"

@@ -198,6 +198,67 @@ EVENT_ACCELERATOR_CLASS_ERROR = "AcceleratorClassError"
 CONDITION_RUNTIME_NOT_FOUND = "RuntimeNotFound"
 CONDITION_RUNTIME_RESOLVED = "RuntimeResolved"
 
+# ---- runtime revisions and pinning (runtime-revisions.md; ome-selection-facts.md 8.8; where the
+# page gives no text, OME's controller, pkg/controller/v1beta1/inferenceservice/pinning.go)
+
+CONDITION_RUNTIME_DRIFTED = "RuntimeDrifted"
+# "The RuntimeDrifted condition": its reasons.
+DRIFT_REVISION_MISMATCH = "RevisionMismatch"
+DRIFT_REVISION_MISSING = "RevisionMissing"
+DRIFT_RUNTIME_MISMATCH = "RuntimeMismatch"
+DRIFT_SOURCE_RUNTIME_MISSING = "SourceRuntimeMissing"
+
+
+def drift_revision_mismatch(revision: str) -> str:
+    """runtime-revisions.md, "When the runtime changes": the condition's message."""
+    return f"pinned {revision}, live spec differs; bump ome.io/runtime-sync annotation to advance"
+
+
+def drift_explicit_revision_missing(revision: str, ome_namespace: str) -> str:
+    """``RevisionMissing`` for the revision ``spec.runtime.revision`` names (OME's controller)."""
+    return f"explicit pin {revision} not found in namespace {ome_namespace}"
+
+
+def drift_pinned_revision_missing(revision: str, ome_namespace: str) -> str:
+    """``RevisionMissing`` for the revision ``status.pinnedRevisionName`` names (OME's controller)."""
+    return f"pinned revision {revision} missing from {ome_namespace}"
+
+
+def drift_runtime_mismatch(revision: str, owner: str, runtime: str) -> str:
+    """``RuntimeMismatch``: the revision is labelled for another runtime (OME's controller)."""
+    return f'revision {revision} belongs to runtime "{owner}" but ISVC references "{runtime}"'
+
+
+def drift_source_runtime_missing(runtime: str, revision: str) -> str:
+    """``SourceRuntimeMissing``: OME keeps serving from the revision (OME's controller)."""
+    return f"runtime {runtime} not found; serving from pinned revision {revision}"
+
+
+def pin_error_live_runtime(runtime: str, error: str) -> str:
+    """The ``RuntimePinError`` event when the live runtime cannot be read: missing at the first
+    pin, or a chain that does not resolve (runtime-revisions.md, "The RuntimeDrifted condition";
+    the text is OME's controller's)."""
+    return f"resolve live runtime {runtime}: {error}"
+
+
+# ---- runtime status (runtime-inheritance.md, "What admission checks" and "When a chain breaks";
+# the Resolved message is OME's controller's, pkg/controller/v1beta1/servingruntime/status.go)
+
+CONDITION_INHERITANCE_READY = "InheritanceReady"
+INHERITANCE_RESOLVED = "Resolved"
+INHERITANCE_PARENT_NOT_FOUND = "ParentNotFound"
+INHERITANCE_CYCLE = "InheritanceCycle"
+INHERITANCE_MAX_DEPTH_EXCEEDED = "MaxDepthExceeded"
+INHERITANCE_RESOLVER_ERROR = "ResolverError"
+INHERITANCE_RESOLVED_MESSAGE = "inheritance chain resolved"
+
+
+def runtime_object_not_found(cluster: bool, name: str) -> str:
+    """The API server's text for a runtime that does not exist (``kubectl get``)."""
+    resource = "clusterservingruntimes" if cluster else "servingruntimes"
+    return f'{resource}.ome.io "{name}" not found'
+
+
 MODEL_REFERENCE_REQUIRED = "model reference is required"
 NO_MODEL_WITH_NAME = "No BaseModel or ClusterBaseModel with the name: {model}"
 BASE_MODEL_DISABLED = "specified base model {model} is disabled"
@@ -350,6 +411,11 @@ REASON_RANKING = "{runtime} ranks above {other} now: {tie_break}"
 REASON_NAMED_RUNTIME = "named runtime {runtime}: {before} → {after}"
 REASON_CONFIGURATION = "same runtime ({runtime}); changed: {parts}"
 REASON_CONFIGURATION_NONE = "still no runtime; changed: {parts}"
+# A pinned InferenceService's state, as REASON_NAMED_RUNTIME's before and after (runtime-revisions.md).
+PIN_SERVES_REVISION = "revision {revision}"
+PIN_SERVES_LIVE = "live spec, pinned as {revision}"
+PIN_DRIFTED = "RuntimeDrifted {reason}: {message}"
+PIN_ERROR = "RuntimePinError: {message}"
 MODEL_USABLE = "format {label}"
 MODEL_USABLE_SIZED = "format {label}, size {size}"
 NO_RUNTIME = "no runtime"
@@ -387,3 +453,97 @@ def moves_inference_services(names: Sequence[str]) -> str:
 
 # WatchSelections' resync event.
 RESYNC_OVERFLOW = "the watcher fell behind by more than {limit} events; the full state follows"
+
+
+# reference/kubectl-ome/runtime.md: the reports' apiVersion and kinds.
+REPORT_API_VERSION = "cli.ome.io/v1alpha1"
+EFFECTIVE_REPORT_KIND = "RuntimeEffectiveReport"
+HISTORY_REPORT_KIND = "RuntimeHistoryReport"
+
+# runtime.md, explain: "reads at most 1,000 runtimes ... With more, it fails with".
+CLI_COLLECTION_LIMIT = 1000
+COLLECTION_LIMIT_EXCEEDED = "runtime candidate snapshot exceeds the CLI collection limit"
+
+# runtime.md, effective: the view states and REASON values.
+VIEW_AVAILABLE = "Available"
+VIEW_UNAVAILABLE = "Unavailable"
+VIEW_NOT_FOUND = "NotFound"
+VIEW_DISABLED = "Disabled"
+VIEW_MALFORMED_PAYLOAD = "MalformedPayload"
+VIEW_UNREADABLE = "Unreadable"
+
+# runtime.md, effective: the ISSUE codes, in the page's table order (then history's two).
+ISSUE_CODES = (
+    "InvalidDeclaredKind",
+    "DeclaredCompatibilityMismatch",
+    "InheritanceUnavailable",
+    "LiveRuntimeUnavailable",
+    "StatusUnobserved",
+    "StatusStale",
+    "StatusInvalid",
+    "ReportedDriftConflict",
+    "ActiveRevisionUnreported",
+    "ActiveRevisionUnavailable",
+    "RevisionNotFound",
+    "RevisionUnavailable",
+    "RevisionDisabled",
+    "RevisionNotOMEManaged",
+    "RevisionSourceMismatch",
+    "RevisionHashInvalid",
+    "RevisionHashMismatch",
+    "RevisionNameMismatch",
+    "RevisionOrdinalUnexpected",
+    "RevisionPayloadNonCanonical",
+    "RevisionDataObjectPresent",
+    "RevisionPayloadMalformed",
+    "RevisionIdentityMismatch",
+    "DuplicateRevision",
+    "ConflictingRevision",
+    "DuplicateRevisionContent",
+    "RevisionHashCollision",
+    "HistoryUnavailable",
+    "HistoryTruncated",
+)
+
+
+def issue_text(code: str, revision: str = "") -> str:
+    """runtime.md, effective: ``<Code>``, or ``<Code>(<revision>)`` for a revision code."""
+    return f"{code}({revision})" if revision else code
+
+
+# runtime.md, sync, "How the action runs" (the refusals every action shares) and "Refusals".
+REFUSAL_TARGET_IDENTITY = "action refused: target identity is missing or unsafe"
+REFUSAL_TARGET_DELETING = "action refused: target is being deleted"
+REFUSAL_PLACEMENT = "action refused: placement sources and derived services cannot be mutated"
+REFUSAL_INSPECTION_BOUNDS = "action refused: safety inputs exceed inspection bounds"
+REFUSAL_MANAGED_EVIDENCE = "action refused: managed runtime sync safety evidence is unavailable or inconsistent"
+REFUSAL_ACTIVE_RUNTIME = "action refused: active runtime is unavailable, inconsistent or unbound"
+REFUSAL_CONTROLLER_EVIDENCE = "action refused: controller safety evidence is stale or inconsistent"
+REFUSAL_MAILBOX = "action refused: a rollout promote or rollback mailbox is present"
+REFUSAL_UNSAFE_VALUE = "action refused: a logical annotation value is unsafe to preview"
+
+# runtime.md, sync: the preview.
+SYNC_PREVIEW_TITLE = "ALPHA runtime sync preview (acceptance is not convergence)"
+SYNC_FRESHNESS = "Unverifiable (advisory global status)"
+SYNC_TOKEN_PREFIX = "cli-runtime-sync-"
+SYNC_PREVIEW_WARNINGS = (
+    "API acceptance is not convergence or serving-revision readiness.",
+    "Requests latest merged live runtime when controller consumes the token.",
+    "Previewed content is not locked by this annotation.",
+    "Parent CAS is not an atomic transaction across runtimes, revisions and IRs.",
+    "Global observed generation is advisory; freshness is Unverifiable.",
+    "Existing pause/freeze and lifecycle/rollout policies remain in effect.",
+)
+PAUSE_PAUSED = "Paused"
+PAUSE_FREEZE = "Freeze"
+PAUSE_NOT_RECOGNIZED = "Not recognized"
+
+# runtime.md, sync: the ActionResult.
+SYNC_ACTION = "runtime sync"
+SYNC_CLIENT_DRY_RUN = "Validated locally; no patch sent."
+SYNC_HINT = "Use -o json or -o yaml for full values."
+
+
+def sync_follow_up(name: str, namespace: str, context: str, ome_namespace: str) -> str:
+    """runtime.md, sync ActionResult ``follow-up``."""
+    return f"kubectl ome runtime effective {name} -n {namespace} --context={context} --ome-namespace={ome_namespace}"

@@ -22,9 +22,11 @@ What an outcome depends on (its index keys), and what a write touches:
 
 - ``("object", key)``: the model keys the resolution reads (a BaseModel in the namespace, a
   ClusterBaseModel), the runtime keys ``spec.runtime.name`` can resolve to, the AcceleratorClasses
-  the component configuration reads; a write touches the key of every object it creates, replaces
-  with a different object or deletes, and of every runtime whose inheritance chain can reach a
-  touched runtime (``snapshot.chain_can_reach``, the rule the snapshot re-resolves chains by).
+  the component configuration reads, and for a pinned InferenceService (``autoSync: false``) the
+  revisions ``spec.runtime.revision`` and ``status.pinnedRevisionName`` name (in ``ome``); a write
+  touches the key of every object it creates, replaces with a different object or deletes, and of
+  every runtime whose inheritance chain can reach a touched runtime (``snapshot.chain_can_reach``,
+  the rule the snapshot re-resolves chains by).
 - ``("format", scope, (format, architecture, quantization))``: an auto-selected runtime can only
   lose its place to a runtime with an entry of the model's format key in the same scope (the
   namespace, or None for cluster scope): ``domain.Compiled.index_keys``, the masks of the fast path.
@@ -51,6 +53,8 @@ from .checks import Check, Failure
 from .components import ComponentConfig
 from .engine import TieBreak, Verdict
 from .ingest import Key, compile_request
+from .pinning import PinOutcome, pinned
+from .pinning import resolve as resolve_pin
 from .resolution import Decision, ModelResolution, decide, resolve_model
 from .snapshot import Snapshot, chain_can_reach
 
@@ -135,6 +139,10 @@ def _dependencies(isvc: types_pb2.InferenceService, result: reconcile.Reconcile)
     if spec.runtime.name:
         deps.add(("object", (d.SERVING_RUNTIME, namespace, spec.runtime.name)))
         deps.add(("object", (d.CLUSTER_SERVING_RUNTIME, "", spec.runtime.name)))
+    if pinned(isvc):  # the revisions a pinned InferenceService renders from, or finds missing
+        for revision in (spec.runtime.revision, isvc.status.pinned_revision_name):
+            if revision:
+                deps.add(("object", (d.CONTROLLER_REVISION, d.DEFAULT_OME_NAMESPACE, revision)))
     auto = result.decision.auto if result.decision is not None else None
     if auto is not None:
         if auto.ranked:
@@ -172,11 +180,13 @@ def evaluate(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Tracked:
 # ---- evaluations shared between InferenceServices with the same inputs --------------------------
 
 # What of an InferenceService the evaluation path (``reconcile.reconcile`` and everything it
-# calls) reads besides the namespace: ``spec`` and these two annotations, never its name, labels
-# or other annotations. InferenceServices with the same inputs get the same outcome in the same
-# namespace, and in any two namespaces that hold no ServingRuntime and no BaseModel of their
-# model's name, up to the texts that name the namespace.
-_READ_ANNOTATIONS = (d.DEPLOYMENT_MODE_ANNOTATION, d.ACCELERATOR_CLASS_ANNOTATION)
+# calls) reads besides the namespace: ``spec``, these annotations and, for a pinned one
+# (``autoSync: false``, pinning.py), its ``status`` (the revision it reports, the last sync token);
+# never its name, labels or other annotations. InferenceServices with the same inputs get the same
+# outcome in the same namespace, and (unless pinned: revisions are labelled with the namespace
+# of their ServingRuntime) in any two namespaces that hold no ServingRuntime and no BaseModel of
+# their model's name, up to the texts that name the namespace.
+_READ_ANNOTATIONS = (d.DEPLOYMENT_MODE_ANNOTATION, d.ACCELERATOR_CLASS_ANNOTATION, d.RUNTIME_SYNC_ANNOTATION)
 # The namespace an evaluation shared between namespaces runs in: no object can be in it (not a
 # DNS label) and no text can hold it by chance (random per process), so where an outcome's text
 # holds it, it stands for the namespace of the InferenceService.
@@ -184,20 +194,22 @@ _PROBE = f"\x00namespace-{secrets.token_hex(8)}\x00"
 
 
 def inputs(isvc: types_pb2.InferenceService) -> Inputs:
-    """What ``reconcile.reconcile`` reads of ``isvc`` besides its namespace: the serialized spec
-    and the ``ome.io/deploymentMode`` and ``ome.io/accelerator-class`` annotations (present or
-    not, and their values)."""
+    """What ``reconcile.reconcile`` reads of ``isvc`` besides its namespace: the serialized spec,
+    the ``ome.io/deploymentMode``, ``ome.io/accelerator-class`` and ``ome.io/runtime-sync``
+    annotations (present or not, and their values) and, when it is pinned, its serialized status."""
     annotations = isvc.metadata.annotations
     read = tuple((name, annotations[name]) for name in _READ_ANNOTATIONS if name in annotations)
-    return (isvc.spec.SerializeToString(deterministic=True), read)
+    status = isvc.status.SerializeToString(deterministic=True) if pinned(isvc) else None
+    return (isvc.spec.SerializeToString(deterministic=True), read, status)
 
 
 def _scope(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> str | None:
-    """The namespace when ``snapshot`` has anything there that the evaluation reads (a
-    ServingRuntime, or a BaseModel of the InferenceService's model name), else None: every such
-    namespace evaluates the same."""
+    """The namespace when the evaluation may read something of it: the snapshot holds a
+    ServingRuntime there or a BaseModel of the InferenceService's model name, or the
+    InferenceService is pinned (its revisions name namespaces); else None: every such namespace
+    evaluates the same."""
     namespace = isvc.metadata.namespace
-    if namespace in snapshot.namespaced or (namespace, isvc.spec.model.name) in snapshot.base_models:
+    if namespace in snapshot.namespaced or (namespace, isvc.spec.model.name) in snapshot.base_models or pinned(isvc):
         return namespace
     return None
 
@@ -591,6 +603,35 @@ def _named_reason(name: str, d0: Decision, d1: Decision, change: Change) -> Reas
     return _configuration(change.before, change.after)
 
 
+def _pin_state(outcome: PinOutcome) -> str:
+    """A pinned InferenceService's state for a reason's text: the pin error, the drift that
+    pauses it, or the revision (or live spec) it renders from, with a drift that does not."""
+    if outcome.error:
+        return messages.PIN_ERROR.format(message=outcome.error)
+    drift = (
+        messages.PIN_DRIFTED.format(reason=outcome.drift.value, message=outcome.drift_message)
+        if outcome.drift is not None
+        else ""
+    )
+    if outcome.paused:
+        return drift
+    template = messages.PIN_SERVES_REVISION if outcome.from_revision else messages.PIN_SERVES_LIVE
+    served = template.format(revision=outcome.pinned)
+    return f"{served}; {drift}" if drift else served
+
+
+def _pin_reason(old: Snapshot, new: Snapshot, isvc: types_pb2.InferenceService) -> Reason | None:
+    """A pinned InferenceService whose pin changed (a revision created, replaced or deleted, drift
+    set or cleared, runtime-revisions.md): NAMED_RUNTIME with the states before and after; None
+    when the pin reads the same on both snapshots."""
+    p0, p1 = (_pin_state(resolve_pin(s, isvc, d.DEFAULT_OME_NAMESPACE)) for s in (old, new))
+    if p0 == p1:
+        return None
+    after = resolve_pin(new, isvc, d.DEFAULT_OME_NAMESPACE).runtime
+    text = messages.REASON_NAMED_RUNTIME.format(runtime=isvc.spec.runtime.name, before=p0, after=p1)
+    return Reason(ChangeStep.NAMED_RUNTIME, text, runtime=after.key if after is not None else None)
+
+
 def reason(old: Snapshot, new: Snapshot, change: Change) -> Reason:
     """Why ``change`` (a change of ``Selections.advance`` from ``old`` to ``new``) happened: the
     InferenceService itself, its model, or the runtime step (see ``ChangeStep``)."""
@@ -608,6 +649,9 @@ def reason(old: Snapshot, new: Snapshot, change: Change) -> Reason:
     m0, m1 = _model_state(r0), _model_state(r1)
     if m0 != m1:
         return Reason(ChangeStep.MODEL, messages.REASON_MODEL.format(model=isvc1.spec.model.name, before=m0, after=m1))
+    pin = _pin_reason(old, new, isvc1) if pinned(isvc1) else None
+    if pin is not None:
+        return pin
     if isvc1.spec.runtime.name:  # resolving a named runtime costs one evaluation
         return _named_reason(isvc1.spec.runtime.name, decide(old, isvc1), decide(new, isvc1), change)
     assert change.before is not None and change.after is not None

@@ -6,15 +6,17 @@ deployment-modes.md; where they are silent, ome-selection-facts.md 6 and 8). Pur
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ome.v1beta1 import types_pb2
 
 from . import domain as d
-from . import messages
+from . import messages, pinning
 from .accelerators import accelerator_event_message
 from .components import ComponentConfig, components
-from .resolution import Decision, decide, lookup_named
+from .pinning import PinOutcome
+from .resolution import Decision, decide
 from .snapshot import Snapshot
 
 
@@ -48,6 +50,8 @@ class Reconcile:
     workload_untouched: bool = False
     logs: tuple[str, ...] = ()
     components: tuple[ComponentConfig, ...] = field(default=())
+    # A pinned InferenceService (``autoSync: false``): what the pin did (pinning.resolve).
+    pin: PinOutcome | None = None
 
 
 def _not_found(decision: Decision, message: str) -> Reconcile:
@@ -67,16 +71,21 @@ def _error(decision: Decision | None, reason: str, message: str) -> Reconcile:
     return Reconcile(None, decision, events=(Event("Warning", reason, message),), requeue=True, workload_untouched=True)
 
 
-def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_condition: bool) -> Reconcile:
+def reconcile(
+    snapshot: Snapshot,
+    isvc: types_pb2.InferenceService,
+    has_condition: bool,
+    ome_namespace: str = d.DEFAULT_OME_NAMESPACE,
+) -> Reconcile:
     """The controller's runtime step (troubleshoot-runtime-selection.md, Step 1 and "The message
     says the model format name is required"; reference-a-runtime-explicitly.md, "The runtime was
     deleted or disabled"; select-accelerators.md, "AcceleratorClassError"; deployment-modes.md,
-    "Other mode values")."""
+    "Other mode values"; runtime-revisions.md for ``autoSync: false``, whose revisions are looked
+    up in ``ome_namespace``)."""
     spec = isvc.spec
     if isvc.metadata.annotations.get(d.DEPLOYMENT_MODE_ANNOTATION) == "VirtualDeployment":
         return Reconcile(None, None, components=components(snapshot, isvc, None, False))
     named = bool(spec.runtime.name)
-    pinned = named and spec.runtime.HasField("auto_sync") and not spec.runtime.auto_sync
     model_name = spec.model.name
     if not named and not model_name:
         return _error(None, messages.EVENT_MODEL_RECONCILE_ERROR, messages.MODEL_REFERENCE_REQUIRED)
@@ -91,16 +100,8 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
             decision, messages.EVENT_MODEL_RECONCILE_ERROR, messages.BASE_MODEL_DISABLED.format(model=model_name)
         )
     events: list[Event] = []
-    if pinned:
-        # autoSync: false serves a pinned revision of the merged runtime with no compatibility
-        # check, so no advisory (runtime-revisions.md). Revisions are not modelled here: the live
-        # runtime stands in for the revision; a missing one is reported as no runtime, no event.
-        runtime, _ = lookup_named(snapshot, spec.runtime, isvc.metadata.namespace)
-        if runtime is None:
-            return Reconcile(None, decision)
-        if runtime.inheritance_error is not None:  # runtime-inheritance.md, "When a chain breaks"
-            return _error(decision, messages.EVENT_RUNTIME_PIN_ERROR, runtime.inheritance_error)
-        return _build(snapshot, isvc, runtime, decision, events, has_condition)
+    if pinning.pinned(isvc):
+        return _pinned(snapshot, isvc, decision, has_condition, ome_namespace)
     if named:
         rt = spec.runtime.name
         if decision.runtime_not_found:
@@ -135,6 +136,22 @@ def reconcile(snapshot: Snapshot, isvc: types_pb2.InferenceService, has_conditio
             return _not_found(decision, decision.auto.no_runtime_message)
     assert decision.runtime is not None
     return _build(snapshot, isvc, decision.runtime, decision, events, has_condition)
+
+
+def _pinned(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: Decision, has_condition: bool, ome_namespace: str
+) -> Reconcile:
+    """``autoSync: false``: the pods render from a revision of the merged runtime, with no
+    compatibility check and so no advisory (runtime-revisions.md; runtime-inheritance.md "When a
+    chain breaks" for the ``RuntimePinError``). Drift that pauses updates leaves the workload as
+    it is without an error requeue."""
+    outcome = pinning.resolve(snapshot, isvc, ome_namespace)
+    if outcome.error:
+        return dataclasses.replace(_error(decision, messages.EVENT_RUNTIME_PIN_ERROR, outcome.error), pin=outcome)
+    if outcome.paused:
+        return Reconcile(None, decision, workload_untouched=True, pin=outcome)
+    assert outcome.runtime is not None
+    return dataclasses.replace(_build(snapshot, isvc, outcome.runtime, decision, [], has_condition), pin=outcome)
 
 
 def _referenced_model_exists(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> bool:

@@ -10,6 +10,8 @@ value is ``-``.
   "explain", "Output fields"), plus SCORE.
 - ``format_effective`` / ``format_effective_wide``: the Live view of ``kubectl ome runtime
   effective`` (runtime.md, "effective", "Output fields"), with the rows we add.
+- ``format_history`` / ``format_history_wide``: ``kubectl ome runtime history``; ``sync_preview``
+  / ``format_sync_result``: ``sync --dry-run client``'s preview (stderr) and ActionResult.
 - ``format_selection``, ``format_reconcile``, ``format_admission``,
   ``format_runtime_validation``: ours (the docs have no such commands); the admission lines are
   kubectl's own (``<resource>/<name> admitted``, ``Error from server: admission webhook ...``).
@@ -22,6 +24,7 @@ value is ``-``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Callable, Sequence
 
@@ -30,24 +33,57 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from ome.selector.v1 import cache_pb2, selector_pb2
 
+from ome_selector.messages import SYNC_PREVIEW_TITLE
+
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 EXPLAIN_HEADERS = ("RUNTIME", "SCOPE", "COMPATIBLE", "PRIORITY", "WEIGHT", "SCORE", "REASON")
 CANDIDATE_HEADERS = ("RANK", "RUNTIME", "SCOPE", "SCORE", "ENTRY", "SIZE-DISTANCE", "TIE-BREAK")
 EXCLUSION_HEADERS = ("RUNTIME", "SCOPE", "VERDICT", "REASON")
 EFFECTIVE_HEADERS = ("SCOPE", "FIELD", "VALUE")
+# runtime.md, effective -o wide: the page's columns, then ours (the accelerator and errors).
 EFFECTIVE_WIDE_HEADERS = (
     "VIEW",
     "STATE",
     "REASON",
     "RUNTIME",
+    "REVISION",
+    "HASH",
     "COMPONENT",
     "MODE",
     "MODE-SOURCE",
+    "PIN",
+    "PIN-STATE",
+    "SYNC",
+    "STATUS",
+    "DRIFT",
+    "LIVE-RELATION",
+    "ISSUES",
     "ACCELERATOR",
     "ACCELERATOR-SOURCE",
     "POLICY",
     "ERROR",
 )
+# runtime.md, history "Output fields" and -o wide.
+HISTORY_HEADERS = ("WINDOW", "REVISION", "CREATED", "ROLES", "CHECK", "LIVE", "ISSUES")
+HISTORY_WIDE_HEADERS = (
+    "OBSERVATION",
+    "COMPLETENESS",
+    "PAGES",
+    "REVISION",
+    "CREATED",
+    "HASH",
+    "ROLES",
+    "SOURCE",
+    "CONSISTENCY",
+    "RELATION",
+    "REVISION-ISSUES",
+    "REPORT-ISSUES",
+)
+FIELD_VALUE_HEADERS = ("FIELD", "VALUE")
+EFFECTIVE_VALUE_WIDTH = 54  # runtime.md, effective: "keeps each value within 54 characters"
+TABLE_WIDTH = 80  # runtime.md: the default tables of effective and history keep within 80 columns
+SYNC_VALUE_WIDTH = 56  # runtime.md, sync: "The table cuts each value to 56 characters"
+HISTORY_REVISION_WIDTH = 14
 COMPONENT_HEADERS = ("COMPONENT", "MODE", "MODE-SOURCE", "ACCELERATOR", "ACCELERATOR-SOURCE", "POLICY", "ERROR")
 CONDITION_HEADERS = ("TYPE", "STATUS", "REASON", "MESSAGE")
 EVENT_HEADERS = ("TYPE", "REASON", "MESSAGE")
@@ -103,6 +139,46 @@ _MODE_SOURCE = _labels(selector_pb2.ModeSource, "MODE_SOURCE_", _camel)
 # (ComponentOverride, Selector, Policy, RuntimeListsNone, NotRequested, NoCandidate, Router).
 _ACCELERATOR_SOURCE = _labels(selector_pb2.AcceleratorSource, "ACCELERATOR_SOURCE_", _camel, drop="NONE_")
 _ADMISSION_PATH = _labels(selector_pb2.AdmissionPath, "ADMISSION_PATH_", _camel)  # NoEngine, AutoSelect ...
+# runtime.md, effective: ManagedPin, Resolved, StatusOnly, Current, ReportedTrue, RevisionMismatch, Different ...
+_PIN_MODE = _labels(selector_pb2.PinMode, "PIN_MODE_", _camel)
+_PIN_STATE = _labels(selector_pb2.PinState, "PIN_STATE_", _camel)
+_SYNC = _labels(selector_pb2.SyncState, "SYNC_STATE_", _camel)
+_STATUS = _labels(selector_pb2.GenerationStatus, "GENERATION_STATUS_", _camel)
+_DRIFT_STATE = _labels(selector_pb2.DriftState, "DRIFT_STATE_", _camel)
+_DRIFT_CAUSE = _labels(selector_pb2.DriftCause, "DRIFT_CAUSE_", _camel)
+_LIVE_RELATION = _labels(selector_pb2.LiveRelation, "LIVE_RELATION_", _camel)
+# runtime.md, history: Complete, RetentionBounded, Active, Consistent, MatchesLive ... and their letters.
+_OBSERVATION = _labels(selector_pb2.HistoryObservation, "HISTORY_OBSERVATION_", _camel)
+_COMPLETENESS = _labels(selector_pb2.HistoryCompleteness, "HISTORY_COMPLETENESS_", _camel)
+_ROLE = _labels(selector_pb2.RevisionRole, "REVISION_ROLE_", _camel)
+_CONSISTENCY = _labels(selector_pb2.RevisionConsistency, "REVISION_CONSISTENCY_", _camel)
+_RELATION = _labels(selector_pb2.RevisionRelation, "REVISION_RELATION_", _camel)
+_OBS_LETTER = {
+    selector_pb2.HISTORY_OBSERVATION_COMPLETE: "C",
+    selector_pb2.HISTORY_OBSERVATION_PARTIAL: "P",
+    selector_pb2.HISTORY_OBSERVATION_UNAVAILABLE: "U",
+}
+_BOUND_LETTER = {
+    selector_pb2.HISTORY_COMPLETENESS_RETENTION_BOUNDED: "B",
+    selector_pb2.HISTORY_COMPLETENESS_INCOMPLETE: "I",
+}
+_ROLE_LETTER = {
+    selector_pb2.REVISION_ROLE_ACTIVE: "A",
+    selector_pb2.REVISION_ROLE_REQUESTED: "Q",
+    selector_pb2.REVISION_ROLE_REPORTED: "R",
+    selector_pb2.REVISION_ROLE_HISTORY: "H",
+}
+_CHECK = {
+    selector_pb2.REVISION_CONSISTENCY_CONSISTENT: "OK",
+    selector_pb2.REVISION_CONSISTENCY_INCONSISTENT: "BAD",
+    selector_pb2.REVISION_CONSISTENCY_UNKNOWN: "?",
+}
+_LIVE = {
+    selector_pb2.REVISION_RELATION_MATCHES_LIVE: "MATCH",
+    selector_pb2.REVISION_RELATION_DIFFERS_FROM_LIVE: "DIFF",
+    selector_pb2.REVISION_RELATION_AMBIGUOUS_LIVE: "AMB",
+    selector_pb2.REVISION_RELATION_UNKNOWN: "?",
+}
 _OBJECT_KIND = _labels(cache_pb2.ObjectKind, "OBJECT_KIND_", _camel)  # ServingRuntime, ClusterBaseModel ...
 
 
@@ -234,21 +310,26 @@ def _selection_lines(selection: selector_pb2.Selection) -> list[str]:
 
 
 def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
-    """The ``effective`` table (SCOPE FIELD VALUE): the docs' Live rows (runtime.md,
-    "effective", "Output fields"), then ours, one line each.
+    """The ``effective`` table (SCOPE FIELD VALUE; runtime.md, "effective", "Output fields"):
+    Live rows, Active rows, Service rows, then ours; a row only when it has a value (STATE always).
+    Every line keeps within 80 columns: values within 54 characters (fewer when our longer FIELD
+    names widen that column; ``effective_value``).
 
-    Live STATE, REASON (Unavailable only), RUNTIME, a ``MODE (SOURCE)`` row per component; then
-    per component ``<COMPONENT>-ACCELERATOR`` (``class (source)``) and ``<COMPONENT>-ERROR``
-    (when OME reports one); then Source INHERITANCE, REASON (Unavailable only) and a ROOT-FIRST
-    row per runtime of the chain, as ``explain --with-effective`` prints them.
+    Live STATE, REASON, RUNTIME, HASH, a ``MODE (SOURCE)`` row per component, then ours per
+    component: ``<COMPONENT>-ACCELERATOR`` (``class (source)``) and ``<COMPONENT>-ERROR``. Active
+    STATE, REASON, RUNTIME, REVISION, HASH, the component rows. Service PIN, SYNC, STATUS, DRIFT,
+    LIVE-RELATION and one ISSUE row per issue. Then ours, as ``explain --with-effective`` prints
+    them: Source INHERITANCE, REASON and a ROOT-FIRST row per runtime of the chain. Values are
+    kept within 54 characters (``effective_value``).
     """
     rows: list[tuple[str, str, str]] = [("Live", "STATE", response.state or "-")]
     if response.state != "Available" and response.reason:
         rows.append(("Live", "REASON", response.reason))
     if response.runtime:
         rows.append(("Live", "RUNTIME", response.runtime))
-    for c in response.components:
-        rows.append(("Live", _component(c).upper(), f"{c.deployment_mode} ({_MODE_SOURCE.get(c.mode_source, '-')})"))
+    if response.hash:
+        rows.append(("Live", "HASH", response.hash))
+    rows += [("Live", *cells) for cells in _mode_rows(response.components)]
     for c in response.components:
         if c.accelerator_source != selector_pb2.ACCELERATOR_SOURCE_UNSPECIFIED:  # unspecified: no runtime
             rows.append(
@@ -261,6 +342,28 @@ def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
         error = _component_error(c)
         if error:
             rows.append(("Live", f"{_component(c).upper()}-ERROR", error))
+    if response.HasField("active"):
+        active = response.active
+        rows.append(("Active", "STATE", active.state or "-"))
+        for field, value in (
+            ("REASON", active.reason if active.state != "Available" else ""),
+            ("RUNTIME", active.runtime),
+            ("REVISION", active.revision),
+            ("HASH", active.hash),
+        ):
+            if value:
+                rows.append(("Active", field, value))
+        rows += [("Active", *cells) for cells in _mode_rows(active.components)]
+    if response.HasField("service"):
+        service = response.service
+        rows += [
+            ("Service", "PIN", _pin(service)),
+            ("Service", "SYNC", _SYNC.get(service.sync, "-")),
+            ("Service", "STATUS", _STATUS.get(service.status, "-")),
+            ("Service", "DRIFT", _drift(service)),
+            ("Service", "LIVE-RELATION", _LIVE_RELATION.get(service.live_relation, "-")),
+        ]
+        rows += [("Service", "ISSUE", issue.text) for issue in service.issues]
     if response.inheritance_error or not response.HasField("runtime_ref"):
         rows.append(("Source", "INHERITANCE", "Unavailable"))
         if response.inheritance_reason or response.reason:
@@ -269,22 +372,206 @@ def format_effective(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
         rows.append(("Source", "INHERITANCE", "Observed"))
         for member in _chain_refs(response):
             rows.append(("Source", "ROOT-FIRST", member))
-    return format_table(EFFECTIVE_HEADERS, [tuple(_one_line(cell) for cell in row) for row in rows])
+    named = {"RUNTIME", "REVISION", "ISSUE", "ROOT-FIRST"}
+    # 54 characters keep the page's rows within 80 columns; our longer FIELD names
+    # (ENGINE-ACCELERATOR ...) take theirs from the value, so every line stays within 80.
+    prefix = max(len(r[0]) for r in rows) + max(len(r[1]) for r in rows) + 2 * len(_COLUMN_GAP)
+    width = min(EFFECTIVE_VALUE_WIDTH, TABLE_WIDTH - prefix)
+    return format_table(
+        EFFECTIVE_HEADERS,
+        [(scope, name, effective_value(_one_line(value), name in named, width)) for scope, name, value in rows],
+    )
+
+
+def _mode_rows(configs: Sequence[selector_pb2.ComponentConfiguration]) -> list[tuple[str, str]]:
+    """ENGINE / DECODER / ROUTER rows: ``MODE (SOURCE)``."""
+    return [(_component(c).upper(), f"{c.deployment_mode} ({_MODE_SOURCE.get(c.mode_source, '-')})") for c in configs]
+
+
+def _pin(service: selector_pb2.EffectiveService) -> str:
+    """PIN: ``<mode>/<state>``."""
+    return f"{_PIN_MODE.get(service.pin_mode, '-')}/{_PIN_STATE.get(service.pin_state, '-')}"
+
+
+def _drift(service: selector_pb2.EffectiveService) -> str:
+    """DRIFT: ``<state>/<cause>``, or the state alone when there is no cause."""
+    state = _DRIFT_STATE.get(service.drift_state, "-")
+    cause = _DRIFT_CAUSE.get(service.drift_cause, "")
+    return f"{state}/{cause}" if cause else state
+
+
+def fingerprint(text: str) -> str:
+    """``#`` and eight hex digits of SHA-256 of ``text``: tells shortened names apart (runtime.md,
+    effective and history; not the runtime hash)."""
+    return "#" + hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def effective_value(value: str, named: bool, width: int = EFFECTIVE_VALUE_WIDTH) -> str:
+    """runtime.md, effective: a value within ``width`` characters. A long name (runtime,
+    revision, issue) keeps its start and end with ``...`` between, then ``fingerprint``; another
+    long value keeps its first ``width - 3`` characters and ends in ``...``."""
+    if len(value) <= width:
+        return value
+    if not named:
+        return cut(value, width)
+    keep = width - 3 - 9
+    head, tail = keep - keep // 2, keep // 2
+    return f"{value[:head]}...{value[len(value) - tail :]}{fingerprint(value)}"
+
+
+def cut(value: str, width: int) -> str:
+    """The first ``width - 3`` characters and ``...`` when ``value`` is longer than ``width``."""
+    return value if len(value) <= width else value[: width - 3] + "..."
 
 
 def format_effective_wide(response: selector_pb2.GetEffectiveRuntimeResponse) -> str:
-    """``effective -o wide``: one row per component, after the Live view's STATE, REASON and
-    RUNTIME (full kind and name); a single row with ``-`` components when there is none."""
-    view = (
-        "Live",
-        response.state or "-",
-        response.reason or "-",
-        runtime_ref(response.runtime_ref) if response.HasField("runtime_ref") else "-",
+    """``effective -o wide`` (runtime.md): one row per view and component under the page's
+    columns (full kind and name; the Service fields repeated on each row), then ours; a view
+    without components takes one row with ``-`` components."""
+    service = response.service
+    drift = _drift(service)
+    service_cells = (
+        _PIN_MODE.get(service.pin_mode, "-"),
+        _PIN_STATE.get(service.pin_state, "-"),
+        _SYNC.get(service.sync, "-"),
+        _STATUS.get(service.status, "-"),
+        drift,
+        _LIVE_RELATION.get(service.live_relation, "-"),
+        ",".join(issue.text for issue in service.issues) or "-",
     )
-    rows = [(*view, *_component_cells(c)) for c in response.components]
-    if not rows:
-        rows = [(*view, *("-" for _ in COMPONENT_HEADERS))]
+    active = response.active
+    views = (
+        (
+            "Live",
+            response.state,
+            response.reason,
+            response.runtime_ref if response.HasField("runtime_ref") else None,
+            "",
+            response.hash,
+            response.components,
+        ),
+        (
+            "Active",
+            active.state,
+            active.reason,
+            active.runtime_ref if active.HasField("runtime_ref") else None,
+            active.revision,
+            active.hash,
+            active.components,
+        ),
+    )
+    rows = []
+    for view, state, reason, ref, revision, hash_, configs in views:
+        head = (
+            view,
+            state or "-",
+            reason or "-",
+            runtime_ref(ref) if ref is not None else "-",
+            revision or "-",
+            hash_ or "-",
+        )
+        for c in configs or (None,):
+            cells = _component_cells(c) if c is not None else tuple("-" for _ in COMPONENT_HEADERS)
+            rows.append((*head, *cells[:3], *service_cells, *cells[3:]))
     return format_table(EFFECTIVE_WIDE_HEADERS, rows)
+
+
+def _issue_count(n: int) -> str:
+    return "9+" if n > 9 else str(n)
+
+
+def history_revision(name: str) -> str:
+    """runtime.md, history REVISION: the name when it fits in 14 characters, else its first two
+    characters, ``...`` and ``fingerprint`` of the full name."""
+    return name if len(name) <= HISTORY_REVISION_WIDTH else f"{name[:2]}...{fingerprint(name)}"
+
+
+def format_history(response: selector_pb2.GetRuntimeHistoryResponse) -> str:
+    """The ``history`` table (runtime.md, history "Output fields"): WINDOW ``OBS/BOUND/SEEN/ASKED``,
+    REVISION, CREATED (``YY-MM-DDTHH:MMZ``), ROLES (A Q R H), CHECK, LIVE, ISSUES
+    (``R<n>/G<n>``); no revisions: one row with the window, ``-`` and the issues."""
+    window = "/".join(
+        (
+            _OBS_LETTER.get(response.observation, "?"),
+            _BOUND_LETTER.get(response.completeness, "?"),
+            str(response.pages_seen),
+            str(response.pages_asked),
+        )
+    )
+    total = len(response.report_issues) + sum(len(r.issues) for r in response.revisions)
+    rows = [
+        (
+            window,
+            history_revision(r.name),
+            f"{r.created[2:16]}Z" if r.created else "-",
+            "".join(_ROLE_LETTER.get(role, "") for role in r.roles) or "-",
+            _CHECK.get(r.consistency, "?"),
+            _LIVE.get(r.relation, "?"),
+            f"R{_issue_count(len(r.issues))}/G{_issue_count(total)}",
+        )
+        for r in response.revisions
+    ]
+    if not rows:
+        rows = [(window, "-", "-", "-", "-", "-", f"R0/G{_issue_count(total)}")]
+    return format_table(HISTORY_HEADERS, rows)
+
+
+def format_history_wide(response: selector_pb2.GetRuntimeHistoryResponse) -> str:
+    """``history -o wide`` (runtime.md): full names, times and hashes, and the issue codes."""
+    head = (
+        _OBSERVATION.get(response.observation, "-"),
+        _COMPLETENESS.get(response.completeness, "-"),
+        f"{response.pages_seen}/{response.pages_asked}",
+    )
+    report = ",".join(i.text for i in response.report_issues) or "-"
+    rows: list[tuple[str, ...]] = [
+        (
+            *head,
+            r.name,
+            r.created or "-",
+            r.hash or "-",
+            ",".join(_ROLE.get(role, "-") for role in r.roles) or "-",
+            runtime_ref(r.source),
+            _CONSISTENCY.get(r.consistency, "-"),
+            _RELATION.get(r.relation, "-"),
+            ",".join(i.text for i in r.issues) or "-",
+            report,
+        )
+        for r in response.revisions
+    ]
+    if not rows:
+        rows = [(*head, *("-" for _ in range(8)), report)]
+    return format_table(HISTORY_WIDE_HEADERS, rows)
+
+
+def sync_preview(response: selector_pb2.PlanRuntimeSyncResponse) -> list[str]:
+    """``sync``'s stderr: the refusal as ``error: <message>``, else the preview (runtime.md,
+    sync "How the action runs"): its title, the FIELD VALUE rows, the warnings."""
+    if response.refusal_message:
+        return [f"error: {response.refusal_message}"]
+    table = format_table(FIELD_VALUE_HEADERS, [(f.field, _one_line(f.value)) for f in response.preview])
+    return [SYNC_PREVIEW_TITLE, table, *response.warnings]
+
+
+def format_sync_result(response: selector_pb2.PlanRuntimeSyncResponse) -> str:
+    """``sync``'s stdout: the ActionResult table, each value cut to 56 characters; ``""`` for a
+    refusal."""
+    if response.refusal_message:
+        return ""
+    r = response.result
+    rows = [
+        ("action", r.action),
+        ("target", r.target),
+        ("dry-run", r.dry_run),
+        ("accepted", _yes_no(r.accepted)),
+        ("applied", _yes_no(r.applied)),
+        ("request-id", r.request_id),
+        ("revision-hash", r.revision_hash),
+        ("message", r.message),
+        ("follow-up", r.follow_up),
+        ("hint", r.hint),
+    ]
+    return format_table(FIELD_VALUE_HEADERS, [(f, cut(_one_line(v), SYNC_VALUE_WIDTH)) for f, v in rows])
 
 
 def format_reconcile(response: selector_pb2.ReconcileInferenceServiceResponse) -> str:

@@ -28,10 +28,12 @@ from ome.v1beta1 import types_pb2
 
 from . import domain as d
 from . import messages
-from .ingest import Key, compile_model, compile_runtime, compile_spec, merge_specs, unwrap
+from .ingest import Key, compile_model, compile_revision, compile_runtime, compile_spec, merge_specs, unwrap
 
 MAX_CHAIN = 5
 _RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+# (revision namespace, owner runtime name, content hash): what a roll forward looks revisions up by.
+ContentKey = tuple[str, str, str]
 # Above this many changed runtimes in one group, rebuilding the group beats editing it.
 _REBUILD_FRACTION = 8
 
@@ -222,6 +224,8 @@ class _Parts:
     cluster_models: dict[str, d.Model]
     accelerator_classes: dict[str, types_pb2.AcceleratorClass]
     inference_services: dict[tuple[str, str], types_pb2.InferenceService]
+    revisions: dict[tuple[str, str], d.Revision]
+    revisions_by_content: dict[ContentKey, tuple[str, ...]]
 
 
 class Snapshot:
@@ -233,7 +237,9 @@ class Snapshot:
     ``namespaced`` (namespace -> RuntimeGroup) and ``cluster`` (RuntimeGroup); ``base_models``,
     ``cluster_models``, ``accelerator_classes``; ``inference_services`` ((namespace, name) ->
     InferenceService; selection never reads them, their outcomes live beside the snapshot in
-    ``outcomes.Selections``).
+    ``outcomes.Selections``); ``revisions`` ((namespace, name) -> Revision) and
+    ``revisions_by_content`` ((namespace, owner runtime name, content hash) -> revision names,
+    sorted).
     """
 
     def __init__(
@@ -243,14 +249,16 @@ class Snapshot:
         *,
         synced: bool,
         generation: int,
+        previous: Snapshot | None = None,
     ) -> None:
-        """A snapshot of ``objects`` (validated and defaulted), every object compiled."""
+        """A snapshot of ``objects`` (validated and defaulted), every object compiled. A runtime
+        whose chain no longer resolves keeps the last chain it had in ``previous``."""
         objects = dict(objects)
         compiled = {key: _compile(key, obj) for key, obj in objects.items()}
-        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {})
+        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)
-        _resolve_all(parts)
+        _resolve_all(parts, _lookup(previous))
         by_namespace: dict[str, list[d.Runtime]] = {}
         for (namespace, _), rt in parts.serving_runtimes.items():
             by_namespace.setdefault(namespace, []).append(rt)
@@ -279,6 +287,8 @@ class Snapshot:
         self.cluster_models = parts.cluster_models
         self.accelerator_classes = parts.accelerator_classes
         self.inference_services = parts.inference_services
+        self.revisions = parts.revisions
+        self.revisions_by_content = parts.revisions_by_content
         self.namespaced = namespaced
         self.cluster = cluster
 
@@ -304,6 +314,8 @@ class Snapshot:
             dict(old.cluster_models),
             dict(old.accelerator_classes),
             dict(old.inference_services),
+            dict(old.revisions),
+            dict(old.revisions_by_content),
         )
         changed: set[Key] = set()  # runtime keys the write carries
         for key in deletes:
@@ -319,7 +331,7 @@ class Snapshot:
             if key[0] in _RUNTIME_KINDS:
                 changed.add(key)
         if changed:
-            changed |= _resolve_affected(parts, changed)
+            changed |= _resolve_affected(parts, changed, _lookup(self))
         namespaced, cluster = dict(self.namespaced), self.cluster
         by_group: dict[str | None, tuple[list[d.Runtime], list[d.Runtime]]] = {}
         for key in changed:
@@ -359,7 +371,21 @@ class Snapshot:
             d.CLUSTER_BASE_MODEL: len(parts.cluster_models),
             d.ACCELERATOR_CLASS: len(parts.accelerator_classes),
             d.INFERENCE_SERVICE: len(parts.inference_services),
+            d.CONTROLLER_REVISION: len(parts.revisions),
         }
+
+    def revisions_holding(self, namespace: str, owner: str, full_hash: str) -> tuple[d.Revision, ...]:
+        """The revisions in ``namespace`` labelled ``ome.io/runtime-of: <owner>`` whose spec has
+        ``full_hash``, by name: the revisions a roll forward to that spec can share."""
+        names = self.revisions_by_content.get((namespace, owner, full_hash), ())
+        return tuple(self.revisions[(namespace, name)] for name in names)
+
+
+def _lookup(snapshot: Snapshot | None) -> Callable[[Key], d.Runtime | None]:
+    """The resolved runtime stored under a key in ``snapshot`` (None without one)."""
+    if snapshot is None:
+        return lambda key: None
+    return lambda key: _stored(snapshot.serving_runtimes, snapshot.cluster_serving_runtimes, key)
 
 
 def _stored(
@@ -377,7 +403,13 @@ def _compile(key: Key, obj: cache_pb2.CacheObject) -> Any:
         return compile_runtime(kind, message)  # type: ignore[arg-type]
     if kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
         return compile_model(kind, key[1], key[2], message.spec)  # type: ignore[attr-defined]
+    if kind == d.CONTROLLER_REVISION:
+        return compile_revision(message)  # type: ignore[arg-type]
     return message
+
+
+def _content_key(revision: d.Revision) -> ContentKey:
+    return (revision.namespace, revision.owner_name, revision.full_hash)
 
 
 def _index(parts: _Parts, key: Key, value: Any) -> None:
@@ -392,8 +424,24 @@ def _index(parts: _Parts, key: Key, value: Any) -> None:
         parts.cluster_models[key[2]] = value
     elif kind == d.INFERENCE_SERVICE:
         parts.inference_services[(key[1], key[2])] = value
+    elif kind == d.CONTROLLER_REVISION:
+        replaced = parts.revisions.get((key[1], key[2]))
+        if replaced is not None:
+            _unindex_content(parts, replaced)
+        parts.revisions[(key[1], key[2])] = value
+        content = _content_key(value)
+        parts.revisions_by_content[content] = tuple(sorted((*parts.revisions_by_content.get(content, ()), key[2])))
     else:
         parts.accelerator_classes[key[2]] = value
+
+
+def _unindex_content(parts: _Parts, revision: d.Revision) -> None:
+    content = _content_key(revision)
+    names = tuple(n for n in parts.revisions_by_content.get(content, ()) if n != revision.name)
+    if names:
+        parts.revisions_by_content[content] = names
+    else:
+        parts.revisions_by_content.pop(content, None)
 
 
 def _unindex(parts: _Parts, key: Key) -> Any:
@@ -409,6 +457,11 @@ def _unindex(parts: _Parts, key: Key) -> Any:
         return parts.cluster_models.pop(key[2], None)
     if kind == d.INFERENCE_SERVICE:
         return parts.inference_services.pop((key[1], key[2]), None)
+    if kind == d.CONTROLLER_REVISION:
+        revision = parts.revisions.pop((key[1], key[2]), None)
+        if revision is not None:
+            _unindex_content(parts, revision)
+        return revision
     return parts.accelerator_classes.pop(key[2], None)
 
 
@@ -427,13 +480,16 @@ def _with_parent(parts: _Parts) -> list[d.Runtime]:
     ]
 
 
-def _resolve_all(parts: _Parts) -> None:
+Previous = Callable[[Key], "d.Runtime | None"]
+
+
+def _resolve_all(parts: _Parts, previous: Previous) -> None:
     """Resolve the chain of every runtime that names a parent."""
-    for rt in [_resolve_inheritance(parts, rt) for rt in _with_parent(parts)]:
+    for rt in [_resolve_inheritance(parts, rt, previous) for rt in _with_parent(parts)]:
         _store_runtime(parts, rt)
 
 
-def _resolve_affected(parts: _Parts, changed: set[Key]) -> set[Key]:
+def _resolve_affected(parts: _Parts, changed: set[Key], previous: Previous) -> set[Key]:
     """Resolve again every runtime with a parent whose chain can reach a changed runtime: the
     changed ones themselves, and those whose chain, parent or chain error names a changed runtime
     (a new parent can mend a broken chain). Returns the keys of the runtimes stored anew."""
@@ -441,7 +497,7 @@ def _resolve_affected(parts: _Parts, changed: set[Key]) -> set[Key]:
     out: set[Key] = set()
     for rt in _with_parent(parts):
         if chain_can_reach(rt, changed, names):
-            _store_runtime(parts, _resolve_inheritance(parts, parts.compiled[rt.key]))
+            _store_runtime(parts, _resolve_inheritance(parts, parts.compiled[rt.key], previous))
             out.add(rt.key)
     return out
 
@@ -471,9 +527,11 @@ def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:
     return parts.compiled.get((d.CLUSTER_SERVING_RUNTIME, "", name))  # type: ignore[no-any-return]
 
 
-def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
+def _resolve_inheritance(parts: _Parts, head: d.Runtime, previous: Previous) -> d.Runtime:
     """A copy of ``head`` (as compiled) with its chain (root first) and merged spec, or its chain
-    error (runtime-inheritance.md, "Chain limits")."""
+    error (runtime-inheritance.md, "Chain limits"); a broken chain keeps ``last_chain`` from the
+    runtime ``previous`` held under the key, else from the object's status ("When a chain
+    breaks": ``inheritanceChain`` keeps the last chain that resolved)."""
     chain = [head.name]
     members = [head]
     current = head
@@ -494,14 +552,18 @@ def _resolve_inheritance(parts: _Parts, head: d.Runtime) -> d.Runtime:
         members.append(parent)
         current = parent
     if error is not None:
-        return dataclasses.replace(head, inheritance_error=error, inheritance_reason=reason)
+        before = previous(head.key)
+        last = (before.status_chain if before is not None else ()) or head.last_chain
+        return dataclasses.replace(head, inheritance_error=error, inheritance_reason=reason, last_chain=last)
     merged = members[-1].spec
     for child in reversed(members[:-1]):
         merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
+    resolved = tuple(reversed(chain))
     return dataclasses.replace(
         head,
         effective=compile_spec(merged),
         merged_spec=merged,
-        chain=tuple(reversed(chain)),
+        chain=resolved,
         chain_keys=tuple(m.key for m in reversed(members)),
+        last_chain=resolved,
     )

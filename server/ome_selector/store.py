@@ -139,7 +139,7 @@ class CacheStore:
                 raise RequestError.invalid(violations)
             old = self._snapshot
             self._base_version = version
-            return self._swap(Snapshot(version, prepared, synced=True, generation=old.generation + 1))
+            return self._swap(Snapshot(version, prepared, synced=True, generation=old.generation + 1, previous=old))
 
     def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Create or replace ``objects`` (all or nothing). An empty version derives ``<previous>+<generation>``."""

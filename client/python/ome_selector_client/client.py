@@ -257,24 +257,68 @@ class SelectorClient:
         isvc: types_pb2.InferenceService,
         has_runtime_ready_condition: bool = False,
         *,
+        ome_namespace: str = "",
         timeout: float | None = None,
     ) -> selector_pb2.ReconcileInferenceServiceResponse:
         """What the controller does about the runtime: the runtime, the ``RuntimeReady``
-        condition, events, log lines, requeue and each component's configuration.
-        ``has_runtime_ready_condition``: whether ``isvc`` already carries a ``RuntimeReady``
-        condition (OME sets ``RuntimeResolved`` only over an earlier one)."""
+        condition, events, log lines, requeue and each component's configuration, and for a
+        pinned InferenceService (``autoSync: false``) the ``RuntimeDrifted`` condition and the pin
+        (the status to record, a revision to create). ``has_runtime_ready_condition``: whether
+        ``isvc`` already carries a ``RuntimeReady`` condition (OME sets ``RuntimeResolved`` only
+        over an earlier one). ``ome_namespace``: where OME keeps runtime revisions (``""``: ``ome``)."""
         request = selector_pb2.ReconcileInferenceServiceRequest(
-            inference_service=isvc, has_runtime_ready_condition=has_runtime_ready_condition
+            inference_service=isvc, has_runtime_ready_condition=has_runtime_ready_condition, ome_namespace=ome_namespace
         )
         return self._call(self._selection.ReconcileInferenceService, request, timeout)
 
     def get_effective_runtime(
-        self, isvc: types_pb2.InferenceService, *, timeout: float | None = None
+        self,
+        isvc: types_pb2.InferenceService,
+        *,
+        ome_namespace: str = "",
+        collection_limit: int = 0,
+        timeout: float | None = None,
     ) -> selector_pb2.GetEffectiveRuntimeResponse:
-        """The Live view of ``kubectl ome runtime effective``: the runtime, its chain, and each
-        component's deployment mode and accelerator class with the rule that set them."""
-        request = selector_pb2.GetEffectiveRuntimeRequest(inference_service=isvc)
+        """``kubectl ome runtime effective``: the Live view (the runtime, its chain, each
+        component's deployment mode and accelerator class with the rule that set them), the
+        Active view (the pinned revision) and the Service rows (PIN, SYNC, STATUS, DRIFT,
+        LIVE-RELATION, ISSUE). Revisions are read in ``ome_namespace`` (default ``ome``);
+        ``collection_limit`` > 0 makes auto-selection over more runtimes ``Unavailable``."""
+        request = selector_pb2.GetEffectiveRuntimeRequest(
+            inference_service=isvc, ome_namespace=ome_namespace, collection_limit=collection_limit
+        )
         return self._call(self._selection.GetEffectiveRuntime, request, timeout)
+
+    def get_runtime_history(
+        self,
+        isvc: types_pb2.InferenceService,
+        *,
+        ome_namespace: str = "",
+        collection_limit: int = 0,
+        timeout: float | None = None,
+    ) -> selector_pb2.GetRuntimeHistoryResponse:
+        """``kubectl ome runtime history``: the revisions of the InferenceService's runtime in
+        ``ome_namespace`` (default ``ome``), newest first (at most ``collection_limit`` when > 0)."""
+        request = selector_pb2.GetRuntimeHistoryRequest(
+            inference_service=isvc, ome_namespace=ome_namespace, collection_limit=collection_limit
+        )
+        return self._call(self._selection.GetRuntimeHistory, request, timeout)
+
+    def plan_runtime_sync(
+        self,
+        isvc: types_pb2.InferenceService,
+        *,
+        ome_namespace: str = "",
+        request_id: str = "",
+        context: str = "",
+        timeout: float | None = None,
+    ) -> selector_pb2.PlanRuntimeSyncResponse:
+        """What ``kubectl ome runtime sync`` would do: the token and preview, or the refusal
+        (``refusal_message``). Nothing is changed: the caller sets the annotation."""
+        request = selector_pb2.PlanRuntimeSyncRequest(
+            inference_service=isvc, ome_namespace=ome_namespace, request_id=request_id, context=context
+        )
+        return self._call(self._selection.PlanRuntimeSync, request, timeout)
 
     def validate_serving_runtime(
         self,
@@ -293,6 +337,23 @@ class SelectorClient:
                 f"runtime must be a ServingRuntime or ClusterServingRuntime message, not {type(runtime).__name__}"
             )
         return self._call(self._selection.ValidateServingRuntime, request, timeout)
+
+    def get_runtime_status(
+        self, name: str, namespace: str = "", *, timeout: float | None = None
+    ) -> selector_pb2.GetRuntimeStatusResponse:
+        """What OME's controller writes on a cached runtime: its merged spec and chain,
+        ``status.inheritanceChain``, the ``InheritanceReady`` condition and the events it records.
+        With ``namespace`` the ServingRuntime ``namespace/name``, else the ClusterServingRuntime
+        ``name``; a runtime the cache does not hold raises ``SelectorError`` (NOT_FOUND)."""
+        kind = (
+            selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
+            if namespace
+            else selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME
+        )
+        request = selector_pb2.GetRuntimeStatusRequest(
+            runtime=selector_pb2.RuntimeRef(kind=kind, namespace=namespace, name=name)
+        )
+        return self._call(self._selection.GetRuntimeStatus, request, timeout)
 
     def watch_selections(
         self, namespace: str = "", label_selector: str = "", *, timeout: float | None = None

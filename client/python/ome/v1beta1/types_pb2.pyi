@@ -634,25 +634,39 @@ Global___AcceleratorSelector: _TypeAlias = AcceleratorSelector  # noqa: Y015
 
 @_typing.final
 class Container(_message.Message):
-    """Container: the runner (only the fields selection and admission read)."""
+    """Container: the runner (the fields selection and admission read, and the command line, whose
+    changes a pinned InferenceService reports as drift).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
     IMAGE_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    ARGS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Container name."""
     image: _builtins.str
     """Image; an engine with its own runner image defers auto-selection at admission."""
+    @_builtins.property
+    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Entrypoint; a child runtime's list replaces its parent's (runtime-inheritance.md)."""
+
+    @_builtins.property
+    def args(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Arguments; a child runtime's list replaces its parent's (runtime-inheritance.md)."""
+
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         image: _builtins.str | None = ...,
+        command: _abc.Iterable[_builtins.str] | None = ...,
+        args: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "image", b"image"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "image", b"image", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "args", b"args", "command", b"command", "image", b"image", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__image: _TypeAlias = _typing.Literal["image"]  # noqa: Y015
     _WhichOneofArgType__image: _TypeAlias = _typing.Literal["_image", b"_image"]  # noqa: Y015
@@ -1501,6 +1515,86 @@ class ServingRuntimeSpec(_message.Message):
 Global___ServingRuntimeSpec: _TypeAlias = ServingRuntimeSpec  # noqa: Y015
 
 @_typing.final
+class Condition(_message.Message):
+    """Condition: a status condition (Kubernetes `metav1.Condition`, Knative `apis.Condition`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    SEVERITY_FIELD_NUMBER: _builtins.int
+    LAST_TRANSITION_TIME_FIELD_NUMBER: _builtins.int
+    OBSERVED_GENERATION_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """Type, e.g. `InheritanceReady`, `RuntimeDrifted`."""
+    status: _builtins.str
+    """`True`, `False` or `Unknown`."""
+    reason: _builtins.str
+    """Reason, e.g. `Resolved`, `RevisionMismatch`."""
+    message: _builtins.str
+    """Message."""
+    severity: _builtins.str
+    """Knative severity: `Warning`, `Info`, or empty (the condition counts toward `Ready`)."""
+    observed_generation: _builtins.int
+    """The object's `metadata.generation` the condition was set for (runtimes)."""
+    @_builtins.property
+    def last_transition_time(self) -> _timestamp_pb2.Timestamp:
+        """When the status last changed."""
+
+    def __init__(
+        self,
+        *,
+        type: _builtins.str = ...,
+        status: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        severity: _builtins.str = ...,
+        last_transition_time: _timestamp_pb2.Timestamp | None = ...,
+        observed_generation: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["last_transition_time", b"last_transition_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["last_transition_time", b"last_transition_time", "message", b"message", "observed_generation", b"observed_generation", "reason", b"reason", "severity", b"severity", "status", b"status", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Condition: _TypeAlias = Condition  # noqa: Y015
+
+@_typing.final
+class ServingRuntimeStatus(_message.Message):
+    """ServingRuntimeStatus: what OME's controller writes on a runtime (runtime-inheritance.md,
+    "When a chain breaks").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
+    CONDITIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def inheritance_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The last chain that resolved, root first, ending with the runtime (kept when it breaks)."""
+
+    @_builtins.property
+    def conditions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Condition]:
+        """Conditions, e.g. `InheritanceReady`."""
+
+    def __init__(
+        self,
+        *,
+        inheritance_chain: _abc.Iterable[_builtins.str] | None = ...,
+        conditions: _abc.Iterable[Global___Condition] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conditions", b"conditions", "inheritance_chain", b"inheritance_chain"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServingRuntimeStatus: _TypeAlias = ServingRuntimeStatus  # noqa: Y015
+
+@_typing.final
 class ServingRuntime(_message.Message):
     """ServingRuntime: a namespaced runtime."""
 
@@ -1510,6 +1604,7 @@ class ServingRuntime(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
     api_version: _builtins.str
     """`ome.io/v1beta1`."""
     kind: _builtins.str
@@ -1522,6 +1617,10 @@ class ServingRuntime(_message.Message):
     def spec(self) -> Global___ServingRuntimeSpec:
         """Spec."""
 
+    @_builtins.property
+    def status(self) -> Global___ServingRuntimeStatus:
+        """Status as OME's controller last wrote it."""
+
     def __init__(
         self,
         *,
@@ -1529,10 +1628,11 @@ class ServingRuntime(_message.Message):
         kind: _builtins.str = ...,
         metadata: Global___ObjectMeta | None = ...,
         spec: Global___ServingRuntimeSpec | None = ...,
+        status: Global___ServingRuntimeStatus | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec", "status", b"status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "kind", b"kind", "metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "kind", b"kind", "metadata", b"metadata", "spec", b"spec", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1548,6 +1648,7 @@ class ClusterServingRuntime(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
     api_version: _builtins.str
     """`ome.io/v1beta1`."""
     kind: _builtins.str
@@ -1560,6 +1661,10 @@ class ClusterServingRuntime(_message.Message):
     def spec(self) -> Global___ServingRuntimeSpec:
         """Spec."""
 
+    @_builtins.property
+    def status(self) -> Global___ServingRuntimeStatus:
+        """Status as OME's controller last wrote it."""
+
     def __init__(
         self,
         *,
@@ -1567,14 +1672,64 @@ class ClusterServingRuntime(_message.Message):
         kind: _builtins.str = ...,
         metadata: Global___ObjectMeta | None = ...,
         spec: Global___ServingRuntimeSpec | None = ...,
+        status: Global___ServingRuntimeStatus | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec", "status", b"status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "kind", b"kind", "metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "kind", b"kind", "metadata", b"metadata", "spec", b"spec", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ClusterServingRuntime: _TypeAlias = ClusterServingRuntime  # noqa: Y015
+
+@_typing.final
+class ControllerRevision(_message.Message):
+    """ControllerRevision (`apps/v1`): a runtime revision, as OME stores it in its own namespace
+    (`ome` in a default install; runtime-revisions.md, labels-and-annotations.md "ControllerRevisions").
+    The runtime it belongs to is in its labels: `ome.io/runtime-of` (name), `ome.io/runtime-of-kind`
+    (`ServingRuntime` or `ClusterServingRuntime`), `ome.io/runtime-of-namespace` (empty for a
+    ClusterServingRuntime); `ome.io/revision-hash` is the short hash OME computed. OME's own
+    revisions carry the annotation `ome.io/created-by: ome-controller`. Names:
+    `cr-<runtime>-<hash>` and `r-<namespace>-<runtime>-<hash>`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    API_VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    api_version: _builtins.str
+    """`apps/v1`."""
+    kind: _builtins.str
+    """`ControllerRevision`."""
+    revision: _builtins.int
+    """Revision number (OME writes 1); at least 0."""
+    @_builtins.property
+    def metadata(self) -> Global___ObjectMeta:
+        """Metadata: name, OME's namespace (required), labels, annotations, creation time."""
+
+    @_builtins.property
+    def data(self) -> Global___ServingRuntimeSpec:
+        """The runtime spec it holds: the merged spec of a runtime that inherits (required)."""
+
+    def __init__(
+        self,
+        *,
+        api_version: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        metadata: Global___ObjectMeta | None = ...,
+        data: Global___ServingRuntimeSpec | None = ...,
+        revision: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "metadata", b"metadata"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "data", b"data", "kind", b"kind", "metadata", b"metadata", "revision", b"revision"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ControllerRevision: _TypeAlias = ControllerRevision  # noqa: Y015
 
 @_typing.final
 class BaseModelSpec(_message.Message):
@@ -1829,9 +1984,13 @@ class ServingRuntimeRef(_message.Message):
     api_group: _builtins.str
     """API group, default `ome.io`."""
     auto_sync: _builtins.bool
-    """Unset behaves like true; false pins the runtime (no compatibility check)."""
+    """Unset behaves like true (follow the live runtime); false pins the InferenceService to a
+    revision of the runtime, with no compatibility check (runtime-revisions.md).
+    """
     revision: _builtins.str
-    """Pinned revision name; requires autoSync false."""
+    """A revision to pin (roll back, or another InferenceService's revision); requires
+    `autoSync: false`; `cr-<runtime>-<hash>` or `r-<namespace>-<runtime>-<hash>`.
+    """
     def __init__(
         self,
         *,
@@ -1925,6 +2084,44 @@ class InferenceServiceSpec(_message.Message):
 Global___InferenceServiceSpec: _TypeAlias = InferenceServiceSpec  # noqa: Y015
 
 @_typing.final
+class InferenceServiceStatus(_message.Message):
+    """InferenceServiceStatus: the fields runtime pinning reads (runtime-revisions.md)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONDITIONS_FIELD_NUMBER: _builtins.int
+    OBSERVED_GENERATION_FIELD_NUMBER: _builtins.int
+    PINNED_REVISION_NAME_FIELD_NUMBER: _builtins.int
+    LAST_RUNTIME_SYNC_TOKEN_FIELD_NUMBER: _builtins.int
+    observed_generation: _builtins.int
+    """Copied from a component's workload; unset when nothing set it."""
+    pinned_revision_name: _builtins.str
+    """The revision (in OME's namespace) the pods are rendered from; empty before the first pin."""
+    last_runtime_sync_token: _builtins.str
+    """The `ome.io/runtime-sync` value of the last roll forward."""
+    @_builtins.property
+    def conditions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Condition]:
+        """Conditions, e.g. `RuntimeDrifted`, `RuntimeReady`."""
+
+    def __init__(
+        self,
+        *,
+        conditions: _abc.Iterable[Global___Condition] | None = ...,
+        observed_generation: _builtins.int | None = ...,
+        pinned_revision_name: _builtins.str = ...,
+        last_runtime_sync_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_observed_generation", b"_observed_generation", "observed_generation", b"observed_generation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_observed_generation", b"_observed_generation", "conditions", b"conditions", "last_runtime_sync_token", b"last_runtime_sync_token", "observed_generation", b"observed_generation", "pinned_revision_name", b"pinned_revision_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__observed_generation: _TypeAlias = _typing.Literal["observed_generation"]  # noqa: Y015
+    _WhichOneofArgType__observed_generation: _TypeAlias = _typing.Literal["_observed_generation", b"_observed_generation"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__observed_generation) -> _WhichOneofReturnType__observed_generation | None: ...
+
+Global___InferenceServiceStatus: _TypeAlias = InferenceServiceStatus  # noqa: Y015
+
+@_typing.final
 class InferenceService(_message.Message):
     """InferenceService."""
 
@@ -1934,17 +2131,24 @@ class InferenceService(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
     api_version: _builtins.str
     """`ome.io/v1beta1`."""
     kind: _builtins.str
     """`InferenceService`."""
     @_builtins.property
     def metadata(self) -> Global___ObjectMeta:
-        """Metadata; namespace required."""
+        """Metadata; namespace required. The annotation `ome.io/runtime-sync` asks a pinned
+        InferenceService to roll forward (a new value each time).
+        """
 
     @_builtins.property
     def spec(self) -> Global___InferenceServiceSpec:
         """Spec."""
+
+    @_builtins.property
+    def status(self) -> Global___InferenceServiceStatus:
+        """Status as OME's controller last wrote it."""
 
     def __init__(
         self,
@@ -1953,10 +2157,11 @@ class InferenceService(_message.Message):
         kind: _builtins.str = ...,
         metadata: Global___ObjectMeta | None = ...,
         spec: Global___InferenceServiceSpec | None = ...,
+        status: Global___InferenceServiceStatus | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec", "status", b"status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "kind", b"kind", "metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "kind", b"kind", "metadata", b"metadata", "spec", b"spec", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -31,9 +31,11 @@ type SelectionServiceClient interface {
 	// use, the `RuntimeReady` condition, the events to record, and each component's effective
 	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
 	ReconcileInferenceService(ctx context.Context, in *ReconcileInferenceServiceRequest, opts ...grpc.CallOption) (*ReconcileInferenceServiceResponse, error)
-	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
-	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+	// InferenceService uses, its inheritance chain, and per component the deployment mode and
+	// accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+	// and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+	// (reference/kubectl-ome/runtime.md, effective).
 	GetEffectiveRuntime(ctx context.Context, in *GetEffectiveRuntimeRequest, opts ...grpc.CallOption) (*GetEffectiveRuntimeResponse, error)
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
@@ -52,6 +54,18 @@ type SelectionServiceClient interface {
 	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
 	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
 	PreviewCacheChange(ctx context.Context, in *PreviewCacheChangeRequest, opts ...grpc.CallOption) (*PreviewCacheChangeResponse, error)
+	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+	GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error)
+	// GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+	// runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+	// spec (reference/kubectl-ome/runtime.md, history).
+	GetRuntimeHistory(ctx context.Context, in *GetRuntimeHistoryRequest, opts ...grpc.CallOption) (*GetRuntimeHistoryResponse, error)
+	// PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+	// `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+	// text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
+	PlanRuntimeSync(ctx context.Context, in *PlanRuntimeSyncRequest, opts ...grpc.CallOption) (*PlanRuntimeSyncResponse, error)
 }
 
 type selectionServiceClient struct {
@@ -157,6 +171,33 @@ func (c *selectionServiceClient) PreviewCacheChange(ctx context.Context, in *Pre
 	return out, nil
 }
 
+func (c *selectionServiceClient) GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusRequest, opts ...grpc.CallOption) (*GetRuntimeStatusResponse, error) {
+	out := new(GetRuntimeStatusResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeStatus", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) GetRuntimeHistory(ctx context.Context, in *GetRuntimeHistoryRequest, opts ...grpc.CallOption) (*GetRuntimeHistoryResponse, error) {
+	out := new(GetRuntimeHistoryResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/GetRuntimeHistory", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) PlanRuntimeSync(ctx context.Context, in *PlanRuntimeSyncRequest, opts ...grpc.CallOption) (*PlanRuntimeSyncResponse, error) {
+	out := new(PlanRuntimeSyncResponse)
+	err := c.cc.Invoke(ctx, "/ome.selector.v1.SelectionService/PlanRuntimeSync", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SelectionServiceServer is the server API for SelectionService service.
 // All implementations must embed UnimplementedSelectionServiceServer
 // for forward compatibility
@@ -175,9 +216,11 @@ type SelectionServiceServer interface {
 	// use, the `RuntimeReady` condition, the events to record, and each component's effective
 	// configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
 	ReconcileInferenceService(context.Context, *ReconcileInferenceServiceRequest) (*ReconcileInferenceServiceResponse, error)
-	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-	// uses, its inheritance chain, and per component the deployment mode and accelerator class it
-	// gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+	// GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+	// InferenceService uses, its inheritance chain, and per component the deployment mode and
+	// accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+	// and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+	// (reference/kubectl-ome/runtime.md, effective).
 	GetEffectiveRuntime(context.Context, *GetEffectiveRuntimeRequest) (*GetEffectiveRuntimeResponse, error)
 	// ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
 	// verdict (accelerator-classes.md, runtime-inheritance.md, serving-runtimes.md common errors).
@@ -196,6 +239,18 @@ type SelectionServiceServer interface {
 	// The proposed objects are validated as UpsertObjects and DeleteObjects validate them
 	// (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
 	PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error)
+	// GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+	// spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+	// events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+	GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error)
+	// GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+	// runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+	// spec (reference/kubectl-ome/runtime.md, history).
+	GetRuntimeHistory(context.Context, *GetRuntimeHistoryRequest) (*GetRuntimeHistoryResponse, error)
+	// PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+	// `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+	// text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
+	PlanRuntimeSync(context.Context, *PlanRuntimeSyncRequest) (*PlanRuntimeSyncResponse, error)
 	mustEmbedUnimplementedSelectionServiceServer()
 }
 
@@ -226,6 +281,15 @@ func (UnimplementedSelectionServiceServer) WatchSelections(*WatchSelectionsReque
 }
 func (UnimplementedSelectionServiceServer) PreviewCacheChange(context.Context, *PreviewCacheChangeRequest) (*PreviewCacheChangeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PreviewCacheChange not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetRuntimeStatus(context.Context, *GetRuntimeStatusRequest) (*GetRuntimeStatusResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeStatus not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetRuntimeHistory(context.Context, *GetRuntimeHistoryRequest) (*GetRuntimeHistoryResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRuntimeHistory not implemented")
+}
+func (UnimplementedSelectionServiceServer) PlanRuntimeSync(context.Context, *PlanRuntimeSyncRequest) (*PlanRuntimeSyncResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PlanRuntimeSync not implemented")
 }
 func (UnimplementedSelectionServiceServer) mustEmbedUnimplementedSelectionServiceServer() {}
 
@@ -387,6 +451,60 @@ func _SelectionService_PreviewCacheChange_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_GetRuntimeStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRuntimeStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetRuntimeStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetRuntimeStatus",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetRuntimeStatus(ctx, req.(*GetRuntimeStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_GetRuntimeHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRuntimeHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetRuntimeHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/GetRuntimeHistory",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetRuntimeHistory(ctx, req.(*GetRuntimeHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_PlanRuntimeSync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRuntimeSyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).PlanRuntimeSync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/ome.selector.v1.SelectionService/PlanRuntimeSync",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).PlanRuntimeSync(ctx, req.(*PlanRuntimeSyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _SelectionService_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "ome.selector.v1.SelectionService",
 	HandlerType: (*SelectionServiceServer)(nil),
@@ -418,6 +536,18 @@ var _SelectionService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PreviewCacheChange",
 			Handler:    _SelectionService_PreviewCacheChange_Handler,
+		},
+		{
+			MethodName: "GetRuntimeStatus",
+			Handler:    _SelectionService_GetRuntimeStatus_Handler,
+		},
+		{
+			MethodName: "GetRuntimeHistory",
+			Handler:    _SelectionService_GetRuntimeHistory_Handler,
+		},
+		{
+			MethodName: "PlanRuntimeSync",
+			Handler:    _SelectionService_PlanRuntimeSync_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from ome.v1beta1 import types_pb2 as ome_dot_v1beta1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bome/selector/v1/cache.proto\x12\x0fome.selector.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17ome/v1beta1/types.proto\"\xf9\x02\n\x0b\x43\x61\x63heObject\x12\x36\n\x0fserving_runtime\x18\x01 \x01(\x0b\x32\x1b.ome.v1beta1.ServingRuntimeH\x00\x12\x45\n\x17\x63luster_serving_runtime\x18\x02 \x01(\x0b\x32\".ome.v1beta1.ClusterServingRuntimeH\x00\x12,\n\nbase_model\x18\x03 \x01(\x0b\x32\x16.ome.v1beta1.BaseModelH\x00\x12;\n\x12\x63luster_base_model\x18\x04 \x01(\x0b\x32\x1d.ome.v1beta1.ClusterBaseModelH\x00\x12:\n\x11\x61\x63\x63\x65lerator_class\x18\x05 \x01(\x0b\x32\x1d.ome.v1beta1.AcceleratorClassH\x00\x12:\n\x11inference_service\x18\x06 \x01(\x0b\x32\x1d.ome.v1beta1.InferenceServiceH\x00\x42\x08\n\x06object\"W\n\tObjectKey\x12)\n\x04kind\x18\x01 \x01(\x0e\x32\x1b.ome.selector.v1.ObjectKind\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"V\n\x14\x41pplySnapshotRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12-\n\x07objects\x18\x02 \x03(\x0b\x32\x1c.ome.selector.v1.CacheObject\"E\n\x15\x41pplySnapshotResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\"V\n\x14UpsertObjectsRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12-\n\x07objects\x18\x02 \x03(\x0b\x32\x1c.ome.selector.v1.CacheObject\"E\n\x15UpsertObjectsResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\"Q\n\x14\x44\x65leteObjectsRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12(\n\x04keys\x18\x02 \x03(\x0b\x32\x1a.ome.selector.v1.ObjectKey\"t\n\x15\x44\x65leteObjectsResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\x12-\n\tnot_found\x18\x02 \x03(\x0b\x32\x1a.ome.selector.v1.ObjectKey\"\x17\n\x15GetCacheStatusRequest\"F\n\x16GetCacheStatusResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\"E\n\tKindCount\x12)\n\x04kind\x18\x01 \x01(\x0e\x32\x1b.ome.selector.v1.ObjectKind\x12\r\n\x05\x63ount\x18\x02 \x01(\x05\"\x9f\x01\n\x0b\x43\x61\x63heStatus\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x0e\n\x06synced\x18\x02 \x01(\x08\x12\x12\n\ngeneration\x18\x03 \x01(\x03\x12*\n\x06\x63ounts\x18\x04 \x03(\x0b\x32\x1a.ome.selector.v1.KindCount\x12/\n\x0blast_update\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp*\xf9\x01\n\nObjectKind\x12\x1b\n\x17OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n\x1bOBJECT_KIND_SERVING_RUNTIME\x10\x01\x12\'\n#OBJECT_KIND_CLUSTER_SERVING_RUNTIME\x10\x02\x12\x1a\n\x16OBJECT_KIND_BASE_MODEL\x10\x03\x12\"\n\x1eOBJECT_KIND_CLUSTER_BASE_MODEL\x10\x04\x12!\n\x1dOBJECT_KIND_ACCELERATOR_CLASS\x10\x05\x12!\n\x1dOBJECT_KIND_INFERENCE_SERVICE\x10\x06\x32\x91\x03\n\x0c\x43\x61\x63heService\x12^\n\rApplySnapshot\x12%.ome.selector.v1.ApplySnapshotRequest\x1a&.ome.selector.v1.ApplySnapshotResponse\x12^\n\rUpsertObjects\x12%.ome.selector.v1.UpsertObjectsRequest\x1a&.ome.selector.v1.UpsertObjectsResponse\x12^\n\rDeleteObjects\x12%.ome.selector.v1.DeleteObjectsRequest\x1a&.ome.selector.v1.DeleteObjectsResponse\x12\x61\n\x0eGetCacheStatus\x12&.ome.selector.v1.GetCacheStatusRequest\x1a\'.ome.selector.v1.GetCacheStatusResponseBKZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bome/selector/v1/cache.proto\x12\x0fome.selector.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17ome/v1beta1/types.proto\"\xb9\x03\n\x0b\x43\x61\x63heObject\x12\x36\n\x0fserving_runtime\x18\x01 \x01(\x0b\x32\x1b.ome.v1beta1.ServingRuntimeH\x00\x12\x45\n\x17\x63luster_serving_runtime\x18\x02 \x01(\x0b\x32\".ome.v1beta1.ClusterServingRuntimeH\x00\x12,\n\nbase_model\x18\x03 \x01(\x0b\x32\x16.ome.v1beta1.BaseModelH\x00\x12;\n\x12\x63luster_base_model\x18\x04 \x01(\x0b\x32\x1d.ome.v1beta1.ClusterBaseModelH\x00\x12:\n\x11\x61\x63\x63\x65lerator_class\x18\x05 \x01(\x0b\x32\x1d.ome.v1beta1.AcceleratorClassH\x00\x12:\n\x11inference_service\x18\x06 \x01(\x0b\x32\x1d.ome.v1beta1.InferenceServiceH\x00\x12>\n\x13\x63ontroller_revision\x18\x07 \x01(\x0b\x32\x1f.ome.v1beta1.ControllerRevisionH\x00\x42\x08\n\x06object\"W\n\tObjectKey\x12)\n\x04kind\x18\x01 \x01(\x0e\x32\x1b.ome.selector.v1.ObjectKind\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"V\n\x14\x41pplySnapshotRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12-\n\x07objects\x18\x02 \x03(\x0b\x32\x1c.ome.selector.v1.CacheObject\"E\n\x15\x41pplySnapshotResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\"V\n\x14UpsertObjectsRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12-\n\x07objects\x18\x02 \x03(\x0b\x32\x1c.ome.selector.v1.CacheObject\"E\n\x15UpsertObjectsResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\"Q\n\x14\x44\x65leteObjectsRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12(\n\x04keys\x18\x02 \x03(\x0b\x32\x1a.ome.selector.v1.ObjectKey\"t\n\x15\x44\x65leteObjectsResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\x12-\n\tnot_found\x18\x02 \x03(\x0b\x32\x1a.ome.selector.v1.ObjectKey\"\x17\n\x15GetCacheStatusRequest\"F\n\x16GetCacheStatusResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.ome.selector.v1.CacheStatus\"E\n\tKindCount\x12)\n\x04kind\x18\x01 \x01(\x0e\x32\x1b.ome.selector.v1.ObjectKind\x12\r\n\x05\x63ount\x18\x02 \x01(\x05\"\x9f\x01\n\x0b\x43\x61\x63heStatus\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x0e\n\x06synced\x18\x02 \x01(\x08\x12\x12\n\ngeneration\x18\x03 \x01(\x03\x12*\n\x06\x63ounts\x18\x04 \x03(\x0b\x32\x1a.ome.selector.v1.KindCount\x12/\n\x0blast_update\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp*\x9e\x02\n\nObjectKind\x12\x1b\n\x17OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n\x1bOBJECT_KIND_SERVING_RUNTIME\x10\x01\x12\'\n#OBJECT_KIND_CLUSTER_SERVING_RUNTIME\x10\x02\x12\x1a\n\x16OBJECT_KIND_BASE_MODEL\x10\x03\x12\"\n\x1eOBJECT_KIND_CLUSTER_BASE_MODEL\x10\x04\x12!\n\x1dOBJECT_KIND_ACCELERATOR_CLASS\x10\x05\x12!\n\x1dOBJECT_KIND_INFERENCE_SERVICE\x10\x06\x12#\n\x1fOBJECT_KIND_CONTROLLER_REVISION\x10\x07\x32\x91\x03\n\x0c\x43\x61\x63heService\x12^\n\rApplySnapshot\x12%.ome.selector.v1.ApplySnapshotRequest\x1a&.ome.selector.v1.ApplySnapshotResponse\x12^\n\rUpsertObjects\x12%.ome.selector.v1.UpsertObjectsRequest\x1a&.ome.selector.v1.UpsertObjectsResponse\x12^\n\rDeleteObjects\x12%.ome.selector.v1.DeleteObjectsRequest\x1a&.ome.selector.v1.DeleteObjectsResponse\x12\x61\n\x0eGetCacheStatus\x12&.ome.selector.v1.GetCacheStatusRequest\x1a\'.ome.selector.v1.GetCacheStatusResponseBKZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,32 +34,32 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ome.selector.v1.cache_pb2',
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1'
-  _globals['_OBJECTKIND']._serialized_start=1425
-  _globals['_OBJECTKIND']._serialized_end=1674
+  _globals['_OBJECTKIND']._serialized_start=1489
+  _globals['_OBJECTKIND']._serialized_end=1775
   _globals['_CACHEOBJECT']._serialized_start=107
-  _globals['_CACHEOBJECT']._serialized_end=484
-  _globals['_OBJECTKEY']._serialized_start=486
-  _globals['_OBJECTKEY']._serialized_end=573
-  _globals['_APPLYSNAPSHOTREQUEST']._serialized_start=575
-  _globals['_APPLYSNAPSHOTREQUEST']._serialized_end=661
-  _globals['_APPLYSNAPSHOTRESPONSE']._serialized_start=663
-  _globals['_APPLYSNAPSHOTRESPONSE']._serialized_end=732
-  _globals['_UPSERTOBJECTSREQUEST']._serialized_start=734
-  _globals['_UPSERTOBJECTSREQUEST']._serialized_end=820
-  _globals['_UPSERTOBJECTSRESPONSE']._serialized_start=822
-  _globals['_UPSERTOBJECTSRESPONSE']._serialized_end=891
-  _globals['_DELETEOBJECTSREQUEST']._serialized_start=893
-  _globals['_DELETEOBJECTSREQUEST']._serialized_end=974
-  _globals['_DELETEOBJECTSRESPONSE']._serialized_start=976
-  _globals['_DELETEOBJECTSRESPONSE']._serialized_end=1092
-  _globals['_GETCACHESTATUSREQUEST']._serialized_start=1094
-  _globals['_GETCACHESTATUSREQUEST']._serialized_end=1117
-  _globals['_GETCACHESTATUSRESPONSE']._serialized_start=1119
-  _globals['_GETCACHESTATUSRESPONSE']._serialized_end=1189
-  _globals['_KINDCOUNT']._serialized_start=1191
-  _globals['_KINDCOUNT']._serialized_end=1260
-  _globals['_CACHESTATUS']._serialized_start=1263
-  _globals['_CACHESTATUS']._serialized_end=1422
-  _globals['_CACHESERVICE']._serialized_start=1677
-  _globals['_CACHESERVICE']._serialized_end=2078
+  _globals['_CACHEOBJECT']._serialized_end=548
+  _globals['_OBJECTKEY']._serialized_start=550
+  _globals['_OBJECTKEY']._serialized_end=637
+  _globals['_APPLYSNAPSHOTREQUEST']._serialized_start=639
+  _globals['_APPLYSNAPSHOTREQUEST']._serialized_end=725
+  _globals['_APPLYSNAPSHOTRESPONSE']._serialized_start=727
+  _globals['_APPLYSNAPSHOTRESPONSE']._serialized_end=796
+  _globals['_UPSERTOBJECTSREQUEST']._serialized_start=798
+  _globals['_UPSERTOBJECTSREQUEST']._serialized_end=884
+  _globals['_UPSERTOBJECTSRESPONSE']._serialized_start=886
+  _globals['_UPSERTOBJECTSRESPONSE']._serialized_end=955
+  _globals['_DELETEOBJECTSREQUEST']._serialized_start=957
+  _globals['_DELETEOBJECTSREQUEST']._serialized_end=1038
+  _globals['_DELETEOBJECTSRESPONSE']._serialized_start=1040
+  _globals['_DELETEOBJECTSRESPONSE']._serialized_end=1156
+  _globals['_GETCACHESTATUSREQUEST']._serialized_start=1158
+  _globals['_GETCACHESTATUSREQUEST']._serialized_end=1181
+  _globals['_GETCACHESTATUSRESPONSE']._serialized_start=1183
+  _globals['_GETCACHESTATUSRESPONSE']._serialized_end=1253
+  _globals['_KINDCOUNT']._serialized_start=1255
+  _globals['_KINDCOUNT']._serialized_end=1324
+  _globals['_CACHESTATUS']._serialized_start=1327
+  _globals['_CACHESTATUS']._serialized_end=1486
+  _globals['_CACHESERVICE']._serialized_start=1778
+  _globals['_CACHESERVICE']._serialized_end=2179
 # @@protoc_insertion_point(module_scope)

@@ -48,6 +48,8 @@ class _ObjectKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ObjectKind
     """InferenceService (namespaced): the service keeps its current selection outcome
     (SelectionService/WatchSelections, PreviewCacheChange).
     """
+    OBJECT_KIND_CONTROLLER_REVISION: _ObjectKind.ValueType  # 7
+    """ControllerRevision (namespaced: OME's namespace): a runtime revision."""
 
 class ObjectKind(_ObjectKind, metaclass=_ObjectKindEnumTypeWrapper):
     """ObjectKind of a cached object."""
@@ -68,6 +70,8 @@ OBJECT_KIND_INFERENCE_SERVICE: ObjectKind.ValueType  # 6
 """InferenceService (namespaced): the service keeps its current selection outcome
 (SelectionService/WatchSelections, PreviewCacheChange).
 """
+OBJECT_KIND_CONTROLLER_REVISION: ObjectKind.ValueType  # 7
+"""ControllerRevision (namespaced: OME's namespace): a runtime revision."""
 Global___ObjectKind: _TypeAlias = ObjectKind  # noqa: Y015
 
 @_typing.final
@@ -82,6 +86,7 @@ class CacheObject(_message.Message):
     CLUSTER_BASE_MODEL_FIELD_NUMBER: _builtins.int
     ACCELERATOR_CLASS_FIELD_NUMBER: _builtins.int
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    CONTROLLER_REVISION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def serving_runtime(self) -> _types_pb2.ServingRuntime:
         """A ServingRuntime."""
@@ -109,6 +114,10 @@ class CacheObject(_message.Message):
         components) is what ReconcileInferenceService answers for it.
         """
 
+    @_builtins.property
+    def controller_revision(self) -> _types_pb2.ControllerRevision:
+        """A runtime revision (runtime-revisions.md)."""
+
     def __init__(
         self,
         *,
@@ -118,12 +127,13 @@ class CacheObject(_message.Message):
         cluster_base_model: _types_pb2.ClusterBaseModel | None = ...,
         accelerator_class: _types_pb2.AcceleratorClass | None = ...,
         inference_service: _types_pb2.InferenceService | None = ...,
+        controller_revision: _types_pb2.ControllerRevision | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "inference_service", b"inference_service", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "controller_revision", b"controller_revision", "inference_service", b"inference_service", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "inference_service", b"inference_service", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accelerator_class", b"accelerator_class", "base_model", b"base_model", "cluster_base_model", b"cluster_base_model", "cluster_serving_runtime", b"cluster_serving_runtime", "controller_revision", b"controller_revision", "inference_service", b"inference_service", "object", b"object", "serving_runtime", b"serving_runtime"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_object: _TypeAlias = _typing.Literal["serving_runtime", "cluster_serving_runtime", "base_model", "cluster_base_model", "accelerator_class", "inference_service"]  # noqa: Y015
+    _WhichOneofReturnType_object: _TypeAlias = _typing.Literal["serving_runtime", "cluster_serving_runtime", "base_model", "cluster_base_model", "accelerator_class", "inference_service", "controller_revision"]  # noqa: Y015
     _WhichOneofArgType_object: _TypeAlias = _typing.Literal["object", b"object"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_object) -> _WhichOneofReturnType_object | None: ...
 

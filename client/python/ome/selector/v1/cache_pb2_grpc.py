@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class CacheServiceStub:
-    """CacheService holds runtimes, models, accelerator classes and InferenceServices.
+    """CacheService holds runtimes, models, accelerator classes, InferenceServices and runtime revisions.
     """
 
     def __init__(self, channel):
@@ -58,7 +58,7 @@ class CacheServiceStub:
 
 
 class CacheServiceServicer:
-    """CacheService holds runtimes, models, accelerator classes and InferenceServices.
+    """CacheService holds runtimes, models, accelerator classes, InferenceServices and runtime revisions.
     """
 
     def ApplySnapshot(self, request, context):
@@ -121,7 +121,7 @@ def add_CacheServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class CacheService:
-    """CacheService holds runtimes, models, accelerator classes and InferenceServices.
+    """CacheService holds runtimes, models, accelerator classes, InferenceServices and runtime revisions.
     """
 
     @staticmethod

@@ -32,7 +32,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class CacheServiceStub:
-    """CacheService holds runtimes, models, accelerator classes and InferenceServices."""
+    """CacheService holds runtimes, models, accelerator classes, InferenceServices and runtime revisions."""
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -49,7 +49,7 @@ class CacheServiceStub:
 
 @_typing.type_check_only
 class CacheServiceAsyncStub(CacheServiceStub):
-    """CacheService holds runtimes, models, accelerator classes and InferenceServices."""
+    """CacheService holds runtimes, models, accelerator classes, InferenceServices and runtime revisions."""
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ApplySnapshot: _aio.UnaryUnaryMultiCallable[_cache_pb2.ApplySnapshotRequest, _cache_pb2.ApplySnapshotResponse]  # type: ignore[assignment]
@@ -62,7 +62,7 @@ class CacheServiceAsyncStub(CacheServiceStub):
     """GetCacheStatus reads the cache's version, counts and sync state."""
 
 class CacheServiceServicer(metaclass=_abc_1.ABCMeta):
-    """CacheService holds runtimes, models, accelerator classes and InferenceServices."""
+    """CacheService holds runtimes, models, accelerator classes, InferenceServices and runtime revisions."""
 
     @_abc_1.abstractmethod
     def ApplySnapshot(

@@ -344,6 +344,200 @@ unset, as Kubernetes sends `oldObject` only.
 """
 Global___AdmissionOperation: _TypeAlias = AdmissionOperation  # noqa: Y015
 
+class _PinMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PinModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PinMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PIN_MODE_UNSPECIFIED: _PinMode.ValueType  # 0
+    """Not set."""
+    PIN_MODE_AUTO_SYNC: _PinMode.ValueType  # 1
+    """`AutoSync`: no runtime named, or `autoSync` unset or `true`: the live runtime."""
+    PIN_MODE_MANAGED_PIN: _PinMode.ValueType  # 2
+    """`ManagedPin`: a named runtime with `autoSync: false` and no `revision`."""
+    PIN_MODE_EXPLICIT_PIN: _PinMode.ValueType  # 3
+    """`ExplicitPin`: `autoSync: false` and a `revision`."""
+    PIN_MODE_INVALID_PIN: _PinMode.ValueType  # 4
+    """`InvalidPin`: `autoSync: false` and a `kind` other than the two runtime kinds."""
+
+class PinMode(_PinMode, metaclass=_PinModeEnumTypeWrapper):
+    """PinMode: how `spec.runtime` asks to follow its runtime (kubectl-ome runtime.md, effective)."""
+
+PIN_MODE_UNSPECIFIED: PinMode.ValueType  # 0
+"""Not set."""
+PIN_MODE_AUTO_SYNC: PinMode.ValueType  # 1
+"""`AutoSync`: no runtime named, or `autoSync` unset or `true`: the live runtime."""
+PIN_MODE_MANAGED_PIN: PinMode.ValueType  # 2
+"""`ManagedPin`: a named runtime with `autoSync: false` and no `revision`."""
+PIN_MODE_EXPLICIT_PIN: PinMode.ValueType  # 3
+"""`ExplicitPin`: `autoSync: false` and a `revision`."""
+PIN_MODE_INVALID_PIN: PinMode.ValueType  # 4
+"""`InvalidPin`: `autoSync: false` and a `kind` other than the two runtime kinds."""
+Global___PinMode: _TypeAlias = PinMode  # noqa: Y015
+
+class _PinState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PinStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PinState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PIN_STATE_UNSPECIFIED: _PinState.ValueType  # 0
+    """Not set."""
+    PIN_STATE_NOT_APPLICABLE: _PinState.ValueType  # 1
+    """`NotApplicable`: AutoSync, no pin."""
+    PIN_STATE_AWAITING_PIN: _PinState.ValueType  # 2
+    """`AwaitingPin`: a managed pin not yet in `status.pinnedRevisionName`; the live runtime is used."""
+    PIN_STATE_RESOLVED: _PinState.ValueType  # 3
+    """`Resolved`: the pinned revision exists and can be used."""
+    PIN_STATE_DESIRED_REPORTED_MISMATCH: _PinState.ValueType  # 4
+    """`DesiredReportedMismatch`: `spec.runtime.revision` differs from `status.pinnedRevisionName`."""
+    PIN_STATE_REVISION_MISSING: _PinState.ValueType  # 5
+    """`RevisionMissing`: the pinned revision does not exist."""
+    PIN_STATE_REVISION_INVALID: _PinState.ValueType  # 6
+    """`RevisionInvalid`: the pinned revision was not written by OME or belongs to another runtime."""
+    PIN_STATE_REVISION_DISABLED: _PinState.ValueType  # 7
+    """`RevisionDisabled`: the pinned revision's spec is disabled."""
+    PIN_STATE_UNAVAILABLE: _PinState.ValueType  # 8
+    """`Unavailable`: the live runtime is disabled or its chain does not resolve; with AutoSync
+    or a managed pin not reported yet, also a missing live runtime.
+    """
+    PIN_STATE_INVALID_INTENT: _PinState.ValueType  # 9
+    """`InvalidIntent`: the mode is InvalidPin."""
+
+class PinState(_PinState, metaclass=_PinStateEnumTypeWrapper):
+    """PinState: the pin as the InferenceService reports it (kubectl-ome runtime.md, effective)."""
+
+PIN_STATE_UNSPECIFIED: PinState.ValueType  # 0
+"""Not set."""
+PIN_STATE_NOT_APPLICABLE: PinState.ValueType  # 1
+"""`NotApplicable`: AutoSync, no pin."""
+PIN_STATE_AWAITING_PIN: PinState.ValueType  # 2
+"""`AwaitingPin`: a managed pin not yet in `status.pinnedRevisionName`; the live runtime is used."""
+PIN_STATE_RESOLVED: PinState.ValueType  # 3
+"""`Resolved`: the pinned revision exists and can be used."""
+PIN_STATE_DESIRED_REPORTED_MISMATCH: PinState.ValueType  # 4
+"""`DesiredReportedMismatch`: `spec.runtime.revision` differs from `status.pinnedRevisionName`."""
+PIN_STATE_REVISION_MISSING: PinState.ValueType  # 5
+"""`RevisionMissing`: the pinned revision does not exist."""
+PIN_STATE_REVISION_INVALID: PinState.ValueType  # 6
+"""`RevisionInvalid`: the pinned revision was not written by OME or belongs to another runtime."""
+PIN_STATE_REVISION_DISABLED: PinState.ValueType  # 7
+"""`RevisionDisabled`: the pinned revision's spec is disabled."""
+PIN_STATE_UNAVAILABLE: PinState.ValueType  # 8
+"""`Unavailable`: the live runtime is disabled or its chain does not resolve; with AutoSync
+or a managed pin not reported yet, also a missing live runtime.
+"""
+PIN_STATE_INVALID_INTENT: PinState.ValueType  # 9
+"""`InvalidIntent`: the mode is InvalidPin."""
+Global___PinState: _TypeAlias = PinState  # noqa: Y015
+
+class _DriftReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DriftReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DriftReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRIFT_REASON_UNSPECIFIED: _DriftReason.ValueType  # 0
+    """Not set."""
+    DRIFT_REASON_REVISION_MISMATCH: _DriftReason.ValueType  # 1
+    """`RevisionMismatch`: the live spec differs from the pinned revision (updates pause)."""
+    DRIFT_REASON_REVISION_MISSING: _DriftReason.ValueType  # 2
+    """`RevisionMissing`: the pinned revision, or the one `spec.runtime.revision` names, does not
+    exist (updates pause).
+    """
+    DRIFT_REASON_RUNTIME_MISMATCH: _DriftReason.ValueType  # 3
+    """`RuntimeMismatch`: `spec.runtime.revision` belongs to a runtime of another name (updates pause)."""
+    DRIFT_REASON_SOURCE_RUNTIME_MISSING: _DriftReason.ValueType  # 4
+    """`SourceRuntimeMissing`: the runtime does not exist; OME keeps serving from the revision."""
+
+class DriftReason(_DriftReason, metaclass=_DriftReasonEnumTypeWrapper):
+    """DriftReason: the reasons of the `RuntimeDrifted` condition (runtime-revisions.md, "The
+    RuntimeDrifted condition").
+    """
+
+DRIFT_REASON_UNSPECIFIED: DriftReason.ValueType  # 0
+"""Not set."""
+DRIFT_REASON_REVISION_MISMATCH: DriftReason.ValueType  # 1
+"""`RevisionMismatch`: the live spec differs from the pinned revision (updates pause)."""
+DRIFT_REASON_REVISION_MISSING: DriftReason.ValueType  # 2
+"""`RevisionMissing`: the pinned revision, or the one `spec.runtime.revision` names, does not
+exist (updates pause).
+"""
+DRIFT_REASON_RUNTIME_MISMATCH: DriftReason.ValueType  # 3
+"""`RuntimeMismatch`: `spec.runtime.revision` belongs to a runtime of another name (updates pause)."""
+DRIFT_REASON_SOURCE_RUNTIME_MISSING: DriftReason.ValueType  # 4
+"""`SourceRuntimeMissing`: the runtime does not exist; OME keeps serving from the revision."""
+Global___DriftReason: _TypeAlias = DriftReason  # noqa: Y015
+
+class _SyncState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SyncStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SyncState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SYNC_STATE_UNSPECIFIED: _SyncState.ValueType  # 0
+    """Not set."""
+    SYNC_STATE_ABSENT: _SyncState.ValueType  # 1
+    """`Absent`: neither is set."""
+    SYNC_STATE_STATUS_ONLY: _SyncState.ValueType  # 2
+    """`StatusOnly`: only the status token is set."""
+    SYNC_STATE_ACKNOWLEDGED: _SyncState.ValueType  # 3
+    """`Acknowledged`: both hold the same token."""
+    SYNC_STATE_PENDING: _SyncState.ValueType  # 4
+    """`Pending`: the annotation holds a token the status does not."""
+
+class SyncState(_SyncState, metaclass=_SyncStateEnumTypeWrapper):
+    """SyncState: the `ome.io/runtime-sync` annotation against `status.lastRuntimeSyncToken`
+    (kubectl-ome runtime.md, effective SYNC).
+    """
+
+SYNC_STATE_UNSPECIFIED: SyncState.ValueType  # 0
+"""Not set."""
+SYNC_STATE_ABSENT: SyncState.ValueType  # 1
+"""`Absent`: neither is set."""
+SYNC_STATE_STATUS_ONLY: SyncState.ValueType  # 2
+"""`StatusOnly`: only the status token is set."""
+SYNC_STATE_ACKNOWLEDGED: SyncState.ValueType  # 3
+"""`Acknowledged`: both hold the same token."""
+SYNC_STATE_PENDING: SyncState.ValueType  # 4
+"""`Pending`: the annotation holds a token the status does not."""
+Global___SyncState: _TypeAlias = SyncState  # noqa: Y015
+
+class _LiveRelation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LiveRelationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LiveRelation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LIVE_RELATION_UNSPECIFIED: _LiveRelation.ValueType  # 0
+    """Not set."""
+    LIVE_RELATION_UNKNOWN: _LiveRelation.ValueType  # 1
+    """`Unknown`: either side has no hash."""
+    LIVE_RELATION_EQUAL: _LiveRelation.ValueType  # 2
+    """`Equal`: the same full hash."""
+    LIVE_RELATION_DIFFERENT: _LiveRelation.ValueType  # 3
+    """`Different`: different hashes."""
+    LIVE_RELATION_AMBIGUOUS: _LiveRelation.ValueType  # 4
+    """`Ambiguous`: different full hashes with the same 8-character short hash."""
+
+class LiveRelation(_LiveRelation, metaclass=_LiveRelationEnumTypeWrapper):
+    """LiveRelation: how the live spec's hash compares with the active one's (kubectl-ome
+    runtime.md, effective LIVE-RELATION).
+    """
+
+LIVE_RELATION_UNSPECIFIED: LiveRelation.ValueType  # 0
+"""Not set."""
+LIVE_RELATION_UNKNOWN: LiveRelation.ValueType  # 1
+"""`Unknown`: either side has no hash."""
+LIVE_RELATION_EQUAL: LiveRelation.ValueType  # 2
+"""`Equal`: the same full hash."""
+LIVE_RELATION_DIFFERENT: LiveRelation.ValueType  # 3
+"""`Different`: different hashes."""
+LIVE_RELATION_AMBIGUOUS: LiveRelation.ValueType  # 4
+"""`Ambiguous`: different full hashes with the same 8-character short hash."""
+Global___LiveRelation: _TypeAlias = LiveRelation  # noqa: Y015
+
 class _ModeSource:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -426,6 +620,244 @@ ACCELERATOR_SOURCE_NONE_ROUTER: AcceleratorSource.ValueType  # 7
 """The router never gets a class."""
 Global___AcceleratorSource: _TypeAlias = AcceleratorSource  # noqa: Y015
 
+class _GenerationStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _GenerationStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_GenerationStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    GENERATION_STATUS_UNSPECIFIED: _GenerationStatus.ValueType  # 0
+    """Not set."""
+    GENERATION_STATUS_UNOBSERVED: _GenerationStatus.ValueType  # 1
+    """`Unobserved`: `status.observedGeneration` is not set."""
+    GENERATION_STATUS_CURRENT: _GenerationStatus.ValueType  # 2
+    """`Current`: equal."""
+    GENERATION_STATUS_STALE: _GenerationStatus.ValueType  # 3
+    """`Stale`: `status.observedGeneration` is lower."""
+    GENERATION_STATUS_INVALID: _GenerationStatus.ValueType  # 4
+    """`Invalid`: `status.observedGeneration` is higher."""
+
+class GenerationStatus(_GenerationStatus, metaclass=_GenerationStatusEnumTypeWrapper):
+    """GenerationStatus: `status.observedGeneration` against `metadata.generation` (effective STATUS)."""
+
+GENERATION_STATUS_UNSPECIFIED: GenerationStatus.ValueType  # 0
+"""Not set."""
+GENERATION_STATUS_UNOBSERVED: GenerationStatus.ValueType  # 1
+"""`Unobserved`: `status.observedGeneration` is not set."""
+GENERATION_STATUS_CURRENT: GenerationStatus.ValueType  # 2
+"""`Current`: equal."""
+GENERATION_STATUS_STALE: GenerationStatus.ValueType  # 3
+"""`Stale`: `status.observedGeneration` is lower."""
+GENERATION_STATUS_INVALID: GenerationStatus.ValueType  # 4
+"""`Invalid`: `status.observedGeneration` is higher."""
+Global___GenerationStatus: _TypeAlias = GenerationStatus  # noqa: Y015
+
+class _DriftState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DriftStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DriftState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRIFT_STATE_UNSPECIFIED: _DriftState.ValueType  # 0
+    """Not set."""
+    DRIFT_STATE_NOT_REPORTED: _DriftState.ValueType  # 1
+    """`NotReported`: no RuntimeDrifted condition."""
+    DRIFT_STATE_REPORTED_TRUE: _DriftState.ValueType  # 2
+    """`ReportedTrue`: status `True`."""
+    DRIFT_STATE_REPORTED_FALSE: _DriftState.ValueType  # 3
+    """`ReportedFalse`: status `False`."""
+    DRIFT_STATE_REPORTED_UNKNOWN: _DriftState.ValueType  # 4
+    """`ReportedUnknown`: status `Unknown`."""
+    DRIFT_STATE_MALFORMED: _DriftState.ValueType  # 5
+    """`Malformed`: another status, or the condition more than once (then no cause)."""
+
+class DriftState(_DriftState, metaclass=_DriftStateEnumTypeWrapper):
+    """DriftState: the InferenceService's `RuntimeDrifted` condition (effective DRIFT, the state)."""
+
+DRIFT_STATE_UNSPECIFIED: DriftState.ValueType  # 0
+"""Not set."""
+DRIFT_STATE_NOT_REPORTED: DriftState.ValueType  # 1
+"""`NotReported`: no RuntimeDrifted condition."""
+DRIFT_STATE_REPORTED_TRUE: DriftState.ValueType  # 2
+"""`ReportedTrue`: status `True`."""
+DRIFT_STATE_REPORTED_FALSE: DriftState.ValueType  # 3
+"""`ReportedFalse`: status `False`."""
+DRIFT_STATE_REPORTED_UNKNOWN: DriftState.ValueType  # 4
+"""`ReportedUnknown`: status `Unknown`."""
+DRIFT_STATE_MALFORMED: DriftState.ValueType  # 5
+"""`Malformed`: another status, or the condition more than once (then no cause)."""
+Global___DriftState: _TypeAlias = DriftState  # noqa: Y015
+
+class _DriftCause:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DriftCauseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DriftCause.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRIFT_CAUSE_UNSPECIFIED: _DriftCause.ValueType  # 0
+    """No cause (not reported, or the condition appears more than once)."""
+    DRIFT_CAUSE_REVISION_MISMATCH: _DriftCause.ValueType  # 1
+    """`RevisionMismatch`."""
+    DRIFT_CAUSE_REVISION_MISSING: _DriftCause.ValueType  # 2
+    """`RevisionMissing`."""
+    DRIFT_CAUSE_SOURCE_RUNTIME_MISSING: _DriftCause.ValueType  # 3
+    """`SourceRuntimeMissing`."""
+    DRIFT_CAUSE_RUNTIME_MISMATCH: _DriftCause.ValueType  # 4
+    """`RuntimeMismatch`."""
+    DRIFT_CAUSE_OTHER: _DriftCause.ValueType  # 5
+    """`Other`: an empty or unknown reason."""
+
+class DriftCause(_DriftCause, metaclass=_DriftCauseEnumTypeWrapper):
+    """DriftCause: the condition's reason (effective DRIFT, the cause)."""
+
+DRIFT_CAUSE_UNSPECIFIED: DriftCause.ValueType  # 0
+"""No cause (not reported, or the condition appears more than once)."""
+DRIFT_CAUSE_REVISION_MISMATCH: DriftCause.ValueType  # 1
+"""`RevisionMismatch`."""
+DRIFT_CAUSE_REVISION_MISSING: DriftCause.ValueType  # 2
+"""`RevisionMissing`."""
+DRIFT_CAUSE_SOURCE_RUNTIME_MISSING: DriftCause.ValueType  # 3
+"""`SourceRuntimeMissing`."""
+DRIFT_CAUSE_RUNTIME_MISMATCH: DriftCause.ValueType  # 4
+"""`RuntimeMismatch`."""
+DRIFT_CAUSE_OTHER: DriftCause.ValueType  # 5
+"""`Other`: an empty or unknown reason."""
+Global___DriftCause: _TypeAlias = DriftCause  # noqa: Y015
+
+class _IssueCode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _IssueCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_IssueCode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ISSUE_CODE_UNSPECIFIED: _IssueCode.ValueType  # 0
+    """Not set."""
+    ISSUE_CODE_INVALID_DECLARED_KIND: _IssueCode.ValueType  # 1
+    """`spec.runtime.kind` is not `ServingRuntime` or `ClusterServingRuntime`."""
+    ISSUE_CODE_DECLARED_COMPATIBILITY_MISMATCH: _IssueCode.ValueType  # 2
+    """A named runtime followed live fails OME's checks for the model."""
+    ISSUE_CODE_INHERITANCE_UNAVAILABLE: _IssueCode.ValueType  # 3
+    """The runtime's inheritance chain does not resolve."""
+    ISSUE_CODE_LIVE_RUNTIME_UNAVAILABLE: _IssueCode.ValueType  # 4
+    """The live runtime is missing, disabled or unreadable."""
+    ISSUE_CODE_STATUS_UNOBSERVED: _IssueCode.ValueType  # 5
+    """STATUS is `Unobserved`."""
+    ISSUE_CODE_STATUS_STALE: _IssueCode.ValueType  # 6
+    """STATUS is `Stale`."""
+    ISSUE_CODE_STATUS_INVALID: _IssueCode.ValueType  # 7
+    """STATUS is `Invalid`."""
+    ISSUE_CODE_REPORTED_DRIFT_CONFLICT: _IssueCode.ValueType  # 8
+    """DRIFT is `Malformed`."""
+    ISSUE_CODE_ACTIVE_REVISION_UNREPORTED: _IssueCode.ValueType  # 9
+    """The pin state is `AwaitingPin`."""
+    ISSUE_CODE_ACTIVE_REVISION_UNAVAILABLE: _IssueCode.ValueType  # 10
+    """Pinned, and the Active view is `Unavailable`."""
+    ISSUE_CODE_REVISION_NOT_FOUND: _IssueCode.ValueType  # 11
+    """A revision does not exist."""
+    ISSUE_CODE_REVISION_UNAVAILABLE: _IssueCode.ValueType  # 12
+    """A revision could not be read."""
+    ISSUE_CODE_REVISION_DISABLED: _IssueCode.ValueType  # 13
+    """A revision's spec is disabled."""
+    ISSUE_CODE_REVISION_NOT_OME_MANAGED: _IssueCode.ValueType  # 14
+    """A revision was not created by OME (`ome.io/created-by: ome-controller`)."""
+    ISSUE_CODE_REVISION_SOURCE_MISMATCH: _IssueCode.ValueType  # 15
+    """A revision belongs to another runtime (its `ome.io/runtime-of*` labels)."""
+    ISSUE_CODE_REVISION_HASH_INVALID: _IssueCode.ValueType  # 16
+    """A revision's `ome.io/revision-hash` label is not 8 lowercase hex digits."""
+    ISSUE_CODE_REVISION_HASH_MISMATCH: _IssueCode.ValueType  # 17
+    """A revision's hash label does not match its spec."""
+    ISSUE_CODE_REVISION_NAME_MISMATCH: _IssueCode.ValueType  # 18
+    """A revision's name is not the one OME derives from its runtime and hash label."""
+    ISSUE_CODE_REVISION_ORDINAL_UNEXPECTED: _IssueCode.ValueType  # 19
+    """A revision's number is not 1."""
+    ISSUE_CODE_REVISION_PAYLOAD_NON_CANONICAL: _IssueCode.ValueType  # 20
+    """A revision's stored spec is not in the form OME writes."""
+    ISSUE_CODE_REVISION_DATA_OBJECT_PRESENT: _IssueCode.ValueType  # 21
+    """A revision has a `data` object beside its spec."""
+    ISSUE_CODE_REVISION_PAYLOAD_MALFORMED: _IssueCode.ValueType  # 22
+    """A revision's stored spec does not parse."""
+    ISSUE_CODE_REVISION_IDENTITY_MISMATCH: _IssueCode.ValueType  # 23
+    """The API server returned another revision than the one asked for."""
+    ISSUE_CODE_DUPLICATE_REVISION: _IssueCode.ValueType  # 24
+    """The same revision more than once."""
+    ISSUE_CODE_CONFLICTING_REVISION: _IssueCode.ValueType  # 25
+    """Two different revisions with the same name."""
+    ISSUE_CODE_DUPLICATE_REVISION_CONTENT: _IssueCode.ValueType  # 26
+    """Two revisions of the runtime hold the same spec."""
+    ISSUE_CODE_REVISION_HASH_COLLISION: _IssueCode.ValueType  # 27
+    """Two revisions of the runtime hold different specs with the same short hash."""
+    ISSUE_CODE_HISTORY_UNAVAILABLE: _IssueCode.ValueType  # 28
+    """history: the revision list failed (no runtime name to list by)."""
+    ISSUE_CODE_HISTORY_TRUNCATED: _IssueCode.ValueType  # 29
+    """history: more revisions than the collection limit."""
+
+class IssueCode(_IssueCode, metaclass=_IssueCodeEnumTypeWrapper):
+    """IssueCode: the ISSUE codes of `kubectl ome runtime effective` and the report issues of
+    `history` (reference/kubectl-ome/runtime.md); the label is the code in CamelCase.
+    """
+
+ISSUE_CODE_UNSPECIFIED: IssueCode.ValueType  # 0
+"""Not set."""
+ISSUE_CODE_INVALID_DECLARED_KIND: IssueCode.ValueType  # 1
+"""`spec.runtime.kind` is not `ServingRuntime` or `ClusterServingRuntime`."""
+ISSUE_CODE_DECLARED_COMPATIBILITY_MISMATCH: IssueCode.ValueType  # 2
+"""A named runtime followed live fails OME's checks for the model."""
+ISSUE_CODE_INHERITANCE_UNAVAILABLE: IssueCode.ValueType  # 3
+"""The runtime's inheritance chain does not resolve."""
+ISSUE_CODE_LIVE_RUNTIME_UNAVAILABLE: IssueCode.ValueType  # 4
+"""The live runtime is missing, disabled or unreadable."""
+ISSUE_CODE_STATUS_UNOBSERVED: IssueCode.ValueType  # 5
+"""STATUS is `Unobserved`."""
+ISSUE_CODE_STATUS_STALE: IssueCode.ValueType  # 6
+"""STATUS is `Stale`."""
+ISSUE_CODE_STATUS_INVALID: IssueCode.ValueType  # 7
+"""STATUS is `Invalid`."""
+ISSUE_CODE_REPORTED_DRIFT_CONFLICT: IssueCode.ValueType  # 8
+"""DRIFT is `Malformed`."""
+ISSUE_CODE_ACTIVE_REVISION_UNREPORTED: IssueCode.ValueType  # 9
+"""The pin state is `AwaitingPin`."""
+ISSUE_CODE_ACTIVE_REVISION_UNAVAILABLE: IssueCode.ValueType  # 10
+"""Pinned, and the Active view is `Unavailable`."""
+ISSUE_CODE_REVISION_NOT_FOUND: IssueCode.ValueType  # 11
+"""A revision does not exist."""
+ISSUE_CODE_REVISION_UNAVAILABLE: IssueCode.ValueType  # 12
+"""A revision could not be read."""
+ISSUE_CODE_REVISION_DISABLED: IssueCode.ValueType  # 13
+"""A revision's spec is disabled."""
+ISSUE_CODE_REVISION_NOT_OME_MANAGED: IssueCode.ValueType  # 14
+"""A revision was not created by OME (`ome.io/created-by: ome-controller`)."""
+ISSUE_CODE_REVISION_SOURCE_MISMATCH: IssueCode.ValueType  # 15
+"""A revision belongs to another runtime (its `ome.io/runtime-of*` labels)."""
+ISSUE_CODE_REVISION_HASH_INVALID: IssueCode.ValueType  # 16
+"""A revision's `ome.io/revision-hash` label is not 8 lowercase hex digits."""
+ISSUE_CODE_REVISION_HASH_MISMATCH: IssueCode.ValueType  # 17
+"""A revision's hash label does not match its spec."""
+ISSUE_CODE_REVISION_NAME_MISMATCH: IssueCode.ValueType  # 18
+"""A revision's name is not the one OME derives from its runtime and hash label."""
+ISSUE_CODE_REVISION_ORDINAL_UNEXPECTED: IssueCode.ValueType  # 19
+"""A revision's number is not 1."""
+ISSUE_CODE_REVISION_PAYLOAD_NON_CANONICAL: IssueCode.ValueType  # 20
+"""A revision's stored spec is not in the form OME writes."""
+ISSUE_CODE_REVISION_DATA_OBJECT_PRESENT: IssueCode.ValueType  # 21
+"""A revision has a `data` object beside its spec."""
+ISSUE_CODE_REVISION_PAYLOAD_MALFORMED: IssueCode.ValueType  # 22
+"""A revision's stored spec does not parse."""
+ISSUE_CODE_REVISION_IDENTITY_MISMATCH: IssueCode.ValueType  # 23
+"""The API server returned another revision than the one asked for."""
+ISSUE_CODE_DUPLICATE_REVISION: IssueCode.ValueType  # 24
+"""The same revision more than once."""
+ISSUE_CODE_CONFLICTING_REVISION: IssueCode.ValueType  # 25
+"""Two different revisions with the same name."""
+ISSUE_CODE_DUPLICATE_REVISION_CONTENT: IssueCode.ValueType  # 26
+"""Two revisions of the runtime hold the same spec."""
+ISSUE_CODE_REVISION_HASH_COLLISION: IssueCode.ValueType  # 27
+"""Two revisions of the runtime hold different specs with the same short hash."""
+ISSUE_CODE_HISTORY_UNAVAILABLE: IssueCode.ValueType  # 28
+"""history: the revision list failed (no runtime name to list by)."""
+ISSUE_CODE_HISTORY_TRUNCATED: IssueCode.ValueType  # 29
+"""history: more revisions than the collection limit."""
+Global___IssueCode: _TypeAlias = IssueCode  # noqa: Y015
+
 class _ChangeStep:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -477,6 +909,202 @@ CHANGE_STEP_NAMED_RUNTIME: ChangeStep.ValueType  # 8
 CHANGE_STEP_CONFIGURATION: ChangeStep.ValueType  # 9
 """The same runtime (or none); the condition's message, the warnings or the components differ."""
 Global___ChangeStep: _TypeAlias = ChangeStep  # noqa: Y015
+
+class _HistoryObservation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HistoryObservationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HistoryObservation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HISTORY_OBSERVATION_UNSPECIFIED: _HistoryObservation.ValueType  # 0
+    """Not set."""
+    HISTORY_OBSERVATION_COMPLETE: _HistoryObservation.ValueType  # 1
+    """`Complete`."""
+    HISTORY_OBSERVATION_PARTIAL: _HistoryObservation.ValueType  # 2
+    """`Partial`: truncated at the collection limit."""
+    HISTORY_OBSERVATION_UNAVAILABLE: _HistoryObservation.ValueType  # 3
+    """`Unavailable`: no list (no runtime name)."""
+
+class HistoryObservation(_HistoryObservation, metaclass=_HistoryObservationEnumTypeWrapper):
+    """HistoryObservation: OBS of WINDOW (`C`, `P`, `U`)."""
+
+HISTORY_OBSERVATION_UNSPECIFIED: HistoryObservation.ValueType  # 0
+"""Not set."""
+HISTORY_OBSERVATION_COMPLETE: HistoryObservation.ValueType  # 1
+"""`Complete`."""
+HISTORY_OBSERVATION_PARTIAL: HistoryObservation.ValueType  # 2
+"""`Partial`: truncated at the collection limit."""
+HISTORY_OBSERVATION_UNAVAILABLE: HistoryObservation.ValueType  # 3
+"""`Unavailable`: no list (no runtime name)."""
+Global___HistoryObservation: _TypeAlias = HistoryObservation  # noqa: Y015
+
+class _HistoryCompleteness:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HistoryCompletenessEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HistoryCompleteness.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HISTORY_COMPLETENESS_UNSPECIFIED: _HistoryCompleteness.ValueType  # 0
+    """Not set."""
+    HISTORY_COMPLETENESS_RETENTION_BOUNDED: _HistoryCompleteness.ValueType  # 1
+    """`RetentionBounded`: complete within what OME keeps."""
+    HISTORY_COMPLETENESS_INCOMPLETE: _HistoryCompleteness.ValueType  # 2
+    """`Incomplete`."""
+
+class HistoryCompleteness(_HistoryCompleteness, metaclass=_HistoryCompletenessEnumTypeWrapper):
+    """HistoryCompleteness: BOUND of WINDOW (`B`, `I`)."""
+
+HISTORY_COMPLETENESS_UNSPECIFIED: HistoryCompleteness.ValueType  # 0
+"""Not set."""
+HISTORY_COMPLETENESS_RETENTION_BOUNDED: HistoryCompleteness.ValueType  # 1
+"""`RetentionBounded`: complete within what OME keeps."""
+HISTORY_COMPLETENESS_INCOMPLETE: HistoryCompleteness.ValueType  # 2
+"""`Incomplete`."""
+Global___HistoryCompleteness: _TypeAlias = HistoryCompleteness  # noqa: Y015
+
+class _RevisionRole:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionRoleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionRole.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_ROLE_UNSPECIFIED: _RevisionRole.ValueType  # 0
+    """Not set."""
+    REVISION_ROLE_ACTIVE: _RevisionRole.ValueType  # 1
+    """`Active`: the Active view."""
+    REVISION_ROLE_REQUESTED: _RevisionRole.ValueType  # 2
+    """`Requested`: `spec.runtime.revision` names it."""
+    REVISION_ROLE_REPORTED: _RevisionRole.ValueType  # 3
+    """`Reported`: `status.pinnedRevisionName` names it."""
+    REVISION_ROLE_HISTORY: _RevisionRole.ValueType  # 4
+    """`History`: every listed revision."""
+
+class RevisionRole(_RevisionRole, metaclass=_RevisionRoleEnumTypeWrapper):
+    """RevisionRole: ROLES (`A`, `Q`, `R`, `H`)."""
+
+REVISION_ROLE_UNSPECIFIED: RevisionRole.ValueType  # 0
+"""Not set."""
+REVISION_ROLE_ACTIVE: RevisionRole.ValueType  # 1
+"""`Active`: the Active view."""
+REVISION_ROLE_REQUESTED: RevisionRole.ValueType  # 2
+"""`Requested`: `spec.runtime.revision` names it."""
+REVISION_ROLE_REPORTED: RevisionRole.ValueType  # 3
+"""`Reported`: `status.pinnedRevisionName` names it."""
+REVISION_ROLE_HISTORY: RevisionRole.ValueType  # 4
+"""`History`: every listed revision."""
+Global___RevisionRole: _TypeAlias = RevisionRole  # noqa: Y015
+
+class _RevisionConsistency:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionConsistencyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionConsistency.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_CONSISTENCY_UNSPECIFIED: _RevisionConsistency.ValueType  # 0
+    """Not set."""
+    REVISION_CONSISTENCY_CONSISTENT: _RevisionConsistency.ValueType  # 1
+    """`Consistent` with what OME writes."""
+    REVISION_CONSISTENCY_INCONSISTENT: _RevisionConsistency.ValueType  # 2
+    """`Inconsistent`."""
+    REVISION_CONSISTENCY_UNKNOWN: _RevisionConsistency.ValueType  # 3
+    """`Unknown`."""
+
+class RevisionConsistency(_RevisionConsistency, metaclass=_RevisionConsistencyEnumTypeWrapper):
+    """RevisionConsistency: CHECK (`OK`, `BAD`, `?`)."""
+
+REVISION_CONSISTENCY_UNSPECIFIED: RevisionConsistency.ValueType  # 0
+"""Not set."""
+REVISION_CONSISTENCY_CONSISTENT: RevisionConsistency.ValueType  # 1
+"""`Consistent` with what OME writes."""
+REVISION_CONSISTENCY_INCONSISTENT: RevisionConsistency.ValueType  # 2
+"""`Inconsistent`."""
+REVISION_CONSISTENCY_UNKNOWN: RevisionConsistency.ValueType  # 3
+"""`Unknown`."""
+Global___RevisionConsistency: _TypeAlias = RevisionConsistency  # noqa: Y015
+
+class _RevisionRelation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionRelationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionRelation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_RELATION_UNSPECIFIED: _RevisionRelation.ValueType  # 0
+    """Not set."""
+    REVISION_RELATION_MATCHES_LIVE: _RevisionRelation.ValueType  # 1
+    """`MatchesLive`: it holds the live spec."""
+    REVISION_RELATION_DIFFERS_FROM_LIVE: _RevisionRelation.ValueType  # 2
+    """`DiffersFromLive`."""
+    REVISION_RELATION_AMBIGUOUS_LIVE: _RevisionRelation.ValueType  # 3
+    """`AmbiguousLive`: only the short hash matches."""
+    REVISION_RELATION_UNKNOWN: _RevisionRelation.ValueType  # 4
+    """`Unknown`: no live hash."""
+
+class RevisionRelation(_RevisionRelation, metaclass=_RevisionRelationEnumTypeWrapper):
+    """RevisionRelation: LIVE (`MATCH`, `DIFF`, `AMB`, `?`)."""
+
+REVISION_RELATION_UNSPECIFIED: RevisionRelation.ValueType  # 0
+"""Not set."""
+REVISION_RELATION_MATCHES_LIVE: RevisionRelation.ValueType  # 1
+"""`MatchesLive`: it holds the live spec."""
+REVISION_RELATION_DIFFERS_FROM_LIVE: RevisionRelation.ValueType  # 2
+"""`DiffersFromLive`."""
+REVISION_RELATION_AMBIGUOUS_LIVE: RevisionRelation.ValueType  # 3
+"""`AmbiguousLive`: only the short hash matches."""
+REVISION_RELATION_UNKNOWN: RevisionRelation.ValueType  # 4
+"""`Unknown`: no live hash."""
+Global___RevisionRelation: _TypeAlias = RevisionRelation  # noqa: Y015
+
+class _SyncRefusal:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SyncRefusalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SyncRefusal.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SYNC_REFUSAL_UNSPECIFIED: _SyncRefusal.ValueType  # 0
+    """Not refused."""
+    SYNC_REFUSAL_TARGET_IDENTITY: _SyncRefusal.ValueType  # 1
+    """`action refused: target identity is missing or unsafe`."""
+    SYNC_REFUSAL_TARGET_DELETING: _SyncRefusal.ValueType  # 2
+    """`action refused: target is being deleted` (not modelled: ObjectMeta has no deletionTimestamp)."""
+    SYNC_REFUSAL_PLACEMENT: _SyncRefusal.ValueType  # 3
+    """`action refused: placement sources and derived services cannot be mutated`."""
+    SYNC_REFUSAL_INSPECTION_BOUNDS: _SyncRefusal.ValueType  # 4
+    """`action refused: safety inputs exceed inspection bounds`."""
+    SYNC_REFUSAL_MANAGED_EVIDENCE: _SyncRefusal.ValueType  # 5
+    """`action refused: managed runtime sync safety evidence is unavailable or inconsistent`."""
+    SYNC_REFUSAL_ACTIVE_RUNTIME: _SyncRefusal.ValueType  # 6
+    """`action refused: active runtime is unavailable, inconsistent or unbound`."""
+    SYNC_REFUSAL_CONTROLLER_EVIDENCE: _SyncRefusal.ValueType  # 7
+    """`action refused: controller safety evidence is stale or inconsistent`."""
+    SYNC_REFUSAL_MAILBOX: _SyncRefusal.ValueType  # 8
+    """`action refused: a rollout promote or rollback mailbox is present`."""
+    SYNC_REFUSAL_UNSAFE_VALUE: _SyncRefusal.ValueType  # 9
+    """`action refused: a logical annotation value is unsafe to preview`."""
+
+class SyncRefusal(_SyncRefusal, metaclass=_SyncRefusalEnumTypeWrapper):
+    """SyncRefusal: why `sync` refuses (runtime.md, "How the action runs" and "Refusals")."""
+
+SYNC_REFUSAL_UNSPECIFIED: SyncRefusal.ValueType  # 0
+"""Not refused."""
+SYNC_REFUSAL_TARGET_IDENTITY: SyncRefusal.ValueType  # 1
+"""`action refused: target identity is missing or unsafe`."""
+SYNC_REFUSAL_TARGET_DELETING: SyncRefusal.ValueType  # 2
+"""`action refused: target is being deleted` (not modelled: ObjectMeta has no deletionTimestamp)."""
+SYNC_REFUSAL_PLACEMENT: SyncRefusal.ValueType  # 3
+"""`action refused: placement sources and derived services cannot be mutated`."""
+SYNC_REFUSAL_INSPECTION_BOUNDS: SyncRefusal.ValueType  # 4
+"""`action refused: safety inputs exceed inspection bounds`."""
+SYNC_REFUSAL_MANAGED_EVIDENCE: SyncRefusal.ValueType  # 5
+"""`action refused: managed runtime sync safety evidence is unavailable or inconsistent`."""
+SYNC_REFUSAL_ACTIVE_RUNTIME: SyncRefusal.ValueType  # 6
+"""`action refused: active runtime is unavailable, inconsistent or unbound`."""
+SYNC_REFUSAL_CONTROLLER_EVIDENCE: SyncRefusal.ValueType  # 7
+"""`action refused: controller safety evidence is stale or inconsistent`."""
+SYNC_REFUSAL_MAILBOX: SyncRefusal.ValueType  # 8
+"""`action refused: a rollout promote or rollback mailbox is present`."""
+SYNC_REFUSAL_UNSAFE_VALUE: SyncRefusal.ValueType  # 9
+"""`action refused: a logical annotation value is unsafe to preview`."""
+Global___SyncRefusal: _TypeAlias = SyncRefusal  # noqa: Y015
 
 @_typing.final
 class RuntimeRef(_message.Message):
@@ -1315,23 +1943,29 @@ class ReconcileInferenceServiceRequest(_message.Message):
 
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
     HAS_RUNTIME_READY_CONDITION_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
     has_runtime_ready_condition: _builtins.bool
     """Whether the InferenceService already has a `RuntimeReady` condition (OME sets it `True`
     with `RuntimeResolved` only after a failure set it before).
     """
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`, a default install's."""
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
-        """The InferenceService being reconciled."""
+        """The InferenceService being reconciled, with its status as stored
+        (`status.pinnedRevisionName` and `status.lastRuntimeSyncToken` drive a pinned one).
+        """
 
     def __init__(
         self,
         *,
         inference_service: _types_pb2.InferenceService | None = ...,
         has_runtime_ready_condition: _builtins.bool = ...,
+        ome_namespace: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["has_runtime_ready_condition", b"has_runtime_ready_condition", "inference_service", b"inference_service"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["has_runtime_ready_condition", b"has_runtime_ready_condition", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1351,6 +1985,9 @@ class ReconcileInferenceServiceResponse(_message.Message):
     LOGS_FIELD_NUMBER: _builtins.int
     COMPONENTS_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
+    REMOVE_RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
+    PIN_FIELD_NUMBER: _builtins.int
     requeue: _builtins.bool
     """True when the reconcile returns an error (retried with backoff)."""
     workload_untouched: _builtins.bool
@@ -1359,6 +1996,8 @@ class ReconcileInferenceServiceResponse(_message.Message):
     """
     cache_version: _builtins.str
     """Cache version the answer was computed on."""
+    remove_runtime_drifted: _builtins.bool
+    """True when OME removes the `RuntimeDrifted` condition (its reason no longer applies)."""
     @_builtins.property
     def selection(self) -> Global___Selection:
         """The runtime to use; absent when none can be used."""
@@ -1381,6 +2020,18 @@ class ReconcileInferenceServiceResponse(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
         """Effective configuration of each component the InferenceService declares."""
 
+    @_builtins.property
+    def runtime_drifted(self) -> Global___Condition:
+        """The `RuntimeDrifted` condition to set (status `True`, a `DriftReason` name and OME's
+        message, severity empty); absent when OME does not set it (runtime-revisions.md).
+        """
+
+    @_builtins.property
+    def pin(self) -> Global___RuntimePin:
+        """The runtime pin (runtime-revisions.md): mode, state, what to record in the status, the
+        revision to create, drift, and which revision a roll forward or a rollback uses.
+        """
+
     def __init__(
         self,
         *,
@@ -1392,14 +2043,148 @@ class ReconcileInferenceServiceResponse(_message.Message):
         logs: _abc.Iterable[_builtins.str] | None = ...,
         components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
         cache_version: _builtins.str = ...,
+        runtime_drifted: Global___Condition | None = ...,
+        remove_runtime_drifted: _builtins.bool = ...,
+        pin: Global___RuntimePin | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "requeue", b"requeue", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReconcileInferenceServiceResponse: _TypeAlias = ReconcileInferenceServiceResponse  # noqa: Y015
+
+@_typing.final
+class RevisionChoice(_message.Message):
+    """RevisionChoice: a revision a pin would use."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    EXISTS_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The revision's name."""
+    exists: _builtins.bool
+    """True when it is in the cache (in OME's namespace); false when OME creates it (roll forward)
+    or it is missing (rollback).
+    """
+    hash: _builtins.str
+    """The short hash of the spec it holds (of the live spec, for a revision OME would create);
+    empty when unknown.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        exists: _builtins.bool = ...,
+        hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exists", b"exists", "hash", b"hash", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevisionChoice: _TypeAlias = RevisionChoice  # noqa: Y015
+
+@_typing.final
+class RuntimePin(_message.Message):
+    """RuntimePin: an InferenceService's runtime pin (runtime-revisions.md; ome-selection-facts.md
+    8.8). `mode`, `state`, `sync`, the hashes, `live_relation`, `roll_forward` and `rollback`
+    describe the InferenceService as sent (what `kubectl ome runtime effective` reports now); the
+    other fields say what this reconcile does, and are set only for a pinned InferenceService (a
+    named runtime with `autoSync: false`). Hashes are this service's: the first 8 hex digits of
+    SHA-256 over the spec as the protos model it, so two specs hash alike exactly when they are
+    equal here (OME hashes its own JSON form of the whole spec, so the values differ from OME's).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODE_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    PINNED_REVISION_NAME_FIELD_NUMBER: _builtins.int
+    LAST_RUNTIME_SYNC_TOKEN_FIELD_NUMBER: _builtins.int
+    CREATE_REVISION_FIELD_NUMBER: _builtins.int
+    SERVED_FROM_REVISION_FIELD_NUMBER: _builtins.int
+    SYNC_FIELD_NUMBER: _builtins.int
+    LIVE_HASH_FIELD_NUMBER: _builtins.int
+    ACTIVE_HASH_FIELD_NUMBER: _builtins.int
+    LIVE_RELATION_FIELD_NUMBER: _builtins.int
+    ROLL_FORWARD_FIELD_NUMBER: _builtins.int
+    ROLLBACK_FIELD_NUMBER: _builtins.int
+    DRIFT_REASON_FIELD_NUMBER: _builtins.int
+    mode: Global___PinMode.ValueType
+    """From `spec.runtime`."""
+    state: Global___PinState.ValueType
+    """The pin's state."""
+    pinned_revision_name: _builtins.str
+    """`status.pinnedRevisionName` to record; empty leaves it as it is (not pinned, or the pin
+    could not be resolved).
+    """
+    last_runtime_sync_token: _builtins.str
+    """`status.lastRuntimeSyncToken` to record; absent leaves it as it is."""
+    served_from_revision: _builtins.bool
+    """True when the pods are rendered from a revision's spec; false for the live runtime's."""
+    sync: Global___SyncState.ValueType
+    """The `ome.io/runtime-sync` annotation against `status.lastRuntimeSyncToken`."""
+    live_hash: _builtins.str
+    """Short hash of the live runtime's merged spec (the named runtime, else the one OME selects);
+    empty when it is missing or its chain is broken.
+    """
+    active_hash: _builtins.str
+    """Short hash of the Active view's spec: the pinned revision's when the state is `Resolved` or
+    `DesiredReportedMismatch`, the live one when not pinned (yet); empty otherwise.
+    """
+    live_relation: Global___LiveRelation.ValueType
+    """Live against active."""
+    drift_reason: Global___DriftReason.ValueType
+    """The reason of the RuntimeDrifted condition set by this reconcile; UNSPECIFIED when none."""
+    @_builtins.property
+    def create_revision(self) -> _types_pb2.ControllerRevision:
+        """The revision to create before recording `pinned_revision_name` (a first pin or a roll
+        forward with no revision of the live spec yet); absent when one exists (shared revisions).
+        """
+
+    @_builtins.property
+    def roll_forward(self) -> Global___RevisionChoice:
+        """The revision a roll forward (a new `ome.io/runtime-sync` value) or a first pin uses: a
+        revision labelled for the runtime's name that holds the live spec (shared by every
+        InferenceService pinned to it), else the one OME creates; absent for AutoSync and when the
+        live runtime is missing or its chain is broken.
+        """
+
+    @_builtins.property
+    def rollback(self) -> Global___RevisionChoice:
+        """The revision a rollback pins: the one `spec.runtime.revision` names; absent without one."""
+
+    def __init__(
+        self,
+        *,
+        mode: Global___PinMode.ValueType = ...,
+        state: Global___PinState.ValueType = ...,
+        pinned_revision_name: _builtins.str = ...,
+        last_runtime_sync_token: _builtins.str | None = ...,
+        create_revision: _types_pb2.ControllerRevision | None = ...,
+        served_from_revision: _builtins.bool = ...,
+        sync: Global___SyncState.ValueType = ...,
+        live_hash: _builtins.str = ...,
+        active_hash: _builtins.str = ...,
+        live_relation: Global___LiveRelation.ValueType = ...,
+        roll_forward: Global___RevisionChoice | None = ...,
+        rollback: Global___RevisionChoice | None = ...,
+        drift_reason: Global___DriftReason.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_last_runtime_sync_token", b"_last_runtime_sync_token", "create_revision", b"create_revision", "last_runtime_sync_token", b"last_runtime_sync_token", "roll_forward", b"roll_forward", "rollback", b"rollback"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_last_runtime_sync_token", b"_last_runtime_sync_token", "active_hash", b"active_hash", "create_revision", b"create_revision", "drift_reason", b"drift_reason", "last_runtime_sync_token", b"last_runtime_sync_token", "live_hash", b"live_hash", "live_relation", b"live_relation", "mode", b"mode", "pinned_revision_name", b"pinned_revision_name", "roll_forward", b"roll_forward", "rollback", b"rollback", "served_from_revision", b"served_from_revision", "state", b"state", "sync", b"sync"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__last_runtime_sync_token: _TypeAlias = _typing.Literal["last_runtime_sync_token"]  # noqa: Y015
+    _WhichOneofArgType__last_runtime_sync_token: _TypeAlias = _typing.Literal["_last_runtime_sync_token", b"_last_runtime_sync_token"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__last_runtime_sync_token) -> _WhichOneofReturnType__last_runtime_sync_token | None: ...
+
+Global___RuntimePin: _TypeAlias = RuntimePin  # noqa: Y015
 
 @_typing.final
 class ComponentConfiguration(_message.Message):
@@ -1462,18 +2247,31 @@ class GetEffectiveRuntimeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    COLLECTION_LIMIT_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`, a default install's."""
+    collection_limit: _builtins.int
+    """Auto-selection reads at most this many runtimes in scope (the namespace's ServingRuntimes
+    and the ClusterServingRuntimes); beyond it the Live view is `Unavailable` (reason
+    `Unreadable`). 0 means no limit; the CLI sends 1000, kubectl-ome's collection limit.
+    """
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
-        """The InferenceService."""
+        """The InferenceService, with its status as stored (`status.pinnedRevisionName`,
+        `status.lastRuntimeSyncToken`, `status.observedGeneration`, the `RuntimeDrifted` condition).
+        """
 
     def __init__(
         self,
         *,
         inference_service: _types_pb2.InferenceService | None = ...,
+        ome_namespace: _builtins.str = ...,
+        collection_limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["collection_limit", b"collection_limit", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1495,6 +2293,11 @@ class GetEffectiveRuntimeResponse(_message.Message):
     COMPONENTS_FIELD_NUMBER: _builtins.int
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
     INHERITANCE_REASON_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    ACTIVE_FIELD_NUMBER: _builtins.int
+    SERVICE_FIELD_NUMBER: _builtins.int
+    API_VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """`Available` or `Unavailable`."""
     reason: _builtins.str
@@ -1513,6 +2316,12 @@ class GetEffectiveRuntimeResponse(_message.Message):
     """Why the chain does not resolve, as `explain --with-effective` shows it: `NotFound` (the
     runtime or a parent is missing), `Cycle` or `MaxDepthExceeded`.
     """
+    hash: _builtins.str
+    """Live HASH: the short hash of the Live view's merged spec; empty when Unavailable."""
+    api_version: _builtins.str
+    """`cli.ome.io/v1alpha1`, as kubectl-ome's report."""
+    kind: _builtins.str
+    """`RuntimeEffectiveReport`."""
     @_builtins.property
     def runtime_ref(self) -> Global___RuntimeRef:
         """The same runtime, structured."""
@@ -1527,6 +2336,14 @@ class GetEffectiveRuntimeResponse(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
         """Each component the InferenceService declares."""
 
+    @_builtins.property
+    def active(self) -> Global___EffectiveView:
+        """The Active view: the runtime spec the InferenceService is meant to run."""
+
+    @_builtins.property
+    def service(self) -> Global___EffectiveService:
+        """The Service rows: PIN, SYNC, STATUS, DRIFT, LIVE-RELATION and the ISSUE codes."""
+
     def __init__(
         self,
         *,
@@ -1540,14 +2357,151 @@ class GetEffectiveRuntimeResponse(_message.Message):
         components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
         cache_version: _builtins.str = ...,
         inheritance_reason: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        active: Global___EffectiveView | None = ...,
+        service: Global___EffectiveService | None = ...,
+        api_version: _builtins.str = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "runtime_ref", b"runtime_ref", "service", b"service"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "inheritance_reason", b"inheritance_reason", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "api_version", b"api_version", "cache_version", b"cache_version", "components", b"components", "hash", b"hash", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "inheritance_reason", b"inheritance_reason", "kind", b"kind", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "service", b"service", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetEffectiveRuntimeResponse: _TypeAlias = GetEffectiveRuntimeResponse  # noqa: Y015
+
+@_typing.final
+class EffectiveView(_message.Message):
+    """EffectiveView: the Active view of `kubectl ome runtime effective`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    RUNTIME_REF_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    COMPONENTS_FIELD_NUMBER: _builtins.int
+    state: _builtins.str
+    """`Available` or `Unavailable`."""
+    reason: _builtins.str
+    """Why it is `Unavailable`: `NotFound`, `Disabled`, `MalformedPayload` or `Unreadable`."""
+    runtime: _builtins.str
+    """The runtime as `CSR/<name>` or `SR/<namespace>/<name>`."""
+    revision: _builtins.str
+    """The revision the InferenceService is pinned to; empty when it follows the live runtime."""
+    hash: _builtins.str
+    """Short hash of the view's spec."""
+    @_builtins.property
+    def runtime_ref(self) -> Global___RuntimeRef:
+        """The same runtime, structured."""
+
+    @_builtins.property
+    def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
+        """Each component the InferenceService declares, rendered from the view's spec."""
+
+    def __init__(
+        self,
+        *,
+        state: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        runtime: _builtins.str = ...,
+        runtime_ref: Global___RuntimeRef | None = ...,
+        revision: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "hash", b"hash", "reason", b"reason", "revision", b"revision", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EffectiveView: _TypeAlias = EffectiveView  # noqa: Y015
+
+@_typing.final
+class Issue(_message.Message):
+    """Issue: one ISSUE row."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    code: Global___IssueCode.ValueType
+    """The code."""
+    revision: _builtins.str
+    """The revision a revision code is about; empty for the others."""
+    text: _builtins.str
+    """As kubectl-ome prints it: `<Code>` or `<Code>(<revision>)`."""
+    def __init__(
+        self,
+        *,
+        code: Global___IssueCode.ValueType = ...,
+        revision: _builtins.str = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "revision", b"revision", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Issue: _TypeAlias = Issue  # noqa: Y015
+
+@_typing.final
+class EffectiveService(_message.Message):
+    """EffectiveService: the Service rows of `kubectl ome runtime effective`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PIN_MODE_FIELD_NUMBER: _builtins.int
+    PIN_STATE_FIELD_NUMBER: _builtins.int
+    SYNC_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    DRIFT_STATE_FIELD_NUMBER: _builtins.int
+    DRIFT_CAUSE_FIELD_NUMBER: _builtins.int
+    LIVE_RELATION_FIELD_NUMBER: _builtins.int
+    ISSUES_FIELD_NUMBER: _builtins.int
+    pin_mode: Global___PinMode.ValueType
+    """PIN's mode."""
+    pin_state: Global___PinState.ValueType
+    """PIN's state."""
+    sync: Global___SyncState.ValueType
+    """SYNC."""
+    status: Global___GenerationStatus.ValueType
+    """STATUS."""
+    drift_state: Global___DriftState.ValueType
+    """DRIFT's state."""
+    drift_cause: Global___DriftCause.ValueType
+    """DRIFT's cause; UNSPECIFIED when none."""
+    live_relation: Global___LiveRelation.ValueType
+    """LIVE-RELATION."""
+    @_builtins.property
+    def issues(self) -> _containers.RepeatedCompositeFieldContainer[Global___Issue]:
+        """ISSUE rows, in the page's table order."""
+
+    def __init__(
+        self,
+        *,
+        pin_mode: Global___PinMode.ValueType = ...,
+        pin_state: Global___PinState.ValueType = ...,
+        sync: Global___SyncState.ValueType = ...,
+        status: Global___GenerationStatus.ValueType = ...,
+        drift_state: Global___DriftState.ValueType = ...,
+        drift_cause: Global___DriftCause.ValueType = ...,
+        live_relation: Global___LiveRelation.ValueType = ...,
+        issues: _abc.Iterable[Global___Issue] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["drift_cause", b"drift_cause", "drift_state", b"drift_state", "issues", b"issues", "live_relation", b"live_relation", "pin_mode", b"pin_mode", "pin_state", b"pin_state", "status", b"status", "sync", b"sync"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EffectiveService: _TypeAlias = EffectiveService  # noqa: Y015
 
 @_typing.final
 class ValidateServingRuntimeRequest(_message.Message):
@@ -2085,3 +3039,424 @@ class PreviewCacheChangeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PreviewCacheChangeResponse: _TypeAlias = PreviewCacheChangeResponse  # noqa: Y015
+
+@_typing.final
+class GetRuntimeStatusRequest(_message.Message):
+    """GetRuntimeStatusRequest names a cached runtime."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The runtime: kind (required), namespace (a ServingRuntime's only), name."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Global___RuntimeRef | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeStatusRequest: _TypeAlias = GetRuntimeStatusRequest  # noqa: Y015
+
+@_typing.final
+class GetRuntimeStatusResponse(_message.Message):
+    """GetRuntimeStatusResponse: what OME's controller writes on the runtime."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
+    INHERITANCE_CHAIN_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    SPEC_HASH_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    spec_hash: _builtins.str
+    """Short hash of the merged spec: the hash of a revision pinned to it now (see RuntimePin);
+    empty when the chain is broken.
+    """
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """The runtime."""
+
+    @_builtins.property
+    def spec(self) -> _types_pb2.ServingRuntimeSpec:
+        """The merged spec (each runtime of the chain laid over its parent, runtime-inheritance.md "What
+        merges"); the runtime's own spec when it names no parent; absent when the chain is broken.
+        """
+
+    @_builtins.property
+    def inheritance_chain(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeRef]:
+        """The chain as it resolves now, root first, ending with the runtime; empty when broken."""
+
+    @_builtins.property
+    def status(self) -> _types_pb2.ServingRuntimeStatus:
+        """The status to write: `inheritanceChain` (the last chain that resolved, kept when it breaks)
+        and the `InheritanceReady` condition (`True`/`Resolved`, or `False` with `ParentNotFound`,
+        `InheritanceCycle`, `MaxDepthExceeded`, `ResolverError` and the chain's error).
+        """
+
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """Events OME records on the runtime: a Warning with the condition's reason and message when
+        the chain is broken.
+        """
+
+    def __init__(
+        self,
+        *,
+        runtime: Global___RuntimeRef | None = ...,
+        spec: _types_pb2.ServingRuntimeSpec | None = ...,
+        inheritance_chain: _abc.Iterable[Global___RuntimeRef] | None = ...,
+        status: _types_pb2.ServingRuntimeStatus | None = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
+        spec_hash: _builtins.str = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime", "spec", b"spec", "status", b"status"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "events", b"events", "inheritance_chain", b"inheritance_chain", "runtime", b"runtime", "spec", b"spec", "spec_hash", b"spec_hash", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeStatusResponse: _TypeAlias = GetRuntimeStatusResponse  # noqa: Y015
+
+@_typing.final
+class GetRuntimeHistoryRequest(_message.Message):
+    """GetRuntimeHistoryRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    COLLECTION_LIMIT_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`."""
+    collection_limit: _builtins.int
+    """At most this many revisions are listed (newest first) and this many runtimes read for
+    auto-selection; 0 means no limit. The CLI sends 1000, kubectl-ome's limit.
+    """
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService, with its status as stored."""
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+        ome_namespace: _builtins.str = ...,
+        collection_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["collection_limit", b"collection_limit", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeHistoryRequest: _TypeAlias = GetRuntimeHistoryRequest  # noqa: Y015
+
+@_typing.final
+class HistoryRevision(_message.Message):
+    """HistoryRevision: one revision of the history."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    ROLES_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_FIELD_NUMBER: _builtins.int
+    RELATION_FIELD_NUMBER: _builtins.int
+    ISSUES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Its name."""
+    created: _builtins.str
+    """Its creation time, RFC 3339 (`2026-09-20T14:30:00Z`); empty when unknown."""
+    hash: _builtins.str
+    """Short hash of the spec it holds."""
+    consistency: Global___RevisionConsistency.ValueType
+    """CHECK."""
+    relation: Global___RevisionRelation.ValueType
+    """LIVE."""
+    @_builtins.property
+    def roles(self) -> _containers.RepeatedScalarFieldContainer[Global___RevisionRole.ValueType]:
+        """Its roles, in the order A, Q, R, H."""
+
+    @_builtins.property
+    def source(self) -> Global___RuntimeRef:
+        """The runtime its `ome.io/runtime-of*` labels name."""
+
+    @_builtins.property
+    def issues(self) -> _containers.RepeatedCompositeFieldContainer[Global___Issue]:
+        """Its issues (the revision codes of effective)."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        created: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        roles: _abc.Iterable[Global___RevisionRole.ValueType] | None = ...,
+        source: Global___RuntimeRef | None = ...,
+        consistency: Global___RevisionConsistency.ValueType = ...,
+        relation: Global___RevisionRelation.ValueType = ...,
+        issues: _abc.Iterable[Global___Issue] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency", b"consistency", "created", b"created", "hash", b"hash", "issues", b"issues", "name", b"name", "relation", b"relation", "roles", b"roles", "source", b"source"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HistoryRevision: _TypeAlias = HistoryRevision  # noqa: Y015
+
+@_typing.final
+class GetRuntimeHistoryResponse(_message.Message):
+    """GetRuntimeHistoryResponse: the RuntimeHistoryReport of `kubectl ome runtime history`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    API_VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    RUNTIME_NAME_FIELD_NUMBER: _builtins.int
+    OBSERVATION_FIELD_NUMBER: _builtins.int
+    COMPLETENESS_FIELD_NUMBER: _builtins.int
+    PAGES_SEEN_FIELD_NUMBER: _builtins.int
+    PAGES_ASKED_FIELD_NUMBER: _builtins.int
+    REVISIONS_FIELD_NUMBER: _builtins.int
+    REPORT_ISSUES_FIELD_NUMBER: _builtins.int
+    TOTAL_SIZE_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    api_version: _builtins.str
+    """`cli.ome.io/v1alpha1`."""
+    kind: _builtins.str
+    """`RuntimeHistoryReport`."""
+    runtime_name: _builtins.str
+    """The runtime name the revisions are labelled with (`ome.io/runtime-of`); empty when none."""
+    observation: Global___HistoryObservation.ValueType
+    """OBS."""
+    completeness: Global___HistoryCompleteness.ValueType
+    """BOUND."""
+    pages_seen: _builtins.int
+    """SEEN: pages read (a cache is read in one page)."""
+    pages_asked: _builtins.int
+    """ASKED: list requests made."""
+    total_size: _builtins.int
+    """Revisions labelled for the runtime name, before the limit."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def revisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HistoryRevision]:
+        """The revisions, newest first."""
+
+    @_builtins.property
+    def report_issues(self) -> _containers.RepeatedCompositeFieldContainer[Global___Issue]:
+        """Report issues: `HistoryUnavailable`, `HistoryTruncated`."""
+
+    def __init__(
+        self,
+        *,
+        api_version: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        runtime_name: _builtins.str = ...,
+        observation: Global___HistoryObservation.ValueType = ...,
+        completeness: Global___HistoryCompleteness.ValueType = ...,
+        pages_seen: _builtins.int = ...,
+        pages_asked: _builtins.int = ...,
+        revisions: _abc.Iterable[Global___HistoryRevision] | None = ...,
+        report_issues: _abc.Iterable[Global___Issue] | None = ...,
+        total_size: _builtins.int = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "cache_version", b"cache_version", "completeness", b"completeness", "kind", b"kind", "observation", b"observation", "pages_asked", b"pages_asked", "pages_seen", b"pages_seen", "report_issues", b"report_issues", "revisions", b"revisions", "runtime_name", b"runtime_name", "total_size", b"total_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRuntimeHistoryResponse: _TypeAlias = GetRuntimeHistoryResponse  # noqa: Y015
+
+@_typing.final
+class PlanRuntimeSyncRequest(_message.Message):
+    """PlanRuntimeSyncRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`."""
+    request_id: _builtins.str
+    """The request ID (a UUID) for the token; empty: the service draws a random one."""
+    context: _builtins.str
+    """The kubeconfig context the preview names; empty shows `-`."""
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService as read (metadata with uid, resourceVersion, generation; status)."""
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+        ome_namespace: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        context: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "inference_service", b"inference_service", "ome_namespace", b"ome_namespace", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanRuntimeSyncRequest: _TypeAlias = PlanRuntimeSyncRequest  # noqa: Y015
+
+@_typing.final
+class PreviewField(_message.Message):
+    """PreviewField: one FIELD VALUE row of the preview."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIELD_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    field: _builtins.str
+    """The field, e.g. `Target hash`."""
+    value: _builtins.str
+    """Its value."""
+    def __init__(
+        self,
+        *,
+        field: _builtins.str = ...,
+        value: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["field", b"field", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewField: _TypeAlias = PreviewField  # noqa: Y015
+
+@_typing.final
+class ActionResult(_message.Message):
+    """ActionResult: what `sync` prints on stdout (runtime.md, "How the action runs")."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
+    APPLIED_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REVISION_HASH_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    FOLLOW_UP_FIELD_NUMBER: _builtins.int
+    HINT_FIELD_NUMBER: _builtins.int
+    action: _builtins.str
+    """`runtime sync`."""
+    target: _builtins.str
+    """`InferenceService/<namespace>/<name>`."""
+    dry_run: _builtins.str
+    """`client`: the service plans a client dry run."""
+    accepted: _builtins.bool
+    """Always false for a client dry run."""
+    applied: _builtins.bool
+    """Always false for a dry run."""
+    request_id: _builtins.str
+    """The request ID of the token."""
+    revision_hash: _builtins.str
+    """The target hash (the live spec's short hash)."""
+    message: _builtins.str
+    """`Validated locally; no patch sent.`"""
+    follow_up: _builtins.str
+    """The command that shows the result."""
+    hint: _builtins.str
+    """`Use -o json or -o yaml for full values.`"""
+    def __init__(
+        self,
+        *,
+        action: _builtins.str = ...,
+        target: _builtins.str = ...,
+        dry_run: _builtins.str = ...,
+        accepted: _builtins.bool = ...,
+        applied: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
+        revision_hash: _builtins.str = ...,
+        message: _builtins.str = ...,
+        follow_up: _builtins.str = ...,
+        hint: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "action", b"action", "applied", b"applied", "dry_run", b"dry_run", "follow_up", b"follow_up", "hint", b"hint", "message", b"message", "request_id", b"request_id", "revision_hash", b"revision_hash", "target", b"target"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionResult: _TypeAlias = ActionResult  # noqa: Y015
+
+@_typing.final
+class PlanRuntimeSyncResponse(_message.Message):
+    """PlanRuntimeSyncResponse: the plan, or the refusal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REFUSAL_FIELD_NUMBER: _builtins.int
+    REFUSAL_MESSAGE_FIELD_NUMBER: _builtins.int
+    PREVIEW_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
+    ANNOTATION_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    refusal: Global___SyncRefusal.ValueType
+    """UNSPECIFIED when `sync` would go ahead."""
+    refusal_message: _builtins.str
+    """The refusal's text, e.g. `action refused: target is being deleted`; empty when not refused."""
+    annotation: _builtins.str
+    """The annotation to set: `ome.io/runtime-sync`."""
+    token: _builtins.str
+    """The token: `cli-runtime-sync-<request id>`."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def preview(self) -> _containers.RepeatedCompositeFieldContainer[Global___PreviewField]:
+        """The preview's FIELD VALUE rows (runtime.md's example order), when not refused."""
+
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The preview's closing warnings."""
+
+    @_builtins.property
+    def result(self) -> Global___ActionResult:
+        """The result of a client dry run."""
+
+    def __init__(
+        self,
+        *,
+        refusal: Global___SyncRefusal.ValueType = ...,
+        refusal_message: _builtins.str = ...,
+        preview: _abc.Iterable[Global___PreviewField] | None = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
+        annotation: _builtins.str = ...,
+        token: _builtins.str = ...,
+        result: Global___ActionResult | None = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation", b"annotation", "cache_version", b"cache_version", "preview", b"preview", "refusal", b"refusal", "refusal_message", b"refusal_message", "result", b"result", "token", b"token", "warnings", b"warnings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanRuntimeSyncResponse: _TypeAlias = PlanRuntimeSyncResponse  # noqa: Y015

@@ -75,6 +75,21 @@ class SelectionServiceStub:
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
                 response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
                 _registered_method=True)
+        self.GetRuntimeStatus = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/GetRuntimeStatus',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.FromString,
+                _registered_method=True)
+        self.GetRuntimeHistory = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/GetRuntimeHistory',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeHistoryRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeHistoryResponse.FromString,
+                _registered_method=True)
+        self.PlanRuntimeSync = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/PlanRuntimeSync',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRuntimeSyncRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRuntimeSyncResponse.FromString,
+                _registered_method=True)
 
 
 class SelectionServiceServicer:
@@ -116,9 +131,11 @@ class SelectionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetEffectiveRuntime(self, request, context):
-        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-        uses, its inheritance chain, and per component the deployment mode and accelerator class it
-        gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+        InferenceService uses, its inheritance chain, and per component the deployment mode and
+        accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+        and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+        (reference/kubectl-ome/runtime.md, effective).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -151,6 +168,33 @@ class SelectionServiceServicer:
         cached InferenceService whose outcome would change, the outcome before and after and why.
         The proposed objects are validated as UpsertObjects and DeleteObjects validate them
         (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRuntimeStatus(self, request, context):
+        """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+        spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+        events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRuntimeHistory(self, request, context):
+        """GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+        runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+        spec (reference/kubectl-ome/runtime.md, history).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PlanRuntimeSync(self, request, context):
+        """PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+        `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+        text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -198,6 +242,21 @@ def add_SelectionServiceServicer_to_server(servicer, server):
                     servicer.PreviewCacheChange,
                     request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.FromString,
                     response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.SerializeToString,
+            ),
+            'GetRuntimeStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRuntimeStatus,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.SerializeToString,
+            ),
+            'GetRuntimeHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRuntimeHistory,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeHistoryRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeHistoryResponse.SerializeToString,
+            ),
+            'PlanRuntimeSync': grpc.unary_unary_rpc_method_handler(
+                    servicer.PlanRuntimeSync,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRuntimeSyncRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRuntimeSyncResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -417,6 +476,87 @@ class SelectionService:
             '/ome.selector.v1.SelectionService/PreviewCacheChange',
             ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeRequest.SerializeToString,
             ome_dot_selector_dot_v1_dot_selector__pb2.PreviewCacheChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRuntimeStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/GetRuntimeStatus',
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRuntimeHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/GetRuntimeHistory',
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeHistoryRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlanRuntimeSync(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/PlanRuntimeSync',
+            ome_dot_selector_dot_v1_dot_selector__pb2.PlanRuntimeSyncRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.PlanRuntimeSyncResponse.FromString,
             options,
             channel_credentials,
             insecure,

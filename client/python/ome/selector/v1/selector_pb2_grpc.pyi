@@ -59,9 +59,11 @@ class SelectionServiceStub:
     configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
     """
     GetEffectiveRuntime: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetEffectiveRuntimeRequest, _selector_pb2.GetEffectiveRuntimeResponse]
-    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-    uses, its inheritance chain, and per component the deployment mode and accelerator class it
-    gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+    InferenceService uses, its inheritance chain, and per component the deployment mode and
+    accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+    and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+    (reference/kubectl-ome/runtime.md, effective).
     """
     ValidateServingRuntime: _grpc.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
@@ -82,6 +84,21 @@ class SelectionServiceStub:
     cached InferenceService whose outcome would change, the outcome before and after and why.
     The proposed objects are validated as UpsertObjects and DeleteObjects validate them
     (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+    """
+    GetRuntimeStatus: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]
+    """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+    spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+    events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+    """
+    GetRuntimeHistory: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeHistoryRequest, _selector_pb2.GetRuntimeHistoryResponse]
+    """GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+    runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+    spec (reference/kubectl-ome/runtime.md, history).
+    """
+    PlanRuntimeSync: _grpc.UnaryUnaryMultiCallable[_selector_pb2.PlanRuntimeSyncRequest, _selector_pb2.PlanRuntimeSyncResponse]
+    """PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+    `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+    text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
     """
 
 @_typing.type_check_only
@@ -108,9 +125,11 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     configuration (troubleshoot-runtime-selection.md Step 1, reference-a-runtime-explicitly.md).
     """
     GetEffectiveRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetEffectiveRuntimeRequest, _selector_pb2.GetEffectiveRuntimeResponse]  # type: ignore[assignment]
-    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-    uses, its inheritance chain, and per component the deployment mode and accelerator class it
-    gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+    """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+    InferenceService uses, its inheritance chain, and per component the deployment mode and
+    accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+    and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+    (reference/kubectl-ome/runtime.md, effective).
     """
     ValidateServingRuntime: _aio.UnaryUnaryMultiCallable[_selector_pb2.ValidateServingRuntimeRequest, _selector_pb2.ValidateServingRuntimeResponse]  # type: ignore[assignment]
     """ValidateServingRuntime is the ServingRuntime / ClusterServingRuntime validating webhook's
@@ -131,6 +150,21 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     cached InferenceService whose outcome would change, the outcome before and after and why.
     The proposed objects are validated as UpsertObjects and DeleteObjects validate them
     (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+    """
+    GetRuntimeStatus: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeStatusRequest, _selector_pb2.GetRuntimeStatusResponse]  # type: ignore[assignment]
+    """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+    spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+    events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+    """
+    GetRuntimeHistory: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetRuntimeHistoryRequest, _selector_pb2.GetRuntimeHistoryResponse]  # type: ignore[assignment]
+    """GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+    runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+    spec (reference/kubectl-ome/runtime.md, history).
+    """
+    PlanRuntimeSync: _aio.UnaryUnaryMultiCallable[_selector_pb2.PlanRuntimeSyncRequest, _selector_pb2.PlanRuntimeSyncResponse]  # type: ignore[assignment]
+    """PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+    `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+    text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
     """
 
 class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -184,9 +218,11 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _selector_pb2.GetEffectiveRuntimeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_selector_pb2.GetEffectiveRuntimeResponse, _abc.Awaitable[_selector_pb2.GetEffectiveRuntimeResponse]]:
-        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the runtime an InferenceService
-        uses, its inheritance chain, and per component the deployment mode and accelerator class it
-        gets and the rule that set each (reference/kubectl-ome/runtime.md, effective).
+        """GetEffectiveRuntime backs `kubectl ome runtime effective`: the Live view (the runtime an
+        InferenceService uses, its inheritance chain, and per component the deployment mode and
+        accelerator class it gets and the rule that set each), the Active view (the pinned revision)
+        and the Service rows (PIN, SYNC, STATUS, DRIFT, LIVE-RELATION, the ISSUE codes)
+        (reference/kubectl-ome/runtime.md, effective).
         """
 
     @_abc_1.abstractmethod
@@ -225,6 +261,39 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
         cached InferenceService whose outcome would change, the outcome before and after and why.
         The proposed objects are validated as UpsertObjects and DeleteObjects validate them
         (INVALID_ARGUMENT naming `upserts[i]...` / `deletes[i]...`). Not in OME.
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuntimeStatus(
+        self,
+        request: _selector_pb2.GetRuntimeStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetRuntimeStatusResponse, _abc.Awaitable[_selector_pb2.GetRuntimeStatusResponse]]:
+        """GetRuntimeStatus is what OME's controller writes on a cached runtime: its merged (inherited)
+        spec with the chain, `status.inheritanceChain`, the `InheritanceReady` condition, and the
+        events it records on the runtime (runtime-inheritance.md, "When a chain breaks").
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuntimeHistory(
+        self,
+        request: _selector_pb2.GetRuntimeHistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetRuntimeHistoryResponse, _abc.Awaitable[_selector_pb2.GetRuntimeHistoryResponse]]:
+        """GetRuntimeHistory backs `kubectl ome runtime history`: the revisions of an InferenceService's
+        runtime in OME's namespace, newest first, with their roles, checks and relation to the live
+        spec (reference/kubectl-ome/runtime.md, history).
+        """
+
+    @_abc_1.abstractmethod
+    def PlanRuntimeSync(
+        self,
+        request: _selector_pb2.PlanRuntimeSyncRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.PlanRuntimeSyncResponse, _abc.Awaitable[_selector_pb2.PlanRuntimeSyncResponse]]:
+        """PlanRuntimeSync is what `kubectl ome runtime sync` would do to an InferenceService: the
+        `ome.io/runtime-sync` token it would set and its preview, or its refusal with the page's
+        text (reference/kubectl-ome/runtime.md, sync). It plans only: the caller patches.
         """
 
 def add_SelectionServiceServicer_to_server(servicer: SelectionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
