@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CATALOG_RUNTIMES, OME_CLUSTER, REPO_ROOT, ServerProcess
+from conftest import CATALOG_RUNTIMES, OME_CLUSTER, REPO_ROOT, ServerProcess, StreamLines
 from helpers_docs import objects
 from helpers_watch import HOPPER, OMENATIVE, hopper
 from ome_selector.manifests import load_manifests, manifests_version
@@ -69,40 +69,26 @@ class Watch:
             text=True,
             cwd=REPO_ROOT,
         )
-        self.lines: list[str] = []
-        self._taken = 0
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with self._changed:
-                self.lines.append(line.rstrip("\n"))
-                self._changed.notify_all()
-        with self._changed:
-            self._changed.notify_all()
+        self.out = StreamLines(self.process.stdout)
+        self._taken = 0
 
     def until(self, prefix: str, timeout: float = 60.0) -> list[str]:
         """The lines after the last ``until``, up to and including the next one starting with ``prefix``."""
-        with self._changed:
-            while True:
-                for i in range(self._taken, len(self.lines)):
-                    if self.lines[i].startswith(prefix):
-                        out, self._taken = self.lines[self._taken : i + 1], i + 1
-                        return out
-                if not self._reader.is_alive():
-                    raise AssertionError(f"watch ended before {prefix!r}: {self.lines[self._taken :]}")
-                if not self._changed.wait(timeout):
-                    raise AssertionError(f"no {prefix!r} within {timeout}s: {self.lines[self._taken :]}")
+
+        def find(lines: list[str]) -> int | None:
+            return next((i for i in range(self._taken, len(lines)) if lines[i].startswith(prefix)), None)
+
+        end = self.out.wait(find, repr(prefix), timeout, ended=lambda: "the watch ended")
+        out, self._taken = self.out.lines[self._taken : end + 1], end + 1
+        return out
 
     def finish(self) -> tuple[int, list[str], str]:
         """(exit status, the lines not taken yet, stderr) once the process ends."""
         code = self.process.wait(timeout=60)
-        self._reader.join(timeout=30)
+        self.out.join(timeout=30)
         assert self.process.stderr is not None
-        return code, self.lines[self._taken :], self.process.stderr.read()
+        return code, self.out.lines[self._taken :], self.process.stderr.read()
 
 
 @pytest.fixture
