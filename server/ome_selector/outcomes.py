@@ -5,9 +5,16 @@ Python, no gRPC.
 - ``evaluate(snapshot, isvc)`` -> ``Tracked``: the InferenceService's ``Outcome`` (the runtime, the
   ``RuntimeReady`` condition, the Warning events, each component's configuration) computed by
   ``reconcile.reconcile``, the one evaluation path, and what that outcome depends on.
+- ``Evaluations(snapshot).tracked(isvc)``: the same, each distinct evaluation done once:
+  InferenceServices with the same ``inputs`` (spec and the annotations the evaluation reads) share
+  one ``reconcile`` in a namespace, and across the namespaces that hold nothing it reads (no
+  ServingRuntime, no BaseModel of the model; never for a pinned one), evaluated in ``_PROBE`` with
+  the namespace put back into OME's texts. A write costs its distinct evaluations, not its
+  InferenceServices.
 - ``Selections``: the outcomes and the dependency index of one snapshot (a cache beside it, never
   inside it). ``build`` evaluates every InferenceService; ``advance(old, new)`` re-evaluates only
-  those that the difference between two snapshots can move, found through the index.
+  those that the difference between two snapshots can move, found through the index (both
+  through ``Evaluations``).
 - ``selections_for(snapshot)``: the Selections registered for ``snapshot`` (the watch tracker
   registers each one it computes), else built from scratch and registered.
 - ``reason(old, new, change)``: which step made one outcome change (``ChangeStep``, with the check
