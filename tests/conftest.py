@@ -27,7 +27,7 @@ import threading
 import time
 from concurrent import futures
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
 
 import grpc
 import pytest
@@ -121,8 +121,60 @@ OME_CLUSTER = SHARED / "ome-cluster"
 EXAMPLES = REPO_ROOT / "server" / "ome_selector" / "examples"
 EXAMPLE_ISVCS = EXAMPLES / "inferenceservices"
 
+T = TypeVar("T")
 _LISTENING = re.compile(r"listening on ([^\s\"]+)")
 START_TIMEOUT = 30.0
+
+
+class StreamLines:
+    """The lines of a text stream (a process's stdout or stderr), read by a thread as they come."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self._lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines read so far."""
+        with self._changed:
+            return list(self._lines)
+
+    def wait(
+        self,
+        find: Callable[[list[str]], T | None],
+        what: str,
+        timeout: float,
+        ended: Callable[[], str] = lambda: "the stream ended",
+    ) -> T:
+        """The first result of ``find(lines)`` that is not None, called each time a line comes;
+        fails (AssertionError naming ``what`` and the lines) when the stream ends first
+        (``ended()`` says how) or ``timeout`` seconds pass."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                found = find(self._lines)
+                if found is not None:
+                    return found
+                if not self._reader.is_alive():
+                    raise AssertionError(f"{ended()} before {what}:\n" + "\n".join(self._lines))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"no {what} within {timeout}s:\n" + "\n".join(self._lines))
+                self._changed.wait(remaining)
+
+    def join(self, timeout: float) -> None:
+        """Wait until the stream is read to its end."""
+        self._reader.join(timeout)
 
 
 class ServerProcess:
@@ -139,47 +191,24 @@ class ServerProcess:
             cwd=REPO_ROOT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        self._lines: list[str] = []
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.address = ""
-
-    def _read(self) -> None:
         assert self.process.stderr is not None
-        for line in self.process.stderr:
-            with self._changed:
-                self._lines.append(line.rstrip("\n"))
-                self._changed.notify_all()
-        with self._changed:
-            self._changed.notify_all()
+        self._stderr = StreamLines(self.process.stderr)
+        self.address = ""
 
     @property
     def lines(self) -> list[str]:
         """The stderr lines read so far."""
-        with self._changed:
-            return list(self._lines)
+        return self._stderr.lines
 
     def wait_for_line(self, pattern: str | re.Pattern[str], timeout: float = START_TIMEOUT) -> re.Match[str]:
         """Wait until a stderr line matches ``pattern`` (re.search); fail if the process exits first."""
         regex = re.compile(pattern) if isinstance(pattern, str) else pattern
-        deadline = time.monotonic() + timeout
-        seen = 0
-        with self._changed:
-            while True:
-                for line in self._lines[seen:]:
-                    match = regex.search(line)
-                    if match:
-                        return match
-                seen = len(self._lines)
-                if not self._reader.is_alive():
-                    raise AssertionError(
-                        f"server exited ({self.process.poll()}) before {regex.pattern!r}:\n" + "\n".join(self._lines)
-                    )
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"no {regex.pattern!r} within {timeout}s:\n" + "\n".join(self._lines))
-                self._changed.wait(remaining)
+        return self._stderr.wait(
+            lambda lines: next((m for m in map(regex.search, lines) if m), None),
+            repr(regex.pattern),
+            timeout,
+            ended=lambda: f"server exited ({self.process.poll()})",
+        )
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
         """Send ``sig``, wait for the exit status and for stderr to be read to the end."""
@@ -190,7 +219,7 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = self.process.wait(timeout)
-        self._reader.join(timeout)
+        self._stderr.join(timeout)
         return code
 
 

@@ -1,7 +1,7 @@
 """The CLI's one table of commands (``commands.COMMANDS``): each row's RPC is an
-``api.SELECTION_RPCS`` row (the table the servicer methods are generated from), its requests reach
-exactly that row offline and exactly that method with ``--server``, its exit-status rule, and a
-new row being all it takes to add a command."""
+``api.SELECTION_RPCS`` row (the table the servicer methods are generated from) or the streaming
+``WatchSelections``, its requests reach exactly that row offline and exactly that method with
+``--server``, its exit-status rule, and a new row being all it takes to add a command."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from conftest import EXAMPLES
 from google.protobuf import message_factory
 from google.protobuf.message import Message
 from helpers_docs import SEED_A_FILE
-from ome.selector.v1 import selector_pb2, selector_pb2_grpc
+from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector import api, cli, commands, rendering
 from ome_selector.commands import COMMANDS, INFERENCE_SERVICES, Command
@@ -24,6 +24,7 @@ RUNTIME_FILE = str(EXAMPLES / "llama-3-3-70b-hopper.yaml")
 SEED_A_ISVC = read_inference_services(SEED_A_FILE)[0][0]
 HOPPER = load_runtime(RUNTIME_FILE, "default")[1]
 assert isinstance(HOPPER, types_pb2.ClusterServingRuntime)
+HOPPER_OBJECT = cache_pb2.CacheObject(cluster_serving_runtime=HOPPER)
 
 # command line -> (the RPC it calls, the request it sends), built here without the CLI's code.
 CALLS = [
@@ -96,6 +97,22 @@ CALLS = [
         selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=HOPPER),
     ),
     (
+        ["what-if", "-f", RUNTIME_FILE],
+        "PreviewCacheChange",
+        selector_pb2.PreviewCacheChangeRequest(upserts=[HOPPER_OBJECT]),
+    ),
+    (
+        ["what-if", "-f", RUNTIME_FILE, "--delete", "InferenceService/my-isvc", "--delete", "servingruntime/a/b"],
+        "PreviewCacheChange",
+        selector_pb2.PreviewCacheChangeRequest(
+            upserts=[HOPPER_OBJECT],
+            deletes=[
+                cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_INFERENCE_SERVICE, namespace="default", name="my-isvc"),
+                cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_SERVING_RUNTIME, namespace="a", name="b"),
+            ],
+        ),
+    ),
+    (
         ["tree", "vllm-llama"],
         "GetRuntimeTree",
         selector_pb2.GetRuntimeTreeRequest(name="vllm-llama", namespace="default"),
@@ -108,6 +125,15 @@ CALLS = [
         ),
     ),
 ]
+# The streaming command: --server only.
+STREAM_CALLS = [
+    (["watch"], "WatchSelections", selector_pb2.WatchSelectionsRequest()),
+    (
+        ["watch", "-n", "llama-demo", "-l", "team=llama"],
+        "WatchSelections",
+        selector_pb2.WatchSelectionsRequest(namespace="llama-demo", label_selector="team=llama"),
+    ),
+]
 METHODS = {method.name: method for method in commands.SELECTION_SERVICE.methods}
 
 
@@ -115,13 +141,13 @@ def _empty_response(rpc: str) -> Message:
     return message_factory.GetMessageClass(METHODS[rpc].output_type)()
 
 
-# SELECTION_RPCS rows that have no command yet (the CLI is another branch's work): exactly these.
-WITHOUT_COMMAND = ["GetRuntimeStatus", "PreviewCacheChange"]
+# SELECTION_RPCS rows that have no command: exactly these.
+WITHOUT_COMMAND = ["GetRuntimeStatus"]
 
 
 def test_one_command_per_selection_rpc_row() -> None:
-    """Every command names an ``api.SELECTION_RPCS`` row, and every row but ``WITHOUT_COMMAND``
-    has one command."""
+    """Every command names an ``api.SELECTION_RPCS`` row or the streaming ``WatchSelections``, and
+    every method but ``WITHOUT_COMMAND`` has one command."""
     assert {name: command.rpc for name, command in COMMANDS.items()} == {
         "select": "SelectRuntime",
         "explain": "ExplainRuntimes",
@@ -131,15 +157,18 @@ def test_one_command_per_selection_rpc_row() -> None:
         "admit": "AdmitInferenceService",
         "reconcile": "ReconcileInferenceService",
         "validate-runtime": "ValidateServingRuntime",
+        "what-if": "PreviewCacheChange",
+        "watch": "WatchSelections",
         "tree": "GetRuntimeTree",
     }
-    # PreviewCacheChange's command (`what-if`, issue 8's CLI item) is not built yet; GetRuntimeStatus
-    # has none (kubectl-ome has no such subcommand: README).
+    # GetRuntimeStatus has no command (kubectl-ome has no such subcommand: README).
     assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
-        set(api.SELECTION_RPCS) - set(WITHOUT_COMMAND)
+        {*api.SELECTION_RPCS, *api.STREAMING_RPCS} - set(WITHOUT_COMMAND)
     )
+    assert sorted(set(METHODS) - set(WITHOUT_COMMAND)) == sorted(command.rpc for command in COMMANDS.values())
     for command in COMMANDS.values():
         assert command.request_type.DESCRIPTOR is METHODS[command.rpc].input_type
+        assert command.streaming == (command.rpc in api.STREAMING_RPCS) == (not command.offline)
 
 
 def test_the_parser_has_serve_then_the_table_in_order() -> None:
@@ -194,14 +223,22 @@ def _recording_servicer(calls: list[tuple[str, Message]]) -> Any:
             calls.append((name, request))
             return _empty_response(name)
 
-        return handle
+        def stream(self: Any, request: Message, context: Any) -> Any:
+            calls.append((name, request))
+            yield _empty_response(name)
+
+        return stream if METHODS[name].server_streaming else handle
 
     return type(
         "RecordingSelection", (selector_pb2_grpc.SelectionServiceServicer,), {name: method(name) for name in METHODS}
     )()
 
 
-@pytest.mark.parametrize("argv, rpc, request_", CALLS, ids=[" ".join(Path(a).name for a in c[0]) for c in CALLS])
+@pytest.mark.parametrize(
+    "argv, rpc, request_",
+    CALLS + STREAM_CALLS,
+    ids=[" ".join(Path(a).name for a in c[0]) for c in CALLS + STREAM_CALLS],
+)
 def test_server_requests_reach_their_method_whole(
     fake_server: Any, capsys: pytest.CaptureFixture[str], argv: list[str], rpc: str, request_: Message
 ) -> None:
@@ -236,6 +273,8 @@ EXCLUDED = R.RuntimeExplanation(verdict=R.VERDICT_EXCLUDED)
         ("reconcile", R.ReconcileInferenceServiceResponse(), False),
         ("validate-runtime", R.ValidateServingRuntimeResponse(allowed=True), True),
         ("validate-runtime", R.ValidateServingRuntimeResponse(allowed=False), False),
+        ("what-if", R.PreviewCacheChangeResponse(), True),  # nothing would change: 0, as `kubectl diff`
+        ("what-if", R.PreviewCacheChangeResponse(changes=[R.SelectionChange()]), False),
         # tree: every answer is a printed tree (0); its errors are RPC errors (1).
         ("tree", R.GetRuntimeTreeResponse(), True),
         ("tree", R.GetRuntimeTreeResponse(snapshot=R.RUNTIME_TREE_SNAPSHOT_PARTIAL), True),
@@ -281,3 +320,20 @@ def test_renderer_picks_wide_only_where_a_command_has_one() -> None:
     assert wide.splitlines()[0].split() == list(rendering.EFFECTIVE_WIDE_HEADERS)
     assert table.splitlines()[0].split() == list(rendering.EFFECTIVE_HEADERS)
     assert select.renderer("wide") is select.render
+
+
+def test_a_streaming_command_needs_a_server_and_takes_table_or_json(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (
+        ["watch"],
+        ["watch", "--server", "127.0.0.1:1", "-o", "yaml"],
+        ["watch", "--server", "a", "--manifests", "x"],
+    ):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(argv)
+        assert exited.value.code == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert [line for line in errors if "error:" in line] == [
+        "ome-selector watch: error: the following arguments are required: --server",
+        "ome-selector watch: error: argument -o/--output: invalid choice: 'yaml' (choose from 'table', 'json')",
+        "ome-selector: error: unrecognized arguments: --manifests x",
+    ]

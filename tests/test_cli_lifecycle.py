@@ -1230,6 +1230,8 @@ def test_top_level_help_lists_the_new_commands(capsys: pytest.CaptureFixture[str
         "admit",
         "reconcile",
         "validate-runtime",
+        "what-if",
+        "watch",
         "tree",
     ]
 

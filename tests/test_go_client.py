@@ -6,7 +6,9 @@ The server runs as ``ome-selector serve --listen 127.0.0.1:0`` (conftest.py's
 ``running_server`` reads the port from the ``listening on 127.0.0.1:PORT`` log line). The Go
 program applies its own snapshot (the docs' hopper runtime, the catalog runtime
 srt-llama-3-3-70b-instruct that lists no classes, the ClusterBaseModel llama-3-3-70b-instruct,
-three AcceleratorClasses), so nothing here depends on the embedded example catalog.
+three AcceleratorClasses, two InferenceServices of llama-demo), so nothing here depends on the
+embedded example catalog. With ``-watch`` it then watches those InferenceServices, makes one
+runtime write and prints the events the server streams for it.
 """
 
 from __future__ import annotations
@@ -133,3 +135,30 @@ def test_waits_for_serving_and_gives_up_on_an_unsynced_cache(
     assert "ome.selector.v1.SelectionService did not become SERVING (last: NOT_SERVING)" in result.stderr
     assert "selected:" not in result.stdout
     assert 1.5 < elapsed < 15, f"took {elapsed:.1f}s with -timeout 2s"
+
+
+def test_the_watcher_prints_the_events_of_its_runtime_write(go_binary: Path, server: ServerProcess) -> None:
+    """-watch: the two cached InferenceServices of the program's snapshot, then its one write
+    (srt-llama-3-3-70b-instruct auto-selectable at priority 2) moves the one that asks for no
+    accelerator class, and the stream ends after that write's stats."""
+    lines = output_lines(run_example(go_binary, "-addr", server.address, "-watch"), server)
+    hopper, srt = "ClusterServingRuntime/llama-3-3-70b-hopper", "ClusterServingRuntime/srt-llama-3-3-70b-instruct"
+    assert lines[lines.index("health: SERVING") :][-8:] == [
+        f"watch: current llama-demo/llama-3-3-70b runtime={hopper} ready=True/RuntimeResolved",
+        f"watch: current llama-demo/llama-3-3-70b-h100 runtime={hopper} ready=True/RuntimeResolved",
+        "watch: initial state: 2 InferenceServices at selectorexample-1",
+        f"upserted: {srt} version=selectorexample-2",
+        f"watch: change llama-demo/llama-3-3-70b {hopper} -> {srt} step=CHANGE_STEP_CHECK_PASSED",
+        "watch:   reason: ClusterServingRuntime srt-llama-3-3-70b-instruct passes the autoSelect check now (before: "
+        "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic selection skips "
+        "it (pin it explicitly via spec.runtime.name instead))",
+        "watch:   cause: ClusterServingRuntime srt-llama-3-3-70b-instruct: autoSelect false → true, priority 1 → 2",
+        "watch: write selectorexample-2 reevaluated=2 changed=1 matched=1",
+    ]
+    # Another namespace sees the write's stats and none of its changes.
+    lines = output_lines(run_example(go_binary, "-addr", server.address, "-watch", "-namespace", "team-b"), server)
+    assert [line for line in lines if line.startswith(("watch:", "upserted:"))] == [
+        "watch: initial state: 0 InferenceServices at selectorexample-1",
+        f"upserted: {srt} version=selectorexample-2",
+        "watch: write selectorexample-2 reevaluated=2 changed=1 matched=0",
+    ]

@@ -888,7 +888,7 @@ class TestCli:
         with pytest.raises(SystemExit) as excinfo:
             cli.main(["select", "-f", "x", "--bogus"])
         assert excinfo.value.code == 2
-        assert capsys.readouterr().err.splitlines()[-1] == "ome-selector select: error: unrecognized arguments: --bogus"
+        assert capsys.readouterr().err.splitlines()[-1] == "ome-selector: error: unrecognized arguments: --bogus"
 
 
 # ---- the RPC over gRPC, in process ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@ The tracker runs synchronously here, so every write's events are there when the 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from helpers_docs import entry, isvc, load, model, objects, runtime
@@ -27,7 +28,7 @@ from ome.selector.v1 import selector_pb2
 from ome_selector import labels, messages
 from ome_selector.errors import RequestError
 from ome_selector.metrics import ServerMetrics
-from ome_selector.outcomes import Selections
+from ome_selector.outcomes import Selections, evaluate
 from ome_selector.store import CacheStore
 from ome_selector.watch import SelectionTracker, Watcher
 from prometheus_client import generate_latest
@@ -393,6 +394,76 @@ class TestWrites:
             ("write", "v3", 1, 1, 1),
             ("write", "v4", 0, 1, 1),
         ]
+
+
+class TestSharedEvaluations:
+    """InferenceServices with the same inputs (spec and the annotations the evaluation reads) are
+    evaluated once per write: in one namespace, and across namespaces that hold no ServingRuntime
+    and no BaseModel of their model (llama-demo, team-b and team-c here; team-a holds
+    ServingRuntimes)."""
+
+    TWINS = (("llama-demo", "twin-0"), ("llama-demo", "twin-1"), ("team-b", "twin-2"), ("team-c", "twin-3"))
+
+    def twins(self, store: CacheStore, watcher: Watcher, **fields: Any) -> None:
+        docs = [isvc("llama-3-3-70b-instruct", name=name, namespace=ns, **fields) for ns, name in self.TWINS]
+        store.upsert("v2", objects(*docs))
+        watcher.take()
+
+    def test_a_write_evaluates_each_distinct_input_once_and_each_gets_its_event(self) -> None:
+        store, tracker, watcher = tracked()
+        self.twins(store, watcher)  # llama-70b's spec, in three namespaces
+        labelled = isvc("llama-3-3-70b-instruct", name="twin-1", namespace="llama-demo")
+        labelled["metadata"]["labels"] = {"team": "x"}
+        evaluations = tracker.evaluations
+        store.upsert("v3", objects(hopper(4), labelled))  # twin-1 changes too, in the same write
+        ranking = (PRIORITY_2_TO_4, "CHANGE_STEP_RANKING", RANKED_ABOVE_OMENATIVE)
+        assert rows(watcher.take()) == [
+            ("llama-demo/llama-70b", OMENATIVE, HOPPER, RESOLVED, *ranking),
+            ("llama-demo/llama-70b-native", OMENATIVE, HOPPER, RESOLVED, *ranking),
+            ("llama-demo/twin-0", OMENATIVE, HOPPER, RESOLVED, *ranking),
+            (
+                "llama-demo/twin-1",
+                OMENATIVE,
+                HOPPER,
+                RESOLVED,
+                [*PRIORITY_2_TO_4, "InferenceService llama-demo/twin-1: metadata.labels changed"],
+                "CHANGE_STEP_INFERENCE_SERVICE",
+                "the InferenceService changed",
+            ),
+            ("team-b/twin-2", OMENATIVE, HOPPER, RESOLVED, *ranking),
+            ("team-c/twin-3", OMENATIVE, HOPPER, RESOLVED, *ranking),
+            ("write", "v3", 12, 6, 6),
+        ]
+        # 12 InferenceServices, 8 evaluations: llama-70b and the four twins share one.
+        assert tracker.evaluations - evaluations == 8
+        tracked_ = tracker.selections.tracked
+        assert tracked_[("llama-demo", "twin-0")] is tracked_[("llama-demo", "llama-70b")]
+        assert tracked_[("team-c", "twin-3")].outcome is tracked_[("llama-demo", "llama-70b")].outcome
+
+    def test_a_shared_evaluation_names_each_inference_services_namespace(self) -> None:
+        store, tracker, watcher = tracked()
+        self.twins(store, watcher, accelerator_class="nvidia-l40s-48gb")  # llama-70b-l40s's spec
+        evaluations = tracker.evaluations
+        store.upsert("v3", objects(nobody_serving_runtime()))  # a runtime in nobody's namespace
+        store.upsert("v4", objects(hopper(4)))  # a runtime in every no-runtime message
+        # The no-runtime messages list the hopper runtime with the same reason before and after.
+        assert [r[0] if r[0] != "write" else r for r in rows(watcher.take())] == [
+            ("write", "v3", 0, 0, 0),
+            "llama-demo/llama-70b",
+            "llama-demo/llama-70b-native",
+            ("write", "v4", 12, 2, 2),
+        ]
+        # 8 + 4 InferenceServices, 8 evaluations: llama-70b-l40s and the twins share one.
+        assert tracker.evaluations - evaluations == 8
+        outcomes = tracker.selections.outcomes()
+        for ns, name in (("llama-demo", "llama-70b-l40s"), *self.TWINS):
+            condition = outcomes[(ns, name)].condition
+            assert condition is not None and condition.message.startswith(
+                "no runtime found to support model safetensors with format safetensors "
+                f"in namespace {ns}. Checked 206 runtimes (0 namespace-scoped, 206 cluster-scoped)."
+            )
+        twin = store.snapshot.inference_services[("team-b", "twin-2")]
+        assert outcomes[("team-b", "twin-2")] == evaluate(store.snapshot, twin).outcome
 
 
 class TestFilters:

@@ -1,21 +1,23 @@
 """Property tests of the incremental outcomes (issue 8): after random writes the tracker's
-outcomes and change events equal evaluating every InferenceService from scratch, and
+outcomes and change events equal evaluating every InferenceService from scratch, the shared
+evaluations (``outcomes.Evaluations``) equal evaluating each InferenceService alone, and
 PreviewCacheChange equals applying the change and diffing. Bounded: a fixed number of examples on
 a small universe of names (namespaces a/b, runtimes r1-r3 that may inherit from each other,
-models m1/m2, classes c1/c2, InferenceServices i1-i4)."""
+models m1/m2, classes c1/c2, InferenceServices i1-i4; the sharing test adds namespaces c/d, which
+hold InferenceServices only, and more InferenceServices)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from helpers_docs import accelerator_class, entry, isvc, model, objects, runtime
+from helpers_docs import accelerator_class, entry, isvc, model, objects, revision, runtime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector import api
 from ome_selector.errors import RequestError
 from ome_selector.ingest import KIND_TO_ENUM, object_key
-from ome_selector.outcomes import Selections
+from ome_selector.outcomes import Evaluations, Selections, evaluate
 from ome_selector.store import CacheStore
 from ome_selector.watch import SelectionTracker
 
@@ -214,3 +216,90 @@ def test_a_rejected_preview_is_rejected_like_the_write() -> None:
         preview_fields = [v.field for v in error.violations]
     assert upsert_fields == ["objects[0].cluster_serving_runtime.metadata.name"]
     assert preview_fields == ["upserts[0].cluster_serving_runtime.metadata.name"]
+
+
+# InferenceServices of four namespaces, two of which hold nothing else: many with the same inputs
+# in one namespace, and in namespaces that evaluate alike (shared, the namespace in their texts).
+# Some are pinned (autoSync: false) to a ServingRuntime r1 whose revisions (in ome) are labelled
+# for the namespace c, or read the revision their status reports.
+PINNED_REVISION = "r-c-r1-00000001"
+PINS = (
+    None,
+    {"runtime": {"name": "r1", "kind": "ServingRuntime", "autoSync": False}},
+    {"runtime": {"name": "r1", "kind": "ServingRuntime", "autoSync": False, "revision": PINNED_REVISION}},
+    {"runtime": {"name": "r1", "autoSync": False}},
+)
+
+
+def _shared_service(
+    name: str,
+    namespace: str,
+    model_name: str,
+    named: str | None,
+    cls: str | None,
+    mode: str | None,
+    annotations: dict[str, str] | None,
+    pin: dict[str, Any] | None,
+    reported: bool,
+) -> dict[str, Any]:
+    doc = isvc(
+        model_name,
+        name=name,
+        namespace=namespace,
+        runtime_name=named,
+        accelerator_class=cls,
+        deployment_mode=mode,
+        annotations=annotations,
+        spec=pin,
+    )
+    if reported:
+        doc["status"] = {"pinnedRevisionName": PINNED_REVISION}
+    return doc
+
+
+shared_services = st.builds(
+    _shared_service,
+    st.sampled_from(("i1", "i2", "i3", "i4", "i5", "i6")),
+    st.sampled_from((*NAMESPACES, "c", "d")),
+    st.sampled_from((*MODELS, "m3")),
+    st.sampled_from((None, None, *RUNTIMES)),
+    st.sampled_from((None, *CLASSES)),
+    st.sampled_from((None, "OMENative")),
+    # annotations the evaluation does not read, and those it reads
+    st.sampled_from(
+        (
+            None,
+            {"note": "x"},
+            {"ome.io/accelerator-class": "c2"},
+            {"ome.io/deploymentMode": "VirtualDeployment"},
+            {"ome.io/runtime-sync": "1"},
+        )
+    ),
+    st.sampled_from(PINS),
+    st.booleans(),
+)
+# r1's revisions, as OME writes them for a ServingRuntime r1 of c, or for the ClusterServingRuntime r1.
+revisions = st.sampled_from(
+    (
+        revision(PINNED_REVISION, runtime("r1", entry(), namespace="c")),
+        revision("cr-r1-00000002", runtime("r1", entry())),
+    )
+)
+
+
+@BOUNDED
+@given(
+    st.lists(st.one_of(runtimes, models, classes, revisions), max_size=8),
+    st.lists(shared_services, min_size=1, max_size=12),
+)
+def test_shared_evaluations_equal_evaluating_each_inference_service_alone(others: list, services: list) -> None:
+    store = CacheStore()
+    store.apply_snapshot("v0", unique(BASE + others + services))
+    snapshot = store.snapshot
+    shared = Evaluations(snapshot)
+    for isvc_ in snapshot.inference_services.values():
+        assert shared.tracked(isvc_) == evaluate(snapshot, isvc_)
+    assert shared.count <= len(snapshot.inference_services)
+    assert Selections.build(snapshot).outcomes() == {
+        key: evaluate(snapshot, isvc_).outcome for key, isvc_ in sorted(snapshot.inference_services.items())
+    }

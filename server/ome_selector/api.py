@@ -13,7 +13,7 @@ memoised: each call computes its answer on the snapshot it read (``engine.auto_s
   reconcile.py, effective.py.
 - ``validate_serving_runtime``: runtime_webhook.py, plus the warning of the InferenceServices the
   runtime would move (outcomes.py).
-- ``preview_cache_change``: PreviewCacheChange (outcomes.py); ``outcome_pb`` / ``change_pb`` build
+- ``preview_cache_change``: PreviewCacheChange (outcomes.py); ``outcome_pb`` / ``change_pbs`` build
   the protos WatchSelections streams too.
 - ``get_runtime_status``: runtime_status.py.
 - ``get_effective_runtime`` (Active view, Service rows, ISSUE codes), ``get_runtime_history``,
@@ -1118,7 +1118,7 @@ def preview_cache_change(snapshot: Snapshot, request: pb.PreviewCacheChangeReque
     before = outcomes.selections_for(snapshot)
     result = before.advance(snapshot, proposed)
     return pb.PreviewCacheChangeResponse(
-        changes=[change_pb(snapshot, proposed, before, result, change) for change in result.changes],
+        changes=change_pbs(snapshot, proposed, before, result),
         cache_version=snapshot.version,
         reevaluated=result.reevaluated,
         inference_services=len(proposed.inference_services),
@@ -1156,22 +1156,38 @@ def _reason_pb(reason: outcomes.Reason) -> pb.ChangeReason:
     return out
 
 
-def change_pb(
-    old: Snapshot, new: Snapshot, before: outcomes.Selections, advance: outcomes.Advance, change: outcomes.Change
-) -> pb.SelectionChange:
-    """The SelectionChange proto of one change of ``advance`` (``before.advance(old, new)``): the
-    outcomes, the write's objects behind it and the reason."""
-    out = pb.SelectionChange(namespace=change.key[0], name=change.key[1], cache_version=new.version)
-    if change.before is not None:
-        out.before.CopyFrom(outcome_pb(change.key, change.before))
-    if change.after is not None:
-        out.after.CopyFrom(outcome_pb(change.key, change.after))
-    deps = frozenset().union(
-        *(found.deps for found in (before.tracked.get(change.key), advance.selections.tracked.get(change.key)) if found)
-    )
-    for key in outcomes.causes(old, new, advance, deps, change.key):
-        out.causes.add(key=_object_key(key), text=changes.describe(old, new, key))
-    out.reason.CopyFrom(_reason_pb(outcomes.reason(old, new, change)))
+def change_pbs(
+    old: Snapshot, new: Snapshot, before: outcomes.Selections, advance: outcomes.Advance
+) -> list[pb.SelectionChange]:
+    """The SelectionChange protos of every change of ``advance`` (``before.advance(old, new)``),
+    in its order: the outcomes, the write's objects behind each (one line each,
+    ``changes.describe``, once per object) and the reason (``outcomes.Explanations``: once per
+    distinct reason)."""
+    explanations = outcomes.Explanations(old, new, before, advance)
+    texts: dict[tuple[str, str, str], str] = {}
+    built: dict[int, pb.SelectionOutcome] = {}  # id of an Outcome (shared between InferenceServices) -> its proto
+
+    def set_outcome(target: pb.SelectionOutcome, key: outcomes.IsvcKey, outcome: outcomes.Outcome) -> None:
+        template = built.get(id(outcome))
+        if template is None:
+            template = built[id(outcome)] = outcome_pb(("", ""), outcome)
+        target.CopyFrom(template)
+        target.namespace, target.name = key
+
+    out = []
+    for change in advance.changes:  # they hold every outcome ``built`` names while it lives
+        proto = pb.SelectionChange(namespace=change.key[0], name=change.key[1], cache_version=new.version)
+        if change.before is not None:
+            set_outcome(proto.before, change.key, change.before)
+        if change.after is not None:
+            set_outcome(proto.after, change.key, change.after)
+        for key in explanations.causes(change):
+            text = texts.get(key)
+            if text is None:
+                text = texts[key] = changes.describe(old, new, key)
+            proto.causes.add(key=_object_key(key), text=text)
+        proto.reason.CopyFrom(_reason_pb(explanations.reason(change)))
+        out.append(proto)
     return out
 
 

@@ -15,11 +15,14 @@
     ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
+    ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|json]
     ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
 
 FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command
-but ``tree``, which has no ``name``.
+but ``what-if``, ``watch`` and ``tree`` (the formats shown).
 ``-f`` answers every InferenceService of the file, in file order (``validate-runtime``: the first
 runtime). Offline, a manifest object the loader rejects is named on stderr and left out; with
 ``--strict`` any rejected object (or unreadable path) is fatal, exit status 2.
@@ -38,8 +41,11 @@ a missing or unreadable manifest path, with ``--strict`` any rejected manifest o
 file, an object the service rejects, an unreachable server). Errors go to stderr as
 ``error: <message>``; no traceback. (``kubectl ome runtime`` itself, reference/kubectl-ome/runtime.md
 "Exit codes", returns 1 for every error and never 2; ``explain`` with no runtimes at all exits 0
-as it does there.) The commands of that page exit 1 for an error (their ``error_status``);
-``tree`` (``plain_errors``) for bad flags too, never 2, printing the service's message alone.
+as it does there.) ``what-if``: 0 when no InferenceService would change, 1 when some would (as
+``kubectl diff``), 2 on an error. ``watch`` prints each event as it comes until the server ends
+the stream (0); a failed stream is 1, Ctrl-C 130. The commands of kubectl-ome's page exit 1 for
+an error (their ``error_status``); ``tree`` (``plain_errors``) for bad flags too, never 2,
+printing the service's message alone.
 
 This module is the entry point: the parser, built from ``commands.COMMANDS`` (one row per query
 command: what it reads, its request, its RPC, its renderer and exit-status rule), ``main`` and
@@ -49,22 +55,28 @@ the exit codes. The formatters are in ``rendering``; ``serve``'s flags in ``serv
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import NoReturn, Sequence, TextIO
+from typing import Any, Callable, NoReturn, Sequence, TextIO
+
+from google.protobuf.message import Message
 
 from ome_selector import rendering
-from ome_selector.commands import (
-    COMMANDS,
-    EXIT_ERROR,
-    EXIT_NONE,
-    EXIT_SELECTED,
-    OUTPUT_FORMATS,
-    Command,
-    UsageError,
-    asker,
-)
+from ome_selector.commands import COMMANDS, OUTPUT_FORMATS, Command, UsageError, asker
 
-__all__ = ["EXIT_ERROR", "EXIT_NONE", "EXIT_SELECTED", "OUTPUT_FORMATS", "UsageError", "build_parser", "main"]
+EXIT_SELECTED = 0
+EXIT_NONE = 1
+EXIT_ERROR = 2
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_NONE",
+    "EXIT_SELECTED",
+    "OUTPUT_FORMATS",
+    "UsageError",
+    "build_parser",
+    "main",
+]
 
 
 # --- argument parsing --------------------------------------------------------------------------
@@ -86,9 +98,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ome-selector`` argument parser: ``serve`` (``serve_cli``), then one subcommand per
-    ``commands.COMMANDS`` row, in table order (select, explain, effective, admit, reconcile,
-    validate-runtime, tree). A subcommand's parser exits with 2 on bad flags, or with its
-    command's ``error_status`` when it has ``plain_errors`` (1 for ``tree``)."""
+    ``commands.COMMANDS`` row, in table order. A subcommand's parser exits with 2 on bad flags,
+    or with its command's ``error_status`` when it has ``plain_errors`` (1 for ``tree``)."""
     from ome_selector.serve_cli import add_serve_arguments, version  # imports no grpc (see serve_cli)
 
     parser = argparse.ArgumentParser(
@@ -122,37 +133,49 @@ def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Comm
     sub.error_status = command.error_status if command.plain_errors else EXIT_ERROR
     for option in (*command.source.flags, *command.flags):
         sub.add_argument(*option.names, **option.options)
-    source = sub.add_mutually_exclusive_group()
-    source.add_argument(
-        "--manifests",
-        nargs="+",
-        metavar="PATH",
-        help="answer offline from these YAML files or folders (default: the embedded examples)",
-    )
-    source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
-    sub.add_argument(
-        "--strict",
-        action="store_true",
-        help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
-        "is rejected or any path cannot be read, instead of answering from the rest",
-    )
-    sub.add_argument("-n", "--namespace", default="default", help=command.source.namespace_help)
-    names = "; name (kind.ome.io/name of the runtime or object the answer names)" if "name" in command.outputs else ""
+    if command.offline:
+        source = sub.add_mutually_exclusive_group()
+        source.add_argument(
+            "--manifests",
+            nargs="+",
+            metavar="PATH",
+            help="answer offline from these YAML files or folders (default: the embedded examples)",
+        )
+        source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
+        sub.add_argument(
+            "--strict",
+            action="store_true",
+            help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
+            "is rejected or any path cannot be read, instead of answering from the rest",
+        )
+    else:
+        sub.add_argument("--server", metavar="ADDR", required=True, help="the running ome-selector server to follow")
+    sub.add_argument("-n", "--namespace", default=command.source.namespace_default, help=command.source.namespace_help)
     sub.add_argument(
         "-o",
         "--output",
         choices=command.outputs,
         default="table",
-        help=f"table (default); wide ({command.wide_help}); json or yaml (the response, proto3 JSON names){names}",
+        help=", ".join(_OUTPUT_HELP[output].format(wide=command.wide_help) for output in command.outputs),
     )
-    sub.add_argument(
-        "--timeout",
-        type=_non_negative_float,
-        default=10.0,
-        metavar="SECONDS",
-        help="deadline per call with --server (default 10)",
-    )
-    sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
+    if command.offline:
+        sub.add_argument(
+            "--timeout",
+            type=_non_negative_float,
+            default=10.0,
+            metavar="SECONDS",
+            help="deadline per call with --server (default 10)",
+        )
+        sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
+
+
+_OUTPUT_HELP = {
+    "table": "table (default)",
+    "wide": "wide ({wide})",
+    "json": "json (the response, proto3 JSON names; a stream: one event per line)",
+    "yaml": "yaml (the response, proto3 JSON names)",
+    "name": "name (kind.ome.io/name of the runtime or object the answer names)",
+}
 
 
 def _non_negative_float(text: str) -> float:
@@ -173,10 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     on bad flags (``build_parser``)."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra:  # reported by the subcommand's parser, so it exits with that command's status
-        [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        subcommands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     command = COMMANDS.get(args.command)
+    if extra:  # as parse_args reports them; a plain_errors command's parser, with its status
+        unrecognized = f"unrecognized arguments: {' '.join(extra)}"
+        if command is not None and command.plain_errors:
+            [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            subcommands.choices[args.command].error(unrecognized)
+        parser.error(unrecognized)
     error_status = command.error_status if command is not None else EXIT_ERROR
     try:
         if args.command == "serve":
@@ -209,6 +235,8 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     command = COMMANDS[args.command]
     requests = command.requests(args, err)
     ask = asker(args, command, err)
+    if command.streaming:
+        return _follow(command, args.output, requests, ask, out)
     answers = [(request, ask(request)) for request in requests]
     for _, response in answers:
         limit = command.limit_error(response)
@@ -237,6 +265,23 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if text:
         print(text, file=out)
     return status
+
+
+def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
+    """A streaming command: each response printed as it comes (``-o table``: ``command.heading``
+    before the first, then ``command.render`` of each; ``-o json``: one JSON object per line),
+    flushed at once; status 0 when the server ends the stream. A failed stream's ``UsageError``
+    propagates (the command's ``error_status``)."""
+    heading = command.heading if output == "table" else ""
+    for request in requests:
+        with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream
+            for response in stream:
+                text = rendering.format_json_line(response) if output == "json" else command.render(request, response)
+                if heading and text:
+                    text, heading = f"{heading}\n{text}", ""
+                if text:
+                    print(text, file=out, flush=True)
+    return EXIT_SELECTED
 
 
 if __name__ == "__main__":

@@ -9,12 +9,16 @@ request type is that method's input type. Offline a request is answered by ``api
 argument parser from the rows and runs them; ``rendering`` holds the formatters they name.
 
 Adding a command: a ``SELECTION_RPCS`` row (and its client method), then one ``Command`` row
-here with its renderer in ``rendering``.
+here with its renderer in ``rendering``. A server-streaming method (``WatchSelections``, served
+by the servicer itself, ``api.STREAMING_RPCS``) is a row too: its ``remote`` returns the stream,
+``render`` prints one event (after the row's ``heading``), and it needs ``--server`` (an offline
+cache sees no writes to follow); the stream ending is success, a failed stream its
+``error_status``.
 
-Exit statuses: ``EXIT_SELECTED`` (0), ``EXIT_NONE`` (1) and, for a usage or input error or a
-failed call, the row's ``error_status``: ``EXIT_ERROR`` (2), or 1 for the commands of
-reference/kubectl-ome/runtime.md, whose "Exit codes" return 1 for every error and never 2 (with
-``plain_errors``, as ``tree`` has it, bad flags too).
+Exit statuses: 0, 1 by the row's ``succeeded`` and, for a usage or input error or a failed
+call, the row's ``error_status``: 2, or 1 for the commands of reference/kubectl-ome/runtime.md,
+whose "Exit codes" return 1 for every error and never 2 (with ``plain_errors``, as ``tree`` has
+it, bad flags too).
 
 Importing this module imports no grpc (the client is imported when ``--server`` is used), so
 ``serve`` can still configure gRPC's C-core first.
@@ -23,12 +27,13 @@ Importing this module imports no grpc (the client is imported when ``--server`` 
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence, TextIO
 
 from google.protobuf import message_factory
 from google.protobuf.message import Message
-from ome.selector.v1 import selector_pb2
+from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 
 from ome_selector import rendering
@@ -36,12 +41,9 @@ from ome_selector import rendering
 if TYPE_CHECKING:
     from ome_selector_client import SelectorClient
 
-EXIT_SELECTED = 0
-EXIT_NONE = 1
-EXIT_ERROR = 2
-OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
-
 EXACTLY_ONE_SOURCE = "exactly one of -f/--filename or --model is required"
+NO_CHANGE = "at least one of -f/--filename or --delete is required"
+OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
 SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
 
 
@@ -51,8 +53,7 @@ _VIEWS = {"basic": selector_pb2.SELECT_RUNTIME_VIEW_BASIC, "full": selector_pb2.
 
 
 class UsageError(Exception):
-    """Bad input or a failed call: printed as ``error: <message>``, with the command's
-    ``error_status`` (2, or 1 for the kubectl-ome commands)."""
+    """Bad input: printed as ``error: <message>``, exit status 2."""
 
 
 class Flag(NamedTuple):
@@ -75,14 +76,15 @@ class Source:
     """What a command reads from its ``-f`` (and ``--model``) flags.
 
     ``flags``: those flags, added before the command's own. ``namespace_help``: the help of
-    ``-n``. ``read(args, err)``: the subject fields of each request, in file order (one dict per
-    request, such as ``{"inference_service": isvc}``); warnings go to ``err``; raises
-    ``UsageError`` for a missing, unreadable or malformed file.
+    ``-n``, whose default is ``namespace_default``. ``read(args, err)``: the subject fields of
+    each request, in file order (one dict per request, such as ``{"inference_service": isvc}``);
+    warnings go to ``err``; raises ``UsageError`` for a missing, unreadable or malformed file.
     """
 
     flags: tuple[Flag, ...]
     namespace_help: str
-    read: Callable[[argparse.Namespace, TextIO], list[dict[str, Message]]]
+    read: Callable[[argparse.Namespace, TextIO], list[dict[str, Any]]]
+    namespace_default: str = "default"
 
 
 def _load_isvcs(args: argparse.Namespace, err: TextIO) -> list[types_pb2.InferenceService]:
@@ -128,11 +130,6 @@ def _read_runtime(args: argparse.Namespace, err: TextIO) -> list[dict[str, Messa
     return [{which: runtime}]
 
 
-def _read_runtime_name(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
-    """``tree``: the runtime's name (RUNTIME) and the namespace ``-n``, as request fields."""
-    return [{"name": args.runtime, "namespace": args.namespace}]  # type: ignore[dict-item]
-
-
 INFERENCE_SERVICES = Source(
     flags=(flag("-f", "--filename", required=True, metavar="FILE", help=_ISVC_FILE),),
     namespace_help=_ISVC_NAMESPACE,
@@ -163,6 +160,82 @@ SERVING_RUNTIME = Source(
 )
 
 
+def parse_object_key(text: str, namespace: str) -> cache_pb2.ObjectKey:
+    """``KIND/NAME`` or ``KIND/NAMESPACE/NAME`` (``--delete``) as an ObjectKey: KIND is one of the
+    cached kinds, any case, optionally as kubectl's resource (``clusterservingruntime.ome.io``); a
+    namespaced kind without a namespace gets ``namespace`` (``-n``). Raises ``UsageError``."""
+    from ome_selector.ingest import KIND_TO_ENUM, NAMESPACED
+
+    kinds = {kind.lower(): kind for kind in KIND_TO_ENUM}
+    kind_text, _, rest = text.partition("/")
+    kind = kinds.get(kind_text.lower().split(".", 1)[0])
+    if kind is None or not rest:
+        raise UsageError(
+            f"--delete {text!r}: expected KIND/[NAMESPACE/]NAME with KIND one of {', '.join(KIND_TO_ENUM)}"
+        )
+    space, _, name = rest.rpartition("/")
+    if space and kind not in NAMESPACED:
+        raise UsageError(f"--delete {text!r}: {kind} is cluster-scoped and takes no namespace")
+    if kind in NAMESPACED:
+        space = space or namespace
+    return cache_pb2.ObjectKey(kind=KIND_TO_ENUM[kind], namespace=space, name=name)
+
+
+def _read_cache_change(args: argparse.Namespace, err: TextIO) -> list[dict[str, Any]]:
+    """``what-if``: one change, the objects of ``-f`` as ``upserts`` and the ``--delete`` keys as
+    ``deletes``; ``-f``'s unknown fields and skipped documents are warnings on stderr."""
+    from ome_selector.manifests import ManifestError, read_cache_objects
+
+    if args.filename is None and not args.delete:
+        raise UsageError(NO_CHANGE)
+    upserts: list[cache_pb2.CacheObject] = []
+    if args.filename is not None:
+        try:
+            upserts, warnings = read_cache_objects(args.filename, args.namespace)
+        except ManifestError as exc:
+            raise UsageError(str(exc)) from None
+        for line in warnings:
+            print(f"warning: {line}", file=err)
+    deletes = [parse_object_key(text, args.namespace) for text in args.delete]
+    return [{"upserts": upserts, "deletes": deletes}]
+
+
+CACHE_CHANGE = Source(
+    flags=(
+        flag(
+            "-f",
+            "--filename",
+            metavar="FILE",
+            help="objects to create or replace: YAML of any cached kind (ServingRuntime, ClusterServingRuntime, "
+            "BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService, ControllerRevision), every document; "
+            "- reads stdin",
+        ),
+        flag(
+            "--delete",
+            action="append",
+            default=[],
+            metavar="KIND/[NS/]NAME",
+            help="an object to delete, e.g. ClusterServingRuntime/vllm-llama or ServingRuntime/team-a/my-runtime "
+            "(repeatable; a namespaced kind without NS is in -n)",
+        ),
+    ),
+    namespace_help="namespace for a namespaced object of -f or --delete that names none (default: default)",
+    read=_read_cache_change,
+)
+# WatchSelections reads no file: the request is its flags.
+NO_FILE = Source(
+    flags=(),
+    namespace_help="only the InferenceServices of this namespace (default: every namespace)",
+    read=lambda args, err: [{}],
+    namespace_default="",
+)
+
+
+def _read_runtime_name(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
+    """``tree``: the runtime's name (RUNTIME) and the namespace ``-n``, as request fields."""
+    return [{"name": args.runtime, "namespace": args.namespace}]  # type: ignore[dict-item]
+
+
 RUNTIME_NAME = Source(
     flags=(
         flag(
@@ -187,6 +260,14 @@ def _no_notes(response: Any) -> list[str]:
     return []
 
 
+def _no_names(request: Any, response: Any) -> str:
+    return ""
+
+
+def _always(response: Any) -> bool:
+    return True
+
+
 def _of_response(format_response: Callable[[Any], str]) -> Callable[[Any, Any], str]:
     """A renderer ``(request, response) -> text`` of a formatter of the response alone."""
     return lambda _request, response: format_response(response)
@@ -207,23 +288,26 @@ class Command:
     - ``render(request, response)``: the text for stdout (``-o table``; ``render_wide`` for
       ``-o wide`` when it differs, described in ``-o``'s help by ``wide_help``), ``""`` for none;
       ``notes(response)``: lines for stderr; ``names(request, response)``: ``-o name``.
+      ``outputs``: the ``-o`` formats it takes.
     - ``succeeded(response)``: the exit-status rule, true for status 0, false for 1.
-    - ``error_status``: the exit status of an error (bad flags or input, a failed call);
-      ``limit_error(response)``: the error text of a CLI collection limit the answer exceeds, or
-      ``""``; ``outputs``: the ``-o`` formats it takes; ``plain_errors``: errors as kubectl-ome
-      prints them: a failed call's message alone (``error: <message>``, without the status
-      code and field violations), and bad flags exit with ``error_status`` too (else argparse's
-      2).
+    - ``error_status``: the status of an error; ``limit_error(response)``: the error text of a
+      CLI collection limit the answer exceeds, or ``""``; ``plain_errors``: errors as kubectl-ome
+      prints them: a failed call's message alone (``error: <message>``, without the status code
+      and field violations), and bad flags exit with ``error_status`` too (else argparse's 2).
+    - A ``streaming`` method (``WatchSelections``): ``remote`` returns an iterator of responses,
+      ``render`` gives the text of one, printed as it comes, after ``heading`` (``-o table``);
+      ``-o json`` prints one JSON object per line. It needs ``--server`` (``offline`` is false);
+      the stream ending is status 0, a failed one ``error_status``.
     """
 
     name: str
     rpc: str
     help: str
     source: Source
-    remote: Callable[[SelectorClient, Any], Message]
+    remote: Callable[[SelectorClient, Any], Any]
     render: Callable[[Any, Any], str]
-    succeeded: Callable[[Any], bool]
-    names: Callable[[Any, Any], str]
+    succeeded: Callable[[Any], bool] = _always
+    names: Callable[[Any, Any], str] = _no_names
     flags: tuple[Flag, ...] = ()
     fields: Callable[[argparse.Namespace], dict[str, Any]] = _no_fields
     notes: Callable[[Any], list[str]] = _no_notes
@@ -231,11 +315,12 @@ class Command:
     wide_help: str = "the table"
     # The exit status of an error (bad flags or input, a failed call): 2, or 1 for the commands
     # of reference/kubectl-ome/runtime.md "Exit codes" (explain, effective, tree, history, sync),
-    # where "No runtime subcommand returns 2".
-    error_status: int = EXIT_ERROR
+    # where "No runtime subcommand returns 2", and for watch (a failed stream).
+    error_status: int = 2
     # A CLI limit on an answer: the error text, or "" (explain: more than 1,000 runtimes).
     limit_error: Callable[[Any], str] = lambda _response: ""
     outputs: tuple[str, ...] = OUTPUT_FORMATS
+    heading: str = ""
     plain_errors: bool = False
 
     def __post_init__(self) -> None:
@@ -251,6 +336,17 @@ class Command:
     def request_type(self) -> type[Message]:
         """The request message class of ``rpc`` (``SelectRuntimeRequest`` ...)."""
         return message_factory.GetMessageClass(SELECTION_SERVICE.methods_by_name[self.rpc].input_type)
+
+    @property
+    def streaming(self) -> bool:
+        """Whether ``rpc`` streams its answers (server streaming, as the proto declares it)."""
+        return bool(SELECTION_SERVICE.methods_by_name[self.rpc].server_streaming)
+
+    @property
+    def offline(self) -> bool:
+        """Whether the command can answer from manifests in process: every unary one (a stream
+        follows a server's cache writes)."""
+        return not self.streaming
 
     def requests(self, args: argparse.Namespace, err: TextIO) -> list[Message]:
         """The requests of this command: one per subject ``source`` reads, in order, each with
@@ -538,6 +634,63 @@ replaced by the new one.""",
             names=rendering.admitted_runtime_name,
         ),
         Command(
+            name="what-if",
+            rpc="PreviewCacheChange",
+            help="""\
+show which cached InferenceServices a cache change would move, without applying it.
+
+Creates or replaces the objects of -f (any cached kind, every document) and deletes each
+--delete in a copy of the cache: --manifests loaded with the InferenceServices they hold (the
+embedded examples, the default, hold none), or with --server the server's cache. Prints each
+cached InferenceService whose outcome would change: INFERENCESERVICE NAMESPACE BEFORE AFTER WHY, where
+BEFORE and AFTER are the runtime (or "none (<reason>)", "-" for an InferenceService the change
+creates or deletes) and WHY the step that changed it (a check, a ranking step, the model, the
+named runtime ...). -o wide adds CAUSE, the objects of the change behind it. A note on stderr
+counts them. Nothing is applied. Status 0 when no InferenceService would change, 1 when some
+would (as `kubectl diff`).""",
+            source=CACHE_CHANGE,
+            remote=lambda client, request: client.preview_cache_change(request.upserts, request.deletes),
+            render=_of_response(rendering.format_preview),
+            render_wide=_of_response(rendering.format_preview_wide),
+            wide_help="the table plus CAUSE",
+            notes=rendering.preview_notes,
+            succeeded=lambda response: not response.changes,
+            outputs=("table", "wide", "json", "yaml"),
+        ),
+        Command(
+            name="watch",
+            rpc="WatchSelections",
+            help="""\
+print the outcome of cached InferenceServices, then each change, as cache writes come.
+
+Follows a running server (--server): first the current outcome of every cached InferenceService
+of -n (every namespace by default) whose labels match -l, one row each with WHY / CAUSE
+"(current)"; then the line "# initial state: ..."; then, after each cache write, a row per
+InferenceService whose outcome it changed (BEFORE and AFTER: the runtime, "none (<reason>)", or
+"-" when the write creates or deletes it; WHY / CAUSE: the step that changed it, then the
+objects of the write behind it; VERSION: the cache version after the write) and the line
+"# write <version>: ...". A watcher that falls behind gets "# resync: ..." and the state again.
+-o json prints each event as one JSON object per line. Status 0 when the server ends the stream
+(it drains), 1 when the stream fails (unreachable server, bad filter); Ctrl-C ends the watch.""",
+            source=NO_FILE,
+            flags=(
+                flag(
+                    "-l",
+                    "--selector",
+                    default="",
+                    metavar="SELECTOR",
+                    help="only InferenceServices whose labels match this Kubernetes label selector "
+                    "(team=llama,tier!=dev, team in (a,b), team, !team)",
+                ),
+            ),
+            fields=lambda args: {"namespace": args.namespace, "label_selector": args.selector},
+            remote=lambda client, request: client.watch_selections(request.namespace, request.label_selector),
+            render=_of_response(rendering.format_watch_event),
+            heading=rendering.WATCH_HEADING,
+            outputs=("table", "json"),
+            error_status=1,
+        ),
+        Command(
             name="tree",
             rpc="GetRuntimeTree",
             help="""\
@@ -578,10 +731,8 @@ print the report. Exit status 0, or 1 for every error (error: <message> on stder
             render=_of_response(rendering.format_tree),
             render_wide=_of_response(rendering.format_tree_wide),
             wide_help="full names, lines not wrapped",
-            succeeded=lambda response: True,
-            names=lambda request, response: "",
             outputs=("table", "wide", "json", "yaml"),
-            error_status=EXIT_NONE,
+            error_status=1,
             plain_errors=True,
         ),
     )
@@ -591,12 +742,16 @@ print the report. Exit status 0, or 1 for every error (error: <message> on stder
 # --- who answers ---------------------------------------------------------------------------------
 
 
-def asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[Message], Message]:
+def asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[Message], Any]:
     """The function that answers one request of ``command``: in-process from the manifests
     (``--manifests``, default the embedded examples) through ``api.answer``, or with
     ``--server ADDR`` through ``command.remote`` on a ``SelectorClient`` (deadline
     ``--timeout``). Raises ``UsageError`` when the manifests cannot be loaded (and, when it is
-    called, when the service rejects the request or the server cannot be reached)."""
+    called, when the service rejects the request or the server cannot be reached). A streaming
+    command's answer is an iterator of responses (``--server`` only), which raises
+    ``UsageError`` when the stream fails (the command's ``error_status``: 1 for watch)."""
+    if command.streaming:
+        return lambda request: _stream_server(args, command, request)
     if args.server:
         return lambda request: _ask_server(args, command, request)
     return _offline_asker(args, command, err)
@@ -649,13 +804,35 @@ def _offline_asker(args: argparse.Namespace, command: Command, err: TextIO) -> C
     return ask
 
 
+def _quiet_grpc() -> None:
+    """gRPC C-core logs at ERROR only unless ``GRPC_VERBOSITY`` says otherwise (as ``serve``
+    does): a server that drains would otherwise print its GOAWAY on stderr. Before grpc loads."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
+
 def _ask_server(args: argparse.Namespace, command: Command, request: Message) -> Message:
     """``command.remote`` on a client of ``args.server``; a failed call is a ``UsageError``
     naming its status code, message and field violations."""
+    _quiet_grpc()
     from ome_selector_client import SelectorClient, SelectorError
 
     try:
         with SelectorClient(args.server, timeout=args.timeout) as client:
             return command.remote(client, request)
+    except SelectorError as exc:
+        raise UsageError(command.error_text(exc.code.name, exc.message, exc.field_violations)) from None
+
+
+def _stream_server(args: argparse.Namespace, command: Command, request: Message) -> Iterator[Message]:
+    """The responses of ``command.remote`` on a client of ``args.server``, as they come, until the
+    server ends the stream; leaving early (Ctrl-C, a closed pipe) cancels it. A failed stream (the
+    server unreachable, a rejected filter) is a ``UsageError`` naming its status code, message and
+    field violations."""
+    _quiet_grpc()
+    from ome_selector_client import SelectorClient, SelectorError
+
+    try:
+        with SelectorClient(args.server) as client, command.remote(client, request) as stream:
+            yield from stream
     except SelectorError as exc:
         raise UsageError(command.error_text(exc.code.name, exc.message, exc.field_violations)) from None

@@ -120,7 +120,7 @@ _QUANTITY_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
 
 # (kind, namespace, name); namespace is "" for cluster-scoped kinds.
 ObjectKey = ingest.Key
-_Parsed = Union[cache_pb2.CacheObject, types_pb2.InferenceService]
+_Parsed = Union[cache_pb2.CacheObject, Message]  # a Message: a document of one of ``raw_kinds``
 
 
 class ManifestError(ValueError):
@@ -231,8 +231,9 @@ class _FileResult:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    # InferenceServices stay messages, not judged as cache objects (read_inference_services).
-    raw_inference_services: bool = False
+    # Kinds that stay messages, not judged as cache objects (read_inference_services,
+    # read_cache_objects): only their types are checked.
+    raw_kinds: frozenset[str] = frozenset()
 
 
 def load_manifests(paths: Sequence[str]) -> LoadResult:
@@ -274,7 +275,7 @@ def read_inference_services(path: str | os.PathLike[str]) -> tuple[list[types_pb
     its own line), or holds no ``ome.io/v1beta1`` InferenceService.
     """
     name, text = _read_one(path, "an InferenceService")
-    loaded = _parse_text(name, text, raw_inference_services=True)
+    loaded = _parse_text(name, text, raw_kinds=frozenset({INFERENCE_SERVICE}))
     problems = loaded.errors + [line for rejection in loaded.rejected for line in rejection.lines()]
     if problems:
         raise ManifestError("\n".join(problems))
@@ -282,6 +283,39 @@ def read_inference_services(path: str | os.PathLike[str]) -> tuple[list[types_pb
     if not found:
         raise ManifestError(f"{errors.printable(name)}: no InferenceService ({API_VERSION}) found")
     return found, loaded.warnings
+
+
+def read_cache_objects(path: str | os.PathLike[str], namespace: str) -> tuple[list[cache_pb2.CacheObject], list[str]]:
+    """(every object of a cached kind in ``path``, in file order, as CacheObjects; warnings such
+    as unknown fields and skipped documents of other kinds); ``-`` reads standard input. ``List``
+    documents are expanded; a namespaced object (ServingRuntime, BaseModel, InferenceService,
+    ControllerRevision) without a namespace gets ``namespace``, as ``kubectl apply -n`` does. Only the types are
+    checked (the cache write that receives them validates them, as for ``UpsertObjects``).
+
+    Raises ``ManifestError`` when the file cannot be read, holds a bad document (each problem on
+    its own line), or holds no object of a cached kind.
+    """
+    name, text = _read_one(path, "a manifest")
+    loaded = _parse_text(name, text, raw_kinds=frozenset(_CACHE_KINDS))
+    problems = loaded.errors + [line for rejection in loaded.rejected for line in rejection.lines()]
+    if problems:
+        raise ManifestError("\n".join(problems))
+    found = []
+    for doc in loaded.documents:
+        kind = doc.key[0]
+        obj = cache_pb2.CacheObject()
+        message = getattr(obj, _CACHE_KINDS[kind][1])
+        message.CopyFrom(doc.message)
+        if kind in ingest.NAMESPACED and not message.metadata.namespace:
+            message.metadata.namespace = namespace
+        found.append(obj)
+    if not found:
+        by_version: dict[str, list[str]] = {}
+        for kind in _CACHE_KINDS:
+            by_version.setdefault(_API_VERSIONS.get(kind, API_VERSION), []).append(kind)
+        kinds = "; ".join(f"{', '.join(names)} of {version}" for version, names in by_version.items())
+        raise ManifestError(f"{errors.printable(name)}: no object of a cached kind ({kinds}) found")
+    return found, loaded.warnings + loaded.skipped
 
 
 def load_inference_service(path: str | os.PathLike[str]) -> types_pb2.InferenceService:
@@ -464,8 +498,8 @@ def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
             index += 1
 
 
-def _parse_text(file: str, text: str, *, raw_inference_services: bool = False) -> _FileResult:
-    out = _FileResult(raw_inference_services=raw_inference_services)
+def _parse_text(file: str, text: str, *, raw_kinds: frozenset[str] = frozenset()) -> _FileResult:
+    out = _FileResult(raw_kinds=raw_kinds)
     for index, doc in _documents(text):
         try:
             _parse_document(file, index, None, doc, out)
@@ -578,8 +612,9 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
     if problems:
         reject(kind, name, *problems)
         return
-    if out.raw_inference_services and isinstance(message, types_pb2.InferenceService):
-        out.documents.append(_Document(index, (kind, message.metadata.namespace, message.metadata.name), message))
+    if kind in out.raw_kinds:
+        namespace = message.metadata.namespace  # type: ignore[attr-defined]
+        out.documents.append(_Document(index, (kind, namespace, message.metadata.name), message))  # type: ignore[attr-defined]
         return
     oneof_field = _CACHE_KINDS[kind][1]
     obj = cache_pb2.CacheObject()

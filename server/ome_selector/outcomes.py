@@ -5,13 +5,21 @@ Python, no gRPC.
 - ``evaluate(snapshot, isvc)`` -> ``Tracked``: the InferenceService's ``Outcome`` (the runtime, the
   ``RuntimeReady`` condition, the Warning events, each component's configuration) computed by
   ``reconcile.reconcile``, the one evaluation path, and what that outcome depends on.
+- ``Evaluations(snapshot).tracked(isvc)``: the same, each distinct evaluation done once:
+  InferenceServices with the same ``inputs`` (spec and the annotations the evaluation reads) share
+  one ``reconcile`` in a namespace, and across the namespaces that hold nothing it reads (no
+  ServingRuntime, no BaseModel of the model; never for a pinned one), evaluated in ``_PROBE`` with
+  the namespace put back into OME's texts. A write costs its distinct evaluations, not its
+  InferenceServices.
 - ``Selections``: the outcomes and the dependency index of one snapshot (a cache beside it, never
   inside it). ``build`` evaluates every InferenceService; ``advance(old, new)`` re-evaluates only
-  those that the difference between two snapshots can move, found through the index.
+  those that the difference between two snapshots can move, found through the index (both
+  through ``Evaluations``).
 - ``selections_for(snapshot)``: the Selections registered for ``snapshot`` (the watch tracker
   registers each one it computes), else built from scratch and registered.
 - ``reason(old, new, change)``: which step made one outcome change (``ChangeStep``, with the check
-  or tie-break of the engine); ``causes(...)``: the objects of the write behind it.
+  or tie-break of the engine); ``Explanations``: the reasons of one write's changes (each
+  distinct one computed once) and the objects of the write behind each (``causes``).
 
 The outcome is reconciled as for an InferenceService that already carries a ``RuntimeReady``
 condition, so a resolved runtime reads ``True``/``RuntimeResolved`` (OME writes the condition only
@@ -36,10 +44,11 @@ What an outcome depends on (its index keys), and what a write touches:
 from __future__ import annotations
 
 import enum
+import secrets
 import threading
 import weakref
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from itertools import chain
 
 from ome.v1beta1 import types_pb2
@@ -58,6 +67,7 @@ from .snapshot import Snapshot, chain_can_reach
 
 IsvcKey = tuple[str, str]  # (namespace, name)
 IndexKey = tuple[object, ...]
+Inputs = tuple[object, ...]  # inputs(isvc)
 _RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
 
 
@@ -79,10 +89,13 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Tracked:
-    """One InferenceService's outcome and the index keys it depends on."""
+    """One InferenceService's outcome, the index keys it depends on, and ``inputs``
+    (``inputs(isvc)``: what of the InferenceService besides its namespace the outcome reads).
+    InferenceServices of one namespace with the same inputs share one ``Tracked``."""
 
     outcome: Outcome
     deps: frozenset[IndexKey]
+    inputs: Inputs = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,13 +111,17 @@ class Change:
 @dataclass(frozen=True, slots=True)
 class Advance:
     """``Selections.advance``'s result: the next Selections, the changed outcomes (sorted by
-    namespace and name), how many InferenceServices were evaluated again, and the object keys
-    the write touched."""
+    namespace and name), how many InferenceServices were evaluated again (``reevaluated``) and
+    how many distinct evaluations that took (``evaluations``: InferenceServices with the same
+    inputs share one), the object keys the write touched and the index keys each of them
+    touches (``index_keys_of``)."""
 
     selections: Selections
     changes: tuple[Change, ...]
     reevaluated: int
     touched: frozenset[Key]
+    evaluations: int = 0
+    index_keys: dict[Key, frozenset[IndexKey]] = field(default_factory=dict)
 
 
 def _requested_classes(isvc: types_pb2.InferenceService) -> set[str]:
@@ -149,18 +166,125 @@ def _dependencies(isvc: types_pb2.InferenceService, result: reconcile.Reconcile)
     return frozenset(deps)
 
 
-def evaluate(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Tracked:
-    """The outcome of ``isvc`` on ``snapshot`` (``reconcile.reconcile`` with a ``RuntimeReady``
-    condition present) and its dependencies."""
-    result = reconcile.reconcile(snapshot, isvc, True)
-    outcome = Outcome(
+def _outcome(isvc: types_pb2.InferenceService, result: reconcile.Reconcile) -> Outcome:
+    return Outcome(
         runtime=result.runtime.key if result.runtime is not None else None,
         named=bool(isvc.spec.runtime.name),
         condition=result.condition,
         warnings=result.events,
         components=result.components,
     )
-    return Tracked(outcome, _dependencies(isvc, result))
+
+
+def evaluate(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Tracked:
+    """The outcome of ``isvc`` on ``snapshot`` (``reconcile.reconcile`` with a ``RuntimeReady``
+    condition present) and its dependencies, evaluated for this InferenceService alone (the
+    reference ``Evaluations`` is held to by the tests)."""
+    result = reconcile.reconcile(snapshot, isvc, True)
+    return Tracked(_outcome(isvc, result), _dependencies(isvc, result), inputs(isvc))
+
+
+# ---- evaluations shared between InferenceServices with the same inputs --------------------------
+
+# What of an InferenceService the evaluation path (``reconcile.reconcile`` and everything it
+# calls) reads besides the namespace: ``spec``, these annotations and, for a pinned one
+# (``autoSync: false``, pinning.py), its ``status`` (the revision it reports, the last sync token);
+# never its name, labels or other annotations. InferenceServices with the same inputs get the same
+# outcome in the same namespace, and (unless pinned: revisions are labelled with the namespace
+# of their ServingRuntime) in any two namespaces that hold no ServingRuntime and no BaseModel of
+# their model's name, up to the texts that name the namespace.
+_READ_ANNOTATIONS = (d.DEPLOYMENT_MODE_ANNOTATION, d.ACCELERATOR_CLASS_ANNOTATION, d.RUNTIME_SYNC_ANNOTATION)
+# The namespace an evaluation shared between namespaces runs in: no object can be in it (not a
+# DNS label) and no text can hold it by chance (random per process), so where an outcome's text
+# holds it, it stands for the namespace of the InferenceService.
+_PROBE = f"\x00namespace-{secrets.token_hex(8)}\x00"
+
+
+def inputs(isvc: types_pb2.InferenceService) -> Inputs:
+    """What ``reconcile.reconcile`` reads of ``isvc`` besides its namespace: the serialized spec,
+    the ``ome.io/deploymentMode``, ``ome.io/accelerator-class`` and ``ome.io/runtime-sync``
+    annotations (present or not, and their values) and, when it is pinned, its serialized status."""
+    annotations = isvc.metadata.annotations
+    read = tuple((name, annotations[name]) for name in _READ_ANNOTATIONS if name in annotations)
+    status = isvc.status.SerializeToString(deterministic=True) if pinned(isvc) else None
+    return (isvc.spec.SerializeToString(deterministic=True), read, status)
+
+
+def _scope(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> str | None:
+    """The namespace when the evaluation may read something of it: the snapshot holds a
+    ServingRuntime there or a BaseModel of the InferenceService's model name, or the
+    InferenceService is pinned (its revisions name namespaces); else None: every such namespace
+    evaluates the same."""
+    namespace = isvc.metadata.namespace
+    if namespace in snapshot.namespaced or (namespace, isvc.spec.model.name) in snapshot.base_models or pinned(isvc):
+        return namespace
+    return None
+
+
+def _mentions_probe(value: object) -> bool:
+    """Whether any text in ``value`` (an outcome: dataclasses, tuples, strings) holds ``_PROBE``."""
+    if isinstance(value, str):
+        return _PROBE in value
+    if isinstance(value, tuple):
+        return any(_mentions_probe(v) for v in value)
+    if hasattr(value, "__dataclass_fields__"):
+        return any(_mentions_probe(getattr(value, f.name)) for f in fields(value))  # type: ignore[arg-type]
+    return False
+
+
+def _localized(value: object, namespace: str) -> object:
+    """``value`` with ``_PROBE`` replaced by ``namespace`` in every text."""
+    if isinstance(value, str):
+        return value.replace(_PROBE, namespace)
+    if isinstance(value, tuple):
+        return tuple(_localized(v, namespace) for v in value)
+    if hasattr(value, "__dataclass_fields__"):
+        changes = {f.name: _localized(getattr(value, f.name), namespace) for f in fields(value)}  # type: ignore[arg-type]
+        return replace(value, **changes)  # type: ignore[type-var]
+    return value
+
+
+class Evaluations:
+    """The outcomes of the InferenceServices of one snapshot, each distinct evaluation done once.
+
+    ``tracked(isvc)`` equals ``evaluate(snapshot, isvc)`` (the tests hold it to that), at the cost
+    of one ``reconcile.reconcile`` per distinct (``inputs``, scope): the namespace when it holds a
+    ServingRuntime or a BaseModel of the model's name, else every namespace together, evaluated
+    once in ``_PROBE`` (where such an outcome names the namespace, in OME's ``no runtime found``
+    or not-found texts, ``_PROBE`` is replaced by it). InferenceServices of one namespace with the
+    same inputs get the same ``Tracked``. ``count``: the evaluations done."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.count = 0
+        self._results: dict[tuple[Inputs, str | None], tuple[reconcile.Reconcile, Outcome, bool]] = {}
+        self._tracked: dict[tuple[Inputs, str], Tracked] = {}
+
+    def tracked(self, isvc: types_pb2.InferenceService, known: Inputs | None = None) -> Tracked:
+        """The outcome of ``isvc`` and its dependencies; ``known``: its ``inputs`` when the caller
+        has them."""
+        found_inputs = known if known is not None else inputs(isvc)
+        namespace = isvc.metadata.namespace
+        found = self._tracked.get((found_inputs, namespace))
+        if found is not None:
+            return found
+        scope = _scope(self.snapshot, isvc)
+        shared = self._results.get((found_inputs, scope))
+        if shared is None:
+            subject = isvc
+            if scope is None:
+                subject = types_pb2.InferenceService()
+                subject.CopyFrom(isvc)
+                subject.metadata.namespace = _PROBE
+            result = reconcile.reconcile(self.snapshot, subject, True)
+            outcome = _outcome(isvc, result)
+            shared = self._results[(found_inputs, scope)] = (result, outcome, _mentions_probe(outcome))
+            self.count += 1
+        result, outcome, mentions = shared
+        if mentions:
+            outcome = _localized(outcome, namespace)  # type: ignore[assignment]
+        found = self._tracked[(found_inputs, namespace)] = Tracked(outcome, _dependencies(isvc, result), found_inputs)
+        return found
 
 
 def _runtime(snapshot: Snapshot, key: Key) -> d.Runtime | None:
@@ -220,8 +344,10 @@ class Selections:
 
     @classmethod
     def build(cls, snapshot: Snapshot) -> Selections:
-        """Evaluate every InferenceService of ``snapshot``."""
-        tracked = {key: evaluate(snapshot, isvc) for key, isvc in sorted(snapshot.inference_services.items())}
+        """Evaluate every InferenceService of ``snapshot`` (each distinct evaluation once,
+        ``Evaluations``)."""
+        evaluations = Evaluations(snapshot)
+        tracked = {key: evaluations.tracked(isvc) for key, isvc in sorted(snapshot.inference_services.items())}
         index: dict[IndexKey, set[IsvcKey]] = {}
         for key, entry in tracked.items():
             for dep in entry.deps:
@@ -232,12 +358,16 @@ class Selections:
         """(namespace, name) -> outcome, sorted."""
         return {key: entry.outcome for key, entry in self.tracked.items()}
 
-    def affected(self, old: Snapshot, new: Snapshot, touched: Iterable[Key], rechained: Iterable[Key]) -> set[IsvcKey]:
-        """The InferenceServices whose outcome the write from ``old`` to ``new`` can change."""
+    def affected(
+        self, touched: Iterable[Key], rechained: Iterable[Key], index_keys: dict[Key, frozenset[IndexKey]]
+    ) -> set[IsvcKey]:
+        """The InferenceServices whose outcome a write can change: those it touches, and those
+        the index holds under ``("object", key)`` of a ``rechained`` runtime or under the index
+        keys of a touched object (``index_keys``, from ``index_keys_of``)."""
         out = {(key[1], key[2]) for key in touched if key[0] == d.INFERENCE_SERVICE}
         keys: set[IndexKey] = {("object", key) for key in rechained}
         for key in touched:
-            keys |= index_keys_of(old, new, key)
+            keys |= index_keys[key]
         for index_key in keys:
             found = self.index.get(index_key)
             if found:
@@ -246,13 +376,15 @@ class Selections:
 
     def advance(self, old: Snapshot, new: Snapshot) -> Advance:
         """The Selections of ``new``, given that this is ``old``'s: only the InferenceServices the
-        difference can move are evaluated again (on ``new``)."""
+        difference can move are evaluated again (on ``new``), each distinct evaluation once
+        (``Evaluations``)."""
         if not self.tracked and not new.inference_services:
             return Advance(self, (), 0, frozenset())
         touched, rechained = diff(old, new)
-        affected = self.affected(old, new, touched, rechained)
+        index_keys = {key: frozenset(index_keys_of(old, new, key)) for key in touched}
+        affected = self.affected(touched, rechained, index_keys)
         if not affected:
-            return Advance(self, (), 0, touched)
+            return Advance(self, (), 0, touched, 0, index_keys)
         tracked, index = dict(self.tracked), dict(self.index)
         copied: set[IndexKey] = set()
 
@@ -263,20 +395,26 @@ class Selections:
             return index[index_key]
 
         changes = []
+        evaluations = Evaluations(new)
         for key in sorted(affected):
             before = self.tracked.get(key)
             isvc = new.inference_services.get(key)
-            after = evaluate(new, isvc) if isvc is not None else None
+            if isvc is None:
+                after = None
+            else:
+                same = before is not None and old.inference_services.get(key) is isvc
+                after = evaluations.tracked(isvc, before.inputs if same and before is not None else None)
             if after is None:
                 tracked.pop(key, None)
             else:
                 tracked[key] = after
             old_deps = before.deps if before is not None else frozenset()
             new_deps = after.deps if after is not None else frozenset()
-            for index_key in old_deps - new_deps:
-                members(index_key).discard(key)
-            for index_key in new_deps - old_deps:
-                members(index_key).add(key)
+            if old_deps != new_deps:
+                for index_key in old_deps - new_deps:
+                    members(index_key).discard(key)
+                for index_key in new_deps - old_deps:
+                    members(index_key).add(key)
             was = before.outcome if before is not None else None
             now = after.outcome if after is not None else None
             if was != now:
@@ -285,7 +423,14 @@ class Selections:
             if not index[index_key]:
                 del index[index_key]
         reevaluated = sum(1 for key in affected if key in new.inference_services)
-        return Advance(Selections(dict(sorted(tracked.items())), index), tuple(changes), reevaluated, touched)
+        return Advance(
+            Selections(dict(sorted(tracked.items())), index),
+            tuple(changes),
+            reevaluated,
+            touched,
+            evaluations.count,
+            index_keys,
+        )
 
 
 _REGISTRY: weakref.WeakKeyDictionary[Snapshot, Selections] = weakref.WeakKeyDictionary()
@@ -522,10 +667,46 @@ def reason(old: Snapshot, new: Snapshot, change: Change) -> Reason:
     return _auto_reason(old, new, isvc1, (r0.model, r1.model), change)
 
 
-def causes(old: Snapshot, new: Snapshot, advance: Advance, deps: frozenset[IndexKey], key: IsvcKey) -> list[Key]:
-    """The objects of the write behind the change of ``key``: those whose index keys meet
-    ``deps`` (the outcome's dependencies before and after), the InferenceService itself; every
-    touched object when none does (a chain re-resolved through a parent)."""
-    own = (d.INFERENCE_SERVICE, key[0], key[1])
-    found = [k for k in sorted(advance.touched) if k == own or not deps.isdisjoint(index_keys_of(old, new, k))]
-    return found or sorted(advance.touched)
+class Explanations:
+    """The reasons and causes of the changes of one advance (``before.advance(old, new)``), each
+    distinct reason computed once: InferenceServices of one namespace with the same inputs before
+    and after and the same two outcomes change for the same reason (``reason`` reads nothing
+    else of them)."""
+
+    def __init__(self, old: Snapshot, new: Snapshot, before: Selections, advance: Advance) -> None:
+        self.old, self.new, self.before, self.advance = old, new, before, advance
+        self._reasons: dict[tuple[object, ...], Reason] = {}
+        self._touched = sorted(advance.touched)
+        self._by_index: dict[IndexKey, list[Key]] = {}  # index key -> the touched objects with it
+        for key in self._touched:
+            keys = advance.index_keys[key] if key in advance.index_keys else index_keys_of(old, new, key)
+            for index_key in keys:
+                self._by_index.setdefault(index_key, []).append(key)
+
+    def deps(self, change: Change) -> frozenset[IndexKey]:
+        """The dependencies of ``change``'s InferenceService before and after the write."""
+        found = (self.before.tracked.get(change.key), self.advance.selections.tracked.get(change.key))
+        return frozenset().union(*(t.deps for t in found if t is not None))
+
+    def causes(self, change: Change) -> list[Key]:
+        """The objects of the write behind ``change``, sorted: those whose index keys meet the
+        InferenceService's dependencies before and after (``deps``), and the InferenceService
+        itself; every touched object when none does (a chain re-resolved through a parent)."""
+        found = {key for dep in self.deps(change) for key in self._by_index.get(dep, ())}
+        own = (d.INFERENCE_SERVICE, *change.key)
+        if own in self.advance.touched:
+            found.add(own)
+        return sorted(found) if found else self._touched
+
+    def reason(self, change: Change) -> Reason:
+        """``reason`` of ``change``, shared as the class docstring says."""
+        was, now = self.before.tracked.get(change.key), self.advance.selections.tracked.get(change.key)
+        if was is None or now is None:
+            return reason(self.old, self.new, change)
+        isvc0, isvc1 = self.old.inference_services.get(change.key), self.new.inference_services.get(change.key)
+        same = isvc0 is isvc1 or isvc0 == isvc1
+        key = (was.inputs, now.inputs, same, change.key[0], change.before, change.after)
+        found = self._reasons.get(key)
+        if found is None:
+            found = self._reasons[key] = reason(self.old, self.new, change)
+        return found

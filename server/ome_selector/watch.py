@@ -132,13 +132,15 @@ class Watcher:
 class SelectionTracker:
     """The outcomes of the store's newest processed snapshot (``snapshot``, ``selections``), kept
     up to date after every write, and the watchers (see the module docstring). Counters:
-    ``reevaluations`` (InferenceServices evaluated again, in all), ``writes``, ``resyncs``."""
+    ``reevaluations`` (InferenceServices evaluated again, in all), ``evaluations`` (the distinct
+    evaluations that took, ``outcomes.Advance.evaluations``), ``writes``, ``resyncs``."""
 
     def __init__(self, store: CacheStore, *, queue_limit: int = DEFAULT_QUEUE_LIMIT, synchronous: bool = False) -> None:
         if queue_limit < 1:
             raise ValueError("queue_limit must be 1 or more")
         self.queue_limit = queue_limit
         self.reevaluations = 0
+        self.evaluations = 0
         self.writes = 0
         self.resyncs = 0
         self._lock = threading.Lock()
@@ -192,17 +194,17 @@ class SelectionTracker:
         old, before = self.snapshot, self.selections
         result = before.advance(old, new)
         outcomes.register(new, result.selections)
-        changes = (
-            [api.change_pb(old, new, before, result, change) for change in result.changes] if self._watchers else []
-        )
+        changes = api.change_pbs(old, new, before, result) if self._watchers and result.changes else []
+        events = [pb.WatchSelectionsResponse(change=proto) for proto in changes]  # shared: queued, never changed
         with self._lock:
             self.snapshot, self.selections = new, result.selections
             self.reevaluations += result.reevaluated
+            self.evaluations += result.evaluations
             self.writes += 1
             for watcher in self._watchers:
                 matched = [
-                    pb.WatchSelectionsResponse(change=proto)
-                    for proto, change in zip(changes, result.changes)
+                    event
+                    for event, change in zip(events, result.changes)
                     if watcher.matches(change.key, new if change.after is not None else old)
                 ]
                 stats = pb.WriteStats(

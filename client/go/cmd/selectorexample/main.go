@@ -19,6 +19,18 @@
 //	excluded: srt-llama-3-3-70b-instruct: runtime does not support the required accelerator class
 //
 // or, when nothing qualifies, `selected: none` followed by `no_runtime_message: ...`.
+//
+// With -watch it then follows the outcomes of the cached InferenceServices of -namespace
+// (WatchSelections), makes one cache write (the catalog runtime srt-llama-3-3-70b-instruct turns
+// autoSelect on at priority 2) and prints the events that write causes, then ends the stream:
+//
+//	watch: current llama-demo/llama-3-3-70b runtime=ClusterServingRuntime/llama-3-3-70b-hopper ready=True/RuntimeResolved
+//	watch: initial state: 2 InferenceServices at selectorexample-1
+//	upserted: ClusterServingRuntime/srt-llama-3-3-70b-instruct version=selectorexample-2
+//	watch: change llama-demo/llama-3-3-70b ClusterServingRuntime/llama-3-3-70b-hopper -> ClusterServingRuntime/srt-llama-3-3-70b-instruct step=CHANGE_STEP_CHECK_PASSED
+//	watch:   reason: ...
+//	watch:   cause: ClusterServingRuntime srt-llama-3-3-70b-instruct: autoSelect false → true, priority 1 → 2
+//	watch: write selectorexample-2 reevaluated=2 changed=1 matched=1
 package main
 
 import (
@@ -30,6 +42,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -61,6 +74,7 @@ type options struct {
 	model        string
 	timeout      time.Duration
 	skipSnapshot bool
+	watch        bool
 	caFile       string
 	certFile     string
 	keyFile      string
@@ -78,6 +92,7 @@ func main() {
 	flag.StringVar(&o.model, "model", "llama-3-3-70b-instruct", "spec.model.name of the InferenceService")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the server to accept the snapshot and report SERVING")
 	flag.BoolVar(&o.skipSnapshot, "skip-snapshot", false, "keep the server's current cache instead of applying this program's snapshot")
+	flag.BoolVar(&o.watch, "watch", false, "then watch the namespace's cached InferenceServices, upsert a runtime and print the events it causes")
 	flag.Parse()
 	if flag.NArg() != 0 {
 		fmt.Fprintf(os.Stderr, "selectorexample: unexpected arguments %q\n", flag.Args())
@@ -135,7 +150,136 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return fmt.Errorf("ExplainRuntimes: %w", err)
 	}
 	printExplain(out, exp)
+	if o.watch {
+		watchCtx, cancelWatch := context.WithTimeout(ctx, o.timeout)
+		defer cancelWatch()
+		return watchWrite(watchCtx, o.namespace, selection, cache, out)
+	}
 	return nil
+}
+
+// watchedVersion is the cache version of the write -watch makes.
+const watchedVersion = "selectorexample-2"
+
+// watchWrite follows the outcomes of the cached InferenceServices of namespace as a controller's
+// informer would: it lists them (the stream's current outcomes up to its initial-events-end
+// marker, then the events of any write the server had not processed yet, up to the cache's
+// generation when the watch began), prints that state, upserts watchedRuntime, prints each change
+// event of that write (both runtimes, the step, the reason, the causes) and its stats, then ends
+// the stream (cancelling ctx, as a controller that stops watching does).
+func watchWrite(ctx context.Context, namespace string, selection selectorv1.SelectionServiceClient, cache selectorv1.CacheServiceClient, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	status, err := cache.GetCacheStatus(ctx, &selectorv1.GetCacheStatusRequest{})
+	if err != nil {
+		return fmt.Errorf("GetCacheStatus: %w", err)
+	}
+	listed := status.GetStatus().GetGeneration() // the cache generation to list before writing
+	stream, err := selection.WatchSelections(ctx, &selectorv1.WatchSelectionsRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("WatchSelections: %w", err)
+	}
+	state := map[string]*selectorv1.SelectionOutcome{}
+	wrote := false
+	// write prints the listed state, then makes the cache write.
+	write := func(version string) error {
+		keys := make([]string, 0, len(state))
+		for key := range state {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			fmt.Fprintf(out, "watch: current %s %s\n", key, outcomeString(state[key]))
+		}
+		fmt.Fprintf(out, "watch: initial state: %d InferenceServices at %s\n", len(keys), version)
+		resp, err := cache.UpsertObjects(ctx, &selectorv1.UpsertObjectsRequest{Version: watchedVersion, Objects: []*selectorv1.CacheObject{watchedRuntime()}})
+		if err != nil {
+			return fmt.Errorf("UpsertObjects: %w", err)
+		}
+		wrote = true
+		fmt.Fprintf(out, "upserted: ClusterServingRuntime/srt-llama-3-3-70b-instruct version=%s\n", resp.GetStatus().GetVersion())
+		return nil
+	}
+	for {
+		event, err := stream.Recv()
+		if err != nil {
+			return fmt.Errorf("WatchSelections: %w", err)
+		}
+		switch {
+		case event.GetCurrent() != nil:
+			o := event.GetCurrent()
+			if wrote {
+				fmt.Fprintf(out, "watch: current %s/%s %s\n", o.GetNamespace(), o.GetName(), outcomeString(o))
+			} else {
+				state[o.GetNamespace()+"/"+o.GetName()] = o
+			}
+		case event.GetInitialEventsEnd() != nil:
+			end := event.GetInitialEventsEnd()
+			if !wrote && end.GetGeneration() >= listed {
+				if err := write(end.GetCacheVersion()); err != nil {
+					return err
+				}
+			} else if wrote {
+				fmt.Fprintf(out, "watch: initial state: %d InferenceServices at %s\n", end.GetInferenceServices(), end.GetCacheVersion())
+			}
+		case event.GetChange() != nil:
+			c := event.GetChange()
+			key := c.GetNamespace() + "/" + c.GetName()
+			if !wrote { // a write the server processed after the watch began: it updates the list
+				if c.GetAfter() != nil {
+					state[key] = c.GetAfter()
+				} else {
+					delete(state, key)
+				}
+				continue
+			}
+			fmt.Fprintf(out, "watch: change %s %s -> %s step=%s\n", key,
+				runtimeOrNone(c.GetBefore()), runtimeOrNone(c.GetAfter()), c.GetReason().GetStep())
+			fmt.Fprintf(out, "watch:   reason: %s\n", c.GetReason().GetText())
+			for _, cause := range c.GetCauses() {
+				fmt.Fprintf(out, "watch:   cause: %s\n", cause.GetText())
+			}
+		case event.GetResync() != nil:
+			fmt.Fprintf(out, "watch: resync: %s\n", event.GetResync().GetReason())
+			if !wrote {
+				state = map[string]*selectorv1.SelectionOutcome{}
+			}
+		case event.GetWrite() != nil:
+			w := event.GetWrite()
+			switch {
+			case !wrote && w.GetGeneration() >= listed:
+				if err := write(w.GetCacheVersion()); err != nil {
+					return err
+				}
+			case wrote:
+				fmt.Fprintf(out, "watch: write %s reevaluated=%d changed=%d matched=%d\n", w.GetCacheVersion(), w.GetReevaluated(), w.GetChanged(), w.GetMatched())
+				if w.GetCacheVersion() == watchedVersion {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// outcomeString: `runtime=<kind>/<name> ready=<status>/<reason>` (none and - when absent).
+func outcomeString(o *selectorv1.SelectionOutcome) string {
+	ready := "-"
+	if c := o.GetRuntimeReady(); c != nil {
+		ready = c.GetStatus() + "/" + c.GetReason()
+	}
+	return "runtime=" + runtimeOrNone(o) + " ready=" + ready
+}
+
+// runtimeOrNone: the outcome's runtime, `none` without one, `-` for no outcome (created or deleted).
+func runtimeOrNone(o *selectorv1.SelectionOutcome) string {
+	switch {
+	case o == nil:
+		return "-"
+	case o.GetRuntime() == nil:
+		return "none"
+	default:
+		return refString(o.GetRuntime())
+	}
 }
 
 // dial connects as the OME controller would: the service config above, keepalive pings every
@@ -318,30 +462,48 @@ func acceleratorClass(name, family, model string) *selectorv1.CacheObject {
 	}}
 }
 
+func day(d int) time.Time { return time.Date(2025, time.June, d, 0, 0, 0, 0, time.UTC) }
+
+// srtRuntime is the catalog runtime srt-llama-3-3-70b-instruct (lists no classes) with its
+// entry's autoSelect and priority.
+func srtRuntime(autoSelect bool, priority int32) *selectorv1.CacheObject {
+	entry := llamaEntry(autoSelect)
+	entry.Priority = proto.Int32(priority)
+	return clusterRuntime("srt-llama-3-3-70b-instruct", day(1), &omev1beta1.ServingRuntimeSpec{
+		SupportedModelFormats: []*omev1beta1.SupportedModelFormat{entry},
+		ModelSizeRange:        &omev1beta1.ModelSizeRangeSpec{Min: proto.String("60B"), Max: proto.String("75B")},
+		Disabled:              proto.Bool(false),
+		ProtocolVersions:      []string{"openAI"},
+	})
+}
+
+// watchedRuntime is the write -watch makes: srt-llama-3-3-70b-instruct auto-selectable at
+// priority 2, so it outranks the hopper runtime wherever no accelerator class is asked for.
+func watchedRuntime() *selectorv1.CacheObject { return srtRuntime(true, 2) }
+
+// cachedInferenceService is one of the InferenceServices the snapshot caches (in llama-demo).
+func cachedInferenceService(name, class string) *selectorv1.CacheObject {
+	return &selectorv1.CacheObject{Object: &selectorv1.CacheObject_InferenceService{
+		InferenceService: inferenceService(options{namespace: "llama-demo", isvcName: name, model: "llama-3-3-70b-instruct", class: class}),
+	}}
+}
+
 // exampleSnapshot: the hopper runtime from the accelerator-class docs (lists nvidia-h100 and
 // nvidia-h200), the catalog runtime srt-llama-3-3-70b-instruct (lists no classes), the
-// ClusterBaseModel llama-3-3-70b-instruct and three AcceleratorClasses.
+// ClusterBaseModel llama-3-3-70b-instruct, three AcceleratorClasses, and two InferenceServices
+// of llama-demo for -watch (one asks for nvidia-h100, one for no class).
 func exampleSnapshot() *selectorv1.ApplySnapshotRequest {
-	day := func(d int) time.Time { return time.Date(2025, time.June, d, 0, 0, 0, 0, time.UTC) }
-	sizeRange := func() *omev1beta1.ModelSizeRangeSpec {
-		return &omev1beta1.ModelSizeRangeSpec{Min: proto.String("60B"), Max: proto.String("75B")}
-	}
 	return &selectorv1.ApplySnapshotRequest{
 		Version: "selectorexample-1",
 		Objects: []*selectorv1.CacheObject{
 			clusterRuntime("llama-3-3-70b-hopper", day(2), &omev1beta1.ServingRuntimeSpec{
 				SupportedModelFormats: []*omev1beta1.SupportedModelFormat{llamaEntry(true)},
-				ModelSizeRange:        sizeRange(),
+				ModelSizeRange:        &omev1beta1.ModelSizeRangeSpec{Min: proto.String("60B"), Max: proto.String("75B")},
 				AcceleratorRequirements: &omev1beta1.AcceleratorRequirements{
 					AcceleratorClasses: []string{"nvidia-h100", "nvidia-h200"},
 				},
 			}),
-			clusterRuntime("srt-llama-3-3-70b-instruct", day(1), &omev1beta1.ServingRuntimeSpec{
-				SupportedModelFormats: []*omev1beta1.SupportedModelFormat{llamaEntry(false)},
-				ModelSizeRange:        sizeRange(),
-				Disabled:              proto.Bool(false),
-				ProtocolVersions:      []string{"openAI"},
-			}),
+			srtRuntime(false, 1),
 			{Object: &selectorv1.CacheObject_ClusterBaseModel{ClusterBaseModel: &omev1beta1.ClusterBaseModel{
 				ApiVersion: "ome.io/v1beta1",
 				Kind:       "ClusterBaseModel",
@@ -357,6 +519,8 @@ func exampleSnapshot() *selectorv1.ApplySnapshotRequest {
 			acceleratorClass("nvidia-h100", "hopper", "H100-SXM5-80GB"),
 			acceleratorClass("nvidia-h200", "hopper", "H200-SXM-141GB"),
 			acceleratorClass("nvidia-a100", "ampere", "A100-SXM4-80GB"),
+			cachedInferenceService("llama-3-3-70b", ""),
+			cachedInferenceService("llama-3-3-70b-h100", "nvidia-h100"),
 		},
 	}
 }
