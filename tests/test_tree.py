@@ -104,7 +104,14 @@ class TestPageExamples:
         vllm_base = R.RuntimeRef(kind=CSR, name="vllm-base")
         vllm_llama = R.RuntimeRef(kind=CSR, name="vllm-llama")
         team_llama = R.RuntimeRef(kind=SR, namespace="team-a", name="team-llama")
-        collection = R.RuntimeTreeCollection
+
+        def complete(kind: int, scope: int, items: int, namespace: str = "") -> selector_pb2.RuntimeTreeCollection:
+            """A Complete list of one page."""
+            status = R.RUNTIME_TREE_COLLECTION_STATUS_COMPLETE
+            return R.RuntimeTreeCollection(
+                kind=kind, scope=scope, namespace=namespace, status=status, pages=1, items=items
+            )
+
         assert got == R.GetRuntimeTreeResponse(
             api_version="cli.ome.io/v1alpha1",
             kind="RuntimeTreeReport",
@@ -129,28 +136,10 @@ class TestPageExamples:
             ],
             snapshot=R.RUNTIME_TREE_SNAPSHOT_COMPLETE,
             collections=[
-                collection(
-                    kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME,
-                    scope=R.RUNTIME_TREE_COLLECTION_SCOPE_CLUSTER,
-                    status=R.RUNTIME_TREE_COLLECTION_STATUS_COMPLETE,
-                    pages=1,
-                    items=4,
-                ),
-                collection(
-                    kind=cache_pb2.OBJECT_KIND_SERVING_RUNTIME,
-                    scope=R.RUNTIME_TREE_COLLECTION_SCOPE_NAMESPACE,
-                    namespace="team-a",
-                    status=R.RUNTIME_TREE_COLLECTION_STATUS_COMPLETE,
-                    pages=1,
-                    items=1,
-                ),
-                collection(
-                    kind=cache_pb2.OBJECT_KIND_INFERENCE_SERVICE,
-                    scope=R.RUNTIME_TREE_COLLECTION_SCOPE_NAMESPACE,
-                    namespace="team-a",
-                    status=R.RUNTIME_TREE_COLLECTION_STATUS_COMPLETE,
-                    pages=1,
-                    items=2,
+                complete(cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, R.RUNTIME_TREE_COLLECTION_SCOPE_CLUSTER, 4),
+                complete(cache_pb2.OBJECT_KIND_SERVING_RUNTIME, R.RUNTIME_TREE_COLLECTION_SCOPE_NAMESPACE, 1, "team-a"),
+                complete(
+                    cache_pb2.OBJECT_KIND_INFERENCE_SERVICE, R.RUNTIME_TREE_COLLECTION_SCOPE_NAMESPACE, 2, "team-a"
                 ),
             ],
             cache_version="v1",
