@@ -24,6 +24,7 @@ from ome_selector.accelerators import (
     Assignment,
     assign_accelerator,
     best_fit,
+    cheapest,
     most_capable,
 )
 from ome_selector.quantities import parse_quantity, quantity_value
@@ -87,6 +88,34 @@ def test_best_fit_fp16_fallback_is_multiplied_by_the_penalty() -> None:
     assert best_fit(candidates, constraints) == "int4"
 
 
+def test_best_fit_a_preferred_precision_of_1_tflops_is_a_hit() -> None:
+    # facts 4.2: "The first precision with a value above 0 gives s(value) * penalty". "one" has
+    # fp16 1 (s = 1, no requirement, penalty 1); "none" has no figure for fp16 (compute 0).
+    # Memory fit is 1 for both, so "one" wins although it is later.
+    constraints = types_pb2.AcceleratorConstraints(preferred_precisions=["fp16", "fp32"])
+    candidates = [_class("none", {"int4Tops": 0}), _class("one", {"fp16Tflops": 1})]
+    assert best_fit(candidates, constraints) == "one"
+
+
+@pytest.mark.parametrize(
+    ("precisions", "want"),
+    [
+        # bf16 gives 0 (a miss, penalty 0.5); fp16 is not in the list, so s(fp16) * 0.5 = 0.5 for
+        # "fp16", 0 for "fp32" (no fp16): "fp16" wins although it is later.
+        pytest.param(["bf16"], "fp16", id="fp16 not listed: the fp16 fallback"),
+        # FP16 is in the list (case-insensitive) and "fp16" has it: a hit, s = 1.
+        pytest.param(["FP16"], "fp16", id="FP16 listed: a hit"),
+        # fp32 is a miss for "fp16"; fp16 comes next in the list, a hit at penalty 0.5; "fp32" hits
+        # at once (s = 1): "fp32" wins.
+        pytest.param(["fp32", "fp16"], "fp32", id="fp16 listed after a hit of the other class"),
+    ],
+)
+def test_best_fit_fp16_fallback_only_when_fp16_is_not_preferred(precisions: list[str], want: str) -> None:
+    constraints = types_pb2.AcceleratorConstraints(preferred_precisions=precisions)
+    candidates = [_class("fp32", {"fp32Tflops": 100}), _class("fp16", {"fp16Tflops": 100})]
+    assert best_fit(candidates, constraints) == want
+
+
 def test_most_capable_divides_by_a_maximum_of_one() -> None:
     # facts 4.2 MostCapable: each figure divided by its maximum over the candidates (only a maximum
     # of 0 gives 0). Same memory and bandwidth; fp16 0 vs 1 TFLOPS: the second has the higher
@@ -104,6 +133,30 @@ def test_most_capable_tries_the_later_preferred_precisions() -> None:
     constraints = types_pb2.AcceleratorConstraints(preferred_precisions=["int4", "int8"])
     candidates = [_class("fp16only", {"fp16Tflops": 500}), _class("int8", {"int8Tops": 1})]
     assert most_capable(candidates, constraints) == "int8"
+
+
+# ---- Cheapest's tier group (ome-selection-facts.md 4.2: "Tiers map to low=1, medium=2, high=3
+# and anything else=2 (case-insensitive)"; the lowest wins, ties keep the earliest candidate)
+
+
+def _tiered(tier: str) -> tuple[str, types_pb2.AcceleratorClass]:
+    doc = {"metadata": {"name": tier}, "spec": {"cost": {"tier": tier}}}
+    return tier, json_format.ParseDict(doc, types_pb2.AcceleratorClass())
+
+
+@pytest.mark.parametrize(
+    ("tiers", "want"),
+    [
+        pytest.param(["medium", "low"], "low", id="low below medium"),
+        pytest.param(["premium", "Low"], "Low", id="low below anything else, case-insensitive"),
+        pytest.param(["high", "medium"], "medium", id="medium below high"),
+        pytest.param(["HIGH", "premium"], "premium", id="anything else below high"),
+        pytest.param(["premium", "medium"], "premium", id="anything else ties with medium: the earlier"),
+        pytest.param(["high", "low", "medium"], "low", id="three tiers"),
+    ],
+)
+def test_cheapest_by_tier(tiers: list[str], want: str) -> None:
+    assert cheapest([_tiered(t) for t in tiers]) == want
 
 
 # ---- assign_accelerator: the whole Assignment (select-accelerators.md "How OME picks a class",

@@ -54,7 +54,6 @@ FIRST_AVAILABLE = "FirstAvailable"
 NIL_POINTER_LOG = "invalid memory address or nil pointer dereference"
 
 _GIB = 2**30
-_TIERS = {"low": 1, "medium": 2, "high": 3}
 
 Candidate = tuple[str, types_pb2.AcceleratorClass]
 
@@ -234,7 +233,9 @@ def cheapest(candidates: Sequence[Candidate]) -> str | None:
         if per_tokens is not None:
             token.append((name, per_tokens))
         if cost.tier:
-            tier.append((name, Decimal(_TIERS.get(cost.tier.lower(), 2))))
+            # low < medium = anything else < high (facts 4.2: low=1, medium=2, high=3, else 2).
+            level = cost.tier.lower()
+            tier.append((name, Decimal((level == "high") - (level == "low"))))
     for group in (hourly, token, tier):
         if group:
             return _cheapest_in(group)
@@ -276,10 +277,11 @@ def _compute_score(cls: types_pb2.AcceleratorClass, constraints: types_pb2.Accel
         if tflops > 0:
             return _score_tflops(tflops, required) * penalty
         penalty *= 0.5
-    if all(precision.lower() != "fp16" for precision in precisions):
-        fp16 = tflops_for(cls, "fp16")
-        if fp16 > 0:
-            return _score_tflops(fp16, required) * penalty
+    # fp16 as a fallback when it is not among the precisions (facts 4.2); when it is, it was a miss
+    # (0), so the fallback gives 0 then too.
+    fp16 = tflops_for(cls, "fp16")
+    if fp16 > 0:
+        return _score_tflops(fp16, required) * penalty
     return 0.0
 
 

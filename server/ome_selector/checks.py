@@ -55,7 +55,8 @@ class ModelFit:
     """How a model fits a runtime spec; depends only on the two, so it is memoised per snapshot.
 
     ``match`` is the first entry that strictly matches (or None); ``score`` and ``score_index``
-    come from the lenient scorer (runtime-selection-scoring.md); ``format_failure`` and
+    come from the lenient scorer (runtime-selection-scoring.md): the highest entry score (0 when
+    none is above 0) and the index of the first entry with it (-1 when none); ``format_failure`` and
     ``size_failure`` are the model-format and model-size check results.
     """
 

@@ -84,30 +84,29 @@ def _is_map(fd: Any) -> bool:
 
 def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
     """Length of versions and of every list and map under ``message`` (bounds.py). Field paths
-    are formatted only for what is reported."""
+    are formatted only for what is reported. Only specs are walked, so the maps met are never an
+    object's metadata labels and annotations (``bounds.metadata`` bounds those)."""
     versioned = message.DESCRIPTOR.full_name in _VERSIONED
     for fd, value in message.ListFields():
         if len(out) >= bounds.MAX_VIOLATIONS_PER_OBJECT:
             return
         name = fd.name
         if _is_map(fd):
-            if name in ("labels", "annotations") and path.endswith("metadata"):
-                continue  # bounds.metadata
             if len(value) > bounds.MAX_LIST_ITEMS:
-                out += bounds.items(value, f"{path}.{name}")
+                out.append(bounds.items(len(value), f"{path}.{name}"))
             if fd.message_type.fields_by_name["value"].message_type is not None:  # type: ignore[union-attr]  # a map
                 for key in sorted(value)[: bounds.MAX_LIST_ITEMS]:
                     _bounded(value[key], f"{path}.{name}[{key}]", out)
         elif fd.is_repeated:
             if len(value) > bounds.MAX_LIST_ITEMS:
-                out += bounds.items(value, f"{path}.{name}")
+                out.append(bounds.items(len(value), f"{path}.{name}"))
             if fd.message_type is not None:
                 for i, item in enumerate(value[: bounds.MAX_LIST_ITEMS]):
                     _bounded(item, f"{path}.{name}[{i}]", out)
         elif fd.message_type is not None:
             _bounded(value, f"{path}.{name}", out)
         elif versioned and name == "version" and len(value) > bounds.MAX_VERSION_LENGTH:
-            out += bounds.version(value, f"{path}.{name}")
+            out.append(bounds.version(value, f"{path}.{name}"))
 
 
 def validate_spec(message: Message, path: str) -> list[FieldViolation]:
@@ -210,7 +209,8 @@ _SPECS_MAX = 50_000
 
 def _spec(message: Message, owner: Message, field: str) -> d.Spec | None:
     """The compiled ``modelFormat`` / ``modelFramework`` of ``owner``, shared between equal ones
-    (runtimes repeat the same few, and parsing the version is most of the cost)."""
+    (runtimes repeat the same few, and parsing the version is most of the cost). The table holds
+    at most ``_SPECS_MAX`` (50,000) specs; a new one when it is full starts it afresh."""
     if not owner.HasField(field):
         return None
     sub = getattr(owner, field)
@@ -330,8 +330,9 @@ def _spec_key(spec: d.Spec | None) -> tuple[object, ...] | None:
 
 def _format_id(entries: tuple[d.Entry, ...]) -> int:
     """An id for what the model-format check reads of ``entries`` (``domain.Compiled.format_id``).
-    Ids are never reused; when the table is full it starts afresh, so equal entries may then get
-    a new id (a cache miss), never a wrong one."""
+    Ids count up by one from 1 as new keys come (0 is ``Compiled``'s default) and are never
+    reused; when the table is full (``_FORMAT_IDS_MAX``, 200,000 keys) a new key starts it afresh,
+    so equal entries may then get a new id (a cache miss), never a wrong one."""
     global _next_format_id
     key = tuple(
         (
