@@ -86,13 +86,13 @@ QUICK_TESTS = (
 # Run before the quick files: the tests closest to each module (most mutants die here).
 FOCUS_TESTS = {
     "checks.py": ("tests/test_check_table.py", "tests/test_mutants_checks.py", "tests/test_matching_docs.py"),
-    "versions.py": ("tests/test_versions.py", "tests/test_check_table.py"),
+    "versions.py": ("tests/test_mutants_versions.py", "tests/test_versions.py", "tests/test_check_table.py"),
     "sizes.py": ("tests/test_sizes.py", "tests/test_check_table.py"),
     "quantities.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "accelerators.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "ingest.py": ("tests/test_mutants_ingest.py", "tests/test_check_table.py", "tests/test_matching_docs.py"),
     "snapshot.py": ("tests/test_mutants_snapshot.py", "tests/test_cache_writes.py", "tests/test_fast_path.py"),
-    "runtime_webhook.py": ("tests/test_mutants_runtime_webhook.py", "tests/test_runtime_webhook.py"),
+    "runtime_webhook.py": ("tests/test_runtime_webhook.py",),
     "engine.py": (
         "tests/test_mutants_engine.py",
         "tests/test_scoring_ranking.py",

@@ -25,6 +25,7 @@ from ome_selector.accelerators import (
     assign_accelerator,
     best_fit,
     cheapest,
+    memory_gib,
     most_capable,
 )
 from ome_selector.quantities import parse_quantity, quantity_value
@@ -62,6 +63,26 @@ def test_parse_quantity_limits(text: str, want: Decimal | None) -> None:
 )
 def test_quantity_value_rounds_away_from_zero(value: Decimal, want: int) -> None:
     assert quantity_value(value) == want
+
+
+def _memory(memory: str) -> types_pb2.AcceleratorClass:
+    return json_format.ParseDict({"spec": {"capabilities": {"memoryGB": memory}}}, types_pb2.AcceleratorClass())
+
+
+@pytest.mark.parametrize(
+    ("memory", "want"),
+    [
+        # accelerator-classes.md, "Write memoryGB in Gi": 80Gi is 80, 80G is 74, a plain 80 is 0.
+        pytest.param("80Gi", 80, id="80Gi"),
+        pytest.param("80G", 74, id="80G"),
+        pytest.param("80", 0, id="80 bytes"),
+        # Go's integer division truncates toward zero (facts 4.2): -1.5Gi is -1 GiB, not -2.
+        pytest.param("-80Gi", -80, id="-80Gi"),
+        pytest.param("-1.5Gi", -1, id="-1.5Gi truncates toward zero"),
+    ],
+)
+def test_memory_gib(memory: str, want: int) -> None:
+    assert memory_gib(_memory(memory)) == want
 
 
 # ---- BestFit's compute score (ome-selection-facts.md 4.2: ``s(t) = 0 if t == 0 else (1 if req
@@ -114,6 +135,39 @@ def test_best_fit_fp16_fallback_only_when_fp16_is_not_preferred(precisions: list
     constraints = types_pb2.AcceleratorConstraints(preferred_precisions=precisions)
     candidates = [_class("fp32", {"fp32Tflops": 100}), _class("fp16", {"fp16Tflops": 100})]
     assert best_fit(candidates, constraints) == want
+
+
+@pytest.mark.parametrize(
+    "performance",
+    [{"fp32Tflops": 10}, {"fp16Tflops": 10}, {"int8Tops": 10}, {"int4Tops": 10}],
+    ids=["fp32", "fp16", "int8", "int4"],
+)
+def test_best_fit_without_preferred_precisions_reads_the_largest_figure(performance: dict[str, int]) -> None:
+    # facts 4.2: "if preferredPrecisions is empty, use s(max(fp32, fp16, int8, int4))": 10 of
+    # any of them with no requirement gives s = 1, against 0 for a class without figures.
+    candidates = [_class("none", {}), _class("some", performance)]
+    assert best_fit(candidates, types_pb2.AcceleratorConstraints()) == "some"
+
+
+def _sized(name: str, memory: str, performance: dict[str, int]) -> tuple[str, types_pb2.AcceleratorClass]:
+    doc = {"metadata": {"name": name}, "spec": {"capabilities": {"memoryGB": memory, "performance": performance}}}
+    return name, json_format.ParseDict(doc, types_pb2.AcceleratorClass())
+
+
+@pytest.mark.parametrize(
+    ("min_memory", "want"),
+    [
+        # minMemory 40: "exact" 40Gi has memory fit 1 and no compute: 0.7; "fast" 80Gi has 40/80 =
+        # 0.5 and compute 1: 0.35 + 0.3 = 0.65. The memory weight wins.
+        pytest.param(40, "exact", id="0.7 * 1 + 0.3 * 0 > 0.7 * 0.5 + 0.3 * 1"),
+        # minMemory 50: "exact" 50Gi: 0.7 again; "fast" 80Gi has 50/80 = 0.625 and compute 1:
+        # 0.4375 + 0.3 = 0.7375. Now the compute share wins.
+        pytest.param(50, "fast", id="0.7 * 1 + 0.3 * 0 < 0.7 * 0.625 + 0.3 * 1"),
+    ],
+)
+def test_best_fit_weighs_memory_0_7_and_compute_0_3(min_memory: int, want: str) -> None:
+    candidates = [_sized("exact", f"{min_memory}Gi", {}), _sized("fast", "80Gi", {"fp16Tflops": 100})]
+    assert best_fit(candidates, types_pb2.AcceleratorConstraints(min_memory=min_memory)) == want
 
 
 def test_most_capable_divides_by_a_maximum_of_one() -> None:

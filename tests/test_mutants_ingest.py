@@ -418,3 +418,18 @@ def test_equal_pipelines_share_a_format_id_whatever_the_order_of_their_component
         )
 
     assert compiled(keys).format_id == compiled(list(reversed(keys))).format_id
+
+
+def test_equal_model_specs_share_a_cache_key_whatever_the_order_of_their_maps() -> None:
+    # domain.Model.cache_key keys the fit caches (caches.py: "keyed by content"): equal specs get
+    # the same key, whatever the order their map entries were written in.
+    keys = [f"component-{i}" for i in range(20)]
+
+    def compiled(order: list[str]) -> Any:
+        spec = {
+            "modelFormat": {"name": "safetensors"},
+            "diffusionPipeline": {"additionalComponents": {k: {"library": "diffusers"} for k in order}},
+        }
+        return ingest.compile_model("ClusterBaseModel", "", "m", json_format.ParseDict(spec, types_pb2.BaseModelSpec()))
+
+    assert compiled(keys).cache_key == compiled(list(reversed(keys))).cache_key

@@ -1,14 +1,17 @@
-"""``snapshot.RuntimeGroup.changed`` edits a group in place of rebuilding it for a small write,
-and carries the per-position tables through the edits ("so the first answer after a write does
-not rebuild them"); above ``(len(removed) + len(added)) * 8 > len(group) + 64`` it rebuilds
-(``_REBUILD_FRACTION``). Either way the group equals one built from scratch. Found by
-``scripts/mutation.py``.
+"""What ``snapshot`` does that no other test pinned down (found by ``scripts/mutation.py``).
+
+- ``RuntimeGroup.changed`` edits a group instead of rebuilding it for a small write, and carries
+  the per-position tables through the edits ("so the first answer after a write does not rebuild
+  them"; the name order only when no runtime moved); above ``(len(removed) + len(added)) * 8 >
+  len(group) + 64`` it rebuilds (``_REBUILD_FRACTION``). Either way the group equals one built
+  from scratch.
+- Inheritance merges a chain from the root down (runtime-inheritance.md, "What merges").
 """
 
 from __future__ import annotations
 
 import pytest
-from helpers_docs import cache_object, runtime
+from helpers_docs import cache_object, load, runtime
 from ome_selector import domain as d
 from ome_selector import ingest, snapshot
 from ome_selector.snapshot import RuntimeGroup
@@ -53,3 +56,32 @@ def test_an_unknown_per_position_table_is_a_programming_error() -> None:
     assert snapshot._element(("pieces", "x"))(_runtimes("rt", 1)[0]) == "rt-000 (x)"
     with pytest.raises(AssertionError):
         snapshot._element(("names", "x"))
+
+
+def test_replacing_runtimes_in_place_carries_the_name_order() -> None:
+    # A runtime replaced by one with the same fetch key keeps its position ("set" edits only):
+    # the name order is carried too, with the new runtime objects.
+    before = _runtimes("rt", 8)
+    group = RuntimeGroup.build(before)
+    assert group.by_name() == tuple(before)
+    replaced = _runtimes("rt", 2)
+    after = group.changed(before[:2], replaced)
+    assert "by_name" in after._derived
+    assert after.by_name() == (*replaced, *before[2:])
+    assert after.by_name()[0] is replaced[0]
+
+
+def test_a_chain_merges_from_the_root_down() -> None:
+    # runtime-inheritance.md, "What merges": OME merges a chain from the root down, laying each
+    # runtime's spec over the result for its parent; objects such as modelSizeRange merge field by
+    # field, so a child can set modelSizeRange.max and keep its parent's min.
+    store = load(
+        runtime("base", size=("1B", None)),
+        runtime("mid", size=(None, "70B"), inherit_from="base"),
+        runtime("leaf", inherit_from="mid", spec={"modelSizeRange": {"max": "8B"}}),
+    )
+    leaf = store.snapshot.cluster_serving_runtimes["leaf"]
+    assert leaf.chain == ("base", "mid", "leaf")
+    assert (leaf.merged_spec.model_size_range.min, leaf.merged_spec.model_size_range.max) == ("1B", "8B")
+    mid = store.snapshot.cluster_serving_runtimes["mid"]
+    assert (mid.merged_spec.model_size_range.min, mid.merged_spec.model_size_range.max) == ("1B", "70B")

@@ -347,17 +347,19 @@ def _override(spec: types_pb2.InferenceServiceSpec, component: str) -> types_pb2
 
 def _named_class(
     spec: types_pb2.InferenceServiceSpec, override: types_pb2.AcceleratorSelector | None
-) -> tuple[str, str]:
-    """(name, source) of the class the InferenceService names, or ("", "") for none.
+) -> tuple[str, str] | None:
+    """(name, source) of the class the InferenceService names, or None for none.
 
     A present override class wins even when it is "", which then names nothing (facts 4.1).
     """
-    if override is not None and override.HasField("accelerator_class"):
-        return override.accelerator_class, COMPONENT_OVERRIDE
     selector = spec.accelerator_selector
-    if spec.HasField("accelerator_selector") and selector.HasField("accelerator_class"):
-        return selector.accelerator_class, SELECTOR
-    return "", ""
+    if override is not None and override.HasField("accelerator_class"):
+        name, source = override.accelerator_class, COMPONENT_OVERRIDE
+    elif spec.HasField("accelerator_selector") and selector.HasField("accelerator_class"):
+        name, source = selector.accelerator_class, SELECTOR
+    else:
+        return None
+    return (name, source) if name else None
 
 
 def _policy(spec: types_pb2.InferenceServiceSpec, override: types_pb2.AcceleratorSelector | None) -> str:
@@ -430,8 +432,9 @@ def assign_accelerator(
         return Assignment("", NONE_RUNTIME_LISTS_NONE)
     spec = isvc.spec
     override = _override(spec, component)
-    name, source = _named_class(spec, override)
-    if name:
+    named = _named_class(spec, override)
+    if named is not None:
+        name, source = named
         if name not in classes:
             return Assignment(name, source, error=not_found_error(name), workload_blocked=True)
         return Assignment(name, source)

@@ -20,9 +20,18 @@ from .domain import Compiled, Entry, Model, Request, Spec
 from .sizes import outside
 from .versions import entry_accepts
 
-# Check names, in canonical order; the same names as the proto enum ``ome.selector.v1.Check``
-# (api.CHECK_TO_PB maps them).
-Check = enum.Enum("Check", "DISABLED ACCELERATOR_CLASS DEPLOYMENT_MODE MODEL_FORMAT MODEL_SIZE AUTO_SELECT SCORE")
+
+class Check(enum.Enum):
+    """Check names, in canonical order; the same names as the proto enum ``ome.selector.v1.Check``
+    (api.CHECK_TO_PB maps them)."""
+
+    DISABLED = enum.auto()
+    ACCELERATOR_CLASS = enum.auto()
+    DEPLOYMENT_MODE = enum.auto()
+    MODEL_FORMAT = enum.auto()
+    MODEL_SIZE = enum.auto()
+    AUTO_SELECT = enum.auto()
+    SCORE = enum.auto()
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,10 +41,22 @@ from .snapshot import RuntimeGroup, Snapshot, mask_from_positions
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
 
-# A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``.
-Verdict = enum.Enum("Verdict", "CANDIDATE EXCLUDED COMPATIBLE_NOT_AUTO_SELECTABLE")
-# What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``).
-TieBreak = enum.Enum("TieBreak", "UNSPECIFIED SCOPE SCORE SIZE_DISTANCE NAME")
+class Verdict(enum.Enum):
+    """A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``."""
+
+    CANDIDATE = enum.auto()
+    EXCLUDED = enum.auto()
+    COMPATIBLE_NOT_AUTO_SELECTABLE = enum.auto()
+
+
+class TieBreak(enum.Enum):
+    """What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``)."""
+
+    UNSPECIFIED = enum.auto()
+    SCOPE = enum.auto()
+    SCORE = enum.auto()
+    SIZE_DISTANCE = enum.auto()
+    NAME = enum.auto()
 
 
 @dataclass(frozen=True, slots=True)
