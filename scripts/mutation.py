@@ -47,8 +47,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "ome_selector"
 # The rule modules: the checks, versions, sizes, quantities, accelerator-class policy, ingestion,
-# the engine, what was lifecycle.py (resolution, admission, components, effective, reconcile), and
-# the runtime tree.
+# the snapshot (fetch order, inheritance, incremental writes), the engine, what was lifecycle.py
+# (resolution, admission, components, effective, reconcile), the runtime webhook and the runtime
+# tree.
 RULE_MODULES = (
     "checks.py",
     "versions.py",
@@ -56,12 +57,14 @@ RULE_MODULES = (
     "quantities.py",
     "accelerators.py",
     "ingest.py",
+    "snapshot.py",
     "engine.py",
     "resolution.py",
     "admission.py",
     "components.py",
     "effective.py",
     "reconcile.py",
+    "runtime_webhook.py",
     "tree.py",
 )
 # Rule-level test files run first: most mutants fail one of them within a few seconds.
@@ -78,15 +81,20 @@ QUICK_TESTS = (
     "tests/test_effective.py",
     "tests/test_named_runtime.py",
     "tests/test_explain_reasons.py",
+    "tests/test_runtime_webhook.py",
+    "tests/test_cache_writes.py",
+    "tests/test_fast_path.py",
 )
 # Run before the quick files: the tests closest to each module (most mutants die here).
 FOCUS_TESTS = {
     "checks.py": ("tests/test_check_table.py", "tests/test_mutants_checks.py", "tests/test_matching_docs.py"),
-    "versions.py": ("tests/test_versions.py", "tests/test_check_table.py"),
+    "versions.py": ("tests/test_mutants_versions.py", "tests/test_versions.py", "tests/test_check_table.py"),
     "sizes.py": ("tests/test_sizes.py", "tests/test_check_table.py"),
     "quantities.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "accelerators.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
     "ingest.py": ("tests/test_mutants_ingest.py", "tests/test_check_table.py", "tests/test_matching_docs.py"),
+    "snapshot.py": ("tests/test_mutants_snapshot.py", "tests/test_cache_writes.py", "tests/test_fast_path.py"),
+    "runtime_webhook.py": ("tests/test_runtime_webhook.py",),
     "engine.py": (
         "tests/test_mutants_engine.py",
         "tests/test_scoring_ranking.py",

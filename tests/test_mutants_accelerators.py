@@ -24,6 +24,8 @@ from ome_selector.accelerators import (
     Assignment,
     assign_accelerator,
     best_fit,
+    cheapest,
+    memory_gib,
     most_capable,
 )
 from ome_selector.quantities import parse_quantity, quantity_value
@@ -63,6 +65,26 @@ def test_quantity_value_rounds_away_from_zero(value: Decimal, want: int) -> None
     assert quantity_value(value) == want
 
 
+def _memory(memory: str) -> types_pb2.AcceleratorClass:
+    return json_format.ParseDict({"spec": {"capabilities": {"memoryGB": memory}}}, types_pb2.AcceleratorClass())
+
+
+@pytest.mark.parametrize(
+    ("memory", "want"),
+    [
+        # accelerator-classes.md, "Write memoryGB in Gi": 80Gi is 80, 80G is 74, a plain 80 is 0.
+        pytest.param("80Gi", 80, id="80Gi"),
+        pytest.param("80G", 74, id="80G"),
+        pytest.param("80", 0, id="80 bytes"),
+        # Go's integer division truncates toward zero (facts 4.2): -1.5Gi is -1 GiB, not -2.
+        pytest.param("-80Gi", -80, id="-80Gi"),
+        pytest.param("-1.5Gi", -1, id="-1.5Gi truncates toward zero"),
+    ],
+)
+def test_memory_gib(memory: str, want: int) -> None:
+    assert memory_gib(_memory(memory)) == want
+
+
 # ---- BestFit's compute score (ome-selection-facts.md 4.2: ``s(t) = 0 if t == 0 else (1 if req
 # == 0 else min(1, t/req))``; without a hit among the preferred precisions and without fp16 among
 # them, ``s(fp16) * penalty``, the penalty halving for each miss)
@@ -87,6 +109,67 @@ def test_best_fit_fp16_fallback_is_multiplied_by_the_penalty() -> None:
     assert best_fit(candidates, constraints) == "int4"
 
 
+def test_best_fit_a_preferred_precision_of_1_tflops_is_a_hit() -> None:
+    # facts 4.2: "The first precision with a value above 0 gives s(value) * penalty". "one" has
+    # fp16 1 (s = 1, no requirement, penalty 1); "none" has no figure for fp16 (compute 0).
+    # Memory fit is 1 for both, so "one" wins although it is later.
+    constraints = types_pb2.AcceleratorConstraints(preferred_precisions=["fp16", "fp32"])
+    candidates = [_class("none", {"int4Tops": 0}), _class("one", {"fp16Tflops": 1})]
+    assert best_fit(candidates, constraints) == "one"
+
+
+@pytest.mark.parametrize(
+    ("precisions", "want"),
+    [
+        # bf16 gives 0 (a miss, penalty 0.5); fp16 is not in the list, so s(fp16) * 0.5 = 0.5 for
+        # "fp16", 0 for "fp32" (no fp16): "fp16" wins although it is later.
+        pytest.param(["bf16"], "fp16", id="fp16 not listed: the fp16 fallback"),
+        # FP16 is in the list (case-insensitive) and "fp16" has it: a hit, s = 1.
+        pytest.param(["FP16"], "fp16", id="FP16 listed: a hit"),
+        # fp32 is a miss for "fp16"; fp16 comes next in the list, a hit at penalty 0.5; "fp32" hits
+        # at once (s = 1): "fp32" wins.
+        pytest.param(["fp32", "fp16"], "fp32", id="fp16 listed after a hit of the other class"),
+    ],
+)
+def test_best_fit_fp16_fallback_only_when_fp16_is_not_preferred(precisions: list[str], want: str) -> None:
+    constraints = types_pb2.AcceleratorConstraints(preferred_precisions=precisions)
+    candidates = [_class("fp32", {"fp32Tflops": 100}), _class("fp16", {"fp16Tflops": 100})]
+    assert best_fit(candidates, constraints) == want
+
+
+@pytest.mark.parametrize(
+    "performance",
+    [{"fp32Tflops": 10}, {"fp16Tflops": 10}, {"int8Tops": 10}, {"int4Tops": 10}],
+    ids=["fp32", "fp16", "int8", "int4"],
+)
+def test_best_fit_without_preferred_precisions_reads_the_largest_figure(performance: dict[str, int]) -> None:
+    # facts 4.2: "if preferredPrecisions is empty, use s(max(fp32, fp16, int8, int4))": 10 of
+    # any of them with no requirement gives s = 1, against 0 for a class without figures.
+    candidates = [_class("none", {}), _class("some", performance)]
+    assert best_fit(candidates, types_pb2.AcceleratorConstraints()) == "some"
+
+
+def _sized(name: str, memory: str, performance: dict[str, int]) -> tuple[str, types_pb2.AcceleratorClass]:
+    doc = {"metadata": {"name": name}, "spec": {"capabilities": {"memoryGB": memory, "performance": performance}}}
+    return name, json_format.ParseDict(doc, types_pb2.AcceleratorClass())
+
+
+@pytest.mark.parametrize(
+    ("min_memory", "want"),
+    [
+        # minMemory 40: "exact" 40Gi has memory fit 1 and no compute: 0.7; "fast" 80Gi has 40/80 =
+        # 0.5 and compute 1: 0.35 + 0.3 = 0.65. The memory weight wins.
+        pytest.param(40, "exact", id="0.7 * 1 + 0.3 * 0 > 0.7 * 0.5 + 0.3 * 1"),
+        # minMemory 50: "exact" 50Gi: 0.7 again; "fast" 80Gi has 50/80 = 0.625 and compute 1:
+        # 0.4375 + 0.3 = 0.7375. Now the compute share wins.
+        pytest.param(50, "fast", id="0.7 * 1 + 0.3 * 0 < 0.7 * 0.625 + 0.3 * 1"),
+    ],
+)
+def test_best_fit_weighs_memory_0_7_and_compute_0_3(min_memory: int, want: str) -> None:
+    candidates = [_sized("exact", f"{min_memory}Gi", {}), _sized("fast", "80Gi", {"fp16Tflops": 100})]
+    assert best_fit(candidates, types_pb2.AcceleratorConstraints(min_memory=min_memory)) == want
+
+
 def test_most_capable_divides_by_a_maximum_of_one() -> None:
     # facts 4.2 MostCapable: each figure divided by its maximum over the candidates (only a maximum
     # of 0 gives 0). Same memory and bandwidth; fp16 0 vs 1 TFLOPS: the second has the higher
@@ -104,6 +187,30 @@ def test_most_capable_tries_the_later_preferred_precisions() -> None:
     constraints = types_pb2.AcceleratorConstraints(preferred_precisions=["int4", "int8"])
     candidates = [_class("fp16only", {"fp16Tflops": 500}), _class("int8", {"int8Tops": 1})]
     assert most_capable(candidates, constraints) == "int8"
+
+
+# ---- Cheapest's tier group (ome-selection-facts.md 4.2: "Tiers map to low=1, medium=2, high=3
+# and anything else=2 (case-insensitive)"; the lowest wins, ties keep the earliest candidate)
+
+
+def _tiered(tier: str) -> tuple[str, types_pb2.AcceleratorClass]:
+    doc = {"metadata": {"name": tier}, "spec": {"cost": {"tier": tier}}}
+    return tier, json_format.ParseDict(doc, types_pb2.AcceleratorClass())
+
+
+@pytest.mark.parametrize(
+    ("tiers", "want"),
+    [
+        pytest.param(["medium", "low"], "low", id="low below medium"),
+        pytest.param(["premium", "Low"], "Low", id="low below anything else, case-insensitive"),
+        pytest.param(["high", "medium"], "medium", id="medium below high"),
+        pytest.param(["HIGH", "premium"], "premium", id="anything else below high"),
+        pytest.param(["premium", "medium"], "premium", id="anything else ties with medium: the earlier"),
+        pytest.param(["high", "low", "medium"], "low", id="three tiers"),
+    ],
+)
+def test_cheapest_by_tier(tiers: list[str], want: str) -> None:
+    assert cheapest([_tiered(t) for t in tiers]) == want
 
 
 # ---- assign_accelerator: the whole Assignment (select-accelerators.md "How OME picks a class",

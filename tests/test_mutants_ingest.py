@@ -293,3 +293,143 @@ def test_compiled_entry_fields() -> None:
         3,
         None,
     )
+
+
+# ---- the bounds walk (bounds.py: at most MAX_LIST_ITEMS (1,024) items in a list or map of a
+# spec, versions of at most 128 characters, at most MAX_VIOLATIONS_PER_OBJECT (16) bounds
+# violations per object; metadata labels and annotations are bounded by their own rules)
+
+TOO_MANY = "Too many: 1025: must have at most 1024 items"
+VERSION_129 = "1" * 129
+TOO_LONG_VERSION = f'Invalid value: "{"1" * 64}…" (129 characters): must be no more than 128 characters'
+
+
+def _labels(count: int) -> dict[str, str]:
+    return {f"k{i}": "v" for i in range(count)}
+
+
+def _formats(version: str) -> dict[str, Any]:
+    return {"modelFormat": {"name": "safetensors", "version": version}, "modelFramework": {"name": "transformers"}}
+
+
+BOUNDS_CASES = [
+    pytest.param(sr(engineConfig={"labels": _labels(1024)}), [], id="1024 component labels"),
+    pytest.param(
+        sr(engineConfig={"labels": _labels(1025)}),
+        [FieldViolation("serving_runtime.spec.engine_config.labels", TOO_MANY)],
+        id="1025 component labels (a map outside metadata)",
+    ),
+    pytest.param(
+        sr(decoderConfig={"annotations": _labels(1025)}),
+        [FieldViolation("serving_runtime.spec.decoder_config.annotations", TOO_MANY)],
+        id="1025 component annotations",
+    ),
+    pytest.param(
+        cache_pb2.CacheObject(
+            serving_runtime=json_format.ParseDict(
+                {"metadata": {"name": "rt", "namespace": "ns", "labels": _labels(1025)}}, types_pb2.ServingRuntime()
+            )
+        ),
+        [],
+        id="1025 metadata labels: bounded by the label rules only",
+    ),
+    pytest.param(sr(acceleratorRequirements={"acceleratorClasses": ["gpu"] * 1024}), [], id="1024 items in a list"),
+    pytest.param(
+        sr(acceleratorRequirements={"acceleratorClasses": ["gpu"] * 1025}),
+        [FieldViolation("serving_runtime.spec.accelerator_requirements.accelerator_classes", TOO_MANY)],
+        id="1025 items in a list",
+    ),
+    pytest.param(sr(supportedModelFormats=[_formats("1" * 128)]), [], id="a 128-character version"),
+    pytest.param(
+        sr(supportedModelFormats=[_formats(VERSION_129)]),
+        [FieldViolation("serving_runtime.spec.supported_model_formats[0].model_format.version", TOO_LONG_VERSION)],
+        id="a 129-character version",
+    ),
+    pytest.param(
+        sr(supportedModelFormats=[_formats(VERSION_129)] * 20),
+        [
+            FieldViolation(f"serving_runtime.spec.supported_model_formats[{i}].model_format.version", TOO_LONG_VERSION)
+            for i in range(16)
+        ],
+        id="20 long versions: the first 16 are reported",
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "want"), BOUNDS_CASES)
+def test_bounds_walk(obj: cache_pb2.CacheObject, want: list[FieldViolation]) -> None:
+    assert ingest.validate_object(obj) == want
+
+
+# ---- the intern tables are bounded (ingest._spec: 50,000 specs; ingest._format_id: 200,000 keys);
+# a new entry when a table is full starts it afresh
+
+
+@pytest.fixture
+def saved_tables() -> Any:
+    specs, format_ids = dict(ingest._SPECS), dict(ingest._FORMAT_IDS)
+    yield
+    ingest._SPECS.clear()
+    ingest._SPECS.update(specs)
+    ingest._FORMAT_IDS.clear()
+    ingest._FORMAT_IDS.update(format_ids)
+
+
+def _compile(version: str) -> Any:
+    spec = json_format.ParseDict({"supportedModelFormats": [_formats(version)]}, types_pb2.ServingRuntimeSpec())
+    return ingest.compile_spec(spec)
+
+
+@pytest.mark.usefixtures("saved_tables")
+def test_the_spec_table_holds_50000_specs() -> None:
+    padding = _compile("9.9.9").entries[0].model_format
+    ingest._SPECS.clear()
+    ingest._SPECS.update({("padding", str(i), None, 1): padding for i in range(49_998)})
+    first = _compile("1.0.1").entries[0]  # a new format and the framework: 50,000 specs
+    assert len(ingest._SPECS) == 50_000
+    assert _compile("1.0.1").entries[0].model_format is first.model_format  # shared, not parsed again
+    _compile("1.0.2")  # one more: the table starts afresh with it (then the framework joins again)
+    assert sorted(ingest._SPECS) == [("safetensors", "1.0.2", None, 1), ("transformers", None, None, 1)]
+
+
+@pytest.mark.usefixtures("saved_tables")
+def test_the_format_id_table_holds_200000_keys() -> None:
+    ingest._FORMAT_IDS.clear()
+    ingest._FORMAT_IDS.update({("padding", i): i for i in range(199_999)})
+    first = _compile("2.0.1").format_id  # the 200,000th key
+    assert len(ingest._FORMAT_IDS) == 200_000
+    assert _compile("2.0.1").format_id == first  # equal entries, the same id
+    second = _compile("2.0.2").format_id  # one more: the table starts afresh with it
+    assert len(ingest._FORMAT_IDS) == 1
+    assert second == first + 1  # ids count up by one, never reused
+
+
+def test_equal_pipelines_share_a_format_id_whatever_the_order_of_their_components() -> None:
+    # ingest._format_id: an id for what the model-format check reads of the entries, so equal
+    # entries share it (caches.FORMAT_FAILURES); additionalComponents is a map, and its order as
+    # written must not matter.
+    keys = [f"component-{i}" for i in range(20)]
+
+    def compiled(order: list[str]) -> Any:
+        pipeline = {"additionalComponents": {k: {"library": "diffusers"} for k in order}}
+        entry = dict(_formats("1.0.0"), diffusionPipeline=pipeline)
+        return ingest.compile_spec(
+            json_format.ParseDict({"supportedModelFormats": [entry]}, types_pb2.ServingRuntimeSpec())
+        )
+
+    assert compiled(keys).format_id == compiled(list(reversed(keys))).format_id
+
+
+def test_equal_model_specs_share_a_cache_key_whatever_the_order_of_their_maps() -> None:
+    # domain.Model.cache_key keys the fit caches (caches.py: "keyed by content"): equal specs get
+    # the same key, whatever the order their map entries were written in.
+    keys = [f"component-{i}" for i in range(20)]
+
+    def compiled(order: list[str]) -> Any:
+        spec = {
+            "modelFormat": {"name": "safetensors"},
+            "diffusionPipeline": {"additionalComponents": {k: {"library": "diffusers"} for k in order}},
+        }
+        return ingest.compile_model("ClusterBaseModel", "", "m", json_format.ParseDict(spec, types_pb2.BaseModelSpec()))
+
+    assert compiled(keys).cache_key == compiled(list(reversed(keys))).cache_key

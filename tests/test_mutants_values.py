@@ -21,7 +21,9 @@ from ome_selector import (
     quantities,
     reconcile,
     resolution,
+    runtime_webhook,
     sizes,
+    snapshot,
     versions,
 )
 
@@ -37,7 +39,9 @@ MODULES: tuple[ModuleType, ...] = (
     quantities,
     reconcile,
     resolution,
+    runtime_webhook,
     sizes,
+    snapshot,
     versions,
 )
 VALUE_CLASSES = sorted(
@@ -62,6 +66,7 @@ def test_every_rule_module_value_class_is_found() -> None:
         "domain.Compiled",
         "admission.Admission",
         "resolution.Decision",
+        "snapshot._Parts",
     } <= names
 
 

@@ -54,7 +54,6 @@ FIRST_AVAILABLE = "FirstAvailable"
 NIL_POINTER_LOG = "invalid memory address or nil pointer dereference"
 
 _GIB = 2**30
-_TIERS = {"low": 1, "medium": 2, "high": 3}
 
 Candidate = tuple[str, types_pb2.AcceleratorClass]
 
@@ -234,7 +233,9 @@ def cheapest(candidates: Sequence[Candidate]) -> str | None:
         if per_tokens is not None:
             token.append((name, per_tokens))
         if cost.tier:
-            tier.append((name, Decimal(_TIERS.get(cost.tier.lower(), 2))))
+            # low < medium = anything else < high (facts 4.2: low=1, medium=2, high=3, else 2).
+            level = cost.tier.lower()
+            tier.append((name, Decimal((level == "high") - (level == "low"))))
     for group in (hourly, token, tier):
         if group:
             return _cheapest_in(group)
@@ -276,10 +277,11 @@ def _compute_score(cls: types_pb2.AcceleratorClass, constraints: types_pb2.Accel
         if tflops > 0:
             return _score_tflops(tflops, required) * penalty
         penalty *= 0.5
-    if all(precision.lower() != "fp16" for precision in precisions):
-        fp16 = tflops_for(cls, "fp16")
-        if fp16 > 0:
-            return _score_tflops(fp16, required) * penalty
+    # fp16 as a fallback when it is not among the precisions (facts 4.2); when it is, it was a miss
+    # (0), so the fallback gives 0 then too.
+    fp16 = tflops_for(cls, "fp16")
+    if fp16 > 0:
+        return _score_tflops(fp16, required) * penalty
     return 0.0
 
 
@@ -345,17 +347,19 @@ def _override(spec: types_pb2.InferenceServiceSpec, component: str) -> types_pb2
 
 def _named_class(
     spec: types_pb2.InferenceServiceSpec, override: types_pb2.AcceleratorSelector | None
-) -> tuple[str, str]:
-    """(name, source) of the class the InferenceService names, or ("", "") for none.
+) -> tuple[str, str] | None:
+    """(name, source) of the class the InferenceService names, or None for none.
 
     A present override class wins even when it is "", which then names nothing (facts 4.1).
     """
-    if override is not None and override.HasField("accelerator_class"):
-        return override.accelerator_class, COMPONENT_OVERRIDE
     selector = spec.accelerator_selector
-    if spec.HasField("accelerator_selector") and selector.HasField("accelerator_class"):
-        return selector.accelerator_class, SELECTOR
-    return "", ""
+    if override is not None and override.HasField("accelerator_class"):
+        name, source = override.accelerator_class, COMPONENT_OVERRIDE
+    elif spec.HasField("accelerator_selector") and selector.HasField("accelerator_class"):
+        name, source = selector.accelerator_class, SELECTOR
+    else:
+        return None
+    return (name, source) if name else None
 
 
 def _policy(spec: types_pb2.InferenceServiceSpec, override: types_pb2.AcceleratorSelector | None) -> str:
@@ -428,8 +432,9 @@ def assign_accelerator(
         return Assignment("", NONE_RUNTIME_LISTS_NONE)
     spec = isvc.spec
     override = _override(spec, component)
-    name, source = _named_class(spec, override)
-    if name:
+    named = _named_class(spec, override)
+    if named is not None:
+        name, source = named
         if name not in classes:
             return Assignment(name, source, error=not_found_error(name), workload_blocked=True)
         return Assignment(name, source)

@@ -20,7 +20,6 @@ other lists of a runtime; a manifest file at most ``MAX_FILE_BYTES`` (64 MiB).
 from __future__ import annotations
 
 import re
-from typing import Iterable
 
 from google.protobuf.message import Message
 
@@ -160,17 +159,16 @@ def cache_version(value: str, path: str) -> list[FieldViolation]:
     return []
 
 
-def version(value: str, path: str) -> list[FieldViolation]:
-    """A version longer than ``MAX_VERSION_LENGTH`` characters."""
-    if len(value) > MAX_VERSION_LENGTH:
-        return [FieldViolation(path, errors.too_long_value(value, MAX_VERSION_LENGTH))]
-    return []
+def version(value: str, path: str) -> FieldViolation:
+    """The violation of a version longer than ``MAX_VERSION_LENGTH`` characters (the caller
+    checks the length, so a path is formatted only for what is reported)."""
+    return FieldViolation(path, errors.too_long_value(value, MAX_VERSION_LENGTH))
 
 
-def items(values: Iterable[object], path: str) -> list[FieldViolation]:
-    """A list of more than ``MAX_LIST_ITEMS`` items."""
-    count = len(values)  # type: ignore[arg-type]
-    return [FieldViolation(path, errors.too_many(count, MAX_LIST_ITEMS))] if count > MAX_LIST_ITEMS else []
+def items(count: int, path: str) -> FieldViolation:
+    """The violation of a list or map of ``count`` items, more than ``MAX_LIST_ITEMS`` (the
+    caller checks the count)."""
+    return FieldViolation(path, errors.too_many(count, MAX_LIST_ITEMS))
 
 
 def object_size(message: Message, path: str) -> list[FieldViolation]:

@@ -20,9 +20,18 @@ from .domain import Compiled, Entry, Model, Request, Spec
 from .sizes import outside
 from .versions import entry_accepts
 
-# Check names, in canonical order; the same names as the proto enum ``ome.selector.v1.Check``
-# (api.CHECK_TO_PB maps them).
-Check = enum.Enum("Check", "DISABLED ACCELERATOR_CLASS DEPLOYMENT_MODE MODEL_FORMAT MODEL_SIZE AUTO_SELECT SCORE")
+
+class Check(enum.Enum):
+    """Check names, in canonical order; the same names as the proto enum ``ome.selector.v1.Check``
+    (api.CHECK_TO_PB maps them)."""
+
+    DISABLED = enum.auto()
+    ACCELERATOR_CLASS = enum.auto()
+    DEPLOYMENT_MODE = enum.auto()
+    MODEL_FORMAT = enum.auto()
+    MODEL_SIZE = enum.auto()
+    AUTO_SELECT = enum.auto()
+    SCORE = enum.auto()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +64,8 @@ class ModelFit:
     """How a model fits a runtime spec; depends only on the two, so it is memoised per snapshot.
 
     ``match`` is the first entry that strictly matches (or None); ``score`` and ``score_index``
-    come from the lenient scorer (runtime-selection-scoring.md); ``format_failure`` and
+    come from the lenient scorer (runtime-selection-scoring.md): the highest entry score (0 when
+    none is above 0) and the index of the first entry with it (-1 when none); ``format_failure`` and
     ``size_failure`` are the model-format and model-size check results.
     """
 

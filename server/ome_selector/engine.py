@@ -41,10 +41,22 @@ from .snapshot import RuntimeGroup, Snapshot, mask_from_positions
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
 
-# A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``.
-Verdict = enum.Enum("Verdict", "CANDIDATE EXCLUDED COMPATIBLE_NOT_AUTO_SELECTABLE")
-# What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``).
-TieBreak = enum.Enum("TieBreak", "UNSPECIFIED SCOPE SCORE SIZE_DISTANCE NAME")
+class Verdict(enum.Enum):
+    """A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``."""
+
+    CANDIDATE = enum.auto()
+    EXCLUDED = enum.auto()
+    COMPATIBLE_NOT_AUTO_SELECTABLE = enum.auto()
+
+
+class TieBreak(enum.Enum):
+    """What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``)."""
+
+    UNSPECIFIED = enum.auto()
+    SCOPE = enum.auto()
+    SCORE = enum.auto()
+    SIZE_DISTANCE = enum.auto()
+    NAME = enum.auto()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,51 +105,53 @@ def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Re
     return Evaluation(runtime, spec, model_fit, (), Verdict.CANDIDATE, dist)
 
 
-def _compare(has_size: bool, a: Evaluation, b: Evaluation) -> int:
-    if a.fit.score != b.fit.score:
-        return -1 if a.fit.score > b.fit.score else 1
-    if has_size and a.distance is not None and b.distance is not None:
-        order = distance_order(a.distance, b.distance)
-        if order:
-            return order
-    return (a.runtime.name > b.runtime.name) - (a.runtime.name < b.runtime.name)
+def _distance(e: Evaluation) -> float:
+    """The size distance the ranking compares: 0 when the model has no size (then no candidate
+    has a distance; ome-selection-facts.md 3.14)."""
+    return e.distance if e.distance is not None else 0.0
 
 
-def _tie_break(has_size: bool, previous: Evaluation | None, current: Evaluation) -> TieBreak:
+def _compare(a: Evaluation, b: Evaluation) -> int:
+    """Negative when ``a`` ranks before ``b``: the higher score, then the smaller size distance
+    (sub-1.0 differences tie); 0 on a tie, which ``rank`` leaves in name order."""
+    return b.fit.score - a.fit.score or distance_order(_distance(a), _distance(b))
+
+
+def _tie_break(previous: Evaluation | None, current: Evaluation) -> TieBreak:
     if previous is None:
         return TieBreak.UNSPECIFIED
     if previous.runtime.is_cluster != current.runtime.is_cluster:
         return TieBreak.SCOPE
     if previous.fit.score != current.fit.score:
         return TieBreak.SCORE
-    if (
-        has_size
-        and previous.distance is not None
-        and current.distance is not None
-        and distance_order(current.distance, previous.distance)
-    ):
+    if distance_order(_distance(current), _distance(previous)):
         return TieBreak.SIZE_DISTANCE
     return TieBreak.NAME
 
 
-def tie_break(model: d.Model, above: Evaluation, below: Evaluation) -> TieBreak:
+def tie_break(above: Evaluation, below: Evaluation) -> TieBreak:
     """The ranking step that puts candidate ``above`` before ``below`` (runtime-selection-
     scoring.md, "Tie-breaking"): what ``rank`` records for ``below`` placed right after ``above``
     (``TieBreak.UNSPECIFIED`` never: it is only the first candidate's)."""
-    return _tie_break(model.size is not None, above, below)
+    return _tie_break(above, below)
 
 
-def rank(candidates: list[Evaluation], model: d.Model) -> tuple[Ranked, ...]:
+_KEY = functools.cmp_to_key(_compare)
+_NAME = attrgetter("runtime.name")
+
+
+def rank(candidates: list[Evaluation]) -> tuple[Ranked, ...]:
     """ServingRuntimes first whatever their scores, then ClusterServingRuntimes; within each,
-    higher score, smaller size distance (model with a size; sub-1.0 differences tie), name."""
-    has_size = model.size is not None
-    key = functools.cmp_to_key(functools.partial(_compare, has_size))
-    ordered = sorted((e for e in candidates if not e.runtime.is_cluster), key=key)
-    ordered += sorted((e for e in candidates if e.runtime.is_cluster), key=key)
+    higher score, smaller size distance (model with a size; sub-1.0 differences tie), name
+    (ome-selection-facts.md 3.14): the candidates in name order, then a stable sort on score
+    and distance."""
+    by_name = sorted(candidates, key=_NAME)
+    ordered = sorted((e for e in by_name if not e.runtime.is_cluster), key=_KEY)
+    ordered += sorted((e for e in by_name if e.runtime.is_cluster), key=_KEY)
     out = []
     previous = None
     for i, evaluation in enumerate(ordered, start=1):
-        out.append(Ranked(evaluation, i, _tie_break(has_size, previous, evaluation)))
+        out.append(Ranked(evaluation, i, _tie_break(previous, evaluation)))
         previous = evaluation
     return tuple(out)
 
@@ -157,7 +171,8 @@ _SPREAD = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
 
 def _selector(mask: int, size: int) -> bytes:
     """Byte i is 1 where bit i of ``mask`` is set: an ``itertools.compress`` selector."""
-    return b"".join(map(_SPREAD.__getitem__, mask.to_bytes((size + 7) // 8, "little")))[:size]
+    whole_bytes = -(-size // 8)  # size / 8 rounded up
+    return b"".join(map(_SPREAD.__getitem__, mask.to_bytes(whole_bytes, "little")))[:size]
 
 
 def format_failure(
@@ -326,7 +341,7 @@ class AutoSelection:
         self.namespaced = len(results[0].group)
         self.cluster = len(results[1].group)
         candidates = [e for r in results for e in r.evaluated.values() if e.verdict is Verdict.CANDIDATE]
-        self.ranked = rank(candidates, model)
+        self.ranked = rank(candidates)
         counts = dict.fromkeys(Check, 0)
         for r in results:
             counts[Check.DISABLED] += r.disabled.bit_count()
@@ -420,7 +435,7 @@ def exhaustive_auto_select(
     one. Returns (evaluations in fetch order, ranked candidates, no-runtime message or None)."""
     namespaced, cluster = snapshot.runtimes_in_scope(namespace)
     evaluations = tuple(evaluate(rt, rt.own, model, request) for rt in (*namespaced.order, *cluster.order))
-    ranked = rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE], model)
+    ranked = rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE])
     message = None
     if not ranked:
         excluded = [

@@ -103,7 +103,6 @@ def _is_map(fd: Any) -> bool:
 # ``modelFramework`` (a message whose only bound is its version: no call for it).
 _LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION, _VERSION_OF = range(7)
 _PLANS: dict[str, dict[Any, int] | None] = {}  # message type -> field descriptor -> what to do
-_METADATA = types_pb2.ObjectMeta.DESCRIPTOR.full_name
 # Lists nothing reads item by item (a runner's command line is merged, hashed and copied whole):
 # the object's size bounds them, and the walk never visits a runner for them.
 _UNCOUNTED = frozenset(
@@ -122,8 +121,6 @@ def _plan(desc: Any) -> dict[Any, int] | None:
     versioned = desc.full_name in _VERSIONED
     for fd in desc.fields:
         if _is_map(fd):
-            if desc.full_name == _METADATA and fd.name in ("labels", "annotations"):
-                continue  # bounds.metadata
             value_type = fd.message_type.fields_by_name["value"].message_type
             plan[fd] = _MAP_OF_MESSAGES if value_type is not None and _plan(value_type) != {} else _MAP
         elif (desc.full_name, fd.name) in _UNCOUNTED:
@@ -144,7 +141,9 @@ def _plan(desc: Any) -> dict[Any, int] | None:
 
 def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
     """Length of versions and of every list and map under ``message`` (bounds.py), visiting only
-    the fields ``_plan`` keeps. Field paths are formatted only for what is reported."""
+    the fields ``_plan`` keeps. Field paths are formatted only for what is reported. Only specs
+    are walked, so the maps met are never an object's metadata labels and annotations
+    (``bounds.metadata`` bounds those)."""
     plan = _plan(message.DESCRIPTOR) or {}
     for fd, value in message.ListFields():
         action = plan.get(fd)
@@ -155,13 +154,14 @@ def _bounded(message: Message, path: str, out: list[FieldViolation]) -> None:
         if action == _MESSAGE:
             _bounded(value, f"{path}.{fd.name}", out)
         elif action == _VERSION:
-            out += bounds.version(value, f"{path}.{fd.name}")
+            if len(value) > bounds.MAX_VERSION_LENGTH:
+                out.append(bounds.version(value, f"{path}.{fd.name}"))
         elif action == _VERSION_OF:
             if len(value.version) > bounds.MAX_VERSION_LENGTH:
-                out += bounds.version(value.version, f"{path}.{fd.name}.version")
+                out.append(bounds.version(value.version, f"{path}.{fd.name}.version"))
         else:
             if len(value) > bounds.MAX_LIST_ITEMS:
-                out += bounds.items(value, f"{path}.{fd.name}")
+                out.append(bounds.items(len(value), f"{path}.{fd.name}"))
             if action == _MAP_OF_MESSAGES:
                 for key in sorted(value)[: bounds.MAX_LIST_ITEMS]:
                     _bounded(value[key], f"{path}.{fd.name}[{key}]", out)
@@ -376,7 +376,8 @@ _SPECS_MAX = 50_000
 
 def _spec(message: Message, owner: Message, field: str) -> d.Spec | None:
     """The compiled ``modelFormat`` / ``modelFramework`` of ``owner``, shared between equal ones
-    (runtimes repeat the same few, and parsing the version is most of the cost)."""
+    (runtimes repeat the same few, and parsing the version is most of the cost). The table holds
+    at most ``_SPECS_MAX`` (50,000) specs; a new one when it is full starts it afresh."""
     if not owner.HasField(field):
         return None
     sub = getattr(owner, field)
@@ -496,8 +497,9 @@ def _spec_key(spec: d.Spec | None) -> tuple[object, ...] | None:
 
 def _format_id(entries: tuple[d.Entry, ...]) -> int:
     """An id for what the model-format check reads of ``entries`` (``domain.Compiled.format_id``).
-    Ids are never reused; when the table is full it starts afresh, so equal entries may then get
-    a new id (a cache miss), never a wrong one."""
+    Ids count up by one from 1 as new keys come (0 is ``Compiled``'s default) and are never
+    reused; when the table is full (``_FORMAT_IDS_MAX``, 200,000 keys) a new key starts it afresh,
+    so equal entries may then get a new id (a cache miss), never a wrong one."""
     global _next_format_id
     key = tuple(
         (

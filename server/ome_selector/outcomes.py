@@ -529,7 +529,7 @@ def _deleted(key: Key) -> Reason:
 
 
 def _ranking(model: d.Model, above: engine.Evaluation, below: engine.Evaluation) -> Reason:
-    step = engine.tie_break(model, above, below)
+    step = engine.tie_break(above, below)
     values = {
         TieBreak.SCORE: (above.fit.score, below.fit.score),
         TieBreak.SIZE_DISTANCE: (above.distance, below.distance),

@@ -54,7 +54,7 @@ def parse_version(text: str) -> Version | None:
     and the empty string. A version longer than ``MAX_VERSION_LENGTH`` characters does not parse
     either; no input raises.
     """
-    if text == "" or len(text) > MAX_VERSION_LENGTH:
+    if len(text) > MAX_VERSION_LENGTH:
         return None
     pieces = text.split(".", 2)
     major_text = pieces[0]
