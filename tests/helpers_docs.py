@@ -18,10 +18,10 @@ from conftest import EXAMPLE_ISVCS
 from google.protobuf import json_format
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
-from ome_selector import api
-from ome_selector import domain as d
-from ome_selector.store import CacheStore
-from ome_selector.versions import parse_version
+from ome_selector.cache.store import CacheStore
+from ome_selector.domain import objects as d
+from ome_selector.domain.versions import parse_version
+from ome_selector.rpc import api
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CATALOG_RUNTIMES = SHARED / "ome-catalog" / "runtimes"

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from helpers_docs import entry, isvc, load, model, runtime, spec_of
 from ome.selector.v1 import selector_pb2
-from ome_selector import api
-from ome_selector.store import CacheStore
+from ome_selector.cache.store import CacheStore
+from ome_selector.rpc import api
 
 PAGE_WORLD: list[dict[str, Any]] = [
     model(namespace="team-a"),

@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf import json_format
 from helpers_docs import entry, isvc, load, model, revision, runtime, spec_of
 from ome.selector.v1 import selector_pb2 as pb
-from ome_selector import api
+from ome_selector.rpc import api
 
 TEAM_A = "team-a"
 PINNED = "cr-vllm-llama-1baf272d"
