@@ -50,8 +50,20 @@ PACKAGE = ROOT / "server" / "ome_selector"
 # the snapshot (fetch order, inheritance, incremental writes), the engine, what was lifecycle.py
 # (resolution, admission, components, effective, reconcile), the runtime webhook and the runtime
 # tree.
-RULE_MODULES = (
+# The selection checks (rules/), one file per check.
+RULES_FILES = (
     "checks.py",
+    "results.py",
+    "disabled.py",
+    "accelerator_class.py",
+    "deployment_mode.py",
+    "model_format.py",
+    "model_size.py",
+    "scoring.py",
+    "auto_select.py",
+)
+RULE_MODULES = (
+    *RULES_FILES,
     "versions.py",
     "sizes.py",
     "quantities.py",
@@ -69,7 +81,7 @@ RULE_MODULES = (
 )
 # Where each rule module lives in the package (its mutant ids keep the file name).
 MODULE_PATHS = {
-    "checks.py": "rules/checks.py",
+    **{module: f"rules/{module}" for module in RULES_FILES},
     "versions.py": "domain/versions.py",
     "sizes.py": "domain/sizes.py",
     "quantities.py": "domain/quantities.py",
@@ -105,11 +117,14 @@ QUICK_TESTS = (
 )
 # Run before the quick files: the tests closest to each module (most mutants die here).
 FOCUS_TESTS = {
-    "checks.py": (
-        "tests/unit/rules/test_check_table.py",
-        "tests/unit/rules/test_mutants_checks.py",
-        "tests/docs/test_matching_docs.py",
-    ),
+    **{
+        module: (
+            "tests/unit/rules/test_check_table.py",
+            "tests/unit/rules/test_mutants_checks.py",
+            "tests/docs/test_matching_docs.py",
+        )
+        for module in RULES_FILES
+    },
     "versions.py": (
         "tests/unit/domain/test_mutants_versions.py",
         "tests/unit/domain/test_versions.py",

@@ -66,7 +66,7 @@ every ratio is against the idle floor measured in the same run, on the same serv
 5. ExplainRuntimes (every row, no page size) and SelectRuntime with SELECT_RUNTIME_VIEW_FULL, each
    on new real-traffic InferenceServices with the writer running, 1 client: p50, p99, ratio,
    largest answer.
-6. In-process cold answer: ``api.select_runtime(store.snapshot, request)`` on a new
+6. In-process cold answer: ``rpc_selection.select_runtime(store.snapshot, request)`` on a new
    ``CacheStore`` of the size, in a fresh Python process per size and view (BASIC, FULL; spawned,
    so no cache of the engine is warm from an earlier measurement), after one untimed warm-up call;
    each timed call is a new InferenceService whose model no earlier call of that process asked
@@ -134,7 +134,7 @@ from ome_selector.cache.manifests import load_manifests
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import selection as rpc_selection
 
 NAMESPACES = 20
 WRITE_INTERVAL_S = 0.1
@@ -1623,7 +1623,7 @@ def _timed_selects(
     max_s: float,
     held: dict[int, Message] | None = None,
 ) -> tuple[Run, int, int, int]:
-    """``api.select_runtime`` on each request, timed: (run, memo-free, unchecked, failures).
+    """``rpc_selection.select_runtime`` on each request, timed: (run, memo-free, unchecked, failures).
     With ``held``, an answer that is the very object an earlier call got counts as a memo hit."""
     samples: list[Sample] = []
     memo_free = unchecked = failures = 0
@@ -1636,7 +1636,7 @@ def _timed_selects(
             break
         t0 = time.perf_counter()
         try:
-            response = api.select_runtime(snapshot, request)
+            response = rpc_selection.select_runtime(snapshot, request)
         except RequestError:
             failures += 1
             continue
@@ -1688,7 +1688,7 @@ def measure_in_process(
     apply_s = time.perf_counter() - start
     requests = distinct_requests(catalog, calls + 1, view, seed)
     snapshot = store.snapshot
-    api.select_runtime(snapshot, requests[0])  # warm-up: the lazy work of a new store
+    rpc_selection.select_runtime(snapshot, requests[0])  # warm-up: the lazy work of a new store
     held: dict[int, Message] = {}
     cold, memo_free, unchecked, failures = _timed_selects(snapshot, requests[1:], max_s, held)
     again = []
@@ -1701,7 +1701,9 @@ def measure_in_process(
     warm = _timed_selects(snapshot, again, max_s)[0]
     repeat_is_same = None
     if cold.samples:  # does an answer memo exist? Repeat one request twice, untimed
-        repeat_is_same = api.select_runtime(snapshot, requests[1]) is api.select_runtime(snapshot, requests[1])
+        repeat_is_same = rpc_selection.select_runtime(snapshot, requests[1]) is rpc_selection.select_runtime(
+            snapshot, requests[1]
+        )
     upsert_run = inproc_upserts(store, objects, upserts, max_s) if upserts else None
     return InProcess(
         "BASIC" if view == BASIC else "FULL",
@@ -1878,7 +1880,9 @@ def bench_size(
     report.add(
         cache_sec, "apply_inproc", "CacheStore.apply_snapshot in process (new store)", colds["BASIC"].apply_s, "s"
     )
-    sec = report.section("[6] in-process cold answer — api.select_runtime(store.snapshot, request), no memo hits")
+    sec = report.section(
+        "[6] in-process cold answer — rpc_selection.select_runtime(store.snapshot, request), no memo hits"
+    )
     cold_figures(report, sec, colds, settings)
     sec = report.section("[7] upsert cost — one runtime, new priorities")
     assert upsert_run is not None

@@ -47,9 +47,9 @@ from ome_selector.cache.manifests import ManifestError, load_manifests, load_run
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.examples import example_paths, inference_service_paths
-from ome_selector.flows.watch import SelectionTracker
 from ome_selector.rpc import api
 from ome_selector.rpc.servicers import rich_status
+from ome_selector.rpc.watch import SelectionTracker
 from ome_selector.server.inprocess import InProcessServer, synced_store
 
 METADATA_LIMIT = 8192  # gRPC's default maximum metadata size on the client

@@ -1,4 +1,4 @@
-"""``kubectl ome runtime explain --model NAME -n NAMESPACE`` through ``api.explain_runtimes`` with
+"""``kubectl ome runtime explain --model NAME -n NAMESPACE`` through ``selection.explain_runtimes`` with
 ``ExplainRuntimesRequest.model`` (reference/kubectl-ome/runtime.md, "explain").
 
 With ``--model`` the accelerator-class and deployment-mode checks do not apply ("With --isvc, it
@@ -25,7 +25,7 @@ from helpers_docs import (
 )
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector.domain.errors import RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import selection
 
 MODE = "ome.io/deploymentMode"
 EXPLICIT_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
@@ -34,14 +34,16 @@ NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cl
 
 def explain_model(sources: list[Any], name: str, namespace: str) -> pb.ExplainRuntimesResponse:
     store = load(*sources)
-    return api.explain_runtimes(
+    return selection.explain_runtimes(
         store.snapshot, pb.ExplainRuntimesRequest(model=pb.ModelLookup(name=name, namespace=namespace))
     )
 
 
 def explain_isvc(sources: list[Any], service: Any) -> pb.ExplainRuntimesResponse:
     store = load(*sources)
-    return api.explain_runtimes(store.snapshot, pb.ExplainRuntimesRequest(inference_service=inference_service(service)))
+    return selection.explain_runtimes(
+        store.snapshot, pb.ExplainRuntimesRequest(inference_service=inference_service(service))
+    )
 
 
 # The runtimes of the docs example (kubectl-ome runtime.md, "Examples"): team-llama's entry has
@@ -300,7 +302,7 @@ class TestNotesAndErrors:
             request.model.CopyFrom(pb.ModelLookup(name="llama-3-2-3b-instruct", namespace="team-a"))
             request.inference_service.CopyFrom(inference_service(isvc("llama-3-2-3b-instruct", namespace="team-a")))
         with pytest.raises(RequestError) as raised:
-            api.explain_runtimes(load(*TEAM_A).snapshot, request)
+            selection.explain_runtimes(load(*TEAM_A).snapshot, request)
         assert raised.value.code == "INVALID_ARGUMENT"
         assert [v.description for v in raised.value.violations] == [
             "exactly one of model or inference_service is required"

@@ -35,7 +35,7 @@ from helpers_docs import (
 from ome.selector.v1 import selector_pb2
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.domain.objects import Entry
-from ome_selector.rules.checks import entry_differences, fit_model
+from ome_selector.rules.model_format import entry_differences, fit_model
 
 C = selector_pb2.Check
 V = selector_pb2.Verdict

@@ -27,7 +27,7 @@ from helpers_docs import (
 )
 from ome.selector.v1 import selector_pb2
 from ome_selector.domain.errors import FieldViolation, RequestError
-from ome_selector.rules.checks import fit_model
+from ome_selector.rules.model_format import fit_model
 
 SR = selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
 CSR = selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME

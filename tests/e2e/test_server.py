@@ -25,8 +25,9 @@ from ome_selector.cache.manifests import load_inference_service, load_manifests,
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.examples import example_paths
-from ome_selector.rpc import api
+from ome_selector.rpc import api, enums
 from ome_selector.rpc.servicers import CacheServicer, SelectionServicer
+from ome_selector.server import health
 from ome_selector.server import lifecycle as server_module
 from ome_selector_client import SelectorClient, SelectorError
 
@@ -251,7 +252,7 @@ def test_cannot_listen_exits_1() -> None:
 async def test_health_follows_the_first_sync() -> None:
     store = CacheStore()
     grpc_server = grpc.aio.server()
-    await server_module.attach_health(store, grpc_server)
+    await health.attach_health(store, grpc_server)
     port = grpc_server.add_insecure_port("127.0.0.1:0")
     await grpc_server.start()
     try:
@@ -290,7 +291,7 @@ async def test_health_of_an_already_synced_store_is_serving_at_once() -> None:
     store = CacheStore()
     store.apply_snapshot("v1", [])
     grpc_server = grpc.aio.server()
-    servicer = await server_module.attach_health(store, grpc_server)
+    servicer = await health.attach_health(store, grpc_server)
     for service in ("", SELECTION, CACHE):
         response = await servicer.Check(health_pb2.HealthCheckRequest(service=service), None)
         assert response.status == health_pb2.HealthCheckResponse.SERVING
@@ -485,16 +486,15 @@ def test_every_selection_method_is_served_from_the_table() -> None:
 
 def test_every_proto_enum_value_has_its_domain_row() -> None:
     """The explicit domain -> proto tables of api.py cover every proto value but UNSPECIFIED."""
-    from ome_selector.rpc import api
 
     for table, enum in (
-        (api.CHECK_TO_PB, selector_pb2.Check),
-        (api.VERDICT_TO_PB, selector_pb2.Verdict),
-        (api.TIE_BREAK_TO_PB, selector_pb2.TieBreak),
-        (api.COMPONENT_TO_PB, selector_pb2.Component),
-        (api.MODE_SOURCE_TO_PB, selector_pb2.ModeSource),
-        (api.ACCELERATOR_SOURCE_TO_PB, selector_pb2.AcceleratorSource),
-        (api.ADMISSION_PATH_TO_PB, selector_pb2.AdmissionPath),
+        (enums.CHECK_TO_PB, selector_pb2.Check),
+        (enums.VERDICT_TO_PB, selector_pb2.Verdict),
+        (enums.TIE_BREAK_TO_PB, selector_pb2.TieBreak),
+        (enums.COMPONENT_TO_PB, selector_pb2.Component),
+        (enums.MODE_SOURCE_TO_PB, selector_pb2.ModeSource),
+        (enums.ACCELERATOR_SOURCE_TO_PB, selector_pb2.AcceleratorSource),
+        (enums.ADMISSION_PATH_TO_PB, selector_pb2.AdmissionPath),
     ):
         named = {v for n, v in enum.items() if not n.endswith("_UNSPECIFIED")}
         assert named <= set(table.values()), enum

@@ -14,7 +14,7 @@ import grpc
 from conftest import EXAMPLE_ISVCS, ServerProcess, server_command
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from ome_selector.cache.manifests import load_inference_service
-from ome_selector.server.lifecycle import TextFormatter
+from ome_selector.server.logs import TextFormatter
 from ome_selector_client import SelectorClient
 
 Start = Callable[..., ServerProcess]

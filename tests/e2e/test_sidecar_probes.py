@@ -24,8 +24,8 @@ from ome_selector.cache.store import CacheStore
 from ome_selector.cli.app import build_parser
 from ome_selector.examples import example_paths
 from ome_selector.server.addresses import parse_http_listen, parse_listen
+from ome_selector.server.config import ServeOptions
 from ome_selector.server.http import ProbeServer
-from ome_selector.server.lifecycle import ServeOptions
 from ome_selector.server.options import options_from_args, version
 from ome_selector_client import SelectorClient, SelectorError
 from prometheus_client import CollectorRegistry

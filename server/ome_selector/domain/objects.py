@@ -276,3 +276,12 @@ class Request:
         """Everything an evaluation depends on besides the model and the snapshot."""
         classes = None if self.required_classes is None else tuple(sorted(self.required_classes))
         return (self.namespace, classes, self.engine_mode, self.decoder_mode, self.has_decoder)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A Kubernetes event: type, reason, OME's exact message."""
+
+    type: str
+    reason: str
+    message: str

@@ -26,17 +26,12 @@ from ome_selector.cache.snapshot import RuntimeGroup, Snapshot, mask_from_positi
 from ome_selector.domain import objects as d
 from ome_selector.domain.sizes import distance, distance_order
 from ome_selector.engine import memo as caches
-from ome_selector.rules.checks import (
-    CHECKS,
-    Check,
-    Failure,
-    ModelFit,
-    auto_select_failure,
-    check_accelerator_class,
-    check_deployment_mode,
-    fit_model,
-    format_match,
-)
+from ome_selector.rules.accelerator_class import check_accelerator_class
+from ome_selector.rules.auto_select import auto_select_failure
+from ome_selector.rules.checks import CHECKS
+from ome_selector.rules.deployment_mode import check_deployment_mode
+from ome_selector.rules.model_format import fit_model, format_match
+from ome_selector.rules.results import Check, Failure, ModelFit
 from ome_selector.texts import messages
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit

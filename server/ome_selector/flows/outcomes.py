@@ -64,7 +64,7 @@ from ome_selector.flows.components import ComponentConfig
 from ome_selector.flows.resolution import Decision, ModelResolution, decide, resolve_model
 from ome_selector.flows.revisions import PinOutcome, pinned
 from ome_selector.flows.revisions import resolve as resolve_pin
-from ome_selector.rules.checks import Check, Failure
+from ome_selector.rules.results import Check, Failure
 from ome_selector.texts import messages
 
 IsvcKey = tuple[str, str]  # (namespace, name)
@@ -85,7 +85,7 @@ class Outcome:
     runtime: Key | None
     named: bool
     condition: reconcile.ConditionValue | None
-    warnings: tuple[reconcile.Event, ...]
+    warnings: tuple[d.Event, ...]
     components: tuple[ComponentConfig, ...]
 
 

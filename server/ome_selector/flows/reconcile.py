@@ -13,21 +13,13 @@ from ome.v1beta1 import types_pb2
 
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
+from ome_selector.domain.objects import Event
 from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig, components
 from ome_selector.flows.resolution import Decision, decide
 from ome_selector.flows.revisions import PinOutcome
 from ome_selector.rules.accelerators import accelerator_event_message
 from ome_selector.texts import messages
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A Kubernetes event: type, reason, OME's exact message."""
-
-    type: str
-    reason: str
-    message: str
 
 
 @dataclass(frozen=True, slots=True)

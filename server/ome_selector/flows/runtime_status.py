@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ome.v1beta1 import types_pb2
 
 from ome_selector.domain import objects as d
-from ome_selector.flows.reconcile import Event
+from ome_selector.domain.objects import Event
 from ome_selector.texts import messages
 
 # runtime-inheritance.md, "What admission checks": how a chain breaks -> InheritanceReady reason.

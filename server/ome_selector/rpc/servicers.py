@@ -23,8 +23,8 @@ from ome.selector.v1 import cache_pb2, selector_pb2
 
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import FieldViolation, RequestError, bound
-from ome_selector.flows.watch import SelectionTracker
 from ome_selector.rpc import api
+from ome_selector.rpc.watch import SelectionTracker
 from ome_selector.texts import fieldpaths
 
 log = logging.getLogger("ome_selector.service")

@@ -11,10 +11,10 @@ import grpc
 from ome_selector.cache.manifests import load_manifests
 from ome_selector.cache.store import CacheStore
 from ome_selector.examples import example_paths
-from ome_selector.flows.watch import SelectionTracker
 from ome_selector.rpc import wire
 from ome_selector.rpc.servicers import CacheServicer, SelectionServicer
-from ome_selector.server.lifecycle import RpcLoggingInterceptor
+from ome_selector.rpc.watch import SelectionTracker
+from ome_selector.server.interceptor import RpcLoggingInterceptor
 
 
 class InProcessServer:

@@ -281,6 +281,7 @@ def run_serve(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # before grpc is imported below
     import asyncio
 
-    from ome_selector.server.lifecycle import ServeOptions, serve
+    from ome_selector.server.config import ServeOptions
+    from ome_selector.server.lifecycle import serve
 
     return asyncio.run(serve(ServeOptions(**values)))

@@ -1,5 +1,5 @@
 """``CacheStore``: validated all-or-nothing writes, CRD defaults, and the request errors of
-``api.select_runtime`` / ``api.explain_runtimes`` (UNAVAILABLE, INVALID_ARGUMENT, NOT_FOUND).
+``selection.select_runtime`` / ``selection.explain_runtimes`` (UNAVAILABLE, INVALID_ARGUMENT, NOT_FOUND).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from helpers_docs import (
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import selection
 from ome_selector.texts import messages
 
 K = cache_pb2.ObjectKind
@@ -291,7 +291,7 @@ class TestRequestErrors:
     def test_missing_inference_service(self) -> None:
         store = worked_store()
         with pytest.raises(RequestError) as caught:
-            api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest())
+            selection.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest())
         assert (caught.value.code, [v.field for v in caught.value.violations]) == (
             "INVALID_ARGUMENT",
             ["inference_service"],

@@ -38,7 +38,7 @@ from helpers_docs import (
 from ome.selector.v1 import selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector.cache.store import CacheStore
-from ome_selector.rpc import api
+from ome_selector.rpc import selection
 
 SEEDS = [0, 1, 2, 3, 7, 42, 1234, 99991]
 
@@ -203,10 +203,10 @@ class TestAnswersDoNotDependOnEarlierRequests:
         spec = json_format.ParseDict(model()["spec"], types_pb2.BaseModelSpec())
         service = inference_service(isvc(model_name))
         if call == "select":
-            return api.select_runtime(
+            return selection.select_runtime(
                 store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service, model_spec=spec)
             ).SerializeToString(deterministic=True)
-        return api.explain_runtimes(
+        return selection.explain_runtimes(
             store.snapshot, selector_pb2.ExplainRuntimesRequest(inference_service=service, model_spec=spec)
         ).SerializeToString(deterministic=True)
 

@@ -14,12 +14,12 @@ from ome_selector.domain import objects as domain
 from ome_selector.domain import quantities, sizes, versions
 from ome_selector.engine import evaluation as engine
 from ome_selector.flows import admission, components, effective, reconcile, resolution, runtime_webhook
-from ome_selector.rules import accelerators, checks
+from ome_selector.rules import accelerators, results
 
 MODULES: tuple[ModuleType, ...] = (
     accelerators,
     admission,
-    checks,
+    results,
     components,
     domain,
     effective,
@@ -48,9 +48,9 @@ def test_every_rule_module_value_class_is_found() -> None:
     # The classes the runner mutates; a new one joins the test below by itself.
     names = {f"{m}.{c.__name__}" for m, c in VALUE_CLASSES}
     assert {
-        "checks.Failure",
-        "checks.EntryMismatch",
-        "checks.ModelFit",
+        "results.Failure",
+        "results.EntryMismatch",
+        "results.ModelFit",
         "accelerators.Assignment",
         "objects.Compiled",
         "admission.Admission",

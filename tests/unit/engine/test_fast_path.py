@@ -20,8 +20,8 @@ from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.store import CacheStore
 from ome_selector.engine import evaluation as engine
 from ome_selector.engine.evaluation import Verdict
-from ome_selector.rpc import api
-from ome_selector.rules.checks import Check
+from ome_selector.rpc import selection
+from ome_selector.rules.results import Check
 
 NS = "team-a"
 CLASSES = ("a100", "h100", "l40s")
@@ -231,8 +231,8 @@ def test_basic_view_leaves_exclusions_out_and_full_has_them() -> None:
     from helpers_docs import inference_service
 
     service = inference_service(isvc("m", namespace=NS))
-    basic = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service))
-    full = api.select_runtime(
+    basic = selection.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=service))
+    full = selection.select_runtime(
         store.snapshot,
         selector_pb2.SelectRuntimeRequest(inference_service=service, view=selector_pb2.SELECT_RUNTIME_VIEW_FULL),
     )
@@ -274,7 +274,7 @@ def test_no_runtime_message_survives_the_format_cache_being_emptied(monkeypatch:
     caches.FORMAT_FAILURES.clear()
     from helpers_docs import inference_service
 
-    response = api.select_runtime(
+    response = selection.select_runtime(
         store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace=NS)))
     )
     reason = "model format 'mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0' not in supported formats: format name mismatch (model=safetensors, runtime=gguf)"

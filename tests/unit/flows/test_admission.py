@@ -1,4 +1,4 @@
-"""The InferenceService validating webhook through ``api.admit_inference_service``.
+"""The InferenceService validating webhook through ``lifecycle.admit_inference_service``.
 
 Every rule and quoted message of the pages that describe admission:
 
@@ -56,7 +56,7 @@ from helpers_docs import (
 )
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector.domain.errors import RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import lifecycle
 
 WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 MODE = "ome.io/deploymentMode"
@@ -65,7 +65,7 @@ MODE = "ome.io/deploymentMode"
 def admit(sources: list[Any], service: Any) -> pb.AdmitInferenceServiceResponse:
     store = load(*sources)
     request = pb.AdmitInferenceServiceRequest(inference_service=inference_service(service))
-    response = api.admit_inference_service(store.snapshot, request)
+    response = lifecycle.admit_inference_service(store.snapshot, request)
     assert response.webhook == WEBHOOK
     return response
 
@@ -738,7 +738,7 @@ class TestRequestValidation:
 
     def test_inference_service_is_required(self) -> None:
         with pytest.raises(RequestError) as raised:
-            api.admit_inference_service(load().snapshot, pb.AdmitInferenceServiceRequest())
+            lifecycle.admit_inference_service(load().snapshot, pb.AdmitInferenceServiceRequest())
         assert raised.value.code == "INVALID_ARGUMENT"
 
 
@@ -936,7 +936,7 @@ class TestRuntimeRevisionPins:
     def admit_with(self, runtime: dict) -> object:
         from ome.selector.v1 import selector_pb2 as spb
         from ome_selector.cache.store import CacheStore
-        from ome_selector.rpc import api as sapi
+        from ome_selector.rpc import lifecycle
 
         store = CacheStore()
         store.apply_snapshot("v1", [])
@@ -950,7 +950,9 @@ class TestRuntimeRevisionPins:
             },
             t.InferenceService(),
         )
-        return sapi.admit_inference_service(store.snapshot, spb.AdmitInferenceServiceRequest(inference_service=service))
+        return lifecycle.admit_inference_service(
+            store.snapshot, spb.AdmitInferenceServiceRequest(inference_service=service)
+        )
 
     def test_the_docs_example_of_a_cluster_revision_named_for_a_serving_runtime(self) -> None:
         got = self.admit_with(

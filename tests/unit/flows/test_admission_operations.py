@@ -1,5 +1,5 @@
 """Admission operations: CREATE, UPDATE and DELETE, and the old object, on both webhooks
-(``api.admit_inference_service``, ``api.validate_serving_runtime``).
+(``lifecycle.admit_inference_service``, ``runtimes.validate_serving_runtime``).
 
 Every rule of the docs pages that depends on the operation or the old object:
 
@@ -55,7 +55,7 @@ from helpers_docs import (
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 from ome_selector.domain.errors import FieldViolation, RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import lifecycle, runtimes
 
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 SR_WEBHOOK = "servingruntime.ome-webhook-server.validator"
@@ -80,7 +80,7 @@ def admit(sources: list[Any], operation: int, new: Any = None, old: Any = None) 
         request.inference_service.CopyFrom(inference_service(new))
     if old is not None:
         request.old_inference_service.CopyFrom(inference_service(old))
-    response = api.admit_inference_service(load(*sources).snapshot, request)
+    response = lifecycle.admit_inference_service(load(*sources).snapshot, request)
     assert response.webhook == ISVC_WEBHOOK
     return response
 
@@ -317,7 +317,7 @@ def validate(
             message_type = types_pb2.ServingRuntime if kind == "ServingRuntime" else types_pb2.ClusterServingRuntime
             field = prefix + ("serving_runtime" if kind == "ServingRuntime" else "cluster_serving_runtime")
             getattr(request, field).CopyFrom(json_format.ParseDict(item, message_type(), ignore_unknown_fields=True))
-    return api.validate_serving_runtime(load(*sources).snapshot, request)
+    return runtimes.validate_serving_runtime(load(*sources).snapshot, request)
 
 
 def runtime_verdict(response: pb.ValidateServingRuntimeResponse) -> tuple[bool, str, str, list[str]]:

@@ -1,4 +1,4 @@
-"""The Live view of ``kubectl ome runtime effective`` through ``api.get_effective_runtime``, and
+"""The Live view of ``kubectl ome runtime effective`` through ``views.get_effective_runtime``, and
 each component's deployment mode through ``components.component_mode``.
 
 Pages: concepts/architecture/deployment-modes.md ("How OME resolves the mode", "For the whole
@@ -36,14 +36,14 @@ from helpers_docs import (
 )
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector.flows import components
-from ome_selector.rpc import api
+from ome_selector.rpc import views
 
 MODE = "ome.io/deploymentMode"
 
 
 def effective(sources: list[Any], service: Any) -> pb.GetEffectiveRuntimeResponse:
     store = load(*sources)
-    return api.get_effective_runtime(
+    return views.get_effective_runtime(
         store.snapshot, pb.GetEffectiveRuntimeRequest(inference_service=inference_service(service))
     )
 

@@ -20,7 +20,7 @@ from helpers_docs import inference_service, load
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 from ome_selector.flows import resolution
-from ome_selector.rpc import api
+from ome_selector.rpc import lifecycle, selection
 
 WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 
@@ -45,7 +45,9 @@ def service(spec: dict[str, Any]) -> Any:
 )
 def test_a_named_runtime_without_a_model_name_is_admitted_without_a_runtime_check(spec: dict[str, Any]) -> None:
     store = load([])
-    got = api.admit_inference_service(store.snapshot, pb.AdmitInferenceServiceRequest(inference_service=service(spec)))
+    got = lifecycle.admit_inference_service(
+        store.snapshot, pb.AdmitInferenceServiceRequest(inference_service=service(spec))
+    )
     assert got == pb.AdmitInferenceServiceResponse(
         allowed=True, path=pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL, webhook=WEBHOOK, cache_version="v1"
     )
@@ -60,7 +62,7 @@ def test_a_named_runtime_without_a_model_name_is_admitted_without_a_runtime_chec
 )
 def test_reconcile_without_a_model_reference_requeues_and_leaves_the_workload(spec: dict[str, Any]) -> None:
     store = load([])
-    got = api.reconcile_inference_service(
+    got = lifecycle.reconcile_inference_service(
         store.snapshot, pb.ReconcileInferenceServiceRequest(inference_service=service(spec))
     )
     assert got == pb.ReconcileInferenceServiceResponse(
@@ -108,5 +110,5 @@ def test_an_inline_model_spec_has_no_kind_or_namespace() -> None:
     inline = json_format.ParseDict(
         {"modelFormat": {"name": "safetensors", "version": "1.0.0"}}, types_pb2.BaseModelSpec()
     )
-    got = api.select_runtime(store.snapshot, pb.SelectRuntimeRequest(inference_service=isvc, model_spec=inline))
+    got = selection.select_runtime(store.snapshot, pb.SelectRuntimeRequest(inference_service=isvc, model_spec=inline))
     assert got.model == pb.ModelIdentity(kind="", namespace="", name="m", label="mt:safetensors:1.0.0")

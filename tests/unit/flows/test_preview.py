@@ -10,8 +10,8 @@ from helpers_watch import HOPPER, child, cluster, demo_serving_runtime, hopper, 
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
-from ome_selector.flows.watch import SelectionTracker
-from ome_selector.rpc import api
+from ome_selector.rpc import runtimes
+from ome_selector.rpc.watch import SelectionTracker
 
 
 def cluster_store() -> CacheStore:
@@ -22,7 +22,7 @@ def cluster_store() -> CacheStore:
 
 def preview(store: CacheStore, upserts: list = (), deletes: list = ()) -> selector_pb2.PreviewCacheChangeResponse:  # type: ignore[assignment]
     request = selector_pb2.PreviewCacheChangeRequest(upserts=objects(*upserts), deletes=deletes)
-    return api.preview_cache_change(store.snapshot, request)
+    return runtimes.preview_cache_change(store.snapshot, request)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ class TestRuntimeWebhookWarning:
         obj = objects(doc)[0]
         which = obj.WhichOneof("object")
         request = selector_pb2.ValidateServingRuntimeRequest(**{which: getattr(obj, which)})
-        return api.validate_serving_runtime(store.snapshot, request)
+        return runtimes.validate_serving_runtime(store.snapshot, request)
 
     def test_an_update_that_moves_inference_services_is_allowed_with_the_warning(self) -> None:
         got = self.validate(cluster_store(), hopper(4))
@@ -164,7 +164,7 @@ class TestRuntimeWebhookWarning:
         request = selector_pb2.ValidateServingRuntimeRequest(
             operation=selector_pb2.ADMISSION_OPERATION_DELETE, old_cluster_serving_runtime=old
         )
-        got = api.validate_serving_runtime(cluster_store().snapshot, request)
+        got = runtimes.validate_serving_runtime(cluster_store().snapshot, request)
         assert (got.allowed, list(got.warnings)) == (
             True,
             [

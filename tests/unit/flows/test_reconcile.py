@@ -1,4 +1,4 @@
-"""The controller's runtime step through ``api.reconcile_inference_service``.
+"""The controller's runtime step through ``lifecycle.reconcile_inference_service``.
 
 Pages: troubleshoot-runtime-selection.md (Step 1 JSON, Step 5 JSON, "The message says the model
 format name is required", "The runtime you named isn't found"); reference-a-runtime-explicitly.md
@@ -46,7 +46,7 @@ from helpers_docs import (
     troubleshoot_qwen_sources,
 )
 from ome.selector.v1 import selector_pb2 as pb
-from ome_selector.rpc import api
+from ome_selector.rpc import lifecycle
 
 MODE = "ome.io/deploymentMode"
 
@@ -56,7 +56,7 @@ def reconcile(sources: list[Any], service: Any, has_condition: bool = False) -> 
     request = pb.ReconcileInferenceServiceRequest(
         inference_service=inference_service(service), has_runtime_ready_condition=has_condition
     )
-    return api.reconcile_inference_service(store.snapshot, request)
+    return lifecycle.reconcile_inference_service(store.snapshot, request)
 
 
 def events(response: pb.ReconcileInferenceServiceResponse) -> list[tuple[str, str, str]]:

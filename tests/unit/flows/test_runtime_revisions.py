@@ -41,7 +41,7 @@ from ome_selector.cache.manifests import load_manifests
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import revisions as pinning
-from ome_selector.rpc import api
+from ome_selector.rpc import lifecycle, runtimes
 
 RUNTIME = yaml.safe_load(SGLANG_RUNTIME)
 LIVE_HASH = "ca7c9e2b"  # runtime.yaml as the protos model it
@@ -93,7 +93,7 @@ def reconcile(
         ome_namespace=ome_namespace,
         has_runtime_ready_condition=has_condition,
     )
-    return api.reconcile_inference_service(store.snapshot, request)
+    return lifecycle.reconcile_inference_service(store.snapshot, request)
 
 
 def drifted(response: pb.ReconcileInferenceServiceResponse) -> tuple[str, str, str, str] | None:
@@ -177,7 +177,7 @@ class TestPinAnInferenceService:
         labels-and-annotations.md lists their labels and annotation."""
         store = load(*BASE)
         request = pb.ReconcileInferenceServiceRequest(inference_service=inference_service(service()))
-        created = api.reconcile_inference_service(store.snapshot, request).pin.create_revision
+        created = lifecycle.reconcile_inference_service(store.snapshot, request).pin.create_revision
         assert json_format.MessageToDict(created)["metadata"] == {
             "name": OWN,
             "namespace": "ome",
@@ -882,7 +882,7 @@ def test_reconcile_rejects_a_bad_ome_namespace() -> None:
     store = load(*BASE)
     request = pb.ReconcileInferenceServiceRequest(inference_service=inference_service(service()), ome_namespace="OME")
     with pytest.raises(RequestError) as caught:
-        api.reconcile_inference_service(store.snapshot, request)
+        lifecycle.reconcile_inference_service(store.snapshot, request)
     assert [(v.field, v.description) for v in caught.value.violations] == [
         (
             "ome_namespace",
@@ -897,7 +897,7 @@ def test_reconcile_rejects_a_bad_ome_namespace() -> None:
 
 def admit(sources: list[Any], isvc: Any) -> pb.AdmitInferenceServiceResponse:
     store = load(*sources)
-    return api.admit_inference_service(
+    return lifecycle.admit_inference_service(
         store.snapshot, pb.AdmitInferenceServiceRequest(inference_service=inference_service(isvc))
     )
 
@@ -989,7 +989,7 @@ class TestCachedPinnedInferenceServices:
         self, upserts: tuple[Any, ...] = (), deletes: tuple[cache_pb2.ObjectKey, ...] = ()
     ) -> pb.PreviewCacheChangeResponse:
         store = load(*self.STORE_SOURCES)
-        return api.preview_cache_change(
+        return runtimes.preview_cache_change(
             store.snapshot, pb.PreviewCacheChangeRequest(upserts=objects(*upserts), deletes=deletes)
         )
 

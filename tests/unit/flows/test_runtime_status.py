@@ -16,7 +16,7 @@ from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import runtimes
 
 CHILD = pb.RuntimeRef(kind=pb.RUNTIME_KIND_SERVING_RUNTIME, namespace="llama-demo", name="sglang-llama-3-2-3b")
 PROFILE = pb.RuntimeRef(kind=pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name="sglang-profile")
@@ -25,7 +25,7 @@ PARENT_NOT_FOUND = 'inherit-from parent "sglang-profile" not found (chain so far
 
 
 def status(store: CacheStore, ref: pb.RuntimeRef = CHILD) -> pb.GetRuntimeStatusResponse:
-    return api.get_runtime_status(store.snapshot, pb.GetRuntimeStatusRequest(runtime=ref))
+    return runtimes.get_runtime_status(store.snapshot, pb.GetRuntimeStatusRequest(runtime=ref))
 
 
 def condition(response: pb.GetRuntimeStatusResponse) -> tuple[str, str, str, str]:

@@ -46,7 +46,7 @@ from helpers_docs import (
 from ome.selector.v1 import selector_pb2 as pb
 from ome_selector.cache import manifests
 from ome_selector.domain.errors import FieldViolation, RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import lifecycle, selection
 from test_admission_operations import CREATE, UPDATE, admit, verdict, violations
 
 SHARDED = "no model cache provider is configured for sharded model loading"
@@ -207,7 +207,7 @@ class TestSelection:
         request = pb.SelectRuntimeRequest(inference_service=inference_service(QWEN2_5_7B_ISVC))
         request.model_spec.model_format.name = "safetensors"
         request.model_spec.distribution = "Sharded"
-        got = api.select_runtime(load(catalog(SRT_QWEN2_5_7B)).snapshot, request)
+        got = selection.select_runtime(load(catalog(SRT_QWEN2_5_7B)).snapshot, request)
         assert got.no_runtime_message == (
             "no runtime found to support model safetensors with format safetensors in namespace demo. Checked 1 "
             "runtimes (0 namespace-scoped, 1 cluster-scoped). Excluded runtimes: srt-qwen2-5-7b (model format "
@@ -217,7 +217,7 @@ class TestSelection:
         )
         request.model_spec.distribution = "Striped"
         with pytest.raises(RequestError) as error:
-            api.select_runtime(load(catalog(SRT_QWEN2_5_7B)).snapshot, request)
+            selection.select_runtime(load(catalog(SRT_QWEN2_5_7B)).snapshot, request)
         assert violations(error) == [
             FieldViolation(
                 "model_spec.distribution", 'Unsupported value: "Striped": supported values: "PerNode", "Sharded"'
@@ -229,7 +229,7 @@ class TestSelection:
         request.model_spec.model_format.name = "safetensors"
         request.model_spec.distribution = ""
         with pytest.raises(RequestError) as error:
-            api.explain_runtimes(load(catalog(SRT_QWEN2_5_7B)).snapshot, request)
+            selection.explain_runtimes(load(catalog(SRT_QWEN2_5_7B)).snapshot, request)
         assert violations(error) == [
             FieldViolation("model_spec.distribution", 'Unsupported value: "": supported values: "PerNode", "Sharded"')
         ]
@@ -240,7 +240,7 @@ class TestReconcile:
         """facts 8.5: "anything else (disabled, broken chain, Sharded+incompatible) → Warning
         RuntimeValidationError"; the workload is left as it is and the reconcile is retried."""
         request = pb.ReconcileInferenceServiceRequest(inference_service=inference_service(LLAMA_3_2_1B_ISVC))
-        got = api.reconcile_inference_service(load(*NAMED).snapshot, request)
+        got = lifecycle.reconcile_inference_service(load(*NAMED).snapshot, request)
         assert [(e.type, e.reason, e.message) for e in got.events] == [
             (
                 "Warning",
@@ -257,7 +257,7 @@ class TestReconcile:
 
     def test_auto_selection_finds_no_runtime(self) -> None:
         request = pb.ReconcileInferenceServiceRequest(inference_service=inference_service(QWEN2_5_7B_ISVC))
-        got = api.reconcile_inference_service(load(*QWEN).snapshot, request)
+        got = lifecycle.reconcile_inference_service(load(*QWEN).snapshot, request)
         assert (got.runtime_ready.status, got.runtime_ready.reason, got.runtime_ready.message) == (
             "False",
             "RuntimeNotFound",

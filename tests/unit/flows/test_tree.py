@@ -31,7 +31,7 @@ from ome_selector.cli import app as cli
 from ome_selector.cli import rendering
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import tree as tree_module
-from ome_selector.rpc import api
+from ome_selector.rpc import tree as rpc_tree
 from ome_selector.server.inprocess import InProcessServer
 from ome_selector_client import SelectorClient, SelectorError
 
@@ -252,7 +252,7 @@ class TestTarget:
 
     def test_unavailable_before_the_first_sync(self) -> None:
         with pytest.raises(RequestError) as excinfo:
-            api.get_runtime_tree(CacheStore().snapshot, request("vllm-llama"))
+            rpc_tree.get_runtime_tree(CacheStore().snapshot, request("vllm-llama"))
         assert (excinfo.value.code, excinfo.value.message) == ("UNAVAILABLE", "cache not synced yet")
 
 

@@ -1,6 +1,6 @@
 """``kubectl ome runtime effective`` (Active view, Service rows, ISSUE codes), ``history`` and
-``sync`` in process: ``api.get_effective_runtime``, ``api.get_runtime_history``,
-``api.plan_runtime_sync`` and their renderers, on the page's examples (helpers_views).
+``sync`` in process: ``rpc_views.get_effective_runtime``, ``rpc_views.get_runtime_history``,
+``rpc_views.plan_runtime_sync`` and their renderers, on the page's examples (helpers_views).
 
 Page: reference/kubectl-ome/runtime.md, "effective" (Output fields: every table), "history"
 (Output fields, examples), "sync" (How the action runs, Refusals, examples), "Exit codes".
@@ -33,7 +33,8 @@ from ome_selector.cli import rendering
 from ome_selector.domain import objects as domain
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import views
-from ome_selector.rpc import api
+from ome_selector.rpc import enums
+from ome_selector.rpc import views as rpc_views
 from ome_selector.texts import messages
 
 LIVE_HASH = "2b492efa"
@@ -43,20 +44,20 @@ PINNED_HASH = "60d7abfc"
 def effective(sources: list[Any], service: Any, **fields: Any) -> pb.GetEffectiveRuntimeResponse:
     store = load(*sources)
     request = pb.GetEffectiveRuntimeRequest(inference_service=inference_service(service), **fields)
-    return api.get_effective_runtime(store.snapshot, request)
+    return rpc_views.get_effective_runtime(store.snapshot, request)
 
 
 def history(sources: list[Any], service: Any, **fields: Any) -> pb.GetRuntimeHistoryResponse:
     store = load(*sources)
     request = pb.GetRuntimeHistoryRequest(inference_service=inference_service(service), **fields)
-    return api.get_runtime_history(store.snapshot, request)
+    return rpc_views.get_runtime_history(store.snapshot, request)
 
 
 def plan(sources: list[Any], service: Any, **fields: Any) -> pb.PlanRuntimeSyncResponse:
     store = load(*sources)
     fields.setdefault("request_id", REQUEST_ID)
     request = pb.PlanRuntimeSyncRequest(inference_service=inference_service(service), **fields)
-    return api.plan_runtime_sync(store.snapshot, request)
+    return rpc_views.plan_runtime_sync(store.snapshot, request)
 
 
 def rows(response: pb.GetEffectiveRuntimeResponse, scope: str) -> list[tuple[str, str]]:
@@ -297,8 +298,8 @@ def test_live_relation_table() -> None:
 
 def test_every_issue_code_maps_to_its_proto_value() -> None:
     assert [code.value for code in views.IssueCode] == list(messages.ISSUE_CODES)
-    assert sorted(api.ISSUE_CODE_TO_PB.values()) == [v for v in pb.IssueCode.values() if v]
-    assert api.ISSUE_CODE_TO_PB[views.IssueCode.REVISION_NOT_OME_MANAGED] == pb.ISSUE_CODE_REVISION_NOT_OME_MANAGED
+    assert sorted(enums.ISSUE_CODE_TO_PB.values()) == [v for v in pb.IssueCode.values() if v]
+    assert enums.ISSUE_CODE_TO_PB[views.IssueCode.REVISION_NOT_OME_MANAGED] == pb.ISSUE_CODE_REVISION_NOT_OME_MANAGED
 
 
 @pytest.mark.parametrize(
@@ -396,7 +397,7 @@ def test_bad_effective_requests_name_the_field() -> None:
     ):
         request = pb.GetEffectiveRuntimeRequest(inference_service=inference_service(llama_chat()), **fields)
         with pytest.raises(RequestError) as excinfo:
-            api.get_effective_runtime(store.snapshot, request)
+            rpc_views.get_effective_runtime(store.snapshot, request)
         assert excinfo.value.code == "INVALID_ARGUMENT"
         assert [v.field for v in excinfo.value.violations] == [path]
 

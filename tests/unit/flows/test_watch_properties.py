@@ -18,8 +18,9 @@ from ome_selector.cache.ingest import KIND_TO_ENUM, object_key
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows.outcomes import Evaluations, Selections, evaluate
-from ome_selector.flows.watch import SelectionTracker
-from ome_selector.rpc import api
+from ome_selector.rpc import outcomes
+from ome_selector.rpc import runtimes as rpc_runtimes
+from ome_selector.rpc.watch import SelectionTracker
 
 NAMESPACES = ("a", "b")
 RUNTIMES = ("r1", "r2", "r3")
@@ -143,7 +144,7 @@ def test_incremental_outcomes_equal_evaluating_every_inference_service(initial: 
     tracker = SelectionTracker(store, synchronous=True)
     watcher = tracker.subscribe()
     assert [e.current for e in watcher.initial[:-1]] == [
-        api.outcome_pb(k, o) for k, o in Selections.build(store.snapshot).outcomes().items()
+        outcomes.outcome_pb(k, o) for k, o in Selections.build(store.snapshot).outcomes().items()
     ]
     for i, (op, payload) in enumerate(steps, start=1):
         before = Selections.build(store.snapshot).outcomes()
@@ -156,9 +157,9 @@ def test_incremental_outcomes_equal_evaluating_every_inference_service(initial: 
             k = (c.namespace, c.name)
             assert c.HasField("before") == (k in before) and c.HasField("after") == (k in after)
             if k in before:
-                assert c.before == api.outcome_pb(k, before[k])
+                assert c.before == outcomes.outcome_pb(k, before[k])
             if k in after:
-                assert c.after == api.outcome_pb(k, after[k])
+                assert c.after == outcomes.outcome_pb(k, after[k])
             assert c.reason.step != selector_pb2.CHANGE_STEP_UNSPECIFIED and c.reason.text and c.causes
 
 
@@ -177,7 +178,7 @@ def test_preview_equals_apply_then_diff(initial: list, upserts: list, deletes: l
     deletes = [k for k in deletes if (api_kind(k), k.namespace, k.name) not in upserted_keys]
     if not upserted and not deletes:
         return
-    preview = api.preview_cache_change(
+    preview = rpc_runtimes.preview_cache_change(
         snapshot, selector_pb2.PreviewCacheChangeRequest(upserts=upserted, deletes=deletes)
     )
     assert store.snapshot is snapshot  # nothing applied
@@ -190,8 +191,8 @@ def test_preview_equals_apply_then_diff(initial: list, upserts: list, deletes: l
     assert [(c.namespace, c.name) for c in preview.changes] == changed(before, after)
     for c in preview.changes:
         k = (c.namespace, c.name)
-        assert (c.before if k in before else None) == (api.outcome_pb(k, before[k]) if k in before else None)
-        assert (c.after if k in after else None) == (api.outcome_pb(k, after[k]) if k in after else None)
+        assert (c.before if k in before else None) == (outcomes.outcome_pb(k, before[k]) if k in before else None)
+        assert (c.after if k in after else None) == (outcomes.outcome_pb(k, after[k]) if k in after else None)
     assert preview.inference_services == len(store.snapshot.inference_services)
 
 
@@ -211,7 +212,7 @@ def test_a_rejected_preview_is_rejected_like_the_write() -> None:
     except RequestError as error:
         upsert_fields = [v.field for v in error.violations]
     try:
-        api.preview_cache_change(store.snapshot, selector_pb2.PreviewCacheChangeRequest(upserts=bad))
+        rpc_runtimes.preview_cache_change(store.snapshot, selector_pb2.PreviewCacheChangeRequest(upserts=bad))
     except RequestError as error:
         preview_fields = [v.field for v in error.violations]
     assert upsert_fields == ["objects[0].cluster_serving_runtime.metadata.name"]

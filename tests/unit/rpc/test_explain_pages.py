@@ -7,7 +7,7 @@ import pytest
 from helpers_docs import NS, inference_service, isvc, load, model, runtime, worked_example_runtimes
 from ome.selector.v1 import selector_pb2
 from ome_selector.domain.errors import RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import selection
 
 # The worked example (4 candidates) plus two runtimes that are not candidates, one of them
 # sharing a name with the namespaced team-llama.
@@ -29,7 +29,7 @@ ALL_ROWS = [
 
 def _explain(store: object, **paging: object) -> selector_pb2.ExplainRuntimesResponse:
     request = selector_pb2.ExplainRuntimesRequest(inference_service=inference_service(isvc(namespace=NS)), **paging)  # type: ignore[arg-type]
-    return api.explain_runtimes(store.snapshot, request)  # type: ignore[attr-defined]
+    return selection.explain_runtimes(store.snapshot, request)  # type: ignore[attr-defined]
 
 
 def _rows(response: selector_pb2.ExplainRuntimesResponse) -> list[tuple[str, str, int]]:

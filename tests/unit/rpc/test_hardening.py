@@ -15,7 +15,7 @@ from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
-from ome_selector.rpc import api
+from ome_selector.rpc import lifecycle, selection
 from ome_selector_client import SelectorClient
 
 
@@ -63,16 +63,16 @@ def _store(*objects: cache_pb2.CacheObject) -> CacheStore:
 def test_weights_beyond_int64_wrap_as_in_go_instead_of_failing() -> None:
     """(2^62 + 2^62) x 1 overflows int64: OME's Go arithmetic wraps to -2^63, a score <= 0."""
     store = _store(_csr("big", weight=2**62), _model())
-    response = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=_isvc()))
+    response = selection.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=_isvc()))
     assert not response.HasField("selection")
-    explain = api.explain_runtimes(store.snapshot, selector_pb2.ExplainRuntimesRequest(inference_service=_isvc()))
+    explain = selection.explain_runtimes(store.snapshot, selector_pb2.ExplainRuntimesRequest(inference_service=_isvc()))
     assert [(r.runtime.name, r.reason) for r in explain.runtimes] == [("big", "auto-select score is 0")]
 
 
 def test_an_infinite_size_bound_ranks_after_no_range() -> None:
     """runtime-selection-scoring.md, Tie-breaks: no range is the smallest distance possible."""
     store = _store(_csr("a-inf", size={"min": "1B", "max": "inf"}), _csr("z-none"), _model(size="7B"))
-    response = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=_isvc()))
+    response = selection.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=_isvc()))
     assert [c.runtime.name for c in response.candidates] == ["z-none", "a-inf"]
     assert selector_pb2.TieBreak.Name(response.candidates[1].tie_break) == "TIE_BREAK_SIZE_DISTANCE"
 
@@ -112,14 +112,14 @@ def test_delete_rejects_duplicate_and_unknown_keys_and_a_no_op_changes_nothing()
 def test_policies_outside_the_crd_enum_are_invalid(spec: dict, field: str) -> None:
     store = _store(_csr("r"), _model())
     with pytest.raises(RequestError) as caught:
-        api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=_isvc(**spec)))
+        selection.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=_isvc(**spec)))
     assert [v.field for v in caught.value.violations] == [field]
 
 
 def test_admission_denies_a_policy_outside_the_enum_with_the_api_servers_text() -> None:
     store = _store(_csr("r"), _model())
     isvc = _isvc(engine={"acceleratorOverride": {"policy": "Fastest"}})
-    response = api.admit_inference_service(
+    response = lifecycle.admit_inference_service(
         store.snapshot, selector_pb2.AdmitInferenceServiceRequest(inference_service=isvc)
     )
     assert (response.allowed, response.denial_message) == (
@@ -132,7 +132,7 @@ def test_an_unknown_runtime_kind_is_looked_up_namespace_first() -> None:
     """The CRD has no enum on spec.runtime.kind (kubectl-ome documents InvalidDeclaredKind)."""
     store = _store(_csr("r"), _model())
     isvc = _isvc(runtime={"name": "r", "kind": "Foo"})
-    response = api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc))
+    response = selection.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc))
     assert response.selection.runtime.name == "r"
 
 
@@ -142,7 +142,7 @@ def test_namespaces_are_dns_labels(namespace: str) -> None:
     isvc = _isvc()
     isvc.metadata.namespace = namespace
     with pytest.raises(RequestError) as caught:
-        api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc))
+        selection.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc))
     assert [v.field for v in caught.value.violations] == ["inference_service.metadata.namespace"]
 
 
@@ -152,12 +152,14 @@ def test_inline_model_spec_needs_the_model_name_and_explain_takes_one_source() -
     isvc.spec.model.name = ""
     spec = types_pb2.BaseModelSpec(model_format=types_pb2.ModelFormat(name="safetensors"))
     with pytest.raises(RequestError) as caught:
-        api.select_runtime(store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=spec))
+        selection.select_runtime(
+            store.snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=spec)
+        )
     assert [(v.field, v.description) for v in caught.value.violations] == [
         ("inference_service.spec.model.name", "required with model_spec (OME's messages name the model)")
     ]
     with pytest.raises(RequestError) as caught:
-        api.explain_runtimes(
+        selection.explain_runtimes(
             store.snapshot,
             selector_pb2.ExplainRuntimesRequest(
                 model=selector_pb2.ModelLookup(name="m", namespace="ns"), model_spec=spec

@@ -18,7 +18,7 @@ from ome_selector.cache.store import CacheStore
 from ome_selector.domain import errors
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.domain.versions import MAX_VERSION_LENGTH, parse_version
-from ome_selector.rpc import api, wire
+from ome_selector.rpc import lifecycle, runtimes, selection, wire
 from ome_selector.rpc.servicers import rich_status
 from ome_selector.server.inprocess import InProcessServer, synced_store
 from ome_selector.texts import fieldpaths
@@ -93,7 +93,7 @@ def test_a_huge_version_in_an_inline_model_spec_or_a_validated_runtime_is_invali
     isvc = types_pb2.InferenceService()
     isvc.CopyFrom(SEED_A)
     with pytest.raises(RequestError) as inline:  # bounded like the cached models (bounds.MAX_VERSION_LENGTH)
-        api.select_runtime(snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=spec))
+        selection.select_runtime(snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=spec))
     too_long = f'Invalid value: "{"1" * 64}…" (5000 characters): must be no more than 128 characters'
     assert fieldpaths.present(inline.value)[1] == [
         FieldViolation("modelSpec.modelFormat.version", too_long),
@@ -101,7 +101,7 @@ def test_a_huge_version_in_an_inline_model_spec_or_a_validated_runtime_is_invali
     ]
     runtime = _runtime(HUGE).cluster_serving_runtime
     with pytest.raises(RequestError) as caught:  # the webhook checks it against the cache with it
-        api.validate_serving_runtime(
+        runtimes.validate_serving_runtime(
             snapshot, selector_pb2.ValidateServingRuntimeRequest(cluster_serving_runtime=runtime)
         )
     assert fieldpaths.present(caught.value)[1] == [
@@ -256,9 +256,11 @@ def test_one_rule_one_text_in_select_and_admit() -> None:
     isvc.CopyFrom(SEED_A)
     isvc.spec.deployment_mode = "MultiNode"
     with pytest.raises(RequestError) as caught:
-        api.select_runtime(snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc))
+        selection.select_runtime(snapshot, selector_pb2.SelectRuntimeRequest(inference_service=isvc))
     _, [violation] = fieldpaths.present(caught.value)
-    admitted = api.admit_inference_service(snapshot, selector_pb2.AdmitInferenceServiceRequest(inference_service=isvc))
+    admitted = lifecycle.admit_inference_service(
+        snapshot, selector_pb2.AdmitInferenceServiceRequest(inference_service=isvc)
+    )
     text = 'Unsupported value: "MultiNode": supported values: "OMENative", "RawDeployment"'
     assert violation == FieldViolation("inferenceService.spec.deploymentMode", text)
     assert admitted.denial_message == f"spec.deploymentMode: {text}"

@@ -30,8 +30,17 @@ from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 from ome_selector.cache import ingest
 from ome_selector.domain import objects as d
-from ome_selector.rules import checks
-from ome_selector.rules.checks import Check, EntryMismatch, Failure
+from ome_selector.rules import (
+    accelerator_class,
+    auto_select,
+    checks,
+    deployment_mode,
+    disabled,
+    model_format,
+    model_size,
+    scoring,
+)
+from ome_selector.rules.results import Check, EntryMismatch, Failure
 
 # ---------------------------------------------------------------------------------------------
 # builders (inputs only)
@@ -135,11 +144,11 @@ HOPPER = ["nvidia-h100", "nvidia-h200"]
 
 def test_checks_run_in_the_documented_order() -> None:
     assert checks.CHECKS == (
-        checks.check_disabled,
-        checks.check_accelerator_class,
-        checks.check_deployment_mode,
-        checks.check_model_format,
-        checks.check_model_size,
+        disabled.check_disabled,
+        accelerator_class.check_accelerator_class,
+        deployment_mode.check_deployment_mode,
+        model_format.check_model_format,
+        model_size.check_model_size,
     )
 
 
@@ -164,8 +173,8 @@ DISABLED_CASES = [
 @pytest.mark.parametrize(("fields", "request_", "want"), DISABLED_CASES)
 def test_check_disabled(fields: dict[str, Any], request_: d.Request | None, want: tuple[Failure, ...]) -> None:
     compiled = runtime_of(ENTRY, **fields)
-    fit = checks.fit_model(compiled, model_of())
-    assert checks.check_disabled(compiled, fit, request_) == want
+    fit = model_format.fit_model(compiled, model_of())
+    assert disabled.check_disabled(compiled, fit, request_) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,8 +298,8 @@ ACCELERATOR_CASES = [
 @pytest.mark.parametrize(("classes", "request_", "want"), ACCELERATOR_CASES)
 def test_check_accelerator_class(classes: list[str], request_: d.Request | None, want: tuple[Failure, ...]) -> None:
     compiled = runtime_of(ENTRY, acceleratorRequirements={"acceleratorClasses": classes})
-    fit = checks.fit_model(compiled, model_of())
-    assert checks.check_accelerator_class(compiled, fit, request_) == want
+    fit = model_format.fit_model(compiled, model_of())
+    assert accelerator_class.check_accelerator_class(compiled, fit, request_) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,8 +425,8 @@ MODE_CASES = [
 @pytest.mark.parametrize(("fields", "request_", "want"), MODE_CASES)
 def test_check_deployment_mode(fields: dict[str, Any], request_: d.Request | None, want: tuple[Failure, ...]) -> None:
     compiled = runtime_of(ENTRY, **fields)
-    fit = checks.fit_model(compiled, model_of())
-    assert checks.check_deployment_mode(compiled, fit, request_) == want
+    fit = model_format.fit_model(compiled, model_of())
+    assert deployment_mode.check_deployment_mode(compiled, fit, request_) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,8 +549,8 @@ FORMAT_CASES = [
 @pytest.mark.parametrize(("entries", "model", "want"), FORMAT_CASES)
 def test_check_model_format(entries: list[dict[str, Any]], model: dict[str, Any], want: tuple[Failure, ...]) -> None:
     compiled = runtime_of(*entries)
-    fit = checks.fit_model(compiled, model_of(model))
-    assert checks.check_model_format(compiled, fit, None) == want
+    fit = model_format.fit_model(compiled, model_of(model))
+    assert model_format.check_model_format(compiled, fit, None) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -595,8 +604,8 @@ def test_check_model_size(size_range: dict[str, str] | None, size: str | None, w
     fields: dict[str, Any] = {} if size_range is None else {"modelSizeRange": size_range}
     compiled = runtime_of(ENTRY, **fields)
     model = changed(MODEL, modelParameterSize=_UNSET if size is None else size)
-    fit = checks.fit_model(compiled, model_of(model))
-    assert checks.check_model_size(compiled, fit, None) == want
+    fit = model_format.fit_model(compiled, model_of(model))
+    assert model_size.check_model_size(compiled, fit, None) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -758,7 +767,7 @@ DIFFERENCE_CASES = [
 
 @pytest.mark.parametrize(("entry", "model", "want"), DIFFERENCE_CASES)
 def test_entry_differences(entry: dict[str, Any], model: dict[str, Any], want: tuple[str, ...]) -> None:
-    assert checks.entry_differences(first_entry(entry), model_of(model)) == want
+    assert model_format.entry_differences(first_entry(entry), model_of(model)) == want
 
 
 # MV "Examples" table (and "Operators"): entry version, operator, model version -> matches.
@@ -812,7 +821,7 @@ def test_entry_differences_versions_and_operators(
     entry = changed(ENTRY, modelFormat=entry_format)
     model = changed(MODEL, modelFormat={"name": "safetensors", "version": model_version})
     want = () if matches else (f"format version mismatch (model={model_version}, runtime={entry_version})",)
-    assert checks.entry_differences(first_entry(entry), model_of(model)) == want
+    assert model_format.entry_differences(first_entry(entry), model_of(model)) == want
 
 
 def test_the_framework_version_uses_the_frameworks_operator() -> None:
@@ -822,12 +831,12 @@ def test_the_framework_version_uses_the_frameworks_operator() -> None:
         ENTRY, modelFramework={"name": "transformers", "version": "4.46.0", "operator": "GreaterThanOrEqual"}
     )
     assert (
-        checks.entry_differences(
+        model_format.entry_differences(
             first_entry(entry), model_of(changed(MODEL, modelFramework={"name": "transformers", "version": "4.44.2"}))
         )
         == ()
     )
-    assert checks.entry_differences(first_entry(entry), model_of()) == (
+    assert model_format.entry_differences(first_entry(entry), model_of()) == (
         "framework version mismatch (model=4.45.0.dev0, runtime=4.46.0)",
     )
 
@@ -951,7 +960,7 @@ def test_pipeline_difference(
     model_pipeline: dict[str, Any] | None, entry_pipeline: dict[str, Any], want: str | None
 ) -> None:
     model = None if model_pipeline is None else pipeline(model_pipeline)
-    assert checks.pipeline_difference(model, pipeline(entry_pipeline)) == want
+    assert model_format.pipeline_difference(model, pipeline(entry_pipeline)) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1037,7 +1046,7 @@ SCORE_CASES = [
 @pytest.mark.parametrize(("entry", "model", "want"), SCORE_CASES)
 def test_entry_score(entry: dict[str, Any], model: dict[str, Any], want: int) -> None:
     compiled = first_entry(entry)
-    assert checks.entry_score(compiled, model_of(model), compiled.effective_priority) == want
+    assert scoring.entry_score(compiled, model_of(model), compiled.effective_priority) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1100,7 +1109,7 @@ AUTO_SELECT_CASES = [
 def test_auto_select_failure(entries: list[dict[str, Any]], want: Failure | None) -> None:
     compiled = runtime_of(*entries)
     model = model_of()
-    assert checks.auto_select_failure(compiled, checks.fit_model(compiled, model), model) == want
+    assert auto_select.auto_select_failure(compiled, model_format.fit_model(compiled, model), model) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1142,4 +1151,4 @@ COLUMN_CASES = [
 @pytest.mark.parametrize(("model", "entries", "want"), COLUMN_CASES)
 def test_explain_columns(model: dict[str, Any], entries: list[dict[str, Any]], want: tuple[int, int] | None) -> None:
     compiled = runtime_of(*entries)
-    assert checks.explain_columns(checks.fit_model(compiled, model_of(model))) == want
+    assert scoring.explain_columns(model_format.fit_model(compiled, model_of(model))) == want

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from helpers_docs import domain_entry, domain_model, domain_runtime_spec, domain_spec
 from ome_selector.domain import objects as d
-from ome_selector.rules.checks import fit_model
+from ome_selector.rules.model_format import fit_model
 
 NEGATIVE = domain_spec("safetensors", "1.0.0", weight=-3)  # (-3 + 1) x 1 = -2
 

@@ -29,7 +29,7 @@ from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import labels
 from ome_selector.flows.outcomes import Selections, evaluate
-from ome_selector.flows.watch import SelectionTracker, Watcher
+from ome_selector.rpc.watch import SelectionTracker, Watcher
 from ome_selector.server.metrics import ServerMetrics
 from ome_selector.texts import messages
 from prometheus_client import generate_latest

@@ -32,7 +32,7 @@ from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import labels, outcomes
-from ome_selector.rpc import api
+from ome_selector.rpc import outcomes as rpc_outcomes
 from ome_selector.texts import messages
 
 log = logging.getLogger("ome_selector.watch")
@@ -196,7 +196,7 @@ class SelectionTracker:
         old, before = self.snapshot, self.selections
         result = before.advance(old, new)
         outcomes.register(new, result.selections)
-        changes = api.change_pbs(old, new, before, result) if self._watchers and result.changes else []
+        changes = rpc_outcomes.change_pbs(old, new, before, result) if self._watchers and result.changes else []
         events = [pb.WatchSelectionsResponse(change=proto) for proto in changes]  # shared: queued, never changed
         with self._lock:
             self.snapshot, self.selections = new, result.selections
@@ -224,7 +224,7 @@ class SelectionTracker:
         """The current outcomes ``watcher`` matches and the marker (under the lock)."""
         snapshot = self.snapshot
         out = [
-            pb.WatchSelectionsResponse(current=api.outcome_pb(key, entry.outcome))
+            pb.WatchSelectionsResponse(current=rpc_outcomes.outcome_pb(key, entry.outcome))
             for key, entry in self.selections.tracked.items()
             if watcher.matches(key, snapshot)
         ]
