@@ -50,8 +50,20 @@ PACKAGE = ROOT / "server" / "ome_selector"
 # the snapshot (fetch order, inheritance, incremental writes), the engine, what was lifecycle.py
 # (resolution, admission, components, effective, reconcile), the runtime webhook and the runtime
 # tree.
-RULE_MODULES = (
+# The selection checks (rules/), one file per check.
+RULES_FILES = (
     "checks.py",
+    "results.py",
+    "disabled.py",
+    "accelerator_class.py",
+    "deployment_mode.py",
+    "model_format.py",
+    "model_size.py",
+    "scoring.py",
+    "auto_select.py",
+)
+RULE_MODULES = (
+    *RULES_FILES,
     "versions.py",
     "sizes.py",
     "quantities.py",
@@ -67,53 +79,90 @@ RULE_MODULES = (
     "runtime_webhook.py",
     "tree.py",
 )
+# Where each rule module lives in the package (its mutant ids keep the file name).
+MODULE_PATHS = {
+    **{module: f"rules/{module}" for module in RULES_FILES},
+    "versions.py": "domain/versions.py",
+    "sizes.py": "domain/sizes.py",
+    "quantities.py": "domain/quantities.py",
+    "accelerators.py": "rules/accelerators.py",
+    "ingest.py": "cache/ingest.py",
+    "snapshot.py": "cache/snapshot.py",
+    "engine.py": "engine/evaluation.py",
+    "resolution.py": "flows/resolution.py",
+    "admission.py": "flows/admission.py",
+    "components.py": "flows/components.py",
+    "effective.py": "flows/effective.py",
+    "reconcile.py": "flows/reconcile.py",
+    "runtime_webhook.py": "flows/runtime_webhook.py",
+    "tree.py": "flows/tree.py",
+}
 # Rule-level test files run first: most mutants fail one of them within a few seconds.
 QUICK_TESTS = (
-    "tests/test_check_table.py",
-    "tests/test_mutants_*.py",
-    "tests/test_versions.py",
-    "tests/test_sizes.py",
-    "tests/test_accelerators.py",
-    "tests/test_matching_docs.py",
-    "tests/test_scoring_ranking.py",
-    "tests/test_admission.py",
-    "tests/test_reconcile.py",
-    "tests/test_effective.py",
-    "tests/test_named_runtime.py",
-    "tests/test_explain_reasons.py",
-    "tests/test_runtime_webhook.py",
-    "tests/test_cache_writes.py",
-    "tests/test_fast_path.py",
+    "tests/unit/rules/test_check_table.py",
+    "tests/unit/*/test_mutants_*.py",
+    "tests/unit/domain/test_versions.py",
+    "tests/unit/domain/test_sizes.py",
+    "tests/unit/rules/test_accelerators.py",
+    "tests/docs/test_matching_docs.py",
+    "tests/docs/test_scoring_ranking.py",
+    "tests/unit/flows/test_admission.py",
+    "tests/unit/flows/test_reconcile.py",
+    "tests/unit/flows/test_effective.py",
+    "tests/unit/flows/test_named_runtime.py",
+    "tests/docs/test_explain_reasons.py",
+    "tests/unit/flows/test_runtime_webhook.py",
+    "tests/unit/cache/test_cache_writes.py",
+    "tests/unit/engine/test_fast_path.py",
 )
 # Run before the quick files: the tests closest to each module (most mutants die here).
 FOCUS_TESTS = {
-    "checks.py": ("tests/test_check_table.py", "tests/test_mutants_checks.py", "tests/test_matching_docs.py"),
-    "versions.py": ("tests/test_mutants_versions.py", "tests/test_versions.py", "tests/test_check_table.py"),
-    "sizes.py": ("tests/test_sizes.py", "tests/test_check_table.py"),
-    "quantities.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
-    "accelerators.py": ("tests/test_mutants_accelerators.py", "tests/test_accelerators.py"),
-    "ingest.py": ("tests/test_mutants_ingest.py", "tests/test_check_table.py", "tests/test_matching_docs.py"),
-    "snapshot.py": ("tests/test_mutants_snapshot.py", "tests/test_cache_writes.py", "tests/test_fast_path.py"),
-    "runtime_webhook.py": ("tests/test_runtime_webhook.py",),
+    **{
+        module: (
+            "tests/unit/rules/test_check_table.py",
+            "tests/unit/rules/test_mutants_checks.py",
+            "tests/docs/test_matching_docs.py",
+        )
+        for module in RULES_FILES
+    },
+    "versions.py": (
+        "tests/unit/domain/test_mutants_versions.py",
+        "tests/unit/domain/test_versions.py",
+        "tests/unit/rules/test_check_table.py",
+    ),
+    "sizes.py": ("tests/unit/domain/test_sizes.py", "tests/unit/rules/test_check_table.py"),
+    "quantities.py": ("tests/unit/rules/test_mutants_accelerators.py", "tests/unit/rules/test_accelerators.py"),
+    "accelerators.py": ("tests/unit/rules/test_mutants_accelerators.py", "tests/unit/rules/test_accelerators.py"),
+    "ingest.py": (
+        "tests/unit/cache/test_mutants_ingest.py",
+        "tests/unit/rules/test_check_table.py",
+        "tests/docs/test_matching_docs.py",
+    ),
+    "snapshot.py": (
+        "tests/unit/cache/test_mutants_snapshot.py",
+        "tests/unit/cache/test_cache_writes.py",
+        "tests/unit/engine/test_fast_path.py",
+    ),
+    "runtime_webhook.py": ("tests/unit/flows/test_runtime_webhook.py",),
     "engine.py": (
-        "tests/test_mutants_engine.py",
-        "tests/test_scoring_ranking.py",
-        "tests/test_no_runtime_message.py",
-        "tests/test_explain_reasons.py",
+        "tests/unit/engine/test_mutants_engine.py",
+        "tests/docs/test_scoring_ranking.py",
+        "tests/docs/test_no_runtime_message.py",
+        "tests/docs/test_explain_reasons.py",
     ),
     **{
         module: (
-            "tests/test_mutants_lifecycle.py",
-            "tests/test_admission.py",
-            "tests/test_reconcile.py",
-            "tests/test_effective.py",
-            "tests/test_named_runtime.py",
+            "tests/unit/flows/test_mutants_lifecycle.py",
+            "tests/unit/flows/test_admission.py",
+            "tests/unit/flows/test_reconcile.py",
+            "tests/unit/flows/test_effective.py",
+            "tests/unit/flows/test_named_runtime.py",
         )
         for module in ("resolution.py", "admission.py", "components.py", "effective.py", "reconcile.py")
     },
-    "tree.py": ("tests/test_tree.py",),
+    "tree.py": ("tests/unit/flows/test_tree.py",),
 }
-NEW_TESTS = ("tests/test_check_table.py", "tests/test_mutants_*.py")
+NEW_TESTS = ("tests/unit/rules/test_check_table.py", "tests/unit/*/test_mutants_*.py")
 
 _COMPARE = {
     ast.Lt: (ast.LtE,),
@@ -309,7 +358,7 @@ def enumerate_mutants(modules: tuple[str, ...] = RULE_MODULES) -> list[Mutant]:
     """Every mutant of ``modules``, in a fixed order."""
     out = []
     for module in modules:
-        text = (PACKAGE / module).read_text()
+        text = (PACKAGE / MODULE_PATHS[module]).read_text()
         lines = text.splitlines()
         mutator = _Mutator()
         mutator.visit(ast.parse(text))
@@ -322,7 +371,7 @@ def enumerate_mutants(modules: tuple[str, ...] = RULE_MODULES) -> list[Mutant]:
 
 def mutated_source(mutant: Mutant | None, module: str) -> str:
     """The module's source with ``mutant`` applied (None: the unmutated module, unparsed alike)."""
-    tree = ast.parse((PACKAGE / module).read_text())
+    tree = ast.parse((PACKAGE / MODULE_PATHS[module]).read_text())
     mutator = _Mutator(None if mutant is None else mutant.index)
     tree = mutator.visit(tree)
     if mutant is not None and not mutator.applied:
@@ -393,7 +442,7 @@ def run_mutant(mutant: Mutant | None, extra: list[str], timeout: float) -> dict[
         for module in RULE_MODULES if mutant is None else (mutant.module,):
             path = tmp / module
             path.write_text(mutated_source(mutant, module))
-            files["ome_selector." + module.removesuffix(".py")] = str(path)
+            files["ome_selector." + MODULE_PATHS[module].removesuffix(".py").replace("/", ".")] = str(path)
         env = _environment(tmp, files)
         focus = _quick_targets(extra, FOCUS_TESTS.get(mutant.module, ()) if mutant is not None else ())
         status, elapsed, stage = "passed", 0.0, "focus"
@@ -418,12 +467,13 @@ def _shadowing_works() -> bool:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         (tmp / "sizes.py").write_text("SHADOW = True\n")
-        env = _environment(tmp, {"ome_selector.sizes": str(tmp / "sizes.py")})
+        env = _environment(tmp, {"ome_selector.domain.sizes": str(tmp / "sizes.py")})
         code = (
-            "import ome_selector.sizes as s, ome_selector.domain as d; print(getattr(s, 'SHADOW', False), d.__file__)"
+            "import ome_selector.domain.sizes as s, ome_selector.domain.objects as d;"
+            " print(getattr(s, 'SHADOW', False), d.__file__)"
         )
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
-        return out.stdout.split() == ["True", str(PACKAGE / "domain.py")]
+        return out.stdout.split() == ["True", str(PACKAGE / "domain" / "objects.py")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -442,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--without-new-tests",
         action="store_true",
-        help="leave out tests/test_check_table.py and tests/test_mutants_*.py",
+        help="leave out tests/unit/rules/test_check_table.py and tests/unit/*/test_mutants_*.py",
     )
     parser.add_argument("--skip-baseline", action="store_true", help="do not first run the unmutated modules")
     parser.add_argument("--list", action="store_true", help="print the selected mutants and exit")

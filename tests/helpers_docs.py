@@ -1,5 +1,5 @@
 """Builders for the docs-driven tests: Kubernetes YAML/dicts as the OME docs write them -> protos
--> ``CacheStore`` -> ``api.select_runtime`` / ``api.explain_runtimes``.
+-> ``CacheStore`` -> ``selection.select_runtime`` / ``selection.explain_runtimes``.
 
 Nothing here computes an expected answer: the helpers only build inputs and read outputs, so
 every assertion in the tests compares the engine's output with a literal taken from the docs.
@@ -18,10 +18,10 @@ from conftest import EXAMPLE_ISVCS
 from google.protobuf import json_format
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
-from ome_selector import api
-from ome_selector import domain as d
-from ome_selector.store import CacheStore
-from ome_selector.versions import parse_version
+from ome_selector.cache.store import CacheStore
+from ome_selector.domain import objects as d
+from ome_selector.domain.versions import parse_version
+from ome_selector.rpc import selection
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CATALOG_RUNTIMES = SHARED / "ome-catalog" / "runtimes"
@@ -97,18 +97,18 @@ def _store(target: Any) -> CacheStore:
 def select(
     target: Any, isvc: Any, view: int = selector_pb2.SELECT_RUNTIME_VIEW_FULL
 ) -> selector_pb2.SelectRuntimeResponse:
-    """``api.select_runtime`` on a store (or on a list of sources loaded into a new store); the
+    """``selection.select_runtime`` on a store (or on a list of sources loaded into a new store); the
     FULL view unless ``view`` says otherwise, so exclusions are there to compare."""
     store = _store(target)
     request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc), view=view)
-    return api.select_runtime(store.snapshot, request)
+    return selection.select_runtime(store.snapshot, request)
 
 
 def explain(target: Any, isvc: Any) -> selector_pb2.ExplainRuntimesResponse:
-    """``api.explain_runtimes`` on a store (or on a list of sources loaded into a new store)."""
+    """``selection.explain_runtimes`` on a store (or on a list of sources loaded into a new store)."""
     store = _store(target)
     request = selector_pb2.ExplainRuntimesRequest(inference_service=inference_service(isvc))
-    return api.explain_runtimes(store.snapshot, request)
+    return selection.explain_runtimes(store.snapshot, request)
 
 
 # ---------------------------------------------------------------------------------------------

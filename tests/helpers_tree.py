@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from helpers_docs import entry, isvc, load, model, runtime, spec_of
 from ome.selector.v1 import selector_pb2
-from ome_selector import api
-from ome_selector.store import CacheStore
+from ome_selector.cache.store import CacheStore
+from ome_selector.rpc import tree as rpc_tree
 
 PAGE_WORLD: list[dict[str, Any]] = [
     model(namespace="team-a"),
@@ -97,9 +97,9 @@ def request(
 
 
 def tree(target: CacheStore | list[Any], name: str, **fields: Any) -> selector_pb2.GetRuntimeTreeResponse:
-    """``api.get_runtime_tree`` on a store, or on a new store of the sources ``target`` lists."""
+    """``rpc_tree.get_runtime_tree`` on a store, or on a new store of the sources ``target`` lists."""
     store = target if isinstance(target, CacheStore) else load(*target)
-    return api.get_runtime_tree(store.snapshot, request(name, **fields))
+    return rpc_tree.get_runtime_tree(store.snapshot, request(name, **fields))
 
 
 def write_manifests(folder: Path, documents: list[dict[str, Any]], name: str = "world.yaml") -> str:

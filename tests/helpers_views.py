@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf import json_format
 from helpers_docs import entry, isvc, load, model, revision, runtime, spec_of
 from ome.selector.v1 import selector_pb2 as pb
-from ome_selector import api
+from ome_selector.rpc import runtimes
 
 TEAM_A = "team-a"
 PINNED = "cr-vllm-llama-1baf272d"
@@ -37,7 +37,7 @@ def merged_spec(sources: list[dict[str, Any]], name: str = "vllm-llama") -> dict
     """The merged spec of the ClusterServingRuntime ``name`` (GetRuntimeStatus), as YAML reads."""
     store = load(*sources)
     ref = pb.RuntimeRef(kind=pb.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name=name)
-    status = api.get_runtime_status(store.snapshot, pb.GetRuntimeStatusRequest(runtime=ref))
+    status = runtimes.get_runtime_status(store.snapshot, pb.GetRuntimeStatusRequest(runtime=ref))
     return _ints(json_format.MessageToDict(status.spec))
 
 

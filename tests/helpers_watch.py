@@ -15,7 +15,7 @@ import yaml
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER
 from helpers_docs import isvc, objects
 from ome.selector.v1 import cache_pb2, selector_pb2
-from ome_selector.manifests import load_manifests
+from ome_selector.cache.manifests import load_manifests
 
 HOPPER = "srt-llama-3-3-70b-instruct-hopper"
 OMENATIVE = "srt-llama-3-3-70b-instruct-omenative"

@@ -1,0 +1,619 @@
+"""Immutable, versioned cache snapshots (the go-control-plane snapshot idea).
+
+A ``Snapshot`` is a complete set of validated, defaulted objects, compiled, and never changes
+after it is built: runtimes are compiled and listed in OME's fetch order (the ServingRuntimes of
+each namespace, and the ClusterServingRuntimes; each newest first, then by name), models are
+compiled and indexed, and every runtime that names a parent with ``ome.io/inherit-from`` gets its
+merged spec compiled (or its chain error). Readers hold a reference; writers build the next
+snapshot and the store swaps it in.
+
+``Snapshot.build`` compiles everything; ``Snapshot.with_changes`` derives the next snapshot from
+this one and a write: only the objects the write carries are compiled, only the runtime groups
+they belong to are updated (``RuntimeGroup.changed``), and inheritance is resolved again only
+for runtimes whose chain can reach a changed runtime. Caches live beside snapshots
+(``caches.py``), keyed by content, so a write never empties them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from operator import attrgetter
+from typing import Any
+
+from ome.selector.v1 import cache_pb2
+from ome.v1beta1 import types_pb2
+
+from ome_selector.cache.ingest import (
+    Key,
+    compile_model,
+    compile_revision,
+    compile_runtime,
+    compile_spec,
+    merge_specs,
+    unwrap,
+)
+from ome_selector.domain import objects as d
+from ome_selector.texts import messages
+
+MAX_CHAIN = 5
+_RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+# (revision namespace, owner runtime name, content hash): what a roll forward looks revisions up by.
+ContentKey = tuple[str, str, str]
+# Above this many changed runtimes in one group, rebuilding the group beats editing it.
+_REBUILD_FRACTION = 8
+
+
+def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
+    """Sort key of OME's fetch order: newest ``creationTimestamp`` first (absent counts as
+    oldest), then name ascending."""
+    return (rt.created is None, -(rt.created or 0.0), rt.name)
+
+
+def fetch_order(runtimes: Iterable[d.Runtime]) -> tuple[d.Runtime, ...]:
+    """``runtimes`` in fetch order (see ``fetch_key``)."""
+    return tuple(sorted(runtimes, key=fetch_key))
+
+
+def mask_from_positions(positions: Sequence[int], size: int) -> int:
+    """The int with bit p set for each p in ``positions`` (each below ``size``)."""
+    bitmap = bytearray((size + 7) // 8)
+    for p in positions:
+        bitmap[p >> 3] |= 1 << (p & 7)
+    return int.from_bytes(bitmap, "little")
+
+
+class RuntimeGroup:
+    """The runtimes of one scope, in fetch order, with bit masks over their positions.
+
+    ``order[i]`` is the runtime at position i; bit i of ``masks[key]`` is set when
+    ``order[i].own.index_keys`` has ``key`` (``domain.Compiled.index_keys``), so a request finds
+    the runtimes each check rejects with a few integer operations instead of a visit to every
+    runtime. Immutable: ``changed`` returns a new group.
+    """
+
+    __slots__ = ("order", "keys", "masks", "all", "_derived")
+
+    def __init__(
+        self,
+        order: tuple[d.Runtime, ...],
+        keys: tuple[tuple[bool, float, str], ...],
+        masks: dict[tuple[object, ...], int],
+    ) -> None:
+        self.order = order
+        self.keys = keys
+        self.masks = masks
+        self.all = (1 << len(order)) - 1
+        self._derived: dict[object, Any] = {}  # computed once per group, when first asked for
+
+    def _derive(self, key: object, make: Callable[[], Any]) -> Any:
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = make()
+        return found
+
+    def _per_position(self, key: object, element: Callable[[d.Runtime], Any]) -> tuple[Any, ...]:
+        """``element(rt)`` for each position, computed once; ``changed`` carries it forward
+        through its edits (``_ELEMENTS`` names the element function of each key)."""
+        return self._derive(key, lambda: tuple(map(element, self.order)))  # type: ignore[no-any-return]
+
+    def by_name(self) -> tuple[d.Runtime, ...]:
+        """The runtimes sorted by name."""
+        return self._derive("by_name", lambda: tuple(sorted(self.order, key=attrgetter("name"))))  # type: ignore[no-any-return]
+
+    def names(self) -> tuple[str, ...]:
+        """The runtimes' names, by position."""
+        return self._per_position("names", _NAME)
+
+    def format_ids(self) -> tuple[int, ...]:
+        """Each runtime's ``own.format_id``, by position."""
+        return self._per_position("format_ids", _FORMAT_ID)
+
+    def pieces(self, reason: str) -> tuple[str, ...]:
+        """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
+        runtime (``messages.excluded_runtime``)."""
+        return self._per_position(("pieces", reason), _piece(reason))
+
+    @classmethod
+    def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
+        """A group of ``runtimes`` (any order)."""
+        order = fetch_order(runtimes)
+        positions: dict[tuple[object, ...], list[int]] = {}
+        for i, rt in enumerate(order):
+            for key in rt.own.index_keys:
+                positions.setdefault(key, []).append(i)
+        masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
+        return cls(order, tuple(fetch_key(rt) for rt in order), masks)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def mask(self, key: tuple[object, ...]) -> int:
+        """The positions whose spec has ``key`` (0 when none)."""
+        return self.masks.get(key, 0)
+
+    def changed(self, removed: Sequence[d.Runtime], added: Sequence[d.Runtime]) -> RuntimeGroup:
+        """A group without the ``removed`` runtimes (as stored here) and with ``added``. A runtime
+        replaced by one with the same fetch key keeps its position; otherwise the positions after
+        it shift, and so do the masks' bits."""
+        if (len(removed) + len(added)) * _REBUILD_FRACTION > len(self.order) + 64:
+            gone = {rt.name for rt in removed}
+            return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
+        order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
+        pending = {rt.name: rt for rt in added}
+        edits: list[tuple[str, int, d.Runtime | None]] = []  # ("set" | "del" | "ins", position, runtime)
+        for old in removed:
+            i = bisect.bisect_left(keys, fetch_key(old))
+            assert i < len(order) and order[i].name == old.name, old.name
+            bit = 1 << i
+            for key in old.own.index_keys:
+                masks[key] &= ~bit
+            new = pending.get(old.name)
+            if new is not None and keys[i] == fetch_key(new):
+                del pending[old.name]
+                order[i] = new
+                edits.append(("set", i, new))
+                for key in new.own.index_keys:
+                    masks[key] = masks.get(key, 0) | bit
+                continue
+            edits.append(("del", i, None))
+            del order[i], keys[i]
+            low = bit - 1
+            masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
+        for new in pending.values():
+            k = fetch_key(new)
+            i = bisect.bisect_left(keys, k)
+            edits.append(("ins", i, new))
+            order.insert(i, new)
+            keys.insert(i, k)
+            bit = 1 << i
+            low = bit - 1
+            masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
+            for key in new.own.index_keys:
+                masks[key] = masks.get(key, 0) | bit
+        group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
+        group._carry(self, edits)
+        return group
+
+    def _carry(self, previous: RuntimeGroup, edits: Sequence[tuple[str, int, d.Runtime | None]]) -> None:
+        """Replay ``changed``'s edits on ``previous``'s per-position tables, so the first answer
+        after a write does not rebuild them (a list copy and a few inserts instead of a call per
+        runtime). The name order is kept only when no runtime moved."""
+        for key, value in previous._derived.items():
+            if key == "by_name":
+                if all(op == "set" for op, _, _ in edits):
+                    swap = {rt.name: rt for _, _, rt in edits if rt is not None}
+                    self._derived[key] = tuple(swap.get(rt.name, rt) for rt in value) if swap else value
+                continue
+            element = _element(key)
+            table = list(value)
+            for op, i, rt in edits:
+                if op == "del":
+                    del table[i]
+                elif op == "ins":
+                    table.insert(i, element(rt))  # type: ignore[arg-type]
+                else:
+                    table[i] = element(rt)  # type: ignore[arg-type]
+            self._derived[key] = tuple(table)
+
+
+_NAME: Callable[[d.Runtime], str] = attrgetter("name")
+_FORMAT_ID: Callable[[d.Runtime], int] = attrgetter("own.format_id")
+
+
+def _piece(reason: str) -> Callable[[d.Runtime], str]:
+    return lambda rt: messages.EXCLUDED_RUNTIME.format(rt.name, reason)
+
+
+def _element(key: object) -> Callable[[d.Runtime], Any]:
+    """The element function of a per-position table key of ``RuntimeGroup._derived``."""
+    if key == "names":
+        return _NAME
+    if key == "format_ids":
+        return _FORMAT_ID
+    assert isinstance(key, tuple) and key[0] == "pieces", key
+    return _piece(key[1])
+
+
+_EMPTY_GROUP = RuntimeGroup((), (), {})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Parts:
+    """What a snapshot is made of; shared by ``build`` and ``with_changes``."""
+
+    objects: dict[Key, cache_pb2.CacheObject]
+    compiled: dict[Key, Any]
+    serving_runtimes: dict[tuple[str, str], d.Runtime]
+    cluster_serving_runtimes: dict[str, d.Runtime]
+    base_models: dict[tuple[str, str], d.Model]
+    cluster_models: dict[str, d.Model]
+    accelerator_classes: dict[str, types_pb2.AcceleratorClass]
+    inference_services: dict[tuple[str, str], types_pb2.InferenceService]
+    revisions: dict[tuple[str, str], d.Revision]
+    revisions_by_content: dict[ContentKey, tuple[str, ...]]
+
+
+class Snapshot:
+    """A complete, consistent, versioned view of the cache. Do not mutate.
+
+    Attributes: ``version``, ``synced``, ``generation``, ``last_update`` (epoch seconds or None);
+    ``objects`` (key -> defaulted CacheObject); ``serving_runtimes`` ((namespace, name) ->
+    Runtime) and ``cluster_serving_runtimes`` (name -> Runtime), with inheritance resolved;
+    ``namespaced`` (namespace -> RuntimeGroup) and ``cluster`` (RuntimeGroup); ``base_models``,
+    ``cluster_models``, ``accelerator_classes``; ``inference_services`` ((namespace, name) ->
+    InferenceService; selection never reads them, their outcomes live beside the snapshot in
+    ``outcomes.Selections``); ``revisions`` ((namespace, name) -> Revision) and
+    ``revisions_by_content`` ((namespace, owner runtime name, content hash) -> revision names,
+    sorted).
+    """
+
+    def __init__(
+        self,
+        version: str,
+        objects: Mapping[Key, cache_pb2.CacheObject],
+        *,
+        synced: bool,
+        generation: int,
+        previous: Snapshot | None = None,
+    ) -> None:
+        """A snapshot of ``objects`` (validated and defaulted), every object compiled. A runtime
+        whose chain no longer resolves keeps the last chain it had in ``previous``."""
+        objects = dict(objects)
+        compiled = {key: _compile(key, obj) for key, obj in objects.items()}
+        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {}, {})
+        for key, value in compiled.items():
+            _index(parts, key, value)
+        _resolve_all(parts, _lookup(previous))
+        by_namespace: dict[str, list[d.Runtime]] = {}
+        for (namespace, _), rt in parts.serving_runtimes.items():
+            by_namespace.setdefault(namespace, []).append(rt)
+        namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
+        cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
+        self._init(version, synced, generation, parts, namespaced, cluster)
+
+    def _init(
+        self,
+        version: str,
+        synced: bool,
+        generation: int,
+        parts: _Parts,
+        namespaced: dict[str, RuntimeGroup],
+        cluster: RuntimeGroup,
+    ) -> None:
+        self.version = version
+        self.synced = synced
+        self.generation = generation
+        self.last_update = time.time() if generation > 0 else None
+        self._parts = parts
+        self.objects = parts.objects
+        self.serving_runtimes = parts.serving_runtimes
+        self.cluster_serving_runtimes = parts.cluster_serving_runtimes
+        self.base_models = parts.base_models
+        self.cluster_models = parts.cluster_models
+        self.accelerator_classes = parts.accelerator_classes
+        self.inference_services = parts.inference_services
+        self.revisions = parts.revisions
+        self.revisions_by_content = parts.revisions_by_content
+        self.namespaced = namespaced
+        self.cluster = cluster
+
+    def with_changes(
+        self,
+        version: str,
+        upserts: Mapping[Key, cache_pb2.CacheObject],
+        deletes: Iterable[Key] = (),
+        *,
+        synced: bool,
+        generation: int,
+    ) -> Snapshot:
+        """The next snapshot: this one with ``upserts`` (validated, defaulted objects) created or
+        replaced and ``deletes`` removed. Costs what the write carries plus a copy of the key
+        tables, not a recompilation of the cache."""
+        old = self._parts
+        parts = _Parts(
+            dict(old.objects),
+            dict(old.compiled),
+            dict(old.serving_runtimes),
+            dict(old.cluster_serving_runtimes),
+            dict(old.base_models),
+            dict(old.cluster_models),
+            dict(old.accelerator_classes),
+            dict(old.inference_services),
+            dict(old.revisions),
+            dict(old.revisions_by_content),
+        )
+        changed: set[Key] = set()  # runtime keys the write carries
+        for key in deletes:
+            if key in parts.objects:
+                del parts.objects[key], parts.compiled[key]
+                _unindex(parts, key)
+                if key[0] in _RUNTIME_KINDS:
+                    changed.add(key)
+        for key, obj in upserts.items():
+            parts.objects[key] = obj
+            value = parts.compiled[key] = _compile(key, obj)
+            _index(parts, key, value)
+            if key[0] in _RUNTIME_KINDS:
+                changed.add(key)
+        if changed:
+            changed |= _resolve_affected(parts, changed, _lookup(self))
+        namespaced, cluster = dict(self.namespaced), self.cluster
+        by_group: dict[str | None, tuple[list[d.Runtime], list[d.Runtime]]] = {}
+        for key in changed:
+            removed, added = by_group.setdefault(None if key[0] == d.CLUSTER_SERVING_RUNTIME else key[1], ([], []))
+            before, after = (
+                _stored(self.serving_runtimes, self.cluster_serving_runtimes, key),
+                _stored(parts.serving_runtimes, parts.cluster_serving_runtimes, key),
+            )
+            if before is not None:
+                removed.append(before)
+            if after is not None:
+                added.append(after)
+        for group_name, (removed, added) in by_group.items():
+            if group_name is None:
+                cluster = cluster.changed(removed, added)
+            else:
+                updated = namespaced.get(group_name, _EMPTY_GROUP).changed(removed, added)
+                if len(updated):
+                    namespaced[group_name] = updated
+                else:
+                    namespaced.pop(group_name, None)
+        snapshot = Snapshot.__new__(Snapshot)
+        snapshot._init(version, synced, generation, parts, namespaced, cluster)
+        return snapshot
+
+    def walk(self, head: d.Runtime) -> ChainWalk:
+        """OME's walk of ``head``'s inheritance chain in this snapshot (``walk_chain``; parents
+        looked up as ``parent`` does)."""
+        return walk_chain(head, lambda name: self.parent(head, name))
+
+    def parent(self, head: d.Runtime, name: str) -> d.Runtime | None:
+        """The runtime (as compiled) a parent name means in ``head``'s chain
+        (runtime-inheritance.md, "Chain limits": a ClusterServingRuntime's parents are
+        ClusterServingRuntimes; a ServingRuntime's are looked up in its namespace first, for the
+        whole walk), or None."""
+        return _parent(self._parts, head, name)
+
+    def runtimes_in_scope(self, namespace: str) -> tuple[RuntimeGroup, RuntimeGroup]:
+        """(ServingRuntimes of ``namespace``, ClusterServingRuntimes), each a group in fetch order."""
+        return self.namespaced.get(namespace, _EMPTY_GROUP), self.cluster
+
+    def counts(self) -> dict[str, int]:
+        """Objects per kind."""
+        parts = self._parts
+        return {
+            d.SERVING_RUNTIME: len(parts.serving_runtimes),
+            d.CLUSTER_SERVING_RUNTIME: len(parts.cluster_serving_runtimes),
+            d.BASE_MODEL: len(parts.base_models),
+            d.CLUSTER_BASE_MODEL: len(parts.cluster_models),
+            d.ACCELERATOR_CLASS: len(parts.accelerator_classes),
+            d.INFERENCE_SERVICE: len(parts.inference_services),
+            d.CONTROLLER_REVISION: len(parts.revisions),
+        }
+
+    def revisions_holding(self, namespace: str, owner: str, full_hash: str) -> tuple[d.Revision, ...]:
+        """The revisions in ``namespace`` labelled ``ome.io/runtime-of: <owner>`` whose spec has
+        ``full_hash``, by name: the revisions a roll forward to that spec can share."""
+        names = self.revisions_by_content.get((namespace, owner, full_hash), ())
+        return tuple(self.revisions[(namespace, name)] for name in names)
+
+
+def _lookup(snapshot: Snapshot | None) -> Callable[[Key], d.Runtime | None]:
+    """The resolved runtime stored under a key in ``snapshot`` (None without one)."""
+    if snapshot is None:
+        return lambda key: None
+    return lambda key: _stored(snapshot.serving_runtimes, snapshot.cluster_serving_runtimes, key)
+
+
+def _stored(
+    serving: Mapping[tuple[str, str], d.Runtime], cluster: Mapping[str, d.Runtime], key: Key
+) -> d.Runtime | None:
+    """The (resolved) runtime stored under ``key``, or None."""
+    return cluster.get(key[2]) if key[0] == d.CLUSTER_SERVING_RUNTIME else serving.get((key[1], key[2]))
+
+
+def _compile(key: Key, obj: cache_pb2.CacheObject) -> Any:
+    unwrapped = unwrap(obj)
+    assert unwrapped is not None
+    kind, message = unwrapped
+    if kind in _RUNTIME_KINDS:
+        return compile_runtime(kind, message)  # type: ignore[arg-type]
+    if kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
+        return compile_model(kind, key[1], key[2], message.spec)  # type: ignore[attr-defined]
+    if kind == d.CONTROLLER_REVISION:
+        return compile_revision(message)  # type: ignore[arg-type]
+    return message
+
+
+def _content_key(revision: d.Revision) -> ContentKey:
+    return (revision.namespace, revision.owner_name, revision.full_hash)
+
+
+def _index(parts: _Parts, key: Key, value: Any) -> None:
+    kind = key[0]
+    if kind == d.SERVING_RUNTIME:
+        parts.serving_runtimes[(key[1], key[2])] = value
+    elif kind == d.CLUSTER_SERVING_RUNTIME:
+        parts.cluster_serving_runtimes[key[2]] = value
+    elif kind == d.BASE_MODEL:
+        parts.base_models[(key[1], key[2])] = value
+    elif kind == d.CLUSTER_BASE_MODEL:
+        parts.cluster_models[key[2]] = value
+    elif kind == d.INFERENCE_SERVICE:
+        parts.inference_services[(key[1], key[2])] = value
+    elif kind == d.CONTROLLER_REVISION:
+        replaced = parts.revisions.get((key[1], key[2]))
+        if replaced is not None:
+            _unindex_content(parts, replaced)
+        parts.revisions[(key[1], key[2])] = value
+        content = _content_key(value)
+        parts.revisions_by_content[content] = tuple(sorted((*parts.revisions_by_content.get(content, ()), key[2])))
+    else:
+        parts.accelerator_classes[key[2]] = value
+
+
+def _unindex_content(parts: _Parts, revision: d.Revision) -> None:
+    content = _content_key(revision)
+    names = tuple(n for n in parts.revisions_by_content.get(content, ()) if n != revision.name)
+    if names:
+        parts.revisions_by_content[content] = names
+    else:
+        parts.revisions_by_content.pop(content, None)
+
+
+def _unindex(parts: _Parts, key: Key) -> Any:
+    """Remove ``key`` from the per-kind table and return what was stored there."""
+    kind = key[0]
+    if kind == d.SERVING_RUNTIME:
+        return parts.serving_runtimes.pop((key[1], key[2]), None)
+    if kind == d.CLUSTER_SERVING_RUNTIME:
+        return parts.cluster_serving_runtimes.pop(key[2], None)
+    if kind == d.BASE_MODEL:
+        return parts.base_models.pop((key[1], key[2]), None)
+    if kind == d.CLUSTER_BASE_MODEL:
+        return parts.cluster_models.pop(key[2], None)
+    if kind == d.INFERENCE_SERVICE:
+        return parts.inference_services.pop((key[1], key[2]), None)
+    if kind == d.CONTROLLER_REVISION:
+        revision = parts.revisions.pop((key[1], key[2]), None)
+        if revision is not None:
+            _unindex_content(parts, revision)
+        return revision
+    return parts.accelerator_classes.pop(key[2], None)
+
+
+def _store_runtime(parts: _Parts, rt: d.Runtime) -> None:
+    if rt.kind == d.SERVING_RUNTIME:
+        parts.serving_runtimes[(rt.namespace, rt.name)] = rt
+    else:
+        parts.cluster_serving_runtimes[rt.name] = rt
+
+
+def _with_parent(parts: _Parts) -> list[d.Runtime]:
+    return [
+        rt
+        for rt in (*parts.serving_runtimes.values(), *parts.cluster_serving_runtimes.values())
+        if rt.parent is not None
+    ]
+
+
+Previous = Callable[[Key], "d.Runtime | None"]
+
+
+def _resolve_all(parts: _Parts, previous: Previous) -> None:
+    """Resolve the chain of every runtime that names a parent."""
+    for rt in [_resolve_inheritance(parts, rt, previous) for rt in _with_parent(parts)]:
+        _store_runtime(parts, rt)
+
+
+def _resolve_affected(parts: _Parts, changed: set[Key], previous: Previous) -> set[Key]:
+    """Resolve again every runtime with a parent whose chain can reach a changed runtime: the
+    changed ones themselves, and those whose chain, parent or chain error names a changed runtime
+    (a new parent can mend a broken chain). Returns the keys of the runtimes stored anew."""
+    names = {key[2] for key in changed}
+    out: set[Key] = set()
+    for rt in _with_parent(parts):
+        if chain_can_reach(rt, changed, names):
+            _store_runtime(parts, _resolve_inheritance(parts, parts.compiled[rt.key], previous))
+            out.add(rt.key)
+    return out
+
+
+def chain_can_reach(rt: d.Runtime, changed: Set[Key], names: Set[str]) -> bool:
+    """Whether the inheritance chain of ``rt`` (a runtime with a parent, as resolved) can change
+    when the runtimes ``changed`` (keys; ``names`` their names) change: ``rt`` itself, its
+    parent, a chain member, or a name its chain error mentions (a new parent can mend a broken
+    chain)."""
+    error = rt.inheritance_error
+    return (
+        rt.key in changed
+        or rt.parent in names
+        or not names.isdisjoint(rt.chain)
+        or (error is not None and any(n in error for n in names))
+    )
+
+
+def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:
+    """runtime-inheritance.md: a ClusterServingRuntime's parents are ClusterServingRuntimes; a
+    ServingRuntime's are looked up in its namespace first, for the whole walk. The parent is read
+    as compiled (its own spec), never as resolved."""
+    if head.kind == d.SERVING_RUNTIME:
+        found = parts.compiled.get((d.SERVING_RUNTIME, head.namespace, name))
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    return parts.compiled.get((d.CLUSTER_SERVING_RUNTIME, "", name))  # type: ignore[no-any-return]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChainWalk:
+    """OME's walk up one inheritance chain (runtime-inheritance.md, "Chain limits").
+
+    ``members``: the runtimes visited, the head first, then each parent as compiled (its own
+    spec). ``reason``: None when the chain resolves, else where the walk stopped at the last
+    member's parent (``members[-1].parent``): ``CHAIN_MAX_DEPTH`` (the chain holds
+    ``MAX_CHAIN`` runtimes already), ``CHAIN_CYCLE`` (a name already in the chain) or
+    ``CHAIN_NOT_FOUND``, checked in that order.
+    """
+
+    members: tuple[d.Runtime, ...]
+    reason: str | None = None
+
+    @property
+    def error(self) -> str | None:
+        """OME's text for the broken chain (the chain head first), or None."""
+        names = [rt.name for rt in self.members]
+        parent = self.members[-1].parent or ""
+        if self.reason == d.CHAIN_MAX_DEPTH:
+            return messages.inherit_max_depth(names)
+        if self.reason == d.CHAIN_CYCLE:
+            return messages.inherit_cycle([*names, parent])
+        if self.reason == d.CHAIN_NOT_FOUND:
+            return messages.inherit_parent_not_found(parent, names)
+        return None
+
+
+def walk_chain(head: d.Runtime, parent_of: Callable[[str], d.Runtime | None]) -> ChainWalk:
+    """Walk from ``head`` up its ``ome.io/inherit-from`` parents, each found by
+    ``parent_of(name)``, until a runtime without a parent or a problem (``ChainWalk``)."""
+    members = [head]
+    names = {head.name}
+    while members[-1].parent:
+        name = members[-1].parent
+        if len(members) >= MAX_CHAIN:
+            return ChainWalk(tuple(members), d.CHAIN_MAX_DEPTH)
+        if name in names:
+            return ChainWalk(tuple(members), d.CHAIN_CYCLE)
+        parent = parent_of(name)
+        if parent is None:
+            return ChainWalk(tuple(members), d.CHAIN_NOT_FOUND)
+        members.append(parent)
+        names.add(name)
+    return ChainWalk(tuple(members))
+
+
+def _resolve_inheritance(parts: _Parts, head: d.Runtime, previous: Previous) -> d.Runtime:
+    """A copy of ``head`` (as compiled) with its chain (root first) and merged spec, or its chain
+    error (runtime-inheritance.md, "Chain limits"); a broken chain keeps ``last_chain`` from the
+    runtime ``previous`` held under the key, else from the object's status ("When a chain
+    breaks": ``inheritanceChain`` keeps the last chain that resolved)."""
+    walk = walk_chain(head, lambda name: _parent(parts, head, name))
+    if walk.reason is not None:
+        before = previous(head.key)
+        last = (before.status_chain if before is not None else ()) or head.last_chain
+        return dataclasses.replace(head, inheritance_error=walk.error, inheritance_reason=walk.reason, last_chain=last)
+    members = walk.members
+    merged = members[-1].spec
+    for child in reversed(members[:-1]):
+        merged = merge_specs(merged, child.spec)  # type: ignore[assignment]
+    resolved = tuple(rt.name for rt in reversed(members))
+    return dataclasses.replace(
+        head,
+        effective=compile_spec(merged),
+        merged_spec=merged,
+        chain=resolved,
+        chain_keys=tuple(m.key for m in reversed(members)),
+        last_chain=resolved,
+    )

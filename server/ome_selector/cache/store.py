@@ -1,0 +1,194 @@
+"""The cache store: validated, all-or-nothing writes that swap in a new immutable Snapshot.
+
+Every write validates the whole request first; any violation raises ``RequestError``
+(INVALID_ARGUMENT) naming each bad object and field, and the current snapshot stays exactly as
+it was. Readers take ``store.snapshot`` once per request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from ome.selector.v1 import cache_pb2
+
+from ome_selector import validation as bounds
+from ome_selector.cache.ingest import (
+    ENUM_TO_KIND,
+    KIND_TO_ENUM,
+    NAMESPACED,
+    Key,
+    apply_defaults,
+    object_key,
+    validate_name,
+    validate_object,
+)
+from ome_selector.cache.snapshot import Snapshot
+from ome_selector.domain import errors
+from ome_selector.domain.errors import FieldViolation, RequestError
+
+Listener = Callable[[Snapshot], None]
+
+
+def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
+    """The objects of a write, validated (``ingest.validate_object``, paths ``<field>[i]...``),
+    unique by key and defaulted (``ingest.apply_defaults``); raises ``RequestError``
+    (INVALID_ARGUMENT) with every violation."""
+    violations: list[FieldViolation] = []
+    prepared: dict[Key, cache_pb2.CacheObject] = {}
+    first_index: dict[Key, int] = {}
+    for i, obj in enumerate(objects):
+        found = validate_object(obj, f"{field}[{i}].")
+        if found:
+            violations += found
+            continue
+        key = object_key(obj)
+        if key in first_index:
+            violations.append(
+                FieldViolation(
+                    f"{field}[{i}]",
+                    f"duplicate {key[0]} {'/'.join(k for k in key[1:] if k)} (also {field}[{first_index[key]}])",
+                )
+            )
+            continue
+        first_index[key] = i
+        prepared[key] = apply_defaults(obj)
+    if violations:
+        raise RequestError.invalid(violations)
+    return prepared
+
+
+def resolve_keys(keys: Sequence[cache_pb2.ObjectKey], field: str = "keys") -> tuple[list[Key], list[FieldViolation]]:
+    """The keys of a delete, each checked (kind, name, namespace as the kind needs) and unique;
+    returns (keys, violations with paths ``<field>[i]...``)."""
+    violations: list[FieldViolation] = []
+    resolved: list[Key] = []
+    first_index: dict[Key, int] = {}
+    for i, key in enumerate(keys):
+        k, found = _key_of(key, f"{field}[{i}]")
+        violations += found
+        if k is not None and not found:
+            if k in first_index:
+                violations.append(FieldViolation(f"{field}[{i}]", f"duplicate key (also {field}[{first_index[k]}])"))
+            first_index.setdefault(k, i)
+            resolved.append(k)
+    return resolved, violations
+
+
+def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[FieldViolation]]:
+    kind = ENUM_TO_KIND.get(key.kind)
+    if kind is None:
+        problem = errors.required() if key.kind == cache_pb2.OBJECT_KIND_UNSPECIFIED else f"unknown kind {key.kind}"
+        return None, [FieldViolation(f"{path}.kind", problem)]
+    violations = validate_name(key.name, f"{path}.name")
+    if kind in NAMESPACED:
+        violations += validate_name(key.namespace, f"{path}.namespace", "namespace")
+    elif key.namespace:
+        violations.append(FieldViolation(f"{path}.namespace", f"{kind} is cluster-scoped and takes no namespace"))
+    return (kind, key.namespace if kind in NAMESPACED else "", key.name), violations
+
+
+class CacheStore:
+    """Holds the current Snapshot; writes are serialised and swap atomically."""
+
+    def __init__(self) -> None:
+        self._snapshot = Snapshot("", {}, synced=False, generation=0)
+        self._base_version = ""
+        self._lock = threading.Lock()
+        self._listeners: list[Listener] = []
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The current immutable snapshot."""
+        return self._snapshot
+
+    def add_listener(self, callback: Listener) -> None:
+        """Call ``callback(snapshot)`` after every successful write, in write order, inside the
+        write (a listener must be quick)."""
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: Listener) -> None:
+        """Stop calling ``callback`` (no error when it is not a listener)."""
+        with self._lock:
+            self._listeners = [c for c in self._listeners if c != callback]
+
+    def _swap(self, new: Snapshot) -> cache_pb2.CacheStatus:
+        self._snapshot = new
+        for callback in self._listeners:
+            callback(new)
+        return self.status()
+
+    def _version(self, version: str, generation: int) -> str:
+        """``version``, or ``<last version the controller chose>+<generation>`` when empty."""
+        if version:
+            self._base_version = version
+            return version
+        return f"{self._base_version or 'unversioned'}+{generation}"
+
+    def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
+        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
+        with self._lock:
+            violations = (
+                bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
+            )
+            try:
+                prepared = prepare(objects)
+            except RequestError as err:
+                raise RequestError.invalid(violations + err.violations) from None
+            if violations:
+                raise RequestError.invalid(violations)
+            old = self._snapshot
+            self._base_version = version
+            return self._swap(Snapshot(version, prepared, synced=True, generation=old.generation + 1, previous=old))
+
+    def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
+        """Create or replace ``objects`` (all or nothing). An empty version derives ``<previous>+<generation>``."""
+        with self._lock:
+            violations = bounds.cache_version(version, "version")
+            if not objects:
+                violations.append(FieldViolation("objects", "at least one object is required"))
+            if violations:
+                raise RequestError.invalid(violations)
+            prepared = prepare(objects)
+            old = self._snapshot
+            generation = old.generation + 1
+            return self._swap(
+                old.with_changes(self._version(version, generation), prepared, synced=old.synced, generation=generation)
+            )
+
+    def delete(
+        self, version: str, keys: Sequence[cache_pb2.ObjectKey]
+    ) -> tuple[cache_pb2.CacheStatus, list[cache_pb2.ObjectKey]]:
+        """Delete ``keys`` (all or nothing); returns the status and the keys that were not cached."""
+        with self._lock:
+            violations = bounds.cache_version(version, "version")
+            if not keys:
+                violations.append(FieldViolation("keys", "at least one key is required"))
+            resolved, found = resolve_keys(keys)
+            violations += found
+            if violations:
+                raise RequestError.invalid(violations)
+            old = self._snapshot
+            missing = [key for k, key in zip(resolved, keys) if k not in old.objects]
+            if len(missing) == len(keys):  # nothing to delete: the cache stays exactly as it was
+                return self.status(), missing
+            generation = old.generation + 1
+            status = self._swap(
+                old.with_changes(
+                    self._version(version, generation), {}, resolved, synced=old.synced, generation=generation
+                )
+            )
+            return status, missing
+
+    def status(self) -> cache_pb2.CacheStatus:
+        """Version, sync state, generation, counts per kind and last update of the snapshot."""
+        snap = self._snapshot
+        status = cache_pb2.CacheStatus(version=snap.version, synced=snap.synced, generation=snap.generation)
+        for kind, count in snap.counts().items():
+            status.counts.add(kind=KIND_TO_ENUM[kind], count=count)
+        if snap.last_update is not None:
+            ts = Timestamp()
+            ts.FromNanoseconds(int(snap.last_update * 1e9))
+            status.last_update.CopyFrom(ts)
+        return status

@@ -1,0 +1,288 @@
+"""``ome-selector``: run the server, or ask which runtime an InferenceService gets.
+
+    ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
+    ome-selector select           -f ISVC.yaml [--view basic|full]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector effective        -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector history          -f ISVC.yaml [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector sync             -f ISVC.yaml --dry-run client --yes [--context CTX] [--ome-namespace NS]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector admit            -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
+    ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|json]
+    ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
+
+FORMAT is ``table`` (default), ``wide``, ``json``, ``yaml`` or ``name`` for every query command
+but ``what-if``, ``watch`` and ``tree`` (the formats shown).
+``-f`` answers every InferenceService of the file, in file order (``validate-runtime``: the first
+runtime). Offline, a manifest object the loader rejects is named on stderr and left out; with
+``--strict`` any rejected object (or unreadable path) is fatal, exit status 2.
+
+Every command but ``serve`` works offline by default: it loads ``--manifests`` (default: the
+embedded example catalog) into an in-process cache and runs the same code the server runs. With
+``--server`` it asks a running server instead.
+
+Exit status (with several InferenceServices in ``-f``, the highest of theirs): 0 on success: a
+runtime is selected (``explain``: at least one runtime is a candidate, or there are no runtimes
+at all; ``effective``: the Live view is Available;
+``admit`` / ``validate-runtime``: the webhook admits; ``reconcile``: a runtime is resolved and the
+reconcile does not requeue). 1 when nothing is selected, the view is Unavailable, the webhook
+denies, or the reconcile fails. 2 on a usage or input error (bad flags,
+a missing or unreadable manifest path, with ``--strict`` any rejected manifest object, a bad ``-f``
+file, an object the service rejects, an unreachable server). Errors go to stderr as
+``error: <message>``; no traceback. (``kubectl ome runtime`` itself, reference/kubectl-ome/runtime.md
+"Exit codes", returns 1 for every error and never 2; ``explain`` with no runtimes at all exits 0
+as it does there.) ``what-if``: 0 when no InferenceService would change, 1 when some would (as
+``kubectl diff``), 2 on an error. ``watch`` prints each event as it comes until the server ends
+the stream (0); a failed stream is 1, Ctrl-C 130. The commands of kubectl-ome's page exit 1 for
+an error (their ``error_status``); ``tree`` (``plain_errors``) for bad flags too, never 2,
+printing the service's message alone.
+
+This module is the entry point: the parser, built from ``commands.COMMANDS`` (one row per query
+command: what it reads, its request, its RPC, its renderer and exit-status rule), ``main`` and
+the exit codes. The formatters are in ``rendering``; ``serve``'s flags in ``serve_cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from typing import Any, Callable, NoReturn, Sequence, TextIO
+
+from google.protobuf.message import Message
+
+from ome_selector.cli import rendering
+from ome_selector.cli.commands import COMMANDS, OUTPUT_FORMATS, Command, UsageError, asker
+
+EXIT_SELECTED = 0
+EXIT_NONE = 1
+EXIT_ERROR = 2
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_NONE",
+    "EXIT_SELECTED",
+    "OUTPUT_FORMATS",
+    "UsageError",
+    "build_parser",
+    "main",
+]
+
+
+# --- argument parsing --------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors exit with ``error_status`` (argparse's 2 by default);
+    a parser of another status prints its errors as ``error: <message>`` after the usage, as
+    ``kubectl ome runtime`` does."""
+
+    error_status = EXIT_ERROR
+
+    def error(self, message: str) -> NoReturn:
+        if self.error_status == EXIT_ERROR:
+            super().error(message)
+        self.print_usage(sys.stderr)
+        self.exit(self.error_status, f"error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ome-selector`` argument parser: ``serve`` (``serve_cli``), then one subcommand per
+    ``commands.COMMANDS`` row, in table order. A subcommand's parser exits with 2 on bad flags,
+    or with its command's ``error_status`` when it has ``plain_errors`` (1 for ``tree``)."""
+    from ome_selector.server.options import add_serve_arguments, version
+
+    parser = argparse.ArgumentParser(
+        prog="ome-selector",
+        description="Select the serving runtime for OME InferenceServices, as OME v1.3 documents it.",
+    )
+    parser.add_argument("--version", action="version", version=f"ome-selector {version()}")
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subcommands.required = True
+
+    serve = subcommands.add_parser(
+        "serve",
+        help="run the gRPC server",
+        description="Run the gRPC server. Every flag can also be set by its OME_SELECTOR_* environment variable.",
+    )
+    add_serve_arguments(serve)
+    for command in COMMANDS.values():
+        _add_command(subcommands, command)
+    return parser
+
+
+def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Command) -> None:
+    """The subparser of one command: what its source reads (``-f``, ``--model``), its own flags,
+    then the flags every query command has."""
+    sub = subcommands.add_parser(
+        command.name,
+        help=command.summary,
+        description=command.help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.error_status = command.error_status if command.plain_errors else EXIT_ERROR
+    for option in (*command.source.flags, *command.flags):
+        sub.add_argument(*option.names, **option.options)
+    if command.offline:
+        source = sub.add_mutually_exclusive_group()
+        source.add_argument(
+            "--manifests",
+            nargs="+",
+            metavar="PATH",
+            help="answer offline from these YAML files or folders (default: the embedded examples)",
+        )
+        source.add_argument("--server", metavar="ADDR", help="ask a running ome-selector server instead")
+        sub.add_argument(
+            "--strict",
+            action="store_true",
+            help="with --manifests (or the embedded examples): fail (status 2) when any manifest object "
+            "is rejected or any path cannot be read, instead of answering from the rest",
+        )
+    else:
+        sub.add_argument("--server", metavar="ADDR", required=True, help="the running ome-selector server to follow")
+    sub.add_argument("-n", "--namespace", default=command.source.namespace_default, help=command.source.namespace_help)
+    sub.add_argument(
+        "-o",
+        "--output",
+        choices=command.outputs,
+        default="table",
+        help=", ".join(_OUTPUT_HELP[output].format(wide=command.wide_help) for output in command.outputs),
+    )
+    if command.offline:
+        sub.add_argument(
+            "--timeout",
+            type=_non_negative_float,
+            default=10.0,
+            metavar="SECONDS",
+            help="deadline per call with --server (default 10)",
+        )
+        sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
+
+
+_OUTPUT_HELP = {
+    "table": "table (default)",
+    "wide": "wide ({wide})",
+    "json": "json (the response, proto3 JSON names; a stream: one event per line)",
+    "yaml": "yaml (the response, proto3 JSON names)",
+    "name": "name (kind.ome.io/name of the runtime or object the answer names)",
+}
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ome-selector`` console script (``argv`` default: ``sys.argv[1:]``);
+    returns the exit status: ``EXIT_SELECTED`` (0), ``EXIT_NONE`` (1), the command's
+    ``error_status`` for an error (``EXIT_ERROR``, 2; 1 for the kubectl-ome ones; also for any
+    unexpected exception, printed as one ``error:`` line), 130 on Ctrl-C. argparse itself exits
+    on bad flags (``build_parser``)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    command = COMMANDS.get(args.command)
+    if extra:  # as parse_args reports them; a plain_errors command's parser, with its status
+        unrecognized = f"unrecognized arguments: {' '.join(extra)}"
+        if command is not None and command.plain_errors:
+            [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            subcommands.choices[args.command].error(unrecognized)
+        parser.error(unrecognized)
+    error_status = command.error_status if command is not None else EXIT_ERROR
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        return _query(args, sys.stdout, sys.stderr)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return error_status
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return error_status
+    except Exception as exc:  # never a traceback on the terminal
+        print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
+        return error_status
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ome_selector.server.options import run_serve
+
+    return run_serve(args)
+
+
+def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the ``COMMANDS`` row of ``args.command``: build its requests, ask (offline or
+    ``--server``), print the answers in ``-o``'s format (several InferenceServices: each table
+    under its heading, JSON as an array, YAML as one document each; notes on ``err`` for table
+    and wide only), and return the exit status, the highest over the answers."""
+    command = COMMANDS[args.command]
+    requests = command.requests(args, err)
+    ask = asker(args, command, err)
+    if command.streaming:
+        return _follow(command, args.output, requests, ask, out)
+    answers = [(request, ask(request)) for request in requests]
+    for _, response in answers:
+        limit = command.limit_error(response)
+        if limit:
+            raise UsageError(limit)
+    status = max(
+        (EXIT_SELECTED if command.succeeded(response) else EXIT_NONE for _, response in answers), default=EXIT_SELECTED
+    )
+    if args.output == "json":
+        text = rendering.format_json([response for _, response in answers])
+    elif args.output == "yaml":
+        text = rendering.format_yaml([response for _, response in answers])
+    elif args.output == "name":
+        text = "\n".join(name for name in (command.names(request, response) for request, response in answers) if name)
+    else:
+        render, texts = command.renderer(args.output), []
+        for request, response in answers:
+            for note in command.notes(response):
+                print(note, file=err)
+            table = render(request, response)
+            if len(answers) > 1:
+                table = rendering.with_heading(request, table)
+            if table:
+                texts.append(table)
+        text = "\n\n".join(texts)
+    if text:
+        print(text, file=out)
+    return status
+
+
+def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
+    """A streaming command: each response printed as it comes (``-o table``: ``command.heading``
+    before the first, then ``command.render`` of each; ``-o json``: one JSON object per line),
+    flushed at once; status 0 when the server ends the stream. A failed stream's ``UsageError``
+    propagates (the command's ``error_status``)."""
+    heading = command.heading if output == "table" else ""
+    for request in requests:
+        with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream
+            for response in stream:
+                text = rendering.format_json_line(response) if output == "json" else command.render(request, response)
+                if heading and text:
+                    text, heading = f"{heading}\n{text}", ""
+                if text:
+                    print(text, file=out, flush=True)
+    return EXIT_SELECTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,451 @@
+"""The selection engine: rank the candidates, explain the rest.
+
+Pure Python, no gRPC. Input: an immutable ``Snapshot``, a compiled ``Model`` and ``Request``.
+``evaluate`` runs one runtime through ``checks.CHECKS`` in the documented order and keeps all
+its failures (the first is primary); runtimes that pass every check are candidates when
+auto-selection can choose them (an ``autoSelect: true`` entry and a score above 0). Candidates
+are ranked as runtime-selection-scoring.md says: ServingRuntimes before ClusterServingRuntimes,
+then higher score, then (for a model with a size) smaller size distance, then name.
+
+``auto_select`` is the one evaluation path every RPC uses: it gives the same ranking, primary
+reasons and texts as evaluating every runtime (``exhaustive_auto_select``, the reference the
+property tests compare it with), at the cost of the runtimes that can match.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, getitem
+from typing import Any
+
+from ome_selector.cache.snapshot import RuntimeGroup, Snapshot, mask_from_positions
+from ome_selector.domain import objects as d
+from ome_selector.domain.sizes import distance, distance_order
+from ome_selector.engine import memo as caches
+from ome_selector.rules.accelerator_class import check_accelerator_class
+from ome_selector.rules.auto_select import auto_select_failure
+from ome_selector.rules.checks import CHECKS
+from ome_selector.rules.deployment_mode import check_deployment_mode
+from ome_selector.rules.model_format import fit_model, format_match
+from ome_selector.rules.results import Check, Failure, ModelFit
+from ome_selector.texts import messages
+
+_NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
+
+
+class Verdict(enum.Enum):
+    """A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``."""
+
+    CANDIDATE = enum.auto()
+    EXCLUDED = enum.auto()
+    COMPATIBLE_NOT_AUTO_SELECTABLE = enum.auto()
+
+
+class TieBreak(enum.Enum):
+    """What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``)."""
+
+    UNSPECIFIED = enum.auto()
+    SCOPE = enum.auto()
+    SCORE = enum.auto()
+    SIZE_DISTANCE = enum.auto()
+    NAME = enum.auto()
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """One runtime's result: its failures in canonical order (empty for a candidate)."""
+
+    runtime: d.Runtime
+    spec: d.Compiled
+    fit: ModelFit
+    failures: tuple[Failure, ...]
+    verdict: Verdict
+    distance: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A candidate with its 1-based rank and the tie-break that placed it."""
+
+    evaluation: Evaluation
+    rank: int
+    tie_break: TieBreak
+
+
+def fit(spec: d.Compiled, model: d.Model) -> ModelFit:
+    """The model's fit against ``spec``, from ``caches.FITS`` (keyed by content, so valid across
+    snapshots)."""
+    table = caches.FITS.table(model.cache_key)
+    hit = table.get(spec)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    return caches.FITS.add(model.cache_key, table, spec, fit_model(spec, model))  # type: ignore[return-value]
+
+
+def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Request | None) -> Evaluation:
+    """Run every check on ``spec`` (the runtime's own or merged spec) and decide the verdict: the
+    exhaustive evaluation of one runtime (troubleshoot-runtime-selection.md, Step 2)."""
+    model_fit = fit(spec, model)
+    failures = tuple(f for check in CHECKS for f in check(spec, model_fit, request))
+    size = model.size
+    dist = distance(size, model_fit.distance_low, model_fit.distance_high) if size is not None else None
+    if failures:
+        return Evaluation(runtime, spec, model_fit, failures, Verdict.EXCLUDED, dist)
+    skipped = auto_select_failure(spec, model_fit, model)
+    if skipped is not None:
+        return Evaluation(runtime, spec, model_fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)
+    return Evaluation(runtime, spec, model_fit, (), Verdict.CANDIDATE, dist)
+
+
+def _distance(e: Evaluation) -> float:
+    """The size distance the ranking compares: 0 when the model has no size (then no candidate
+    has a distance; ome-selection-facts.md 3.14)."""
+    return e.distance if e.distance is not None else 0.0
+
+
+def _compare(a: Evaluation, b: Evaluation) -> int:
+    """Negative when ``a`` ranks before ``b``: the higher score, then the smaller size distance
+    (sub-1.0 differences tie); 0 on a tie, which ``rank`` leaves in name order."""
+    return b.fit.score - a.fit.score or distance_order(_distance(a), _distance(b))
+
+
+def _tie_break(previous: Evaluation | None, current: Evaluation) -> TieBreak:
+    if previous is None:
+        return TieBreak.UNSPECIFIED
+    if previous.runtime.is_cluster != current.runtime.is_cluster:
+        return TieBreak.SCOPE
+    if previous.fit.score != current.fit.score:
+        return TieBreak.SCORE
+    if distance_order(_distance(current), _distance(previous)):
+        return TieBreak.SIZE_DISTANCE
+    return TieBreak.NAME
+
+
+def tie_break(above: Evaluation, below: Evaluation) -> TieBreak:
+    """The ranking step that puts candidate ``above`` before ``below`` (runtime-selection-
+    scoring.md, "Tie-breaking"): what ``rank`` records for ``below`` placed right after ``above``
+    (``TieBreak.UNSPECIFIED`` never: it is only the first candidate's)."""
+    return _tie_break(above, below)
+
+
+_KEY = functools.cmp_to_key(_compare)
+_NAME = attrgetter("runtime.name")
+
+
+def rank(candidates: list[Evaluation]) -> tuple[Ranked, ...]:
+    """ServingRuntimes first whatever their scores, then ClusterServingRuntimes; within each,
+    higher score, smaller size distance (model with a size; sub-1.0 differences tie), name
+    (ome-selection-facts.md 3.14): the candidates in name order, then a stable sort on score
+    and distance."""
+    by_name = sorted(candidates, key=_NAME)
+    ordered = sorted((e for e in by_name if not e.runtime.is_cluster), key=_KEY)
+    ordered += sorted((e for e in by_name if e.runtime.is_cluster), key=_KEY)
+    out = []
+    previous = None
+    for i, evaluation in enumerate(ordered, start=1):
+        out.append(Ranked(evaluation, i, _tie_break(previous, evaluation)))
+        previous = evaluation
+    return tuple(out)
+
+
+# ---- auto-selection: the fast path ----------------------------------------------------------
+#
+# Each runtime group (snapshot.RuntimeGroup) answers the request-side checks with bit masks: the
+# runtimes a check rejects first are found with integer operations, counted, and given a reason
+# text only when an answer shows it. Only the runtimes that can match the model strictly (an
+# entry with its format name, architecture and quantization) are evaluated one by one.
+
+_DISABLED_FAILURE = Failure(Check.DISABLED, messages.RUNTIME_DISABLED, runtime_value="true", requested_value="false")
+# Primary-reason codes of a position (bytes of GroupResult.codes).
+_DISABLED, _CLASS, _MODE, _FORMAT, _EVALUATED = 1, 2, 3, 4, 5
+_SPREAD = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
+
+
+def _selector(mask: int, size: int) -> bytes:
+    """Byte i is 1 where bit i of ``mask`` is set: an ``itertools.compress`` selector."""
+    whole_bytes = -(-size // 8)  # size / 8 rounded up
+    return b"".join(map(_SPREAD.__getitem__, mask.to_bytes(whole_bytes, "little")))[:size]
+
+
+def format_failure(
+    spec: d.Compiled, model: d.Model, table: MutableMapping[object, Any] | None = None
+) -> Failure | None:
+    """The model-format check's failure of ``model`` against ``spec``'s entries, shared by every
+    spec with the same ``format_id`` (``caches.FORMAT_FAILURES``; ``table`` is the model's table
+    when the caller holds it, so that what it reads next is what was stored)."""
+    if table is None:
+        table = caches.FORMAT_FAILURES.table(model.cache_key)
+    found = table.get(spec.format_id, table)
+    if found is not table:
+        return found  # type: ignore[return-value]
+    return caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, format_match(spec, model)[1])  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupResult:
+    """One group's runtimes split by primary reason: bit masks for the runtimes rejected by the
+    disabled, accelerator-class and deployment-mode checks and by the model-format check without
+    a possible entry; ``evaluated`` holds the exhaustive evaluation of every other runtime, by
+    position, in fetch order."""
+
+    group: RuntimeGroup
+    disabled: int
+    accelerator_class: int
+    deployment_mode: int
+    model_format: int
+    evaluated: dict[int, Evaluation]
+
+    def codes(self) -> bytes:
+        """The primary-reason code of each position, in fetch order."""
+        size = len(self.group)
+        total = 0
+        for code, mask in (
+            (_DISABLED, self.disabled),
+            (_CLASS, self.accelerator_class),
+            (_MODE, self.deployment_mode),
+            (_FORMAT, self.model_format),
+        ):
+            if mask:
+                total |= int.from_bytes(_selector(mask, size), "little") * code
+        codes = bytearray(total.to_bytes(size, "little"))
+        for i in self.evaluated:
+            codes[i] = _EVALUATED
+        return bytes(codes)
+
+
+def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
+    """Apply the checks in the documented order (troubleshoot-runtime-selection.md, Step 2) to a
+    group: each runtime's primary reason is the first check it fails."""
+    rest = group.all
+    disabled = rest & group.mask(("disabled",))
+    rest &= ~disabled
+    accelerator = mode = 0
+    if request is not None:
+        if request.required_classes:  # runtime-accelerator-class-matching.md, "The matching rule"
+            listing = group.mask(("classes",))
+            for name in request.required_classes:
+                listing &= group.mask(("class", name))
+            accelerator = rest & ~listing
+            rest &= listing
+        mismatch = 0  # runtime-deployment-mode-matching.md, "The matching rule"
+        if request.engine_mode is not None:
+            mismatch |= group.mask(("engine*",)) & ~group.mask(("engine", request.engine_mode))
+        if request.has_decoder and request.decoder_mode is not None:
+            mismatch |= group.mask(("decoder*",)) & ~group.mask(("decoder", request.decoder_mode))
+        mode = rest & mismatch
+        rest &= ~mode
+    possible = group.mask(("format", (model.model_format.name, model.architecture, model.quantization)))
+    model_format = rest & ~possible
+    rest &= possible
+    evaluated: dict[int, Evaluation] = {}
+    if rest:
+        # The model-format check depends only on the entries (format_id): runtimes with entries
+        # already known not to match are rejected with one lookup, the others evaluated.
+        size, order, format_ids = len(group), group.order, group.format_ids()
+        texts = caches.FORMAT_FAILURES.table(model.cache_key)
+        rejected = []
+        for i in compress(range(size), _selector(rest, size)):
+            rt = order[i]
+            failure = texts.get(format_ids[i], texts)
+            if failure is texts:
+                failure = format_failure(rt.own, model, texts)
+            if failure is not None:
+                rejected.append(i)
+            else:
+                evaluated[i] = evaluate(rt, rt.own, model, request)
+        if rejected:
+            model_format |= mask_from_positions(rejected, size)
+    return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
+
+
+def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | None) -> list[str]:
+    """``<runtime> (<primary reason>)`` of every excluded runtime of a group, in fetch order
+    (the ``no runtime found`` message; compatible runtimes are not listed). Built with C-level
+    iteration over the group's positions, since it lists every runtime in scope: the pieces of
+    each position come from a table chosen by its primary-reason code."""
+    group = result.group
+    size = len(group)
+    if not size:
+        return []
+    order = group.order
+    tables: list[Any] = [None, (), (), {}, {}, {}]
+    if result.disabled:
+        tables[_DISABLED] = group.pieces(messages.RUNTIME_DISABLED)
+    if result.accelerator_class:
+        tables[_CLASS] = group.pieces(messages.ACCELERATOR_CLASS)
+    if result.deployment_mode:
+        tables[_MODE] = {
+            i: messages.excluded_runtime(
+                order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message
+            )
+            for i in compress(range(size), _selector(result.deployment_mode, size))
+        }
+    if result.model_format:
+        select = _selector(result.model_format, size)
+        positions = list(compress(range(size), select))
+        ids = list(compress(group.format_ids(), select))
+        texts = caches.FORMAT_FAILURES.table(model.cache_key)
+        missing = set(ids).difference(texts)
+        for i, format_id in zip(positions, ids):
+            if not missing:
+                break
+            if format_id in missing:
+                format_failure(order[i].own, model, texts)
+                missing.discard(format_id)
+        messages_ = map(attrgetter("message"), map(texts.__getitem__, ids))
+        tables[_FORMAT] = dict(
+            zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_))
+        )
+    tables[_EVALUATED] = {
+        i: messages.excluded_runtime(order[i].name, e.failures[0].message) if e.verdict is Verdict.EXCLUDED else None
+        for i, e in result.evaluated.items()
+    }
+    return list(filter(None, map(getitem, map(tables.__getitem__, result.codes()), range(size))))
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """A runtime in scope that is not a candidate, with its primary reason."""
+
+    runtime: d.Runtime
+    verdict: Verdict
+    primary: Failure
+
+
+class AutoSelection:
+    """The outcome of auto-selection for one model and request over the ServingRuntimes of a
+    namespace and every ClusterServingRuntime (runtime-selection-scoring.md).
+
+    ``ranked``: the candidates, ranked. ``namespaced`` / ``cluster``: runtimes in scope per kind.
+    ``counts``: runtimes per primary reason (``Check``), candidates left out. ``no_runtime_message``
+    (OME's text, None when there is a candidate) and ``exclusions()`` (every non-candidate with
+    its primary reason, fetch order) are built only when asked for. ``evaluations()`` is the
+    exhaustive evaluation of every runtime in scope (ExplainRuntimes).
+    """
+
+    def __init__(
+        self, model: d.Model, request: d.Request | None, namespace: str, results: tuple[GroupResult, GroupResult]
+    ) -> None:
+        self.model = model
+        self.request = request
+        self.namespace = namespace
+        self.results = results
+        self.namespaced = len(results[0].group)
+        self.cluster = len(results[1].group)
+        candidates = [e for r in results for e in r.evaluated.values() if e.verdict is Verdict.CANDIDATE]
+        self.ranked = rank(candidates)
+        counts = dict.fromkeys(Check, 0)
+        for r in results:
+            counts[Check.DISABLED] += r.disabled.bit_count()
+            counts[Check.ACCELERATOR_CLASS] += r.accelerator_class.bit_count()
+            counts[Check.DEPLOYMENT_MODE] += r.deployment_mode.bit_count()
+            counts[Check.MODEL_FORMAT] += r.model_format.bit_count()
+            for e in r.evaluated.values():
+                if e.failures:
+                    counts[e.failures[0].check] += 1
+        self.counts = counts
+        self._message: str | None = None
+
+    @property
+    def selected(self) -> Evaluation | None:
+        """The first-ranked candidate, or None."""
+        return self.ranked[0].evaluation if self.ranked else None
+
+    @property
+    def total(self) -> int:
+        """Runtimes in scope."""
+        return self.namespaced + self.cluster
+
+    @property
+    def no_runtime_message(self) -> str | None:
+        """OME's ``no runtime found`` message (troubleshoot-runtime-selection.md, Step 2) when no
+        runtime is a candidate, else None. Lists every excluded runtime with its primary reason,
+        in fetch order; compatible runtimes that auto-selection skips are not listed."""
+        if self.ranked:
+            return None
+        if self._message is None:
+            excluded = [
+                piece for result in self.results for piece in _excluded_pieces(result, self.model, self.request)
+            ]
+            self._message = messages.no_runtime_found(
+                self.model.model_format.name, self.namespace, self.namespaced, self.cluster, excluded
+            )
+        return self._message
+
+    def exclusions(self) -> list[Exclusion]:
+        """Every runtime in scope that is not a candidate, with its primary reason, in fetch order
+        (SelectRuntime's FULL view)."""
+        return [Exclusion(rt, verdict, failure) for rt, verdict, failure in self._primaries()]
+
+    def _primaries(self) -> Iterator[tuple[d.Runtime, Verdict, Failure]]:
+        """(runtime, verdict, primary failure) of every non-candidate, in fetch order."""
+        model, request = self.model, self.request
+        for result in self.results:
+            order, evaluated = result.group.order, result.evaluated
+            for i, code in enumerate(result.codes()):
+                rt = order[i]
+                if code == _EVALUATED:
+                    e = evaluated[i]
+                    if e.verdict is not Verdict.CANDIDATE:
+                        yield rt, e.verdict, e.failures[0]
+                elif code == _DISABLED:
+                    yield rt, Verdict.EXCLUDED, _DISABLED_FAILURE
+                elif code == _CLASS:
+                    yield rt, Verdict.EXCLUDED, check_accelerator_class(rt.own, _NO_FIT, request)[0]
+                elif code == _MODE:
+                    yield rt, Verdict.EXCLUDED, check_deployment_mode(rt.own, _NO_FIT, request)[0]
+                else:
+                    failure = format_failure(rt.own, model)
+                    assert failure is not None
+                    yield rt, Verdict.EXCLUDED, failure
+
+    def evaluations(self) -> tuple[Evaluation, ...]:
+        """The exhaustive evaluation of every runtime in scope, in fetch order."""
+        out = []
+        for result in self.results:
+            for i, rt in enumerate(result.group.order):
+                found = result.evaluated.get(i)
+                out.append(found if found is not None else evaluate(rt, rt.own, self.model, self.request))
+        return tuple(out)
+
+
+def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str) -> AutoSelection:
+    """Auto-selection over the ServingRuntimes of ``namespace`` and all ClusterServingRuntimes,
+    each matched on its own spec, never what it inherits (runtime-selection-scoring.md, "Steer
+    the choice"). Costs the runtimes that can match the model plus a few integer operations per
+    check; texts for the others are built only when an answer shows them."""
+    namespaced, cluster = snapshot.runtimes_in_scope(namespace)
+    return AutoSelection(
+        model, request, namespace, (_group_result(namespaced, model, request), _group_result(cluster, model, request))
+    )
+
+
+def exhaustive_auto_select(
+    snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str
+) -> tuple[tuple[Evaluation, ...], tuple[Ranked, ...], str | None]:
+    """The reference the fast path must equal (tests): every runtime in scope evaluated one by
+    one. Returns (evaluations in fetch order, ranked candidates, no-runtime message or None)."""
+    namespaced, cluster = snapshot.runtimes_in_scope(namespace)
+    evaluations = tuple(evaluate(rt, rt.own, model, request) for rt in (*namespaced.order, *cluster.order))
+    ranked = rank([e for e in evaluations if e.verdict is Verdict.CANDIDATE])
+    message = None
+    if not ranked:
+        excluded = [
+            messages.excluded_runtime(e.runtime.name, e.failures[0].message)
+            for e in evaluations
+            if e.verdict is Verdict.EXCLUDED
+        ]
+        message = messages.no_runtime_found(model.model_format.name, namespace, len(namespaced), len(cluster), excluded)
+    return evaluations, ranked, message
+
+
+def named_error(runtime: d.Runtime, failures: tuple[Failure, ...], model: d.Model) -> str:
+    """The ValidateRuntime error for a named runtime's first failure: the model name is empty
+    for the accelerator-class and deployment-mode checks, the format name otherwise."""
+    primary = failures[0]
+    model_name = "" if primary.check in (Check.ACCELERATOR_CLASS, Check.DEPLOYMENT_MODE) else model.model_format.name
+    return messages.runtime_does_not_support(runtime.name, model_name, primary.message)

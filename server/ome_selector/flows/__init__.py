@@ -1,0 +1,1 @@
+"""Pure flows over a frozen snapshot: selection, admission, reconcile, revisions, views, the tree, watch outcomes."""

@@ -1,0 +1,714 @@
+"""The outcome of every cached InferenceService, kept beside each snapshot, and how a cache write
+changes them (issue 8: WatchSelections, PreviewCacheChange, the runtime webhook's warning). Pure
+Python, no gRPC.
+
+- ``evaluate(snapshot, isvc)`` -> ``Tracked``: the InferenceService's ``Outcome`` (the runtime, the
+  ``RuntimeReady`` condition, the Warning events, each component's configuration) computed by
+  ``reconcile.reconcile``, the one evaluation path, and what that outcome depends on.
+- ``Evaluations(snapshot).tracked(isvc)``: the same, each distinct evaluation done once:
+  InferenceServices with the same ``inputs`` (spec and the annotations the evaluation reads) share
+  one ``reconcile`` in a namespace, and across the namespaces that hold nothing it reads (no
+  ServingRuntime, no BaseModel of the model; never for a pinned one), evaluated in ``_PROBE`` with
+  the namespace put back into OME's texts. A write costs its distinct evaluations, not its
+  InferenceServices.
+- ``Selections``: the outcomes and the dependency index of one snapshot (a cache beside it, never
+  inside it). ``build`` evaluates every InferenceService; ``advance(old, new)`` re-evaluates only
+  those that the difference between two snapshots can move, found through the index (both
+  through ``Evaluations``).
+- ``selections_for(snapshot)``: the Selections registered for ``snapshot`` (the watch tracker
+  registers each one it computes), else built from scratch and registered.
+- ``reason(old, new, change)``: which step made one outcome change (``ChangeStep``, with the check
+  or tie-break of the engine); ``Explanations``: the reasons of one write's changes (each
+  distinct one computed once) and the objects of the write behind each (``causes``).
+
+The outcome is reconciled as for an InferenceService that already carries a ``RuntimeReady``
+condition, so a resolved runtime reads ``True``/``RuntimeResolved`` (OME writes the condition only
+once a selection has failed; a watcher follows it across changes).
+
+What an outcome depends on (its index keys), and what a write touches:
+
+- ``("object", key)``: the model keys the resolution reads (a BaseModel in the namespace, a
+  ClusterBaseModel), the runtime keys ``spec.runtime.name`` can resolve to, the AcceleratorClasses
+  the component configuration reads, and for a pinned InferenceService (``autoSync: false``) the
+  revisions ``spec.runtime.revision`` and ``status.pinnedRevisionName`` name (in ``ome``); a write
+  touches the key of every object it creates, replaces with a different object or deletes, and of
+  every runtime whose inheritance chain can reach a touched runtime (``snapshot.chain_can_reach``,
+  the rule the snapshot re-resolves chains by).
+- ``("format", scope, (format, architecture, quantization))``: an auto-selected runtime can only
+  lose its place to a runtime with an entry of the model's format key in the same scope (the
+  namespace, or None for cluster scope): ``domain.Compiled.index_keys``, the masks of the fast path.
+- ``("scope", scope)``: without a candidate, OME's ``no runtime found`` message lists every runtime
+  in scope, so any runtime write in the namespace (or at cluster scope) can change it.
+"""
+
+from __future__ import annotations
+
+import enum
+import secrets
+import threading
+import weakref
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields, replace
+from itertools import chain
+
+from ome.v1beta1 import types_pb2
+
+from ome_selector.cache.ingest import Key, compile_request
+from ome_selector.cache.snapshot import Snapshot, chain_can_reach
+from ome_selector.domain import objects as d
+from ome_selector.engine import evaluation as engine
+from ome_selector.engine.evaluation import TieBreak, Verdict
+from ome_selector.flows import reconcile
+from ome_selector.flows.changes import object_name
+from ome_selector.flows.components import ComponentConfig
+from ome_selector.flows.resolution import Decision, ModelResolution, decide, resolve_model
+from ome_selector.flows.revisions import PinOutcome, pinned
+from ome_selector.flows.revisions import resolve as resolve_pin
+from ome_selector.rules.results import Check, Failure
+from ome_selector.texts import messages
+
+IsvcKey = tuple[str, str]  # (namespace, name)
+IndexKey = tuple[object, ...]
+Inputs = tuple[object, ...]  # inputs(isvc)
+_RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the controller does about one InferenceService's runtime (compared by value).
+
+    ``runtime``: the key of the runtime it uses, or None; ``named``: whether ``spec.runtime.name``
+    names it; ``condition``: ``RuntimeReady`` (None where OME sets none); ``warnings``: the Warning
+    events, in order; ``components``: each declared component's mode and accelerator class.
+    """
+
+    runtime: Key | None
+    named: bool
+    condition: reconcile.ConditionValue | None
+    warnings: tuple[d.Event, ...]
+    components: tuple[ComponentConfig, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tracked:
+    """One InferenceService's outcome, the index keys it depends on, and ``inputs``
+    (``inputs(isvc)``: what of the InferenceService besides its namespace the outcome reads).
+    InferenceServices of one namespace with the same inputs share one ``Tracked``."""
+
+    outcome: Outcome
+    deps: frozenset[IndexKey]
+    inputs: Inputs = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """An outcome a write changed: ``before`` None for a new InferenceService, ``after`` None for a
+    deleted one."""
+
+    key: IsvcKey
+    before: Outcome | None
+    after: Outcome | None
+
+
+@dataclass(frozen=True, slots=True)
+class Advance:
+    """``Selections.advance``'s result: the next Selections, the changed outcomes (sorted by
+    namespace and name), how many InferenceServices were evaluated again (``reevaluated``) and
+    how many distinct evaluations that took (``evaluations``: InferenceServices with the same
+    inputs share one), the object keys the write touched and the index keys each of them
+    touches (``index_keys_of``)."""
+
+    selections: Selections
+    changes: tuple[Change, ...]
+    reevaluated: int
+    touched: frozenset[Key]
+    evaluations: int = 0
+    index_keys: dict[Key, frozenset[IndexKey]] = field(default_factory=dict)
+
+
+def _requested_classes(isvc: types_pb2.InferenceService) -> set[str]:
+    """Every AcceleratorClass name the InferenceService itself names (select-accelerators.md)."""
+    spec = isvc.spec
+    names = {s.accelerator_class for s in (spec.accelerator_selector, spec.engine.accelerator_override)}
+    names.add(spec.decoder.accelerator_override.accelerator_class)
+    annotation = isvc.metadata.annotations.get(d.ACCELERATOR_CLASS_ANNOTATION)
+    if annotation:
+        names.add(annotation)
+    names.discard("")
+    return names
+
+
+def _dependencies(isvc: types_pb2.InferenceService, result: reconcile.Reconcile) -> frozenset[IndexKey]:
+    """The index keys of everything ``result`` read (see the module docstring)."""
+    namespace, spec = isvc.metadata.namespace, isvc.spec
+    deps: set[IndexKey] = set()
+    if spec.model.name:
+        deps.add(("object", (d.BASE_MODEL, namespace, spec.model.name)))
+        deps.add(("object", (d.CLUSTER_BASE_MODEL, "", spec.model.name)))
+    if spec.runtime.name:
+        deps.add(("object", (d.SERVING_RUNTIME, namespace, spec.runtime.name)))
+        deps.add(("object", (d.CLUSTER_SERVING_RUNTIME, "", spec.runtime.name)))
+    if pinned(isvc):  # the revisions a pinned InferenceService renders from, or finds missing
+        for revision in (spec.runtime.revision, isvc.status.pinned_revision_name):
+            if revision:
+                deps.add(("object", (d.CONTROLLER_REVISION, d.DEFAULT_OME_NAMESPACE, revision)))
+    auto = result.decision.auto if result.decision is not None else None
+    if auto is not None:
+        if auto.ranked:
+            model = auto.model
+            key = (model.model_format.name, model.architecture, model.quantization)
+            deps |= {("format", namespace, key), ("format", None, key)}
+        else:
+            deps |= {("scope", namespace), ("scope", None)}
+    runtime = result.runtime
+    if runtime is not None:
+        runtime_spec = runtime.named_spec if spec.runtime.name else runtime.spec
+        classes = set(runtime_spec.accelerator_requirements.accelerator_classes) | _requested_classes(isvc)
+        deps |= {("object", (d.ACCELERATOR_CLASS, "", name)) for name in classes}
+    return frozenset(deps)
+
+
+def _outcome(isvc: types_pb2.InferenceService, result: reconcile.Reconcile) -> Outcome:
+    return Outcome(
+        runtime=result.runtime.key if result.runtime is not None else None,
+        named=bool(isvc.spec.runtime.name),
+        condition=result.condition,
+        warnings=result.events,
+        components=result.components,
+    )
+
+
+def evaluate(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Tracked:
+    """The outcome of ``isvc`` on ``snapshot`` (``reconcile.reconcile`` with a ``RuntimeReady``
+    condition present) and its dependencies, evaluated for this InferenceService alone (the
+    reference ``Evaluations`` is held to by the tests)."""
+    result = reconcile.reconcile(snapshot, isvc, True)
+    return Tracked(_outcome(isvc, result), _dependencies(isvc, result), inputs(isvc))
+
+
+# ---- evaluations shared between InferenceServices with the same inputs --------------------------
+
+# What of an InferenceService the evaluation path (``reconcile.reconcile`` and everything it
+# calls) reads besides the namespace: ``spec``, these annotations and, for a pinned one
+# (``autoSync: false``, pinning.py), its ``status`` (the revision it reports, the last sync token);
+# never its name, labels or other annotations. InferenceServices with the same inputs get the same
+# outcome in the same namespace, and (unless pinned: revisions are labelled with the namespace
+# of their ServingRuntime) in any two namespaces that hold no ServingRuntime and no BaseModel of
+# their model's name, up to the texts that name the namespace.
+_READ_ANNOTATIONS = (d.DEPLOYMENT_MODE_ANNOTATION, d.ACCELERATOR_CLASS_ANNOTATION, d.RUNTIME_SYNC_ANNOTATION)
+# The namespace an evaluation shared between namespaces runs in: no object can be in it (not a
+# DNS label) and no text can hold it by chance (random per process), so where an outcome's text
+# holds it, it stands for the namespace of the InferenceService.
+_PROBE = f"\x00namespace-{secrets.token_hex(8)}\x00"
+
+
+def inputs(isvc: types_pb2.InferenceService) -> Inputs:
+    """What ``reconcile.reconcile`` reads of ``isvc`` besides its namespace: the serialized spec,
+    the ``ome.io/deploymentMode``, ``ome.io/accelerator-class`` and ``ome.io/runtime-sync``
+    annotations (present or not, and their values) and, when it is pinned, its serialized status."""
+    annotations = isvc.metadata.annotations
+    read = tuple((name, annotations[name]) for name in _READ_ANNOTATIONS if name in annotations)
+    status = isvc.status.SerializeToString(deterministic=True) if pinned(isvc) else None
+    return (isvc.spec.SerializeToString(deterministic=True), read, status)
+
+
+def _scope(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> str | None:
+    """The namespace when the evaluation may read something of it: the snapshot holds a
+    ServingRuntime there or a BaseModel of the InferenceService's model name, or the
+    InferenceService is pinned (its revisions name namespaces); else None: every such namespace
+    evaluates the same."""
+    namespace = isvc.metadata.namespace
+    if namespace in snapshot.namespaced or (namespace, isvc.spec.model.name) in snapshot.base_models or pinned(isvc):
+        return namespace
+    return None
+
+
+def _mentions_probe(value: object) -> bool:
+    """Whether any text in ``value`` (an outcome: dataclasses, tuples, strings) holds ``_PROBE``."""
+    if isinstance(value, str):
+        return _PROBE in value
+    if isinstance(value, tuple):
+        return any(_mentions_probe(v) for v in value)
+    if hasattr(value, "__dataclass_fields__"):
+        return any(_mentions_probe(getattr(value, f.name)) for f in fields(value))  # type: ignore[arg-type]
+    return False
+
+
+def _localized(value: object, namespace: str) -> object:
+    """``value`` with ``_PROBE`` replaced by ``namespace`` in every text."""
+    if isinstance(value, str):
+        return value.replace(_PROBE, namespace)
+    if isinstance(value, tuple):
+        return tuple(_localized(v, namespace) for v in value)
+    if hasattr(value, "__dataclass_fields__"):
+        changes = {f.name: _localized(getattr(value, f.name), namespace) for f in fields(value)}  # type: ignore[arg-type]
+        return replace(value, **changes)  # type: ignore[type-var]
+    return value
+
+
+class Evaluations:
+    """The outcomes of the InferenceServices of one snapshot, each distinct evaluation done once.
+
+    ``tracked(isvc)`` equals ``evaluate(snapshot, isvc)`` (the tests hold it to that), at the cost
+    of one ``reconcile.reconcile`` per distinct (``inputs``, scope): the namespace when it holds a
+    ServingRuntime or a BaseModel of the model's name, else every namespace together, evaluated
+    once in ``_PROBE`` (where such an outcome names the namespace, in OME's ``no runtime found``
+    or not-found texts, ``_PROBE`` is replaced by it). InferenceServices of one namespace with the
+    same inputs get the same ``Tracked``. ``count``: the evaluations done."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.count = 0
+        self._results: dict[tuple[Inputs, str | None], tuple[reconcile.Reconcile, Outcome, bool]] = {}
+        self._tracked: dict[tuple[Inputs, str], Tracked] = {}
+
+    def tracked(self, isvc: types_pb2.InferenceService, known: Inputs | None = None) -> Tracked:
+        """The outcome of ``isvc`` and its dependencies; ``known``: its ``inputs`` when the caller
+        has them."""
+        found_inputs = known if known is not None else inputs(isvc)
+        namespace = isvc.metadata.namespace
+        found = self._tracked.get((found_inputs, namespace))
+        if found is not None:
+            return found
+        scope = _scope(self.snapshot, isvc)
+        shared = self._results.get((found_inputs, scope))
+        if shared is None:
+            subject = isvc
+            if scope is None:
+                subject = types_pb2.InferenceService()
+                subject.CopyFrom(isvc)
+                subject.metadata.namespace = _PROBE
+            result = reconcile.reconcile(self.snapshot, subject, True)
+            outcome = _outcome(isvc, result)
+            shared = self._results[(found_inputs, scope)] = (result, outcome, _mentions_probe(outcome))
+            self.count += 1
+        result, outcome, mentions = shared
+        if mentions:
+            outcome = _localized(outcome, namespace)  # type: ignore[assignment]
+        found = self._tracked[(found_inputs, namespace)] = Tracked(outcome, _dependencies(isvc, result), found_inputs)
+        return found
+
+
+def _runtime(snapshot: Snapshot, key: Key) -> d.Runtime | None:
+    if key[0] == d.CLUSTER_SERVING_RUNTIME:
+        return snapshot.cluster_serving_runtimes.get(key[2])
+    return snapshot.serving_runtimes.get((key[1], key[2]))
+
+
+def _all_runtimes(snapshot: Snapshot) -> Iterator[d.Runtime]:
+    return chain(snapshot.serving_runtimes.values(), snapshot.cluster_serving_runtimes.values())
+
+
+def diff(old: Snapshot, new: Snapshot) -> tuple[frozenset[Key], frozenset[Key]]:
+    """(touched, rechained): the keys of the objects that differ between the snapshots (created,
+    replaced by a different object, or deleted), and of the runtimes whose inheritance chain can
+    reach a touched runtime, in either snapshot."""
+    old_objects, new_objects = old.objects, new.objects
+    touched = {key for key, obj in new_objects.items() if old_objects.get(key) is not obj}
+    touched = {key for key in touched if old_objects.get(key) != new_objects[key]}
+    touched.update(key for key in old_objects if key not in new_objects)
+    runtimes = {key for key in touched if key[0] in _RUNTIME_KINDS}
+    rechained: set[Key] = set()
+    if runtimes:
+        names = {key[2] for key in runtimes}
+        for snapshot in (old, new):
+            rechained.update(
+                rt.key
+                for rt in _all_runtimes(snapshot)
+                if rt.parent is not None and chain_can_reach(rt, runtimes, names)
+            )
+    return frozenset(touched), frozenset(rechained - touched)
+
+
+def index_keys_of(old: Snapshot, new: Snapshot, key: Key) -> set[IndexKey]:
+    """The index keys a write of the object ``key`` touches (its old and new version)."""
+    out: set[IndexKey] = {("object", key)}
+    if key[0] in _RUNTIME_KINDS:
+        scope = key[1] if key[0] == d.SERVING_RUNTIME else None
+        out.add(("scope", scope))
+        for snapshot in (old, new):
+            rt = _runtime(snapshot, key)
+            if rt is not None:
+                out.update(("format", scope, k[1]) for k in rt.own.index_keys if k[0] == "format")
+    return out
+
+
+class Selections:
+    """The outcome of every InferenceService of one snapshot, and the index from what a write can
+    touch to the InferenceServices whose outcome it can change. Never changed after it is built
+    (``advance`` returns the next one); holds no reference to its snapshot."""
+
+    __slots__ = ("tracked", "index", "__weakref__")
+
+    def __init__(self, tracked: dict[IsvcKey, Tracked], index: dict[IndexKey, set[IsvcKey]]) -> None:
+        self.tracked = tracked
+        self.index = index
+
+    @classmethod
+    def build(cls, snapshot: Snapshot) -> Selections:
+        """Evaluate every InferenceService of ``snapshot`` (each distinct evaluation once,
+        ``Evaluations``)."""
+        evaluations = Evaluations(snapshot)
+        tracked = {key: evaluations.tracked(isvc) for key, isvc in sorted(snapshot.inference_services.items())}
+        index: dict[IndexKey, set[IsvcKey]] = {}
+        for key, entry in tracked.items():
+            for dep in entry.deps:
+                index.setdefault(dep, set()).add(key)
+        return cls(tracked, index)
+
+    def outcomes(self) -> dict[IsvcKey, Outcome]:
+        """(namespace, name) -> outcome, sorted."""
+        return {key: entry.outcome for key, entry in self.tracked.items()}
+
+    def affected(
+        self, touched: Iterable[Key], rechained: Iterable[Key], index_keys: dict[Key, frozenset[IndexKey]]
+    ) -> set[IsvcKey]:
+        """The InferenceServices whose outcome a write can change: those it touches, and those
+        the index holds under ``("object", key)`` of a ``rechained`` runtime or under the index
+        keys of a touched object (``index_keys``, from ``index_keys_of``)."""
+        out = {(key[1], key[2]) for key in touched if key[0] == d.INFERENCE_SERVICE}
+        keys: set[IndexKey] = {("object", key) for key in rechained}
+        for key in touched:
+            keys |= index_keys[key]
+        for index_key in keys:
+            found = self.index.get(index_key)
+            if found:
+                out |= found
+        return out
+
+    def advance(self, old: Snapshot, new: Snapshot) -> Advance:
+        """The Selections of ``new``, given that this is ``old``'s: only the InferenceServices the
+        difference can move are evaluated again (on ``new``), each distinct evaluation once
+        (``Evaluations``)."""
+        if not self.tracked and not new.inference_services:
+            return Advance(self, (), 0, frozenset())
+        touched, rechained = diff(old, new)
+        index_keys = {key: frozenset(index_keys_of(old, new, key)) for key in touched}
+        affected = self.affected(touched, rechained, index_keys)
+        if not affected:
+            return Advance(self, (), 0, touched, 0, index_keys)
+        tracked, index = dict(self.tracked), dict(self.index)
+        copied: set[IndexKey] = set()
+
+        def members(index_key: IndexKey) -> set[IsvcKey]:
+            if index_key not in copied:
+                copied.add(index_key)
+                index[index_key] = set(index.get(index_key, ()))
+            return index[index_key]
+
+        changes = []
+        evaluations = Evaluations(new)
+        for key in sorted(affected):
+            before = self.tracked.get(key)
+            isvc = new.inference_services.get(key)
+            if isvc is None:
+                after = None
+            else:
+                same = before is not None and old.inference_services.get(key) is isvc
+                after = evaluations.tracked(isvc, before.inputs if same and before is not None else None)
+            if after is None:
+                tracked.pop(key, None)
+            else:
+                tracked[key] = after
+            old_deps = before.deps if before is not None else frozenset()
+            new_deps = after.deps if after is not None else frozenset()
+            if old_deps != new_deps:
+                for index_key in old_deps - new_deps:
+                    members(index_key).discard(key)
+                for index_key in new_deps - old_deps:
+                    members(index_key).add(key)
+            was = before.outcome if before is not None else None
+            now = after.outcome if after is not None else None
+            if was != now:
+                changes.append(Change(key, was, now))
+        for index_key in copied:
+            if not index[index_key]:
+                del index[index_key]
+        reevaluated = sum(1 for key in affected if key in new.inference_services)
+        return Advance(
+            Selections(dict(sorted(tracked.items())), index),
+            tuple(changes),
+            reevaluated,
+            touched,
+            evaluations.count,
+            index_keys,
+        )
+
+
+_REGISTRY: weakref.WeakKeyDictionary[Snapshot, Selections] = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+_latest: tuple[weakref.ref[Snapshot], Selections] | None = None  # the last one registered
+
+
+def register(snapshot: Snapshot, selections: Selections) -> None:
+    """Keep ``selections`` (those of ``snapshot``) beside ``snapshot``, for as long as it lives."""
+    global _latest
+    with _REGISTRY_LOCK:
+        _REGISTRY[snapshot] = selections
+        _latest = (weakref.ref(snapshot), selections)
+
+
+def selections_for(snapshot: Snapshot) -> Selections:
+    """The Selections of ``snapshot``: the registered ones; else those of the last registered
+    snapshot advanced to it (``advance`` holds between any two snapshots, so a caller that reads
+    the store's newest snapshot before the watch tracker has processed it gets them at the cost
+    of the write); else built from scratch. The result is registered."""
+    with _REGISTRY_LOCK:
+        found = _REGISTRY.get(snapshot)
+        latest = _latest
+    if found is not None:
+        return found
+    base = latest[0]() if latest is not None else None
+    if base is not None and latest is not None:
+        found = latest[1].advance(base, snapshot).selections
+    else:
+        found = Selections.build(snapshot)
+    register(snapshot, found)
+    return found
+
+
+# ---- why an outcome changed ----------------------------------------------------------------------
+
+# Which step made an outcome change; the same names as the proto enum ``ome.selector.v1.ChangeStep``.
+ChangeStep = enum.Enum(
+    "ChangeStep",
+    "INFERENCE_SERVICE MODEL RUNTIME_ADDED RUNTIME_DELETED CHECK_FAILED CHECK_PASSED RANKING NAMED_RUNTIME "
+    "CONFIGURATION",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why one outcome changed: the step, one line of text, and the runtime, check or tie-break
+    the step is about."""
+
+    step: ChangeStep
+    text: str
+    runtime: Key | None = None
+    check: Check | None = None
+    tie_break: TieBreak | None = None
+
+
+def _model_state(resolution: ModelResolution) -> str:
+    if resolution.not_found:
+        return "not found"
+    if resolution.error:
+        return resolution.error
+    model = resolution.model
+    if model is None:
+        return messages.ABSENT
+    if model.size_text is None:
+        return messages.MODEL_USABLE.format(label=model.label)
+    return messages.MODEL_USABLE_SIZED.format(label=model.label, size=model.size_text)
+
+
+def _configuration(before: Outcome, after: Outcome) -> Reason:
+    parts = [text for part, text in messages.OUTCOME_PARTS.items() if getattr(before, part) != getattr(after, part)]
+    if after.runtime is None:
+        text = messages.REASON_CONFIGURATION_NONE.format(parts=", ".join(parts))
+    else:
+        text = messages.REASON_CONFIGURATION.format(runtime=object_name(after.runtime), parts=", ".join(parts))
+    return Reason(ChangeStep.CONFIGURATION, text, runtime=after.runtime)
+
+
+def _check(step: ChangeStep, key: Key, failure: Failure) -> Reason:
+    """CHECK_FAILED (``failure`` is the runtime's primary reason now) or CHECK_PASSED (before)."""
+    template = messages.REASON_CHECK_FAILED if step is ChangeStep.CHECK_FAILED else messages.REASON_CHECK_PASSED
+    text = template.format(
+        runtime=object_name(key), check=messages.CHECK_NAMES[failure.check.name], message=failure.message
+    )
+    return Reason(step, text, runtime=key, check=failure.check)
+
+
+def _added(key: Key) -> Reason:
+    return Reason(ChangeStep.RUNTIME_ADDED, messages.REASON_RUNTIME_ADDED.format(runtime=object_name(key)), runtime=key)
+
+
+def _deleted(key: Key) -> Reason:
+    return Reason(
+        ChangeStep.RUNTIME_DELETED, messages.REASON_RUNTIME_DELETED.format(runtime=object_name(key)), runtime=key
+    )
+
+
+def _ranking(model: d.Model, above: engine.Evaluation, below: engine.Evaluation) -> Reason:
+    step = engine.tie_break(above, below)
+    values = {
+        TieBreak.SCORE: (above.fit.score, below.fit.score),
+        TieBreak.SIZE_DISTANCE: (above.distance, below.distance),
+        TieBreak.NAME: (above.runtime.name, below.runtime.name),
+    }.get(step, ("", ""))
+    text = messages.REASON_RANKING.format(
+        runtime=object_name(above.runtime.key),
+        other=object_name(below.runtime.key),
+        tie_break=messages.TIE_BREAKS[step.name].format(above=values[0], below=values[1]),
+    )
+    return Reason(ChangeStep.RANKING, text, runtime=above.runtime.key, tie_break=step)
+
+
+def _evaluated(snapshot: Snapshot, key: Key, model: d.Model, request: d.Request) -> engine.Evaluation | None:
+    """The runtime ``key`` of ``snapshot`` evaluated on its own spec (auto-selection), or None."""
+    rt = _runtime(snapshot, key)
+    return None if rt is None else engine.evaluate(rt, rt.own, model, request)
+
+
+def _auto_reason(
+    old: Snapshot,
+    new: Snapshot,
+    isvc: types_pb2.InferenceService,
+    models: tuple[d.Model, d.Model],
+    change: Change,
+) -> Reason:
+    """Auto-selection: the old runtime is gone or fails a check now, or the new one is new, passes
+    a check now, or ranks above the old one (troubleshoot-runtime-selection.md Step 2 order;
+    runtime-selection-scoring.md tie-breaks). Evaluates the two runtimes only, never the scope."""
+    assert change.before is not None and change.after is not None
+    was, now = change.before.runtime, change.after.runtime
+    if was == now:
+        return _configuration(change.before, change.after)
+    request = compile_request(isvc)
+    model0, model1 = models
+    still: engine.Evaluation | None = None
+    if was is not None:
+        still = _evaluated(new, was, model1, request)
+        if still is None:
+            return _deleted(was)
+        if still.verdict is not Verdict.CANDIDATE:
+            return _check(ChangeStep.CHECK_FAILED, was, still.failures[0])
+    if now is None:
+        return _configuration(change.before, change.after)
+    before = _evaluated(old, now, model0, request)
+    if before is None:
+        return _added(now)
+    if before.verdict is not Verdict.CANDIDATE:
+        return _check(ChangeStep.CHECK_PASSED, now, before.failures[0])
+    after = _evaluated(new, now, model1, request)
+    if still is None or after is None:
+        return _configuration(change.before, change.after)
+    return _ranking(model1, after, still)
+
+
+def _named_reason(name: str, d0: Decision, d1: Decision, change: Change) -> Reason:
+    """A named runtime: found or missing, usable or not (disabled, broken chain), resolved to
+    another runtime, or its compatibility warning (reference-a-runtime-explicitly.md)."""
+    assert change.before is not None and change.after is not None
+    if bool(d0.runtime_not_found) != bool(d1.runtime_not_found):
+        if d1.runtime_not_found and d0.runtime is not None:
+            return _deleted(d0.runtime.key)
+        if d1.runtime is not None:
+            return _added(d1.runtime.key)
+    keys = [dec.runtime.key if dec.runtime is not None else None for dec in (d0, d1)]
+    if d0.runtime_error != d1.runtime_error or keys[0] != keys[1]:
+        states = [
+            dec.runtime_error or (object_name(key) if key is not None else messages.NO_RUNTIME)
+            for dec, key in zip((d0, d1), keys)
+        ]
+        text = messages.REASON_NAMED_RUNTIME.format(runtime=name, before=states[0], after=states[1])
+        return Reason(ChangeStep.NAMED_RUNTIME, text, runtime=keys[1])
+    if d0.compatibility_error != d1.compatibility_error and keys[1] is not None:
+        if d1.compatibility_error and d1.evaluation is not None:
+            return _check(ChangeStep.CHECK_FAILED, keys[1], d1.evaluation.failures[0])
+        if d0.evaluation is not None and d0.evaluation.failures:
+            return _check(ChangeStep.CHECK_PASSED, keys[1], d0.evaluation.failures[0])
+    return _configuration(change.before, change.after)
+
+
+def _pin_state(outcome: PinOutcome) -> str:
+    """A pinned InferenceService's state for a reason's text: the pin error, the drift that
+    pauses it, or the revision (or live spec) it renders from, with a drift that does not."""
+    if outcome.error:
+        return messages.PIN_ERROR.format(message=outcome.error)
+    drift = (
+        messages.PIN_DRIFTED.format(reason=outcome.drift.value, message=outcome.drift_message)
+        if outcome.drift is not None
+        else ""
+    )
+    if outcome.paused:
+        return drift
+    template = messages.PIN_SERVES_REVISION if outcome.from_revision else messages.PIN_SERVES_LIVE
+    served = template.format(revision=outcome.pinned)
+    return f"{served}; {drift}" if drift else served
+
+
+def _pin_reason(old: Snapshot, new: Snapshot, isvc: types_pb2.InferenceService) -> Reason | None:
+    """A pinned InferenceService whose pin changed (a revision created, replaced or deleted, drift
+    set or cleared, runtime-revisions.md): NAMED_RUNTIME with the states before and after; None
+    when the pin reads the same on both snapshots."""
+    p0, p1 = (_pin_state(resolve_pin(s, isvc, d.DEFAULT_OME_NAMESPACE)) for s in (old, new))
+    if p0 == p1:
+        return None
+    after = resolve_pin(new, isvc, d.DEFAULT_OME_NAMESPACE).runtime
+    text = messages.REASON_NAMED_RUNTIME.format(runtime=isvc.spec.runtime.name, before=p0, after=p1)
+    return Reason(ChangeStep.NAMED_RUNTIME, text, runtime=after.key if after is not None else None)
+
+
+def reason(old: Snapshot, new: Snapshot, change: Change) -> Reason:
+    """Why ``change`` (a change of ``Selections.advance`` from ``old`` to ``new``) happened: the
+    InferenceService itself, its model, or the runtime step (see ``ChangeStep``)."""
+    isvc0, isvc1 = old.inference_services.get(change.key), new.inference_services.get(change.key)
+    if isvc0 is None or isvc1 is None or isvc0 != isvc1:
+        text = (
+            messages.REASON_CREATED
+            if isvc0 is None
+            else messages.REASON_DELETED
+            if isvc1 is None
+            else messages.REASON_UPDATED
+        )
+        return Reason(ChangeStep.INFERENCE_SERVICE, text)
+    r0, r1 = resolve_model(old, isvc1), resolve_model(new, isvc1)
+    m0, m1 = _model_state(r0), _model_state(r1)
+    if m0 != m1:
+        return Reason(ChangeStep.MODEL, messages.REASON_MODEL.format(model=isvc1.spec.model.name, before=m0, after=m1))
+    pin = _pin_reason(old, new, isvc1) if pinned(isvc1) else None
+    if pin is not None:
+        return pin
+    if isvc1.spec.runtime.name:  # resolving a named runtime costs one evaluation
+        return _named_reason(isvc1.spec.runtime.name, decide(old, isvc1), decide(new, isvc1), change)
+    assert change.before is not None and change.after is not None
+    if r0.model is None or r1.model is None or r0.error or r1.error:
+        return _configuration(change.before, change.after)
+    return _auto_reason(old, new, isvc1, (r0.model, r1.model), change)
+
+
+class Explanations:
+    """The reasons and causes of the changes of one advance (``before.advance(old, new)``), each
+    distinct reason computed once: InferenceServices of one namespace with the same inputs before
+    and after and the same two outcomes change for the same reason (``reason`` reads nothing
+    else of them)."""
+
+    def __init__(self, old: Snapshot, new: Snapshot, before: Selections, advance: Advance) -> None:
+        self.old, self.new, self.before, self.advance = old, new, before, advance
+        self._reasons: dict[tuple[object, ...], Reason] = {}
+        self._touched = sorted(advance.touched)
+        self._by_index: dict[IndexKey, list[Key]] = {}  # index key -> the touched objects with it
+        for key in self._touched:
+            keys = advance.index_keys[key] if key in advance.index_keys else index_keys_of(old, new, key)
+            for index_key in keys:
+                self._by_index.setdefault(index_key, []).append(key)
+
+    def deps(self, change: Change) -> frozenset[IndexKey]:
+        """The dependencies of ``change``'s InferenceService before and after the write."""
+        found = (self.before.tracked.get(change.key), self.advance.selections.tracked.get(change.key))
+        return frozenset().union(*(t.deps for t in found if t is not None))
+
+    def causes(self, change: Change) -> list[Key]:
+        """The objects of the write behind ``change``, sorted: those whose index keys meet the
+        InferenceService's dependencies before and after (``deps``), and the InferenceService
+        itself; every touched object when none does (a chain re-resolved through a parent)."""
+        found = {key for dep in self.deps(change) for key in self._by_index.get(dep, ())}
+        own = (d.INFERENCE_SERVICE, *change.key)
+        if own in self.advance.touched:
+            found.add(own)
+        return sorted(found) if found else self._touched
+
+    def reason(self, change: Change) -> Reason:
+        """``reason`` of ``change``, shared as the class docstring says."""
+        was, now = self.before.tracked.get(change.key), self.advance.selections.tracked.get(change.key)
+        if was is None or now is None:
+            return reason(self.old, self.new, change)
+        isvc0, isvc1 = self.old.inference_services.get(change.key), self.new.inference_services.get(change.key)
+        same = isvc0 is isvc1 or isvc0 == isvc1
+        key = (was.inputs, now.inputs, same, change.key[0], change.before, change.after)
+        found = self._reasons.get(key)
+        if found is None:
+            found = self._reasons[key] = reason(self.old, self.new, change)
+        return found

@@ -1,0 +1,142 @@
+"""Model and runtime resolution: the one flow every caller shares (SelectRuntime, admission,
+reconcile, the effective view).
+
+- ``resolve_model`` -> ``ModelResolution``: an inline spec, a BaseModel, else a ClusterBaseModel
+  (base-models.md), with OME's errors for a disabled or format-less model.
+- ``lookup_named``: the runtime ``spec.runtime`` names (reference-a-runtime-explicitly.md, "How
+  OME resolves the name").
+- ``decide`` -> ``Decision``: model first, then the named runtime (ValidateRuntime's order) or
+  auto-selection (``engine.auto_select``) over the runtimes' own specs.
+
+Pure Python, no gRPC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ome.v1beta1 import types_pb2
+
+from ome_selector.cache.ingest import compile_model, compile_request
+from ome_selector.cache.snapshot import Snapshot
+from ome_selector.domain import objects as d
+from ome_selector.engine import evaluation as engine
+from ome_selector.engine.evaluation import AutoSelection, Evaluation, Verdict
+from ome_selector.texts import messages
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResolution:
+    """The InferenceService's model. ``not_found`` and ``error`` hold OME's texts."""
+
+    model: d.Model | None
+    not_found: str = ""
+    error: str = ""
+
+
+def resolve_model(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: types_pb2.BaseModelSpec | None = None
+) -> ModelResolution:
+    """The model: an inline spec, else a BaseModel of ``spec.model.name`` in the namespace, else a
+    ClusterBaseModel of that name, whatever ``spec.model.kind`` says (base-models.md). ``error``
+    is ``model X is disabled`` or the missing-format error (troubleshoot-runtime-selection.md)."""
+    namespace, name = isvc.metadata.namespace, isvc.spec.model.name
+    if model_spec is not None:
+        model = compile_model("", "", name, model_spec)
+    elif name:
+        found = snapshot.base_models.get((namespace, name)) or snapshot.cluster_models.get(name)
+        if found is None:
+            return ModelResolution(None, not_found=messages.model_not_found(name, namespace))
+        model = found
+    else:
+        return ModelResolution(None)
+    return model_errors(model, name or model.name)
+
+
+def model_errors(model: d.Model, name: str) -> ModelResolution:
+    """A found model with OME's error when it cannot be matched: ``model X is disabled``, or the
+    missing-format error (troubleshoot-runtime-selection.md)."""
+    if model.disabled:
+        return ModelResolution(model, error=messages.model_disabled(name))
+    if not model.model_format.name:
+        return ModelResolution(model, error=messages.MODEL_FORMAT_REQUIRED)
+    return ModelResolution(model)
+
+
+def lookup_named(snapshot: Snapshot, ref: types_pb2.ServingRuntimeRef, namespace: str) -> tuple[d.Runtime | None, str]:
+    """The runtime ``spec.runtime`` names and, when missing, OME's not-found text
+    (reference-a-runtime-explicitly.md, "How OME resolves the name"): ``ClusterServingRuntime``
+    (the default) looks at cluster scope first, then in the namespace; ``ServingRuntime`` only in
+    the namespace; an empty kind (no API-server defaulting) in the namespace first."""
+    kind = ref.kind if ref.HasField("kind") else d.CLUSTER_SERVING_RUNTIME
+    sr = snapshot.serving_runtimes.get((namespace, ref.name))
+    csr = snapshot.cluster_serving_runtimes.get(ref.name)
+    if kind == d.SERVING_RUNTIME:
+        found = sr
+    elif kind == d.CLUSTER_SERVING_RUNTIME:
+        found = csr or sr
+    else:
+        found = sr or csr
+    if found is not None:
+        return found, ""
+    if kind == d.SERVING_RUNTIME:
+        return None, messages.serving_runtime_not_found(ref.name, namespace)
+    return None, messages.runtime_not_found(ref.name, namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """How the runtime is resolved for one InferenceService.
+
+    Exactly one outcome applies, checked in this order: ``model.not_found``, ``model.error``,
+    ``runtime_not_found`` (named), ``runtime_error`` (named: broken chain, disabled, or a
+    ``distribution: Sharded`` model that fails a check; ``evaluation`` holds its checks), then a
+    runtime (``runtime`` set; ``evaluation`` holds its checks) or, for auto-selection, none
+    (``auto.no_runtime_message``).
+    """
+
+    named: bool
+    model: ModelResolution
+    runtime: d.Runtime | None = None
+    runtime_not_found: str = ""
+    runtime_error: str = ""
+    evaluation: Evaluation | None = None
+    auto: AutoSelection | None = None
+    compatibility_error: str = ""  # named runtime that fails a check: ValidateRuntime's text
+
+
+def decide(
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: types_pb2.BaseModelSpec | None = None
+) -> Decision:
+    """Resolve the model, then the runtime (named: ValidateRuntime's order, model first; auto:
+    auto-selection over the runtimes' own specs)."""
+    named = bool(isvc.spec.runtime.name)
+    res = resolve_model(snapshot, isvc, model_spec)
+    if res.not_found or res.error:
+        return Decision(named, res)
+    if not named:
+        assert res.model is not None
+        auto = engine.auto_select(snapshot, res.model, compile_request(isvc), isvc.metadata.namespace)
+        selected = auto.selected
+        return Decision(False, res, runtime=selected.runtime if selected else None, evaluation=selected, auto=auto)
+    runtime, not_found = lookup_named(snapshot, isvc.spec.runtime, isvc.metadata.namespace)
+    if runtime is None:
+        return Decision(True, res, runtime_not_found=not_found)
+    if runtime.inheritance_error is not None:
+        return Decision(True, res, runtime=runtime, runtime_error=runtime.inheritance_error)
+    spec = runtime.named_compiled
+    if spec.disabled:
+        return Decision(
+            True, res, runtime=runtime, runtime_error=messages.runtime_disabled(runtime.is_cluster, runtime.name)
+        )
+    if res.model is None:  # no spec.model: OME skips all model work and every check
+        return Decision(True, res, runtime=runtime)
+    evaluation = engine.evaluate(runtime, spec, res.model, compile_request(isvc))
+    error = ""
+    if evaluation.verdict is Verdict.EXCLUDED:
+        error = engine.named_error(runtime, evaluation.failures, res.model)
+        if res.model.sharded:
+            # A Sharded model cannot load without a model cache provider: its failed check is
+            # an error, not advisory, even for a named runtime (base-models.md, "Distribution").
+            return Decision(True, res, runtime=runtime, runtime_error=error, evaluation=evaluation)
+    return Decision(True, res, runtime=runtime, evaluation=evaluation, compatibility_error=error)

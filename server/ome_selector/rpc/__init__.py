@@ -1,0 +1,1 @@
+"""The gRPC boundary: proto requests -> flows -> proto responses, and the servicers."""

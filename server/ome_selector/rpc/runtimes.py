@@ -1,0 +1,194 @@
+"""ValidateServingRuntime (flows/runtime_webhook.py, plus the warning of the InferenceServices the
+runtime would move), PreviewCacheChange (flows/outcomes.py) and GetRuntimeStatus (flows/runtime_status.py)."""
+
+from __future__ import annotations
+
+from ome.selector.v1 import cache_pb2
+from ome.selector.v1 import selector_pb2 as pb
+from ome.v1beta1 import types_pb2
+
+from ome_selector.cache.ingest import (
+    object_key,
+    validate_name,
+)
+from ome_selector.cache.snapshot import Snapshot
+from ome_selector.cache.store import prepare, resolve_keys
+from ome_selector.domain import errors
+from ome_selector.domain import objects as d
+from ome_selector.domain.errors import FieldViolation, RequestError
+from ome_selector.flows import outcomes
+from ome_selector.flows import revisions as pinning
+from ome_selector.flows.runtime_status import runtime_status
+from ome_selector.flows.runtime_webhook import as_cache_object, deletion_verdict, validate_runtime
+from ome_selector.rpc.common import _ref, _require_synced, runtime_ref
+from ome_selector.rpc.enums import RUNTIME_KIND_FROM_PB
+from ome_selector.rpc.lifecycle import _admission_objects, _operation
+from ome_selector.rpc.outcomes import change_pbs
+from ome_selector.texts import messages
+
+
+def validate_serving_runtime(
+    snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest
+) -> pb.ValidateServingRuntimeResponse:
+    """The ServingRuntime / ClusterServingRuntime validating webhook (runtime_webhook.py) on the
+    request's ``operation``. The objects the operation carries (``_admission_objects``; on UPDATE
+    the old runtime is of the same kind), object names and namespaces are validated first
+    (INVALID_ARGUMENT)."""
+    _require_synced(snapshot)
+    operation = _operation(request.operation)
+    which, old_which = request.WhichOneof("runtime"), request.WhichOneof("old_runtime")
+    new = getattr(request, which) if which is not None else None
+    old = getattr(request, old_which) if old_which is not None else None
+    other_kind = operation is d.Operation.UPDATE and None not in (which, old_which) and old_which != f"old_{which}"
+    violations = _admission_objects(
+        operation,
+        new,
+        None if other_kind else old,
+        (which or "runtime", old_which or "old_runtime"),
+        (
+            "exactly one of servingRuntime or clusterServingRuntime is required",
+            "exactly one of oldServingRuntime or oldClusterServingRuntime is required on DELETE",
+        ),
+    )
+    if other_kind:
+        assert old_which is not None
+        violations.append(FieldViolation(old_which, errors.forbidden(f"an UPDATE keeps the kind; set old_{which}")))
+    field, runtime = (which, new) if new is not None else (old_which, old)
+    if runtime is not None:
+        assert field is not None
+        violations += validate_name(runtime.metadata.name, f"{field}.metadata.name")
+        if isinstance(runtime, types_pb2.ServingRuntime):
+            violations += validate_name(runtime.metadata.namespace, f"{field}.metadata.namespace", "namespace")
+    if violations:
+        raise RequestError.invalid(violations)
+    assert runtime is not None
+    kind = d.SERVING_RUNTIME if isinstance(runtime, types_pb2.ServingRuntime) else d.CLUSTER_SERVING_RUNTIME
+    if operation is d.Operation.DELETE:
+        verdict = deletion_verdict(kind)
+    else:
+        verdict = validate_runtime(snapshot, kind, runtime, old)
+    response = pb.ValidateServingRuntimeResponse(
+        allowed=verdict.allowed,
+        denial_message=verdict.denial_message,
+        webhook=verdict.webhook,
+        inheritance_chain=verdict.inheritance_chain,
+        cache_version=snapshot.version,
+    )
+    if verdict.allowed and snapshot.inference_services:
+        moved = _moved_inference_services(snapshot, kind, runtime, operation is d.Operation.DELETE)
+        if moved:
+            response.warnings.append(messages.moves_inference_services(moved))
+    return response
+
+
+def _moved_inference_services(
+    snapshot: Snapshot, kind: str, runtime: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime, delete: bool
+) -> list[str]:
+    """``<namespace>/<name>`` of each cached InferenceService whose runtime (another one, or none)
+    writing (or, with ``delete``, deleting) ``runtime`` would change (``outcomes``), sorted."""
+    meta = runtime.metadata
+    key = (kind, meta.namespace if kind == d.SERVING_RUNTIME else "", meta.name)
+    upserts: dict[tuple[str, str, str], cache_pb2.CacheObject] = {}
+    if not delete:
+        obj = as_cache_object(kind, runtime)
+        upserts[object_key(obj)] = obj
+    deletes = [key] if delete else []
+    proposed = snapshot.with_changes(
+        snapshot.version, upserts, deletes, synced=snapshot.synced, generation=snapshot.generation
+    )
+    result = outcomes.selections_for(snapshot).advance(snapshot, proposed)
+    return [
+        f"{c.key[0]}/{c.key[1]}"
+        for c in result.changes
+        if (c.before.runtime if c.before else None) != (c.after.runtime if c.after else None)
+    ]
+
+
+def preview_cache_change(snapshot: Snapshot, request: pb.PreviewCacheChangeRequest) -> pb.PreviewCacheChangeResponse:
+    """PreviewCacheChange: the write ``request`` proposes, validated as UpsertObjects and
+    DeleteObjects validate theirs (``store.prepare``, ``store.resolve_keys``; a key may not be
+    both upserted and deleted), applied to a snapshot that is never stored; every cached
+    InferenceService whose outcome would change, with both outcomes, the causes and the reason
+    (``outcomes.Selections.advance``, the path WatchSelections' events take)."""
+    _require_synced(snapshot)
+    violations: list[FieldViolation] = []
+    try:
+        upserts = prepare(request.upserts, "upserts")
+    except RequestError as error:
+        upserts, violations = {}, list(error.violations)
+    deletes, found = resolve_keys(request.deletes, "deletes")
+    violations += found
+    if not request.upserts and not request.deletes:
+        violations.append(FieldViolation("upserts", "at least one upsert or delete is required"))
+    for i, key in enumerate(deletes):
+        if key in upserts:
+            violations.append(FieldViolation(f"deletes[{i}]", "the key is in upserts too"))
+    if violations:
+        raise RequestError.invalid(violations)
+    proposed = snapshot.with_changes(
+        snapshot.version, upserts, deletes, synced=snapshot.synced, generation=snapshot.generation
+    )
+    before = outcomes.selections_for(snapshot)
+    result = before.advance(snapshot, proposed)
+    return pb.PreviewCacheChangeResponse(
+        changes=change_pbs(snapshot, proposed, before, result),
+        cache_version=snapshot.version,
+        reevaluated=result.reevaluated,
+        inference_services=len(proposed.inference_services),
+        not_found=[key for k, key in zip(deletes, request.deletes) if k not in snapshot.objects],
+    )
+
+
+def get_runtime_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) -> pb.GetRuntimeStatusResponse:
+    """What OME's controller writes on a cached runtime (runtime_status.py;
+    runtime-inheritance.md, "When a chain breaks"). INVALID_ARGUMENT for a missing kind or a bad
+    name or namespace (a ClusterServingRuntime takes none); NOT_FOUND for a runtime the cache does
+    not hold (``servingruntimes.ome.io "x" not found``)."""
+    _require_synced(snapshot)
+    ref = request.runtime
+    kind = RUNTIME_KIND_FROM_PB.get(ref.kind)
+    violations: list[FieldViolation] = []
+    if kind is None:
+        problem = errors.required() if ref.kind == pb.RUNTIME_KIND_UNSPECIFIED else f"unknown kind {ref.kind}"
+        violations.append(FieldViolation("runtime.kind", problem))
+    violations += validate_name(ref.name, "runtime.name")
+    if kind == d.SERVING_RUNTIME:
+        violations += validate_name(ref.namespace, "runtime.namespace", "namespace")
+    elif ref.namespace:
+        violations.append(
+            FieldViolation(
+                "runtime.namespace", errors.forbidden("ClusterServingRuntime is cluster-scoped and takes no namespace")
+            )
+        )
+    if violations:
+        raise RequestError.invalid(violations)
+    found = (
+        snapshot.serving_runtimes.get((ref.namespace, ref.name))
+        if kind == d.SERVING_RUNTIME
+        else snapshot.cluster_serving_runtimes.get(ref.name)
+    )
+    if found is None:
+        raise RequestError("NOT_FOUND", messages.runtime_object_not_found(kind == d.CLUSTER_SERVING_RUNTIME, ref.name))
+    status = runtime_status(found)
+    generation = getattr(snapshot.objects[found.key], _RUNTIME_FIELD[found.kind]).metadata.generation
+    response = pb.GetRuntimeStatusResponse(
+        runtime=runtime_ref(found),
+        inheritance_chain=[_ref(key) for key in status.chain],
+        events=[pb.Event(type=e.type, reason=e.reason, message=e.message) for e in status.events],
+        spec_hash=pinning.short(status.spec_hash),
+        cache_version=snapshot.version,
+    )
+    if status.spec is not None:
+        response.spec.CopyFrom(status.spec)
+    response.status.inheritance_chain.extend(status.inheritance_chain)
+    response.status.conditions.add(
+        type=messages.CONDITION_INHERITANCE_READY,
+        status="True" if status.ready else "False",
+        reason=status.reason,
+        message=status.message,
+        observed_generation=generation,
+    )
+    return response
+
+
+_RUNTIME_FIELD = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}

@@ -1,0 +1,207 @@
+"""Thin gRPC servicers: translate, delegate to ``api`` / ``CacheStore``, map errors.
+
+Each call reads ``store.snapshot`` once, so an answer is computed on one consistent snapshot
+even while a cache write swaps in the next. ``RequestError`` becomes a rich status
+(``google.rpc.Status``; for INVALID_ARGUMENT with a ``google.rpc.BadRequest`` detail listing
+every field violation). Any other exception becomes INTERNAL with a short message; the
+traceback goes to the log, never to the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.protobuf.message import Message
+from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status
+from ome.selector.v1 import cache_pb2, selector_pb2
+
+from ome_selector.cache.store import CacheStore
+from ome_selector.domain.errors import FieldViolation, RequestError, bound
+from ome_selector.rpc import api
+from ome_selector.rpc.watch import SelectionTracker
+from ome_selector.texts import fieldpaths
+
+log = logging.getLogger("ome_selector.service")
+
+INTERNAL_MESSAGE = "internal error"
+
+T = TypeVar("T")
+
+
+def rich_status(error: RequestError) -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a ``RequestError``: field paths in the manifest's camelCase
+    (``fieldpaths.json_path``), Kubernetes texts, every text bounded so the status always fits in
+    gRPC's metadata (``fieldpaths.present``). INVALID_ARGUMENT always carries a
+    ``google.rpc.BadRequest`` with at least one field violation."""
+    code = code_pb2.Code.Value(error.code) if error.code in code_pb2.Code.keys() else code_pb2.INTERNAL
+    message, violations = fieldpaths.present(error)
+    if code == code_pb2.INVALID_ARGUMENT and not violations:
+        violations = [FieldViolation("request", bound(message, fieldpaths.MAX_DESCRIPTION_BYTES))]
+    status = status_pb2.Status(code=code, message=message)
+    if violations:
+        bad_request = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                for v in violations
+            ]
+        )
+        detail = any_pb2.Any()
+        detail.Pack(bad_request)
+        status.details.append(detail)
+    return status
+
+
+# Offloaded work runs on one thread for answers and one for cache writes: the work holds the GIL
+# anyway, and the event loop (health checks, small calls) then competes with those two threads
+# instead of a pool of them, and a write never queues behind answers.
+ANSWERS = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ome-selector-answers")
+WRITES = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ome-selector-writes")
+
+
+async def _answer(
+    context: grpc.aio.ServicerContext,
+    method: str,
+    compute: Callable[[], T],
+    *,
+    offload: concurrent.futures.Executor | None = None,
+) -> T:
+    """Run ``compute`` (on the ``offload`` executor when given, so a long answer or cache write
+    does not stall the event loop and health checks); on failure abort the call with the mapped
+    status."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(offload, compute) if offload is not None else compute()
+    except RequestError as error:
+        status = rich_status(error)
+    except Exception:
+        log.exception("%s failed", method)
+        status = status_pb2.Status(code=code_pb2.INTERNAL, message=INTERNAL_MESSAGE)
+    await context.abort_with_status(rpc_status.to_status(status))  # type: ignore[attr-defined]  # missing from grpc-stubs
+    raise AssertionError("abort_with_status returned")  # pragma: no cover
+
+
+# Above this many ClusterServingRuntimes an answer may take milliseconds (a ``no runtime
+# found`` message lists every runtime), so it is computed in a worker thread and a health check
+# or a small call never waits behind it on the event loop. Below it, the thread hop costs more
+# than the answer.
+OFFLOAD_RUNTIMES = 1000
+
+
+class SelectionServicer:
+    """``ome.selector.v1.SelectionService`` over a ``CacheStore``: one method per row of
+    ``api.SELECTION_RPCS``, each answering on the snapshot it reads once (contracts in
+    protos/ome/selector/v1/selector.proto), and ``WatchSelections``, a stream from the
+    ``tracker``. ``wire.add_selection_service`` registers them."""
+
+    def __init__(self, store: CacheStore, tracker: SelectionTracker | None = None) -> None:
+        self._store = store
+        self._tracker = tracker
+
+    async def WatchSelections(
+        self, request: selector_pb2.WatchSelectionsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[selector_pb2.WatchSelectionsResponse]:
+        """``ome.selector.v1.SelectionService/WatchSelections``: the tracker's events for the
+        request's namespace and label selector until the client leaves or the server drains."""
+        if self._tracker is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "WatchSelections needs a selection tracker")
+            return
+        try:
+            watcher = self._tracker.subscribe(request.namespace, request.label_selector, asyncio.get_running_loop())
+        except RequestError as error:
+            await context.abort_with_status(rpc_status.to_status(rich_status(error)))  # type: ignore[attr-defined]
+            return
+        try:
+            async for event in watcher.stream():
+                yield event
+        finally:
+            watcher.close()
+
+    async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
+        """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""
+        return await _answer(
+            context, method, compute, offload=ANSWERS if len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES else None
+        )
+
+
+def _selection_method(name: str) -> Callable[..., Awaitable[Message]]:
+    """The servicer method ``name``: the ``api.SELECTION_RPCS`` row of that name, looked up per
+    call (the table is the dispatch)."""
+
+    async def method(self: SelectionServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, name, lambda: api.SELECTION_RPCS[name](self._store.snapshot, request))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``ome.selector.v1.SelectionService/{name}``: ``api.{api.SELECTION_RPCS[name].__name__}``."
+    return method
+
+
+for _name in api.SELECTION_RPCS:
+    setattr(SelectionServicer, _name, _selection_method(_name))
+
+
+def _apply_snapshot(store: CacheStore, request: cache_pb2.ApplySnapshotRequest) -> cache_pb2.ApplySnapshotResponse:
+    return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, request.objects))
+
+
+def _upsert_objects(store: CacheStore, request: cache_pb2.UpsertObjectsRequest) -> cache_pb2.UpsertObjectsResponse:
+    return cache_pb2.UpsertObjectsResponse(status=store.upsert(request.version, request.objects))
+
+
+def _delete_objects(store: CacheStore, request: cache_pb2.DeleteObjectsRequest) -> cache_pb2.DeleteObjectsResponse:
+    status, not_found = store.delete(request.version, request.keys)
+    return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
+
+
+# The cache writes: RPC name -> the ``CacheStore`` call that answers it (contracts in
+# protos/ome/selector/v1/cache.proto). ``CacheServicer``'s write methods are generated from it.
+CACHE_WRITES: dict[str, Callable[[CacheStore, Any], Message]] = {
+    "ApplySnapshot": _apply_snapshot,
+    "UpsertObjects": _upsert_objects,
+    "DeleteObjects": _delete_objects,
+}
+
+
+class CacheServicer:
+    """``ome.selector.v1.CacheService`` over a ``CacheStore``: one write method per row of
+    ``CACHE_WRITES``, and ``GetCacheStatus``.
+
+    Writes are serialized with an ``asyncio.Lock`` and run in a worker thread: a write is
+    CPU-bound (validation and compilation of the whole snapshot), and the store swaps the
+    snapshot atomically, so readers never wait for the lock and never see half a write.
+    """
+
+    def __init__(self, store: CacheStore) -> None:
+        self._store = store
+        self._write_lock = asyncio.Lock()
+
+    async def _write(self, context: grpc.aio.ServicerContext, method: str, request: Message) -> Message:
+        """Run the ``CACHE_WRITES`` row ``method`` under the write lock, in a worker thread."""
+        async with self._write_lock:
+            return await _answer(context, method, lambda: CACHE_WRITES[method](self._store, request), offload=WRITES)
+
+    async def GetCacheStatus(
+        self, request: cache_pb2.GetCacheStatusRequest, context: grpc.aio.ServicerContext
+    ) -> cache_pb2.GetCacheStatusResponse:
+        """``ome.selector.v1.CacheService/GetCacheStatus``; contract in protos/ome/selector/v1/cache.proto."""
+        status = await _answer(context, "GetCacheStatus", self._store.status)
+        return cache_pb2.GetCacheStatusResponse(status=status)
+
+
+def _write_method(name: str) -> Callable[..., Awaitable[Message]]:
+    """The servicer method ``name``: the ``CACHE_WRITES`` row of that name, under the write lock."""
+
+    async def method(self: CacheServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._write(context, name, request)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``ome.selector.v1.CacheService/{name}``: ``CacheStore`` via ``{CACHE_WRITES[name].__name__}``."
+    return method
+
+
+for _name in CACHE_WRITES:
+    setattr(CacheServicer, _name, _write_method(_name))

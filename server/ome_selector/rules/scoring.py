@@ -1,0 +1,63 @@
+"""Entry scores and the explain columns (runtime-selection-scoring.md): format and framework
+weights times the priority, int64 arithmetic as OME's Go code does."""
+
+from __future__ import annotations
+
+from ome_selector.domain.objects import Entry, Model, Spec
+from ome_selector.domain.versions import entry_accepts
+from ome_selector.rules.results import ModelFit
+
+
+def _versions_fit(model: Spec, entry: Spec) -> bool:
+    if model.version is not None and entry.version is not None:
+        return entry_accepts(entry.parsed, entry.operator, model.parsed)
+    return True
+
+
+def entry_score(entry: Entry, model: Model, priority: int) -> int:
+    """The lenient score of one entry (runtime-selection-scoring.md, "How the score is computed").
+
+    Architecture, quantization and pipeline are ignored. ``(format weight + framework weight) x
+    priority``, a weight of 0 counting as 10 (format) or 5 (framework); 0 when names or versions
+    differ or a framework is on one side only.
+    """
+    ef, mf = entry.model_format, model.model_format
+    fmt_ok = False
+    if ef is not None:
+        if ef.name != mf.name or not _versions_fit(mf, ef):
+            return 0
+        fmt_ok = True
+    ew, mw = entry.model_framework, model.model_framework
+    fw_ok = False
+    if ew is not None and mw is not None:
+        if ew.name != mw.name or not _versions_fit(mw, ew):
+            return 0
+        fw_ok = True
+    if not ((fmt_ok or ef is None) and (fw_ok or (ew is None and mw is None))):
+        return 0
+    score = 0
+    if fmt_ok and ef is not None:
+        score = int64(score + int64((ef.weight or 10) * priority))
+    if fw_ok and ew is not None:
+        score = int64(score + int64((ew.weight or 5) * priority))
+    return score
+
+
+def int64(value: int) -> int:
+    """``value`` wrapped to a signed 64-bit integer, as OME's Go arithmetic on int64 weights
+    wraps silently (weights are any int64; their products can overflow)."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def explain_columns(fit: ModelFit) -> tuple[int, int] | None:
+    """PRIORITY and WEIGHT of an explain row: the first matching entry's priority (or 1) and its
+    format + framework weights times the priority, leaving out weights of 0 or less."""
+    entry = fit.match
+    if entry is None:
+        return None
+    priority = entry.effective_priority
+    weight = 0
+    for spec in (entry.model_format, entry.model_framework):
+        if spec is not None and spec.weight > 0:
+            weight = int64(weight + int64(spec.weight * priority))
+    return priority, weight

@@ -1,0 +1,1 @@
+"""The server process: options, logging, the per-RPC interceptor, lifecycle, HTTP probes and metrics."""

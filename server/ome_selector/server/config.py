@@ -1,0 +1,82 @@
+"""``ServeOptions``: everything ``ome-selector serve`` can be told (flags and ``OME_SELECTOR_*``
+variables, server/options.py), its defaults and its checks."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from ome_selector.rpc.watch import DEFAULT_QUEUE_LIMIT
+from ome_selector.server.addresses import parse_http_listen, parse_listen
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_GRACE = 5.0
+DEFAULT_DRAIN_DELAY = 0.0
+DEFAULT_SOCKET_MODE = 0o600
+DEFAULT_MAX_CONCURRENT_STREAMS = 100
+LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServeOptions:
+    """Everything ``ome-selector serve`` can be told (flags / ``OME_SELECTOR_*`` env vars).
+
+    ``listen`` / ``cache_listen``: gRPC addresses (``addresses.parse_listen``); ``cache_listen``
+    None keeps CacheService on ``listen``. ``http_listen``: ``host:port`` of the probe and metrics
+    listener, None for none. ``socket_mode``: permission bits of unix sockets the server creates.
+    ``grace``, ``drain_delay``: seconds. ``tls_cert``/``tls_key``: PEM files for TLS on
+    ``listen``; ``tls_client_ca``: PEM CA bundle that client certificates must chain to (mTLS).
+    ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
+    makes any object or path the loader rejects fatal. ``watch_queue``: events a WatchSelections
+    stream may have waiting before it gets ``resync`` (``watch.SelectionTracker``).
+    """
+
+    listen: str = DEFAULT_LISTEN
+    manifests: Sequence[str] | None = None
+    log_format: str = "text"
+    log_level: str = "info"
+    grace: float = DEFAULT_GRACE
+    drain_delay: float = DEFAULT_DRAIN_DELAY
+    wait_for_sync: bool = False
+    strict: bool = False
+    socket_mode: int = DEFAULT_SOCKET_MODE
+    http_listen: str | None = None
+    cache_listen: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_client_ca: str | None = None
+    reflection: bool = True
+    max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS
+    watch_queue: int = DEFAULT_QUEUE_LIMIT
+
+    def problems(self) -> list[str]:
+        """What is wrong with these options (empty when they can be served)."""
+        found = []
+        for value, parse in (
+            (self.listen, parse_listen),
+            (self.cache_listen, parse_listen),
+            (self.http_listen, parse_http_listen),
+        ):
+            if value is not None:
+                try:
+                    parse(value)
+                except ValueError as exc:
+                    found.append(f"cannot listen on {value}: {exc}")
+        if self.cache_listen is not None and self.cache_listen == self.listen:
+            found.append(f"cannot listen on {self.cache_listen}: --cache-listen must differ from --listen")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            found.append("tls: --tls-cert and --tls-key go together")
+        if self.tls_client_ca and not self.tls_cert:
+            found.append("tls: --tls-client-ca needs --tls-cert and --tls-key")
+        if self.log_format not in LOG_FORMATS:
+            found.append(f"log_format: want one of {', '.join(LOG_FORMATS)}")
+        if self.log_level not in LOG_LEVELS:
+            found.append(f"log_level: want one of {', '.join(LOG_LEVELS)}")
+        if not 0 <= self.socket_mode <= 0o777:
+            found.append(f"socket_mode: {self.socket_mode:o} is not a permission mode (0..777 octal)")
+        if self.max_concurrent_streams < 1:
+            found.append("max_concurrent_streams: must be 1 or more")
+        if self.watch_queue < 1:
+            found.append("watch_queue: must be 1 or more")
+        return found

@@ -1,0 +1,182 @@
+"""The per-RPC interceptor: one log line per call (health and reflection at DEBUG), the gRPC
+metrics, and the calls in flight that drain waits for."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from typing import Any, Awaitable, Callable
+
+import grpc
+from grpc_health.v1 import health
+from grpc_reflection.v1alpha import reflection
+
+from ome_selector.server.metrics import ServerMetrics
+
+rpc_log = logging.getLogger("ome_selector.rpc")
+
+
+# Services whose per-RPC log lines are DEBUG (probes and tooling, not traffic).
+QUIET_SERVICES = (health.SERVICE_NAME, reflection.SERVICE_NAME, "grpc.reflection.v1.ServerReflection")
+# Drain: at most this long with no call in flight before the listeners close (InFlight.quiet_period).
+QUIET_PERIOD = 0.5
+# --- per-RPC interceptor: one log line and the gRPC metrics ------------------------------------
+
+
+class RpcInterceptor(grpc.aio.ServerInterceptor):
+    """For every RPC: counts it started and finished in ``metrics`` (when given), and logs one
+    line when it ends with method, status code name and duration in ms (DEBUG for health and
+    reflection, ERROR for UNKNOWN/INTERNAL, else INFO)."""
+
+    def __init__(self, metrics: ServerMetrics | None = None, in_flight: InFlight | None = None) -> None:
+        self._metrics = metrics
+        self._in_flight = in_flight
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:  # unknown method: grpc answers UNIMPLEMENTED itself
+            return handler
+        call = _Call(handler_call_details.method, self._metrics, self._in_flight)
+        for attribute, make, wrap in _handler_kinds():
+            behavior = getattr(handler, attribute)
+            if behavior is not None:
+                return make(  # type: ignore[no-any-return]
+                    wrap(call, behavior),
+                    request_deserializer=handler.request_deserializer,
+                    response_serializer=handler.response_serializer,
+                )
+        return handler
+
+
+RpcLoggingInterceptor = RpcInterceptor  # the name before metrics were added
+
+
+class InFlight:
+    """How many API and cache calls are running, and when (``time.monotonic()``) one last
+    started or ended. Health and reflection calls, such as long-lived health Watch streams, are
+    not counted. Touched on the event loop only."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = time.monotonic()
+        self.recent_longest = 0.0  # seconds: the longest call that ended in the last 2 s (about)
+        self._recent_since = self.changed
+
+    def add(self, delta: int, seconds: float = 0.0) -> None:
+        """One call started (+1), or ended (-1) after ``seconds``."""
+        now = time.monotonic()
+        self.count += delta
+        self.changed = now
+        if delta < 0 and (seconds > self.recent_longest or now - self._recent_since > 2.0):
+            self.recent_longest, self._recent_since = seconds, now
+
+    def quiet_period(self) -> float:
+        """How long nothing must be in flight before the listeners close: twice the longest
+        recent call (calls queue in C-core only behind calls that held the event loop), from
+        50 ms up to ``QUIET_PERIOD``."""
+        return min(QUIET_PERIOD, max(0.05, 2 * self.recent_longest))
+
+
+class _Call:
+    """Per-method bookkeeping shared by the wrappers below."""
+
+    def __init__(self, method: str, metrics: ServerMetrics | None, in_flight: InFlight | None) -> None:
+        self.method = method
+        service, _, name = method.lstrip("/").partition("/")
+        self.service, self.name = service, name
+        self.metrics = metrics
+        quiet = service in QUIET_SERVICES
+        self.level = logging.DEBUG if quiet else logging.INFO
+        self.in_flight = None if quiet else in_flight
+
+    def started(self) -> float:
+        if self.metrics is not None:
+            self.metrics.rpc_started(self.service, self.name)
+        if self.in_flight is not None:
+            self.in_flight.add(1)
+        return time.perf_counter()
+
+    def finished(self, context: Any, started: float, error: BaseException | None, response: Any) -> None:
+        seconds = time.perf_counter() - started
+        if self.in_flight is not None:
+            self.in_flight.add(-1, seconds)
+        code = _outcome(context, error)
+        if self.metrics is not None:
+            self.metrics.rpc_finished(self.service, self.name, code, seconds, response if error is None else None)
+        level = logging.ERROR if code in ("UNKNOWN", "INTERNAL") else self.level
+        rpc_log.log(
+            level,
+            "rpc",
+            extra={"fields": {"method": self.method, "code": code, "duration_ms": round(seconds * 1000, 3)}},
+        )
+
+
+def _handler_kinds() -> tuple[
+    tuple[str, Callable[..., Any], Callable[[_Call, Callable[..., Any]], Callable[..., Any]]], ...
+]:
+    return (
+        ("unary_unary", grpc.unary_unary_rpc_method_handler, _wrap_unary),
+        ("stream_unary", grpc.stream_unary_rpc_method_handler, _wrap_unary),
+        ("unary_stream", grpc.unary_stream_rpc_method_handler, _wrap_streaming),
+        ("stream_stream", grpc.stream_stream_rpc_method_handler, _wrap_streaming),
+    )
+
+
+def _outcome(context: Any, error: BaseException | None) -> str:
+    code = context.code()  # set by abort() / set_code(); None when the handler just returned
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    if error is None:
+        return "OK"
+    if isinstance(error, asyncio.CancelledError):
+        return "CANCELLED"
+    return "UNKNOWN"  # what grpc answers for an exception that escapes a handler
+
+
+class _Tracked:
+    """One call's bookkeeping around its handler: ``async with _Tracked(call, context) as t``
+    counts it started, and when the block ends (returned, raised or cancelled) finished, with
+    the response the block left in ``t.response``."""
+
+    def __init__(self, call: _Call, context: Any) -> None:
+        self.call, self.context, self.response = call, context, None
+        self.started = 0.0
+
+    async def __aenter__(self) -> _Tracked:
+        self.started = self.call.started()
+        return self
+
+    async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
+        self.call.finished(self.context, self.started, error, self.response)
+
+
+def _wrap_unary(call: _Call, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    async def wrapped(request: Any, context: Any) -> Any:
+        async with _Tracked(call, context) as tracked:
+            result = behavior(request, context)
+            tracked.response = await result if inspect.isawaitable(result) else result
+            return tracked.response
+
+    return wrapped
+
+
+def _wrap_streaming(call: _Call, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    async def wrapped(request: Any, context: Any) -> Any:
+        async with _Tracked(call, context):
+            result = behavior(request, context)
+            if hasattr(result, "__aiter__"):
+                async for response in result:
+                    yield response
+            elif hasattr(result, "__iter__"):
+                for response in result:
+                    yield response
+            else:  # a coroutine that writes with context.write()
+                await result
+
+    return wrapped

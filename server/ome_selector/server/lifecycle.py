@@ -1,0 +1,357 @@
+"""The gRPC server: selection and cache services, health, reflection, metrics, probes, drain.
+
+``serve()`` loads the manifests (or the embedded example catalog) into a ``CacheStore``, binds a
+``grpc.aio`` server on ``ServeOptions.listen`` (plaintext, or TLS / mTLS), optionally a second
+one on ``cache_listen`` that alone carries CacheService, optionally the HTTP listener
+(``http_probe``: ``/healthz``, ``/readyz``, ``/metrics``), and runs until SIGTERM or SIGINT.
+
+Health (``grpc.health.v1``): ``ome.selector.v1.CacheService`` is SERVING from the start; the
+overall service ``""`` and ``ome.selector.v1.SelectionService`` are NOT_SERVING until the cache
+has been loaded or synced once. Drain, on the first SIGTERM/SIGINT: every health entry turns
+NOT_SERVING and ``/readyz`` 503 at once; the server keeps serving for ``drain_delay`` seconds
+(a second signal ends that early); then it stops accepting calls and gives in-flight calls up to
+``grace`` seconds; then it returns 0.
+
+Everything is logged to stderr, including ``listening on <address>`` (with the real port when
+port 0 was asked for), ``CacheService on <address> (only there)`` and ``http endpoints on
+<host:port>``. Per-RPC lines are INFO, except health and reflection calls (DEBUG)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+import grpc
+from grpc_health.v1 import health, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]  # missing from grpc-stubs
+from grpc_reflection.v1alpha import reflection
+
+from ome_selector.cache.store import CacheStore
+from ome_selector.examples import example_paths
+from ome_selector.rpc import wire
+from ome_selector.rpc.servicers import CacheServicer, SelectionServicer
+from ome_selector.rpc.watch import SelectionTracker
+from ome_selector.server.addresses import parse_http_listen, parse_listen
+from ome_selector.server.config import DEFAULT_GRACE, DEFAULT_LISTEN, DEFAULT_MAX_CONCURRENT_STREAMS, ServeOptions
+from ome_selector.server.health import CACHE_SERVICE, SELECTION_SERVICE, attach_health
+from ome_selector.server.http import ProbeServer
+from ome_selector.server.interceptor import InFlight, RpcInterceptor
+from ome_selector.server.loading import load_store, tune_interpreter
+from ome_selector.server.logs import configure_logging
+from ome_selector.server.metrics import ServerMetrics
+from ome_selector.server.native_stderr import NativeStderr
+
+log = logging.getLogger("ome_selector.server")
+
+# Message limits, both directions: a snapshot of a large cluster (10,000 runtimes is about
+# 4.5 MB) and its ExplainRuntimes answer (about 8 MB) exceed gRPC's 4 MiB default.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# Keepalive enforcement (what the server accepts from clients), documented in the README:
+# - pings without calls in flight are allowed (a controller's channel is idle most of the time);
+# - a client may ping every 500 ms at most (Go's keepalive.ClientParameters cannot go below
+#   10 s; gRPC Python/C++ clients configured with 1 s pings are accepted too);
+# - 2 pings faster than that are tolerated; the third gets GOAWAY ENHANCE_YOUR_CALM
+#   "too_many_pings" (gRPC's own default strike count, set explicitly).
+# The server pings an idle client every 60 s and drops it after 20 s without an answer.
+KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 500),
+    ("grpc.http2.max_ping_strikes", 2),
+    ("grpc.keepalive_time_ms", 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+)
+# --- the server --------------------------------------------------------------------------------
+
+
+def display_address(listen: str, port: int) -> str:
+    """The address actually bound: ``listen`` with the real port, or the unix socket as given."""
+    if listen.startswith(("unix:", "unix-abstract:")):
+        return listen
+    host, colon, _ = listen.rpartition(":")
+    return f"{host}:{port}" if colon and not host.endswith(":") else f"{listen}:{port}"
+
+
+def server_options(max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS) -> list[tuple[str, int]]:
+    """The ``grpc.aio.server`` channel arguments: message limits, keepalive policy, stream cap."""
+    return [
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_concurrent_streams", max_concurrent_streams),
+        *KEEPALIVE_OPTIONS,
+        # Never share a port with another server (gRPC sets SO_REUSEPORT by default).
+        ("grpc.so_reuseport", 0),
+    ]
+
+
+async def serve(
+    options: ServeOptions | str | None = None,
+    manifests: Sequence[str] | None = None,
+    log_format: str = "text",
+    *,
+    grace: float = DEFAULT_GRACE,
+    wait_for_sync: bool = False,
+    store: CacheStore | None = None,
+    stop_event: asyncio.Event | None = None,
+    on_listening: Callable[[str], None] | None = None,
+) -> int:
+    """Run the server until SIGTERM/SIGINT (or ``stop_event`` is set), drain, return the exit
+    status: 0 after a drain, 1 when the options, manifests, TLS files or an address are unusable.
+
+    ``options`` is a ``ServeOptions``; the older form ``serve(listen, manifests, log_format,
+    grace=..., wait_for_sync=...)`` still works (those arguments are ignored with ServeOptions).
+    ``store``, ``stop_event`` and ``on_listening`` (called with the bound API address) are for
+    embedding and tests.
+    """
+    if not isinstance(options, ServeOptions):
+        options = ServeOptions(
+            listen=options or DEFAULT_LISTEN,
+            manifests=manifests,
+            log_format=log_format,
+            grace=grace,
+            wait_for_sync=wait_for_sync,
+        )
+    native = NativeStderr() if options.log_format == "json" else None
+    stream = native.start() if native is not None else None
+    configure_logging(options.log_format, getattr(logging, options.log_level.upper(), logging.INFO), stream)
+    store = store if store is not None else CacheStore()
+    loop = asyncio.get_running_loop()
+    stop = stop_event if stop_event is not None else asyncio.Event()
+    server = _Server(options, store, stop, on_listening)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        # A plain signal handler runs between two bytecodes even while a call computes on the
+        # event loop, so /readyz (served from another thread) reports draining at once.
+        server.draining = True
+        loop.call_soon_threadsafe(stop.set)
+
+    in_main_thread = threading.current_thread() is threading.main_thread()  # else signals cannot be caught here
+    previous = (
+        {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
+        if in_main_thread
+        else {}
+    )
+    try:  # installed before "listening on": a signal from then on drains and stops us
+        return await server.run()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if native is not None:
+            native.stop()
+
+
+class _Server:
+    """One run of the server: build, bind, serve, drain."""
+
+    def __init__(
+        self, options: ServeOptions, store: CacheStore, stop: asyncio.Event, on_listening: Callable[[str], None] | None
+    ) -> None:
+        self.options = options
+        self.store = store
+        self.stop = stop
+        self.on_listening = on_listening
+        self.metrics = ServerMetrics(store)
+        self.in_flight = InFlight()
+        self.draining = False
+        self.servers: list[grpc.aio.Server] = []
+        self.probe: ProbeServer | None = None
+        self.tracker: SelectionTracker | None = None
+
+    def ready(self) -> tuple[bool, str]:
+        """``/readyz``: synced and not draining."""
+        if self.draining:
+            return False, "draining"
+        if not self.store.snapshot.synced:
+            return False, "cache not synced"
+        return True, "ready"
+
+    async def run(self) -> int:
+        problems = self.options.problems()
+        for problem in problems:
+            log.error("%s", problem)
+        if problems:
+            return 1
+        # Before the manifests load: the load is the tracker's first write, off the event loop.
+        self.tracker = SelectionTracker(self.store, queue_limit=self.options.watch_queue)
+        self.metrics.watch(self.tracker)
+        try:
+            return await self._run()
+        finally:
+            self.tracker.close()
+
+    async def _run(self) -> int:
+        if not self.options.wait_for_sync:
+            paths = list(self.options.manifests) if self.options.manifests is not None else example_paths()
+            if not load_store(self.store, paths, strict=self.options.strict, metrics=self.metrics):
+                return 1
+        tune_interpreter(self.store)
+        try:
+            credentials = self._credentials()
+        except OSError as exc:
+            log.error("cannot read TLS files: %s", exc)
+            return 1
+        try:
+            return await self._serve(credentials)
+        finally:
+            if self.probe is not None:
+                self.probe.close()
+
+    def _credentials(self) -> grpc.ServerCredentials | None:
+        o = self.options
+        if not o.tls_cert or not o.tls_key:
+            return None
+        with open(o.tls_key, "rb") as key, open(o.tls_cert, "rb") as cert:
+            pair = (key.read(), cert.read())
+        ca = None
+        if o.tls_client_ca:
+            with open(o.tls_client_ca, "rb") as bundle:
+                ca = bundle.read()
+        return grpc.ssl_server_credentials([pair], root_certificates=ca, require_client_auth=ca is not None)
+
+    def _grpc_server(self) -> grpc.aio.Server:
+        server = grpc.aio.server(
+            interceptors=[RpcInterceptor(self.metrics, self.in_flight)],
+            options=server_options(self.options.max_concurrent_streams),
+        )
+        self.servers.append(server)
+        return server
+
+    async def _serve(self, credentials: grpc.ServerCredentials | None) -> int:
+        o = self.options
+        api = self._grpc_server()
+        wire.add_selection_service(SelectionServicer(self.store, self.tracker), api)
+        health_servicer = await attach_health(self.store, api)
+        cache_servicer = CacheServicer(self.store)
+        api_services = [SELECTION_SERVICE, health.SERVICE_NAME]
+        cache_server = None
+        if o.cache_listen is None:
+            wire.add_cache_service(cache_servicer, api)
+            api_services.append(CACHE_SERVICE)
+        else:
+            cache_server = self._grpc_server()
+            wire.add_cache_service(cache_servicer, cache_server)
+            health_pb2_grpc.add_HealthServicer_to_server(health_servicer, cache_server)
+            if o.reflection:
+                reflection.enable_server_reflection(
+                    (CACHE_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), cache_server
+                )
+        if o.reflection:
+            reflection.enable_server_reflection((*api_services, reflection.SERVICE_NAME), api)
+
+        address = self._bind(api, o.listen, credentials)
+        if address is None:
+            return 1
+        cache_address = None
+        if cache_server is not None and o.cache_listen is not None:
+            cache_address = self._bind(cache_server, o.cache_listen, None)
+            if cache_address is None:
+                return 1
+        if o.http_listen is not None:
+            self.probe = ProbeServer(
+                parse_http_listen(o.http_listen), self.metrics.registry, self.ready, asyncio.get_running_loop()
+            )
+            try:
+                http_address = self.probe.start()
+            except OSError as exc:
+                self.probe = None
+                log.error("cannot listen on %s (http): %s", o.http_listen, exc)
+                return 1
+        for server in self.servers:
+            await server.start()
+        if cache_address is not None:
+            log.info("CacheService on %s (only there)", cache_address)
+        if self.probe is not None:
+            log.info("http endpoints on %s (/healthz, /readyz, /metrics)", http_address)
+        if credentials is not None:
+            log.info("TLS on %s%s", address, " with client certificates required (mTLS)" if o.tls_client_ca else "")
+        log.info("listening on %s", address)
+        if self.on_listening is not None:
+            self.on_listening(address)
+
+        await self.stop.wait()
+        await self._drain(health_servicer)
+        return 0
+
+    def _bind(self, server: grpc.aio.Server, listen: str, credentials: grpc.ServerCredentials | None) -> str | None:
+        """Bind ``listen``; a unix socket gets ``socket_mode``. The bound address, or None (logged)."""
+        parsed = parse_listen(listen)
+        if parsed.kind == "unix" and _unix_socket_in_use(parsed.path):
+            log.error("cannot listen on %s: address in use", listen)
+            return None
+        mode = self.options.socket_mode
+        old_umask = os.umask(0o777 & ~mode) if parsed.kind == "unix" else None
+        try:
+            port = (
+                server.add_secure_port(listen, credentials)
+                if credentials is not None
+                else server.add_insecure_port(listen)
+            )
+        except RuntimeError as exc:
+            port, reason = 0, str(exc)
+        else:
+            reason = "address in use or invalid"
+        finally:
+            if old_umask is not None:
+                os.umask(old_umask)
+        if port == 0:  # grpc reports a failed bind as port 0 (unix sockets report 1)
+            log.error("cannot listen on %s: %s", listen, reason)
+            return None
+        if parsed.kind == "unix":
+            os.chmod(parsed.path, mode)
+        return display_address(listen, port)
+
+    async def _drain(self, health_servicer: health_aio.HealthServicer) -> None:
+        o = self.options
+        self.draining = True
+        await health_servicer.enter_graceful_shutdown()  # every entry NOT_SERVING, for good
+        log.info(
+            "draining: health NOT_SERVING, /readyz 503; serving %ss more, then in-flight calls get up to %ss",
+            o.drain_delay,
+            o.grace,
+        )
+        self.stop.clear()  # a second signal ends the drain delay early
+        try:
+            await asyncio.wait_for(self.stop.wait(), o.drain_delay)
+        except TimeoutError:
+            pass
+        log.info("shutting down, draining in-flight calls for up to %ss", o.grace)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + o.grace
+        if self.tracker is not None:
+            self.tracker.close_watchers()  # WatchSelections streams end with OK
+        await self._quiesce(deadline)
+        await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
+        log.info("stopped")
+
+    async def _quiesce(self, deadline: float) -> None:
+        """Wait (until ``deadline``, loop time) for a quiet period (``InFlight.quiet_period``)
+        with no call in flight.
+
+        Selection calls compute on the event loop, so calls that arrived while one computes
+        wait inside gRPC's C-core until the loop takes them; ``grpc.aio.Server.stop(grace)``
+        cancels those (it only waits for calls already handed to a handler). Once nothing has
+        been in flight for a quiet period, every queued call has been taken and answered."""
+        loop = asyncio.get_running_loop()
+        while loop.time() < deadline:
+            if self.in_flight.count == 0 and time.monotonic() - self.in_flight.changed >= self.in_flight.quiet_period():
+                return
+            await asyncio.sleep(0.02)
+
+
+def _unix_socket_in_use(path: str) -> bool:
+    """True when a server already accepts connections on the unix socket ``path`` (gRPC would
+    replace the socket file and leave that server unreachable)."""
+    if not os.path.exists(path):
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False  # a stale socket file: gRPC replaces it
+    return True

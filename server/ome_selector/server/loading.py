@@ -1,0 +1,92 @@
+"""What the server serves at start: the manifests (or the embedded examples) in a ``CacheStore``,
+and the interpreter tuned for a process that holds one large snapshot."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import sys
+from typing import Any, Sequence
+
+from ome_selector.cache import manifests as manifest_loader
+from ome_selector.cache.store import CacheStore
+from ome_selector.domain.errors import RequestError
+from ome_selector.server.metrics import ServerMetrics
+
+log = logging.getLogger("ome_selector.server")
+
+
+def load_store(
+    store: CacheStore, paths: Sequence[str], *, strict: bool = False, metrics: ServerMetrics | None = None
+) -> bool:
+    """Load manifests into ``store`` as one snapshot; log what was found, each rejected object
+    included, and serve the rest. False on failure: the snapshot is refused, or with ``strict``
+    any object or path was rejected."""
+    result = manifest_loader.load_manifests(paths)
+    if metrics is not None:
+        metrics.manifest_rejected.set(result.rejected_count)
+    for line in result.skipped:
+        log.info("%s", line)
+    for line in result.warnings:
+        log.warning("%s", line)
+    for line in result.errors:
+        log.error("%s", line)
+    if strict and not result.clean:
+        log.error("--strict: %d objects rejected, %d paths unreadable", result.rejected_count, len(result.path_errors))
+        return False
+    version = manifest_loader.manifests_version(result.objects)
+    try:
+        status = store.apply_snapshot(version, result.objects)
+    except RequestError as error:
+        log.error("manifests rejected: %s", error.message)
+        for violation in error.violations:
+            log.error("  %s: %s", violation.field, violation.description)
+        return False
+    log.info(
+        "cache loaded from manifests",
+        extra={
+            "fields": {
+                "version": status.version,
+                "objects": len(result.objects),
+                "rejected": result.rejected_count,
+                "path_errors": len(result.path_errors),
+            }
+        },
+    )
+    return True
+
+
+# How long a worker thread may hold the GIL before the event loop gets it (seconds; Python's
+# default is 0.005): large answers run in worker threads, and health checks and small calls on
+# the loop should wait for them no more than this.
+SWITCH_INTERVAL = 0.0005
+
+
+class _FreezeAfterBulkWrites:
+    """Store listener: after a write that changed the number of cached objects by a tenth or
+    more (a first sync, an ApplySnapshot of a new cluster), collect garbage and ``gc.freeze()``
+    what is left, so the cyclic collector stops walking the compiled snapshot (hundreds of
+    thousands of long-lived objects at 10,000 runtimes) and stalling answers for tens of
+    milliseconds. Small writes do not freeze: freezing also freezes any not-yet-collected cyclic
+    garbage of the calls in flight, which would then never be freed."""
+
+    def __init__(self, objects: int) -> None:
+        self.objects = objects
+
+    def __call__(self, snapshot: Any) -> None:
+        count = len(snapshot.objects)
+        if abs(count - self.objects) * 10 >= max(self.objects, 100):
+            self.objects = count
+            gc.collect()
+            gc.freeze()
+
+
+def tune_interpreter(store: CacheStore) -> None:
+    """Process settings for a long-running server: a short GIL switch interval (see
+    ``SWITCH_INTERVAL``), and the loaded cache frozen out of the cyclic collector's way now and
+    after every bulk write (``_FreezeAfterBulkWrites``). Frozen objects are still freed by
+    reference counting when a later snapshot replaces them."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    gc.collect()
+    gc.freeze()
+    store.add_listener(_FreezeAfterBulkWrites(len(store.snapshot.objects)))
