@@ -1,6 +1,6 @@
 """The outcome of every cached InferenceService, kept beside each snapshot, and how a cache write
-changes them (issue 8: WatchSelections, PreviewCacheChange, the runtime webhook's warning). Pure
-Python, no gRPC.
+changes them (README "Watch selections and preview a change": WatchSelections,
+PreviewCacheChange, the runtime webhook's warning). Pure Python, no gRPC.
 
 - ``evaluate(snapshot, isvc)`` -> ``Tracked``: the InferenceService's ``Outcome`` (the runtime, the
   ``RuntimeReady`` condition, the Warning events, each component's configuration) computed by

@@ -13,7 +13,7 @@ from ome_selector.rpc.enums import CHANGE_STEP_TO_PB, CHECK_TO_PB, TIE_BREAK_TO_
 from ome_selector.rpc.lifecycle import _components, _condition, _events
 from ome_selector.validation import KIND_TO_ENUM
 
-# ---- outcomes of cached InferenceServices (issue 8) -------------------------------------------------
+# ---- outcomes of cached InferenceServices (README, "Watch selections and preview a change") ----
 
 
 def outcome_pb(key: outcomes.IsvcKey, outcome: outcomes.Outcome) -> pb.SelectionOutcome:

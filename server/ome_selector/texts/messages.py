@@ -414,7 +414,7 @@ def exclusion_summary(candidates: int, total: int, counts: Sequence[tuple[str, i
     return text + (": " + ", ".join(shown) if shown else "")
 
 
-# ---- watching selections and previewing cache changes (issue 8; not OME's) ---------------------
+# ---- watching selections, previewing cache changes (README "Watch selections and preview a change"; not OME's)
 
 # A cache write's object, as the cause of a change: `ClusterServingRuntime vllm-llama: priority 2 → 4`.
 CAUSE = "{object}: {changes}"
