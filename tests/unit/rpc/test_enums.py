@@ -12,6 +12,7 @@ from ome_selector import validation
 from ome_selector.domain import objects as d
 from ome_selector.engine.evaluation import TieBreak, Verdict
 from ome_selector.flows import outcomes, revisions, tree, views
+from ome_selector.flows.admission import AdmissionPath
 from ome_selector.rpc import enums
 from ome_selector.rules.results import Check
 
@@ -25,7 +26,7 @@ TO_PB: list[tuple[str, str, Any]] = [
     ("COMPONENT_TO_PB", "Component", ("", "engine", "decoder", "router")),
     ("MODE_SOURCE_TO_PB", "ModeSource", None),
     ("ACCELERATOR_SOURCE_TO_PB", "AcceleratorSource", None),
-    ("ADMISSION_PATH_TO_PB", "AdmissionPath", None),
+    ("ADMISSION_PATH_TO_PB", "AdmissionPath", AdmissionPath),
     ("CHANGE_STEP_TO_PB", "ChangeStep", outcomes.ChangeStep),
     ("PIN_MODE_TO_PB", "PinMode", revisions.PinMode),
     ("PIN_STATE_TO_PB", "PinState", revisions.PinState),
