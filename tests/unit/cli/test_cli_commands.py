@@ -19,7 +19,8 @@ from ome.v1beta1 import types_pb2
 from ome_selector.cache.manifests import load_runtime, read_inference_services
 from ome_selector.cli import app as cli
 from ome_selector.cli import commands, labels, reports
-from ome_selector.cli.commands import COMMANDS, INFERENCE_SERVICES, Command
+from ome_selector.cli.commands import COMMANDS, Command
+from ome_selector.cli.sources import INFERENCE_SERVICES
 from ome_selector.rpc import api
 
 RUNTIME_FILE = str(EXAMPLES / "llama-3-3-70b-hopper.yaml")

@@ -16,7 +16,7 @@ from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.manifests import ManifestError, read_cache_objects
 from ome_selector.cli import app as cli
 from ome_selector.cli import rendering, watch_report
-from ome_selector.cli.commands import UsageError, parse_object_key
+from ome_selector.cli.sources import UsageError, parse_object_key
 
 CLUSTER = [str(CATALOG_RUNTIMES), str(OME_CLUSTER)]
 RANKED = f"ClusterServingRuntime {HOPPER} ranks above ClusterServingRuntime {OMENATIVE} now: score 8 > 6"
