@@ -7,10 +7,10 @@
 #
 # The binaries are cached by version in ${OME_SELECTOR_KUBE_CACHE:-$XDG_CACHE_HOME/ome-selector/kube}
 # (outside the repo); a warm run only checks the folder. Cold, the build needs the Go module proxy and
-# takes about 15 minutes on 2 idle cores (29 minutes beside another Go build). The build uses its own Go
-# module and build caches under the cache folder (go/mod, go/build), apart from the user's, so it does not
-# depend on what else is cached; after a build the build cache (2.4 GB) is removed, the module cache
-# (0.7 GB) kept for the next version.
+# takes about 15 minutes on 2 idle cores (29 minutes beside another Go build). The build uses a Go module
+# cache of its own under the cache folder (go/mod, 0.7 GB, kept for the next version) and a build cache in
+# its work folder (2.4 GB, removed with it), apart from the user's, so it does not depend on what else is
+# cached.
 # Safe to run concurrently: one build per version holds a lock, and the folder appears by an atomic rename
 # only once both binaries have run `--version`.
 #
@@ -50,7 +50,7 @@ work="$(mktemp -d "$cache/.build-$name.XXXXXX")"
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$work/out" "$work/kube" "$work/etcd"
 
-export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build"
+export GOMODCACHE="$cache/go/mod" GOCACHE="$work/gocache"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOWORK=off
 export GOPROXY="${GOPROXY:-$("$GO" env GOPROXY)}"
 start=$(date +%s)
@@ -98,6 +98,5 @@ printf 'kube-apiserver %s\netcd %s\ngo %s\nbuilt %s\n' "$KUBE_VERSION" "$ETCD_VE
 touch "$work/out/.complete"
 rm -rf "$dest"  # an incomplete folder left by an interrupted older script
 mv -T "$work/out" "$dest"
-chmod -R u+w "$GOCACHE" 2>/dev/null && rm -rf "$GOCACHE"
 log "built in $(($(date +%s) - start)) s: $dest"
 echo "$dest"
