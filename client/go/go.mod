@@ -1,14 +1,21 @@
 module github.com/ome-selector/ome-selector/client/go
 
-go 1.19
+go 1.26.0
 
-// Versions of the Debian bookworm packages that client/go/vendor_from_debian.py vendors.
 require (
-	github.com/golang/protobuf v1.5.2
-	golang.org/x/net v0.7.0
-	golang.org/x/sys v0.3.0
-	golang.org/x/text v0.7.0
-	google.golang.org/genproto v0.0.0-20200526211855-cb27e3aa2013
-	google.golang.org/grpc v1.33.3
-	google.golang.org/protobuf v1.28.1
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
+)
+
+tool (
+	google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	google.golang.org/protobuf/cmd/protoc-gen-go
 )
