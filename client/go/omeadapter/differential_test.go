@@ -101,9 +101,6 @@ func sameExcludedSet(a, b string) bool {
 
 // classify names the allowed class of a difference, or "" when none explains it.
 func classify(objs []client.Object, model *omev1beta1.BaseModelSpec, isvc *omev1beta1.InferenceService, ome, svc outcome) string {
-	if strings.HasPrefix(ome.selected, "panic: runtime error: invalid memory address") && hasSingleBoundRange(objs) {
-		return "size-range: v0.1.5 panics on a range with one bound"
-	}
 	if sameExcludedSet(ome.selected, svc.selected) && strings.Join(ome.compatible, ",") == strings.Join(svc.compatible, ",") {
 		return "no-runtime-message: excluded runtimes in another order"
 	}
@@ -125,15 +122,6 @@ func kindName(o client.Object) string {
 		return "SR/" + o.GetName()
 	}
 	return "CSR/" + o.GetName()
-}
-
-func hasSingleBoundRange(objs []client.Object) bool {
-	for _, o := range objs {
-		if spec := runtimeSpec(o); spec != nil && spec.ModelSizeRange != nil && (spec.ModelSizeRange.Min == nil) != (spec.ModelSizeRange.Max == nil) {
-			return true
-		}
-	}
-	return false
 }
 
 type difference struct {
@@ -211,6 +199,25 @@ func TestDifferentialAgainstOMEsSelector(t *testing.T) {
 		total += n
 		all = append(all, d...)
 	}
+
+	// Size ranges with one bound (model-size-range-matching.md): a 70B model against a min-only
+	// and a max-only range.
+	entry := omev1beta1.SupportedModelFormat{
+		ModelFormat:       &omev1beta1.ModelFormat{Name: "safetensors", Operator: (*omev1beta1.RuntimeSelectorOperator)(ptr.To("Equal")), Weight: 1},
+		ModelFramework:    &omev1beta1.ModelFrameworkSpec{Name: "transformers", Operator: (*omev1beta1.RuntimeSelectorOperator)(ptr.To("Equal")), Weight: 1},
+		AutoSelect:        ptr.To(true),
+		ModelArchitecture: ptr.To("LlamaForCausalLM"),
+	}
+	open := []client.Object{
+		&omev1beta1.ClusterServingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "min-only"}, Spec: omev1beta1.ServingRuntimeSpec{
+			SupportedModelFormats: []omev1beta1.SupportedModelFormat{entry}, ModelSizeRange: &omev1beta1.ModelSizeRangeSpec{Min: ptr.To("7B")}}},
+		&omev1beta1.ClusterServingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "max-only"}, Spec: omev1beta1.ServingRuntimeSpec{
+			SupportedModelFormats: []omev1beta1.SupportedModelFormat{entry}, ModelSizeRange: &omev1beta1.ModelSizeRangeSpec{Max: ptr.To("80B")}}},
+	}
+	applySnapshot(t, c, "open-ranges", open)
+	n, d := compare(t, ctx, "open-ranges", open, []namedModel{{"fixed", "llama-70b", *llamaModel()}}, "team-r", omeadapter.NewWithClient(c, fakeClient(t, open)))
+	total += n
+	all = append(all, d...)
 
 	counts := map[string]int{}
 	var table strings.Builder
