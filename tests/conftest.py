@@ -36,9 +36,7 @@ from ome.selector.v1 import selector_pb2_grpc
 # ---- the two test layers ----------------------------------------------------------------------
 
 # Modules whose every test is end to end (each serves through a subprocess or runs a tool).
-E2E_MODULES = frozenset(
-    {"test_e2e_catalog", "test_go_client", "test_grpcurl", "test_lifecycle_e2e", "test_readme", "test_stubs_drift"}
-)
+E2E_MODULES = frozenset({"test_e2e_catalog", "test_grpcurl", "test_lifecycle_e2e", "test_readme", "test_stubs_drift"})
 # Fixtures that start a server subprocess.
 E2E_FIXTURES = frozenset({"running_server"})
 # Source text that starts a process: the subprocess module, this file's ServerProcess, the
