@@ -6,11 +6,9 @@
 //	selectorexample -addr unix:/run/ome-selector/api.sock            # the sidecar's socket
 //	selectorexample -addr host:50051 -ca ca.crt -cert tls.crt -key tls.key   # mTLS
 //
-// The connection uses the same gRPC service config as the Python client (retry on UNAVAILABLE
-// only, exponential backoff with gRPC's jitter) and keepalive pings every 30 s. Deviation: Debian
-// ships grpc-go 1.33.3, which has no grpc.NewClient, so this uses grpc.Dial (non-blocking, same
-// service config); and grpc-go before 1.40 applies a retryPolicy only when the process starts
-// with GRPC_GO_RETRY=on.
+// It connects with package selectorclient: the same gRPC service config as the Python client
+// (retry on UNAVAILABLE only, exponential backoff with gRPC's jitter), keepalive pings every
+// 30 s, per-call deadlines, plaintext or TLS/mTLS, host:port or unix: targets.
 //
 // Output, one fact per line:
 //
@@ -35,36 +33,22 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	selectorv1 "github.com/ome-selector/ome-selector/client/go/ome/selector/v1"
 	omev1beta1 "github.com/ome-selector/ome-selector/client/go/ome/v1beta1"
+	"github.com/ome-selector/ome-selector/client/go/selectorclient"
 )
-
-// selectionService is the health service name that turns SERVING once the cache is loaded.
-const selectionService = "ome.selector.v1.SelectionService"
-
-// serviceConfig is the Python client's service_config(retries=3, backoff=0.1): every method of
-// the three services is retried on UNAVAILABLE only, up to 4 attempts, backoff from 100 ms
-// doubling up to 30 s (gRPC randomises each delay).
-const serviceConfig = `{"methodConfig": [{"name": [{"service": "ome.selector.v1.SelectionService"}, {"service": "ome.selector.v1.CacheService"}, {"service": "grpc.health.v1.Health"}], "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.100s", "maxBackoff": "30s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}`
 
 type options struct {
 	addr         string
@@ -106,15 +90,16 @@ func main() {
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
-	conn, err := dial(o)
-	if err != nil {
-		return fmt.Errorf("dial %s: %w", o.addr, err)
+	var opts []selectorclient.Option
+	if o.caFile != "" {
+		opts = append(opts, selectorclient.WithTLSFiles(o.caFile, o.certFile, o.keyFile))
 	}
-	defer conn.Close()
-
-	cache := selectorv1.NewCacheServiceClient(conn)
-	selection := selectorv1.NewSelectionServiceClient(conn)
-	health := healthpb.NewHealthClient(conn)
+	client, err := selectorclient.New(o.addr, opts...)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", o.addr, err)
+	}
+	defer client.Close()
+	cache, selection := client.Cache(), client.Selection()
 
 	readyCtx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -129,7 +114,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		st := resp.GetStatus()
 		fmt.Fprintf(out, "snapshot: version=%s synced=%t generation=%d\n", st.GetVersion(), st.GetSynced(), st.GetGeneration())
 	}
-	if err := waitServing(readyCtx, health); err != nil {
+	if err := client.WaitUntilServing(readyCtx, selectorclient.SelectionServiceName); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "health: SERVING")
@@ -279,75 +264,6 @@ func runtimeOrNone(o *selectorv1.SelectionOutcome) string {
 		return "none"
 	default:
 		return refString(o.GetRuntime())
-	}
-}
-
-// dial connects as the OME controller would: the service config above, keepalive pings every
-// 30 s also without calls (the server accepts pings down to 500 ms), plaintext or TLS/mTLS, and
-// unix sockets (grpc-go 1.33 has no unix: resolver, so a dialer handles them). Dial does not
-// block; the first call with WaitForReady waits for the connection within its deadline.
-func dial(o options) (*grpc.ClientConn, error) {
-	opts := []grpc.DialOption{
-		grpc.WithDefaultServiceConfig(serviceConfig),
-		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
-	}
-	target := o.addr
-	if path := strings.TrimPrefix(strings.TrimPrefix(o.addr, "unix://"), "unix:"); path != o.addr {
-		target = "passthrough:///unix"
-		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		}))
-	}
-	if o.caFile == "" {
-		return grpc.Dial(target, append(opts, grpc.WithInsecure())...)
-	}
-	config, err := tlsConfig(o)
-	if err != nil {
-		return nil, err
-	}
-	return grpc.Dial(target, append(opts, grpc.WithTransportCredentials(credentials.NewTLS(config)))...)
-}
-
-func tlsConfig(o options) (*tls.Config, error) {
-	ca, err := os.ReadFile(o.caFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("%s: no PEM certificates", o.caFile)
-	}
-	config := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	if o.certFile != "" || o.keyFile != "" {
-		pair, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
-		if err != nil {
-			return nil, err
-		}
-		config.Certificates = []tls.Certificate{pair}
-	}
-	return config, nil
-}
-
-// waitServing polls the standard health service until the selection service is SERVING or
-// ctx ends. Polling (not Watch) keeps it working across reconnects and servers without Watch.
-func waitServing(ctx context.Context, health healthpb.HealthClient) error {
-	last := "no answer"
-	for {
-		resp, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: selectionService}, grpc.WaitForReady(true))
-		switch {
-		case err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING:
-			return nil
-		case err == nil:
-			last = resp.GetStatus().String()
-		default:
-			last = status.Convert(err).Message()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not become SERVING (last: %s): %w", selectionService, last, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
 	}
 }
 
