@@ -95,6 +95,8 @@ func startKube(t *testing.T) string {
 		crds = append(crds, filepath.Join(crdDir, "ome.io_"+plural+".yaml"))
 	}
 	env := &envtest.Environment{
+		// A busy machine: the API server's graceful stop and start take a while.
+		ControlPlane:          envtest.ControlPlane{APIServer: &envtest.APIServer{StartTimeout: 3 * time.Minute, StopTimeout: 2 * time.Minute}},
 		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
