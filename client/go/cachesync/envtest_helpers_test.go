@@ -46,9 +46,10 @@ func init() {
 
 // kube is a real kube-apiserver + etcd started by envtest with OME's CRDs.
 type kube struct {
-	env    *envtest.Environment
-	cfg    *rest.Config
-	client client.Client
+	env     *envtest.Environment
+	cfg     *rest.Config
+	client  client.Client
+	certDir string
 }
 
 var (
@@ -62,6 +63,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if shared != nil {
 		_ = shared.env.Stop()
+		_ = os.RemoveAll(shared.certDir)
 	}
 	os.Exit(code)
 }
@@ -104,6 +106,13 @@ func startKube(t *testing.T) string {
 		// machine the API server takes a while to serve them.
 		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 5 * time.Minute, PollInterval: 250 * time.Millisecond},
 	}
+	// A certificate folder of our own survives an API server Stop, so a restarted one serves the
+	// same certificate (envtest removes a folder it made itself).
+	certDir, err := os.MkdirTemp("", "cachesync-apiserver")
+	if err != nil {
+		return err.Error()
+	}
+	env.ControlPlane.GetAPIServer().CertDir = certDir
 	started := time.Now()
 	cfg, err := env.Start()
 	if err != nil {
@@ -115,7 +124,7 @@ func startKube(t *testing.T) string {
 		_ = env.Stop()
 		return err.Error()
 	}
-	shared = &kube{env: env, cfg: cfg, client: c}
+	shared = &kube{env: env, cfg: cfg, client: c, certDir: certDir}
 	t.Logf("kube-apiserver and etcd with OME's CRDs up in %.1fs", time.Since(started).Seconds())
 	shared.apply(t, catalogAndCluster(t))
 	return ""
