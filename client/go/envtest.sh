@@ -9,6 +9,7 @@
 # when the binaries or the service are missing. Prints the sync figures (lines with BENCH).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+command -v go >/dev/null 2>&1 || PATH="/usr/local/go/bin:$PATH"
 if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
     KUBEBUILDER_ASSETS=$(bash "$here/../../scripts/kube-binaries.sh")
     export KUBEBUILDER_ASSETS

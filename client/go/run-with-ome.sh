@@ -4,6 +4,7 @@
 # Needs the Go module proxy (or a warm module cache).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
+command -v go >/dev/null 2>&1 || PATH="/usr/local/go/bin:$PATH"
 cd "$root"
 export GOTOOLCHAIN=local GONOSUMDB=github.com/sgl-project/ome
 tmp=$(mktemp -d)
