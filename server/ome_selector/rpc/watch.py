@@ -1,5 +1,6 @@
 """WatchSelections: the outcomes of the cached InferenceServices kept up to date after cache
-writes, and the watchers they are streamed to. No gRPC imports: the servicer iterates
+writes, and the watchers they are streamed to (README "Watch selections and preview a change").
+No gRPC imports: the servicer iterates
 ``Watcher.stream()``.
 
 ``SelectionTracker(store)`` listens to the store (``CacheStore.add_listener``: called in write
@@ -38,7 +39,6 @@ from collections.abc import AsyncIterator
 
 from ome.selector.v1 import selector_pb2 as pb
 
-from ome_selector.cache.ingest import validate_name
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
@@ -47,6 +47,7 @@ from ome_selector.rpc import outcomes as rpc_outcomes
 from ome_selector.rpc.watch_events import AdvanceEvents
 from ome_selector.rpc.watch_events import matches as filter_matches
 from ome_selector.texts import messages
+from ome_selector.validation import validate_name
 
 log = logging.getLogger("ome_selector.watch")
 
