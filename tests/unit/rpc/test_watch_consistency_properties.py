@@ -16,10 +16,10 @@ from helpers_docs import entry, isvc, model, objects, runtime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, selector_pb2
-from ome_selector.validation import object_key
 from ome_selector.cache.store import CacheStore
 from ome_selector.flows.outcomes import Selections
 from ome_selector.rpc.watch import SelectionTracker, Watcher
+from ome_selector.validation import object_key
 
 NAMESPACES = ("a", "b")
 RUNTIMES = ("r1", "r2", "r3")
