@@ -239,3 +239,17 @@ def test_the_readme_section_runs_as_written(running_server: Callable[..., Server
     text = "".join(seen) + rest_of_watch
     assert text.count('"current"') == 4
     assert '"name": "llama-70b-l40s"' in text
+
+
+def test_a_watch_opened_right_after_a_write_starts_at_that_write_or_later(client: SelectorClient) -> None:
+    """Read-your-writes: 40 times, a write (moving two InferenceServices, then back), then at once
+    a new WatchSelections; its initial state is at the write's generation or later, and no event
+    it gets afterwards is of that write or an earlier one."""
+    for i in range(40):
+        status = client.upsert_objects(objects(hopper(4 if i % 2 == 0 else 2)), f"ryw-{i}")
+        with client.watch_selections("llama-demo") as watch:
+            initial = until(watch, "initial_events_end")
+            end = initial[-1].initial_events_end
+            assert end.generation >= status.generation, (i, end.generation, status.generation)
+            held = {e.current.name: e.current.runtime.name for e in initial if e.HasField("current")}
+            assert held["llama-70b"] == (HOPPER if i % 2 == 0 else OMENATIVE), i
