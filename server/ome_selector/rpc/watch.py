@@ -35,7 +35,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 from ome.selector.v1 import selector_pb2 as pb
 
@@ -47,7 +47,7 @@ from ome_selector.rpc import outcomes as rpc_outcomes
 from ome_selector.rpc.watch_events import AdvanceEvents
 from ome_selector.rpc.watch_events import matches as filter_matches
 from ome_selector.texts import messages
-from ome_selector.validation import validate_name
+from ome_selector.validation import Key, validate_name
 
 log = logging.getLogger("ome_selector.watch")
 
@@ -210,6 +210,7 @@ class SelectionTracker:
         self._advancing = False  # an advance runs: a new watcher waits for its snapshot
         self._synchronous = synchronous
         self._newest: Snapshot | None = None  # the newest snapshot not processed yet
+        self._written: set[Key] | None = set()  # the keys written since the last one taken (None: unknown)
         self._stopping = False
         self._wake = threading.Condition()
         self._store = store
@@ -228,9 +229,13 @@ class SelectionTracker:
 
     def _on_write(self, snapshot: Snapshot) -> None:
         if self._synchronous:
-            self._process(snapshot)
+            self._process(snapshot, snapshot.written)
             return
         with self._wake:
+            if self._newest is None:
+                self._written = set()
+            if self._written is not None:
+                self._written = None if snapshot.written is None else self._written | snapshot.written
             self._newest = snapshot  # writes come in order: this one replaces any not processed
             self._wake.notify()
 
@@ -241,14 +246,14 @@ class SelectionTracker:
                     self._wake.wait()
                 if self._stopping:
                     return
-                snapshot, self._newest = self._newest, None
-            self._process(snapshot)
+                snapshot, self._newest, written = self._newest, None, self._written
+            self._process(snapshot, written)
 
-    def _process(self, snapshot: Snapshot) -> None:
+    def _process(self, snapshot: Snapshot, written: Iterable[Key] | None) -> None:
         if snapshot.generation <= self.snapshot.generation:
             return  # seen already (the snapshot the tracker started from)
         try:
-            self.advance(snapshot)
+            self.advance(snapshot, written)
         except Exception:  # never stop tracking: start again from scratch, watchers resync
             log.exception("watch: advancing the InferenceService outcomes failed; rebuilding them")
             self._rebuild(snapshot)
@@ -264,14 +269,15 @@ class SelectionTracker:
                 watcher.fall_behind(messages.RESYNC_REBUILT)
             self._release(snapshot)
 
-    def advance(self, new: Snapshot) -> outcomes.Advance:
-        """Advance to ``new`` (a newer snapshot of the store) and offer the watchers its events."""
+    def advance(self, new: Snapshot, written: Iterable[Key] | None = None) -> outcomes.Advance:
+        """Advance to ``new`` (a newer snapshot of the store) and offer the watchers its events;
+        ``written``: the keys of the writes since ``snapshot``, when known (``outcomes.diff``)."""
         with self._lock:
             old, before = self.snapshot, self.selections
             self._advancing = True  # from here a new watcher starts at ``new``
             watchers = list(self._watchers)  # exactly those given ``old`` (or a resync at it)
         try:
-            result = before.advance(old, new)
+            result = before.advance(old, new, written)
             outcomes.register(new, result.selections)
             events = AdvanceEvents(old, new, before, result)
             batches = []

@@ -95,9 +95,9 @@ def test_a_watcher_that_subscribes_during_the_advance_starts_after_the_write() -
     late: list[Watcher] = []
     advance = Selections.advance
 
-    def subscribing(self: Selections, old: Any, new: Any) -> Any:
+    def subscribing(self: Selections, old: Any, new: Any, *rest: Any) -> Any:
         late.append(tracker.subscribe())
-        return advance(self, old, new)
+        return advance(self, old, new, *rest)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Selections, "advance", subscribing)
@@ -190,9 +190,9 @@ class TestReadYourWrites:
         released = threading.Event()
         advance = Selections.advance
 
-        def slow(self: Selections, old: Any, new: Any) -> Any:
+        def slow(self: Selections, old: Any, new: Any, *rest: Any) -> Any:
             released.wait(30)  # the tracker is behind every write until released
-            return advance(self, old, new)
+            return advance(self, old, new, *rest)
 
         try:
             with pytest.MonkeyPatch.context() as patch:
@@ -229,10 +229,10 @@ class TestReadYourWrites:
         started, released = threading.Event(), threading.Event()
         advance = Selections.advance
 
-        def slow(self: Selections, old: Any, new: Any) -> Any:
+        def slow(self: Selections, old: Any, new: Any, *rest: Any) -> Any:
             started.set()
             released.wait(30)
-            return advance(self, old, new)
+            return advance(self, old, new, *rest)
 
         try:
             with pytest.MonkeyPatch.context() as patch:

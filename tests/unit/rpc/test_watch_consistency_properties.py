@@ -171,11 +171,11 @@ def test_every_watcher_reconstructs_what_a_fresh_watch_sees_after_every_write(
                     lock, lambda subs=locking: [subscribe(n, s) for _, n, s in subs]
                 )
 
-            def evaluating_advance(self: Selections, old: Any, new: Any, subs: list = evaluating) -> Any:
+            def evaluating_advance(self: Selections, old: Any, new: Any, *rest: Any, subs: list = evaluating) -> Any:
                 while subs:
                     _, n, s = subs.pop()
                     subscribe(n, s)
-                return advance(self, old, new)
+                return advance(self, old, new, *rest)
 
             Selections.advance = evaluating_advance  # type: ignore[method-assign]
             try:
