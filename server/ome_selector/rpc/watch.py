@@ -281,9 +281,13 @@ class SelectionTracker:
             outcomes.register(new, result.selections)
             events = AdvanceEvents(old, new, before, result)
             batches = []
+            by_filter: dict[tuple[str, labels.Selector], tuple[list[pb.WatchSelectionsResponse], int]] = {}
             for watcher in watchers:  # built outside the lock: watchers are only added at ``new``
-                batch = events.for_watcher(watcher.matches)
-                batches.append((watcher, batch, events.sizes(batch)))
+                found = by_filter.get((watcher.namespace, watcher.selector))
+                if found is None:  # once per distinct filter: the lists are shared, never changed
+                    batch = events.for_watcher(watcher.matches)
+                    found = by_filter[(watcher.namespace, watcher.selector)] = (batch, events.sizes(batch))
+                batches.append((watcher, *found))
         except BaseException:
             with self._lock:
                 self._advancing = False
