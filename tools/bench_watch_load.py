@@ -7,12 +7,14 @@ Rates (``--rates 10,50,100,500 --rate-isvcs 300,5000 --seconds S``): for each nu
 InferenceServices and each rate, a fresh server (``bench.Server``) gets the OME catalog's
 runtimes and ome-cluster's other objects (``bench.sized_objects(catalog, 0)``) and that many
 InferenceServices with a runtime (drawn as ``bench_watch.build_cluster`` draws them), a watcher
-of every namespace, then S seconds of UpsertObjects at the rate from one client. The writes cycle
+of every namespace, then S seconds of UpsertObjects at the rate (one client thread per 100
+writes/s, each on its own channel). The writes cycle
 through: an InferenceService's model changed to another of ome-cluster's models (its outcome
 moves), its ``team`` label changed, and every tenth write a catalog ClusterServingRuntime with new
 priorities (every InferenceService of its format key is evaluated again). Figures per row:
 
-- the rate reached (writes answered / S);
+- the rate reached (writes answered / the seconds they took: each client thread sends its writes
+  in turn, so below the rate asked when the server answers more slowly than that);
 - lag: from a write's answer to the first ``WriteStats`` on the watcher whose generation is that
   write's or later (the tracker coalesces), p50, p99 and max, and the lag of the last write (the
   time to catch up after the burst);
@@ -25,7 +27,7 @@ priorities (every InferenceService of its format key is evaluated again). Figure
 
 Watchers (``--watchers N --slow K --rate R --seconds S --rate-isvcs M``): N WatchSelections
 streams of every namespace (in a child process, so they do not slow the writer's client), K of
-them reading one event per 20 ms (50 events/s, the slow reader), while one client writes at R
+them reading one event per 20 ms (50 events/s, the slow reader), while clients write at R
 writes/s as above, except that every tenth write disables or re-enables the catalog
 ClusterServingRuntime that the most InferenceServices use, so each such write gives them OME's
 ``no runtime found`` outcome (the largest events) or gives it back. Figures: the server's RSS
@@ -36,6 +38,7 @@ received and the resyncs they got.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import threading
@@ -76,11 +79,13 @@ class WriteCycle:
         self._load = load
         self._disable = disable
         self._count = 0
+        self._lock = threading.Lock()
 
     def next(self) -> list[cache_pb2.CacheObject]:
-        """The objects of the next write."""
-        i = self._count
-        self._count += 1
+        """The objects of the next write (thread-safe)."""
+        with self._lock:
+            i = self._count
+            self._count += 1
         if i % 10 == 9:
             if self._disable is not None:
                 obj = cache_pb2.CacheObject()
@@ -154,34 +159,49 @@ class Writes:
 
     done: list[tuple[float, int, float]] = field(default_factory=list)
     failures: int = 0
+    elapsed_s: float = 0.0  # from the first write sent to the last one answered
+
+
+WRITES_PER_CLIENT = 100.0  # writes/s one client thread is asked for at most
 
 
 def write_at(server: bench.Server, cycle: WriteCycle, rate: float, seconds: float, out: Writes) -> None:
-    """UpsertObjects at ``rate`` per second for ``seconds`` (late writes go at once)."""
-    channel = server.channel()
-    cache = bench.Server.stubs(channel).cache
+    """UpsertObjects at ``rate`` per second for ``seconds`` from ceil(rate / 100) client threads,
+    each on its own channel (a late write goes at once)."""
+    clients = max(1, math.ceil(rate / WRITES_PER_CLIENT))
     start = time.perf_counter()
-    n = 0
-    try:
-        while True:
-            due = start + n / rate
-            if due - start >= seconds:
-                return
-            now = time.perf_counter()
-            if due > now:
-                time.sleep(due - now)
-            request = cache_pb2.UpsertObjectsRequest(objects=cycle.next())
-            sent = time.perf_counter()
-            try:
-                status = cache.UpsertObjects(request, timeout=bench.RPC_TIMEOUT_S)
-            except grpc.RpcError:
-                out.failures += 1
-            else:
-                answered = time.perf_counter()
-                out.done.append((answered, status.status.generation, answered - sent))
-            n += 1
-    finally:
-        channel.close()
+
+    def client(k: int) -> None:
+        channel = server.channel()
+        cache = bench.Server.stubs(channel).cache
+        n = 0
+        try:
+            while True:
+                due = start + (n * clients + k) / rate
+                if due - start >= seconds:
+                    return
+                now = time.perf_counter()
+                if due > now:
+                    time.sleep(due - now)
+                request = cache_pb2.UpsertObjectsRequest(objects=cycle.next())
+                sent = time.perf_counter()
+                try:
+                    status = cache.UpsertObjects(request, timeout=bench.RPC_TIMEOUT_S)
+                except grpc.RpcError:
+                    out.failures += 1
+                else:
+                    answered = time.perf_counter()
+                    out.done.append((answered, status.status.generation, answered - sent))
+                n += 1
+        finally:
+            channel.close()
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.elapsed_s = time.perf_counter() - start
 
 
 def fresh_watches(server: bench.Server, writes: Writes, stop: threading.Event) -> list[tuple[bool, float]]:
@@ -263,7 +283,7 @@ def rate_row(load: Load, rate: float, seconds: float) -> dict[str, object]:
     return {
         "isvcs": len(load.isvcs),
         "rate": rate,
-        "reached": len(writes.done) / seconds,
+        "reached": len(writes.done) / writes.elapsed_s if writes.elapsed_s else 0.0,
         "lag_p50_s": _pct(lag, 0.5),
         "lag_p99_s": _pct(lag, 0.99),
         "lag_max_s": max(lag) if lag else float("nan"),
@@ -417,7 +437,8 @@ def run_watchers(
         f"{isvcs:,} InferenceServices, {rate:g} writes/s for {seconds:g} s "
         f"(every tenth toggles disabled on ClusterServingRuntime {_csr(disable).metadata.name})"
     )
-    print(f"  writes answered        {len(writes.done):>8,}   failed {writes.failures}")
+    reached = len(writes.done) / writes.elapsed_s if writes.elapsed_s else 0.0
+    print(f"  writes answered        {len(writes.done):>8,}   failed {writes.failures}   ({reached:.1f}/s)")
     for name, q in (("p50", 0.5), ("p99", 0.99)):
         print(f"  UpsertObjects {name}      {_pct(latency, q) * 1e3:>8.1f} ms")
     print(f"  UpsertObjects max      {max(latency, default=0) * 1e3:>8.1f} ms")
