@@ -185,6 +185,20 @@ def test_a_slow_watcher_gets_resync_and_the_full_state(
         ]
 
 
+def test_a_watcher_past_its_byte_bound_gets_resync(
+    running_server: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    server = start(running_server, tmp_path, "--watch-queue-bytes", "600")
+    with SelectorClient(server.address) as client, client.watch_selections(namespace="llama-demo") as watch:
+        until(watch, "initial_events_end")
+        client.upsert_objects(objects(nobody_serving_runtime()), "v2")  # the stats alone fit
+        assert rows(until(watch, "write")) == [("write", "v2", 0, 0, 0)]
+        client.upsert_objects(objects(hopper(4)), "v3")  # two changed outcomes do not fit in 600 bytes
+        got = rows(until(watch, "initial_events_end"))
+        assert got[0] == ("resync", "the watcher fell behind by more than 600 bytes of events; the full state follows")
+        assert got[-1] == ("initial_events_end", "v3", 4)
+
+
 def test_the_stream_ends_cleanly_when_the_server_drains(
     running_server: Callable[..., ServerProcess], tmp_path: Path
 ) -> None:
