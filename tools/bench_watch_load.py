@@ -23,7 +23,8 @@ priorities (every InferenceService of its format key is evaluated again). Figure
 - fresh watches: once a second, a WatchSelections opened right after a write answered; how many
   started (``InitialEventsEnd.generation``) at that write or later, and the time to their initial
   state, max;
-- the server's RSS (``VmRSS``) before the writes, at most during them and after them.
+- the server's RSS (``VmRSS``) before the writes, halfway through them, at most during them and
+  after them (flat: the maximum near the halfway figure).
 
 Watchers (``--watchers N --slow K --rate R --seconds S --rate-isvcs M``): N WatchSelections
 streams of every namespace (in a child process, so they do not slow the writer's client), K of
@@ -294,6 +295,7 @@ def rate_row(load: Load, rate: float, seconds: float) -> dict[str, object]:
         "fresh": len(fresh),
         "fresh_max_s": max((t for _, t in fresh), default=float("nan")),
         "rss_before": rss_before,
+        "rss_mid": sampler.samples[len(sampler.samples) // 2] if sampler.samples else float("nan"),
         "rss_max": max(sampler.samples, default=float("nan")),
         "rss_after": rss_after,
         "failures": writes.failures,
@@ -303,7 +305,8 @@ def rate_row(load: Load, rate: float, seconds: float) -> dict[str, object]:
 
 RATE_HEADER = (
     f"{'ISVCs':>6} {'rate/s':>7} {'reached':>8} {'lag p50':>8} {'lag p99':>8} {'lag max':>8} {'last':>7} "
-    f"{'advances':>9} {'fresh ok':>9} {'fresh max':>9} {'RSS before':>10} {'RSS max':>8} {'RSS after':>9}"
+    f"{'advances':>9} {'fresh ok':>9} {'fresh max':>9} {'RSS before':>10} {'RSS mid':>8} {'RSS max':>8} "
+    f"{'RSS after':>9}"
 )
 
 
@@ -313,7 +316,7 @@ def rate_line(row: dict[str, object]) -> str:
         f"{r['isvcs']:>6,} {r['rate']:>7g} {r['reached']:>8.1f} {r['lag_p50_s']:>7.3f}s {r['lag_p99_s']:>7.3f}s "
         f"{r['lag_max_s']:>7.3f}s {r['lag_last_s']:>6.3f}s {r['advances']:>4}/{r['writes']:<4} "
         f"{r['fresh_ok']:>4}/{r['fresh']:<4} {r['fresh_max_s']:>8.3f}s {r['rss_before']:>8.0f}MB "
-        f"{r['rss_max']:>6.0f}MB {r['rss_after']:>7.0f}MB"
+        f"{r['rss_mid']:>6.0f}MB {r['rss_max']:>6.0f}MB {r['rss_after']:>7.0f}MB"
     )
 
 
