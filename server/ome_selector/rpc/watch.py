@@ -35,7 +35,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 from ome.selector.v1 import selector_pb2 as pb
 
@@ -75,7 +75,8 @@ class Watcher:
         self.namespace = namespace
         self.selector = selector
         self.generation = generation  # the store generation the initial state must reach
-        self.initial: list[pb.WatchSelectionsResponse] = []
+        self._start: tuple[Snapshot, outcomes.Selections] | None = None
+        self._initial: list[pb.WatchSelectionsResponse] | None = None
         self.ready = False
         self.closed = False
         self._pending: deque[pb.WatchSelectionsResponse] = deque()
@@ -89,11 +90,20 @@ class Watcher:
         """Whether the InferenceService ``key`` of ``snapshot`` is in this watch."""
         return filter_matches(self.namespace, self.selector, key, snapshot)
 
-    def start(self, initial: list[pb.WatchSelectionsResponse]) -> None:
-        """Set the initial state (the tracker, under its lock)."""
-        self.initial = initial
+    def start(self, snapshot: Snapshot, selections: outcomes.Selections) -> None:
+        """Start at ``snapshot`` and its ``selections`` (the tracker, under its lock)."""
+        self._start = (snapshot, selections)
         self.ready = True
         self._notify()
+
+    @property
+    def initial(self) -> list[pb.WatchSelectionsResponse]:
+        """The initial state as a list (empty until ready); the stream builds it event by event."""
+        if self._initial is None:
+            if self._start is None:
+                return []
+            self._initial = list(state_events(self, *self._start))
+        return self._initial
 
     def offer(self, events: list[pb.WatchSelectionsResponse], size: int) -> None:
         """Queue one advance's events (``size``: their serialized bytes), or fall behind when
@@ -131,6 +141,9 @@ class Watcher:
 
     def take(self) -> list[pb.WatchSelectionsResponse]:
         """Every queued event; after falling behind, ``Resync`` and the full state instead."""
+        return list(self._take())
+
+    def _take(self) -> Iterable[pb.WatchSelectionsResponse]:
         with self._lock:
             if self._behind is None:
                 out = list(self._pending)
@@ -163,18 +176,34 @@ class Watcher:
             self._wake.clear()
             if not self.ready and not self.closed:
                 await self._wake.wait()
-        if self.closed:
+        if self.closed or self._start is None:
             return
-        for event in self.initial:
+        start, self._start = self._start, None  # built as it is sent: no second copy of the state
+        for event in self._initial if self._initial is not None else state_events(self, *start):
             yield event
-        self.initial = []  # sent: the stream holds no second copy of the state
+        del start
         while not self.closed:
             self._wake.clear()
-            batch = self.take()
-            for event in batch:
+            sent = False
+            for event in self._take():  # a resync's state too is built as it is sent
+                sent = True
                 yield event
-            if not batch and not self.closed:
+            if not sent and not self.closed:
                 await self._wake.wait()
+
+
+def state_events(
+    watcher: Watcher, snapshot: Snapshot, selections: outcomes.Selections
+) -> Iterator[pb.WatchSelectionsResponse]:
+    """The outcomes of ``selections`` (those of ``snapshot``) that ``watcher`` matches, then the
+    marker, each built when asked for (both are never changed)."""
+    count = 0
+    for key, entry in selections.tracked.items():
+        if watcher.matches(key, snapshot):
+            count += 1
+            yield pb.WatchSelectionsResponse(current=rpc_outcomes.outcome_pb(key, entry.outcome))
+    end = pb.InitialEventsEnd(cache_version=snapshot.version, generation=snapshot.generation, inference_services=count)
+    yield pb.WatchSelectionsResponse(initial_events_end=end)
 
 
 class SelectionTracker:
@@ -313,24 +342,11 @@ class SelectionTracker:
             if watcher.closed:
                 continue
             if watcher.generation <= snapshot.generation:
-                watcher.start(self._state(watcher))
+                watcher.start(self.snapshot, self.selections)
                 self._watchers.add(watcher)
             else:
                 still.append(watcher)
         self._waiting = still
-
-    def _state(self, watcher: Watcher) -> list[pb.WatchSelectionsResponse]:
-        """The current outcomes ``watcher`` matches and the marker (under the lock)."""
-        snapshot = self.snapshot
-        out = [
-            pb.WatchSelectionsResponse(current=rpc_outcomes.outcome_pb(key, entry.outcome))
-            for key, entry in self.selections.tracked.items()
-            if watcher.matches(key, snapshot)
-        ]
-        end = pb.InitialEventsEnd(
-            cache_version=snapshot.version, generation=snapshot.generation, inference_services=len(out)
-        )
-        return [*out, pb.WatchSelectionsResponse(initial_events_end=end)]
 
     def subscribe(
         self, namespace: str = "", label_selector: str = "", loop: asyncio.AbstractEventLoop | None = None
@@ -349,18 +365,21 @@ class SelectionTracker:
         with self._lock:
             watcher = Watcher(self, namespace, selector, loop, self._store.snapshot.generation)
             if not self._advancing and self.snapshot.generation >= watcher.generation:
-                watcher.start(self._state(watcher))
+                watcher.start(self.snapshot, self.selections)
                 self._watchers.add(watcher)
             else:
                 self._waiting.append(watcher)
         return watcher
 
-    def resync(self, watcher: Watcher) -> list[pb.WatchSelectionsResponse]:
-        """``Resync`` and the full state for a watcher that fell behind; its queue starts anew."""
+    def resync(self, watcher: Watcher) -> Iterator[pb.WatchSelectionsResponse]:
+        """``Resync`` and the full state for a watcher that fell behind, built as it is read; its
+        queue starts anew at the state's snapshot."""
         with self._lock:
             text = watcher.reset()
             self.resyncs += 1
-            return [pb.WatchSelectionsResponse(resync=pb.Resync(reason=text)), *self._state(watcher)]
+            start = (self.snapshot, self.selections)
+        yield pb.WatchSelectionsResponse(resync=pb.Resync(reason=text))
+        yield from state_events(watcher, *start)
 
     def leave(self, watcher: Watcher) -> None:
         """Forget ``watcher``."""
