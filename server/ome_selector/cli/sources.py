@@ -57,7 +57,8 @@ class Source:
 def _load_isvcs(args: argparse.Namespace, err: TextIO) -> list[types_pb2.InferenceService]:
     """Every InferenceService of ``args.filename`` (the namespace defaulted from ``-n``); its
     unknown fields are warnings on stderr."""
-    from ome_selector.cache.manifests import ManifestError, read_inference_services
+    from ome_selector.cache.manifest_types import ManifestError
+    from ome_selector.cache.manifests import read_inference_services
 
     try:
         isvcs, warnings = read_inference_services(args.filename)
@@ -88,7 +89,8 @@ def _read_isvcs_or_model(args: argparse.Namespace, err: TextIO) -> list[dict[str
 def _read_runtime(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
     """The first ServingRuntime or ClusterServingRuntime of ``-f``, as its request field
     (``serving_runtime`` / ``cluster_serving_runtime``)."""
-    from ome_selector.cache.manifests import ManifestError, load_runtime
+    from ome_selector.cache.manifest_types import ManifestError
+    from ome_selector.cache.manifests import load_runtime
 
     try:
         which, runtime = load_runtime(args.filename, args.namespace)
@@ -151,7 +153,8 @@ def parse_object_key(text: str, namespace: str) -> cache_pb2.ObjectKey:
 def _read_cache_change(args: argparse.Namespace, err: TextIO) -> list[dict[str, Any]]:
     """``what-if``: one change, the objects of ``-f`` as ``upserts`` and the ``--delete`` keys as
     ``deletes``; ``-f``'s unknown fields and skipped documents are warnings on stderr."""
-    from ome_selector.cache.manifests import ManifestError, read_cache_objects
+    from ome_selector.cache.manifest_types import ManifestError
+    from ome_selector.cache.manifests import read_cache_objects
 
     if args.filename is None and not args.delete:
         raise UsageError(NO_CHANGE)

@@ -13,7 +13,8 @@ import yaml
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER
 from helpers_watch import HOPPER, OMENATIVE, hopper
 from ome.selector.v1 import cache_pb2, selector_pb2
-from ome_selector.cache.manifests import ManifestError, read_cache_objects
+from ome_selector.cache.manifest_types import ManifestError
+from ome_selector.cache.manifests import read_cache_objects
 from ome_selector.cli import app as cli
 from ome_selector.cli import rendering, watch_report
 from ome_selector.cli.sources import UsageError, parse_object_key
