@@ -8,6 +8,11 @@ Usage::
 
     python -m tools.bench_watch [--shared PATH] [--runtimes N] [--inference-services M]
                                        [--moves K] [--repeat R] [--seed S] [--json]
+    python -m tools.bench_watch --rates 10,50,100,500 [--rate-isvcs 300,5000] [--seconds S]
+    python -m tools.bench_watch --watchers 50 [--slow K] [--rate R] [--seconds S] [--rate-isvcs M]
+
+The last two run sustained writes instead (tools/bench_watch_load.py: the tracker's lag and the
+server's RSS per rate; the server's RSS and write latency under many watchers).
 
 Defaults: 10,000 runtimes (``bench.sized_objects``: 10,094 clones of the OME catalog's
 ClusterServingRuntimes with random priorities, beside ome-cluster's other objects), 5,000 cached
@@ -95,6 +100,12 @@ class Settings:
     seed: int
     emit_json: bool
     argv: tuple[str, ...]
+    rates: tuple[float, ...] = ()
+    rate_isvcs: tuple[int, ...] = (300, 5000)
+    seconds: float = 20.0
+    watchers: int = 0
+    slow: int = 0
+    rate: float = 20.0
 
 
 def parse_args(argv: Sequence[str]) -> Settings:
@@ -112,11 +123,33 @@ def parse_args(argv: Sequence[str]) -> Settings:
     parser.add_argument("--repeat", type=int, metavar="R", default=5, help="times each write is made (5)")
     parser.add_argument("--seed", type=int, default=5, help="seed of the InferenceServices drawn (5)")
     parser.add_argument("--json", action="store_true", help="also print one JSON object per figure")
+    load = parser.add_argument_group("sustained writes (tools/bench_watch_load.py; instead of the sections above)")
+    load.add_argument("--rates", metavar="R,R", default="", help="writes/s per row of the rates table, e.g. 10,50")
+    load.add_argument(
+        "--rate-isvcs", metavar="M,M", default="300,5000", help="InferenceServices of the rates table (300,5000)"
+    )
+    load.add_argument("--seconds", type=float, default=20.0, metavar="S", help="seconds of writes per run (20)")
+    load.add_argument("--watchers", type=int, default=0, metavar="N", help="the watchers run: N watchers")
+    load.add_argument("--slow", type=int, default=0, metavar="K", help="of them, K reading 50 events/s (0)")
+    load.add_argument("--rate", type=float, default=20.0, metavar="R", help="writes/s of the watchers run (20)")
     args = parser.parse_args(argv)
     for name in ("runtimes", "inference_services", "moves", "repeat"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    try:
+        rates = tuple(float(x) for x in args.rates.split(",") if x.strip())
+        rate_isvcs = tuple(int(x) for x in args.rate_isvcs.split(",") if x.strip())
+    except ValueError:
+        parser.error("--rates and --rate-isvcs take numbers separated by commas")
+    if any(x <= 0 for x in rates) or any(x < 1 for x in rate_isvcs) or args.seconds <= 0:
+        parser.error("--rates, --rate-isvcs and --seconds must be positive")
     return Settings(
+        rates=rates,
+        rate_isvcs=rate_isvcs,
+        seconds=args.seconds,
+        watchers=args.watchers,
+        slow=min(args.slow, args.watchers),
+        rate=args.rate,
         shared=args.shared if args.shared is not None else bench.default_shared(),
         runtimes=args.runtimes,
         inference_services=args.inference_services,
@@ -625,6 +658,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             + f"\nshared: {settings.shared}; repeat {settings.repeat}; seed {settings.seed}",
             flush=True,
         )
+        if settings.rates or settings.watchers:
+            from tools import bench_watch_load
+
+            catalog = bench.load_catalog(settings.shared)
+            status = 0
+            if settings.rates:
+                status |= bench_watch_load.run_rates(
+                    catalog, settings.rates, settings.rate_isvcs, settings.seconds, settings.seed
+                )
+            if settings.watchers:
+                status |= bench_watch_load.run_watchers(
+                    catalog,
+                    settings.watchers,
+                    settings.slow,
+                    settings.rate,
+                    settings.seconds,
+                    settings.rate_isvcs[0],
+                    settings.seed,
+                )
+            print(f"\nwall time {time.monotonic() - started:.0f} s")
+            return status
         report = run(settings)
     except KeyboardInterrupt:
         print("\nbench_watch: interrupted; the server was stopped", file=sys.stderr)

@@ -185,6 +185,20 @@ def test_a_slow_watcher_gets_resync_and_the_full_state(
         ]
 
 
+def test_a_watcher_past_its_byte_bound_gets_resync(
+    running_server: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    server = start(running_server, tmp_path, "--watch-queue-bytes", "600")
+    with SelectorClient(server.address) as client, client.watch_selections(namespace="llama-demo") as watch:
+        until(watch, "initial_events_end")
+        client.upsert_objects(objects(nobody_serving_runtime()), "v2")  # the stats alone fit
+        assert rows(until(watch, "write")) == [("write", "v2", 0, 0, 0)]
+        client.upsert_objects(objects(hopper(4)), "v3")  # two changed outcomes do not fit in 600 bytes
+        got = rows(until(watch, "initial_events_end"))
+        assert got[0] == ("resync", "the watcher fell behind by more than 600 bytes of events; the full state follows")
+        assert got[-1] == ("initial_events_end", "v3", 4)
+
+
 def test_the_stream_ends_cleanly_when_the_server_drains(
     running_server: Callable[..., ServerProcess], tmp_path: Path
 ) -> None:
@@ -239,3 +253,17 @@ def test_the_readme_section_runs_as_written(running_server: Callable[..., Server
     text = "".join(seen) + rest_of_watch
     assert text.count('"current"') == 4
     assert '"name": "llama-70b-l40s"' in text
+
+
+def test_a_watch_opened_right_after_a_write_starts_at_that_write_or_later(client: SelectorClient) -> None:
+    """Read-your-writes: 40 times, a write (moving two InferenceServices, then back), then at once
+    a new WatchSelections; its initial state is at the write's generation or later, and no event
+    it gets afterwards is of that write or an earlier one."""
+    for i in range(40):
+        status = client.upsert_objects(objects(hopper(4 if i % 2 == 0 else 2)), f"ryw-{i}")
+        with client.watch_selections("llama-demo") as watch:
+            initial = until(watch, "initial_events_end")
+            end = initial[-1].initial_events_end
+            assert end.generation >= status.generation, (i, end.generation, status.generation)
+            held = {e.current.name: e.current.runtime.name for e in initial if e.HasField("current")}
+            assert held["llama-70b"] == (HOPPER if i % 2 == 0 else OMENATIVE), i

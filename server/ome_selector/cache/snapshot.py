@@ -240,7 +240,8 @@ class Snapshot:
     InferenceService; selection never reads them, their outcomes live beside the snapshot in
     ``outcomes.Selections``); ``revisions`` ((namespace, name) -> Revision) and
     ``revisions_by_content`` ((namespace, owner runtime name, content hash) -> revision names,
-    sorted).
+    sorted); ``written``: the keys ``with_changes`` upserted or deleted to make it from the
+    previous snapshot (None for a snapshot built whole).
     """
 
     def __init__(
@@ -292,6 +293,7 @@ class Snapshot:
         self.revisions_by_content = parts.revisions_by_content
         self.namespaced = namespaced
         self.cluster = cluster
+        self.written: frozenset[Key] | None = None  # set by with_changes
 
     def with_changes(
         self,
@@ -356,6 +358,7 @@ class Snapshot:
                     namespaced.pop(group_name, None)
         snapshot = Snapshot.__new__(Snapshot)
         snapshot._init(version, synced, generation, parts, namespaced, cluster)
+        snapshot.written = frozenset(upserts).union(key for key in deletes if key in self.objects)
         return snapshot
 
     def walk(self, head: d.Runtime) -> ChainWalk:

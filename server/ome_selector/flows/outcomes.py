@@ -290,14 +290,22 @@ def _all_runtimes(snapshot: Snapshot) -> Iterator[d.Runtime]:
     return chain(snapshot.serving_runtimes.values(), snapshot.cluster_serving_runtimes.values())
 
 
-def diff(old: Snapshot, new: Snapshot) -> tuple[frozenset[Key], frozenset[Key]]:
+def diff(old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> tuple[frozenset[Key], frozenset[Key]]:
     """(touched, rechained): the keys of the objects that differ between the snapshots (created,
     replaced by a different object, or deleted), and of the runtimes whose inheritance chain can
-    reach a touched runtime, in either snapshot."""
+    reach a touched runtime, in either snapshot. ``written``: every key the writes from ``old`` to
+    ``new`` carried (``Snapshot.written``), when known: only those are compared."""
     old_objects, new_objects = old.objects, new.objects
-    touched = {key for key, obj in new_objects.items() if old_objects.get(key) is not obj}
-    touched = {key for key in touched if old_objects.get(key) != new_objects[key]}
-    touched.update(key for key in old_objects if key not in new_objects)
+    if written is None:
+        touched = {key for key, obj in new_objects.items() if old_objects.get(key) is not obj}
+        touched = {key for key in touched if old_objects.get(key) != new_objects[key]}
+        touched.update(key for key in old_objects if key not in new_objects)
+    else:
+        touched = {
+            key
+            for key in written
+            if old_objects.get(key) is not new_objects.get(key) and old_objects.get(key) != new_objects.get(key)
+        }
     runtimes = {key for key in touched if key[0] in _RUNTIME_KINDS}
     rechained: set[Key] = set()
     if runtimes:
@@ -367,13 +375,13 @@ class Selections:
                 out |= found
         return out
 
-    def advance(self, old: Snapshot, new: Snapshot) -> Advance:
+    def advance(self, old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> Advance:
         """The Selections of ``new``, given that this is ``old``'s: only the InferenceServices the
         difference can move are evaluated again (on ``new``), each distinct evaluation once
-        (``Evaluations``)."""
+        (``Evaluations``). ``written``: as for ``diff``."""
         if not self.tracked and not new.inference_services:
             return Advance(self, (), 0, frozenset())
-        touched, rechained = diff(old, new)
+        touched, rechained = diff(old, new, written)
         index_keys = {key: frozenset(index_keys_of(old, new, key)) for key in touched}
         affected = self.affected(touched, rechained, index_keys)
         if not affected:
@@ -388,6 +396,7 @@ class Selections:
             return index[index_key]
 
         changes = []
+        added = False  # a new key: ``tracked`` is sorted again (replacing or deleting keeps the order)
         evaluations = Evaluations(new)
         for key in sorted(affected):
             before = self.tracked.get(key)
@@ -400,6 +409,7 @@ class Selections:
             if after is None:
                 tracked.pop(key, None)
             else:
+                added = added or before is None
                 tracked[key] = after
             old_deps = before.deps if before is not None else frozenset()
             new_deps = after.deps if after is not None else frozenset()
@@ -417,7 +427,7 @@ class Selections:
                 del index[index_key]
         reevaluated = sum(1 for key in affected if key in new.inference_services)
         return Advance(
-            Selections(dict(sorted(tracked.items())), index),
+            Selections(dict(sorted(tracked.items())) if added else tracked, index),
             tuple(changes),
             reevaluated,
             touched,

@@ -1,29 +1,41 @@
-"""WatchSelections: the outcomes of the cached InferenceServices kept up to date after every cache
-write, and the watchers they are streamed to (README "Watch selections and preview a change").
-No gRPC imports: the servicer iterates ``Watcher.stream()``.
+"""WatchSelections: the outcomes of the cached InferenceServices kept up to date after cache
+writes, and the watchers they are streamed to (README "Watch selections and preview a change").
+No gRPC imports: the servicer iterates
+``Watcher.stream()``.
 
 ``SelectionTracker(store)`` listens to the store (``CacheStore.add_listener``: called in write
-order, inside the write, where it only enqueues the new snapshot) and, on its own thread, advances
-the ``outcomes.Selections`` of the previous snapshot to the new one (only the InferenceServices the
-write can move are evaluated again), registers them beside the snapshot, and offers each watcher
-the changes it matches followed by the write's ``WriteStats``, in write order. ``synchronous=True``
-advances inside the write instead (tests, and the offline tools).
+order, inside the write, where it only keeps the new snapshot as the newest) and, on its own
+thread, advances the ``outcomes.Selections`` it holds to the newest snapshot, registers them
+beside it, and offers each watcher the events it matches (rpc/watch_events.py) followed by a
+``WriteStats``. When writes come faster than it evaluates, it coalesces: it goes from the last
+snapshot it processed straight to the newest, one re-evaluation for every write in between, whose
+changes compare the two outcomes and name the objects of all those writes as causes (one
+``WriteStats``, of the newest version). It holds at most one snapshot waiting, whatever the rate.
+``synchronous=True`` advances inside each write instead (tests, the offline tools).
 
-Each ``Watcher`` has a bounded queue (``queue_limit`` events, ``--watch-queue``): a write whose
-events do not fit drops the watcher's queue and marks it behind; its next ``take`` returns a
-``Resync`` event and the full state again (as a Kubernetes watch relists after ``410 Gone``). So
-the server never buffers without bound and a slow watcher never slows a write. ``close`` ends
-every stream (server drain).
+Consistency, as a Kubernetes watch: a watcher is given the state of one processed snapshot
+(``current`` events, then ``InitialEventsEnd``), then the events of every advance after it,
+exactly once, in order; the state and the watcher list change together under one lock, so no
+advance is missed or seen twice. A watcher subscribes at the store's version when it subscribes
+or later (read-your-writes: a stream opened after a write returned starts at that write or
+after it); when the tracker has not processed that version yet, the initial state is sent once
+it has, at most one evaluation later.
+
+Each ``Watcher`` has a queue bounded in events (``queue_limit``, ``--watch-queue``) and in
+serialized bytes (``queue_bytes``, ``--watch-queue-bytes``): an advance whose events do not fit
+drops the watcher's queue and marks it behind; its next ``take`` returns a ``Resync`` event and
+the full state again (as a Kubernetes watch relists after ``410 Gone``). So the server never
+buffers more per watcher and a slow watcher never slows a write. ``close`` ends every stream
+(server drain).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import threading
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 from ome.selector.v1 import selector_pb2 as pb
 
@@ -32,18 +44,24 @@ from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import labels, outcomes
 from ome_selector.rpc import outcomes as rpc_outcomes
+from ome_selector.rpc.watch_events import AdvanceEvents
+from ome_selector.rpc.watch_events import matches as filter_matches
 from ome_selector.texts import messages
-from ome_selector.validation import validate_name
+from ome_selector.validation import Key, validate_name
 
 log = logging.getLogger("ome_selector.watch")
 
 # Events a watcher may have waiting; OME_SELECTOR_WATCH_QUEUE / --watch-queue.
 DEFAULT_QUEUE_LIMIT = 4096
+# Serialized bytes of the events a watcher may have waiting; OME_SELECTOR_WATCH_QUEUE_BYTES /
+# --watch-queue-bytes (16 MiB).
+DEFAULT_QUEUE_BYTES = 16 * 2**20
 
 
 class Watcher:
     """One WatchSelections stream: its filter, its bounded queue, and ``initial`` (the current
-    outcomes it matched when it subscribed, then ``InitialEventsEnd``)."""
+    outcomes it matched at the snapshot it starts from, then ``InitialEventsEnd``; set once
+    ``ready``)."""
 
     def __init__(
         self,
@@ -51,42 +69,67 @@ class Watcher:
         namespace: str,
         selector: labels.Selector,
         loop: asyncio.AbstractEventLoop | None,
+        generation: int = 0,
     ) -> None:
         self._tracker = tracker
         self.namespace = namespace
         self.selector = selector
-        self.initial: list[pb.WatchSelectionsResponse] = []
+        self.generation = generation  # the store generation the initial state must reach
+        self._start: tuple[Snapshot, outcomes.Selections] | None = None
+        self._initial: list[pb.WatchSelectionsResponse] | None = None
+        self.ready = False
         self.closed = False
         self._pending: deque[pb.WatchSelectionsResponse] = deque()
-        self._behind = False
+        self._bytes = 0
+        self._behind: str | None = None  # the resync reason once behind
         self._lock = threading.Lock()
         self._loop = loop
         self._wake = asyncio.Event() if loop is not None else None
 
     def matches(self, key: outcomes.IsvcKey, snapshot: Snapshot) -> bool:
         """Whether the InferenceService ``key`` of ``snapshot`` is in this watch."""
-        if self.namespace and key[0] != self.namespace:
-            return False
-        isvc = snapshot.inference_services.get(key)
-        return isvc is not None and self.selector.matches(isvc.metadata.labels)
+        return filter_matches(self.namespace, self.selector, key, snapshot)
 
-    def offer(self, events: list[pb.WatchSelectionsResponse]) -> None:
-        """Queue one write's events (the tracker's thread), or fall behind when they do not fit."""
-        with self._lock:
-            if self.closed or self._behind:
-                return
-            if len(self._pending) + len(events) > self._tracker.queue_limit:
-                self._behind = True
-                self._pending.clear()
-            else:
-                self._pending.extend(events)
+    def start(self, snapshot: Snapshot, selections: outcomes.Selections) -> None:
+        """Start at ``snapshot`` and its ``selections`` (the tracker, under its lock)."""
+        self._start = (snapshot, selections)
+        self.ready = True
         self._notify()
 
-    def fall_behind(self) -> None:
+    @property
+    def initial(self) -> list[pb.WatchSelectionsResponse]:
+        """The initial state as a list (empty until ready); the stream builds it event by event."""
+        if self._initial is None:
+            if self._start is None:
+                return []
+            self._initial = list(state_events(self, *self._start))
+        return self._initial
+
+    def offer(self, events: list[pb.WatchSelectionsResponse], size: int) -> None:
+        """Queue one advance's events (``size``: their serialized bytes), or fall behind when
+        they do not fit (the tracker, under its lock)."""
+        with self._lock:
+            if self.closed or self._behind is not None:
+                return
+            tracker = self._tracker
+            if len(self._pending) + len(events) > tracker.queue_limit:
+                self._behind = messages.RESYNC_OVERFLOW.format(limit=tracker.queue_limit)
+            elif self._bytes + size > tracker.queue_bytes:
+                self._behind = messages.RESYNC_OVERFLOW_BYTES.format(limit=tracker.queue_bytes)
+            else:
+                self._pending.extend(events)
+                self._bytes += size
+            if self._behind is not None:
+                self._pending.clear()
+                self._bytes = 0
+        self._notify()
+
+    def fall_behind(self, reason: str) -> None:
         """Drop the queue: the next ``take`` resyncs (the tracker rebuilt its outcomes)."""
         with self._lock:
-            self._behind = True
+            self._behind = reason
             self._pending.clear()
+            self._bytes = 0
         self._notify()
 
     def _notify(self) -> None:
@@ -98,18 +141,26 @@ class Watcher:
 
     def take(self) -> list[pb.WatchSelectionsResponse]:
         """Every queued event; after falling behind, ``Resync`` and the full state instead."""
+        return list(self._take())
+
+    def _take(self) -> Iterable[pb.WatchSelectionsResponse]:
         with self._lock:
-            if not self._behind:
+            if self._behind is None:
                 out = list(self._pending)
                 self._pending.clear()
+                self._bytes = 0
                 return out
         return self._tracker.resync(self)
 
-    def reset(self) -> None:
-        """Empty the queue and clear the behind mark (the tracker, under its lock)."""
+    def reset(self) -> str:
+        """Empty the queue and clear the behind mark (the tracker, under its lock); the reason
+        it was behind."""
         with self._lock:
-            self._behind = False
+            reason = self._behind or ""
+            self._behind = None
             self._pending.clear()
+            self._bytes = 0
+            return reason
 
     def close(self) -> None:
         """End the stream and leave the tracker."""
@@ -118,39 +169,81 @@ class Watcher:
         self._notify()
 
     async def stream(self) -> AsyncIterator[pb.WatchSelectionsResponse]:
-        """The stream's events: ``initial``, then each write's events as they come, until closed."""
-        for event in self.initial:
-            yield event
+        """The stream's events: ``initial`` once ready, then each advance's events as they come,
+        until closed."""
         assert self._wake is not None, "subscribe with a loop to stream"
+        while not self.ready and not self.closed:
+            self._wake.clear()
+            if not self.ready and not self.closed:
+                await self._wake.wait()
+        if self.closed or self._start is None:
+            return
+        start, self._start = self._start, None  # built as it is sent: no second copy of the state
+        for event in self._initial if self._initial is not None else state_events(self, *start):
+            yield event
+        del start
         while not self.closed:
             self._wake.clear()
-            batch = self.take()
-            for event in batch:
+            sent = False
+            for event in self._take():  # a resync's state too is built as it is sent
+                sent = True
                 yield event
-            if not batch and not self.closed:
+            if not sent and not self.closed:
                 await self._wake.wait()
 
 
-class SelectionTracker:
-    """The outcomes of the store's newest processed snapshot (``snapshot``, ``selections``), kept
-    up to date after every write, and the watchers (see the module docstring). Counters:
-    ``reevaluations`` (InferenceServices evaluated again, in all), ``evaluations`` (the distinct
-    evaluations that took, ``outcomes.Advance.evaluations``), ``writes``, ``resyncs``."""
+def state_events(
+    watcher: Watcher, snapshot: Snapshot, selections: outcomes.Selections
+) -> Iterator[pb.WatchSelectionsResponse]:
+    """The outcomes of ``selections`` (those of ``snapshot``) that ``watcher`` matches, then the
+    marker, each built when asked for (both are never changed)."""
+    count = 0
+    for key, entry in selections.tracked.items():
+        if watcher.matches(key, snapshot):
+            count += 1
+            yield pb.WatchSelectionsResponse(current=rpc_outcomes.outcome_pb(key, entry.outcome))
+    end = pb.InitialEventsEnd(cache_version=snapshot.version, generation=snapshot.generation, inference_services=count)
+    yield pb.WatchSelectionsResponse(initial_events_end=end)
 
-    def __init__(self, store: CacheStore, *, queue_limit: int = DEFAULT_QUEUE_LIMIT, synchronous: bool = False) -> None:
+
+class SelectionTracker:
+    """The outcomes of the newest processed snapshot (``snapshot``, ``selections``), kept up to
+    date after the store's writes, and the watchers (see the module docstring). Counters:
+    ``reevaluations`` (InferenceServices evaluated again, in all), ``evaluations`` (the distinct
+    evaluations that took, ``outcomes.Advance.evaluations``), ``writes`` (store writes
+    processed), ``advances`` (re-evaluations made: fewer than ``writes`` when it coalesced),
+    ``resyncs``."""
+
+    def __init__(
+        self,
+        store: CacheStore,
+        *,
+        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        synchronous: bool = False,
+    ) -> None:
         if queue_limit < 1:
             raise ValueError("queue_limit must be 1 or more")
+        if queue_bytes < 1:
+            raise ValueError("queue_bytes must be 1 or more")
         self.queue_limit = queue_limit
+        self.queue_bytes = queue_bytes
         self.reevaluations = 0
         self.evaluations = 0
         self.writes = 0
+        self.advances = 0
         self.resyncs = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # snapshot, selections, the watchers and the waiting ones
         self._watchers: set[Watcher] = set()
+        self._waiting: list[Watcher] = []  # subscribed at a generation not processed yet
+        self._advancing = False  # an advance runs: a new watcher waits for its snapshot
         self._synchronous = synchronous
-        self._queue: queue.SimpleQueue[Snapshot | None] = queue.SimpleQueue()
+        self._newest: Snapshot | None = None  # the newest snapshot not processed yet
+        self._written: set[Key] | None = set()  # the keys written since the last one taken (None: unknown)
+        self._stopping = False
+        self._wake = threading.Condition()
         self._store = store
-        store.add_listener(self._on_write)  # first: a write from now on is seen, twice at worst
+        store.add_listener(self._on_write)  # first: a write from now on is seen
         self.snapshot = store.snapshot
         self.selections = outcomes.selections_for(self.snapshot)
         self._thread: threading.Thread | None = None
@@ -160,25 +253,36 @@ class SelectionTracker:
 
     @property
     def watchers(self) -> int:
-        """How many watchers are subscribed."""
-        return len(self._watchers)
+        """How many watchers are subscribed (those waiting for their initial state too)."""
+        return len(self._watchers) + len(self._waiting)
 
     def _on_write(self, snapshot: Snapshot) -> None:
         if self._synchronous:
-            self._process(snapshot)
-        else:
-            self._queue.put(snapshot)
+            self._process(snapshot, snapshot.written)
+            return
+        with self._wake:
+            if self._newest is None:
+                self._written = set()
+            if self._written is not None:
+                self._written = None if snapshot.written is None else self._written | snapshot.written
+            self._newest = snapshot  # writes come in order: this one replaces any not processed
+            self._wake.notify()
 
     def _run(self) -> None:
         while True:
-            snapshot = self._queue.get()
-            if snapshot is None:
-                return
-            self._process(snapshot)
+            with self._wake:
+                while self._newest is None and not self._stopping:
+                    self._wake.wait()
+                if self._stopping:
+                    return
+                snapshot, self._newest, written = self._newest, None, self._written
+            self._process(snapshot, written)
 
-    def _process(self, snapshot: Snapshot) -> None:
+    def _process(self, snapshot: Snapshot, written: Iterable[Key] | None) -> None:
+        if snapshot.generation <= self.snapshot.generation:
+            return  # seen already (the snapshot the tracker started from)
         try:
-            self.advance(snapshot)
+            self.advance(snapshot, written)
         except Exception:  # never stop tracking: start again from scratch, watchers resync
             log.exception("watch: advancing the InferenceService outcomes failed; rebuilding them")
             self._rebuild(snapshot)
@@ -187,86 +291,107 @@ class SelectionTracker:
         selections = outcomes.Selections.build(snapshot)
         outcomes.register(snapshot, selections)
         with self._lock:
+            self.writes += snapshot.generation - self.snapshot.generation
             self.snapshot, self.selections = snapshot, selections
+            self._advancing = False
             for watcher in self._watchers:
-                watcher.fall_behind()
+                watcher.fall_behind(messages.RESYNC_REBUILT)
+            self._release(snapshot)
 
-    def advance(self, new: Snapshot) -> outcomes.Advance:
-        """Advance to ``new`` (the store's next snapshot) and offer the watchers its events."""
-        old, before = self.snapshot, self.selections
-        result = before.advance(old, new)
-        outcomes.register(new, result.selections)
-        changes = rpc_outcomes.change_pbs(old, new, before, result) if self._watchers and result.changes else []
-        events = [pb.WatchSelectionsResponse(change=proto) for proto in changes]  # shared: queued, never changed
+    def advance(self, new: Snapshot, written: Iterable[Key] | None = None) -> outcomes.Advance:
+        """Advance to ``new`` (a newer snapshot of the store) and offer the watchers its events;
+        ``written``: the keys of the writes since ``snapshot``, when known (``outcomes.diff``)."""
+        with self._lock:
+            old, before = self.snapshot, self.selections
+            self._advancing = True  # from here a new watcher starts at ``new``
+            watchers = list(self._watchers)  # exactly those given ``old`` (or a resync at it)
+        try:
+            result = before.advance(old, new, written)
+            outcomes.register(new, result.selections)
+            events = AdvanceEvents(old, new, before, result)
+            batches = []
+            by_filter: dict[tuple[str, labels.Selector], tuple[list[pb.WatchSelectionsResponse], int]] = {}
+            for watcher in watchers:  # built outside the lock: watchers are only added at ``new``
+                found = by_filter.get((watcher.namespace, watcher.selector))
+                if found is None:  # once per distinct filter: the lists are shared, never changed
+                    batch = events.for_watcher(watcher.matches)
+                    found = by_filter[(watcher.namespace, watcher.selector)] = (batch, events.sizes(batch))
+                batches.append((watcher, *found))
+        except BaseException:
+            with self._lock:
+                self._advancing = False
+            raise
         with self._lock:
             self.snapshot, self.selections = new, result.selections
+            self._advancing = False
             self.reevaluations += result.reevaluated
             self.evaluations += result.evaluations
-            self.writes += 1
-            for watcher in self._watchers:
-                matched = [
-                    event
-                    for event, change in zip(events, result.changes)
-                    if watcher.matches(change.key, new if change.after is not None else old)
-                ]
-                stats = pb.WriteStats(
-                    cache_version=new.version,
-                    generation=new.generation,
-                    reevaluated=result.reevaluated,
-                    changed=len(result.changes),
-                    matched=len(matched),
-                    inference_services=len(new.inference_services),
-                )
-                watcher.offer([*matched, pb.WatchSelectionsResponse(write=stats)])
+            self.writes += new.generation - old.generation
+            self.advances += 1
+            for watcher, batch, size in batches:
+                watcher.offer(batch, size)
+            self._release(new)
         return result
 
-    def _state(self, watcher: Watcher) -> list[pb.WatchSelectionsResponse]:
-        """The current outcomes ``watcher`` matches and the marker (under the lock)."""
-        snapshot = self.snapshot
-        out = [
-            pb.WatchSelectionsResponse(current=rpc_outcomes.outcome_pb(key, entry.outcome))
-            for key, entry in self.selections.tracked.items()
-            if watcher.matches(key, snapshot)
-        ]
-        end = pb.InitialEventsEnd(
-            cache_version=snapshot.version, generation=snapshot.generation, inference_services=len(out)
-        )
-        return [*out, pb.WatchSelectionsResponse(initial_events_end=end)]
+    def _release(self, snapshot: Snapshot) -> None:
+        """Start the waiting watchers that ``snapshot`` reaches (under the lock)."""
+        if not self._waiting:
+            return
+        still = []
+        for watcher in self._waiting:
+            if watcher.closed:
+                continue
+            if watcher.generation <= snapshot.generation:
+                watcher.start(self.snapshot, self.selections)
+                self._watchers.add(watcher)
+            else:
+                still.append(watcher)
+        self._waiting = still
 
     def subscribe(
         self, namespace: str = "", label_selector: str = "", loop: asyncio.AbstractEventLoop | None = None
     ) -> Watcher:
         """A new watcher of the InferenceServices of ``namespace`` (every namespace when empty)
         whose labels match ``label_selector`` (``labels.parse``); ``loop`` is the event loop that
-        runs ``Watcher.stream``. Raises ``RequestError`` (INVALID_ARGUMENT naming ``namespace`` or
+        runs ``Watcher.stream``. The watcher starts at the store's current snapshot or a later
+        one: ``initial`` is set now when the tracker has processed it, else after the advance
+        that does (``ready``). Raises ``RequestError`` (INVALID_ARGUMENT naming ``namespace`` or
         ``label_selector``) for a bad filter."""
         if namespace:
             problems = validate_name(namespace, "namespace", "namespace")
             if problems:
                 raise RequestError.invalid(problems)
-        watcher = Watcher(self, namespace, labels.parse(label_selector), loop)
+        selector = labels.parse(label_selector)
         with self._lock:
-            watcher.initial = self._state(watcher)
-            self._watchers.add(watcher)
+            watcher = Watcher(self, namespace, selector, loop, self._store.snapshot.generation)
+            if not self._advancing and self.snapshot.generation >= watcher.generation:
+                watcher.start(self.snapshot, self.selections)
+                self._watchers.add(watcher)
+            else:
+                self._waiting.append(watcher)
         return watcher
 
-    def resync(self, watcher: Watcher) -> list[pb.WatchSelectionsResponse]:
-        """``Resync`` and the full state for a watcher that fell behind; its queue starts anew."""
+    def resync(self, watcher: Watcher) -> Iterator[pb.WatchSelectionsResponse]:
+        """``Resync`` and the full state for a watcher that fell behind, built as it is read; its
+        queue starts anew at the state's snapshot."""
         with self._lock:
-            watcher.reset()
+            text = watcher.reset()
             self.resyncs += 1
-            text = messages.RESYNC_OVERFLOW.format(limit=self.queue_limit)
-            return [pb.WatchSelectionsResponse(resync=pb.Resync(reason=text)), *self._state(watcher)]
+            start = (self.snapshot, self.selections)
+        yield pb.WatchSelectionsResponse(resync=pb.Resync(reason=text))
+        yield from state_events(watcher, *start)
 
     def leave(self, watcher: Watcher) -> None:
         """Forget ``watcher``."""
         with self._lock:
             self._watchers.discard(watcher)
+            if watcher in self._waiting:
+                self._waiting.remove(watcher)
 
     def close_watchers(self) -> None:
         """End every stream (the server drains)."""
         with self._lock:
-            watchers = list(self._watchers)
+            watchers = [*self._watchers, *self._waiting]
         for watcher in watchers:
             watcher.close()
 
@@ -275,6 +400,8 @@ class SelectionTracker:
         self._store.remove_listener(self._on_write)
         self.close_watchers()
         if self._thread is not None:
-            self._queue.put(None)
+            with self._wake:
+                self._stopping = True
+                self._wake.notify()
             self._thread.join(timeout=5)
             self._thread = None

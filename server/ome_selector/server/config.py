@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from ome_selector.rpc.watch import DEFAULT_QUEUE_LIMIT
+from ome_selector.rpc.watch import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT
 from ome_selector.server.addresses import parse_http_listen, parse_listen
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -29,7 +29,8 @@ class ServeOptions:
     ``listen``; ``tls_client_ca``: PEM CA bundle that client certificates must chain to (mTLS).
     ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
     makes any object or path the loader rejects fatal. ``watch_queue``: events a WatchSelections
-    stream may have waiting before it gets ``resync`` (``watch.SelectionTracker``).
+    stream may have waiting before it gets ``resync`` (``watch.SelectionTracker``);
+    ``watch_queue_bytes``: the same bound in serialized bytes.
     """
 
     listen: str = DEFAULT_LISTEN
@@ -49,6 +50,7 @@ class ServeOptions:
     reflection: bool = True
     max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS
     watch_queue: int = DEFAULT_QUEUE_LIMIT
+    watch_queue_bytes: int = DEFAULT_QUEUE_BYTES
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
@@ -79,4 +81,6 @@ class ServeOptions:
             found.append("max_concurrent_streams: must be 1 or more")
         if self.watch_queue < 1:
             found.append("watch_queue: must be 1 or more")
+        if self.watch_queue_bytes < 1:
+            found.append("watch_queue_bytes: must be 1 or more")
         return found

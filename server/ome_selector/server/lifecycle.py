@@ -177,7 +177,9 @@ class _Server:
         if problems:
             return 1
         # Before the manifests load: the load is the tracker's first write, off the event loop.
-        self.tracker = SelectionTracker(self.store, queue_limit=self.options.watch_queue)
+        self.tracker = SelectionTracker(
+            self.store, queue_limit=self.options.watch_queue, queue_bytes=self.options.watch_queue_bytes
+        )
         self.metrics.watch(self.tracker)
         try:
             return await self._run()

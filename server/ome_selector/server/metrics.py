@@ -28,6 +28,8 @@ WatchSelections (``watch(tracker)``):
 - ``ome_selector_watch_reevaluations_total``: InferenceServices evaluated again after cache writes
   (only those a write can change; 0 for a write that can move none).
 - ``ome_selector_watch_writes_total``: cache writes the tracker processed.
+- ``ome_selector_watch_advances_total``: re-evaluations it made (fewer than the writes when writes
+  came faster than it evaluates and it coalesced them).
 - ``ome_selector_watch_resyncs_total``: resyncs sent to watchers that fell behind.
 - ``ome_selector_watchers``: WatchSelections streams open.
 
@@ -117,6 +119,11 @@ class _WatchCollector(Collector):
                 t.reevaluations,
             ),
             ("ome_selector_watch_writes", "Cache writes the watch tracker processed.", t.writes),
+            (
+                "ome_selector_watch_advances",
+                "Re-evaluations the watch tracker made (fewer than writes when it coalesced them).",
+                t.advances,
+            ),
             ("ome_selector_watch_resyncs", "Resyncs sent to watchers that fell behind.", t.resyncs),
         ):
             yield CounterMetricFamily(name, text, value=value)

@@ -190,6 +190,15 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
         "N",
         "events a WatchSelections stream may have waiting; past that it gets resync and the full state",
     ),
+    ServeFlag(
+        "--watch-queue-bytes",
+        "watch_queue_bytes",
+        _positive_int,
+        16 * 2**20,
+        "BYTES",
+        "serialized bytes of the events a WatchSelections stream may have waiting; past that it gets resync "
+        "and the full state",
+    ),
 )
 
 

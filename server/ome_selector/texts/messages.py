@@ -450,6 +450,10 @@ def _shown(value: object) -> str:
 REASON_CREATED = "the InferenceService was created"
 REASON_DELETED = "the InferenceService was deleted"
 REASON_UPDATED = "the InferenceService changed"
+# A write that changes an InferenceService's labels, for a watch it enters or leaves (sent as added
+# or removed, as Kubernetes' watch sends ADDED / DELETED).
+REASON_ENTERED_SELECTION = "the InferenceService's labels match this watch now"
+REASON_LEFT_SELECTION = "the InferenceService's labels no longer match this watch"
 REASON_MODEL = "model {model}: {before} → {after}"
 REASON_RUNTIME_ADDED = "{runtime} is new and is the runtime to use"
 REASON_RUNTIME_DELETED = "{runtime} was deleted"
@@ -501,6 +505,8 @@ def moves_inference_services(names: Sequence[str]) -> str:
 
 # WatchSelections' resync event.
 RESYNC_OVERFLOW = "the watcher fell behind by more than {limit} events; the full state follows"
+RESYNC_OVERFLOW_BYTES = "the watcher fell behind by more than {limit} bytes of events; the full state follows"
+RESYNC_REBUILT = "the server rebuilt the outcomes; the full state follows"
 
 
 # reference/kubectl-ome/runtime.md: the reports' apiVersion and kinds.

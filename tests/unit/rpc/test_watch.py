@@ -590,6 +590,7 @@ def test_the_reevaluations_are_a_metric() -> None:
     text = generate_latest(metrics.registry).decode()
     assert "ome_selector_watch_reevaluations_total 8.0" in text
     assert "ome_selector_watch_writes_total 2.0" in text
+    assert "ome_selector_watch_advances_total 2.0" in text
     assert "ome_selector_watchers 1.0" in text
     assert 'ome_selector_cache_objects{kind="InferenceService"} 9.0' in text
 

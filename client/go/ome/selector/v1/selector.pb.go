@@ -5480,9 +5480,11 @@ type SelectionChange struct {
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// The InferenceService's name.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// The outcome before the write; absent when the write creates the InferenceService.
+	// The outcome before the write; absent when the write creates the InferenceService or, in
+	// WatchSelections, makes its labels match the watch's selector (added).
 	Before *SelectionOutcome `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
-	// The outcome after the write; absent when the write deletes the InferenceService.
+	// The outcome after the write; absent when the write deletes the InferenceService or, in
+	// WatchSelections, makes its labels stop matching the watch's selector (removed).
 	After *SelectionOutcome `protobuf:"bytes,4,opt,name=after,proto3" json:"after,omitempty"`
 	// The cache version after the write (PreviewCacheChange: the current version).
 	CacheVersion string `protobuf:"bytes,5,opt,name=cache_version,json=cacheVersion,proto3" json:"cache_version,omitempty"`
@@ -5693,7 +5695,9 @@ func (x *InitialEventsEnd) GetInferenceServices() int32 {
 	return 0
 }
 
-// WriteStats: sent after the changes of each cache write, whether or not any matched.
+// WriteStats: sent after the changes of each cache write, whether or not any matched; one for
+// several writes when they came faster than the server evaluates (coalesced: `generation` is
+// the newest's, the changes before it compare the outcomes across all of them).
 type WriteStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cache version after the write.
@@ -5787,7 +5791,8 @@ func (x *WriteStats) GetInferenceServices() int32 {
 // Resync: the watcher fell behind; the current outcomes and `initial_events_end` follow.
 type Resync struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Why, e.g. `the watcher fell behind by more than 4096 events; the full state follows`.
+	// Why, e.g. `the watcher fell behind by more than 4096 events; the full state follows` or
+	// `... by more than 16777216 bytes of events; ...`.
 	Reason        string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -3017,11 +3017,15 @@ class SelectionChange(_message.Message):
     """The cache version after the write (PreviewCacheChange: the current version)."""
     @_builtins.property
     def before(self) -> Global___SelectionOutcome:
-        """The outcome before the write; absent when the write creates the InferenceService."""
+        """The outcome before the write; absent when the write creates the InferenceService or, in
+        WatchSelections, makes its labels match the watch's selector (added).
+        """
 
     @_builtins.property
     def after(self) -> Global___SelectionOutcome:
-        """The outcome after the write; absent when the write deletes the InferenceService."""
+        """The outcome after the write; absent when the write deletes the InferenceService or, in
+        WatchSelections, makes its labels stop matching the watch's selector (removed).
+        """
 
     @_builtins.property
     def causes(self) -> _containers.RepeatedCompositeFieldContainer[Global___ObjectChange]:
@@ -3110,7 +3114,10 @@ Global___InitialEventsEnd: _TypeAlias = InitialEventsEnd  # noqa: Y015
 
 @_typing.final
 class WriteStats(_message.Message):
-    """WriteStats: sent after the changes of each cache write, whether or not any matched."""
+    """WriteStats: sent after the changes of each cache write, whether or not any matched; one for
+    several writes when they came faster than the server evaluates (coalesced: `generation` is
+    the newest's, the changes before it compare the outcomes across all of them).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3158,7 +3165,9 @@ class Resync(_message.Message):
 
     REASON_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
-    """Why, e.g. `the watcher fell behind by more than 4096 events; the full state follows`."""
+    """Why, e.g. `the watcher fell behind by more than 4096 events; the full state follows` or
+    `... by more than 16777216 bytes of events; ...`.
+    """
     def __init__(
         self,
         *,
