@@ -36,6 +36,7 @@ from ome_selector.cache.ingest import (
     unwrap,
 )
 from ome_selector.domain import objects as d
+from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.texts import messages
 
 MAX_CHAIN = 5
@@ -247,7 +248,8 @@ class Snapshot:
     InferenceService; selection never reads them, their outcomes live beside the snapshot in
     ``outcomes.Selections``); ``revisions`` ((namespace, name) -> Revision) and
     ``revisions_by_content`` ((namespace, owner runtime name, content hash) -> revision names,
-    sorted).
+    sorted); ``max_message_bytes``: the cap on the ``no runtime found`` message of answers read
+    from it (``domain.answers``; 0 = no cap), carried to every snapshot derived from it.
     """
 
     def __init__(
@@ -258,6 +260,7 @@ class Snapshot:
         synced: bool,
         generation: int,
         previous: Snapshot | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         """A snapshot of ``objects`` (validated and defaulted), every object compiled. A runtime
         whose chain no longer resolves keeps the last chain it had in ``previous``."""
@@ -272,7 +275,7 @@ class Snapshot:
             by_namespace.setdefault(namespace, []).append(rt)
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
         cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
-        self._init(version, synced, generation, parts, namespaced, cluster)
+        self._init(version, synced, generation, parts, namespaced, cluster, max_message_bytes)
 
     def _init(
         self,
@@ -282,8 +285,10 @@ class Snapshot:
         parts: _Parts,
         namespaced: dict[str, RuntimeGroup],
         cluster: RuntimeGroup,
+        max_message_bytes: int,
     ) -> None:
         self.version = version
+        self.max_message_bytes = max_message_bytes
         self.synced = synced
         self.generation = generation
         self.last_update = time.time() if generation > 0 else None
@@ -362,7 +367,7 @@ class Snapshot:
                 else:
                     namespaced.pop(group_name, None)
         snapshot = Snapshot.__new__(Snapshot)
-        snapshot._init(version, synced, generation, parts, namespaced, cluster)
+        snapshot._init(version, synced, generation, parts, namespaced, cluster, self.max_message_bytes)
         return snapshot
 
     def walk(self, head: d.Runtime) -> ChainWalk:

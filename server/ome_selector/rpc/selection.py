@@ -19,6 +19,7 @@ from ome_selector.cache.ingest import (
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
+from ome_selector.domain.answers import DEFAULT_CANDIDATE_LIMIT
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.engine import evaluation as engine
 from ome_selector.engine.evaluation import AutoSelection, Evaluation, Verdict
@@ -119,16 +120,23 @@ def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.S
     if request.HasField("model_spec"):
         violations += validate_spec(request.model_spec, "model_spec")
         violations += model_spec_violations(request.model_spec, "model_spec")
+    if request.HasField("candidate_limit") and request.candidate_limit < 0:
+        violations.append(
+            FieldViolation("candidate_limit", f"candidate_limit must be 0 (all) or more, got {request.candidate_limit}")
+        )
     if violations:
         raise RequestError.invalid(violations)
     model_spec = request.model_spec if request.HasField("model_spec") else None
     full = request.view == pb.SELECT_RUNTIME_VIEW_FULL
-    return _select_response(snapshot, isvc, resolution.decide(snapshot, isvc, model_spec), full)
+    limit = 0 if full else request.candidate_limit if request.HasField("candidate_limit") else DEFAULT_CANDIDATE_LIMIT
+    return _select_response(snapshot, isvc, resolution.decide(snapshot, isvc, model_spec), full, limit)
 
 
 def _select_response(
-    snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: resolution.Decision, full: bool
+    snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: resolution.Decision, full: bool, limit: int = 0
 ) -> pb.SelectRuntimeResponse:
+    """The answer for ``decision``: ``full`` adds the exclusions; ``limit`` bounds the candidates
+    carried (0 = all)."""
     response = pb.SelectRuntimeResponse(cache_version=snapshot.version)
     res = decision.model
     if res.not_found:
@@ -153,7 +161,8 @@ def _select_response(
         return response
     auto = decision.auto
     assert auto is not None and res.model is not None
-    for ranked in auto.ranked:
+    response.total_candidates = len(auto.ranked)
+    for ranked in auto.ranked[:limit] if limit else auto.ranked:
         e = ranked.evaluation
         candidate = response.candidates.add(
             runtime=runtime_ref(e.runtime),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.rpc.watch import DEFAULT_QUEUE_LIMIT
 from ome_selector.server.addresses import parse_http_listen, parse_listen
 
@@ -30,6 +31,8 @@ class ServeOptions:
     ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
     makes any object or path the loader rejects fatal. ``watch_queue``: events a WatchSelections
     stream may have waiting before it gets ``resync`` (``watch.SelectionTracker``).
+    ``max_message_bytes``: the cap on OME's ``no runtime found`` message (``domain.answers``; 0 =
+    no cap).
     """
 
     listen: str = DEFAULT_LISTEN
@@ -49,6 +52,7 @@ class ServeOptions:
     reflection: bool = True
     max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS
     watch_queue: int = DEFAULT_QUEUE_LIMIT
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
@@ -79,4 +83,6 @@ class ServeOptions:
             found.append("max_concurrent_streams: must be 1 or more")
         if self.watch_queue < 1:
             found.append("watch_queue: must be 1 or more")
+        if self.max_message_bytes < 0:
+            found.append("max_message_bytes: must be 0 or more")
         return found
