@@ -2,7 +2,7 @@
 the request it builds, the RPC that answers it, and how the answer is printed and judged.
 
 Each ``Command`` row names its ``SelectionService`` method (``rpc``), the same name that keys
-``api.SELECTION_RPCS``, the table ``service.SelectionServicer``'s methods are generated from; the
+``api.SELECTION_RPCS``, the table whose rows ``servicers.SelectionServicer``'s methods call; the
 request type is that method's input type. Offline a request is answered by ``api.answer``
 (which dispatches by request type to that ``SELECTION_RPCS`` row), with ``--server`` by the row's
 ``remote`` call of the typed client (``ome_selector_client.SelectorClient``). ``cli`` builds the
@@ -164,7 +164,7 @@ def parse_object_key(text: str, namespace: str) -> cache_pb2.ObjectKey:
     """``KIND/NAME`` or ``KIND/NAMESPACE/NAME`` (``--delete``) as an ObjectKey: KIND is one of the
     cached kinds, any case, optionally as kubectl's resource (``clusterservingruntime.ome.io``); a
     namespaced kind without a namespace gets ``namespace`` (``-n``). Raises ``UsageError``."""
-    from ome_selector.cache.ingest import KIND_TO_ENUM, NAMESPACED
+    from ome_selector.validation import KIND_TO_ENUM, NAMESPACED
 
     kinds = {kind.lower(): kind for kind in KIND_TO_ENUM}
     kind_text, _, rest = text.partition("/")

@@ -3,13 +3,12 @@ revision fields they share (flows/revisions.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import (
-    validate_name,
-)
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
@@ -18,7 +17,9 @@ from ome_selector.flows import admission as admission_rules
 from ome_selector.flows import reconcile
 from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig
-from ome_selector.rpc.common import R, _require_isvc, _require_synced, runtime_ref
+from ome_selector.flows.resolution import Decision
+from ome_selector.flows.selection import named_entry_of
+from ome_selector.rpc.common import R, Rpc, _require_isvc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import (
     ACCELERATOR_SOURCE_TO_PB,
     ADMISSION_PATH_TO_PB,
@@ -31,8 +32,9 @@ from ome_selector.rpc.enums import (
     PIN_STATE_TO_PB,
     SYNC_STATE_TO_PB,
 )
-from ome_selector.rpc.selection import _selection
+from ome_selector.rpc.selection import selection_pb
 from ome_selector.texts import messages
+from ome_selector.validation import validate_name
 
 # ---- lifecycle RPCs ----------------------------------------------------------------------------
 
@@ -99,9 +101,9 @@ def _admission_objects(
     return out
 
 
-def admit_inference_service(
+def decode_admit(
     snapshot: Snapshot, request: pb.AdmitInferenceServiceRequest
-) -> pb.AdmitInferenceServiceResponse:
+) -> tuple[types_pb2.InferenceService, d.Operation]:
     """The InferenceService validating webhook (admission.py) on the request's ``operation``.
     Only the objects the operation carries and the namespace are required (INVALID_ARGUMENT, see
     ``_admission_objects``); every other problem is a denial with OME's message."""
@@ -119,7 +121,16 @@ def admit_inference_service(
     if violations:
         raise RequestError.invalid(violations)
     assert isvc is not None
-    admission = admission_rules.admit(snapshot, isvc, operation)
+    return isvc, operation
+
+
+def run_admit(snapshot: Snapshot, query: tuple[types_pb2.InferenceService, d.Operation]) -> admission_rules.Admission:
+    return admission_rules.admit(snapshot, *query)
+
+
+def encode_admit(
+    snapshot: Snapshot, query: tuple[types_pb2.InferenceService, d.Operation], admission: admission_rules.Admission
+) -> pb.AdmitInferenceServiceResponse:
     response = pb.AdmitInferenceServiceResponse(
         allowed=admission.allowed,
         denial_message=admission.denial,
@@ -128,7 +139,15 @@ def admit_inference_service(
         webhook=admission_rules.ISVC_WEBHOOK,
         cache_version=snapshot.version,
     )
-    return _with_selection(response, _selection(admission.decision) if admission.decision is not None else None)
+    return _with_selection(response, _decision_pb(admission.decision))
+
+
+ADMIT = Rpc(decode_admit, run_admit, encode_admit)
+admit_inference_service = ADMIT
+
+
+def _decision_pb(decision: Decision | None) -> pb.Selection | None:
+    return selection_pb(decision, named_entry_of(decision)) if decision is not None else None
 
 
 def _with_selection(response: R, selection: pb.Selection | None) -> R:
@@ -146,16 +165,43 @@ def _condition(c: reconcile.ConditionValue) -> pb.Condition:
     return pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info")
 
 
-def reconcile_inference_service(
-    snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest
-) -> pb.ReconcileInferenceServiceResponse:
+def decode_reconcile(snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest) -> ReconcileQuery:
     """The controller's runtime step (reconcile.py), with the runtime pin (pinning.py) of a
     named runtime with ``autoSync: false``: ``runtime_drifted`` / ``remove_runtime_drifted`` and
     ``pin``. ``ome_namespace``, when set, must be a namespace name (INVALID_ARGUMENT)."""
     _require_synced(snapshot)
     ome_namespace = _ome_namespace(request)
-    isvc = _require_isvc(request)
-    result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition, ome_namespace)
+    return ReconcileQuery(_require_isvc(request), request.has_runtime_ready_condition, ome_namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileQuery:
+    """A validated ReconcileInferenceServiceRequest."""
+
+    isvc: types_pb2.InferenceService
+    has_runtime_ready_condition: bool
+    ome_namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciled:
+    """The reconcile, and the pin report of the InferenceService (flows/revisions.py)."""
+
+    result: reconcile.Reconcile
+    report: pinning.PinReport
+
+
+def run_reconcile(snapshot: Snapshot, query: ReconcileQuery) -> Reconciled:
+    isvc = query.isvc
+    result = reconcile.reconcile(snapshot, isvc, query.has_runtime_ready_condition, query.ome_namespace)
+    selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None
+    return Reconciled(result, pinning.report(snapshot, isvc, query.ome_namespace, selected))
+
+
+def encode_reconcile(
+    snapshot: Snapshot, query: ReconcileQuery, outcome: Reconciled
+) -> pb.ReconcileInferenceServiceResponse:
+    result = outcome.result
     response = pb.ReconcileInferenceServiceResponse(
         events=_events(result.events),
         requeue=result.requeue,
@@ -176,12 +222,15 @@ def reconcile_inference_service(
             supported_model_format_index=-1,
         )
     elif rt is not None and result.decision is not None and result.decision.runtime is rt:
-        selection = _selection(result.decision)
+        selection = _decision_pb(result.decision)
     else:
         selection = None
-    selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None
-    _pin_fields(response, pinning.report(snapshot, isvc, ome_namespace, selected), pin, isvc, ome_namespace)
+    _pin_fields(response, outcome.report, pin, query.isvc, query.ome_namespace)
     return _with_selection(response, selection)
+
+
+RECONCILE = Rpc(decode_reconcile, run_reconcile, encode_reconcile)
+reconcile_inference_service = RECONCILE
 
 
 def _choice(choice: pinning.Choice | None) -> pb.RevisionChoice | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from helpers_docs import entry, inference_service, isvc, model, objects, runtime
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import selector_pb2
 from ome_selector.cache.ingest import compile_request
@@ -22,7 +22,9 @@ from ome_selector.flows import admission, outcomes, reconcile
 from ome_selector.rpc import selection
 from ome_selector.rules.results import Check
 from ome_selector.texts import messages
-from test_fast_path import SETTINGS, clusters, models, services
+from test_fast_path import clusters, models, services
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 HEAD = (
     "no runtime found to support model safetensors with format safetensors in namespace llama-demo. "
