@@ -43,6 +43,7 @@ _LISTED = (Check.MODEL_SIZE, Check.MODEL_FORMAT, Check.DEPLOYMENT_MODE, Check.AC
 # The fewest bytes an entry and its separator can take: a one-character name and the shortest
 # primary reason (``runtime is disabled``).
 _MIN_ENTRY_BYTES = len(messages.excluded_runtime("x", messages.RUNTIME_DISABLED)) + len(messages.EXCLUDED_SEPARATOR)
+_CANONICAL = tuple(check for check in Check if check in _LISTED)
 _SET_BYTE = re.compile(b"[^\x00]")
 
 
@@ -69,28 +70,34 @@ def full_message(auto: AutoSelection) -> str:
 
 
 def _capped(auto: AutoSelection, head: str, excluded: int, cap: int) -> str:
-    """The head, the entries that fit (nearest misses first) and the tail counting the rest."""
+    """The head, the entries that fit (nearest misses first) and the tail counting the rest.
+    Each entry is tried against the tail as it is now (the longest it can be, since counts only
+    fall) and, when that does not fit, against the tail it would leave."""
     left = {check: auto.counts[check] for check in _LISTED}
     text = head + messages.EXCLUDED_RUNTIMES
     used = len(text.encode())
+    reserve = len(messages.EXCLUDED_SEPARATOR) + len(_tail(left).encode())
     shown: list[str] = []
     separator = len(messages.EXCLUDED_SEPARATOR)
     for check, entry in _entries_by_distance(auto):
-        left[check] -= 1
         size = len(entry.encode()) + (separator if shown else 0)
-        if excluded - len(shown) > 1:  # some runtime stays left out: the tail follows
-            size += separator + len(_tail(left).encode())
-        if used + size > cap:
+        if used + size + reserve > cap:
+            left[check] -= 1
+            rest = excluded - len(shown) - 1
+            exact = separator + len(_tail(left).encode()) if rest else 0
             left[check] += 1
-            break
+            if used + size + exact > cap:
+                break
+        left[check] -= 1
         shown.append(entry)
-        used += len(entry.encode()) + (separator if len(shown) > 1 else 0)
-    parts = [*shown, _tail(left)] if sum(left.values()) else shown
+        used += size
+    parts = [*shown, _tail(left)] if len(shown) < excluded else shown
     return text + messages.EXCLUDED_SEPARATOR.join(parts)
 
 
 def _tail(left: dict[Check, int]) -> str:
-    return messages.excluded_tail([(check.name, left[check]) for check in Check if check in left])
+    """The tail for ``left`` (runtimes left out per check), in canonical check order."""
+    return messages.excluded_tail([(check.name, left[check]) for check in _CANONICAL])
 
 
 def _positions(mask: int) -> Iterator[int]:
