@@ -33,7 +33,7 @@ from ome_selector.rpc.enums import (
     SYNC_STATE_TO_PB,
 )
 from ome_selector.rpc.selection import selection_pb
-from ome_selector.texts import messages
+from ome_selector.texts import messages, requests
 from ome_selector.validation import validate_name
 
 # ---- lifecycle RPCs ----------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def _admission_objects(
     out = []
     if operation is d.Operation.DELETE:
         if new is not None:
-            out.append(FieldViolation(new_field, errors.forbidden(f"must not be set on DELETE; set {old_field}")))
+            out.append(FieldViolation(new_field, errors.forbidden(requests.not_on_delete(old_field))))
         if old is None:
             out.append(FieldViolation(old_field, missing[1]))
         return out
@@ -91,12 +91,12 @@ def _admission_objects(
     if old is None:
         return out
     if operation is d.Operation.CREATE:
-        out.append(FieldViolation(old_field, errors.forbidden("must not be set on CREATE, only on UPDATE and DELETE")))
+        out.append(FieldViolation(old_field, errors.forbidden(requests.NOT_ON_CREATE)))
     elif new is not None:
         for part in ("namespace", "name"):
             was, now = getattr(old.metadata, part), getattr(new.metadata, part)  # type: ignore[attr-defined]
             if was != now:
-                detail = f"must equal {new_field}.metadata.{part} ({errors.quote(now)}): an UPDATE keeps the object"
+                detail = requests.update_keeps(f"{new_field}.metadata.{part}", errors.quote(now))
                 out.append(FieldViolation(f"{old_field}.metadata.{part}", errors.invalid_value(was, detail)))
     return out
 
@@ -317,6 +317,6 @@ def _collection_limit(request: pb.GetEffectiveRuntimeRequest | pb.GetRuntimeHist
     """``collection_limit``: 0 (no limit) or more; INVALID_ARGUMENT when negative."""
     if request.collection_limit < 0:
         raise RequestError.invalid(
-            [FieldViolation("collection_limit", errors.invalid_value(request.collection_limit, "must be 0 or more"))]
+            [FieldViolation("collection_limit", errors.invalid_value(request.collection_limit, requests.NOT_NEGATIVE))]
         )
     return request.collection_limit

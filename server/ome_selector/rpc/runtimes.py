@@ -22,7 +22,7 @@ from ome_selector.rpc.common import Rpc, _ref, _require_synced, runtime_ref
 from ome_selector.rpc.enums import RUNTIME_KIND_FROM_PB
 from ome_selector.rpc.lifecycle import _admission_objects, _operation
 from ome_selector.rpc.outcomes import change_pbs
-from ome_selector.texts import messages
+from ome_selector.texts import messages, requests
 from ome_selector.validation import object_key, validate_name
 
 
@@ -43,13 +43,13 @@ def decode_validate(snapshot: Snapshot, request: pb.ValidateServingRuntimeReques
         None if other_kind else old,
         (which or "runtime", old_which or "old_runtime"),
         (
-            "exactly one of servingRuntime or clusterServingRuntime is required",
-            "exactly one of oldServingRuntime or oldClusterServingRuntime is required on DELETE",
+            requests.ONE_RUNTIME,
+            requests.ONE_OLD_RUNTIME,
         ),
     )
     if other_kind:
         assert old_which is not None
-        violations.append(FieldViolation(old_which, errors.forbidden(f"an UPDATE keeps the kind; set old_{which}")))
+        violations.append(FieldViolation(old_which, errors.forbidden(requests.update_keeps_kind(f"old_{which}"))))
     field, runtime = (which, new) if new is not None else (old_which, old)
     if runtime is not None:
         assert field is not None
@@ -153,10 +153,10 @@ def decode_preview(snapshot: Snapshot, request: pb.PreviewCacheChangeRequest) ->
     deletes, found = resolve_keys(request.deletes, "deletes")
     violations += found
     if not request.upserts and not request.deletes:
-        violations.append(FieldViolation("upserts", "at least one upsert or delete is required"))
+        violations.append(FieldViolation("upserts", requests.NO_CHANGE))
     for i, key in enumerate(deletes):
         if key in upserts:
-            violations.append(FieldViolation(f"deletes[{i}]", "the key is in upserts too"))
+            violations.append(FieldViolation(f"deletes[{i}]", requests.UPSERTED_AND_DELETED))
     if violations:
         raise RequestError.invalid(violations)
     return ProposedWrite(upserts, deletes, tuple(request.deletes))
@@ -212,16 +212,14 @@ def decode_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) -> tu
     kind = RUNTIME_KIND_FROM_PB.get(ref.kind)
     violations: list[FieldViolation] = []
     if kind is None:
-        problem = errors.required() if ref.kind == pb.RUNTIME_KIND_UNSPECIFIED else f"unknown kind {ref.kind}"
+        problem = errors.required() if ref.kind == pb.RUNTIME_KIND_UNSPECIFIED else requests.unknown_kind(ref.kind)
         violations.append(FieldViolation("runtime.kind", problem))
     violations += validate_name(ref.name, "runtime.name")
     if kind == d.SERVING_RUNTIME:
         violations += validate_name(ref.namespace, "runtime.namespace", "namespace")
     elif ref.namespace:
         violations.append(
-            FieldViolation(
-                "runtime.namespace", errors.forbidden("ClusterServingRuntime is cluster-scoped and takes no namespace")
-            )
+            FieldViolation("runtime.namespace", errors.forbidden(requests.cluster_scoped(d.CLUSTER_SERVING_RUNTIME)))
         )
     if violations:
         raise RequestError.invalid(violations)

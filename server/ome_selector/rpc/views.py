@@ -33,7 +33,7 @@ from ome_selector.rpc.enums import (
     SYNC_STATE_TO_PB,
 )
 from ome_selector.rpc.lifecycle import _collection_limit, _components, _ome_namespace
-from ome_selector.texts import messages
+from ome_selector.texts import messages, requests
 
 
 def _issues(issues: tuple[views.Issue, ...]) -> list[pb.Issue]:
@@ -186,7 +186,7 @@ def decode_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) -> SyncQ
         try:
             request_id = str(uuid.UUID(request_id))
         except ValueError:
-            violations.append(FieldViolation("request_id", errors.invalid_value(request_id, "must be a UUID")))
+            violations.append(FieldViolation("request_id", errors.invalid_value(request_id, requests.NOT_A_UUID)))
     else:
         request_id = str(uuid.uuid4())
     if len(request.context) > 253:
