@@ -527,16 +527,20 @@ def model_spec(spec: types_pb2.BaseModelSpec, path: str = "model_spec") -> list[
 
 def select_request(request: pb.SelectRuntimeRequest) -> list[FieldViolation]:
     """Every violation of a SelectRuntimeRequest: the InferenceService (required; ``inference_service``),
-    a model (required without ``spec.runtime.name``, and with ``model_spec``), ``model_spec``."""
+    a model (required without ``spec.runtime.name``, and with ``model_spec``), ``model_spec``,
+    ``candidate_limit`` (0 or more)."""
     if not request.HasField("inference_service"):
         return [FieldViolation("inference_service", errors.required())]
+    limit = []
+    if request.HasField("candidate_limit") and request.candidate_limit < 0:
+        limit = [FieldViolation("candidate_limit", requests.CANDIDATE_LIMIT.format(limit=request.candidate_limit))]
     isvc = request.inference_service
     violations = inference_service(isvc)
     has_spec = request.HasField("model_spec")
     if not isvc.spec.model.name and (has_spec or not isvc.spec.runtime.name):
         problem = requests.REQUIRED_WITH_MODEL_SPEC if has_spec else requests.MODEL_REQUIRED
         violations.append(FieldViolation("inference_service.spec.model.name", problem))
-    return violations + (model_spec(request.model_spec) if has_spec else [])
+    return violations + (model_spec(request.model_spec) if has_spec else []) + limit
 
 
 def explain_request(request: pb.ExplainRuntimesRequest) -> list[FieldViolation]:

@@ -293,6 +293,11 @@ def test_bad_environment_value_exits_2() -> None:
             "0",
             "OME_SELECTOR_MAX_CONCURRENT_STREAMS: must be a whole number, 1 or more: '0'",
         ),
+        (
+            "OME_SELECTOR_MAX_MESSAGE_BYTES",
+            "-1",
+            "OME_SELECTOR_MAX_MESSAGE_BYTES: must be a whole number, 0 or more: '-1'",
+        ),
     ],
 )
 def test_bad_environment_values(variable: str, value: str, error: str) -> None:

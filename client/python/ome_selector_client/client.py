@@ -213,11 +213,15 @@ class SelectorClient:
         model_spec: types_pb2.BaseModelSpec | None = None,
         *,
         view: selector_pb2.SelectRuntimeView.ValueType = selector_pb2.SELECT_RUNTIME_VIEW_UNSPECIFIED,
+        candidate_limit: int | None = None,
         timeout: float | None = None,
     ) -> selector_pb2.SelectRuntimeResponse:
         """The runtime OME selects for ``isvc`` (``model_spec`` overrides the cached model);
-        ``view`` ``SELECT_RUNTIME_VIEW_FULL`` adds every exclusion (unset: BASIC)."""
-        request = selector_pb2.SelectRuntimeRequest(inference_service=isvc, model_spec=model_spec, view=view)
+        ``view`` ``SELECT_RUNTIME_VIEW_FULL`` adds every exclusion and every candidate (unset:
+        BASIC, the best ``candidate_limit`` candidates: None for the server's 10, 0 for all)."""
+        request = selector_pb2.SelectRuntimeRequest(
+            inference_service=isvc, model_spec=model_spec, view=view, candidate_limit=candidate_limit
+        )
         return self._call(self._selection.SelectRuntime, request, timeout)
 
     def explain_runtimes(

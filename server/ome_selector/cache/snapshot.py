@@ -28,6 +28,7 @@ from ome.v1beta1 import types_pb2
 
 from ome_selector.cache.ingest import compile_model, compile_revision, compile_runtime, compile_spec, merge_specs
 from ome_selector.domain import objects as d
+from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.texts import messages
 from ome_selector.validation import Key, unwrap
 
@@ -241,7 +242,9 @@ class Snapshot:
     ``outcomes.Selections``); ``revisions`` ((namespace, name) -> Revision) and
     ``revisions_by_content`` ((namespace, owner runtime name, content hash) -> revision names,
     sorted); ``written``: the keys ``with_changes`` upserted or deleted to make it from the
-    previous snapshot (None for a snapshot built whole).
+    previous snapshot (None for a snapshot built whole); ``max_message_bytes``: the cap on the
+    ``no runtime found`` message of answers read from it (``domain.answers``; 0 = no cap), carried
+    to every snapshot derived from it.
     """
 
     def __init__(
@@ -252,6 +255,7 @@ class Snapshot:
         synced: bool,
         generation: int,
         previous: Snapshot | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         """A snapshot of ``objects`` (validated and defaulted), every object compiled. A runtime
         whose chain no longer resolves keeps the last chain it had in ``previous``."""
@@ -266,7 +270,7 @@ class Snapshot:
             by_namespace.setdefault(namespace, []).append(rt)
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
         cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
-        self._init(version, synced, generation, parts, namespaced, cluster)
+        self._init(version, synced, generation, parts, namespaced, cluster, max_message_bytes)
 
     def _init(
         self,
@@ -276,8 +280,10 @@ class Snapshot:
         parts: _Parts,
         namespaced: dict[str, RuntimeGroup],
         cluster: RuntimeGroup,
+        max_message_bytes: int,
     ) -> None:
         self.version = version
+        self.max_message_bytes = max_message_bytes
         self.synced = synced
         self.generation = generation
         self.last_update = time.time() if generation > 0 else None
@@ -357,7 +363,7 @@ class Snapshot:
                 else:
                     namespaced.pop(group_name, None)
         snapshot = Snapshot.__new__(Snapshot)
-        snapshot._init(version, synced, generation, parts, namespaced, cluster)
+        snapshot._init(version, synced, generation, parts, namespaced, cluster, self.max_message_bytes)
         snapshot.written = frozenset(upserts).union(key for key in deletes if key in self.objects)
         return snapshot
 

@@ -17,6 +17,7 @@ from ome_selector import validation as bounds
 from ome_selector.cache.ingest import apply_defaults
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
+from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.texts import requests
 from ome_selector.validation import (
@@ -95,8 +96,13 @@ def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[Field
 class CacheStore:
     """Holds the current Snapshot; writes are serialised and swap atomically."""
 
-    def __init__(self) -> None:
-        self._snapshot = Snapshot("", {}, synced=False, generation=0)
+    def __init__(self, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        """``max_message_bytes``: the cap on the ``no runtime found`` message in answers read from
+        this store's snapshots (``domain.answers``; 0 = no cap)."""
+        if max_message_bytes < 0:
+            raise ValueError(f"max_message_bytes must be 0 or more, got {max_message_bytes}")
+        self.max_message_bytes = max_message_bytes
+        self._snapshot = Snapshot("", {}, synced=False, generation=0, max_message_bytes=max_message_bytes)
         self._base_version = ""
         self._lock = threading.Lock()
         self._listeners: list[Listener] = []
@@ -143,7 +149,16 @@ class CacheStore:
                 raise RequestError.invalid(violations)
             old = self._snapshot
             self._base_version = version
-            return self._swap(Snapshot(version, prepared, synced=True, generation=old.generation + 1, previous=old))
+            return self._swap(
+                Snapshot(
+                    version,
+                    prepared,
+                    synced=True,
+                    generation=old.generation + 1,
+                    previous=old,
+                    max_message_bytes=self.max_message_bytes,
+                )
+            )
 
     def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Create or replace ``objects`` (all or nothing). An empty version derives ``<previous>+<generation>``."""

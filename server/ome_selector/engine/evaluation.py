@@ -19,7 +19,7 @@ import functools
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from itertools import compress
-from operator import attrgetter, getitem
+from operator import attrgetter
 from typing import Any
 
 from ome_selector.cache.snapshot import RuntimeGroup, Snapshot, mask_from_positions
@@ -262,51 +262,6 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
     return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
 
 
-def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | None) -> list[str]:
-    """``<runtime> (<primary reason>)`` of every excluded runtime of a group, in fetch order
-    (the ``no runtime found`` message; compatible runtimes are not listed). Built with C-level
-    iteration over the group's positions, since it lists every runtime in scope: the pieces of
-    each position come from a table chosen by its primary-reason code."""
-    group = result.group
-    size = len(group)
-    if not size:
-        return []
-    order = group.order
-    tables: list[Any] = [None, (), (), {}, {}, {}]
-    if result.disabled:
-        tables[_DISABLED] = group.pieces(messages.RUNTIME_DISABLED)
-    if result.accelerator_class:
-        tables[_CLASS] = group.pieces(messages.ACCELERATOR_CLASS)
-    if result.deployment_mode:
-        tables[_MODE] = {
-            i: messages.excluded_runtime(
-                order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message
-            )
-            for i in compress(range(size), _selector(result.deployment_mode, size))
-        }
-    if result.model_format:
-        select = _selector(result.model_format, size)
-        positions = list(compress(range(size), select))
-        ids = list(compress(group.format_ids(), select))
-        texts = caches.FORMAT_FAILURES.table(model.cache_key)
-        missing = set(ids).difference(texts)
-        for i, format_id in zip(positions, ids):
-            if not missing:
-                break
-            if format_id in missing:
-                format_failure(order[i].own, model, texts)
-                missing.discard(format_id)
-        messages_ = map(attrgetter("message"), map(texts.__getitem__, ids))
-        tables[_FORMAT] = dict(
-            zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_))
-        )
-    tables[_EVALUATED] = {
-        i: messages.excluded_runtime(order[i].name, e.failures[0].message) if e.verdict is Verdict.EXCLUDED else None
-        for i, e in result.evaluated.items()
-    }
-    return list(filter(None, map(getitem, map(tables.__getitem__, result.codes()), range(size))))
-
-
 @dataclass(frozen=True, slots=True)
 class Exclusion:
     """A runtime in scope that is not a candidate, with its primary reason."""
@@ -322,14 +277,21 @@ class AutoSelection:
 
     ``ranked``: the candidates, ranked. ``namespaced`` / ``cluster``: runtimes in scope per kind.
     ``counts``: runtimes per primary reason (``Check``), candidates left out. ``no_runtime_message``
-    (OME's text, None when there is a candidate) and ``exclusions()`` (every non-candidate with
-    its primary reason, fetch order) are built only when asked for. ``evaluations()`` is the
-    exhaustive evaluation of every runtime in scope (ExplainRuntimes).
+    (OME's text within ``max_message_bytes``, capped past it; None when there is a candidate) and
+    ``exclusions()`` (every non-candidate with its primary reason, fetch order) are built only
+    when asked for. ``evaluations()`` is the exhaustive evaluation of every runtime in scope
+    (ExplainRuntimes).
     """
 
     def __init__(
-        self, model: d.Model, request: d.Request | None, namespace: str, results: tuple[GroupResult, GroupResult]
+        self,
+        model: d.Model,
+        request: d.Request | None,
+        namespace: str,
+        results: tuple[GroupResult, GroupResult],
+        max_message_bytes: int = 0,
     ) -> None:
+        self.max_message_bytes = max_message_bytes
         self.model = model
         self.request = request
         self.namespace = namespace
@@ -363,17 +325,15 @@ class AutoSelection:
     @property
     def no_runtime_message(self) -> str | None:
         """OME's ``no runtime found`` message (troubleshoot-runtime-selection.md, Step 2) when no
-        runtime is a candidate, else None. Lists every excluded runtime with its primary reason,
-        in fetch order; compatible runtimes that auto-selection skips are not listed."""
+        runtime is a candidate, else None: every excluded runtime with its primary reason, in
+        fetch order (compatible runtimes that auto-selection skips are not listed), when that fits
+        ``max_message_bytes`` (or it is 0); else capped (``no_runtime.message``)."""
         if self.ranked:
             return None
         if self._message is None:
-            excluded = [
-                piece for result in self.results for piece in _excluded_pieces(result, self.model, self.request)
-            ]
-            self._message = messages.no_runtime_found(
-                self.model.model_format.name, self.namespace, self.namespaced, self.cluster, excluded
-            )
+            from ome_selector.engine import no_runtime  # it reads this module's group results
+
+            self._message = no_runtime.message(self)
         return self._message
 
     def exclusions(self) -> list[Exclusion]:
@@ -420,7 +380,11 @@ def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, n
     check; texts for the others are built only when an answer shows them."""
     namespaced, cluster = snapshot.runtimes_in_scope(namespace)
     return AutoSelection(
-        model, request, namespace, (_group_result(namespaced, model, request), _group_result(cluster, model, request))
+        model,
+        request,
+        namespace,
+        (_group_result(namespaced, model, request), _group_result(cluster, model, request)),
+        snapshot.max_message_bytes,
     )
 
 

@@ -22,12 +22,14 @@ from ome_selector.texts import messages
 
 @dataclass(frozen=True, slots=True)
 class SelectQuery:
-    """A validated SelectRuntimeRequest: the InferenceService, its inline model spec (or None)
-    and whether the FULL view (every exclusion) is asked."""
+    """A validated SelectRuntimeRequest: the InferenceService, its inline model spec (or None),
+    whether the FULL view (every exclusion) is asked, and the ranked candidates the answer
+    carries at most (``candidate_limit``; 0 = all)."""
 
     isvc: types_pb2.InferenceService
     model_spec: types_pb2.BaseModelSpec | None
     full: bool
+    candidate_limit: int = 0
 
 
 @dataclass(frozen=True, slots=True)

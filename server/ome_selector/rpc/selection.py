@@ -13,6 +13,7 @@ from ome.selector.v1 import selector_pb2 as pb
 from ome_selector import validation
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
+from ome_selector.domain.answers import DEFAULT_CANDIDATE_LIMIT
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.engine.evaluation import AutoSelection, Verdict
 from ome_selector.flows import selection
@@ -61,7 +62,10 @@ def decode_select(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> Selec
     _require_synced(snapshot)
     _raise_invalid(validation.select_request(request))
     model_spec = request.model_spec if request.HasField("model_spec") else None
-    return SelectQuery(request.inference_service, model_spec, request.view == pb.SELECT_RUNTIME_VIEW_FULL)
+    full = request.view == pb.SELECT_RUNTIME_VIEW_FULL
+    # BASIC: the best candidate_limit candidates (unset: DEFAULT_CANDIDATE_LIMIT); FULL: all.
+    limit = 0 if full else request.candidate_limit if request.HasField("candidate_limit") else DEFAULT_CANDIDATE_LIMIT
+    return SelectQuery(request.inference_service, model_spec, full, limit)
 
 
 def selection_pb(decision: Decision, entry: tuple[int, int] | None) -> pb.Selection | None:
@@ -118,11 +122,14 @@ def _named_part(response: pb.SelectRuntimeResponse, query: SelectQuery, decision
 
 
 def _auto_part(response: pb.SelectRuntimeResponse, query: SelectQuery, decision: Decision) -> None:
-    """Auto-selection: the ranked candidates, the exclusion summary, every exclusion's primary
+    """Auto-selection: the ranked candidates (the first ``candidate_limit``) and their number, the
+    exclusion summary, every exclusion's primary
     reason (FULL view), and the selected runtime's warning or the ``no runtime found`` message."""
     auto, model = decision.auto, decision.model.model
     assert auto is not None and model is not None
-    for ranked in auto.ranked:
+    response.total_candidates = len(auto.ranked)
+    limit = query.candidate_limit
+    for ranked in auto.ranked[:limit] if limit else auto.ranked:
         e = ranked.evaluation
         candidate = response.candidates.add(
             runtime=runtime_ref(e.runtime),

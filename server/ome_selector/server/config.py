@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.rpc.watch import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT
 from ome_selector.server.addresses import parse_http_listen, parse_listen
 
@@ -31,6 +32,8 @@ class ServeOptions:
     makes any object or path the loader rejects fatal. ``watch_queue``: events a WatchSelections
     stream may have waiting before it gets ``resync`` (``watch.SelectionTracker``);
     ``watch_queue_bytes``: the same bound in serialized bytes.
+    ``max_message_bytes``: the cap on OME's ``no runtime found`` message (``domain.answers``; 0 =
+    no cap).
     """
 
     listen: str = DEFAULT_LISTEN
@@ -51,6 +54,7 @@ class ServeOptions:
     max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS
     watch_queue: int = DEFAULT_QUEUE_LIMIT
     watch_queue_bytes: int = DEFAULT_QUEUE_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
@@ -83,4 +87,6 @@ class ServeOptions:
             found.append("watch_queue: must be 1 or more")
         if self.watch_queue_bytes < 1:
             found.append("watch_queue_bytes: must be 1 or more")
+        if self.max_message_bytes < 0:
+            found.append("max_message_bytes: must be 0 or more")
         return found

@@ -119,7 +119,8 @@ async def serve(
     native = NativeStderr() if options.log_format == "json" else None
     stream = native.start() if native is not None else None
     configure_logging(options.log_format, getattr(logging, options.log_level.upper(), logging.INFO), stream)
-    store = store if store is not None else CacheStore()
+    # A negative cap is reported by options.problems() below.
+    store = store if store is not None else CacheStore(max_message_bytes=max(options.max_message_bytes, 0))
     loop = asyncio.get_running_loop()
     stop = stop_event if stop_event is not None else asyncio.Event()
     server = _Server(options, store, stop, on_listening)

@@ -17,6 +17,7 @@ import sys
 from importlib import metadata
 from typing import Any, Callable, Mapping
 
+from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.server.addresses import parse_http_listen
 
 __all__ = ["SERVE_FLAGS", "add_serve_arguments", "run_serve", "version"]
@@ -63,6 +64,12 @@ def _mode(text: str) -> int:
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise ValueError(f"must be a whole number, 1 or more: {text!r}")
+    return int(text)
+
+
+def _whole_number(text: str) -> int:
+    if not text.isdigit():
+        raise ValueError(f"must be a whole number, 0 or more: {text!r}")
     return int(text)
 
 
@@ -198,6 +205,14 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
         "BYTES",
         "serialized bytes of the events a WatchSelections stream may have waiting; past that it gets resync "
         "and the full state",
+    ),
+    ServeFlag(
+        "--max-message-bytes",
+        "max_message_bytes",
+        _whole_number,
+        DEFAULT_MAX_MESSAGE_BYTES,
+        "BYTES",
+        "cap on OME's 'no runtime found' message (nearest misses kept, the rest counted); 0: no cap",
     ),
 )
 

@@ -89,18 +89,29 @@ def excluded_runtime(name: str, reason: str) -> str:
     return EXCLUDED_RUNTIME.format(name, reason)
 
 
+EXCLUDED_RUNTIMES = ". Excluded runtimes: "
+EXCLUDED_SEPARATOR = "; "
+
+
+def no_runtime_head(format_name: str, namespace: str, namespaced: int, cluster: int) -> str:
+    """The ``no runtime found`` message up to its list: ``no runtime found to support model X
+    with format X in namespace NS[. Checked N runtimes (a namespace-scoped, b cluster-scoped)]``."""
+    text = f"no runtime found to support model {format_name} with format {format_name} in namespace {namespace}"
+    total = namespaced + cluster
+    if total > 0:
+        text += f". Checked {total} runtimes ({namespaced} namespace-scoped, {cluster} cluster-scoped)"
+    return text
+
+
 def no_runtime_found(format_name: str, namespace: str, namespaced: int, cluster: int, excluded: Sequence[str]) -> str:
     """troubleshoot-runtime-selection.md, Step 2: the ``no runtime found`` message.
 
     ``excluded`` holds ``excluded_runtime(name, primary reason)`` of each excluded runtime, in
     fetch order. The model is named by its format. No trailing period.
     """
-    text = f"no runtime found to support model {format_name} with format {format_name} in namespace {namespace}"
-    total = namespaced + cluster
-    if total > 0:
-        text += f". Checked {total} runtimes ({namespaced} namespace-scoped, {cluster} cluster-scoped)"
+    text = no_runtime_head(format_name, namespace, namespaced, cluster)
     if excluded:
-        text += ". Excluded runtimes: " + "; ".join(excluded)
+        text += EXCLUDED_RUNTIMES + EXCLUDED_SEPARATOR.join(excluded)
     return text
 
 
@@ -412,6 +423,19 @@ def exclusion_summary(candidates: int, total: int, counts: Sequence[tuple[str, i
     text = f"{candidates}/{total} runtimes are candidates"
     shown = [f"{count} {SUMMARY_LABELS[check]}" for check, count in counts if count]
     return text + (": " + ", ".join(shown) if shown else "")
+
+
+# The end of a capped ``no runtime found`` message (this service's; README "Deviations"): the
+# excluded runtimes it leaves out, counted by primary reason in the exclusion summary's words.
+EXCLUDED_TAIL = "… and {count} more: {counts}; ExplainRuntimes lists each"
+
+
+def excluded_tail(counts: Sequence[tuple[str, int]]) -> str:
+    """``… and 190 more: 150 model format, 40 model size; ExplainRuntimes lists each``.
+    ``counts`` holds (``checks.Check`` name, runtimes left out) in canonical order; zero counts
+    are left out."""
+    shown = [f"{count} {SUMMARY_LABELS[check]}" for check, count in counts if count]
+    return EXCLUDED_TAIL.format(count=sum(count for _, count in counts), counts=", ".join(shown))
 
 
 # ---- watching selections, previewing cache changes (README "Watch selections and preview a change"; not OME's)

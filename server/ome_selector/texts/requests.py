@@ -6,6 +6,7 @@ REQUIRED_WITH_MODEL_SPEC = "required with model_spec (OME's messages name the mo
 MODEL_REQUIRED = "a model is required when spec.runtime.name is not set"
 MODEL_OR_ISVC = "exactly one of model or inference_service is required"
 MODEL_SPEC_WITH_ISVC = "model_spec goes with inference_service, not with model"
+CANDIDATE_LIMIT = "candidate_limit must be 0 (all) or more, got {limit}"
 PAGE_SIZE = "page_size must be between 0 and {limit}, got {size}"
 PAGE_TOKEN = "page_token is not a token of this request (it must come from next_page_token of the same request)"
 

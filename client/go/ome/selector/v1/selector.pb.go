@@ -392,11 +392,12 @@ type SelectRuntimeView int32
 const (
 	// Not set: the same as SELECT_RUNTIME_VIEW_BASIC.
 	SelectRuntimeView_SELECT_RUNTIME_VIEW_UNSPECIFIED SelectRuntimeView = 0
-	// The selection, the ranked candidates, OME's exact texts (warnings, `no_runtime_message`
-	// with every excluded runtime as OME prints it, `model_error`, `runtime_error`) and the
+	// The selection, the best `candidate_limit` ranked candidates with `total_candidates`, OME's
+	// exact texts (warnings, `no_runtime_message`, `model_error`, `runtime_error`) and the
 	// exclusion summary; `exclusions` is empty. Its cost follows the runtimes that can match.
 	SelectRuntimeView_SELECT_RUNTIME_VIEW_BASIC SelectRuntimeView = 1
-	// BASIC plus `exclusions`: every other runtime in scope with its primary reason.
+	// BASIC with every ranked candidate, plus `exclusions`: every other runtime in scope with its
+	// primary reason.
 	SelectRuntimeView_SELECT_RUNTIME_VIEW_FULL SelectRuntimeView = 2
 )
 
@@ -2913,9 +2914,12 @@ type SelectRuntimeRequest struct {
 	// `spec.model.name` (BaseModel in the namespace first, then ClusterBaseModel).
 	ModelSpec *v1beta1.BaseModelSpec `protobuf:"bytes,2,opt,name=model_spec,json=modelSpec,proto3" json:"model_spec,omitempty"`
 	// How much of the answer to return (AIP-157); unset means SELECT_RUNTIME_VIEW_BASIC.
-	View          SelectRuntimeView `protobuf:"varint,3,opt,name=view,proto3,enum=ome.selector.v1.SelectRuntimeView" json:"view,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	View SelectRuntimeView `protobuf:"varint,3,opt,name=view,proto3,enum=ome.selector.v1.SelectRuntimeView" json:"view,omitempty"`
+	// Ranked candidates a SELECT_RUNTIME_VIEW_BASIC answer carries at most, best first; unset
+	// means 10, 0 means all. SELECT_RUNTIME_VIEW_FULL carries all. Negative is INVALID_ARGUMENT.
+	CandidateLimit *int32 `protobuf:"varint,4,opt,name=candidate_limit,json=candidateLimit,proto3,oneof" json:"candidate_limit,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SelectRuntimeRequest) Reset() {
@@ -2967,6 +2971,13 @@ func (x *SelectRuntimeRequest) GetView() SelectRuntimeView {
 		return x.View
 	}
 	return SelectRuntimeView_SELECT_RUNTIME_VIEW_UNSPECIFIED
+}
+
+func (x *SelectRuntimeRequest) GetCandidateLimit() int32 {
+	if x != nil && x.CandidateLimit != nil {
+		return *x.CandidateLimit
+	}
+	return 0
 }
 
 // ExclusionCount: how many runtimes in scope have one check as their primary reason.
@@ -3106,7 +3117,8 @@ type SelectRuntimeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The runtime to use; absent when none qualifies.
 	Selection *Selection `protobuf:"bytes,1,opt,name=selection,proto3" json:"selection,omitempty"`
-	// Ranked candidates, best first (auto-selection only).
+	// Ranked candidates, best first (auto-selection only): the first `candidate_limit` of them in
+	// SELECT_RUNTIME_VIEW_BASIC, all in SELECT_RUNTIME_VIEW_FULL.
 	Candidates []*Candidate `protobuf:"bytes,2,rep,name=candidates,proto3" json:"candidates,omitempty"`
 	// Every other runtime in scope, in fetch order (SRs then CSRs, newest first, then name).
 	// SELECT_RUNTIME_VIEW_FULL only.
@@ -3114,7 +3126,11 @@ type SelectRuntimeResponse struct {
 	// OME's user-facing warnings, e.g. `Runtime X will be auto-selected for model Y`, or
 	// `runtime "X" does not declare support for model "Y" (...); proceeding because the runtime was named explicitly`.
 	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	// OME's `no runtime found to support model ...` message when nothing qualifies.
+	// OME's `no runtime found to support model ...` message when nothing qualifies, every excluded
+	// runtime in fetch order, when it fits the server's `--max-message-bytes` (default 8 KiB; 0 =
+	// no cap). Past it: OME's head, `Excluded runtimes:` with whole entries, nearest misses first
+	// (latest check failed first, then fetch order), and `… and N more: <count> <check>, ...;
+	// ExplainRuntimes lists each`. `exclusions` (FULL) and ExplainRuntimes list every runtime.
 	NoRuntimeMessage string `protobuf:"bytes,5,opt,name=no_runtime_message,json=noRuntimeMessage,proto3" json:"no_runtime_message,omitempty"`
 	// OME's model validation error, e.g.
 	// `invalid model specification: modelFormat.name: model format name is required`.
@@ -3128,8 +3144,10 @@ type SelectRuntimeResponse struct {
 	RuntimeError string `protobuf:"bytes,9,opt,name=runtime_error,json=runtimeError,proto3" json:"runtime_error,omitempty"`
 	// The runtimes in scope counted by primary reason (auto-selection only; every view).
 	ExclusionSummary *ExclusionSummary `protobuf:"bytes,10,opt,name=exclusion_summary,json=exclusionSummary,proto3" json:"exclusion_summary,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Ranked candidates in all, whether or not `candidates` holds each (auto-selection only).
+	TotalCandidates int32 `protobuf:"varint,11,opt,name=total_candidates,json=totalCandidates,proto3" json:"total_candidates,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SelectRuntimeResponse) Reset() {
@@ -3230,6 +3248,13 @@ func (x *SelectRuntimeResponse) GetExclusionSummary() *ExclusionSummary {
 		return x.ExclusionSummary
 	}
 	return nil
+}
+
+func (x *SelectRuntimeResponse) GetTotalCandidates() int32 {
+	if x != nil {
+		return x.TotalCandidates
+	}
+	return 0
 }
 
 // ExplainRuntimesRequest: by InferenceService (`kubectl ome runtime explain --isvc`) or by
@@ -7727,12 +7752,14 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\x1csupported_model_format_index\x18\x03 \x01(\x05R\x19supportedModelFormatIndex\x122\n" +
 	"\x04mode\x18\x04 \x01(\x0e2\x1e.ome.selector.v1.SelectionModeR\x04mode\x121\n" +
 	"\areasons\x18\x05 \x03(\v2\x17.ome.selector.v1.ReasonR\areasons\x12+\n" +
-	"\x11inheritance_chain\x18\x06 \x03(\tR\x10inheritanceChain\"\xd5\x01\n" +
+	"\x11inheritance_chain\x18\x06 \x03(\tR\x10inheritanceChain\"\x97\x02\n" +
 	"\x14SelectRuntimeRequest\x12J\n" +
 	"\x11inference_service\x18\x01 \x01(\v2\x1d.ome.v1beta1.InferenceServiceR\x10inferenceService\x129\n" +
 	"\n" +
 	"model_spec\x18\x02 \x01(\v2\x1a.ome.v1beta1.BaseModelSpecR\tmodelSpec\x126\n" +
-	"\x04view\x18\x03 \x01(\x0e2\".ome.selector.v1.SelectRuntimeViewR\x04view\"T\n" +
+	"\x04view\x18\x03 \x01(\x0e2\".ome.selector.v1.SelectRuntimeViewR\x04view\x12,\n" +
+	"\x0fcandidate_limit\x18\x04 \x01(\x05H\x00R\x0ecandidateLimit\x88\x01\x01B\x12\n" +
+	"\x10_candidate_limit\"T\n" +
 	"\x0eExclusionCount\x12,\n" +
 	"\x05check\x18\x01 \x01(\x0e2\x16.ome.selector.v1.CheckR\x05check\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\"\x9b\x01\n" +
@@ -7742,7 +7769,7 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"candidates\x18\x02 \x01(\x05R\n" +
 	"candidates\x127\n" +
 	"\x06counts\x18\x03 \x03(\v2\x1f.ome.selector.v1.ExclusionCountR\x06counts\x12\x12\n" +
-	"\x04text\x18\x04 \x01(\tR\x04text\"\x84\x04\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"\xaf\x04\n" +
 	"\x15SelectRuntimeResponse\x128\n" +
 	"\tselection\x18\x01 \x01(\v2\x1a.ome.selector.v1.SelectionR\tselection\x12:\n" +
 	"\n" +
@@ -7759,7 +7786,8 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\rcache_version\x18\b \x01(\tR\fcacheVersion\x12#\n" +
 	"\rruntime_error\x18\t \x01(\tR\fruntimeError\x12N\n" +
 	"\x11exclusion_summary\x18\n" +
-	" \x01(\v2!.ome.selector.v1.ExclusionSummaryR\x10exclusionSummary\"\xb2\x02\n" +
+	" \x01(\v2!.ome.selector.v1.ExclusionSummaryR\x10exclusionSummary\x12)\n" +
+	"\x10total_candidates\x18\v \x01(\x05R\x0ftotalCandidates\"\xb2\x02\n" +
 	"\x16ExplainRuntimesRequest\x12J\n" +
 	"\x11inference_service\x18\x01 \x01(\v2\x1d.ome.v1beta1.InferenceServiceR\x10inferenceService\x129\n" +
 	"\n" +
@@ -8693,6 +8721,7 @@ func file_ome_selector_v1_selector_proto_init() {
 	}
 	file_ome_selector_v1_cache_proto_init()
 	file_ome_selector_v1_selector_proto_msgTypes[4].OneofWrappers = []any{}
+	file_ome_selector_v1_selector_proto_msgTypes[7].OneofWrappers = []any{}
 	file_ome_selector_v1_selector_proto_msgTypes[13].OneofWrappers = []any{}
 	file_ome_selector_v1_selector_proto_msgTypes[22].OneofWrappers = []any{}
 	file_ome_selector_v1_selector_proto_msgTypes[29].OneofWrappers = []any{

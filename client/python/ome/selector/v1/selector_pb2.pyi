@@ -223,12 +223,14 @@ class _SelectRuntimeViewEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Sel
     SELECT_RUNTIME_VIEW_UNSPECIFIED: _SelectRuntimeView.ValueType  # 0
     """Not set: the same as SELECT_RUNTIME_VIEW_BASIC."""
     SELECT_RUNTIME_VIEW_BASIC: _SelectRuntimeView.ValueType  # 1
-    """The selection, the ranked candidates, OME's exact texts (warnings, `no_runtime_message`
-    with every excluded runtime as OME prints it, `model_error`, `runtime_error`) and the
+    """The selection, the best `candidate_limit` ranked candidates with `total_candidates`, OME's
+    exact texts (warnings, `no_runtime_message`, `model_error`, `runtime_error`) and the
     exclusion summary; `exclusions` is empty. Its cost follows the runtimes that can match.
     """
     SELECT_RUNTIME_VIEW_FULL: _SelectRuntimeView.ValueType  # 2
-    """BASIC plus `exclusions`: every other runtime in scope with its primary reason."""
+    """BASIC with every ranked candidate, plus `exclusions`: every other runtime in scope with its
+    primary reason.
+    """
 
 class SelectRuntimeView(_SelectRuntimeView, metaclass=_SelectRuntimeViewEnumTypeWrapper):
     """SelectRuntimeView: the size of a SelectRuntime answer (Google AIP-157 partial responses)."""
@@ -236,12 +238,14 @@ class SelectRuntimeView(_SelectRuntimeView, metaclass=_SelectRuntimeViewEnumType
 SELECT_RUNTIME_VIEW_UNSPECIFIED: SelectRuntimeView.ValueType  # 0
 """Not set: the same as SELECT_RUNTIME_VIEW_BASIC."""
 SELECT_RUNTIME_VIEW_BASIC: SelectRuntimeView.ValueType  # 1
-"""The selection, the ranked candidates, OME's exact texts (warnings, `no_runtime_message`
-with every excluded runtime as OME prints it, `model_error`, `runtime_error`) and the
+"""The selection, the best `candidate_limit` ranked candidates with `total_candidates`, OME's
+exact texts (warnings, `no_runtime_message`, `model_error`, `runtime_error`) and the
 exclusion summary; `exclusions` is empty. Its cost follows the runtimes that can match.
 """
 SELECT_RUNTIME_VIEW_FULL: SelectRuntimeView.ValueType  # 2
-"""BASIC plus `exclusions`: every other runtime in scope with its primary reason."""
+"""BASIC with every ranked candidate, plus `exclusions`: every other runtime in scope with its
+primary reason.
+"""
 Global___SelectRuntimeView: _TypeAlias = SelectRuntimeView  # noqa: Y015
 
 class _AdmissionPath:
@@ -1645,8 +1649,13 @@ class SelectRuntimeRequest(_message.Message):
     INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
     MODEL_SPEC_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
+    CANDIDATE_LIMIT_FIELD_NUMBER: _builtins.int
     view: Global___SelectRuntimeView.ValueType
     """How much of the answer to return (AIP-157); unset means SELECT_RUNTIME_VIEW_BASIC."""
+    candidate_limit: _builtins.int
+    """Ranked candidates a SELECT_RUNTIME_VIEW_BASIC answer carries at most, best first; unset
+    means 10, 0 means all. SELECT_RUNTIME_VIEW_FULL carries all. Negative is INVALID_ARGUMENT.
+    """
     @_builtins.property
     def inference_service(self) -> _types_pb2.InferenceService:
         """The InferenceService; `metadata.namespace` is required."""
@@ -1663,12 +1672,15 @@ class SelectRuntimeRequest(_message.Message):
         inference_service: _types_pb2.InferenceService | None = ...,
         model_spec: _types_pb2.BaseModelSpec | None = ...,
         view: Global___SelectRuntimeView.ValueType = ...,
+        candidate_limit: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model_spec", b"model_spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_candidate_limit", b"_candidate_limit", "candidate_limit", b"candidate_limit", "inference_service", b"inference_service", "model_spec", b"model_spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service", "model_spec", b"model_spec", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_candidate_limit", b"_candidate_limit", "candidate_limit", b"candidate_limit", "inference_service", b"inference_service", "model_spec", b"model_spec", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__candidate_limit: _TypeAlias = _typing.Literal["candidate_limit"]  # noqa: Y015
+    _WhichOneofArgType__candidate_limit: _TypeAlias = _typing.Literal["_candidate_limit", b"_candidate_limit"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__candidate_limit) -> _WhichOneofReturnType__candidate_limit | None: ...
 
 Global___SelectRuntimeRequest: _TypeAlias = SelectRuntimeRequest  # noqa: Y015
 
@@ -1758,8 +1770,14 @@ class SelectRuntimeResponse(_message.Message):
     CACHE_VERSION_FIELD_NUMBER: _builtins.int
     RUNTIME_ERROR_FIELD_NUMBER: _builtins.int
     EXCLUSION_SUMMARY_FIELD_NUMBER: _builtins.int
+    TOTAL_CANDIDATES_FIELD_NUMBER: _builtins.int
     no_runtime_message: _builtins.str
-    """OME's `no runtime found to support model ...` message when nothing qualifies."""
+    """OME's `no runtime found to support model ...` message when nothing qualifies, every excluded
+    runtime in fetch order, when it fits the server's `--max-message-bytes` (default 8 KiB; 0 =
+    no cap). Past it: OME's head, `Excluded runtimes:` with whole entries, nearest misses first
+    (latest check failed first, then fetch order), and `… and N more: <count> <check>, ...;
+    ExplainRuntimes lists each`. `exclusions` (FULL) and ExplainRuntimes list every runtime.
+    """
     model_error: _builtins.str
     """OME's model validation error, e.g.
     `invalid model specification: modelFormat.name: model format name is required`.
@@ -1770,13 +1788,17 @@ class SelectRuntimeResponse(_message.Message):
     """OME's error for a named runtime that cannot be used: `cluster-scoped runtime X is
     disabled`, or an inheritance chain error such as `inheritance cycle detected: [a b a]`.
     """
+    total_candidates: _builtins.int
+    """Ranked candidates in all, whether or not `candidates` holds each (auto-selection only)."""
     @_builtins.property
     def selection(self) -> Global___Selection:
         """The runtime to use; absent when none qualifies."""
 
     @_builtins.property
     def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___Candidate]:
-        """Ranked candidates, best first (auto-selection only)."""
+        """Ranked candidates, best first (auto-selection only): the first `candidate_limit` of them in
+        SELECT_RUNTIME_VIEW_BASIC, all in SELECT_RUNTIME_VIEW_FULL.
+        """
 
     @_builtins.property
     def exclusions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Exclusion]:
@@ -1811,10 +1833,11 @@ class SelectRuntimeResponse(_message.Message):
         cache_version: _builtins.str = ...,
         runtime_error: _builtins.str = ...,
         exclusion_summary: Global___ExclusionSummary | None = ...,
+        total_candidates: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["exclusion_summary", b"exclusion_summary", "model", b"model", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "candidates", b"candidates", "exclusion_summary", b"exclusion_summary", "exclusions", b"exclusions", "model", b"model", "model_error", b"model_error", "no_runtime_message", b"no_runtime_message", "runtime_error", b"runtime_error", "selection", b"selection", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "candidates", b"candidates", "exclusion_summary", b"exclusion_summary", "exclusions", b"exclusions", "model", b"model", "model_error", b"model_error", "no_runtime_message", b"no_runtime_message", "runtime_error", b"runtime_error", "selection", b"selection", "total_candidates", b"total_candidates", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

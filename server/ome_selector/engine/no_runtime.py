@@ -1,0 +1,189 @@
+"""OME's ``no runtime found`` message (troubleshoot-runtime-selection.md, Step 2), within a byte cap.
+
+``message(auto)``: when the whole text fits ``auto.max_message_bytes`` (UTF-8 bytes; 0 = no cap)
+it is OME's, byte for byte: ``<head>. Excluded runtimes: <runtime> (<primary reason>); ...``,
+every excluded runtime in fetch order. Past the cap (README, "Deviations from OME") the head
+stays, then whole entries ordered by how far along the check order each runtime got (near misses,
+which passed the model-format check, first; each check's runtimes in fetch order), then
+``… and N more: <count> <check>, ...; ExplainRuntimes lists each`` in the exclusion summary's
+words. A capped message builds only the entries it shows: the counts come from the group
+results' bit masks, and whether OME's text could fit is decided from them before any is built.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from heapq import merge
+from itertools import compress
+from operator import attrgetter, getitem
+from typing import Any
+
+from ome_selector.domain import objects as d
+from ome_selector.engine import memo as caches
+from ome_selector.engine.evaluation import (
+    _CLASS,
+    _DISABLED,
+    _EVALUATED,
+    _FORMAT,
+    _MODE,
+    _NO_FIT,
+    AutoSelection,
+    GroupResult,
+    Verdict,
+    _selector,
+    format_failure,
+)
+from ome_selector.rules.deployment_mode import check_deployment_mode
+from ome_selector.rules.results import Check
+from ome_selector.texts import messages
+
+# The checks whose failure puts a runtime in the message, latest in the check order first.
+_LISTED = (Check.MODEL_SIZE, Check.MODEL_FORMAT, Check.DEPLOYMENT_MODE, Check.ACCELERATOR_CLASS, Check.DISABLED)
+# The fewest bytes an entry and its separator can take: a one-character name and the shortest
+# primary reason (``runtime is disabled``).
+_MIN_ENTRY_BYTES = len(messages.excluded_runtime("x", messages.RUNTIME_DISABLED)) + len(messages.EXCLUDED_SEPARATOR)
+_CANONICAL = tuple(check for check in Check if check in _LISTED)
+_SET_BYTE = re.compile(b"[^\x00]")
+
+
+def message(auto: AutoSelection) -> str:
+    """The ``no runtime found`` message of ``auto`` (which has no candidate), capped at
+    ``auto.max_message_bytes``."""
+    cap = auto.max_message_bytes
+    excluded = sum(auto.counts[check] for check in _LISTED)
+    head = messages.no_runtime_head(auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster)
+    if not cap or not excluded or excluded * _MIN_ENTRY_BYTES - len(messages.EXCLUDED_SEPARATOR) <= cap:
+        # OME's text may fit: build it whole and measure it.
+        text = full_message(auto)
+        if not cap or not excluded or len(text.encode()) <= cap:  # no list: nothing to cap
+            return text
+    return _capped(auto, head, excluded, cap)
+
+
+def full_message(auto: AutoSelection) -> str:
+    """OME's text, every excluded runtime in fetch order, at any size."""
+    excluded = [piece for result in auto.results for piece in _excluded_pieces(result, auto.model, auto.request)]
+    return messages.no_runtime_found(
+        auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster, excluded
+    )
+
+
+def _capped(auto: AutoSelection, head: str, excluded: int, cap: int) -> str:
+    """The head, the entries that fit (nearest misses first) and the tail counting the rest.
+    Each entry is tried against the tail as it is now (the longest it can be, since counts only
+    fall) and, when that does not fit, against the tail it would leave."""
+    left = {check: auto.counts[check] for check in _LISTED}
+    text = head + messages.EXCLUDED_RUNTIMES
+    used = len(text.encode())
+    reserve = len(messages.EXCLUDED_SEPARATOR) + len(_tail(left).encode())
+    shown: list[str] = []
+    separator = len(messages.EXCLUDED_SEPARATOR)
+    for check, entry in _entries_by_distance(auto):
+        size = len(entry.encode()) + (separator if shown else 0)
+        if used + size + reserve > cap:
+            left[check] -= 1
+            rest = excluded - len(shown) - 1
+            exact = separator + len(_tail(left).encode()) if rest else 0
+            left[check] += 1
+            if used + size + exact > cap:
+                break
+        left[check] -= 1
+        shown.append(entry)
+        used += size
+    parts = [*shown, _tail(left)] if len(shown) < excluded else shown
+    return text + messages.EXCLUDED_SEPARATOR.join(parts)
+
+
+def _tail(left: dict[Check, int]) -> str:
+    """The tail for ``left`` (runtimes left out per check), in canonical check order."""
+    return messages.excluded_tail([(check.name, left[check]) for check in _CANONICAL])
+
+
+def _positions(mask: int) -> Iterator[int]:
+    """The set bits of ``mask``, lowest first, found lazily (zero bytes skipped in C)."""
+    data = mask.to_bytes(-(-mask.bit_length() // 8), "little")
+    for found in _SET_BYTE.finditer(data):
+        base, byte = found.start() * 8, data[found.start()]
+        for k in range(8):
+            if byte >> k & 1:
+                yield base + k
+
+
+def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
+    """(primary check, entry) of each excluded runtime: the checks latest first, each check's
+    runtimes in fetch order (ServingRuntimes, then ClusterServingRuntimes)."""
+    model, request = auto.model, auto.request
+    for check in _LISTED:
+        for result in auto.results:
+            order = result.group.order
+            evaluated = [
+                (i, e.failures[0].message)
+                for i, e in result.evaluated.items()
+                if e.verdict is Verdict.EXCLUDED and e.failures[0].check is check
+            ]
+            masked: Iterator[tuple[int, str]] = iter(())
+            if check is Check.MODEL_FORMAT and result.model_format:
+                masked = ((i, _format_reason(order[i], model)) for i in _positions(result.model_format))
+            elif check is Check.DEPLOYMENT_MODE and result.deployment_mode:
+                masked = (
+                    (i, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message)
+                    for i in _positions(result.deployment_mode)
+                )
+            elif check is Check.ACCELERATOR_CLASS and result.accelerator_class:
+                masked = ((i, messages.ACCELERATOR_CLASS) for i in _positions(result.accelerator_class))
+            elif check is Check.DISABLED and result.disabled:
+                masked = ((i, messages.RUNTIME_DISABLED) for i in _positions(result.disabled))
+            for i, reason in merge(evaluated, masked):
+                yield check, messages.excluded_runtime(order[i].name, reason)
+
+
+def _format_reason(runtime: d.Runtime, model: d.Model) -> str:
+    failure = format_failure(runtime.own, model)
+    assert failure is not None  # the mask holds runtimes whose entries cannot match
+    return failure.message
+
+
+def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | None) -> list[str]:
+    """``<runtime> (<primary reason>)`` of every excluded runtime of a group, in fetch order
+    (the ``no runtime found`` message; compatible runtimes are not listed). Built with C-level
+    iteration over the group's positions, since it lists every runtime in scope: the pieces of
+    each position come from a table chosen by its primary-reason code."""
+    group = result.group
+    size = len(group)
+    if not size:
+        return []
+    order = group.order
+    tables: list[Any] = [None, (), (), {}, {}, {}]
+    if result.disabled:
+        tables[_DISABLED] = group.pieces(messages.RUNTIME_DISABLED)
+    if result.accelerator_class:
+        tables[_CLASS] = group.pieces(messages.ACCELERATOR_CLASS)
+    if result.deployment_mode:
+        tables[_MODE] = {
+            i: messages.excluded_runtime(
+                order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message
+            )
+            for i in compress(range(size), _selector(result.deployment_mode, size))
+        }
+    if result.model_format:
+        select = _selector(result.model_format, size)
+        positions = list(compress(range(size), select))
+        ids = list(compress(group.format_ids(), select))
+        texts = caches.FORMAT_FAILURES.table(model.cache_key)
+        missing = set(ids).difference(texts)
+        for i, format_id in zip(positions, ids):
+            if not missing:
+                break
+            if format_id in missing:
+                format_failure(order[i].own, model, texts)
+                missing.discard(format_id)
+        messages_ = map(attrgetter("message"), map(texts.__getitem__, ids))
+        tables[_FORMAT] = dict(
+            zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_))
+        )
+    tables[_EVALUATED] = {
+        i: messages.excluded_runtime(order[i].name, e.failures[0].message) if e.verdict is Verdict.EXCLUDED else None
+        for i, e in result.evaluated.items()
+    }
+    return list(filter(None, map(getitem, map(tables.__getitem__, result.codes()), range(size))))
