@@ -827,7 +827,7 @@ def _collection_lines(listed: selector_pb2.RuntimeTreeCollection, width: int | N
     return [_fitted(start, namespace, "", width), _CONTINUATION + rest]
 
 
-# --- what-if and watch (issue 8) ------------------------------------------------------------------
+# --- what-if and watch (README, "Watch and what-if from the command line") -----------------
 
 
 def outcome_label(outcome: selector_pb2.SelectionOutcome | None) -> str:

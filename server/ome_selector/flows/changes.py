@@ -1,6 +1,6 @@
 """One object of a cache write described as the cause of a change, in one line of the fields the
-selection reads: ``ClusterServingRuntime vllm-llama: priority 2 → 4`` (issue 8). Texts in
-messages.py. Pure Python, no gRPC.
+selection reads: ``ClusterServingRuntime vllm-llama: priority 2 → 4`` (README "Watch selections
+and preview a change"). Texts in messages.py. Pure Python, no gRPC.
 
 Runtimes: ``disabled``, ``acceleratorClasses``, the engine and decoder modes
 (``engineConfig`` / ``decoderConfig`` ``ome.io/deploymentMode``), ``modelSizeRange``,
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from ome_selector.cache.ingest import Key
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.texts import messages
+from ome_selector.validation import Key
 
 
 def _spec_text(spec: d.Spec | None) -> str | None:

@@ -8,6 +8,7 @@ from ome.selector.v1 import selector_pb2 as pb
 from ome_selector.domain import objects as d
 from ome_selector.engine.evaluation import TieBreak, Verdict
 from ome_selector.flows import outcomes, tree, views
+from ome_selector.flows.admission import AdmissionPath
 from ome_selector.flows.revisions import DriftReason, LiveRelation, PinMode, PinState, SyncState
 from ome_selector.rules import accelerators
 from ome_selector.rules.results import Check
@@ -62,14 +63,14 @@ ACCELERATOR_SOURCE_TO_PB = {
     accelerators.NONE_ROUTER: pb.ACCELERATOR_SOURCE_NONE_ROUTER,
 }
 ADMISSION_PATH_TO_PB = {
-    "NO_ENGINE": pb.ADMISSION_PATH_NO_ENGINE,
-    "DEFERRED_FULL_RUNNER": pb.ADMISSION_PATH_DEFERRED_FULL_RUNNER,
-    "AUTO_SELECT": pb.ADMISSION_PATH_AUTO_SELECT,
-    "NAMED_RUNTIME": pb.ADMISSION_PATH_NAMED_RUNTIME,
-    "NAMED_RUNTIME_NO_MODEL": pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL,
-    "PINNED_NO_MODEL": pb.ADMISSION_PATH_PINNED_NO_MODEL,
-    "SPEC": pb.ADMISSION_PATH_SPEC,
-    "DELETE": pb.ADMISSION_PATH_DELETE,
+    AdmissionPath.NO_ENGINE: pb.ADMISSION_PATH_NO_ENGINE,
+    AdmissionPath.DEFERRED_FULL_RUNNER: pb.ADMISSION_PATH_DEFERRED_FULL_RUNNER,
+    AdmissionPath.AUTO_SELECT: pb.ADMISSION_PATH_AUTO_SELECT,
+    AdmissionPath.NAMED_RUNTIME: pb.ADMISSION_PATH_NAMED_RUNTIME,
+    AdmissionPath.NAMED_RUNTIME_NO_MODEL: pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL,
+    AdmissionPath.PINNED_NO_MODEL: pb.ADMISSION_PATH_PINNED_NO_MODEL,
+    AdmissionPath.SPEC: pb.ADMISSION_PATH_SPEC,
+    AdmissionPath.DELETE: pb.ADMISSION_PATH_DELETE,
 }
 # Proto -> domain: unspecified is CREATE, the operation of every request before the field existed.
 OPERATION_FROM_PB = {

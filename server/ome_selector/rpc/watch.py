@@ -1,6 +1,6 @@
 """WatchSelections: the outcomes of the cached InferenceServices kept up to date after every cache
-write, and the watchers they are streamed to (issue 8). No gRPC imports: the servicer iterates
-``Watcher.stream()``.
+write, and the watchers they are streamed to (README "Watch selections and preview a change").
+No gRPC imports: the servicer iterates ``Watcher.stream()``.
 
 ``SelectionTracker(store)`` listens to the store (``CacheStore.add_listener``: called in write
 order, inside the write, where it only enqueues the new snapshot) and, on its own thread, advances
@@ -27,13 +27,13 @@ from collections.abc import AsyncIterator
 
 from ome.selector.v1 import selector_pb2 as pb
 
-from ome_selector.cache.ingest import validate_name
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import labels, outcomes
 from ome_selector.rpc import outcomes as rpc_outcomes
 from ome_selector.texts import messages
+from ome_selector.validation import validate_name
 
 log = logging.getLogger("ome_selector.watch")
 

@@ -1,4 +1,4 @@
-"""Issue 10, items 1 and 4: one bad object never stops a load; the loader reads only regular files,
+"""README, "What the loader reads, and what it rejects": one bad object never stops a load; the loader reads only regular files,
 caps their size, expands `kind: List`, warns about unknown fields and names type errors by path.
 Each test failed before the change."""
 
