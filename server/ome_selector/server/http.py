@@ -49,7 +49,9 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# What a connection past the limit is told before it is closed.
+# What a connection past the limit is told before it is closed, and how long (seconds) it may
+# stay open after that.
+_LINGER = 1.0
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
@@ -60,7 +62,7 @@ class HttpLimits:
     max_connections: int = 64
     header_timeout: float = 5.0
     idle_timeout: float = 30.0
-    backlog: int = 128
+    backlog: int = 1024  # connections the kernel queues before they are accepted
 
 
 def _bounded_protocol(limits: HttpLimits) -> type[H11Protocol]:
@@ -69,17 +71,27 @@ def _bounded_protocol(limits: HttpLimits) -> type[H11Protocol]:
 
     class Bounded(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _refused = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             if len(self.connections) > limits.max_connections:
                 log.debug("http: %d connections open, refusing one", len(self.connections) - 1)
+                # Not counted from here on; the answer, then EOF; what the client sends is
+                # dropped (closing with unread data would reset the connection and lose the
+                # 503), and the socket is closed after _LINGER seconds at most.
+                self._refused = True
+                self.connections.discard(self)
                 transport.write(_BUSY)
-                transport.close()
+                if transport.can_write_eof():
+                    transport.write_eof()
+                self._header_timer = self.loop.call_later(_LINGER, transport.close)
                 return
             self._arm_header_timer()
 
         def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
             super().data_received(data)
             if self.conn.their_state is not h11.IDLE:  # the request line and headers are in
                 self._disarm_header_timer()
@@ -88,6 +100,11 @@ def _bounded_protocol(limits: HttpLimits) -> type[H11Protocol]:
             super().on_response_complete()
             if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
                 self._arm_header_timer()  # the next request's headers: same bound
+
+        def eof_received(self) -> bool | None:
+            if self._refused:
+                self.transport.close()
+            return None
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm_header_timer()
