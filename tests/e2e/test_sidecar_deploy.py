@@ -139,10 +139,15 @@ def test_readme_deploy_commands_run_as_written(tmp_path: Path) -> None:
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     assert rendered.stdout.count(" passed for resource ") == 4, rendered.stdout
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    ports = []
+    for _ in range(2):  # free ports for the probes and the metrics
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    port, metrics_port = ports
     block = local_block.replace("127.0.0.1:8081", f"127.0.0.1:{port}").replace(
+        "127.0.0.1:9090", f"127.0.0.1:{metrics_port}"
+    ).replace(
         "/tmp/ome-selector.sock", str(tmp_path / "api.sock")
     )
     local = subprocess.run(

@@ -74,6 +74,7 @@ def test_the_entry_command_runs_outside_a_container(monkeypatch: pytest.MonkeyPa
         **ENV,
         "OME_SELECTOR_LISTEN": f"unix:{socket_path}",  # instead of /run/ome-selector/api.sock
         "OME_SELECTOR_HTTP_LISTEN": "127.0.0.1:0",  # instead of 0.0.0.0:8081
+        "OME_SELECTOR_METRICS_LISTEN": "127.0.0.1:0",  # instead of 0.0.0.0:9090
         "OME_SELECTOR_DRAIN_DELAY": "0",
     }.items():
         monkeypatch.setenv(name, value)
