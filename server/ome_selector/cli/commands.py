@@ -2,7 +2,7 @@
 the request it builds, the RPC that answers it, and how the answer is printed and judged.
 
 Each ``Command`` row names its ``SelectionService`` method (``rpc``), the same name that keys
-``api.SELECTION_RPCS``, the table ``service.SelectionServicer``'s methods are generated from; the
+``api.SELECTION_RPCS``, the table whose rows ``servicers.SelectionServicer``'s methods call; the
 request type is that method's input type. Offline a request is answered by ``api.answer``
 (which dispatches by request type to that ``SELECTION_RPCS`` row), with ``--server`` by the row's
 ``remote`` call of the typed client (``ome_selector_client.SelectorClient``). ``cli`` builds the

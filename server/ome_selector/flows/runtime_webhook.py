@@ -31,7 +31,6 @@ Not reproduced: the public code's ``workers`` / ``DEPLOYMENT_MODE`` check and it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,15 +43,11 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.errors import RequestError
 from ome_selector.domain.quantities import parse_quantity
 from ome_selector.texts import messages
-from ome_selector.texts.messages import go_list
 from ome_selector.validation import COMPONENT_CONFIGS, object_key, validate_object
 
 SERVING_RUNTIME_WEBHOOK = "servingruntime.ome-webhook-server.validator"
 CLUSTER_SERVING_RUNTIME_WEBHOOK = "clusterservingruntime.ome-webhook-server.validator"
 RUNTIME_PROFILE_ANNOTATION = "ome.io/runtime-profile"
-
-# runtime-inheritance.md, "What admission checks" (the table's last row).
-PROFILE_NOT_DISABLED = 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
 
 _WEBHOOKS = {d.SERVING_RUNTIME: SERVING_RUNTIME_WEBHOOK, d.CLUSTER_SERVING_RUNTIME: CLUSTER_SERVING_RUNTIME_WEBHOOK}
 _MESSAGE_TYPES = {
@@ -60,17 +55,6 @@ _MESSAGE_TYPES = {
     d.CLUSTER_SERVING_RUNTIME: types_pb2.ClusterServingRuntime,
 }
 _ONEOF_FIELDS = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
-
-
-def unknown_accelerator_classes(missing: Sequence[str]) -> str:
-    """accelerator-classes.md / runtime-accelerator-class-matching.md: classes that don't exist."""
-    return f"unknown accelerator classes referenced in AcceleratorRequirements: {go_list(missing)}"
-
-
-def different_priorities(format_name: str, kind: str, runtime: str) -> str:
-    """runtime-selection-scoring.md (the prefix) and facts 5.3 (the whole text). An empty entry
-    name leaves a double space: ``model format  under``."""
-    return f"different priorities assigned for the model format {format_name} under the {kind.lower()} {runtime}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +250,7 @@ def validate_runtime(
         return RuntimeVerdict(False, text, webhook, chain)
 
     if message.metadata.annotations.get(RUNTIME_PROFILE_ANNOTATION) == "true" and not disabled:
-        return deny(PROFILE_NOT_DISABLED)
+        return deny(messages.PROFILE_NOT_DISABLED)
     if chain_error is not None:
         return deny(chain_error)
     error = scaling_policy_error(spec, old.spec if old is not None else None) or policy_ref_error(spec)
@@ -281,8 +265,8 @@ def validate_runtime(
         name for name in spec.accelerator_requirements.accelerator_classes if name not in snapshot.accelerator_classes
     ]
     if missing:
-        return deny(unknown_accelerator_classes(missing))
+        return deny(messages.unknown_accelerator_classes(missing))
     format_name = _priority_error(spec)
     if format_name is not None:
-        return deny(different_priorities(format_name, kind, message.metadata.name))
+        return deny(messages.different_priorities(format_name, kind, message.metadata.name))
     return RuntimeVerdict(True, "", webhook, chain)

@@ -1,5 +1,5 @@
 """The CLI's one table of commands (``commands.COMMANDS``): each row's RPC is an
-``api.SELECTION_RPCS`` row (the table the servicer methods are generated from) or the streaming
+``api.SELECTION_RPCS`` row (the table whose rows the servicer methods call) or the streaming
 ``WatchSelections``, its requests reach exactly that row offline and exactly that method with
 ``--server``, its exit-status rule, and a new row being all it takes to add a command."""
 
