@@ -145,10 +145,10 @@ def test_readme_deploy_commands_run_as_written(tmp_path: Path) -> None:
             probe.bind(("127.0.0.1", 0))
             ports.append(probe.getsockname()[1])
     port, metrics_port = ports
-    block = local_block.replace("127.0.0.1:8081", f"127.0.0.1:{port}").replace(
-        "127.0.0.1:9090", f"127.0.0.1:{metrics_port}"
-    ).replace(
-        "/tmp/ome-selector.sock", str(tmp_path / "api.sock")
+    block = (
+        local_block.replace("127.0.0.1:8081", f"127.0.0.1:{port}")
+        .replace("127.0.0.1:9090", f"127.0.0.1:{metrics_port}")
+        .replace("/tmp/ome-selector.sock", str(tmp_path / "api.sock"))
     )
     local = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
