@@ -63,6 +63,10 @@ def check_selector_container(pod: dict[str, Any]) -> dict[str, str]:
     http_port = int(env["OME_SELECTOR_HTTP_LISTEN"].rpartition(":")[2])
     assert env["OME_SELECTOR_HTTP_LISTEN"].startswith("0.0.0.0:")  # kubelet probes the pod IP
     assert {p["name"]: p["containerPort"] for p in container["ports"]}["http"] == http_port
+    metrics_port = int(env["OME_SELECTOR_METRICS_LISTEN"].rpartition(":")[2])  # /metrics, apart from the probes
+    assert {p["name"]: p["containerPort"] for p in container["ports"]}["metrics"] == metrics_port
+        metrics_port
+    )
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert container["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
@@ -118,7 +122,11 @@ def test_standalone_manifest() -> None:
         assert str(Path(env[name]).parent) in tls_dir
     service = docs["Service"]["spec"]
     assert service["selector"] == docs["Deployment"]["spec"]["selector"]["matchLabels"]
-    assert {p["name"]: p["targetPort"] for p in service["ports"]} == {"grpc": "grpc", "http": "http"}
+    assert {p["name"]: p["targetPort"] for p in service["ports"]} == {
+        "grpc": "grpc",
+        "http": "http",
+        "metrics": "metrics",
+    }
 
 
 def test_readme_deploy_commands_run_as_written(tmp_path: Path) -> None:
