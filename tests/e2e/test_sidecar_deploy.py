@@ -65,8 +65,6 @@ def check_selector_container(pod: dict[str, Any]) -> dict[str, str]:
     assert {p["name"]: p["containerPort"] for p in container["ports"]}["http"] == http_port
     metrics_port = int(env["OME_SELECTOR_METRICS_LISTEN"].rpartition(":")[2])  # /metrics, apart from the probes
     assert {p["name"]: p["containerPort"] for p in container["ports"]}["metrics"] == metrics_port
-        metrics_port
-    )
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert container["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
