@@ -35,17 +35,18 @@ RUN pip install --no-cache-dir --no-compile --no-index --find-links /wheels ome-
     && mkdir -p /run/ome-selector && chown 65532:65532 /run/ome-selector
 USER 65532:65532
 # The API on a unix socket (share /run/ome-selector with the controller's container, an
-# emptyDir in Kubernetes); probes and metrics on every interface, port 8090 (not one of the
-# OME manager's 8080, 8081, 9443), so kubelet (which connects to the pod IP) reaches them.
+# emptyDir in Kubernetes); probes on every interface, port 8090 (not one of the
+# OME manager's 8080, 8081, 9443), so kubelet (which connects to the pod IP) reaches them; metrics apart, on port 9090.
 # Nothing is served from the example catalog: the cache stays empty and not ready until the
 # first ApplySnapshot.
 ENV PYTHONUNBUFFERED=1 \
     OME_SELECTOR_LISTEN=unix:/run/ome-selector/api.sock \
     OME_SELECTOR_HTTP_LISTEN=0.0.0.0:8090 \
+    OME_SELECTOR_METRICS_LISTEN=0.0.0.0:9090 \
     OME_SELECTOR_LOG_FORMAT=json \
     OME_SELECTOR_WAIT_FOR_SYNC=true \
     OME_SELECTOR_DRAIN_DELAY=5 \
     OME_SELECTOR_GRACE=10
-EXPOSE 8090
+EXPOSE 8090 9090
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["ome-selector", "serve"]

@@ -33,6 +33,15 @@ import grpc
 import pytest
 from ome.selector.v1 import selector_pb2_grpc
 
+# ---- signals ----------------------------------------------------------------------------------
+
+# A suite started with SIGINT ignored (``nohup``, a background job of a non-interactive shell)
+# passes that on to every process it starts, and a Python process that inherits an ignored
+# SIGINT has no KeyboardInterrupt: the tests that stop a CLI with Ctrl-C would wait for it.
+# A handled signal is reset to the default in a child, so handling it here restores Ctrl-C.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # ---- the two test layers ----------------------------------------------------------------------
 
 # Modules whose every test is end to end (each serves through a subprocess or runs a tool).

@@ -1,5 +1,5 @@
-"""Helpers for the sidecar tests (tests/test_sidecar_*.py): HTTP requests to the probe
-listener, a parsed /metrics scrape, and the bound addresses a server logs."""
+"""Helpers for the sidecar tests (tests/test_sidecar_*.py): HTTP requests to the probe and
+metrics listeners, a parsed /metrics scrape, and the bound addresses a server logs."""
 
 from __future__ import annotations
 
@@ -11,11 +11,17 @@ from conftest import ServerProcess
 from prometheus_client.parser import text_string_to_metric_families
 
 HTTP_LINE = re.compile(r"http endpoints on ([^\s\"]+)")
+METRICS_LINE = re.compile(r"metrics on ([^\s\"]+)")
 
 
 def http_address(server: ServerProcess) -> str:
     """The ``host:port`` of the server's HTTP listener, from its log line."""
     return server.wait_for_line(HTTP_LINE).group(1)
+
+
+def metrics_address(server: ServerProcess) -> str:
+    """The ``host:port`` of the server's metrics listener, from its log line."""
+    return server.wait_for_line(METRICS_LINE).group(1)
 
 
 def http_get(address: str, path: str, method: str = "GET") -> tuple[int, str]:

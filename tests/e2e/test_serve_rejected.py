@@ -11,7 +11,7 @@ import grpc
 from conftest import REPO_ROOT, ServerProcess, server_command
 from helpers_docs import inference_service, isvc
 from ome.selector.v1 import selector_pb2, selector_pb2_grpc
-from sidecar_helpers import http_address, sample, scrape
+from sidecar_helpers import metrics_address, sample, scrape
 
 GOOD_AND_BAD = """\
 apiVersion: ome.io/v1beta1
@@ -49,7 +49,7 @@ spec:
 def test_a_bad_object_is_left_out_and_counted(running_server: Callable[..., ServerProcess], tmp_path: Path) -> None:
     manifest = tmp_path / "cluster.yaml"
     manifest.write_text(GOOD_AND_BAD)
-    server = running_server([manifest], extra_args=["--http-listen", "127.0.0.1:0"])
+    server = running_server([manifest], extra_args=["--metrics-listen", "127.0.0.1:0"])
     assert any(
         line.endswith("objects=2 rejected=1 path_errors=0") and "cache loaded from manifests" in line
         for line in server.lines
@@ -58,7 +58,7 @@ def test_a_bad_object_is_left_out_and_counted(running_server: Callable[..., Serv
         "bad-runtime" in line and "(5000 characters): must be no more than 128 characters" in line
         for line in server.lines
     )
-    assert sample(scrape(http_address(server)), "ome_selector_manifest_objects_rejected") == 1.0
+    assert sample(scrape(metrics_address(server)), "ome_selector_manifest_objects_rejected") == 1.0
     with grpc.insecure_channel(server.address) as channel:
         response = selector_pb2_grpc.SelectionServiceStub(channel).SelectRuntime(
             selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc())), timeout=10

@@ -446,7 +446,7 @@ def test_servicemonitor_component(rendered: dict[str, list[dict[str, Any]]]) -> 
     service = standalone[("Service", "ome", "ome-selector")]
     assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
     assert [(e["port"], e["path"]) for e in monitor["spec"]["endpoints"]] == [
-        ("http", "/metrics"),
+        ("metrics", "/metrics"),
         ("sync-metrics", "/metrics"),
     ]
     assert {e["port"] for e in monitor["spec"]["endpoints"]} <= {p["name"] for p in service["spec"]["ports"]}

@@ -21,7 +21,7 @@ from ome.selector.v1 import selector_pb2, selector_pb2_grpc
 from ome_selector.cache.manifests import load_inference_service
 from ome_selector_client import SelectorClient
 from ome_selector_client.client import CHANNEL_OPTIONS
-from sidecar_helpers import http_address, http_get, sample, scrape
+from sidecar_helpers import http_address, http_get, metrics_address, sample, scrape
 
 from tools.bench import load_catalog, sized_objects
 
@@ -30,8 +30,20 @@ IN_FLIGHT = 8
 
 
 def test_sigterm_drains_eight_in_flight_calls(running_server: Callable[..., ServerProcess]) -> None:
-    server = running_server(extra_args=["--http-listen", "127.0.0.1:0", "--drain-delay", "0", "--grace", "60"])
+    server = running_server(
+        extra_args=[
+            "--http-listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--drain-delay",
+            "0",
+            "--grace",
+            "60",
+        ]
+    )
     http = http_address(server)
+    metrics = metrics_address(server)
     objects = sized_objects(load_catalog(SHARED), RUNTIMES)
     with SelectorClient(server.address, timeout=60) as client:
         assert client.apply_snapshot("big-1", objects).synced
@@ -55,8 +67,9 @@ def test_sigterm_drains_eight_in_flight_calls(running_server: Callable[..., Serv
         deadline = time.monotonic() + 30
         while (
             sample(
-                scrape(http),
+                scrape(metrics),
                 "grpc_server_started_total",
+                grpc_type="unary",
                 grpc_service="ome.selector.v1.SelectionService",
                 grpc_method="ExplainRuntimes",
             )

@@ -228,3 +228,52 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
+
+
+# --- certificate rotation ------------------------------------------------------------------------
+
+
+def _mount_secret(secret: Path, version: str, pki: Pki) -> None:
+    """Write ``pki``'s server certificate, key and CA as Kubernetes mounts a Secret: the files in
+    ``..<version>/``, ``..data`` pointing at it (swapped atomically with a rename), and
+    ``tls.crt`` / ``tls.key`` / ``ca.crt`` pointing into ``..data``."""
+    folder = secret / f"..{version}"
+    folder.mkdir()
+    for name, source in (("tls.crt", pki.server_cert), ("tls.key", pki.server_key), ("ca.crt", pki.ca)):
+        (folder / name).write_bytes(source.read_bytes())
+    (secret / "..data_tmp").symlink_to(folder.name)
+    (secret / "..data_tmp").rename(secret / "..data")
+    for name in ("tls.crt", "tls.key", "ca.crt"):
+        if not (secret / name).is_symlink():
+            (secret / name).symlink_to(f"..data/{name}")
+
+
+def test_rotated_certificates_are_served_without_a_restart(
+    running_server: Start, pki: Pki, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    rotated = Pki(tmp_path_factory.mktemp("pki-rotated"))  # a new CA, server and client certificate
+    secret = tmp_path_factory.mktemp("secret")
+    _mount_secret(secret, "2026_01_01_00_00_00.1", pki)
+    server = running_server(
+        extra_args=[
+            "--tls-cert",
+            str(secret / "tls.crt"),
+            "--tls-key",
+            str(secret / "tls.key"),
+            "--tls-client-ca",
+            str(secret / "ca.crt"),
+        ]
+    )
+    with grpc.secure_channel(server.address, pki.credentials(pki.client_cert, pki.client_key)) as channel:
+        assert check(channel) == SERVING
+
+    _mount_secret(secret, "2026_01_02_00_00_00.2", rotated)  # what the kubelet does when the Secret changes
+    with grpc.secure_channel(server.address, rotated.credentials(rotated.client_cert, rotated.client_key)) as channel:
+        assert check(channel) == SERVING  # the new CA trusts the new server certificate
+    with grpc.secure_channel(server.address, pki.credentials(pki.client_cert, pki.client_key)) as old:
+        assert check_fails(old) == grpc.StatusCode.UNAVAILABLE  # the old CA no longer verifies the server
+    with grpc.secure_channel(server.address, rotated.credentials(pki.client_cert, pki.client_key)) as old_client:
+        assert check_fails(old_client) == grpc.StatusCode.UNAVAILABLE  # the new client CA refuses old clients
+    assert [line.split(" INFO ", 1)[1] for line in server.lines if "reloaded" in line] == [
+        f"ome_selector.server: TLS certificate reloaded from {secret / 'tls.crt'}"
+    ]

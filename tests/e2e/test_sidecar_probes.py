@@ -28,8 +28,7 @@ from ome_selector.server.config import ServeOptions
 from ome_selector.server.http import ProbeServer
 from ome_selector.server.options import options_from_args, version
 from ome_selector_client import SelectorClient, SelectorError
-from prometheus_client import CollectorRegistry
-from sidecar_helpers import http_address, http_get, names, sample, scrape
+from sidecar_helpers import http_address, http_get, metrics_address, names, sample, scrape
 
 Start = Callable[..., ServerProcess]
 SELECTION = "ome.selector.v1.SelectionService"
@@ -66,8 +65,11 @@ def test_probes_follow_sync_and_never_gate_liveness(running_server: Start) -> No
 
 
 def test_metrics_count_calls_codes_outcomes_and_cache_writes(running_server: Start) -> None:
-    server = running_server(extra_args=["--http-listen", "127.0.0.1:0"])
-    http = http_address(server)
+    server = running_server(extra_args=["--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+    http = metrics_address(server)
+    assert http != http_address(server)
+    assert http_get(http_address(server), "/metrics") == (404, "not found\n")  # not on the probe listener
+    assert http_get(http, "/healthz") == (404, "not found\n")
     before = scrape(http)
     assert names(before, "grpc_server_started_total") == {}
     examples = CacheStore()
@@ -106,25 +108,49 @@ def test_metrics_count_calls_codes_outcomes_and_cache_writes(running_server: Sta
         assert client.health() == "SERVING"
 
     after = scrape(http)
+    unary = ("grpc_type", "unary")
     assert names(after, "grpc_server_started_total") == {
-        (("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION)): 5.0,
-        (("grpc_method", "ApplySnapshot"), ("grpc_service", CACHE)): 1.0,
-        (("grpc_method", "UpsertObjects"), ("grpc_service", CACHE)): 1.0,
-        (("grpc_method", "Check"), ("grpc_service", HEALTH)): 1.0,
+        (("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION), unary): 5.0,
+        (("grpc_method", "ApplySnapshot"), ("grpc_service", CACHE), unary): 1.0,
+        (("grpc_method", "UpsertObjects"), ("grpc_service", CACHE), unary): 1.0,
+        (("grpc_method", "Check"), ("grpc_service", HEALTH), unary): 1.0,
     }
     assert names(after, "grpc_server_handled_total") == {
-        (("grpc_code", "OK"), ("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION)): 4.0,
-        (("grpc_code", "INVALID_ARGUMENT"), ("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION)): 1.0,
-        (("grpc_code", "INVALID_ARGUMENT"), ("grpc_method", "ApplySnapshot"), ("grpc_service", CACHE)): 1.0,
-        (("grpc_code", "OK"), ("grpc_method", "UpsertObjects"), ("grpc_service", CACHE)): 1.0,
-        (("grpc_code", "OK"), ("grpc_method", "Check"), ("grpc_service", HEALTH)): 1.0,
+        (("grpc_code", "OK"), ("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION), unary): 4.0,
+        (("grpc_code", "InvalidArgument"), ("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION), unary): 1.0,
+        (("grpc_code", "InvalidArgument"), ("grpc_method", "ApplySnapshot"), ("grpc_service", CACHE), unary): 1.0,
+        (("grpc_code", "OK"), ("grpc_method", "UpsertObjects"), ("grpc_service", CACHE), unary): 1.0,
+        (("grpc_code", "OK"), ("grpc_method", "Check"), ("grpc_service", HEALTH), unary): 1.0,
+    }
+    assert names(after, "grpc_server_msg_received_total") == {
+        (("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION), unary): 5.0,
+        (("grpc_method", "ApplySnapshot"), ("grpc_service", CACHE), unary): 1.0,
+        (("grpc_method", "UpsertObjects"), ("grpc_service", CACHE), unary): 1.0,
+        (("grpc_method", "Check"), ("grpc_service", HEALTH), unary): 1.0,
+    }
+    assert names(after, "grpc_server_msg_sent_total") == {  # answered calls only
+        (("grpc_method", "SelectRuntime"), ("grpc_service", SELECTION), unary): 4.0,
+        (("grpc_method", "UpsertObjects"), ("grpc_service", CACHE), unary): 1.0,
+        (("grpc_method", "Check"), ("grpc_service", HEALTH), unary): 1.0,
     }
     assert (
-        sample(after, "grpc_server_handling_seconds_count", grpc_service=SELECTION, grpc_method="SelectRuntime") == 5.0
+        sample(
+            after,
+            "grpc_server_handling_seconds_count",
+            grpc_type="unary",
+            grpc_service=SELECTION,
+            grpc_method="SelectRuntime",
+        )
+        == 5.0
     )
     assert (
         sample(
-            after, "grpc_server_handling_seconds_bucket", grpc_service=SELECTION, grpc_method="SelectRuntime", le="+Inf"
+            after,
+            "grpc_server_handling_seconds_bucket",
+            grpc_type="unary",
+            grpc_service=SELECTION,
+            grpc_method="SelectRuntime",
+            le="+Inf",
         )
         == 5.0
     )
@@ -138,7 +164,7 @@ def test_metrics_count_calls_codes_outcomes_and_cache_writes(running_server: Sta
         (("outcome", "error"),): 1.0,
     }
     assert names(after, "ome_selector_cache_writes_rejected_total") == {
-        (("grpc_code", "INVALID_ARGUMENT"), ("grpc_method", "ApplySnapshot")): 1.0,
+        (("grpc_code", "InvalidArgument"), ("grpc_method", "ApplySnapshot")): 1.0,
     }
     assert sample(after, "ome_selector_cache_write_seconds_count", grpc_method="ApplySnapshot") == 1.0
     assert sample(after, "ome_selector_cache_write_seconds_count", grpc_method="UpsertObjects") == 1.0
@@ -205,7 +231,7 @@ def test_port_out_of_range_is_a_clear_error() -> None:
     "listen, why",
     [
         ("localhost", "want host:port, unix:/path or unix-abstract:name"),
-        (":50051", "the host is missing (use 0.0.0.0 for every IPv4 interface)"),
+        ("[]:50051", "the IPv6 address is missing (write :port for every interface)"),
         ("::1:50051", "write an IPv6 address in brackets, e.g. [::1]:50051"),
         ("127.0.0.1:-1", "port '-1' is not a number"),
         ("unix:", "unix: needs a socket file path, e.g. unix:/run/ome-selector/api.sock"),
@@ -223,6 +249,7 @@ def test_bad_listen_addresses(listen: str, why: str) -> None:
         ("unix:/run/x.sock", "unix", "", 0, "/run/x.sock"),
         ("unix:///run/x.sock", "unix", "", 0, "/run/x.sock"),
         ("unix-abstract:ome", "unix-abstract", "", 0, "ome"),
+        (":50051", "tcp", "", 50051, ""),
     ],
 )
 def test_good_listen_addresses(listen: str, kind: str, host: str, port: int, path: str) -> None:
@@ -335,9 +362,7 @@ def test_healthz_fails_when_the_event_loop_does_not_answer() -> None:
     """In process: /healthz runs a no-op on the server's loop; a loop that does not run it
     within the timeout is 503 (kubelet then restarts the container), one that does is 200."""
     stalled = asyncio.new_event_loop()  # never runs: like a loop stuck in a computation
-    probe = ProbeServer(
-        parse_http_listen("127.0.0.1:0"), CollectorRegistry(), lambda: (True, "ready"), stalled, loop_timeout=0.2
-    )
+    probe = ProbeServer(parse_http_listen("127.0.0.1:0"), lambda: (True, "ready"), stalled, loop_timeout=0.2)
     address = probe.start()
     try:
         assert http_get(address, "/healthz") == (503, "event loop did not answer within 0.2s\n")
@@ -349,9 +374,7 @@ def test_healthz_fails_when_the_event_loop_does_not_answer() -> None:
     running = asyncio.new_event_loop()
     thread = threading.Thread(target=running.run_forever, daemon=True)
     thread.start()
-    probe = ProbeServer(
-        parse_http_listen("127.0.0.1:0"), CollectorRegistry(), lambda: (False, "draining"), running, loop_timeout=5
-    )
+    probe = ProbeServer(parse_http_listen("127.0.0.1:0"), lambda: (False, "draining"), running, loop_timeout=5)
     address = probe.start()
     try:
         assert http_get(address, "/healthz") == (200, "ok\n")

@@ -4,11 +4,11 @@ variables, server/options.py), its defaults and its checks."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.rpc.watch import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT
-from ome_selector.server.addresses import parse_http_listen, parse_listen
+from ome_selector.server.addresses import ListenAddress, parse_http_listen, parse_listen
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 5.0
@@ -24,8 +24,9 @@ class ServeOptions:
     """Everything ``ome-selector serve`` can be told (flags / ``OME_SELECTOR_*`` env vars).
 
     ``listen`` / ``cache_listen``: gRPC addresses (``addresses.parse_listen``); ``cache_listen``
-    None keeps CacheService on ``listen``. ``http_listen``: ``host:port`` of the probe and metrics
-    listener, None for none. ``socket_mode``: permission bits of unix sockets the server creates.
+    None keeps CacheService on ``listen``. ``http_listen``: ``host:port`` of the probe listener,
+    ``metrics_listen``: of the metrics listener; None for none (``:port`` is every interface).
+    ``socket_mode``: permission bits of unix sockets the server creates.
     ``grace``, ``drain_delay``: seconds. ``tls_cert``/``tls_key``: PEM files for TLS on
     ``listen``; ``tls_client_ca``: PEM CA bundle that client certificates must chain to (mTLS).
     ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
@@ -46,6 +47,7 @@ class ServeOptions:
     strict: bool = False
     socket_mode: int = DEFAULT_SOCKET_MODE
     http_listen: str | None = None
+    metrics_listen: str | None = None
     cache_listen: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
@@ -63,14 +65,18 @@ class ServeOptions:
             (self.listen, parse_listen),
             (self.cache_listen, parse_listen),
             (self.http_listen, parse_http_listen),
+            (self.metrics_listen, parse_http_listen),
         ):
             if value is not None:
                 try:
                     parse(value)
                 except ValueError as exc:
                     found.append(f"cannot listen on {value}: {exc}")
-        if self.cache_listen is not None and self.cache_listen == self.listen:
+        if self.cache_listen is not None and _same(self.cache_listen, self.listen, parse_listen):
             found.append(f"cannot listen on {self.cache_listen}: --cache-listen must differ from --listen")
+        if self.metrics_listen is not None and self.http_listen is not None:
+            if _same(self.metrics_listen, self.http_listen, parse_http_listen):
+                found.append(f"cannot listen on {self.metrics_listen}: --metrics-listen must differ from --http-listen")
         if bool(self.tls_cert) != bool(self.tls_key):
             found.append("tls: --tls-cert and --tls-key go together")
         if self.tls_client_ca and not self.tls_cert:
@@ -90,3 +96,13 @@ class ServeOptions:
         if self.max_message_bytes < 0:
             found.append("max_message_bytes: must be 0 or more")
         return found
+
+
+def _same(a: str, b: str, parse: Callable[[str], ListenAddress]) -> bool:
+    """True when ``a`` and ``b`` are one address (``:50051`` and ``[::]:50051`` are); a port 0
+    never clashes (the OS picks two ports)."""
+    try:
+        first, second = parse(a), parse(b)
+    except ValueError:
+        return a == b
+    return first.target == second.target and not (first.kind == "tcp" and first.port == 0)

@@ -1,5 +1,6 @@
 """The per-RPC interceptor: one log line per call (health and reflection at DEBUG), the gRPC
-metrics, and the calls in flight that drain waits for."""
+metrics (``grpc_type`` from the handler kind, request and response messages counted as they
+pass), and the calls in flight that drain waits for."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import grpc
 from grpc_health.v1 import health
 from grpc_reflection.v1alpha import reflection
 
-from ome_selector.server.metrics import ServerMetrics
+from ome_selector.server.metrics import GRPC_TYPES, ServerMetrics
 
 rpc_log = logging.getLogger("ome_selector.rpc")
 
@@ -42,10 +43,10 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None:  # unknown method: grpc answers UNIMPLEMENTED itself
             return handler
-        call = _Call(handler_call_details.method, self._metrics, self._in_flight)
         for attribute, make, wrap in _handler_kinds():
             behavior = getattr(handler, attribute)
             if behavior is not None:
+                call = _Call(handler_call_details.method, GRPC_TYPES[attribute], self._metrics, self._in_flight)
                 return make(  # type: ignore[no-any-return]
                     wrap(call, behavior),
                     request_deserializer=handler.request_deserializer,
@@ -86,8 +87,9 @@ class InFlight:
 class _Call:
     """Per-method bookkeeping shared by the wrappers below."""
 
-    def __init__(self, method: str, metrics: ServerMetrics | None, in_flight: InFlight | None) -> None:
+    def __init__(self, method: str, kind: str, metrics: ServerMetrics | None, in_flight: InFlight | None) -> None:
         self.method = method
+        self.kind = kind  # grpc_type: unary, server_stream, client_stream or bidi_stream
         service, _, name = method.lstrip("/").partition("/")
         self.service, self.name = service, name
         self.metrics = metrics
@@ -97,10 +99,37 @@ class _Call:
 
     def started(self) -> float:
         if self.metrics is not None:
-            self.metrics.rpc_started(self.service, self.name)
+            self.metrics.rpc_started(self.kind, self.service, self.name)
         if self.in_flight is not None:
             self.in_flight.add(1)
         return time.perf_counter()
+
+    def received(self) -> None:
+        if self.metrics is not None:
+            self.metrics.message_received(self.kind, self.service, self.name)
+
+    def sent(self) -> None:
+        if self.metrics is not None:
+            self.metrics.message_sent(self.kind, self.service, self.name)
+
+    def requests(self, request: Any) -> Any:
+        """The request, or for a request stream an iterator that counts each message."""
+        if hasattr(request, "__aiter__"):
+            return self._counted_async(request)
+        if hasattr(request, "__iter__") and not hasattr(request, "SerializeToString"):
+            return self._counted(request)
+        self.received()
+        return request
+
+    async def _counted_async(self, requests: Any) -> Any:
+        async for request in requests:
+            self.received()
+            yield request
+
+    def _counted(self, requests: Any) -> Any:
+        for request in requests:
+            self.received()
+            yield request
 
     def finished(self, context: Any, started: float, error: BaseException | None, response: Any) -> None:
         seconds = time.perf_counter() - started
@@ -108,7 +137,9 @@ class _Call:
             self.in_flight.add(-1, seconds)
         code = _outcome(context, error)
         if self.metrics is not None:
-            self.metrics.rpc_finished(self.service, self.name, code, seconds, response if error is None else None)
+            self.metrics.rpc_finished(
+                self.kind, self.service, self.name, code, seconds, response if error is None else None
+            )
         level = logging.ERROR if code in ("UNKNOWN", "INTERNAL") else self.level
         rpc_log.log(
             level,
@@ -156,11 +187,27 @@ class _Tracked:
         self.call.finished(self.context, self.started, error, self.response)
 
 
+class _CountingContext:
+    """The servicer context, with ``write()`` counting each message it sends (handlers that
+    stream with ``await context.write(message)``, such as health ``Watch``)."""
+
+    def __init__(self, context: Any, call: _Call) -> None:
+        self._context, self._call = context, call
+
+    async def write(self, message: Any) -> None:
+        await self._context.write(message)
+        self._call.sent()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
 def _wrap_unary(call: _Call, behavior: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapped(request: Any, context: Any) -> Any:
         async with _Tracked(call, context) as tracked:
-            result = behavior(request, context)
+            result = behavior(call.requests(request), context)
             tracked.response = await result if inspect.isawaitable(result) else result
+            call.sent()
             return tracked.response
 
     return wrapped
@@ -169,12 +216,14 @@ def _wrap_unary(call: _Call, behavior: Callable[..., Any]) -> Callable[..., Any]
 def _wrap_streaming(call: _Call, behavior: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapped(request: Any, context: Any) -> Any:
         async with _Tracked(call, context):
-            result = behavior(request, context)
+            result = behavior(call.requests(request), _CountingContext(context, call))
             if hasattr(result, "__aiter__"):
                 async for response in result:
+                    call.sent()
                     yield response
             elif hasattr(result, "__iter__"):
                 for response in result:
+                    call.sent()
                     yield response
             else:  # a coroutine that writes with context.write()
                 await result

@@ -2,8 +2,11 @@
 
 ``serve()`` loads the manifests (or the embedded example catalog) into a ``CacheStore``, binds a
 ``grpc.aio`` server on ``ServeOptions.listen`` (plaintext, or TLS / mTLS), optionally a second
-one on ``cache_listen`` that alone carries CacheService, optionally the HTTP listener
-(``http_probe``: ``/healthz``, ``/readyz``, ``/metrics``), and runs until SIGTERM or SIGINT.
+one on ``cache_listen`` that alone carries CacheService, optionally the HTTP probe listener
+(``http_listen``: ``/healthz``, ``/readyz``) and the metrics listener (``metrics_listen``:
+``/metrics``), and runs until SIGTERM or SIGINT. Both signals are handled whatever the process
+inherited (a shell or ``nohup`` may start it with SIGINT ignored). The API listener's TLS
+certificate, key and client CA are read again when their files change (``tls.py``).
 
 Health (``grpc.health.v1``): ``ome.selector.v1.CacheService`` is SERVING from the start; the
 overall service ``""`` and ``ome.selector.v1.SelectionService`` are NOT_SERVING until the cache
@@ -13,8 +16,8 @@ NOT_SERVING and ``/readyz`` 503 at once; the server keeps serving for ``drain_de
 ``grace`` seconds; then it returns 0.
 
 Everything is logged to stderr, including ``listening on <address>`` (with the real port when
-port 0 was asked for), ``CacheService on <address> (only there)`` and ``http endpoints on
-<host:port>``. Per-RPC lines are INFO, except health and reflection calls (DEBUG)."""
+port 0 was asked for), ``CacheService on <address> (only there)``, ``http endpoints on
+<host:port>`` and ``metrics on <host:port>``. Per-RPC lines are INFO, except health and reflection calls (DEBUG)."""
 
 from __future__ import annotations
 
@@ -40,12 +43,13 @@ from ome_selector.rpc.watch import SelectionTracker
 from ome_selector.server.addresses import parse_http_listen, parse_listen
 from ome_selector.server.config import DEFAULT_GRACE, DEFAULT_LISTEN, DEFAULT_MAX_CONCURRENT_STREAMS, ServeOptions
 from ome_selector.server.health import CACHE_SERVICE, SELECTION_SERVICE, attach_health
-from ome_selector.server.http import ProbeServer
+from ome_selector.server.http import MetricsServer, ProbeServer
 from ome_selector.server.interceptor import InFlight, RpcInterceptor
 from ome_selector.server.loading import load_store, tune_interpreter
 from ome_selector.server.logs import configure_logging
 from ome_selector.server.metrics import ServerMetrics
 from ome_selector.server.native_stderr import NativeStderr
+from ome_selector.server.tls import server_credentials
 
 log = logging.getLogger("ome_selector.server")
 
@@ -161,6 +165,7 @@ class _Server:
         self.draining = False
         self.servers: list[grpc.aio.Server] = []
         self.probe: ProbeServer | None = None
+        self.metrics_http: MetricsServer | None = None
         self.tracker: SelectionTracker | None = None
 
     def ready(self) -> tuple[bool, str]:
@@ -201,20 +206,17 @@ class _Server:
         try:
             return await self._serve(credentials)
         finally:
-            if self.probe is not None:
-                self.probe.close()
+            for listener in (self.probe, self.metrics_http):
+                if listener is not None:
+                    listener.close()
 
     def _credentials(self) -> grpc.ServerCredentials | None:
+        """TLS credentials of ``listen`` (reloaded when the files change), or None for plaintext;
+        ``OSError`` when the files cannot be read."""
         o = self.options
         if not o.tls_cert or not o.tls_key:
             return None
-        with open(o.tls_key, "rb") as key, open(o.tls_cert, "rb") as cert:
-            pair = (key.read(), cert.read())
-        ca = None
-        if o.tls_client_ca:
-            with open(o.tls_client_ca, "rb") as bundle:
-                ca = bundle.read()
-        return grpc.ssl_server_credentials([pair], root_certificates=ca, require_client_auth=ca is not None)
+        return server_credentials(o.tls_cert, o.tls_key, o.tls_client_ca)
 
     def _grpc_server(self) -> grpc.aio.Server:
         server = grpc.aio.server(
@@ -254,22 +256,31 @@ class _Server:
             cache_address = self._bind(cache_server, o.cache_listen, None)
             if cache_address is None:
                 return 1
+        http_address = metrics_address = None
         if o.http_listen is not None:
-            self.probe = ProbeServer(
-                parse_http_listen(o.http_listen), self.metrics.registry, self.ready, asyncio.get_running_loop()
-            )
+            self.probe = ProbeServer(parse_http_listen(o.http_listen), self.ready, asyncio.get_running_loop())
             try:
                 http_address = self.probe.start()
             except OSError as exc:
                 self.probe = None
                 log.error("cannot listen on %s (http): %s", o.http_listen, exc)
                 return 1
+        if o.metrics_listen is not None:
+            self.metrics_http = MetricsServer(parse_http_listen(o.metrics_listen), self.metrics.registry)
+            try:
+                metrics_address = self.metrics_http.start()
+            except OSError as exc:
+                self.metrics_http = None
+                log.error("cannot listen on %s (metrics): %s", o.metrics_listen, exc)
+                return 1
         for server in self.servers:
             await server.start()
         if cache_address is not None:
             log.info("CacheService on %s (only there)", cache_address)
-        if self.probe is not None:
-            log.info("http endpoints on %s (/healthz, /readyz, /metrics)", http_address)
+        if http_address is not None:
+            log.info("http endpoints on %s (/healthz, /readyz)", http_address)
+        if metrics_address is not None:
+            log.info("metrics on %s (/metrics)", metrics_address)
         if credentials is not None:
             log.info("TLS on %s%s", address, " with client certificates required (mTLS)" if o.tls_client_ca else "")
         log.info("listening on %s", address)
@@ -283,6 +294,7 @@ class _Server:
     def _bind(self, server: grpc.aio.Server, listen: str, credentials: grpc.ServerCredentials | None) -> str | None:
         """Bind ``listen``; a unix socket gets ``socket_mode``. The bound address, or None (logged)."""
         parsed = parse_listen(listen)
+        listen = parsed.target  # ":port" binds "[::]:port": every interface
         if parsed.kind == "unix" and _unix_socket_in_use(parsed.path):
             log.error("cannot listen on %s: address in use", listen)
             return None

@@ -110,7 +110,12 @@ class ServeFlag:
 
 SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag(
-        "--listen", "listen", str, "127.0.0.1:50051", "ADDR", "gRPC API address: host:port, [IPv6]:port or unix:/path"
+        "--listen",
+        "listen",
+        str,
+        "127.0.0.1:50051",
+        "ADDR",
+        "gRPC API address: host:port, [IPv6]:port, :port (every interface) or unix:/path",
     ),
     ServeFlag(
         "--socket-mode", "socket_mode", _mode, 0o600, "OCTAL", "permission bits of unix sockets the server creates"
@@ -124,7 +129,15 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
         _http_listen,
         None,
         "HOST:PORT",
-        "HTTP listener for /healthz, /readyz and /metrics (default: off)",
+        "HTTP listener for the probes /healthz and /readyz; :PORT is every interface (default: off)",
+    ),
+    ServeFlag(
+        "--metrics-listen",
+        "metrics_listen",
+        _http_listen,
+        None,
+        "HOST:PORT",
+        "HTTP listener for /metrics, apart from the probes; :PORT is every interface (default: off)",
     ),
     ServeFlag(
         "--manifests",
