@@ -233,13 +233,17 @@ def test_sidecar_is_a_native_sidecar_on_a_socket(rendered: dict[str, list[dict[s
         "OME_SELECTOR_LISTEN": SOCKET,
         "OME_SELECTOR_SOCKET_MODE": "0660",
         "OME_SELECTOR_HTTP_LISTEN": "0.0.0.0:8090",
+        "OME_SELECTOR_METRICS_LISTEN": "0.0.0.0:9090",  # /metrics apart from the probes
         "OME_SELECTOR_WAIT_FOR_SYNC": "true",
         "OME_SELECTOR_LOG_FORMAT": "json",
         "OME_SELECTOR_DRAIN_DELAY": "0",
         "OME_SELECTOR_GRACE": "5",
         "OME_SELECTOR_NO_REFLECTION": "true",
     }
-    assert selector["ports"] == [{"name": "selector-http", "containerPort": 8090, "protocol": "TCP"}]
+    assert selector["ports"] == [
+        {"name": "selector-http", "containerPort": 8090, "protocol": "TCP"},
+        {"name": "selector-metrics", "containerPort": 9090, "protocol": "TCP"},
+    ]
     assert omes_ports(ome_deployment) == {8080, 8081, 9443}
     assert 8090 not in omes_ports(ome_deployment)
     check_selector_container(pod, selector, 8090, HARDENED_IN_OMES_POD)
@@ -328,11 +332,17 @@ def test_standalone_manifest(rendered: dict[str, list[dict[str, Any]]]) -> None:
         {"podSelector": {"matchLabels": {"control-plane": "ome-controller-manager"}}},
         {"podSelector": {"matchLabels": {"ome-selector-client": "true"}}},
     ]
-    assert [p["port"] for rule in policy["ingress"] for p in rule["ports"]] == ["grpc", "http", "sync-metrics"]
+    assert [p["port"] for rule in policy["ingress"] for p in rule["ports"]] == [
+        "grpc",
+        "http",
+        "sync-metrics",
+        "metrics",
+    ]
     assert {p["name"]: (p["port"], p["targetPort"]) for p in docs["Service"]["spec"]["ports"]} == {
         "grpc": (50051, "grpc"),
         "http": (8090, "http"),
         "sync-metrics": (8092, "sync-metrics"),
+        "metrics": (9090, "metrics"),
     }
 
     pod = deployment["spec"]["template"]["spec"]
@@ -351,6 +361,8 @@ def test_standalone_manifest(rendered: dict[str, list[dict[str, Any]]]) -> None:
     check_selector_container(pod, selector, 8090, HARDENED)
     env = env_of(selector)
     assert env["OME_SELECTOR_LISTEN"] == "0.0.0.0:50051"
+    assert env["OME_SELECTOR_METRICS_LISTEN"] == "0.0.0.0:9090"  # /metrics apart from the probes
+    assert {p["name"]: p["containerPort"] for p in selector["ports"]}["metrics"] == 9090
     tls_dir = {m["mountPath"] for m in selector["volumeMounts"] if m["name"] == "tls"}
     for name in ("OME_SELECTOR_TLS_CERT", "OME_SELECTOR_TLS_KEY", "OME_SELECTOR_TLS_CLIENT_CA"):
         assert str(Path(env[name]).parent) in tls_dir  # mTLS on the network API

@@ -90,7 +90,7 @@ def test_multi_stage_non_root_with_oci_labels() -> None:
         "unix:/run/ome-selector/api.sock",
         "0.0.0.0:8090",
     )
-    assert [rest for keyword, rest in final if keyword == "EXPOSE"] == ["8090"]
+    assert [rest for keyword, rest in final if keyword == "EXPOSE"] == ["8090 9090"]  # probes, metrics
 
 
 def test_sync_image_is_static_distroless_non_root() -> None:
