@@ -252,7 +252,7 @@ func (c *Client) WaitUntilServing(ctx context.Context, service string) error {
 			return nil
 		case err == nil:
 			last = resp.GetStatus().String()
-		default:
+		case ctx.Err() == nil: // a call cut by ctx's own end keeps the last answer
 			last = status.Convert(err).Message()
 		}
 		select {

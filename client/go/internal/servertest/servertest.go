@@ -102,6 +102,8 @@ func StartAt(t testing.TB, listen string, args ...string) *Server {
 	cmd := exec.Command(Binary(t), append([]string{"serve", "--listen", listen, "--log-format", "text"}, args...)...)
 	cmd.Dir = Root()
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
+	// The server ends with the test binary too (a timed-out test runs no cleanups).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
