@@ -116,6 +116,8 @@ func startKube(t *testing.T) string {
 	started := time.Now()
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop() // a half-started control plane
+		_ = os.RemoveAll(certDir)
 		return fmt.Sprintf("envtest start (kube-apiserver and etcd from %s): %v", assets, err)
 	}
 	cfg.QPS, cfg.Burst = 1000, 2000
