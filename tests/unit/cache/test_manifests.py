@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import CATALOG_MODELS, CATALOG_RUNTIMES, EXAMPLE_ISVCS, EXAMPLES, OME_CLUSTER
 from ome.selector.v1 import cache_pb2
-from ome_selector.cache.manifests import ManifestError, load_inference_service, load_manifests, manifests_version
+from ome_selector.cache.manifest_types import ManifestError
+from ome_selector.cache.manifests import load_inference_service, load_manifests, manifests_version
 from ome_selector.examples import example_paths, inference_service_paths
 
 CSR = "ClusterServingRuntime"

@@ -11,7 +11,7 @@ from ome.selector.v1 import selector_pb2 as pb
 from ome_selector import validation
 from ome_selector.domain import objects as d
 from ome_selector.engine.evaluation import TieBreak, Verdict
-from ome_selector.flows import outcomes, revisions, tree, views
+from ome_selector.flows import reasons, revisions, tree, views
 from ome_selector.flows.admission import AdmissionPath
 from ome_selector.rpc import enums
 from ome_selector.rules.results import Check
@@ -27,7 +27,7 @@ TO_PB: list[tuple[str, str, Any]] = [
     ("MODE_SOURCE_TO_PB", "ModeSource", None),
     ("ACCELERATOR_SOURCE_TO_PB", "AcceleratorSource", None),
     ("ADMISSION_PATH_TO_PB", "AdmissionPath", AdmissionPath),
-    ("CHANGE_STEP_TO_PB", "ChangeStep", outcomes.ChangeStep),
+    ("CHANGE_STEP_TO_PB", "ChangeStep", reasons.ChangeStep),
     ("PIN_MODE_TO_PB", "PinMode", revisions.PinMode),
     ("PIN_STATE_TO_PB", "PinState", revisions.PinState),
     ("SYNC_STATE_TO_PB", "SyncState", revisions.SyncState),
