@@ -113,13 +113,14 @@ class _Call:
             self.metrics.message_sent(self.kind, self.service, self.name)
 
     def requests(self, request: Any) -> Any:
-        """The request, or for a request stream an iterator that counts each message."""
-        if hasattr(request, "__aiter__"):
+        """The request, or for a request stream an iterator that counts each message. The
+        request itself is never looked at (an undecodable one raises on any attribute)."""
+        if self.kind not in ("client_stream", "bidi_stream"):
+            self.received()
+            return request
+        if hasattr(type(request), "__aiter__"):
             return self._counted_async(request)
-        if hasattr(request, "__iter__") and not hasattr(request, "SerializeToString"):
-            return self._counted(request)
-        self.received()
-        return request
+        return self._counted(request)
 
     async def _counted_async(self, requests: Any) -> Any:
         async for request in requests:
