@@ -69,9 +69,9 @@ from pathlib import Path
 import grpc
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
-from ome_selector.cache.ingest import ENUM_TO_KIND, object_key
 from ome_selector.cache.store import CacheStore
 from ome_selector.flows import outcomes, reconcile
+from ome_selector.validation import ENUM_TO_KIND, object_key
 
 from tools import bench
 from tools.bench import Section, SizeReport, Target

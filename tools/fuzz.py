@@ -11,7 +11,7 @@ The properties (README, "Fuzzing"):
 - ``raw``: random bytes as the request of every method: the same, and never a traceback.
 - ``api``: the ``api.*`` functions in-process: only ``RequestError`` escapes, and its status fits.
 - ``loader``: mutated real manifests and random YAML: ``load_manifests`` never raises, every
-  object it returns passes ``ingest.validate_object`` and loads into a store;
+  object it returns passes ``validation.validate_object`` and loads into a store;
   ``read_inference_services`` and ``load_runtime`` raise only ``ManifestError``.
 
 The suite runs each property for a few seconds (tests/test_robust_fuzz.py;
@@ -42,7 +42,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, selector_pb2
-from ome_selector.cache import ingest
+from ome_selector import validation
 from ome_selector.cache.manifests import ManifestError, load_manifests, load_runtime, read_inference_services
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
@@ -202,7 +202,7 @@ def _seeds() -> dict[str, list[Message]]:
         else:
             request.cluster_serving_runtime.CopyFrom(obj.cluster_serving_runtime)
         seeds[selector_pb2.ValidateServingRuntimeRequest.DESCRIPTOR.full_name].append(request)
-        kind, namespace, name = ingest.object_key(obj)
+        kind, namespace, name = validation.object_key(obj)
         ref = selector_pb2.RuntimeRef(
             kind=selector_pb2.RUNTIME_KIND_SERVING_RUNTIME
             if kind == "ServingRuntime"
@@ -234,9 +234,9 @@ def _seeds() -> dict[str, list[Message]]:
     ]
     seeds[cache_pb2.DeleteObjectsRequest.DESCRIPTOR.full_name] = [
         cache_pb2.DeleteObjectsRequest(
-            keys=[cache_pb2.ObjectKey(kind=ingest.KIND_TO_ENUM[k[0]], namespace=k[1], name=k[2])]
+            keys=[cache_pb2.ObjectKey(kind=validation.KIND_TO_ENUM[k[0]], namespace=k[1], name=k[2])]
         )
-        for k in (ingest.object_key(o) for o in objects)
+        for k in (validation.object_key(o) for o in objects)
     ]
     return seeds
 
@@ -496,7 +496,7 @@ def check_loader(text: str, directory: str) -> None:
         handle.write(text)
     result = load_manifests([path])
     for obj in result.objects:
-        assert not ingest.validate_object(obj), "the loader returned an invalid object"
+        assert not validation.validate_object(obj), "the loader returned an invalid object"
     CacheStore().apply_snapshot("fuzz", result.objects)
     for line in result.errors + result.warnings:
         assert "\n" not in line and "Traceback" not in line and "cannot load: unexpected" not in line, line

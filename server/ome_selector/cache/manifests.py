@@ -34,7 +34,7 @@ order, and returns the cached kinds as ``CacheObject`` messages (InferenceServic
   sources, ...) takes any JSON object.
 
 **One bad object never stops the load.** A bad document (a YAML error, a document that is not a
-mapping, a wrong type, a field protobuf cannot parse, or an object ``ingest.validate_object``
+mapping, a wrong type, a field protobuf cannot parse, or an object ``bounds.validate_object``
 rejects) is *rejected*: it is recorded in ``rejected`` (file, document index, item, kind, name,
 and each field path with its reason, paths in the manifest's camelCase) and, one line per
 problem, in ``errors`` as ``"<file>: document <index>: invalid <Kind> <name>: <field>: <reason>"``;
@@ -70,7 +70,7 @@ from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
 from ome_selector import validation as bounds
-from ome_selector.cache import crdfields, ingest
+from ome_selector.cache import crdfields
 from ome_selector.domain import errors
 from ome_selector.texts import fieldpaths
 
@@ -122,7 +122,7 @@ _QUANTITY_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 # (kind, namespace, name); namespace is "" for cluster-scoped kinds.
-ObjectKey = ingest.Key
+ObjectKey = bounds.Key
 _Parsed = Union[cache_pb2.CacheObject, Message]  # a Message: a document of one of ``raw_kinds``
 
 
@@ -309,7 +309,7 @@ def read_cache_objects(path: str | os.PathLike[str], namespace: str) -> tuple[li
         obj = cache_pb2.CacheObject()
         message = getattr(obj, _CACHE_KINDS[kind][1])
         message.CopyFrom(doc.message)
-        if kind in ingest.NAMESPACED and not message.metadata.namespace:
+        if kind in bounds.NAMESPACED and not message.metadata.namespace:
             message.metadata.namespace = namespace
         found.append(obj)
     if not found:
@@ -622,7 +622,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
     oneof_field = _CACHE_KINDS[kind][1]
     obj = cache_pb2.CacheObject()
     getattr(obj, oneof_field).CopyFrom(message)
-    violations = ingest.validate_object(obj)
+    violations = bounds.validate_object(obj)
     if violations:
         root = message.DESCRIPTOR
         reject(
@@ -634,7 +634,7 @@ def _parse_document(file: str, index: int, item: int | None, doc: Any, out: _Fil
             ),
         )
         return
-    out.documents.append(_Document(index, ingest.object_key(obj), obj))
+    out.documents.append(_Document(index, bounds.object_key(obj), obj))
 
 
 def _object_path(path: str, oneof_field: str, root: Any) -> str:

@@ -26,17 +26,10 @@ from typing import Any
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import (
-    Key,
-    compile_model,
-    compile_revision,
-    compile_runtime,
-    compile_spec,
-    merge_specs,
-    unwrap,
-)
+from ome_selector.cache.ingest import compile_model, compile_revision, compile_runtime, compile_spec, merge_specs
 from ome_selector.domain import objects as d
 from ome_selector.texts import messages
+from ome_selector.validation import Key, unwrap
 
 MAX_CHAIN = 5
 _RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)

@@ -14,25 +14,25 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from ome.selector.v1 import cache_pb2
 
 from ome_selector import validation as bounds
-from ome_selector.cache.ingest import (
+from ome_selector.cache.ingest import apply_defaults
+from ome_selector.cache.snapshot import Snapshot
+from ome_selector.domain import errors
+from ome_selector.domain.errors import FieldViolation, RequestError
+from ome_selector.validation import (
     ENUM_TO_KIND,
     KIND_TO_ENUM,
     NAMESPACED,
     Key,
-    apply_defaults,
     object_key,
     validate_name,
     validate_object,
 )
-from ome_selector.cache.snapshot import Snapshot
-from ome_selector.domain import errors
-from ome_selector.domain.errors import FieldViolation, RequestError
 
 Listener = Callable[[Snapshot], None]
 
 
 def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
-    """The objects of a write, validated (``ingest.validate_object``, paths ``<field>[i]...``),
+    """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``),
     unique by key and defaulted (``ingest.apply_defaults``); raises ``RequestError``
     (INVALID_ARGUMENT) with every violation."""
     violations: list[FieldViolation] = []

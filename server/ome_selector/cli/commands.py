@@ -164,7 +164,7 @@ def parse_object_key(text: str, namespace: str) -> cache_pb2.ObjectKey:
     """``KIND/NAME`` or ``KIND/NAMESPACE/NAME`` (``--delete``) as an ObjectKey: KIND is one of the
     cached kinds, any case, optionally as kubectl's resource (``clusterservingruntime.ome.io``); a
     namespaced kind without a namespace gets ``namespace`` (``-n``). Raises ``UsageError``."""
-    from ome_selector.cache.ingest import KIND_TO_ENUM, NAMESPACED
+    from ome_selector.validation import KIND_TO_ENUM, NAMESPACED
 
     kinds = {kind.lower(): kind for kind in KIND_TO_ENUM}
     kind_text, _, rest = text.partition("/")

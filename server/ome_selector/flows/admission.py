@@ -23,12 +23,13 @@ from typing import Literal
 
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import POLICIES, SERVICE_MODES, policy_fields, requested_mode
+from ome_selector.cache.ingest import requested_mode
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.flows.resolution import Decision, decide, resolve_model
 from ome_selector.flows.revisions import revision_prefix
 from ome_selector.texts import messages
+from ome_selector.validation import POLICIES, SERVICE_MODES, policy_fields
 
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 _ISVC_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from ome_selector.cache.ingest import Key
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.texts import messages
+from ome_selector.validation import Key
 
 
 def _spec_text(spec: d.Spec | None) -> str | None:

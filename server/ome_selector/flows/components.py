@@ -10,11 +10,11 @@ from typing import Literal
 
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import SERVICE_MODES
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.rules.accelerators import Assignment, assign_accelerator
 from ome_selector.texts import messages
+from ome_selector.validation import SERVICE_MODES
 
 COMPONENTS: tuple[Literal["engine", "decoder", "router"], ...] = ("engine", "decoder", "router")
 

@@ -53,7 +53,7 @@ from itertools import chain
 
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import Key, compile_request
+from ome_selector.cache.ingest import compile_request
 from ome_selector.cache.snapshot import Snapshot, chain_can_reach
 from ome_selector.domain import objects as d
 from ome_selector.engine import evaluation as engine
@@ -66,6 +66,7 @@ from ome_selector.flows.revisions import PinOutcome, pinned
 from ome_selector.flows.revisions import resolve as resolve_pin
 from ome_selector.rules.results import Check, Failure
 from ome_selector.texts import messages
+from ome_selector.validation import Key
 
 IsvcKey = tuple[str, str]  # (namespace, name)
 IndexKey = tuple[object, ...]

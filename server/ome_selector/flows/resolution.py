@@ -13,6 +13,7 @@ Pure Python, no gRPC.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from ome.v1beta1 import types_pb2
@@ -84,17 +85,25 @@ def lookup_named(snapshot: Snapshot, ref: types_pb2.ServingRuntimeRef, namespace
     return None, messages.runtime_not_found(ref.name, namespace)
 
 
+class Resolved(enum.Enum):
+    """Which outcome a ``Decision`` is, in the order they are checked."""
+
+    MODEL_NOT_FOUND = enum.auto()  # ``model.not_found``: OME's text
+    MODEL_ERROR = enum.auto()  # ``model.error``: disabled, or no model format
+    RUNTIME_NOT_FOUND = enum.auto()  # named: ``runtime_not_found``
+    RUNTIME_ERROR = enum.auto()  # named: ``runtime_error`` (broken chain, disabled, a Sharded model failing a check)
+    RUNTIME = enum.auto()  # ``runtime`` is the one to use (named, or the auto-selected one)
+    NO_RUNTIME = enum.auto()  # auto-selection found none: ``auto.no_runtime_message``
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """How the runtime is resolved for one InferenceService.
-
-    Exactly one outcome applies, checked in this order: ``model.not_found``, ``model.error``,
-    ``runtime_not_found`` (named), ``runtime_error`` (named: broken chain, disabled, or a
-    ``distribution: Sharded`` model that fails a check; ``evaluation`` holds its checks), then a
-    runtime (``runtime`` set; ``evaluation`` holds its checks) or, for auto-selection, none
-    (``auto.no_runtime_message``).
+    """How the runtime is resolved for one InferenceService: ``outcome`` says which of the
+    ``Resolved`` cases applies; the texts are OME's for that case. ``evaluation`` holds the
+    checks of the runtime (named, or the selected one); ``auto`` the auto-selection.
     """
 
+    outcome: Resolved
     named: bool
     model: ModelResolution
     runtime: d.Runtime | None = None
@@ -113,24 +122,26 @@ def decide(
     named = bool(isvc.spec.runtime.name)
     res = resolve_model(snapshot, isvc, model_spec)
     if res.not_found or res.error:
-        return Decision(named, res)
+        return Decision(Resolved.MODEL_NOT_FOUND if res.not_found else Resolved.MODEL_ERROR, named, res)
     if not named:
         assert res.model is not None
         auto = engine.auto_select(snapshot, res.model, compile_request(isvc), isvc.metadata.namespace)
         selected = auto.selected
-        return Decision(False, res, runtime=selected.runtime if selected else None, evaluation=selected, auto=auto)
+        outcome = Resolved.RUNTIME if selected is not None else Resolved.NO_RUNTIME
+        return Decision(
+            outcome, False, res, runtime=selected.runtime if selected else None, evaluation=selected, auto=auto
+        )
     runtime, not_found = lookup_named(snapshot, isvc.spec.runtime, isvc.metadata.namespace)
     if runtime is None:
-        return Decision(True, res, runtime_not_found=not_found)
+        return Decision(Resolved.RUNTIME_NOT_FOUND, True, res, runtime_not_found=not_found)
     if runtime.inheritance_error is not None:
-        return Decision(True, res, runtime=runtime, runtime_error=runtime.inheritance_error)
+        return Decision(Resolved.RUNTIME_ERROR, True, res, runtime=runtime, runtime_error=runtime.inheritance_error)
     spec = runtime.named_compiled
     if spec.disabled:
-        return Decision(
-            True, res, runtime=runtime, runtime_error=messages.runtime_disabled(runtime.is_cluster, runtime.name)
-        )
+        error = messages.runtime_disabled(runtime.is_cluster, runtime.name)
+        return Decision(Resolved.RUNTIME_ERROR, True, res, runtime=runtime, runtime_error=error)
     if res.model is None:  # no spec.model: OME skips all model work and every check
-        return Decision(True, res, runtime=runtime)
+        return Decision(Resolved.RUNTIME, True, res, runtime=runtime)
     evaluation = engine.evaluate(runtime, spec, res.model, compile_request(isvc))
     error = ""
     if evaluation.verdict is Verdict.EXCLUDED:
@@ -138,5 +149,7 @@ def decide(
         if res.model.sharded:
             # A Sharded model cannot load without a model cache provider: its failed check is
             # an error, not advisory, even for a named runtime (base-models.md, "Distribution").
-            return Decision(True, res, runtime=runtime, runtime_error=error, evaluation=evaluation)
-    return Decision(True, res, runtime=runtime, evaluation=evaluation, compatibility_error=error)
+            return Decision(
+                Resolved.RUNTIME_ERROR, True, res, runtime=runtime, runtime_error=error, evaluation=evaluation
+            )
+    return Decision(Resolved.RUNTIME, True, res, runtime=runtime, evaluation=evaluation, compatibility_error=error)

@@ -47,7 +47,7 @@ Checks, in order; the first failure is the denial:
    ``hpa.metrics`` entry of ``class: HPA`` needs a known ``type`` and that source set; with
    ``class: KEDA``, ``keda.idleReplicaCount`` must be below the component's ``minReplicas`` when
    both are set. A ``class`` outside its enum never gets here: the CRD rejects it
-   (``ingest.runtime_spec_violations``).
+   (``validation.runtime_spec_violations``).
 7. **Accelerator classes** (accelerator-classes.md, "Change or delete a class";
    runtime-accelerator-class-matching.md): every name in the runtime's own
    ``acceleratorRequirements.acceleratorClasses`` must be a cached AcceleratorClass, else
@@ -85,13 +85,14 @@ from typing import Literal
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import COMPONENT_CONFIGS, apply_defaults, object_key, validate_object
+from ome_selector.cache.ingest import apply_defaults
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.domain.errors import RequestError
 from ome_selector.domain.quantities import parse_quantity
 from ome_selector.texts import messages
 from ome_selector.texts.messages import go_list
+from ome_selector.validation import COMPONENT_CONFIGS, object_key, validate_object
 
 SERVING_RUNTIME_WEBHOOK = "servingruntime.ome-webhook-server.validator"
 CLUSTER_SERVING_RUNTIME_WEBHOOK = "clusterservingruntime.ome-webhook-server.validator"

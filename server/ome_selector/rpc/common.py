@@ -3,40 +3,48 @@ the runtime references of the answers."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import (
-    isvc_spec_violations,
-    validate_name,
-)
+from ome_selector import validation
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.rpc.enums import RUNTIME_KIND_TO_PB
+from ome_selector.texts import requests
 
 R = TypeVar("R", pb.AdmitInferenceServiceResponse, pb.ReconcileInferenceServiceResponse)
-NOT_SYNCED_MESSAGE = "cache not synced yet"
-NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
-EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
+Request = TypeVar("Request", bound=Message)
+Query = TypeVar("Query")
+Outcome = TypeVar("Outcome")
+Response = TypeVar("Response", bound=Message)
+
+
+@dataclass(frozen=True, slots=True)
+class Rpc(Generic[Request, Query, Outcome, Response]):
+    """One row of the RPC table: ``decode`` validates the request once (validation.py) into a
+    typed query, raising ``RequestError``; ``run`` is the pure flow over the snapshot, returning
+    a typed outcome; ``encode`` builds the response once (and maps a not-found outcome to
+    NOT_FOUND). Calling the row runs the three on one snapshot."""
+
+    decode: Callable[[Snapshot, Request], Query]
+    run: Callable[[Snapshot, Query], Outcome]
+    encode: Callable[[Snapshot, Query, Outcome], Response]
+
+    def __call__(self, snapshot: Snapshot, request: Request) -> Response:
+        query = self.decode(snapshot, request)
+        return self.encode(snapshot, query, self.run(snapshot, query))
 
 
 def _require_synced(snapshot: Snapshot) -> None:
     if not snapshot.synced:
-        raise RequestError("UNAVAILABLE", NOT_SYNCED_MESSAGE)
-
-
-def _isvc_violations(isvc: types_pb2.InferenceService, base: str = "inference_service") -> list[FieldViolation]:
-    """Violations of fields the API server validates before OME sees the object: namespace and
-    name, ``spec.deploymentMode`` and ``acceleratorSelector.policy`` enums
-    (``ingest.isvc_spec_violations``, which a cached InferenceService gets too)."""
-    violations = validate_name(isvc.metadata.namespace, f"{base}.metadata.namespace", "namespace")
-    if isvc.metadata.name:
-        violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
-    return violations + isvc_spec_violations(isvc, base)
+        raise RequestError("UNAVAILABLE", requests.NOT_SYNCED)
 
 
 def _require_isvc(
@@ -49,7 +57,7 @@ def _require_isvc(
 ) -> types_pb2.InferenceService:
     if not request.HasField("inference_service"):
         raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
-    violations = _isvc_violations(request.inference_service)
+    violations = validation.inference_service(request.inference_service)
     if violations:
         raise RequestError.invalid(violations)
     return request.inference_service

@@ -7,9 +7,6 @@ from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import (
-    validate_name,
-)
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
@@ -18,6 +15,8 @@ from ome_selector.flows import admission as admission_rules
 from ome_selector.flows import reconcile
 from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig
+from ome_selector.flows.resolution import Decision
+from ome_selector.flows.selection import named_entry_of
 from ome_selector.rpc.common import R, _require_isvc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import (
     ACCELERATOR_SOURCE_TO_PB,
@@ -31,8 +30,9 @@ from ome_selector.rpc.enums import (
     PIN_STATE_TO_PB,
     SYNC_STATE_TO_PB,
 )
-from ome_selector.rpc.selection import _selection
+from ome_selector.rpc.selection import selection_pb
 from ome_selector.texts import messages
+from ome_selector.validation import validate_name
 
 # ---- lifecycle RPCs ----------------------------------------------------------------------------
 
@@ -128,7 +128,11 @@ def admit_inference_service(
         webhook=admission_rules.ISVC_WEBHOOK,
         cache_version=snapshot.version,
     )
-    return _with_selection(response, _selection(admission.decision) if admission.decision is not None else None)
+    return _with_selection(response, _decision_pb(admission.decision))
+
+
+def _decision_pb(decision: Decision | None) -> pb.Selection | None:
+    return selection_pb(decision, named_entry_of(decision)) if decision is not None else None
 
 
 def _with_selection(response: R, selection: pb.Selection | None) -> R:
@@ -176,7 +180,7 @@ def reconcile_inference_service(
             supported_model_format_index=-1,
         )
     elif rt is not None and result.decision is not None and result.decision.runtime is rt:
-        selection = _selection(result.decision)
+        selection = _decision_pb(result.decision)
     else:
         selection = None
     selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None

@@ -6,14 +6,12 @@ from __future__ import annotations
 from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 
-from ome_selector.cache.ingest import (
-    KIND_TO_ENUM,
-)
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.flows import changes, outcomes
 from ome_selector.rpc.common import _ref
 from ome_selector.rpc.enums import CHANGE_STEP_TO_PB, CHECK_TO_PB, TIE_BREAK_TO_PB
 from ome_selector.rpc.lifecycle import _components, _condition, _events
+from ome_selector.validation import KIND_TO_ENUM
 
 # ---- outcomes of cached InferenceServices (issue 8) -------------------------------------------------
 

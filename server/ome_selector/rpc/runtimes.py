@@ -7,10 +7,6 @@ from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import (
-    object_key,
-    validate_name,
-)
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.store import prepare, resolve_keys
 from ome_selector.domain import errors
@@ -25,6 +21,7 @@ from ome_selector.rpc.enums import RUNTIME_KIND_FROM_PB
 from ome_selector.rpc.lifecycle import _admission_objects, _operation
 from ome_selector.rpc.outcomes import change_pbs
 from ome_selector.texts import messages
+from ome_selector.validation import object_key, validate_name
 
 
 def validate_serving_runtime(

@@ -1,5 +1,6 @@
 """SelectRuntime (BASIC or FULL view; runtime-selection-scoring.md, reference-a-runtime-explicitly.md)
-and ExplainRuntimes (by InferenceService or by model, paged; reference/kubectl-ome/runtime.md, explain)."""
+and ExplainRuntimes (by InferenceService or by model, paged; reference/kubectl-ome/runtime.md, explain):
+decode (validation.py) -> flows/selection.py -> encode."""
 
 from __future__ import annotations
 
@@ -8,33 +9,19 @@ import hashlib
 import json
 
 from ome.selector.v1 import selector_pb2 as pb
-from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import (
-    compile_request,
-    model_spec_violations,
-    validate_name,
-    validate_spec,
-)
+from ome_selector import validation
 from ome_selector.cache.snapshot import Snapshot
-from ome_selector.domain import errors
 from ome_selector.domain import objects as d
 from ome_selector.domain.errors import FieldViolation, RequestError
-from ome_selector.engine import evaluation as engine
-from ome_selector.engine.evaluation import AutoSelection, Evaluation, Verdict
-from ome_selector.flows import resolution
-from ome_selector.rpc.common import (
-    EXPLICIT_RUNTIME_NOTE,
-    NO_RUNTIMES_NOTE,
-    _isvc_violations,
-    _require_isvc,
-    _require_synced,
-    runtime_ref,
-)
+from ome_selector.engine.evaluation import AutoSelection, Verdict
+from ome_selector.flows import selection
+from ome_selector.flows.resolution import Decision, Resolved
+from ome_selector.flows.selection import CandidateRow, Explained, ExplainQuery, Selected, SelectQuery
+from ome_selector.rpc.common import Rpc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import CHECK_TO_PB, COMPONENT_TO_PB, TIE_BREAK_TO_PB, VERDICT_TO_PB
 from ome_selector.rules.results import Check, Failure
-from ome_selector.rules.scoring import entry_score, explain_columns
-from ome_selector.texts import messages
+from ome_selector.texts import messages, requests
 
 MAX_PAGE_SIZE = 1000
 
@@ -60,24 +47,28 @@ def _model_identity(model: d.Model) -> pb.ModelIdentity:
     return pb.ModelIdentity(kind=model.kind, namespace=model.namespace, name=model.name, label=model.label)
 
 
-def _user_specified_entry(evaluation: Evaluation, model: d.Model) -> tuple[int, int]:
-    """(index, score) of the entry OME applies for a named runtime: the highest score with
-    priority 1 over all entries, ``autoSelect`` ignored, the earlier entry on a tie; (-1, 0) when
-    none scores above 0 (ome-selection-facts.md 3.17)."""
-    best, index = 0, -1
-    for entry in evaluation.spec.entries:
-        score = entry_score(entry, model, 1)
-        if score > best:
-            best, index = score, entry.index
-    return index, best
+def _raise_invalid(violations: list[FieldViolation]) -> None:
+    if violations:
+        raise RequestError.invalid(violations)
 
 
-def _selection(decision: resolution.Decision) -> pb.Selection | None:
+# ---- SelectRuntime ----------------------------------------------------------------------------
+
+
+def decode_select(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> SelectQuery:
+    """UNAVAILABLE before the first sync; INVALID_ARGUMENT with every violation
+    (``validation.select_request``)."""
+    _require_synced(snapshot)
+    _raise_invalid(validation.select_request(request))
+    model_spec = request.model_spec if request.HasField("model_spec") else None
+    return SelectQuery(request.inference_service, model_spec, request.view == pb.SELECT_RUNTIME_VIEW_FULL)
+
+
+def selection_pb(decision: Decision, entry: tuple[int, int] | None) -> pb.Selection | None:
     """The Selection proto of a decision's runtime, or None."""
-    runtime = decision.runtime
-    if runtime is None or decision.runtime_error:
+    runtime, evaluation = decision.runtime, decision.evaluation
+    if decision.outcome is not Resolved.RUNTIME or runtime is None:
         return None
-    evaluation = decision.evaluation
     if not decision.named:
         assert evaluation is not None
         return pb.Selection(
@@ -86,73 +77,51 @@ def _selection(decision: resolution.Decision) -> pb.Selection | None:
             supported_model_format_index=evaluation.fit.score_index,
             mode=pb.SELECTION_MODE_AUTO,
         )
+    index, score = entry if entry is not None else (-1, 0)
     selection = pb.Selection(
         runtime=runtime_ref(runtime),
         mode=pb.SELECTION_MODE_NAMED,
         inheritance_chain=runtime.chain,
-        supported_model_format_index=-1,
+        supported_model_format_index=index,
+        score=score,
     )
-    model = decision.model.model
-    if evaluation is not None and model is not None:
-        selection.supported_model_format_index, selection.score = _user_specified_entry(evaluation, model)
-        if evaluation.verdict is Verdict.EXCLUDED:
-            selection.reasons.extend(_reasons(evaluation.failures))
+    if entry is not None and evaluation is not None and evaluation.verdict is Verdict.EXCLUDED:
+        selection.reasons.extend(_reasons(evaluation.failures))
     return selection
 
 
-def select_runtime(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> pb.SelectRuntimeResponse:
-    """SelectRuntime: the named runtime (used even when it fails a check, with OME's warning), or
-    auto-selection with ranked candidates and an exclusion for every other runtime in scope."""
-    _require_synced(snapshot)
-    if not request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("inference_service", errors.required())])
-    isvc = request.inference_service
-    violations = _isvc_violations(isvc)
-    named = bool(isvc.spec.runtime.name)
-    if not isvc.spec.model.name and (request.HasField("model_spec") or not named):
-        problem = (
-            "required with model_spec (OME's messages name the model)"
-            if request.HasField("model_spec")
-            else "a model is required when spec.runtime.name is not set"
+def encode_select(snapshot: Snapshot, query: SelectQuery, outcome: Selected) -> pb.SelectRuntimeResponse:
+    """The SelectRuntimeResponse of ``outcome``; NOT_FOUND for an unknown model or named runtime."""
+    decision = outcome.decision
+    if decision.outcome in (Resolved.MODEL_NOT_FOUND, Resolved.RUNTIME_NOT_FOUND):
+        raise RequestError("NOT_FOUND", decision.model.not_found or decision.runtime_not_found)
+    model = decision.model.model
+    response = pb.SelectRuntimeResponse(
+        cache_version=snapshot.version,
+        model=_model_identity(model) if model is not None else None,
+        model_error=decision.model.error,
+        runtime_error=decision.runtime_error,
+        selection=selection_pb(decision, outcome.named_entry),
+    )
+    if decision.outcome is not Resolved.MODEL_ERROR:
+        (_named_part if decision.named else _auto_part)(response, query, decision)
+    return response
+
+
+def _named_part(response: pb.SelectRuntimeResponse, query: SelectQuery, decision: Decision) -> None:
+    """A named runtime that fails a check: OME's warning (reference-a-runtime-explicitly.md)."""
+    if decision.compatibility_error:
+        spec = query.isvc.spec
+        response.warnings.append(
+            messages.named_runtime_warning(spec.runtime.name, spec.model.name, decision.compatibility_error)
         )
-        violations.append(FieldViolation("inference_service.spec.model.name", problem))
-    if request.HasField("model_spec"):
-        violations += validate_spec(request.model_spec, "model_spec")
-        violations += model_spec_violations(request.model_spec, "model_spec")
-    if violations:
-        raise RequestError.invalid(violations)
-    model_spec = request.model_spec if request.HasField("model_spec") else None
-    full = request.view == pb.SELECT_RUNTIME_VIEW_FULL
-    return _select_response(snapshot, isvc, resolution.decide(snapshot, isvc, model_spec), full)
 
 
-def _select_response(
-    snapshot: Snapshot, isvc: types_pb2.InferenceService, decision: resolution.Decision, full: bool
-) -> pb.SelectRuntimeResponse:
-    response = pb.SelectRuntimeResponse(cache_version=snapshot.version)
-    res = decision.model
-    if res.not_found:
-        raise RequestError("NOT_FOUND", res.not_found)
-    if res.model is not None:
-        response.model.CopyFrom(_model_identity(res.model))
-    if res.error:
-        response.model_error = res.error
-        return response
-    if decision.runtime_not_found:
-        raise RequestError("NOT_FOUND", decision.runtime_not_found)
-    response.runtime_error = decision.runtime_error
-    selection = _selection(decision)
-    if selection is not None:
-        response.selection.CopyFrom(selection)
-    model_name = isvc.spec.model.name
-    if decision.named:
-        if decision.compatibility_error:
-            response.warnings.append(
-                messages.named_runtime_warning(isvc.spec.runtime.name, model_name, decision.compatibility_error)
-            )
-        return response
-    auto = decision.auto
-    assert auto is not None and res.model is not None
+def _auto_part(response: pb.SelectRuntimeResponse, query: SelectQuery, decision: Decision) -> None:
+    """Auto-selection: the ranked candidates, the exclusion summary, every exclusion's primary
+    reason (FULL view), and the selected runtime's warning or the ``no runtime found`` message."""
+    auto, model = decision.auto, decision.model.model
+    assert auto is not None and model is not None
     for ranked in auto.ranked:
         e = ranked.evaluation
         candidate = response.candidates.add(
@@ -165,7 +134,7 @@ def _select_response(
         if e.distance is not None:
             candidate.size_distance = e.distance
     response.exclusion_summary.CopyFrom(exclusion_summary(auto))
-    if full:
+    if query.full:
         for x in auto.exclusions():
             # The primary reason only; ExplainRuntimes lists every failing check with details.
             primary = _reasons((x.primary,))[0]
@@ -174,8 +143,9 @@ def _select_response(
     if decision.runtime is None:
         response.no_runtime_message = auto.no_runtime_message or ""
     else:
-        response.warnings.append(messages.auto_selected(decision.runtime.name, model_name or res.model.name))
-    return response
+        response.warnings.append(
+            messages.auto_selected(decision.runtime.name, query.isvc.spec.model.name or model.name)
+        )
 
 
 def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
@@ -192,106 +162,77 @@ def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
     return summary
 
 
-def explain_runtimes(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> pb.ExplainRuntimesResponse:
-    """ExplainRuntimes, as ``kubectl ome runtime explain`` (reference/kubectl-ome/runtime.md):
-    ``--isvc`` also applies the InferenceService's accelerator classes and deployment modes,
-    ``--model`` does not. Rows: candidates in rank order, then the others, ServingRuntimes first,
-    each group by name. A named runtime does not change the table (the selection is hypothetical)."""
+SELECT = Rpc(decode_select, selection.select, encode_select)
+select_runtime = SELECT
+
+
+# ---- ExplainRuntimes --------------------------------------------------------------------------
+
+
+def decode_explain(snapshot: Snapshot, request: pb.ExplainRuntimesRequest) -> tuple[ExplainQuery, str]:
+    """UNAVAILABLE before the first sync; INVALID_ARGUMENT for the violations
+    ``validation.explain_request`` finds, a bad page size or page token. The query, and the
+    fingerprint the page tokens are bound to."""
     _require_synced(snapshot)
-    by_model = request.HasField("model")
-    if by_model == request.HasField("inference_service"):
-        raise RequestError.invalid([FieldViolation("model", "exactly one of model or inference_service is required")])
-    if by_model and request.HasField("model_spec"):
-        raise RequestError.invalid(
-            [FieldViolation("model_spec", "model_spec goes with inference_service, not with model")]
-        )
-    notes: list[str] = []
-    if by_model:
-        lookup = request.model
-        violations = validate_name(lookup.namespace, "model.namespace", "namespace") + validate_name(
-            lookup.name, "model.name"
-        )
-        if violations:
-            raise RequestError.invalid(violations)
-        namespace = lookup.namespace
-        model = snapshot.base_models.get((namespace, lookup.name)) or snapshot.cluster_models.get(lookup.name)
-        if model is None:
-            raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{lookup.name}" not found')
-        res = resolution.model_errors(model, lookup.name)
-        compiled: d.Request | None = None
-    else:
-        isvc = _require_isvc(request)
-        namespace = isvc.metadata.namespace
-        model_spec = request.model_spec if request.HasField("model_spec") else None
-        if not isvc.spec.model.name and model_spec is None:
-            raise RequestError.invalid(
-                [
-                    FieldViolation(
-                        "inference_service.spec.model.name",
-                        f'InferenceService "{isvc.metadata.name}" has no spec.model; pass --model instead',
-                    )
-                ]
-            )
-        if model_spec is not None:
-            violations = model_spec_violations(model_spec, "model_spec")
-            if violations:
-                raise RequestError.invalid(violations)
-        if isvc.spec.runtime.name:
-            notes.append(EXPLICIT_RUNTIME_NOTE)
-        res = resolution.resolve_model(snapshot, isvc, model_spec)
-        if res.not_found:  # looked up as --model does, so the API server's error (kubectl-ome runtime.md)
-            raise RequestError("NOT_FOUND", f'clusterbasemodels.ome.io "{isvc.spec.model.name}" not found')
-        compiled = compile_request(isvc)
+    _raise_invalid(validation.explain_request(request))
+    fingerprint = _request_fingerprint(request)
+    page_size, offset = _page(request, fingerprint)
+    by_isvc = request.HasField("inference_service")
+    isvc = request.inference_service if by_isvc else None
+    query = ExplainQuery(
+        namespace=isvc.metadata.namespace if isvc is not None else request.model.namespace,
+        model_name=request.model.name,
+        isvc=isvc,
+        model_spec=request.model_spec if request.HasField("model_spec") else None,
+        runtime_name=request.runtime_name,
+        page_size=page_size,
+        offset=offset,
+    )
+    return query, fingerprint
+
+
+def run_explain(snapshot: Snapshot, decoded: tuple[ExplainQuery, str]) -> Explained:
+    return selection.explain(snapshot, decoded[0])
+
+
+def encode_explain(
+    snapshot: Snapshot, decoded: tuple[ExplainQuery, str], outcome: Explained
+) -> pb.ExplainRuntimesResponse:
+    """The ExplainRuntimesResponse page of ``outcome``; NOT_FOUND for an unknown model."""
+    res = outcome.model
+    if res.not_found:
+        raise RequestError("NOT_FOUND", res.not_found)
     assert res.model is not None
-    page_size, offset = _page(request)
-    response = pb.ExplainRuntimesResponse(cache_version=snapshot.version, model=_model_identity(res.model), notes=notes)
+    response = pb.ExplainRuntimesResponse(
+        cache_version=snapshot.version, model=_model_identity(res.model), notes=outcome.notes, model_error=res.error
+    )
     if res.error:
-        response.model_error = res.error
         return response
-    result = engine.auto_select(snapshot, res.model, compiled, namespace)
-    if not result.total:
-        response.notes.append(NO_RUNTIMES_NOTE)
-    rows = _explain_rows(result, request.runtime_name)
-    response.total_size = len(rows)
-    end = len(rows) if page_size == 0 else min(len(rows), offset + page_size)
-    for row in rows[offset:end]:
-        if isinstance(row, engine.Ranked):
-            e = row.evaluation
+    response.total_size = outcome.total
+    for row in outcome.rows:
+        if isinstance(row, CandidateRow):
+            e = row.ranked.evaluation
             out = response.runtimes.add(
                 runtime=runtime_ref(e.runtime),
                 verdict=pb.VERDICT_CANDIDATE,
-                rank=row.rank,
+                rank=row.ranked.rank,
                 score=e.fit.score,
                 reason="-",
                 supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
             )
-            columns = explain_columns(e.fit)
-            if columns is not None:
-                out.priority, out.weight = columns
+            if row.columns is not None:
+                out.priority, out.weight = row.columns
             continue
-        e = engine.evaluate(row, row.own, res.model, compiled)
         response.runtimes.add(
-            runtime=runtime_ref(e.runtime),
-            verdict=VERDICT_TO_PB[e.verdict],
-            reasons=_reasons(e.failures),
-            reason=e.failures[0].message,
-            supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
+            runtime=runtime_ref(row.runtime),
+            verdict=VERDICT_TO_PB[row.verdict],
+            reasons=_reasons(row.failures),
+            reason=row.failures[0].message,
+            supported_model_format_index=row.fit.match.index if row.fit.match is not None else -1,
         )
-    if end < len(rows):
-        response.next_page_token = _page_token(request, end)
+    if outcome.next_offset is not None:
+        response.next_page_token = _page_token(decoded[1], outcome.next_offset)
     return response
-
-
-def _explain_rows(result: AutoSelection, name: str) -> list[engine.Ranked | d.Runtime]:
-    """The explain table's rows: the candidates in rank order, then every other runtime,
-    ServingRuntimes first, each kind by name; only runtimes called ``name`` when it is set."""
-    candidates = {id(r.evaluation.runtime) for r in result.ranked}
-    rows: list[engine.Ranked | d.Runtime] = [r for r in result.ranked if not name or r.evaluation.runtime.name == name]
-    for group_result in result.results:
-        rows += [
-            rt for rt in group_result.group.by_name() if id(rt) not in candidates and (not name or rt.name == name)
-        ]
-    return rows
 
 
 def _request_fingerprint(request: pb.ExplainRuntimesRequest) -> str:
@@ -303,35 +244,31 @@ def _request_fingerprint(request: pb.ExplainRuntimesRequest) -> str:
     return hashlib.sha256(unpaged.SerializeToString(deterministic=True)).hexdigest()[:16]
 
 
-def _page_token(request: pb.ExplainRuntimesRequest, offset: int) -> str:
+def _page_token(fingerprint: str, offset: int) -> str:
     """An opaque token for the rows from ``offset`` on (AIP-158)."""
-    raw = json.dumps({"o": offset, "r": _request_fingerprint(request)}, separators=(",", ":")).encode()
+    raw = json.dumps({"o": offset, "r": fingerprint}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _page(request: pb.ExplainRuntimesRequest) -> tuple[int, int]:
+def _page(request: pb.ExplainRuntimesRequest, fingerprint: str) -> tuple[int, int]:
     """(page size, offset) of an ExplainRuntimes request; raises INVALID_ARGUMENT for a negative
     or too large page size, or a token that is malformed or from another request."""
     if request.page_size < 0 or request.page_size > MAX_PAGE_SIZE:
-        raise RequestError.invalid(
-            [FieldViolation("page_size", f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {request.page_size}")]
-        )
+        text = requests.PAGE_SIZE.format(limit=MAX_PAGE_SIZE, size=request.page_size)
+        raise RequestError.invalid([FieldViolation("page_size", text)])
     if not request.page_token:
         return request.page_size, 0
     try:
         token = request.page_token
         data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         offset, bound = data["o"], data["r"]
-        valid = isinstance(offset, int) and offset >= 0 and bound == _request_fingerprint(request)
+        valid = isinstance(offset, int) and offset >= 0 and bound == fingerprint
     except (ValueError, TypeError, KeyError):
         valid = False
     if not valid:
-        raise RequestError.invalid(
-            [
-                FieldViolation(
-                    "page_token",
-                    "page_token is not a token of this request (it must come from next_page_token of the same request)",
-                )
-            ]
-        )
+        raise RequestError.invalid([FieldViolation("page_token", requests.PAGE_TOKEN)])
     return request.page_size, offset
+
+
+EXPLAIN = Rpc(decode_explain, run_explain, encode_explain)
+explain_runtimes = EXPLAIN

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
+from typing import Any, AsyncIterator, Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -121,27 +121,45 @@ class SelectionServicer:
         finally:
             watcher.close()
 
-    async def _answer(self, context: grpc.aio.ServicerContext, method: str, compute: Callable[[], T]) -> T:
-        """``_answer`` on the event loop for a small cache, in a worker thread for a large one."""
-        return await _answer(
-            context, method, compute, offload=ANSWERS if len(self._store.snapshot.cluster) >= OFFLOAD_RUNTIMES else None
-        )
+    async def _answer(self, context: grpc.aio.ServicerContext, method: str, request: Message) -> Message:
+        """The ``api.SELECTION_RPCS`` row ``method`` on the snapshot read once: on the event loop
+        for a small cache, in a worker thread for a large one."""
+        snapshot = self._store.snapshot
+        offload = ANSWERS if len(snapshot.cluster) >= OFFLOAD_RUNTIMES else None
+        return await _answer(context, method, lambda: api.SELECTION_RPCS[method](snapshot, request), offload=offload)
 
+    async def SelectRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "SelectRuntime", request)
 
-def _selection_method(name: str) -> Callable[..., Awaitable[Message]]:
-    """The servicer method ``name``: the ``api.SELECTION_RPCS`` row of that name, looked up per
-    call (the table is the dispatch)."""
+    async def ExplainRuntimes(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "ExplainRuntimes", request)
 
-    async def method(self: SelectionServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
-        return await self._answer(context, name, lambda: api.SELECTION_RPCS[name](self._store.snapshot, request))
+    async def AdmitInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "AdmitInferenceService", request)
 
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``ome.selector.v1.SelectionService/{name}``: ``api.{api.SELECTION_RPCS[name].__name__}``."
-    return method
+    async def ReconcileInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "ReconcileInferenceService", request)
 
+    async def GetEffectiveRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "GetEffectiveRuntime", request)
 
-for _name in api.SELECTION_RPCS:
-    setattr(SelectionServicer, _name, _selection_method(_name))
+    async def ValidateServingRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "ValidateServingRuntime", request)
+
+    async def PreviewCacheChange(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "PreviewCacheChange", request)
+
+    async def GetRuntimeStatus(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "GetRuntimeStatus", request)
+
+    async def GetRuntimeHistory(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "GetRuntimeHistory", request)
+
+    async def PlanRuntimeSync(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "PlanRuntimeSync", request)
+
+    async def GetRuntimeTree(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "GetRuntimeTree", request)
 
 
 def _apply_snapshot(store: CacheStore, request: cache_pb2.ApplySnapshotRequest) -> cache_pb2.ApplySnapshotResponse:
@@ -158,7 +176,7 @@ def _delete_objects(store: CacheStore, request: cache_pb2.DeleteObjectsRequest) 
 
 
 # The cache writes: RPC name -> the ``CacheStore`` call that answers it (contracts in
-# protos/ome/selector/v1/cache.proto). ``CacheServicer``'s write methods are generated from it.
+# protos/ome/selector/v1/cache.proto); each ``CacheServicer`` write method calls its row.
 CACHE_WRITES: dict[str, Callable[[CacheStore, Any], Message]] = {
     "ApplySnapshot": _apply_snapshot,
     "UpsertObjects": _upsert_objects,
@@ -191,17 +209,11 @@ class CacheServicer:
         status = await _answer(context, "GetCacheStatus", self._store.status)
         return cache_pb2.GetCacheStatusResponse(status=status)
 
+    async def ApplySnapshot(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._write(context, "ApplySnapshot", request)
 
-def _write_method(name: str) -> Callable[..., Awaitable[Message]]:
-    """The servicer method ``name``: the ``CACHE_WRITES`` row of that name, under the write lock."""
+    async def UpsertObjects(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._write(context, "UpsertObjects", request)
 
-    async def method(self: CacheServicer, request: Message, context: grpc.aio.ServicerContext) -> Message:
-        return await self._write(context, name, request)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``ome.selector.v1.CacheService/{name}``: ``CacheStore`` via ``{CACHE_WRITES[name].__name__}``."
-    return method
-
-
-for _name in CACHE_WRITES:
-    setattr(CacheServicer, _name, _write_method(_name))
+    async def DeleteObjects(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._write(context, "DeleteObjects", request)

@@ -6,10 +6,6 @@ from __future__ import annotations
 from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector import validation as bounds
-from ome_selector.cache.ingest import (
-    KIND_TO_ENUM,
-    validate_name,
-)
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
@@ -24,6 +20,7 @@ from ome_selector.rpc.enums import (
     TREE_WARNING_TO_PB,
 )
 from ome_selector.texts import messages
+from ome_selector.validation import KIND_TO_ENUM, validate_name
 
 # ---- the runtime tree (kubectl-ome runtime.md, tree) ----------------------------------------------
 

@@ -27,13 +27,13 @@ from collections.abc import AsyncIterator
 
 from ome.selector.v1 import selector_pb2 as pb
 
-from ome_selector.cache.ingest import validate_name
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import labels, outcomes
 from ome_selector.rpc import outcomes as rpc_outcomes
 from ome_selector.texts import messages
+from ome_selector.validation import validate_name
 
 log = logging.getLogger("ome_selector.watch")
 

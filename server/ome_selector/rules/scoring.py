@@ -61,3 +61,15 @@ def explain_columns(fit: ModelFit) -> tuple[int, int] | None:
         if spec is not None and spec.weight > 0:
             weight = int64(weight + int64(spec.weight * priority))
     return priority, weight
+
+
+def named_entry(entries: tuple[Entry, ...], model: Model) -> tuple[int, int]:
+    """(index, score) of the entry OME applies for a named runtime: the highest score with
+    priority 1 over all entries, ``autoSelect`` ignored, the earlier entry on a tie; (-1, 0) when
+    none scores above 0 (ome-selection-facts.md 3.17)."""
+    best, index = 0, -1
+    for entry in entries:
+        score = entry_score(entry, model, 1)
+        if score > best:
+            best, index = score, entry.index
+    return index, best

@@ -259,6 +259,17 @@ def runtime_object_not_found(cluster: bool, name: str) -> str:
     return f'{resource}.ome.io "{name}" not found'
 
 
+def cluster_base_model_not_found(name: str) -> str:
+    """The API server's text for a model looked up as ``kubectl ome runtime explain --model``
+    does (reference/kubectl-ome/runtime.md, ``explain``)."""
+    return f'clusterbasemodels.ome.io "{name}" not found'
+
+
+# The notes of ``kubectl ome runtime explain`` (reference/kubectl-ome/runtime.md, ``explain``).
+NO_RUNTIMES_NOTE = "No serving runtimes found in the selected namespace or at cluster scope."
+EXPLICIT_RUNTIME_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
+
+
 MODEL_REFERENCE_REQUIRED = "model reference is required"
 NO_MODEL_WITH_NAME = "No BaseModel or ClusterBaseModel with the name: {model}"
 BASE_MODEL_DISABLED = "specified base model {model} is disabled"

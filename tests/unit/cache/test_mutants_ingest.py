@@ -10,6 +10,7 @@ import pytest
 from google.protobuf import json_format
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
+from ome_selector import validation
 from ome_selector.cache import ingest
 from ome_selector.domain.errors import FieldViolation
 
@@ -154,7 +155,7 @@ VALIDATE_CASES = [
 
 @pytest.mark.parametrize(("obj", "prefix", "want"), VALIDATE_CASES)
 def test_validate_object(obj: cache_pb2.CacheObject, prefix: str, want: list[FieldViolation]) -> None:
-    assert ingest.validate_object(obj, prefix) == want
+    assert validation.validate_object(obj, prefix) == want
 
 
 def test_base_models_take_a_namespace_and_cluster_base_models_none() -> None:
@@ -167,17 +168,17 @@ def test_base_models_take_a_namespace_and_cluster_base_models_none() -> None:
     ac = cache_pb2.CacheObject(
         accelerator_class=json_format.ParseDict({"metadata": {"name": "nvidia-h100"}}, types_pb2.AcceleratorClass())
     )
-    assert ingest.validate_object(bm) == [FieldViolation("base_model.metadata.namespace", "Required value")]
-    assert ingest.validate_object(cbm) == [
+    assert validation.validate_object(bm) == [FieldViolation("base_model.metadata.namespace", "Required value")]
+    assert validation.validate_object(cbm) == [
         FieldViolation(
             "cluster_base_model.metadata.namespace",
             "Forbidden: ClusterBaseModel is cluster-scoped and takes no namespace",
         )
     ]
-    assert ingest.validate_object(ac) == []
-    assert ingest.object_key(ac) == ("AcceleratorClass", "", "nvidia-h100")
-    assert ingest.object_key(cbm) == ("ClusterBaseModel", "", "m")
-    assert ingest.object_key(sr()) == ("ServingRuntime", "llama-demo", "rt")
+    assert validation.validate_object(ac) == []
+    assert validation.object_key(ac) == ("AcceleratorClass", "", "nvidia-h100")
+    assert validation.object_key(cbm) == ("ClusterBaseModel", "", "m")
+    assert validation.object_key(sr()) == ("ServingRuntime", "llama-demo", "rt")
 
 
 def test_crd_defaults() -> None:
@@ -358,7 +359,7 @@ BOUNDS_CASES = [
 
 @pytest.mark.parametrize(("obj", "want"), BOUNDS_CASES)
 def test_bounds_walk(obj: cache_pb2.CacheObject, want: list[FieldViolation]) -> None:
-    assert ingest.validate_object(obj) == want
+    assert validation.validate_object(obj) == want
 
 
 # ---- the intern tables are bounded (ingest._spec: 50,000 specs; ingest._format_id: 200,000 keys);

@@ -14,13 +14,13 @@ from helpers_docs import accelerator_class, entry, isvc, model, objects, revisio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, selector_pb2
-from ome_selector.cache.ingest import KIND_TO_ENUM, object_key
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows.outcomes import Evaluations, Selections, evaluate
 from ome_selector.rpc import outcomes
 from ome_selector.rpc import runtimes as rpc_runtimes
 from ome_selector.rpc.watch import SelectionTracker
+from ome_selector.validation import KIND_TO_ENUM, object_key
 
 NAMESPACES = ("a", "b")
 RUNTIMES = ("r1", "r2", "r3")

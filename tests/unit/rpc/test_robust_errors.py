@@ -155,7 +155,7 @@ def test_texts_are_the_api_servers() -> None:
     ],
 )
 def test_names_and_namespaces(value: str, path: str, what: str, expected: str) -> None:
-    from ome_selector.cache.ingest import validate_name
+    from ome_selector.validation import validate_name
 
     assert validate_name(value, path, what) == [FieldViolation(path, expected)]
 
@@ -337,7 +337,7 @@ def test_undecodable_bytes_are_invalid_argument_without_a_traceback(
 
 def test_hooks_for_the_request_side_bounds() -> None:
     """What api.py and store.py are asked to call (see the report): model_spec and cache versions."""
-    from ome_selector.cache.ingest import validate_spec
+    from ome_selector.validation import validate_spec
 
     spec = types_pb2.BaseModelSpec(model_format=types_pb2.ModelFormat(name="safetensors", version=HUGE))
     assert validate_spec(spec, "model_spec") == [
