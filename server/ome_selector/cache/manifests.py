@@ -71,6 +71,8 @@ from ome.v1beta1 import types_pb2
 
 from ome_selector import validation as bounds
 from ome_selector.cache import crdfields
+from ome_selector.cache.store import DEFAULT_MAX_OBJECTS as DEFAULT_STORE_MAX_OBJECTS
+from ome_selector.cache.yamlload import KubernetesLoader
 from ome_selector.domain import errors
 from ome_selector.texts import fieldpaths
 
@@ -101,8 +103,6 @@ _KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Ku
 _MANIFEST_SUFFIXES = (".yaml", ".yml")
 # Values visited per document at most (aliases can make a small file a huge tree).
 MAX_DOCUMENT_VALUES = 200_000
-# Integers with more digits than this stay text (then fail the type check or a bound).
-_MAX_INT_DIGITS = 64
 
 # Kubernetes int-or-string quantity fields that are `string` in the proto, per kind, as JSON-name
 # paths; "[]" steps into every item of a list, "{}" into every value of a map. YAML writes them as
@@ -128,27 +128,6 @@ _Parsed = Union[cache_pb2.CacheObject, Message]  # a Message: a document of one 
 
 class ManifestError(ValueError):
     """A manifest file cannot be used (for ``load_inference_service`` and ``load_runtime``)."""
-
-
-class KubernetesLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
-    """SafeLoader that leaves timestamps as the text they were written as, and integers of more
-    than 64 digits as text."""
-
-
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
-    text = loader.construct_scalar(node)
-    if isinstance(text, str) and len(text) > _MAX_INT_DIGITS:
-        return text
-    return yaml.SafeLoader.construct_yaml_int(loader, node)
-
-
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-KubernetesLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-KubernetesLoader.add_constructor(_TIMESTAMP_TAG, yaml.SafeLoader.construct_yaml_str)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 @dataclass(frozen=True)
@@ -203,6 +182,13 @@ class LoadResult:
     rejected: list[Rejection] = field(default_factory=list)
     # The lines of ``errors`` about paths: missing, unreadable, too large (no object rejected).
     path_errors: list[str] = field(default_factory=list)
+    # The lines of ``path_errors`` about paths that do not exist.
+    missing: list[str] = field(default_factory=list)
+    # The lines of ``warnings`` about folders that could not be listed (``--strict`` refuses them).
+    unreadable_folders: list[str] = field(default_factory=list)
+    # Set when the load passed its object bound (``load_manifests(max_objects=...)``): the line
+    # that says so (also in ``errors``); the load stopped there and must not be served.
+    over_limit: str = ""
 
     @property
     def inference_services(self) -> list[types_pb2.InferenceService]:
@@ -217,7 +203,7 @@ class LoadResult:
     @property
     def clean(self) -> bool:
         """True when nothing was rejected and every path could be read (``--strict`` passes)."""
-        return not self.errors
+        return not self.errors and not self.unreadable_folders
 
 
 @dataclass
@@ -237,19 +223,31 @@ class _FileResult:
     # Kinds that stay messages, not judged as cache objects (read_inference_services,
     # read_cache_objects): only their types are checked.
     raw_kinds: frozenset[str] = frozenset()
+    # Objects this file may still load (the load's bound); past it ``over_limit`` is set.
+    budget: int | None = None
+    over_limit: str = ""
 
 
-def load_manifests(paths: Sequence[str]) -> LoadResult:
+# Objects one load may hold at most (``--max-objects``, OME_SELECTOR_MAX_OBJECTS), as an
+# ApplySnapshot.
+DEFAULT_MAX_OBJECTS = DEFAULT_STORE_MAX_OBJECTS
+
+
+def load_manifests(paths: Sequence[str], *, max_objects: int = DEFAULT_MAX_OBJECTS) -> LoadResult:
     """Load every manifest under ``paths``; see the module docstring for the rules. Never
-    raises for bad input: every problem is in ``errors`` / ``rejected`` / ``warnings``."""
+    raises for bad input: every problem is in ``errors`` / ``rejected`` / ``warnings``. Past
+    ``max_objects`` objects (List items and redefinitions included) the load stops and sets
+    ``over_limit``."""
     result = LoadResult()
     positions: dict[ObjectKey, int] = {}
     origins: dict[ObjectKey, _Origin] = {}
+    loaded_count = 0
     for sequence, file in enumerate(_manifest_files(paths, result)):
         if os.path.basename(file) in _KUSTOMIZATION_FILES:
             result.skipped.append(f"{errors.printable(file)}: skipped kustomization file")
             continue
-        loaded = _load_file(file)
+        loaded = _load_file(file, max_objects - loaded_count, max_objects)
+        loaded_count += len(loaded.documents)
         result.skipped.extend(loaded.skipped)
         result.warnings.extend(loaded.warnings)
         result.errors.extend(loaded.errors)
@@ -267,6 +265,10 @@ def load_manifests(paths: Sequence[str]) -> LoadResult:
                 positions[doc.key] = _append(result, doc)
             origins[doc.key] = _Origin(file, sequence, doc.index)
             result.sources[doc.key] = file
+        if loaded.over_limit:
+            result.over_limit = loaded.over_limit
+            result.errors.append(loaded.over_limit)
+            break
     return result
 
 
@@ -353,8 +355,8 @@ def describe_key(key: ObjectKey) -> str:
 def _manifest_files(paths: Sequence[str], result: LoadResult) -> Iterator[str]:
     for path in paths:
         if os.path.isdir(path):
-            found = sorted(_walk(path), key=os.fsencode)
-            if not found:
+            found = sorted(_walk(path, result), key=os.fsencode)
+            if not found and not result.unreadable_folders:
                 result.warnings.append(f"{errors.printable(path)}: no .yaml or .yml files found")
             for rel in found:
                 yield os.path.join(path, rel)
@@ -363,10 +365,17 @@ def _manifest_files(paths: Sequence[str], result: LoadResult) -> Iterator[str]:
         else:
             result.errors.append(f"{errors.printable(path)}: no such file or directory")
             result.path_errors.append(result.errors[-1])
+            result.missing.append(result.errors[-1])
 
 
-def _walk(root: str) -> Iterator[str]:
-    for dirpath, _dirnames, filenames in os.walk(root):
+def _walk(root: str, result: LoadResult) -> Iterator[str]:
+    def unreadable(exc: OSError) -> None:
+        where = exc.filename if isinstance(exc.filename, str) else root
+        line = f"{errors.printable(where)}: cannot read folder: {exc.strerror or exc}; its files are not loaded"
+        result.warnings.append(line)
+        result.unreadable_folders.append(line)
+
+    for dirpath, _dirnames, filenames in os.walk(root, onerror=unreadable):
         for filename in filenames:
             if filename.endswith(_MANIFEST_SUFFIXES):
                 yield os.path.relpath(os.path.join(dirpath, filename), root)
@@ -376,14 +385,14 @@ class _NotRegular(ManifestError):
     """The path is a FIFO, device or socket: skipped, never opened."""
 
 
-def _load_file(file: str) -> _FileResult:
+def _load_file(file: str, budget: int, limit: int) -> _FileResult:
     try:
         name, text = _read_one(file, "a manifest")
     except _NotRegular as exc:
         return _FileResult(warnings=[str(exc)])
     except ManifestError as exc:
         return _FileResult(errors=[str(exc)])
-    return _parse_text(name, text)
+    return _parse_text(name, text, budget=budget, limit=limit)
 
 
 _FILE_TYPES = (
@@ -406,10 +415,9 @@ def _decode(path: str, data: bytes) -> str:
         raise ManifestError(
             f"{errors.printable(path)}: {errors.too_long_bytes(bounds.MAX_FILE_BYTES)} (a manifest file)"
         )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ManifestError(f"{errors.printable(path)}: cannot read: {exc}") from None
+    # Bytes that are not UTF-8 become lone surrogates (U+DC80..U+DCFF); only the documents that
+    # hold one are lost (``_documents``).
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _read_one(path: str | os.PathLike[str], expected: str) -> tuple[str, str]:
@@ -460,20 +468,39 @@ _SEPARATOR = re.compile(r"^---(?=[ \t\r]|$)", re.M)
 _MEANINGLESS = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\r?\n?|%[^\n]*\n?)*\Z")
 
 
-def _documents(text: str) -> list[tuple[int, Any]]:
-    """(index, document or ``_Broken``) of each YAML document. After a YAML error the text is
-    split at its ``---`` lines and each piece parsed alone, so one broken document costs only
-    itself."""
-    docs: list[tuple[int, Any]] = []
-    try:
-        for doc in yaml.load_all(text, Loader=KubernetesLoader):
-            docs.append((len(docs), doc))
-        return docs
-    except yaml.YAMLError:
-        pass
-    except (RecursionError, ValueError, TypeError, OverflowError, MemoryError):
-        pass
-    return list(_documents_one_by_one(text))
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+
+def _documents(text: str) -> Iterator[tuple[int, Any]]:
+    """(index, document or ``_Broken``) of each YAML document, one at a time. After a YAML error
+    (or in a text with bytes that are not UTF-8) the text is split at its ``---`` lines and each
+    piece parsed alone, so one broken document costs only itself."""
+    done = 0
+    if not _UNDECODED.search(text):
+        try:
+            for doc in yaml.load_all(text, Loader=KubernetesLoader):
+                yield done, doc
+                done += 1
+            return
+        except yaml.YAMLError:
+            pass
+        except (RecursionError, ValueError, TypeError, OverflowError, MemoryError):
+            pass
+    for index, doc in _documents_one_by_one(text):
+        if index >= done:
+            yield index, doc
+
+
+def _not_utf8(piece: str, first_line: int) -> _Broken | None:
+    """Why ``piece`` (starting at 0-based line ``first_line``) cannot be read, when it holds a
+    byte that is not UTF-8: ``cannot read: not UTF-8: byte 0xff (line L, column C)``."""
+    found = _UNDECODED.search(piece)
+    if found is None:
+        return None
+    line = first_line + piece.count("\n", 0, found.start()) + 1
+    column = found.start() - (piece.rfind("\n", 0, found.start()) + 1) + 1
+    byte = ord(found.group()) - 0xDC00
+    return _Broken(f"cannot read: not UTF-8: byte 0x{byte:02x} (line {line}, column {column})")
 
 
 def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
@@ -486,6 +513,11 @@ def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
         pieces.append((text.count("\n", 0, start), text[start : starts[i + 1] if i + 1 < len(starts) else len(text)]))
     index = 0
     for first_line, piece in pieces:
+        broken = _not_utf8(piece, first_line)
+        if broken is not None:
+            yield index, broken
+            index += 1
+            continue
         try:
             found = list(yaml.load_all(piece, Loader=KubernetesLoader))
         except yaml.YAMLError as exc:
@@ -501,14 +533,22 @@ def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
             index += 1
 
 
-def _parse_text(file: str, text: str, *, raw_kinds: frozenset[str] = frozenset()) -> _FileResult:
-    out = _FileResult(raw_kinds=raw_kinds)
+def _parse_text(
+    file: str, text: str, *, raw_kinds: frozenset[str] = frozenset(), budget: int | None = None, limit: int = 0
+) -> _FileResult:
+    out = _FileResult(raw_kinds=raw_kinds, budget=budget)
     for index, doc in _documents(text):
         try:
             _parse_document(file, index, None, doc, out)
         except Exception as exc:  # a bug must cost one document, not the file or the server
             reason = f"cannot load: unexpected {type(exc).__name__}: {errors.bound(errors.printable(str(exc)), 256)}"
             out.rejected.append(Rejection(file, index, None, "", "", (Problem("", reason),)))
+        if budget is not None and len(out.documents) > budget:
+            out.over_limit = (
+                f"{errors.printable(file)}: document {index}: more than {limit} objects in one load (--max-objects); "
+                "the load is refused"
+            )
+            break
     return out
 
 

@@ -30,6 +30,17 @@ from ome_selector.validation import (
 
 Listener = Callable[[Snapshot], None]
 
+# Objects in one ApplySnapshot at most (--max-objects, the bound of a manifest load too).
+DEFAULT_MAX_OBJECTS = 100_000
+# Objects in one UpsertObjects, keys in one DeleteObjects, at most (--max-write-objects).
+DEFAULT_MAX_WRITE_OBJECTS = 10_000
+
+
+def _count_bound(field: str, count: int, limit: int, flag: str) -> list[FieldViolation]:
+    """``<field>: Too many: <count>: must have at most <limit> items (the server's <flag>)``,
+    when ``count`` passes ``limit``."""
+    return [FieldViolation(field, f"{errors.too_many(count, limit)} (the server's {flag})")] if count > limit else []
+
 
 def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
     """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``),
@@ -90,9 +101,15 @@ def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[Field
 
 
 class CacheStore:
-    """Holds the current Snapshot; writes are serialised and swap atomically."""
+    """Holds the current Snapshot; writes are serialised and swap atomically. ``max_objects``
+    bounds the objects of an ApplySnapshot, ``max_write_objects`` those of an UpsertObjects
+    and the keys of a DeleteObjects (a write past them is INVALID_ARGUMENT and changes nothing)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, max_objects: int = DEFAULT_MAX_OBJECTS, max_write_objects: int = DEFAULT_MAX_WRITE_OBJECTS
+    ) -> None:
+        self.max_objects = max_objects
+        self.max_write_objects = max_write_objects
         self._snapshot = Snapshot("", {}, synced=False, generation=0)
         self._base_version = ""
         self._lock = threading.Lock()
@@ -132,6 +149,9 @@ class CacheStore:
             violations = (
                 bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
             )
+            too_many = _count_bound("objects", len(objects), self.max_objects, "--max-objects")
+            if too_many:
+                raise RequestError.invalid(violations + too_many)
             try:
                 prepared = prepare(objects)
             except RequestError as err:
@@ -148,6 +168,7 @@ class CacheStore:
             violations = bounds.cache_version(version, "version")
             if not objects:
                 violations.append(FieldViolation("objects", "at least one object is required"))
+            violations += _count_bound("objects", len(objects), self.max_write_objects, "--max-write-objects")
             if violations:
                 raise RequestError.invalid(violations)
             prepared = prepare(objects)
@@ -165,6 +186,9 @@ class CacheStore:
             violations = bounds.cache_version(version, "version")
             if not keys:
                 violations.append(FieldViolation("keys", "at least one key is required"))
+            too_many = _count_bound("keys", len(keys), self.max_write_objects, "--max-write-objects")
+            if too_many:
+                raise RequestError.invalid(violations + too_many)
             resolved, found = resolve_keys(keys)
             violations += found
             if violations:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+from ome_selector.cache.store import DEFAULT_MAX_OBJECTS, DEFAULT_MAX_WRITE_OBJECTS
 from ome_selector.rpc.watch import DEFAULT_QUEUE_LIMIT
 from ome_selector.server.addresses import parse_http_listen, parse_listen
 
@@ -23,13 +24,17 @@ class ServeOptions:
     """Everything ``ome-selector serve`` can be told (flags / ``OME_SELECTOR_*`` env vars).
 
     ``listen`` / ``cache_listen``: gRPC addresses (``addresses.parse_listen``); ``cache_listen``
-    None keeps CacheService on ``listen``. ``http_listen``: ``host:port`` of the probe and metrics
-    listener, None for none. ``socket_mode``: permission bits of unix sockets the server creates.
+    None keeps CacheService on ``listen``; a TCP ``cache_listen`` takes the TLS settings of
+    ``listen`` and is refused without them (a unix socket may stay plaintext). ``http_listen``:
+    ``host:port`` of the probe and metrics listener, None for none. ``socket_mode``: permission
+    bits of unix sockets the server creates.
     ``grace``, ``drain_delay``: seconds. ``tls_cert``/``tls_key``: PEM files for TLS on
     ``listen``; ``tls_client_ca``: PEM CA bundle that client certificates must chain to (mTLS).
     ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
     makes any object or path the loader rejects fatal. ``watch_queue``: events a WatchSelections
     stream may have waiting before it gets ``resync`` (``watch.SelectionTracker``).
+    ``max_objects``: objects of the manifest load and of one ApplySnapshot; ``max_write_objects``:
+    objects of one UpsertObjects, keys of one DeleteObjects (``store.CacheStore``).
     """
 
     listen: str = DEFAULT_LISTEN
@@ -49,6 +54,8 @@ class ServeOptions:
     reflection: bool = True
     max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS
     watch_queue: int = DEFAULT_QUEUE_LIMIT
+    max_objects: int = DEFAULT_MAX_OBJECTS
+    max_write_objects: int = DEFAULT_MAX_WRITE_OBJECTS
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
@@ -63,8 +70,14 @@ class ServeOptions:
                     parse(value)
                 except ValueError as exc:
                     found.append(f"cannot listen on {value}: {exc}")
-        if self.cache_listen is not None and self.cache_listen == self.listen:
+        # Port 0 twice binds two free ports.
+        if self.cache_listen is not None and self.cache_listen == self.listen and not self.listen.endswith(":0"):
             found.append(f"cannot listen on {self.cache_listen}: --cache-listen must differ from --listen")
+        elif self.cache_listen is not None and not self.tls_cert and _is_tcp(self.cache_listen):
+            found.append(
+                f"cannot listen on {self.cache_listen}: a TCP --cache-listen carries cache writes and needs the TLS "
+                "of --listen (--tls-cert, --tls-key, and --tls-client-ca for mTLS); or use a unix socket"
+            )
         if bool(self.tls_cert) != bool(self.tls_key):
             found.append("tls: --tls-cert and --tls-key go together")
         if self.tls_client_ca and not self.tls_cert:
@@ -79,4 +92,16 @@ class ServeOptions:
             found.append("max_concurrent_streams: must be 1 or more")
         if self.watch_queue < 1:
             found.append("watch_queue: must be 1 or more")
+        if self.max_objects < 1:
+            found.append("max_objects: must be 1 or more")
+        if self.max_write_objects < 1:
+            found.append("max_write_objects: must be 1 or more")
         return found
+
+
+def _is_tcp(listen: str) -> bool:
+    """Whether ``listen`` is a TCP address (an unparsable one is reported on its own)."""
+    try:
+        return parse_listen(listen).kind == "tcp"
+    except ValueError:
+        return False

@@ -119,7 +119,11 @@ async def serve(
     native = NativeStderr() if options.log_format == "json" else None
     stream = native.start() if native is not None else None
     configure_logging(options.log_format, getattr(logging, options.log_level.upper(), logging.INFO), stream)
-    store = store if store is not None else CacheStore()
+    store = (
+        store
+        if store is not None
+        else CacheStore(max_objects=options.max_objects, max_write_objects=options.max_write_objects)
+    )
     loop = asyncio.get_running_loop()
     stop = stop_event if stop_event is not None else asyncio.Event()
     server = _Server(options, store, stop, on_listening)
@@ -187,7 +191,8 @@ class _Server:
     async def _run(self) -> int:
         if not self.options.wait_for_sync:
             paths = list(self.options.manifests) if self.options.manifests is not None else example_paths()
-            if not load_store(self.store, paths, strict=self.options.strict, metrics=self.metrics):
+            o = self.options
+            if not load_store(self.store, paths, strict=o.strict, metrics=self.metrics, max_objects=o.max_objects):
                 return 1
         tune_interpreter(self.store)
         try:
@@ -248,7 +253,9 @@ class _Server:
             return 1
         cache_address = None
         if cache_server is not None and o.cache_listen is not None:
-            cache_address = self._bind(cache_server, o.cache_listen, None)
+            # A unix socket stays plaintext; TCP takes --listen's TLS (ServeOptions refuses it without).
+            cache_tls = credentials if parse_listen(o.cache_listen).kind == "tcp" else None
+            cache_address = self._bind(cache_server, o.cache_listen, cache_tls)
             if cache_address is None:
                 return 1
         if o.http_listen is not None:
@@ -268,7 +275,10 @@ class _Server:
         if self.probe is not None:
             log.info("http endpoints on %s (/healthz, /readyz, /metrics)", http_address)
         if credentials is not None:
-            log.info("TLS on %s%s", address, " with client certificates required (mTLS)" if o.tls_client_ca else "")
+            mtls = " with client certificates required (mTLS)" if o.tls_client_ca else ""
+            log.info("TLS on %s%s", address, mtls)
+            if cache_address is not None and parse_listen(o.cache_listen or "").kind == "tcp":
+                log.info("TLS on %s%s", cache_address, mtls)
         log.info("listening on %s", address)
         if self.on_listening is not None:
             self.on_listening(address)
