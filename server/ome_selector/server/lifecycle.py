@@ -41,7 +41,7 @@ from ome_selector.server.addresses import parse_http_listen, parse_listen
 from ome_selector.server.config import DEFAULT_GRACE, DEFAULT_LISTEN, DEFAULT_MAX_CONCURRENT_STREAMS, ServeOptions
 from ome_selector.server.health import CACHE_SERVICE, SELECTION_SERVICE, attach_health
 from ome_selector.server.http import ProbeServer
-from ome_selector.server.interceptor import InFlight, RpcInterceptor
+from ome_selector.server.interceptor import InFlight, RpcInterceptor, quiet_failed_sends
 from ome_selector.server.loading import load_store, tune_interpreter
 from ome_selector.server.logs import configure_logging
 from ome_selector.server.metrics import ServerMetrics
@@ -125,6 +125,8 @@ async def serve(
         else CacheStore(max_objects=options.max_objects, max_write_objects=options.max_write_objects)
     )
     loop = asyncio.get_running_loop()
+    previous_handler = loop.get_exception_handler()
+    loop.set_exception_handler(quiet_failed_sends)
     stop = stop_event if stop_event is not None else asyncio.Event()
     server = _Server(options, store, stop, on_listening)
 
@@ -145,6 +147,7 @@ async def serve(
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        loop.set_exception_handler(previous_handler)
         if native is not None:
             native.stop()
 
