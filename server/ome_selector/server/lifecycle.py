@@ -66,6 +66,9 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_time_ms", 60_000),
     ("grpc.keepalive_timeout_ms", 20_000),
 )
+# Drain: calls queued before the drain delay ended are taken for at most this many quiet periods
+# (``_Server._flush_limit``), then the server stops accepting calls.
+FLUSH_QUIET_PERIODS = 10
 # --- the server --------------------------------------------------------------------------------
 
 
@@ -337,9 +340,16 @@ class _Server:
         deadline = loop.time() + o.grace
         if self.tracker is not None:
             self.tracker.close_watchers()  # WatchSelections streams end with OK
-        await self._quiesce(deadline)
+        await self._quiesce(min(deadline, loop.time() + self._flush_limit()))
+        # From here new calls get UNAVAILABLE (GOAWAY); calls in flight get the rest of the grace.
         await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
         log.info("stopped")
+
+    def _flush_limit(self) -> float:
+        """How long (seconds) ``_quiesce`` may take calls queued before the drain delay ended:
+        ``FLUSH_QUIET_PERIODS`` quiet periods, at most half the grace. Callers that ignore
+        readiness keep the server from ever being quiet; past this they are refused."""
+        return min(self.options.grace / 2, FLUSH_QUIET_PERIODS * self.in_flight.quiet_period())
 
     async def _quiesce(self, deadline: float) -> None:
         """Wait (until ``deadline``, loop time) for a quiet period (``InFlight.quiet_period``)
