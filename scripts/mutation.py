@@ -6,7 +6,7 @@ Usage (from the repository root, with the dev venv)::
     .venv/bin/python scripts/mutation.py --sample 0      # every mutant (slow: about 2,000)
     .venv/bin/python scripts/mutation.py --list          # the mutants, without running them
     .venv/bin/python scripts/mutation.py --ids checks.py:41 accelerators.py:7
-    .venv/bin/python scripts/mutation.py --without-new-tests   # the suite before issue 12's tests
+    .venv/bin/python scripts/mutation.py --without-new-tests   # without the tests the mutants found
     .venv/bin/python scripts/mutation.py --rerun build/mutation.json  # only that run's survivors
 
 Each mutant changes one place of one module: a comparison (``<`` / ``<=``, ``>`` / ``>=``,

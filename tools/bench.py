@@ -1,6 +1,6 @@
 """Benchmark of ome-selector on real traffic: ``python -m tools.bench``.
 
-Not a test: a command that prints figures, ratios and the targets of issue 11 beside them, as a
+Not a test: a command that prints figures, ratios and the README's targets beside them, as a
 plain-text report to paste in a closing note (progress goes to stderr, the report to stdout).
 
 Usage::
@@ -85,7 +85,7 @@ every ratio is against the idle floor measured in the same run, on the same serv
    thirds of the samples (flat = last third within 5 % or 5 MB of the first), and VmHWM (the peak,
    ApplySnapshot included).
 
-Targets (issue 11) are printed beside the figures they apply to, as PASS or MISS: catalog —
+Targets (README, "Benchmark and performance") are printed beside the figures they apply to, as PASS or MISS: catalog —
 SelectRuntime p50 ≤ 1.5× floor (1 client), ≥ 80 % of the floor's calls/s with 8 clients,
 ExplainRuntimes ≤ 3×, RSS ≤ 150 MB, largest BASIC answer ≤ 16 KB; 10000 — SelectRuntime p50 ≤ 3×
 floor, in-process cold BASIC ≤ 5 ms, one upsert ≤ 5 ms, ApplySnapshot ≤ 0.5 s, RSS ≤ 200 MB,
@@ -231,7 +231,7 @@ def parse_args(argv: Sequence[str]) -> Settings:
     """The command line as Settings (see the module docstring)."""
     parser = argparse.ArgumentParser(
         prog="python -m tools.bench",
-        description="ome-selector benchmark on real traffic (issue 11); see the module docstring for every figure.",
+        description="ome-selector benchmark on real traffic; see the module docstring for every figure.",
     )
     parser.add_argument(
         "--shared",
@@ -1005,7 +1005,7 @@ def background(*threads: Background) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Target:
-    """A target of issue 11: ``value`` (or the ratio) at most / at least ``limit``."""
+    """A target (README, "Benchmark and performance"): ``value`` (or the ratio) at most / at least ``limit``."""
 
     text: str
     limit: float
@@ -1593,7 +1593,7 @@ def rss_section(report: SizeReport, samples: list[float], hwm: float, settings: 
     flat = last - first <= max(5.0, 0.05 * first)
     verdict = "too few samples to judge" if len(samples) < MIN_RSS_SAMPLES else ("flat" if flat else "GROWING")
     length = f"{len(samples)} samples, 1 s apart" + (
-        "" if settings.soak_s >= 300 else "; run --soak-seconds 300 for the issue's 5-minute check"
+        "" if settings.soak_s >= 300 else "; run --soak-seconds 300 for the 5-minute check"
     )
     sec.notes.append(f"{verdict} (flat = last third within 5 % or 5 MB of the first) over {length}")
 
@@ -1974,7 +1974,7 @@ def run_header(settings: Settings) -> str:
     sizes = ",".join("catalog" if s == 0 else str(s) for s in settings.sizes)
     return "\n".join(
         [
-            "ome-selector benchmark — real traffic (issue 11)",
+            "ome-selector benchmark — real traffic",
             f"command: python -m tools.bench {' '.join(settings.argv)}".rstrip(),
             f"date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; commit {commit}; python {platform.python_version()}; "
             f"{os.cpu_count()} CPUs; load average {load}",
@@ -1983,7 +1983,7 @@ def run_header(settings: Settings) -> str:
             + (f"soak {settings.soak_s:g} s; " if settings.soak_s else "")
             + f"cap {settings.max_run_s:g} s per run; memory guard {settings.rss_guard_mb:,.0f} MB of server RSS",
             f"server: {' '.join(server_command('127.0.0.1:0'))}",
-            "ratios: against the idle health Check floor of the same run; PASS/MISS: issue 11's targets",
+            "ratios: against the idle health Check floor of the same run; PASS/MISS: the README's targets",
         ]
     )
 

@@ -1,6 +1,6 @@
-"""The watch benchmark (issue 8, item 6): ``python -m tools.bench_watch``.
+"""The watch benchmark (README, "The watch benchmark"): ``python -m tools.bench_watch``.
 
-Not a test: a command that prints figures and the issue's targets beside them (PASS / MISS), as
+Not a test: a command that prints figures and the README's targets beside them (PASS / MISS), as
 ``python -m tools.bench`` does, for a closing note (progress on stderr, the report on
 stdout).
 
@@ -101,7 +101,7 @@ def parse_args(argv: Sequence[str]) -> Settings:
     """The command line as Settings (see the module docstring)."""
     parser = argparse.ArgumentParser(
         prog="python -m tools.bench_watch",
-        description="WatchSelections benchmark (issue 8): the cost of a cache write for cached InferenceServices.",
+        description="WatchSelections benchmark: the cost of a cache write for cached InferenceServices.",
     )
     parser.add_argument("--shared", type=Path, metavar="PATH", default=None, help="shared folder (default ../shared)")
     parser.add_argument("--runtimes", type=int, metavar="N", default=10000, help="ClusterServingRuntimes (10000)")
@@ -447,7 +447,7 @@ def latency_figures(
 ) -> None:
     """p50 (with ``target``, when given) and max of ``values`` (seconds), in ms."""
     fig = report.add(sec, f"{key}_p50", f"{name}, p50", statistics.median(_ms(values)), "ms")
-    fig.target = target  # this benchmark's targets are issue 8's, not bench.TARGETS (issue 11)
+    fig.target = target  # this benchmark's own targets, not bench.TARGETS
     report.add(sec, f"{key}_max", f"{name}, max of {len(values)}", max(_ms(values)), "ms")
 
 
@@ -621,8 +621,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     try:  # the server is stopped on leaving bench.running_server, whatever happens
         print(
-            "ome-selector watch benchmark (issue 8)\n"
-            f"command: python -m tools.bench_watch {' '.join(settings.argv)}".rstrip()
+            f"ome-selector watch benchmark\ncommand: python -m tools.bench_watch {' '.join(settings.argv)}".rstrip()
             + f"\nshared: {settings.shared}; repeat {settings.repeat}; seed {settings.seed}",
             flush=True,
         )

@@ -43,7 +43,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector import validation
-from ome_selector.cache.manifests import ManifestError, load_manifests, load_runtime, read_inference_services
+from ome_selector.cache.manifest_types import ManifestError
+from ome_selector.cache.manifests import load_manifests, load_runtime, read_inference_services
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.examples import example_paths, inference_service_paths

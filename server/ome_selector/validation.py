@@ -394,7 +394,7 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     """
     unwrapped = unwrap(obj)
     if unwrapped is None:
-        return [FieldViolation(field_prefix.rstrip(".") or "object", "exactly one object kind must be set")]
+        return [FieldViolation(field_prefix.rstrip(".") or "object", requests.ONE_KIND)]
     kind, message = unwrapped
     base = f"{field_prefix}{obj.WhichOneof('object')}"
     too_big = object_size(message, base)
@@ -405,11 +405,7 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     if kind in NAMESPACED:
         out += validate_name(meta.namespace, f"{base}.metadata.namespace", "namespace")
     elif meta.namespace:
-        out.append(
-            FieldViolation(
-                f"{base}.metadata.namespace", errors.forbidden(f"{kind} is cluster-scoped and takes no namespace")
-            )
-        )
+        out.append(FieldViolation(f"{base}.metadata.namespace", errors.forbidden(requests.cluster_scoped(kind))))
     out += metadata(meta, f"{base}.metadata")
     api_version, body = _BODY.get(kind, (_API_VERSION, "spec"))
     if message.kind and message.kind != kind:  # type: ignore[attr-defined]

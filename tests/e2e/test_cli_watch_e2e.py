@@ -1,5 +1,5 @@
-"""``ome-selector watch`` and ``ome-selector what-if --server`` against the real server (issue 8,
-item 4): ``serve --manifests`` of the OME catalog's runtimes and ome-cluster (eight cached
+"""``ome-selector watch`` and ``ome-selector what-if --server`` against the real server (README, "Watch and what-if
+from the command line"): ``serve --manifests`` of the OME catalog's runtimes and ome-cluster (eight cached
 InferenceServices) on 127.0.0.1, the CLI as a process, its exact lines as each event comes,
 ``-o json`` lines, the exit status when the server ends the stream (0), when the stream fails (1)
 and on Ctrl-C (130); and the README section "Watch and what-if from the command line" as written

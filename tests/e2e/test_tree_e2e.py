@@ -22,7 +22,7 @@ from helpers_tree import (
     with_unattributed,
     write_manifests,
 )
-from ome_selector.cli import rendering
+from ome_selector.cli import tree_report
 from ome_selector_client import SelectorClient
 from test_grpcurl import SELECTION_SERVICE, Grpcurl
 
@@ -102,7 +102,7 @@ def test_the_pages_examples_through_the_server(running_server: Any, tmp_path: Pa
     report = json.loads(out)
     assert (code, err, report["apiVersion"], report["kind"]) == (0, "", "cli.ome.io/v1alpha1", "RuntimeTreeReport")
     with SelectorClient(address, timeout=10) as client:
-        assert rendering.format_tree(client.get_runtime_tree("team-llama", "team-a")) + "\n" == PAGE_TEAM_LLAMA_TREE
+        assert tree_report.format_tree(client.get_runtime_tree("team-llama", "team-a")) + "\n" == PAGE_TEAM_LLAMA_TREE
 
 
 def test_errors_through_the_server_are_status_1_with_the_pages_messages(running_server: Any, tmp_path: Path) -> None:

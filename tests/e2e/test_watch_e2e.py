@@ -1,4 +1,4 @@
-"""WatchSelections, PreviewCacheChange and the runtime webhook's warning end to end (issue 8): the
+"""WatchSelections, PreviewCacheChange and the runtime webhook's warning end to end (README "Watch selections and preview a change"): the
 real server (``serve --manifests`` of the OME catalog's runtimes and ome-cluster, whose eight
 InferenceServices it caches) on 127.0.0.1, through the Python client and grpcurl, and the README
 section "Watch selections and preview a change" as written."""

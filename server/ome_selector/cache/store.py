@@ -18,6 +18,7 @@ from ome_selector.cache.ingest import apply_defaults
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
 from ome_selector.domain.errors import FieldViolation, RequestError
+from ome_selector.texts import requests
 from ome_selector.validation import (
     ENUM_TO_KIND,
     KIND_TO_ENUM,
@@ -59,7 +60,7 @@ def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") ->
             violations.append(
                 FieldViolation(
                     f"{field}[{i}]",
-                    f"duplicate {key[0]} {'/'.join(k for k in key[1:] if k)} (also {field}[{first_index[key]}])",
+                    requests.duplicate_object(key, f"{field}[{first_index[key]}]"),
                 )
             )
             continue
@@ -81,7 +82,7 @@ def resolve_keys(keys: Sequence[cache_pb2.ObjectKey], field: str = "keys") -> tu
         violations += found
         if k is not None and not found:
             if k in first_index:
-                violations.append(FieldViolation(f"{field}[{i}]", f"duplicate key (also {field}[{first_index[k]}])"))
+                violations.append(FieldViolation(f"{field}[{i}]", requests.duplicate_key(f"{field}[{first_index[k]}]")))
             first_index.setdefault(k, i)
             resolved.append(k)
     return resolved, violations
@@ -90,13 +91,15 @@ def resolve_keys(keys: Sequence[cache_pb2.ObjectKey], field: str = "keys") -> tu
 def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[FieldViolation]]:
     kind = ENUM_TO_KIND.get(key.kind)
     if kind is None:
-        problem = errors.required() if key.kind == cache_pb2.OBJECT_KIND_UNSPECIFIED else f"unknown kind {key.kind}"
+        problem = (
+            errors.required() if key.kind == cache_pb2.OBJECT_KIND_UNSPECIFIED else requests.unknown_kind(key.kind)
+        )
         return None, [FieldViolation(f"{path}.kind", problem)]
     violations = validate_name(key.name, f"{path}.name")
     if kind in NAMESPACED:
         violations += validate_name(key.namespace, f"{path}.namespace", "namespace")
     elif key.namespace:
-        violations.append(FieldViolation(f"{path}.namespace", f"{kind} is cluster-scoped and takes no namespace"))
+        violations.append(FieldViolation(f"{path}.namespace", requests.cluster_scoped(kind)))
     return (kind, key.namespace if kind in NAMESPACED else "", key.name), violations
 
 
@@ -167,7 +170,7 @@ class CacheStore:
         with self._lock:
             violations = bounds.cache_version(version, "version")
             if not objects:
-                violations.append(FieldViolation("objects", "at least one object is required"))
+                violations.append(FieldViolation("objects", requests.NO_OBJECTS))
             violations += _count_bound("objects", len(objects), self.max_write_objects, "--max-write-objects")
             if violations:
                 raise RequestError.invalid(violations)
@@ -185,7 +188,7 @@ class CacheStore:
         with self._lock:
             violations = bounds.cache_version(version, "version")
             if not keys:
-                violations.append(FieldViolation("keys", "at least one key is required"))
+                violations.append(FieldViolation("keys", requests.NO_KEYS))
             too_many = _count_bound("keys", len(keys), self.max_write_objects, "--max-write-objects")
             if too_many:
                 raise RequestError.invalid(violations + too_many)

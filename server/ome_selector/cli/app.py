@@ -62,7 +62,9 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 from google.protobuf.message import Message
 
 from ome_selector.cli import rendering
-from ome_selector.cli.commands import COMMANDS, OUTPUT_FORMATS, Command, UsageError, asker
+from ome_selector.cli.asking import asker
+from ome_selector.cli.commands import COMMANDS, Command
+from ome_selector.cli.sources import OUTPUT_FORMATS, UsageError
 
 EXIT_SELECTED = 0
 EXIT_NONE = 1

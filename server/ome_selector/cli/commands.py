@@ -2,7 +2,7 @@
 the request it builds, the RPC that answers it, and how the answer is printed and judged.
 
 Each ``Command`` row names its ``SelectionService`` method (``rpc``), the same name that keys
-``api.SELECTION_RPCS``, the table ``service.SelectionServicer``'s methods are generated from; the
+``api.SELECTION_RPCS``, the table whose rows ``servicers.SelectionServicer``'s methods call; the
 request type is that method's input type. Offline a request is answered by ``api.answer``
 (which dispatches by request type to that ``SELECTION_RPCS`` row), with ``--server`` by the row's
 ``remote`` call of the typed client (``ome_selector_client.SelectorClient``). ``cli`` builds the
@@ -21,232 +21,38 @@ whose "Exit codes" return 1 for every error and never 2 (with ``plain_errors``, 
 it, bad flags too).
 
 Importing this module imports no grpc (the client is imported when ``--server`` is used), so
-``serve`` can still configure gRPC's C-core first.
-"""
+``serve`` can still configure gRPC's C-core first."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
 from google.protobuf import message_factory
 from google.protobuf.message import Message
-from ome.selector.v1 import cache_pb2, selector_pb2
-from ome.v1beta1 import types_pb2
+from ome.selector.v1 import selector_pb2
 
-from ome_selector.cli import rendering
+from ome_selector.cli import rendering, reports, tree_report, watch_report
 
 if TYPE_CHECKING:
     from ome_selector_client import SelectorClient
+from ome_selector.cli.sources import (
+    _VIEWS,
+    CACHE_CHANGE,
+    INFERENCE_SERVICES,
+    INFERENCE_SERVICES_OR_MODEL,
+    NO_FILE,
+    OUTPUT_FORMATS,
+    RUNTIME_NAME,
+    SERVING_RUNTIME,
+    Flag,
+    Source,
+    UsageError,
+    flag,
+)
 
-EXACTLY_ONE_SOURCE = "exactly one of -f/--filename or --model is required"
-NO_CHANGE = "at least one of -f/--filename or --delete is required"
-OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
 SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
-
-
-_ISVC_FILE = "InferenceService YAML (every InferenceService document is answered, in order; - reads stdin)"
-_ISVC_NAMESPACE = "namespace for an InferenceService whose metadata sets none (default: default)"
-_VIEWS = {"basic": selector_pb2.SELECT_RUNTIME_VIEW_BASIC, "full": selector_pb2.SELECT_RUNTIME_VIEW_FULL}
-
-
-class UsageError(Exception):
-    """Bad input: printed as ``error: <message>``, exit status 2."""
-
-
-class Flag(NamedTuple):
-    """One ``ArgumentParser.add_argument`` call: its option strings and keyword arguments."""
-
-    names: tuple[str, ...]
-    options: Mapping[str, Any]
-
-
-def flag(*names: str, **options: Any) -> Flag:
-    """``Flag(names, options)``, written as the ``add_argument`` call it stands for."""
-    return Flag(names, options)
-
-
-# --- what a command reads ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Source:
-    """What a command reads from its ``-f`` (and ``--model``) flags.
-
-    ``flags``: those flags, added before the command's own. ``namespace_help``: the help of
-    ``-n``, whose default is ``namespace_default``. ``read(args, err)``: the subject fields of
-    each request, in file order (one dict per request, such as ``{"inference_service": isvc}``);
-    warnings go to ``err``; raises ``UsageError`` for a missing, unreadable or malformed file.
-    """
-
-    flags: tuple[Flag, ...]
-    namespace_help: str
-    read: Callable[[argparse.Namespace, TextIO], list[dict[str, Any]]]
-    namespace_default: str = "default"
-
-
-def _load_isvcs(args: argparse.Namespace, err: TextIO) -> list[types_pb2.InferenceService]:
-    """Every InferenceService of ``args.filename`` (the namespace defaulted from ``-n``); its
-    unknown fields are warnings on stderr."""
-    from ome_selector.cache.manifests import ManifestError, read_inference_services
-
-    try:
-        isvcs, warnings = read_inference_services(args.filename)
-    except ManifestError as exc:
-        raise UsageError(str(exc)) from None
-    for line in warnings:
-        print(f"warning: {line}", file=err)
-    for isvc in isvcs:
-        if not isvc.metadata.namespace:
-            isvc.metadata.namespace = args.namespace
-    return isvcs
-
-
-def _read_isvcs(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
-    """One ``inference_service`` subject per InferenceService of ``-f``."""
-    return [{"inference_service": isvc} for isvc in _load_isvcs(args, err)]
-
-
-def _read_isvcs_or_model(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
-    """``explain``: one ``model`` subject for ``--model`` (in ``-n``), else those of ``-f``."""
-    if (args.model is None) == (args.filename is None):
-        raise UsageError(EXACTLY_ONE_SOURCE)
-    if args.model is not None:
-        return [{"model": selector_pb2.ModelLookup(name=args.model, namespace=args.namespace)}]
-    return _read_isvcs(args, err)
-
-
-def _read_runtime(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
-    """The first ServingRuntime or ClusterServingRuntime of ``-f``, as its request field
-    (``serving_runtime`` / ``cluster_serving_runtime``)."""
-    from ome_selector.cache.manifests import ManifestError, load_runtime
-
-    try:
-        which, runtime = load_runtime(args.filename, args.namespace)
-    except ManifestError as exc:
-        raise UsageError(str(exc)) from None
-    return [{which: runtime}]
-
-
-INFERENCE_SERVICES = Source(
-    flags=(flag("-f", "--filename", required=True, metavar="FILE", help=_ISVC_FILE),),
-    namespace_help=_ISVC_NAMESPACE,
-    read=_read_isvcs,
-)
-INFERENCE_SERVICES_OR_MODEL = Source(
-    flags=(
-        flag("-f", "--filename", metavar="FILE", help=_ISVC_FILE + "; or give --model"),
-        flag(
-            "--model", metavar="NAME", help="explain for this BaseModel in the namespace -n, else this ClusterBaseModel"
-        ),
-    ),
-    namespace_help="namespace of --model, or of an InferenceService whose metadata sets none (default: default)",
-    read=_read_isvcs_or_model,
-)
-SERVING_RUNTIME = Source(
-    flags=(
-        flag(
-            "-f",
-            "--filename",
-            required=True,
-            metavar="FILE",
-            help="ServingRuntime or ClusterServingRuntime YAML (the first one; - reads stdin)",
-        ),
-    ),
-    namespace_help="namespace for a ServingRuntime whose metadata sets none (default: default)",
-    read=_read_runtime,
-)
-
-
-def parse_object_key(text: str, namespace: str) -> cache_pb2.ObjectKey:
-    """``KIND/NAME`` or ``KIND/NAMESPACE/NAME`` (``--delete``) as an ObjectKey: KIND is one of the
-    cached kinds, any case, optionally as kubectl's resource (``clusterservingruntime.ome.io``); a
-    namespaced kind without a namespace gets ``namespace`` (``-n``). Raises ``UsageError``."""
-    from ome_selector.validation import KIND_TO_ENUM, NAMESPACED
-
-    kinds = {kind.lower(): kind for kind in KIND_TO_ENUM}
-    kind_text, _, rest = text.partition("/")
-    kind = kinds.get(kind_text.lower().split(".", 1)[0])
-    if kind is None or not rest:
-        raise UsageError(
-            f"--delete {text!r}: expected KIND/[NAMESPACE/]NAME with KIND one of {', '.join(KIND_TO_ENUM)}"
-        )
-    space, _, name = rest.rpartition("/")
-    if space and kind not in NAMESPACED:
-        raise UsageError(f"--delete {text!r}: {kind} is cluster-scoped and takes no namespace")
-    if kind in NAMESPACED:
-        space = space or namespace
-    return cache_pb2.ObjectKey(kind=KIND_TO_ENUM[kind], namespace=space, name=name)
-
-
-def _read_cache_change(args: argparse.Namespace, err: TextIO) -> list[dict[str, Any]]:
-    """``what-if``: one change, the objects of ``-f`` as ``upserts`` and the ``--delete`` keys as
-    ``deletes``; ``-f``'s unknown fields and skipped documents are warnings on stderr."""
-    from ome_selector.cache.manifests import ManifestError, read_cache_objects
-
-    if args.filename is None and not args.delete:
-        raise UsageError(NO_CHANGE)
-    upserts: list[cache_pb2.CacheObject] = []
-    if args.filename is not None:
-        try:
-            upserts, warnings = read_cache_objects(args.filename, args.namespace)
-        except ManifestError as exc:
-            raise UsageError(str(exc)) from None
-        for line in warnings:
-            print(f"warning: {line}", file=err)
-    deletes = [parse_object_key(text, args.namespace) for text in args.delete]
-    return [{"upserts": upserts, "deletes": deletes}]
-
-
-CACHE_CHANGE = Source(
-    flags=(
-        flag(
-            "-f",
-            "--filename",
-            metavar="FILE",
-            help="objects to create or replace: YAML of any cached kind (ServingRuntime, ClusterServingRuntime, "
-            "BaseModel, ClusterBaseModel, AcceleratorClass, InferenceService, ControllerRevision), every document; "
-            "- reads stdin",
-        ),
-        flag(
-            "--delete",
-            action="append",
-            default=[],
-            metavar="KIND/[NS/]NAME",
-            help="an object to delete, e.g. ClusterServingRuntime/vllm-llama or ServingRuntime/team-a/my-runtime "
-            "(repeatable; a namespaced kind without NS is in -n)",
-        ),
-    ),
-    namespace_help="namespace for a namespaced object of -f or --delete that names none (default: default)",
-    read=_read_cache_change,
-)
-# WatchSelections reads no file: the request is its flags.
-NO_FILE = Source(
-    flags=(),
-    namespace_help="only the InferenceServices of this namespace (default: every namespace)",
-    read=lambda args, err: [{}],
-    namespace_default="",
-)
-
-
-def _read_runtime_name(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
-    """``tree``: the runtime's name (RUNTIME) and the namespace ``-n``, as request fields."""
-    return [{"name": args.runtime, "namespace": args.namespace}]  # type: ignore[dict-item]
-
-
-RUNTIME_NAME = Source(
-    flags=(
-        flag(
-            "runtime",
-            metavar="RUNTIME",
-            help="the runtime: a ServingRuntime in the namespace -n, or a ClusterServingRuntime",
-        ),
-    ),
-    namespace_help="namespace of a ServingRuntime RUNTIME and of its runtimes and InferenceServices (default: default)",
-    read=_read_runtime_name,
-)
 
 
 # --- the table -----------------------------------------------------------------------------------
@@ -443,7 +249,7 @@ COMMANDS: dict[str, Command] = {
             ),
             fields=lambda args: {"view": _VIEWS[args.view]},
             remote=lambda client, request: client.select_runtime(request.inference_service, view=request.view),
-            render=_of_response(rendering.format_selection),
+            render=_of_response(reports.format_selection),
             succeeded=lambda response: response.HasField("selection"),
             names=_of_response(rendering.selected_runtime_name),
         ),
@@ -462,8 +268,8 @@ with no runtimes at all, no table is printed. Status 0 when it finishes (candida
 for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
             source=INFERENCE_SERVICES_OR_MODEL,
             remote=_explain_remote,
-            render=_of_response(rendering.format_explain),
-            notes=rendering.explain_notes,
+            render=_of_response(reports.format_explain),
+            notes=reports.explain_notes,
             succeeded=_finished,
             error_status=1,
             plain_errors=True,
@@ -504,8 +310,8 @@ and -o yaml the RuntimeEffectiveReport. Status 0 when it finishes (whatever the 
                 ome_namespace=request.ome_namespace,
                 collection_limit=request.collection_limit,
             ),
-            render=_of_response(rendering.format_effective),
-            render_wide=_of_response(rendering.format_effective_wide),
+            render=_of_response(reports.format_effective),
+            render_wide=_of_response(reports.format_effective_wide),
             wide_help="one row per view and component",
             succeeded=_finished,
             error_status=1,
@@ -534,8 +340,8 @@ the RuntimeHistoryReport. Status 0; 1 on an error.""",
                 ome_namespace=request.ome_namespace,
                 collection_limit=request.collection_limit,
             ),
-            render=_of_response(rendering.format_history),
-            render_wide=_of_response(rendering.format_history_wide),
+            render=_of_response(reports.format_history),
+            render_wide=_of_response(reports.format_history_wide),
             wide_help="full names, times, hashes and issue codes",
             succeeded=_finished,
             names=lambda _request, _response: "",
@@ -565,8 +371,8 @@ yourself. Only --dry-run client is supported, and --yes is required (no prompt).
             remote=lambda client, request: client.plan_runtime_sync(
                 request.inference_service, ome_namespace=request.ome_namespace, context=request.context
             ),
-            render=_of_response(rendering.format_sync_result),
-            notes=rendering.sync_preview,
+            render=_of_response(reports.format_sync_result),
+            notes=reports.sync_preview,
             succeeded=lambda response: not response.refusal_message,
             names=lambda _request, _response: "",
             error_status=1,
@@ -586,8 +392,8 @@ NamedRuntimeNoModel, PinnedNoModel, Spec); when denied, "Error from server: admi
 status 1.""",
             source=INFERENCE_SERVICES,
             remote=lambda client, request: client.admit_inference_service(request.inference_service),
-            render=rendering.format_admission,
-            notes=rendering.admission_notes,
+            render=reports.format_admission,
+            notes=reports.admission_notes,
             succeeded=lambda response: response.allowed,
             names=rendering.admitted_name,
         ),
@@ -615,7 +421,7 @@ reconcile does not requeue, 1 otherwise.""",
             remote=lambda client, request: client.reconcile_inference_service(
                 request.inference_service, request.has_runtime_ready_condition
             ),
-            render=_of_response(rendering.format_reconcile),
+            render=_of_response(reports.format_reconcile),
             succeeded=lambda response: response.HasField("selection") and not response.requeue,
             names=_of_response(rendering.selected_runtime_name),
         ),
@@ -632,8 +438,8 @@ against the catalog (--manifests) or the server's cache; one with the same name 
 replaced by the new one.""",
             source=SERVING_RUNTIME,
             remote=_validate_remote,
-            render=rendering.format_runtime_validation,
-            notes=rendering.runtime_validation_notes,
+            render=reports.format_runtime_validation,
+            notes=reports.runtime_validation_notes,
             succeeded=lambda response: response.allowed,
             names=rendering.admitted_runtime_name,
         ),
@@ -654,10 +460,10 @@ counts them. Nothing is applied. Status 0 when no InferenceService would change,
 would (as `kubectl diff`).""",
             source=CACHE_CHANGE,
             remote=lambda client, request: client.preview_cache_change(request.upserts, request.deletes),
-            render=_of_response(rendering.format_preview),
-            render_wide=_of_response(rendering.format_preview_wide),
+            render=_of_response(watch_report.format_preview),
+            render_wide=_of_response(watch_report.format_preview_wide),
             wide_help="the table plus CAUSE",
-            notes=rendering.preview_notes,
+            notes=watch_report.preview_notes,
             succeeded=lambda response: not response.changes,
             outputs=("table", "wide", "json", "yaml"),
         ),
@@ -689,8 +495,8 @@ objects of the write behind it; VERSION: the cache version after the write) and 
             ),
             fields=lambda args: {"namespace": args.namespace, "label_selector": args.selector},
             remote=lambda client, request: client.watch_selections(request.namespace, request.label_selector),
-            render=_of_response(rendering.format_watch_event),
-            heading=rendering.WATCH_HEADING,
+            render=_of_response(watch_report.format_watch_event),
+            heading=watch_report.WATCH_HEADING,
             outputs=("table", "json"),
             error_status=1,
         ),
@@ -732,8 +538,8 @@ print the report. Exit status 0, or 1 for every error (error: <message> on stder
                 kind=request.kind,
                 show_unattributed_users=request.show_unattributed_users,
             ),
-            render=_of_response(rendering.format_tree),
-            render_wide=_of_response(rendering.format_tree_wide),
+            render=_of_response(tree_report.format_tree),
+            render_wide=_of_response(tree_report.format_tree_wide),
             wide_help="full names, lines not wrapped",
             outputs=("table", "wide", "json", "yaml"),
             error_status=1,
@@ -741,106 +547,3 @@ print the report. Exit status 0, or 1 for every error (error: <message> on stder
         ),
     )
 }
-
-
-# --- who answers ---------------------------------------------------------------------------------
-
-
-def asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[Message], Any]:
-    """The function that answers one request of ``command``: in-process from the manifests
-    (``--manifests``, default the embedded examples) through ``api.answer``, or with
-    ``--server ADDR`` through ``command.remote`` on a ``SelectorClient`` (deadline
-    ``--timeout``). Raises ``UsageError`` when the manifests cannot be loaded (and, when it is
-    called, when the service rejects the request or the server cannot be reached). A streaming
-    command's answer is an iterator of responses (``--server`` only), which raises
-    ``UsageError`` when the stream fails (the command's ``error_status``: 1 for watch)."""
-    if command.streaming:
-        return lambda request: _stream_server(args, command, request)
-    if args.server:
-        return lambda request: _ask_server(args, command, request)
-    return _offline_asker(args, command, err)
-
-
-def _offline_asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[Message], Message]:
-    """Load the manifests once (rejected objects named on stderr; fatal with ``--strict``) and
-    return a function answering one request from them, in-process."""
-    from ome_selector.cache.manifests import load_manifests, manifests_version
-    from ome_selector.cache.store import CacheStore
-    from ome_selector.domain.errors import RequestError
-    from ome_selector.examples import example_paths
-    from ome_selector.rpc import api
-    from ome_selector.texts.fieldpaths import describe, present
-
-    result = load_manifests(args.manifests if args.manifests else example_paths())
-    if args.verbose:
-        for line in result.skipped:
-            print(f"skipped: {line}", file=err)
-    for line in result.warnings:
-        print(f"warning: {line}", file=err)
-    # A path that does not exist, or a load over its object bound, is fatal; an unreadable file
-    # or folder, or a rejected object, is a warning (fatal with --strict).
-    if result.missing or result.over_limit or (args.strict and not result.clean):
-        fatal = [*result.errors, *result.unreadable_folders] if args.strict else [*result.missing, result.over_limit]
-        raise UsageError(
-            f"cannot load manifests{' (--strict)' if args.strict else ''}:\n  " + "\n  ".join(filter(None, fatal))
-        )
-    for line in result.errors:
-        print(f"warning: {line}", file=err)
-    if result.errors:
-        rejected = f"{result.rejected_count} object{'' if result.rejected_count == 1 else 's'} rejected"
-        print(
-            f"warning: {rejected}, {len(result.errors)} problem{'' if len(result.errors) == 1 else 's'}; "
-            "answering from the rest (--strict makes this fatal)",
-            file=err,
-        )
-    store = CacheStore()
-    try:
-        store.apply_snapshot(manifests_version(result.objects), result.objects)
-    except RequestError as exc:
-        raise UsageError(describe(exc)) from None
-    snapshot = store.snapshot
-
-    def ask(request: Message) -> Message:
-        try:
-            return api.answer(snapshot, request)
-        except RequestError as exc:
-            message, violations = present(exc, type(request).DESCRIPTOR)
-            raise UsageError(
-                command.error_text(exc.code, message, [(v.field, v.description) for v in violations])
-            ) from None
-
-    return ask
-
-
-def _quiet_grpc() -> None:
-    """gRPC C-core logs at ERROR only unless ``GRPC_VERBOSITY`` says otherwise (as ``serve``
-    does): a server that drains would otherwise print its GOAWAY on stderr. Before grpc loads."""
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-
-
-def _ask_server(args: argparse.Namespace, command: Command, request: Message) -> Message:
-    """``command.remote`` on a client of ``args.server``; a failed call is a ``UsageError``
-    naming its status code, message and field violations."""
-    _quiet_grpc()
-    from ome_selector_client import SelectorClient, SelectorError
-
-    try:
-        with SelectorClient(args.server, timeout=args.timeout) as client:
-            return command.remote(client, request)
-    except SelectorError as exc:
-        raise UsageError(command.error_text(exc.code.name, exc.message, exc.field_violations)) from None
-
-
-def _stream_server(args: argparse.Namespace, command: Command, request: Message) -> Iterator[Message]:
-    """The responses of ``command.remote`` on a client of ``args.server``, as they come, until the
-    server ends the stream; leaving early (Ctrl-C, a closed pipe) cancels it. A failed stream (the
-    server unreachable, a rejected filter) is a ``UsageError`` naming its status code, message and
-    field violations."""
-    _quiet_grpc()
-    from ome_selector_client import SelectorClient, SelectorError
-
-    try:
-        with SelectorClient(args.server) as client, command.remote(client, request) as stream:
-            yield from stream
-    except SelectorError as exc:
-        raise UsageError(command.error_text(exc.code.name, exc.message, exc.field_violations)) from None

@@ -4,8 +4,8 @@ Shapes:
 - ``Entry``: one ``supportedModelFormats`` entry with parsed versions and defaulted weights.
 - ``Runtime``: a ServingRuntime or ClusterServingRuntime, its own spec compiled (classes as a
   set, the engine/decoder deployment modes, the parsed size range). ``effective`` is the compiled
-  merged spec (``ome.io/inherit-from``) used when an InferenceService names the runtime, or the
-  inheritance error text.
+  merged spec (``ome.io/inherit-from``) used when an InferenceService names the runtime, None
+  without a parent or when the chain broke (``inheritance_error`` then holds OME's text).
 - ``Model``: a BaseModel, ClusterBaseModel or inline spec, with parsed versions and size.
 - ``Request``: what the InferenceService asks for (pooled accelerator classes, modes).
 - ``Revision``: a runtime revision (runtime-revisions.md) with its owner and content hash.

@@ -17,6 +17,7 @@ disabled"; runtime-revisions.md, the pinned InferenceService's live runtime; bas
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -29,18 +30,32 @@ from ome_selector.domain import objects as d
 from ome_selector.flows.resolution import Decision, decide, resolve_model
 from ome_selector.flows.revisions import revision_prefix
 from ome_selector.texts import messages
-from ome_selector.validation import POLICIES, SERVICE_MODES, policy_fields
+from ome_selector.texts.fieldpaths import json_path
+from ome_selector.validation import isvc_spec_violations
 
 ISVC_WEBHOOK = "inferenceservice.ome-webhook-server.validator"
 _ISVC_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 
 
+class AdmissionPath(enum.Enum):
+    """What the webhook checked (proto ``AdmissionPath``)."""
+
+    NO_ENGINE = enum.auto()  # no engine: nothing to resolve
+    DEFERRED_FULL_RUNNER = enum.auto()  # a full runner: the runtime is resolved at reconcile
+    AUTO_SELECT = enum.auto()
+    NAMED_RUNTIME = enum.auto()
+    NAMED_RUNTIME_NO_MODEL = enum.auto()
+    PINNED_NO_MODEL = enum.auto()
+    SPEC = enum.auto()  # denied on the spec alone
+    DELETE = enum.auto()  # allowed, nothing checked
+
+
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """The webhook's verdict. ``path`` names what was checked (proto ``AdmissionPath``)."""
+    """The webhook's verdict and the ``path`` it took."""
 
     allowed: bool
-    path: str
+    path: AdmissionPath
     denial: str = ""
     warnings: tuple[str, ...] = ()
     decision: Decision | None = None
@@ -64,14 +79,10 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
     spec = isvc.spec
     if spec.HasField("decoder") and not spec.HasField("engine"):
         return messages.DECODER_WITHOUT_ENGINE
-    if spec.HasField("deployment_mode") and spec.deployment_mode not in SERVICE_MODES:
-        return messages.unsupported_value("spec.deploymentMode", spec.deployment_mode, SERVICE_MODES)
-    for path, selector in policy_fields(isvc):
-        if selector.policy and selector.policy not in POLICIES:
-            json_path = path.replace("accelerator_selector", "acceleratorSelector").replace(
-                "accelerator_override", "acceleratorOverride"
-            )
-            return messages.unsupported_value(json_path, selector.policy, POLICIES)
+    enums = isvc_spec_violations(isvc, "inference_service")  # the rule a cached InferenceService gets
+    if enums:
+        path = json_path(enums[0].field).removeprefix("inferenceService.")
+        return f"{path}: {enums[0].description}"
     if spec.HasField("engine") and spec.HasField("decoder"):
         engine_mode, decoder_mode = requested_mode(isvc, "engine") or "", requested_mode(isvc, "decoder") or ""
         if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
@@ -132,13 +143,15 @@ def admit(
     the revision pin (runtime-revisions.md); then the runtime and model checks of ``_checked``.
     """
     if operation is d.Operation.DELETE:
-        return Admission(True, "DELETE")
+        return Admission(True, AdmissionPath.DELETE)
     denial = spec_denial(isvc)
     if denial:
-        return Admission(False, "SPEC", denial=denial)
+        return Admission(False, AdmissionPath.SPEC, denial=denial)
     warnings = deployment_strategy_warnings(isvc)
     revision_denial = _revision_denial(isvc)
-    result = Admission(False, "SPEC", denial=revision_denial) if revision_denial else _checked(snapshot, isvc)
+    result = (
+        Admission(False, AdmissionPath.SPEC, denial=revision_denial) if revision_denial else _checked(snapshot, isvc)
+    )
     return replace(result, warnings=warnings + result.warnings) if warnings else result
 
 
@@ -158,56 +171,61 @@ def _checked(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
     """
     spec = isvc.spec
     if not spec.HasField("engine"):
-        return Admission(True, "NO_ENGINE")
+        return Admission(True, AdmissionPath.NO_ENGINE)
     model_name = spec.model.name
     if spec.runtime.name:
         rt = spec.runtime.name
         if not spec.HasField("model") or not model_name:
             if spec.runtime.HasField("auto_sync") and not spec.runtime.auto_sync:
-                return Admission(True, "PINNED_NO_MODEL")
+                return Admission(True, AdmissionPath.PINNED_NO_MODEL)
             decision = decide(snapshot, isvc)
             if decision.runtime_error:  # disabled, or a broken chain; a missing runtime is admitted
-                return Admission(False, "NAMED_RUNTIME_NO_MODEL", denial=decision.runtime_error, decision=decision)
-            return Admission(True, "NAMED_RUNTIME_NO_MODEL", decision=decision)
+                return Admission(
+                    False, AdmissionPath.NAMED_RUNTIME_NO_MODEL, denial=decision.runtime_error, decision=decision
+                )
+            return Admission(True, AdmissionPath.NAMED_RUNTIME_NO_MODEL, decision=decision)
         decision = decide(snapshot, isvc)
         res = decision.model
         if res.not_found:
-            return Admission(False, "NAMED_RUNTIME", denial=res.not_found, decision=decision)
+            return Admission(False, AdmissionPath.NAMED_RUNTIME, denial=res.not_found, decision=decision)
         if res.error and res.model is not None and res.model.disabled:
-            return Admission(False, "NAMED_RUNTIME", denial=res.error, decision=decision)
+            return Admission(False, AdmissionPath.NAMED_RUNTIME, denial=res.error, decision=decision)
         error = res.error or decision.runtime_not_found or decision.runtime_error
         if error:
             return Admission(
                 False,
-                "NAMED_RUNTIME",
+                AdmissionPath.NAMED_RUNTIME,
                 denial=messages.runtime_does_not_support(rt, model_name, error),
                 decision=decision,
             )
         warnings: tuple[str, ...] = ()
         if decision.compatibility_error:
             warnings = (messages.named_runtime_warning(rt, model_name, decision.compatibility_error),)
-        return Admission(True, "NAMED_RUNTIME", warnings=warnings, decision=decision)
+        return Admission(True, AdmissionPath.NAMED_RUNTIME, warnings=warnings, decision=decision)
     if model_name:  # the model is checked even when auto-selection is deferred
         res = resolve_model(snapshot, isvc)
         if res.not_found:
-            return Admission(False, "AUTO_SELECT", denial=res.not_found)
+            return Admission(False, AdmissionPath.AUTO_SELECT, denial=res.not_found)
         if res.model is not None and res.model.disabled:
-            return Admission(False, "AUTO_SELECT", denial=res.error)
+            return Admission(False, AdmissionPath.AUTO_SELECT, denial=res.error)
     if _full_runner(spec.engine):
-        return Admission(True, "DEFERRED_FULL_RUNNER")
+        return Admission(True, AdmissionPath.DEFERRED_FULL_RUNNER)
     if not spec.HasField("model") or not model_name:
-        return Admission(False, "AUTO_SELECT", denial=messages.MODEL_REFERENCE_REQUIRED_FOR_AUTO_SELECT)
+        return Admission(False, AdmissionPath.AUTO_SELECT, denial=messages.MODEL_REFERENCE_REQUIRED_FOR_AUTO_SELECT)
     decision = decide(snapshot, isvc)  # the model exists and is enabled (checked above)
     res = decision.model
     failure = res.error or (decision.auto.no_runtime_message if decision.auto and decision.runtime is None else "")
     if failure:
         return Admission(
             False,
-            "AUTO_SELECT",
+            AdmissionPath.AUTO_SELECT,
             denial=messages.NO_SUPPORTING_RUNTIME.format(model=model_name, error=failure),
             decision=decision,
         )
     assert decision.runtime is not None
     return Admission(
-        True, "AUTO_SELECT", warnings=(messages.auto_selected(decision.runtime.name, model_name),), decision=decision
+        True,
+        AdmissionPath.AUTO_SELECT,
+        warnings=(messages.auto_selected(decision.runtime.name, model_name),),
+        decision=decision,
     )

@@ -1,6 +1,6 @@
 """One object of a cache write described as the cause of a change, in one line of the fields the
-selection reads: ``ClusterServingRuntime vllm-llama: priority 2 → 4`` (issue 8). Texts in
-messages.py. Pure Python, no gRPC.
+selection reads: ``ClusterServingRuntime vllm-llama: priority 2 → 4`` (README "Watch selections
+and preview a change"). Texts in messages.py. Pure Python, no gRPC.
 
 Runtimes: ``disabled``, ``acceleratorClasses``, the engine and decoder modes
 (``engineConfig`` / ``decoderConfig`` ``ome.io/deploymentMode``), ``modelSizeRange``,

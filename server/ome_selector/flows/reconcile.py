@@ -18,8 +18,8 @@ from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig, components
 from ome_selector.flows.resolution import Decision, decide
 from ome_selector.flows.revisions import PinOutcome
-from ome_selector.rules.accelerators import accelerator_event_message
 from ome_selector.texts import messages
+from ome_selector.texts.messages import accelerator_event_message
 
 
 @dataclass(frozen=True, slots=True)

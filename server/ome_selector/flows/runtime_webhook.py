@@ -1,84 +1,36 @@
 """The ServingRuntime / ClusterServingRuntime validating webhooks (pure; no gRPC imports).
 
-``validate_runtime(snapshot, kind, runtime, old)`` answers what OME's admission webhook
-(``servingruntime.ome-webhook-server.validator`` or
-``clusterservingruntime.ome-webhook-server.validator``) says when the runtime is created or
-updated (``old``: the stored runtime) against the cluster described by ``snapshot``;
-``deletion_verdict(kind)`` when it is deleted. The runtime is taken with the CRD defaults
-applied (``ingest.apply_defaults``); when the cache already holds a runtime under the same key,
-the new object replaces it for every check (so a chain that runs through the runtime itself is
-resolved with its new annotation).
+``validate_runtime(snapshot, kind, runtime, old)``: OME's admission verdict on a CREATE or UPDATE
+(``old``: the stored runtime) against ``snapshot``, the runtime taken with the CRD defaults and in
+place of a cached runtime of the same key; ``deletion_verdict(kind)``: a DELETE is allowed with
+nothing checked (OME registers the webhooks for CREATE and UPDATE only, ome-selection-facts.md
+5.3). ``inheritance_chain`` (root first) is returned whenever a named parent chain resolves.
 
-Operations: OME registers both webhooks for CREATE and UPDATE only (ome-selection-facts.md 5.3),
-so a DELETE is allowed with nothing checked, even of a parent that children inherit from:
-"Deleting or changing a parent later can still break the chains below it" (runtime-inheritance.md,
-"What admission checks"). An UPDATE gets every check a CREATE gets, on the new object: "the
-admission webhook rejects creating or updating an enabled runtime that lists [a deleted class]"
-(accelerator-classes.md, "Change or delete a class"). The one rule that reads the old object is
-the ``scalingPolicy`` ratchet (check 3).
+Checks, in order; the first failure is the denial (the docs order 1-4 before the disabled cut
+and 6-8 after it; where they are silent, the order of the Common errors table and facts 5.3):
 
-Checks, in order; the first failure is the denial:
+1. profile marker: ``ome.io/runtime-profile: "true"`` needs ``spec.disabled: true``
+   (runtime-inheritance.md, "What admission checks");
+2. inheritance: ``ome.io/inherit-from`` resolves, at most five runtimes, through the snapshot's
+   own walk (runtime-inheritance.md, "Chain limits");
+3. ``scalingPolicy.mode`` other than ``Independent``: ``ScalingModeNotImplemented``; on UPDATE
+   only a policy this write sets or changes (serving-runtimes.md, "Scaling policy");
+4. ``autoscalerPolicyRef`` in any component config (serving-runtimes.md, "The engine, decoder
+   and router");
+5. a runtime whose own ``spec.disabled`` is true stops here, allowed (serving-runtimes.md,
+   "Common errors");
+6. each component's autoscaler: KEDA triggers, HPA metrics, ``idleReplicaCount`` below
+   ``minReplicas`` (serving-runtimes.md, "Common errors");
+7. every own ``acceleratorClasses`` name is a cached AcceleratorClass (accelerator-classes.md,
+   "Change or delete a class");
+8. ``autoSelect`` entries of one name set one priority (runtime-selection-scoring.md; facts 5.3).
 
-1. **Profile marker** (runtime-inheritance.md, "What admission checks"): the annotation
-   ``ome.io/runtime-profile: "true"`` (exactly that string) requires the runtime's own
-   ``spec.disabled: true``.
-2. **Inheritance** (runtime-inheritance.md, "Chain limits" and "What admission checks"; facts
-   8.7): a non-empty ``ome.io/inherit-from`` must resolve. A ClusterServingRuntime's parents are
-   ClusterServingRuntimes; a ServingRuntime's are looked up in its namespace, then among the
-   ClusterServingRuntimes, for the whole walk. At most five runtimes, names unique by name only;
-   depth is checked before cycles and missing parents. The walk is the snapshot's own
-   (``Snapshot._resolve_inheritance`` run on a temporary snapshot of the runtimes in scope with the
-   new object in place), so the webhook and the ``InheritanceReady`` / named-runtime paths agree.
-3. **Scaling policy** (serving-runtimes.md, "Scaling policy"): any ``scalingPolicy.mode`` but
-   ``Independent`` (the default; unset or empty counts as it) is rejected with the reason
-   ``ScalingModeNotImplemented``. On UPDATE with the old object, only a policy this write sets or
-   changes is checked, so a stored runtime that already carries one keeps accepting unrelated
-   updates (OME's ratchet; ratios compared as quantities, ``1`` equals ``1000m``).
-4. **autoscalerPolicyRef** (serving-runtimes.md, "The engine, decoder and router": "since v1.3 the
-   webhook rejects ``autoscalerPolicyRef`` in a runtime"), in ``engineConfig``, ``decoderConfig``,
-   ``routerConfig`` order.
-5. **A disabled runtime stops here, allowed** (serving-runtimes.md, "Common errors": "For a
-   disabled runtime, it checks only the inheritance, ``scalingPolicy`` and
-   ``autoscalerPolicyRef``"). "Disabled" is the runtime's own ``spec.disabled``, as the profile
-   rule reads it; a child that inherits ``disabled: true`` but does not set it counts as enabled
-   here, as it does for auto-selection.
-6. **Each component's autoscaler** (serving-runtimes.md, "Common errors"), ``engineConfig``,
-   ``decoderConfig``, ``routerConfig``: ``class: KEDA`` needs at least one trigger; each
-   ``hpa.metrics`` entry of ``class: HPA`` needs a known ``type`` and that source set; with
-   ``class: KEDA``, ``keda.idleReplicaCount`` must be below the component's ``minReplicas`` when
-   both are set. A ``class`` outside its enum never gets here: the CRD rejects it
-   (``validation.runtime_spec_violations``).
-7. **Accelerator classes** (accelerator-classes.md, "Change or delete a class";
-   runtime-accelerator-class-matching.md): every name in the runtime's own
-   ``acceleratorRequirements.acceleratorClasses`` must be a cached AcceleratorClass, else
-   ``unknown accelerator classes referenced in AcceleratorRequirements: [a b]`` (missing names in
-   list order, duplicates kept, Go list format). An update of an enabled runtime that still lists a
-   deleted class is rejected the same way.
-8. **Priorities within the runtime** (runtime-selection-scoring.md; serving-runtimes.md, "Common
-   errors"; facts 5.3): ``autoSelect: true`` entries with the same entry ``name`` (an empty name
-   is the key ``""``) that set priorities must set the same one; otherwise ``different priorities
-   assigned for the model format <name> under the servingruntime <rt>`` (``clusterservingruntime``
-   for the cluster kind). It always runs: the docs do not make it depend on other runtimes
-   existing (the public code's loop quirk of facts 5.3 is not reproduced).
-
-Why this order: the docs say a disabled runtime is checked only for its inheritance,
-``scalingPolicy`` and ``autoscalerPolicyRef``, so those (1-4) come before the disabled cut (5),
-and the spec checks (6-8) after it. The docs do not order 1 against 2, nor 7 against 8; this
-module puts the profile marker first (a profile is then judged as a profile before its chain) and
-classes before priorities (the order of the Common errors table and of facts 5.3); 3, 4 and 6
-follow the order of the sentence that names them, which is also OME's.
-
-Not reproduced: the public code's spec-level ``workers`` / ``DEPLOYMENT_MODE`` configuration check
-(fields not in our protos, and not in the docs) and its cross-runtime ``same priority assigned``
-check (not in the docs, ``protocolVersions`` "has no effect", and facts 5.3: it never fires).
-
-``inheritance_chain`` (root first) is returned whenever the runtime names a parent and the chain
-resolves, whatever the verdict; it is empty otherwise.
+Not reproduced: the public code's ``workers`` / ``DEPLOYMENT_MODE`` check and its cross-runtime
+``same priority assigned`` check (neither is in the docs; facts 5.3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -91,15 +43,11 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.errors import RequestError
 from ome_selector.domain.quantities import parse_quantity
 from ome_selector.texts import messages
-from ome_selector.texts.messages import go_list
 from ome_selector.validation import COMPONENT_CONFIGS, object_key, validate_object
 
 SERVING_RUNTIME_WEBHOOK = "servingruntime.ome-webhook-server.validator"
 CLUSTER_SERVING_RUNTIME_WEBHOOK = "clusterservingruntime.ome-webhook-server.validator"
 RUNTIME_PROFILE_ANNOTATION = "ome.io/runtime-profile"
-
-# runtime-inheritance.md, "What admission checks" (the table's last row).
-PROFILE_NOT_DISABLED = 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
 
 _WEBHOOKS = {d.SERVING_RUNTIME: SERVING_RUNTIME_WEBHOOK, d.CLUSTER_SERVING_RUNTIME: CLUSTER_SERVING_RUNTIME_WEBHOOK}
 _MESSAGE_TYPES = {
@@ -107,17 +55,6 @@ _MESSAGE_TYPES = {
     d.CLUSTER_SERVING_RUNTIME: types_pb2.ClusterServingRuntime,
 }
 _ONEOF_FIELDS = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
-
-
-def unknown_accelerator_classes(missing: Sequence[str]) -> str:
-    """accelerator-classes.md / runtime-accelerator-class-matching.md: classes that don't exist."""
-    return f"unknown accelerator classes referenced in AcceleratorRequirements: {go_list(missing)}"
-
-
-def different_priorities(format_name: str, kind: str, runtime: str) -> str:
-    """runtime-selection-scoring.md (the prefix) and facts 5.3 (the whole text). An empty entry
-    name leaves a double space: ``model format  under``."""
-    return f"different priorities assigned for the model format {format_name} under the {kind.lower()} {runtime}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +250,7 @@ def validate_runtime(
         return RuntimeVerdict(False, text, webhook, chain)
 
     if message.metadata.annotations.get(RUNTIME_PROFILE_ANNOTATION) == "true" and not disabled:
-        return deny(PROFILE_NOT_DISABLED)
+        return deny(messages.PROFILE_NOT_DISABLED)
     if chain_error is not None:
         return deny(chain_error)
     error = scaling_policy_error(spec, old.spec if old is not None else None) or policy_ref_error(spec)
@@ -328,8 +265,8 @@ def validate_runtime(
         name for name in spec.accelerator_requirements.accelerator_classes if name not in snapshot.accelerator_classes
     ]
     if missing:
-        return deny(unknown_accelerator_classes(missing))
+        return deny(messages.unknown_accelerator_classes(missing))
     format_name = _priority_error(spec)
     if format_name is not None:
-        return deny(different_priorities(format_name, kind, message.metadata.name))
+        return deny(messages.different_priorities(format_name, kind, message.metadata.name))
     return RuntimeVerdict(True, "", webhook, chain)

@@ -8,22 +8,22 @@ the offline CLI dispatch through the same table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector.cache.snapshot import Snapshot
+from ome_selector.rpc.common import Rpc
 from ome_selector.rpc.lifecycle import admit_inference_service, reconcile_inference_service
 from ome_selector.rpc.runtimes import get_runtime_status, preview_cache_change, validate_serving_runtime
 from ome_selector.rpc.selection import explain_runtimes, select_runtime
 from ome_selector.rpc.tree import get_runtime_tree
 from ome_selector.rpc.views import get_effective_runtime, get_runtime_history, plan_runtime_sync
 
-# SelectionService: method name -> the function that answers it (service.SelectionServicer
-# serves each row; the offline CLI calls the same functions).
-SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
+# SelectionService: method name -> its (decode, run, encode) row (``rpc.common.Rpc``). The
+# servicer's method of that name and the offline CLI (``answer``) call the same row.
+SELECTION_RPCS: dict[str, Rpc[Any, Any, Any, Any]] = {
     "SelectRuntime": select_runtime,
     "ExplainRuntimes": explain_runtimes,
     "AdmitInferenceService": admit_inference_service,
@@ -36,7 +36,7 @@ SELECTION_RPCS: dict[str, Callable[[Snapshot, Any], Message]] = {
     "PlanRuntimeSync": plan_runtime_sync,
     "GetRuntimeTree": get_runtime_tree,
 }
-# SelectionService's streaming method, served by ``service.SelectionServicer`` itself.
+# SelectionService's streaming method, served by ``servicers.SelectionServicer`` itself.
 STREAMING_RPCS = frozenset({"WatchSelections"})
 
 _RPC_BY_REQUEST = {

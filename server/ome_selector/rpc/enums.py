@@ -7,7 +7,8 @@ from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector.domain import objects as d
 from ome_selector.engine.evaluation import TieBreak, Verdict
-from ome_selector.flows import outcomes, tree, views
+from ome_selector.flows import reasons, tree, views
+from ome_selector.flows.admission import AdmissionPath
 from ome_selector.flows.revisions import DriftReason, LiveRelation, PinMode, PinState, SyncState
 from ome_selector.rules import accelerators
 from ome_selector.rules.results import Check
@@ -62,14 +63,14 @@ ACCELERATOR_SOURCE_TO_PB = {
     accelerators.NONE_ROUTER: pb.ACCELERATOR_SOURCE_NONE_ROUTER,
 }
 ADMISSION_PATH_TO_PB = {
-    "NO_ENGINE": pb.ADMISSION_PATH_NO_ENGINE,
-    "DEFERRED_FULL_RUNNER": pb.ADMISSION_PATH_DEFERRED_FULL_RUNNER,
-    "AUTO_SELECT": pb.ADMISSION_PATH_AUTO_SELECT,
-    "NAMED_RUNTIME": pb.ADMISSION_PATH_NAMED_RUNTIME,
-    "NAMED_RUNTIME_NO_MODEL": pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL,
-    "PINNED_NO_MODEL": pb.ADMISSION_PATH_PINNED_NO_MODEL,
-    "SPEC": pb.ADMISSION_PATH_SPEC,
-    "DELETE": pb.ADMISSION_PATH_DELETE,
+    AdmissionPath.NO_ENGINE: pb.ADMISSION_PATH_NO_ENGINE,
+    AdmissionPath.DEFERRED_FULL_RUNNER: pb.ADMISSION_PATH_DEFERRED_FULL_RUNNER,
+    AdmissionPath.AUTO_SELECT: pb.ADMISSION_PATH_AUTO_SELECT,
+    AdmissionPath.NAMED_RUNTIME: pb.ADMISSION_PATH_NAMED_RUNTIME,
+    AdmissionPath.NAMED_RUNTIME_NO_MODEL: pb.ADMISSION_PATH_NAMED_RUNTIME_NO_MODEL,
+    AdmissionPath.PINNED_NO_MODEL: pb.ADMISSION_PATH_PINNED_NO_MODEL,
+    AdmissionPath.SPEC: pb.ADMISSION_PATH_SPEC,
+    AdmissionPath.DELETE: pb.ADMISSION_PATH_DELETE,
 }
 # Proto -> domain: unspecified is CREATE, the operation of every request before the field existed.
 OPERATION_FROM_PB = {
@@ -79,15 +80,15 @@ OPERATION_FROM_PB = {
     pb.ADMISSION_OPERATION_DELETE: d.Operation.DELETE,
 }
 CHANGE_STEP_TO_PB = {
-    outcomes.ChangeStep.INFERENCE_SERVICE: pb.CHANGE_STEP_INFERENCE_SERVICE,
-    outcomes.ChangeStep.MODEL: pb.CHANGE_STEP_MODEL,
-    outcomes.ChangeStep.RUNTIME_ADDED: pb.CHANGE_STEP_RUNTIME_ADDED,
-    outcomes.ChangeStep.RUNTIME_DELETED: pb.CHANGE_STEP_RUNTIME_DELETED,
-    outcomes.ChangeStep.CHECK_FAILED: pb.CHANGE_STEP_CHECK_FAILED,
-    outcomes.ChangeStep.CHECK_PASSED: pb.CHANGE_STEP_CHECK_PASSED,
-    outcomes.ChangeStep.RANKING: pb.CHANGE_STEP_RANKING,
-    outcomes.ChangeStep.NAMED_RUNTIME: pb.CHANGE_STEP_NAMED_RUNTIME,
-    outcomes.ChangeStep.CONFIGURATION: pb.CHANGE_STEP_CONFIGURATION,
+    reasons.ChangeStep.INFERENCE_SERVICE: pb.CHANGE_STEP_INFERENCE_SERVICE,
+    reasons.ChangeStep.MODEL: pb.CHANGE_STEP_MODEL,
+    reasons.ChangeStep.RUNTIME_ADDED: pb.CHANGE_STEP_RUNTIME_ADDED,
+    reasons.ChangeStep.RUNTIME_DELETED: pb.CHANGE_STEP_RUNTIME_DELETED,
+    reasons.ChangeStep.CHECK_FAILED: pb.CHANGE_STEP_CHECK_FAILED,
+    reasons.ChangeStep.CHECK_PASSED: pb.CHANGE_STEP_CHECK_PASSED,
+    reasons.ChangeStep.RANKING: pb.CHANGE_STEP_RANKING,
+    reasons.ChangeStep.NAMED_RUNTIME: pb.CHANGE_STEP_NAMED_RUNTIME,
+    reasons.ChangeStep.CONFIGURATION: pb.CHANGE_STEP_CONFIGURATION,
 }
 PIN_MODE_TO_PB = {
     PinMode.AUTO_SYNC: pb.PIN_MODE_AUTO_SYNC,

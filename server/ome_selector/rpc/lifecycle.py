@@ -3,6 +3,8 @@ revision fields they share (flows/revisions.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
@@ -17,7 +19,7 @@ from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig
 from ome_selector.flows.resolution import Decision
 from ome_selector.flows.selection import named_entry_of
-from ome_selector.rpc.common import R, _require_isvc, _require_synced, runtime_ref
+from ome_selector.rpc.common import R, Rpc, _require_isvc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import (
     ACCELERATOR_SOURCE_TO_PB,
     ADMISSION_PATH_TO_PB,
@@ -31,7 +33,7 @@ from ome_selector.rpc.enums import (
     SYNC_STATE_TO_PB,
 )
 from ome_selector.rpc.selection import selection_pb
-from ome_selector.texts import messages
+from ome_selector.texts import messages, requests
 from ome_selector.validation import validate_name
 
 # ---- lifecycle RPCs ----------------------------------------------------------------------------
@@ -80,7 +82,7 @@ def _admission_objects(
     out = []
     if operation is d.Operation.DELETE:
         if new is not None:
-            out.append(FieldViolation(new_field, errors.forbidden(f"must not be set on DELETE; set {old_field}")))
+            out.append(FieldViolation(new_field, errors.forbidden(requests.not_on_delete(old_field))))
         if old is None:
             out.append(FieldViolation(old_field, missing[1]))
         return out
@@ -89,19 +91,19 @@ def _admission_objects(
     if old is None:
         return out
     if operation is d.Operation.CREATE:
-        out.append(FieldViolation(old_field, errors.forbidden("must not be set on CREATE, only on UPDATE and DELETE")))
+        out.append(FieldViolation(old_field, errors.forbidden(requests.NOT_ON_CREATE)))
     elif new is not None:
         for part in ("namespace", "name"):
             was, now = getattr(old.metadata, part), getattr(new.metadata, part)  # type: ignore[attr-defined]
             if was != now:
-                detail = f"must equal {new_field}.metadata.{part} ({errors.quote(now)}): an UPDATE keeps the object"
+                detail = requests.update_keeps(f"{new_field}.metadata.{part}", errors.quote(now))
                 out.append(FieldViolation(f"{old_field}.metadata.{part}", errors.invalid_value(was, detail)))
     return out
 
 
-def admit_inference_service(
+def decode_admit(
     snapshot: Snapshot, request: pb.AdmitInferenceServiceRequest
-) -> pb.AdmitInferenceServiceResponse:
+) -> tuple[types_pb2.InferenceService, d.Operation]:
     """The InferenceService validating webhook (admission.py) on the request's ``operation``.
     Only the objects the operation carries and the namespace are required (INVALID_ARGUMENT, see
     ``_admission_objects``); every other problem is a denial with OME's message."""
@@ -119,7 +121,16 @@ def admit_inference_service(
     if violations:
         raise RequestError.invalid(violations)
     assert isvc is not None
-    admission = admission_rules.admit(snapshot, isvc, operation)
+    return isvc, operation
+
+
+def run_admit(snapshot: Snapshot, query: tuple[types_pb2.InferenceService, d.Operation]) -> admission_rules.Admission:
+    return admission_rules.admit(snapshot, *query)
+
+
+def encode_admit(
+    snapshot: Snapshot, query: tuple[types_pb2.InferenceService, d.Operation], admission: admission_rules.Admission
+) -> pb.AdmitInferenceServiceResponse:
     response = pb.AdmitInferenceServiceResponse(
         allowed=admission.allowed,
         denial_message=admission.denial,
@@ -129,6 +140,10 @@ def admit_inference_service(
         cache_version=snapshot.version,
     )
     return _with_selection(response, _decision_pb(admission.decision))
+
+
+ADMIT = Rpc(decode_admit, run_admit, encode_admit)
+admit_inference_service = ADMIT
 
 
 def _decision_pb(decision: Decision | None) -> pb.Selection | None:
@@ -150,16 +165,43 @@ def _condition(c: reconcile.ConditionValue) -> pb.Condition:
     return pb.Condition(type="RuntimeReady", status=c.status, reason=c.reason, message=c.message, severity="Info")
 
 
-def reconcile_inference_service(
-    snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest
-) -> pb.ReconcileInferenceServiceResponse:
+def decode_reconcile(snapshot: Snapshot, request: pb.ReconcileInferenceServiceRequest) -> ReconcileQuery:
     """The controller's runtime step (reconcile.py), with the runtime pin (pinning.py) of a
     named runtime with ``autoSync: false``: ``runtime_drifted`` / ``remove_runtime_drifted`` and
     ``pin``. ``ome_namespace``, when set, must be a namespace name (INVALID_ARGUMENT)."""
     _require_synced(snapshot)
     ome_namespace = _ome_namespace(request)
-    isvc = _require_isvc(request)
-    result = reconcile.reconcile(snapshot, isvc, request.has_runtime_ready_condition, ome_namespace)
+    return ReconcileQuery(_require_isvc(request), request.has_runtime_ready_condition, ome_namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileQuery:
+    """A validated ReconcileInferenceServiceRequest."""
+
+    isvc: types_pb2.InferenceService
+    has_runtime_ready_condition: bool
+    ome_namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciled:
+    """The reconcile, and the pin report of the InferenceService (flows/revisions.py)."""
+
+    result: reconcile.Reconcile
+    report: pinning.PinReport
+
+
+def run_reconcile(snapshot: Snapshot, query: ReconcileQuery) -> Reconciled:
+    isvc = query.isvc
+    result = reconcile.reconcile(snapshot, isvc, query.has_runtime_ready_condition, query.ome_namespace)
+    selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None
+    return Reconciled(result, pinning.report(snapshot, isvc, query.ome_namespace, selected))
+
+
+def encode_reconcile(
+    snapshot: Snapshot, query: ReconcileQuery, outcome: Reconciled
+) -> pb.ReconcileInferenceServiceResponse:
+    result = outcome.result
     response = pb.ReconcileInferenceServiceResponse(
         events=_events(result.events),
         requeue=result.requeue,
@@ -183,9 +225,12 @@ def reconcile_inference_service(
         selection = _decision_pb(result.decision)
     else:
         selection = None
-    selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None
-    _pin_fields(response, pinning.report(snapshot, isvc, ome_namespace, selected), pin, isvc, ome_namespace)
+    _pin_fields(response, outcome.report, pin, query.isvc, query.ome_namespace)
     return _with_selection(response, selection)
+
+
+RECONCILE = Rpc(decode_reconcile, run_reconcile, encode_reconcile)
+reconcile_inference_service = RECONCILE
 
 
 def _choice(choice: pinning.Choice | None) -> pb.RevisionChoice | None:
@@ -272,6 +317,6 @@ def _collection_limit(request: pb.GetEffectiveRuntimeRequest | pb.GetRuntimeHist
     """``collection_limit``: 0 (no limit) or more; INVALID_ARGUMENT when negative."""
     if request.collection_limit < 0:
         raise RequestError.invalid(
-            [FieldViolation("collection_limit", errors.invalid_value(request.collection_limit, "must be 0 or more"))]
+            [FieldViolation("collection_limit", errors.invalid_value(request.collection_limit, requests.NOT_NEGATIVE))]
         )
     return request.collection_limit

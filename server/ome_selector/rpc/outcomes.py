@@ -7,13 +7,13 @@ from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector.cache.snapshot import Snapshot
-from ome_selector.flows import changes, outcomes
+from ome_selector.flows import changes, outcomes, reasons
 from ome_selector.rpc.common import _ref
 from ome_selector.rpc.enums import CHANGE_STEP_TO_PB, CHECK_TO_PB, TIE_BREAK_TO_PB
 from ome_selector.rpc.lifecycle import _components, _condition, _events
 from ome_selector.validation import KIND_TO_ENUM
 
-# ---- outcomes of cached InferenceServices (issue 8) -------------------------------------------------
+# ---- outcomes of cached InferenceServices (README, "Watch selections and preview a change") ----
 
 
 def outcome_pb(key: outcomes.IsvcKey, outcome: outcomes.Outcome) -> pb.SelectionOutcome:
@@ -32,7 +32,7 @@ def outcome_pb(key: outcomes.IsvcKey, outcome: outcomes.Outcome) -> pb.Selection
     return out
 
 
-def _reason_pb(reason: outcomes.Reason) -> pb.ChangeReason:
+def _reason_pb(reason: reasons.Reason) -> pb.ChangeReason:
     out = pb.ChangeReason(step=CHANGE_STEP_TO_PB[reason.step], text=reason.text)
     if reason.runtime is not None:
         out.runtime.CopyFrom(_ref(reason.runtime))
@@ -48,9 +48,9 @@ def change_pbs(
 ) -> list[pb.SelectionChange]:
     """The SelectionChange protos of every change of ``advance`` (``before.advance(old, new)``),
     in its order: the outcomes, the write's objects behind each (one line each,
-    ``changes.describe``, once per object) and the reason (``outcomes.Explanations``: once per
+    ``changes.describe``, once per object) and the reason (``reasons.Explanations``: once per
     distinct reason)."""
-    explanations = outcomes.Explanations(old, new, before, advance)
+    explanations = reasons.Explanations(old, new, before, advance)
     texts: dict[tuple[str, str, str], str] = {}
     built: dict[int, pb.SelectionOutcome] = {}  # id of an Outcome (shared between InferenceServices) -> its proto
 

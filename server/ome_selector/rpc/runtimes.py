@@ -3,6 +3,8 @@ runtime would move), PreviewCacheChange (flows/outcomes.py) and GetRuntimeStatus
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ome.selector.v1 import cache_pb2
 from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
@@ -14,19 +16,17 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.flows import outcomes
 from ome_selector.flows import revisions as pinning
-from ome_selector.flows.runtime_status import runtime_status
-from ome_selector.flows.runtime_webhook import as_cache_object, deletion_verdict, validate_runtime
-from ome_selector.rpc.common import _ref, _require_synced, runtime_ref
+from ome_selector.flows.runtime_status import RuntimeStatus, runtime_status
+from ome_selector.flows.runtime_webhook import RuntimeVerdict, as_cache_object, deletion_verdict, validate_runtime
+from ome_selector.rpc.common import Rpc, _ref, _require_synced, runtime_ref
 from ome_selector.rpc.enums import RUNTIME_KIND_FROM_PB
 from ome_selector.rpc.lifecycle import _admission_objects, _operation
 from ome_selector.rpc.outcomes import change_pbs
-from ome_selector.texts import messages
+from ome_selector.texts import messages, requests
 from ome_selector.validation import object_key, validate_name
 
 
-def validate_serving_runtime(
-    snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest
-) -> pb.ValidateServingRuntimeResponse:
+def decode_validate(snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest) -> RuntimeAdmission:
     """The ServingRuntime / ClusterServingRuntime validating webhook (runtime_webhook.py) on the
     request's ``operation``. The objects the operation carries (``_admission_objects``; on UPDATE
     the old runtime is of the same kind), object names and namespaces are validated first
@@ -43,13 +43,13 @@ def validate_serving_runtime(
         None if other_kind else old,
         (which or "runtime", old_which or "old_runtime"),
         (
-            "exactly one of servingRuntime or clusterServingRuntime is required",
-            "exactly one of oldServingRuntime or oldClusterServingRuntime is required on DELETE",
+            requests.ONE_RUNTIME,
+            requests.ONE_OLD_RUNTIME,
         ),
     )
     if other_kind:
         assert old_which is not None
-        violations.append(FieldViolation(old_which, errors.forbidden(f"an UPDATE keeps the kind; set old_{which}")))
+        violations.append(FieldViolation(old_which, errors.forbidden(requests.update_keeps_kind(f"old_{which}"))))
     field, runtime = (which, new) if new is not None else (old_which, old)
     if runtime is not None:
         assert field is not None
@@ -60,10 +60,45 @@ def validate_serving_runtime(
         raise RequestError.invalid(violations)
     assert runtime is not None
     kind = d.SERVING_RUNTIME if isinstance(runtime, types_pb2.ServingRuntime) else d.CLUSTER_SERVING_RUNTIME
-    if operation is d.Operation.DELETE:
-        verdict = deletion_verdict(kind)
-    else:
-        verdict = validate_runtime(snapshot, kind, runtime, old)
+    return RuntimeAdmission(operation, kind, runtime, old)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeAdmission:
+    """A validated ValidateServingRuntimeRequest: the operation, the runtime's kind, the runtime
+    (the old one on DELETE) and the stored one (UPDATE, when known)."""
+
+    operation: d.Operation
+    kind: str
+    runtime: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime
+    old: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime | None
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeAnswer:
+    """The webhook's verdict, and the cached InferenceServices the write would move (allowed only)."""
+
+    verdict: RuntimeVerdict
+    moved: tuple[str, ...]
+
+
+def run_validate(snapshot: Snapshot, query: RuntimeAdmission) -> RuntimeAnswer:
+    """The webhook (deletion_verdict on DELETE), then, when allowed, the InferenceServices whose
+    runtime the write would change."""
+    delete = query.operation is d.Operation.DELETE
+    verdict = (
+        deletion_verdict(query.kind) if delete else validate_runtime(snapshot, query.kind, query.runtime, query.old)
+    )
+    moved: tuple[str, ...] = ()
+    if verdict.allowed and snapshot.inference_services:
+        moved = tuple(_moved_inference_services(snapshot, query.kind, query.runtime, delete))
+    return RuntimeAnswer(verdict, moved)
+
+
+def encode_validate(
+    snapshot: Snapshot, query: RuntimeAdmission, outcome: RuntimeAnswer
+) -> pb.ValidateServingRuntimeResponse:
+    verdict = outcome.verdict
     response = pb.ValidateServingRuntimeResponse(
         allowed=verdict.allowed,
         denial_message=verdict.denial_message,
@@ -71,11 +106,13 @@ def validate_serving_runtime(
         inheritance_chain=verdict.inheritance_chain,
         cache_version=snapshot.version,
     )
-    if verdict.allowed and snapshot.inference_services:
-        moved = _moved_inference_services(snapshot, kind, runtime, operation is d.Operation.DELETE)
-        if moved:
-            response.warnings.append(messages.moves_inference_services(moved))
+    if outcome.moved:
+        response.warnings.append(messages.moves_inference_services(list(outcome.moved)))
     return response
+
+
+VALIDATE_RUNTIME = Rpc(decode_validate, run_validate, encode_validate)
+validate_serving_runtime = VALIDATE_RUNTIME
 
 
 def _moved_inference_services(
@@ -101,7 +138,7 @@ def _moved_inference_services(
     ]
 
 
-def preview_cache_change(snapshot: Snapshot, request: pb.PreviewCacheChangeRequest) -> pb.PreviewCacheChangeResponse:
+def decode_preview(snapshot: Snapshot, request: pb.PreviewCacheChangeRequest) -> ProposedWrite:
     """PreviewCacheChange: the write ``request`` proposes, validated as UpsertObjects and
     DeleteObjects validate theirs (``store.prepare``, ``store.resolve_keys``; a key may not be
     both upserted and deleted), applied to a snapshot that is never stored; every cached
@@ -116,57 +153,98 @@ def preview_cache_change(snapshot: Snapshot, request: pb.PreviewCacheChangeReque
     deletes, found = resolve_keys(request.deletes, "deletes")
     violations += found
     if not request.upserts and not request.deletes:
-        violations.append(FieldViolation("upserts", "at least one upsert or delete is required"))
+        violations.append(FieldViolation("upserts", requests.NO_CHANGE))
     for i, key in enumerate(deletes):
         if key in upserts:
-            violations.append(FieldViolation(f"deletes[{i}]", "the key is in upserts too"))
+            violations.append(FieldViolation(f"deletes[{i}]", requests.UPSERTED_AND_DELETED))
     if violations:
         raise RequestError.invalid(violations)
+    return ProposedWrite(upserts, deletes, tuple(request.deletes))
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedWrite:
+    """A validated PreviewCacheChangeRequest: the objects by key, the keys deleted and, in the
+    same order, the request's own ObjectKeys."""
+
+    upserts: dict[tuple[str, str, str], cache_pb2.CacheObject]
+    deletes: list[tuple[str, str, str]]
+    delete_keys: tuple[cache_pb2.ObjectKey, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """The write applied to a snapshot that is never stored, and how the outcomes advance."""
+
+    proposed: Snapshot
+    before: outcomes.Selections
+    result: outcomes.Advance
+
+
+def run_preview(snapshot: Snapshot, write: ProposedWrite) -> Preview:
     proposed = snapshot.with_changes(
-        snapshot.version, upserts, deletes, synced=snapshot.synced, generation=snapshot.generation
+        snapshot.version, write.upserts, write.deletes, synced=snapshot.synced, generation=snapshot.generation
     )
     before = outcomes.selections_for(snapshot)
-    result = before.advance(snapshot, proposed)
+    return Preview(proposed, before, before.advance(snapshot, proposed))
+
+
+def encode_preview(snapshot: Snapshot, write: ProposedWrite, preview: Preview) -> pb.PreviewCacheChangeResponse:
     return pb.PreviewCacheChangeResponse(
-        changes=change_pbs(snapshot, proposed, before, result),
+        changes=change_pbs(snapshot, preview.proposed, preview.before, preview.result),
         cache_version=snapshot.version,
-        reevaluated=result.reevaluated,
-        inference_services=len(proposed.inference_services),
-        not_found=[key for k, key in zip(deletes, request.deletes) if k not in snapshot.objects],
+        reevaluated=preview.result.reevaluated,
+        inference_services=len(preview.proposed.inference_services),
+        not_found=[key for k, key in zip(write.deletes, write.delete_keys) if k not in snapshot.objects],
     )
 
 
-def get_runtime_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) -> pb.GetRuntimeStatusResponse:
+PREVIEW = Rpc(decode_preview, run_preview, encode_preview)
+preview_cache_change = PREVIEW
+
+
+def decode_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) -> tuple[str, str, str]:
     """What OME's controller writes on a cached runtime (runtime_status.py;
     runtime-inheritance.md, "When a chain breaks"). INVALID_ARGUMENT for a missing kind or a bad
-    name or namespace (a ClusterServingRuntime takes none); NOT_FOUND for a runtime the cache does
-    not hold (``servingruntimes.ome.io "x" not found``)."""
+    name or namespace (a ClusterServingRuntime takes none). The runtime's key."""
     _require_synced(snapshot)
     ref = request.runtime
     kind = RUNTIME_KIND_FROM_PB.get(ref.kind)
     violations: list[FieldViolation] = []
     if kind is None:
-        problem = errors.required() if ref.kind == pb.RUNTIME_KIND_UNSPECIFIED else f"unknown kind {ref.kind}"
+        problem = errors.required() if ref.kind == pb.RUNTIME_KIND_UNSPECIFIED else requests.unknown_kind(ref.kind)
         violations.append(FieldViolation("runtime.kind", problem))
     violations += validate_name(ref.name, "runtime.name")
     if kind == d.SERVING_RUNTIME:
         violations += validate_name(ref.namespace, "runtime.namespace", "namespace")
     elif ref.namespace:
         violations.append(
-            FieldViolation(
-                "runtime.namespace", errors.forbidden("ClusterServingRuntime is cluster-scoped and takes no namespace")
-            )
+            FieldViolation("runtime.namespace", errors.forbidden(requests.cluster_scoped(d.CLUSTER_SERVING_RUNTIME)))
         )
     if violations:
         raise RequestError.invalid(violations)
+    assert kind is not None
+    return kind, ref.namespace, ref.name
+
+
+def run_status(snapshot: Snapshot, key: tuple[str, str, str]) -> tuple[d.Runtime | None, RuntimeStatus | None]:
+    """The cached runtime of ``key`` and what OME's controller writes on it (None, None: not cached)."""
+    kind, namespace, name = key
     found = (
-        snapshot.serving_runtimes.get((ref.namespace, ref.name))
+        snapshot.serving_runtimes.get((namespace, name))
         if kind == d.SERVING_RUNTIME
-        else snapshot.cluster_serving_runtimes.get(ref.name)
+        else snapshot.cluster_serving_runtimes.get(name)
     )
-    if found is None:
-        raise RequestError("NOT_FOUND", messages.runtime_object_not_found(kind == d.CLUSTER_SERVING_RUNTIME, ref.name))
-    status = runtime_status(found)
+    return (found, runtime_status(found)) if found is not None else (None, None)
+
+
+def encode_status(
+    snapshot: Snapshot, key: tuple[str, str, str], outcome: tuple[d.Runtime | None, RuntimeStatus | None]
+) -> pb.GetRuntimeStatusResponse:
+    """NOT_FOUND for a runtime the cache does not hold (``servingruntimes.ome.io "x" not found``)."""
+    found, status = outcome
+    if found is None or status is None:
+        raise RequestError("NOT_FOUND", messages.runtime_object_not_found(key[0] == d.CLUSTER_SERVING_RUNTIME, key[2]))
     generation = getattr(snapshot.objects[found.key], _RUNTIME_FIELD[found.kind]).metadata.generation
     response = pb.GetRuntimeStatusResponse(
         runtime=runtime_ref(found),
@@ -189,3 +267,5 @@ def get_runtime_status(snapshot: Snapshot, request: pb.GetRuntimeStatusRequest) 
 
 
 _RUNTIME_FIELD = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
+RUNTIME_STATUS = Rpc(decode_status, run_status, encode_status)
+get_runtime_status = RUNTIME_STATUS

@@ -11,7 +11,7 @@ from ome_selector.domain import errors
 from ome_selector.domain import objects as d
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.flows import tree
-from ome_selector.rpc.common import _ref, _require_synced
+from ome_selector.rpc.common import Rpc, _ref, _require_synced
 from ome_selector.rpc.enums import (
     TREE_COLLECTION_STATUS_TO_PB,
     TREE_ISSUE_TO_PB,
@@ -25,13 +25,12 @@ from ome_selector.validation import KIND_TO_ENUM, validate_name
 # ---- the runtime tree (kubectl-ome runtime.md, tree) ----------------------------------------------
 
 
-def get_runtime_tree(snapshot: Snapshot, request: pb.GetRuntimeTreeRequest) -> pb.GetRuntimeTreeResponse:
+def decode_tree(snapshot: Snapshot, request: pb.GetRuntimeTreeRequest) -> pb.GetRuntimeTreeRequest:
     """GetRuntimeTree: the RuntimeTreeReport of ``kubectl ome runtime tree`` (tree.py;
     reference/kubectl-ome/runtime.md, "tree"). Raises ``RequestError`` with the page's texts:
     INVALID_ARGUMENT for an invalid ``name`` or ``kind`` (the message names the first, the
     violations every bad field) or a missing or invalid ``namespace`` (required unless ``kind``
-    is ``ClusterServingRuntime``); NOT_FOUND, FAILED_PRECONDITION as ``tree.find_target`` and
-    ``tree.runtime_tree`` raise them; UNAVAILABLE before the first sync."""
+    is ``ClusterServingRuntime``); UNAVAILABLE before the first sync. The request, validated."""
     _require_synced(snapshot)
     texts, violations = [], []
     problem = bounds.name_problem(request.name)
@@ -47,8 +46,19 @@ def get_runtime_tree(snapshot: Snapshot, request: pb.GetRuntimeTreeRequest) -> p
         if not texts:
             raise RequestError.invalid(violations)
         raise RequestError("INVALID_ARGUMENT", texts[0], violations)
+    return request
+
+
+def run_tree(snapshot: Snapshot, request: pb.GetRuntimeTreeRequest) -> tree.RuntimeTree:
+    """The target (NOT_FOUND, FAILED_PRECONDITION as ``tree.find_target`` raises them), then its
+    RuntimeTreeReport."""
     target = tree.find_target(snapshot, request.name, request.namespace, request.kind)
-    report = tree.runtime_tree(snapshot, target, request.show_unattributed_users)
+    return tree.runtime_tree(snapshot, target, request.show_unattributed_users)
+
+
+def encode_tree(
+    snapshot: Snapshot, request: pb.GetRuntimeTreeRequest, report: tree.RuntimeTree
+) -> pb.GetRuntimeTreeResponse:
     response = pb.GetRuntimeTreeResponse(
         api_version=tree.API_VERSION,
         kind=tree.REPORT_KIND,
@@ -70,6 +80,10 @@ def get_runtime_tree(snapshot: Snapshot, request: pb.GetRuntimeTreeRequest) -> p
                 declared_runtime=user.declared,
             )
     return response
+
+
+TREE = Rpc(decode_tree, run_tree, encode_tree)
+get_runtime_tree = TREE
 
 
 def _tree_context(context: tree.Context, target: tree.Key) -> pb.RuntimeTreeContext:

@@ -4,8 +4,10 @@ PlanRuntimeSync (reference/kubectl-ome/runtime.md; flows/effective.py, flows/vie
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from ome.selector.v1 import selector_pb2 as pb
+from ome.v1beta1 import types_pb2
 
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
@@ -13,7 +15,7 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.flows import revisions as pinning
 from ome_selector.flows import views
-from ome_selector.rpc.common import _ref, _require_isvc, _require_synced, runtime_ref
+from ome_selector.rpc.common import Rpc, _ref, _require_isvc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import (
     COMPLETENESS_TO_PB,
     CONSISTENCY_TO_PB,
@@ -31,21 +33,41 @@ from ome_selector.rpc.enums import (
     SYNC_STATE_TO_PB,
 )
 from ome_selector.rpc.lifecycle import _collection_limit, _components, _ome_namespace
-from ome_selector.texts import messages
+from ome_selector.texts import messages, requests
 
 
 def _issues(issues: tuple[views.Issue, ...]) -> list[pb.Issue]:
     return [pb.Issue(code=ISSUE_CODE_TO_PB[i.code], revision=i.revision, text=i.text) for i in issues]
 
 
-def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest) -> pb.GetEffectiveRuntimeResponse:
-    """``kubectl ome runtime effective`` (effective.py, views.py): the Live view, the Active view
-    and the Service rows with the ISSUE codes. INVALID_ARGUMENT for a bad InferenceService,
-    ``ome_namespace`` or a negative ``collection_limit``."""
+@dataclass(frozen=True, slots=True)
+class ViewQuery:
+    """A validated request about one InferenceService's runtime: OME's namespace (``ome``
+    unless set) and the most runtime revisions to list (0: no limit)."""
+
+    isvc: types_pb2.InferenceService
+    ome_namespace: str
+    collection_limit: int = 0
+
+
+def decode_view(snapshot: Snapshot, request: pb.GetEffectiveRuntimeRequest | pb.GetRuntimeHistoryRequest) -> ViewQuery:
+    """INVALID_ARGUMENT for a bad InferenceService, ``ome_namespace`` or a negative
+    ``collection_limit``."""
     _require_synced(snapshot)
     isvc = _require_isvc(request)
     ome_namespace = _ome_namespace(request)
-    report = views.effective_report(snapshot, isvc, ome_namespace, _collection_limit(request))
+    return ViewQuery(isvc, ome_namespace, _collection_limit(request))
+
+
+def run_effective(snapshot: Snapshot, query: ViewQuery) -> views.EffectiveReport:
+    """``kubectl ome runtime effective`` (effective.py, views.py): the Live view, the Active view
+    and the Service rows with the ISSUE codes."""
+    return views.effective_report(snapshot, query.isvc, query.ome_namespace, query.collection_limit)
+
+
+def encode_effective(
+    snapshot: Snapshot, query: ViewQuery, report: views.EffectiveReport
+) -> pb.GetEffectiveRuntimeResponse:
     view, active, pin = report.live, report.active, report.pin
     response = pb.GetEffectiveRuntimeResponse(
         state=view.state,
@@ -86,6 +108,10 @@ def get_effective_runtime(snapshot: Snapshot, request: pb.GetEffectiveRuntimeReq
     return response
 
 
+EFFECTIVE = Rpc(decode_view, run_effective, encode_effective)
+get_effective_runtime = EFFECTIVE
+
+
 def _created(revision: d.Revision) -> str:
     """RFC 3339 in UTC (``2026-09-20T14:30:00Z``); ``""`` when unknown."""
     if revision.created is None:
@@ -95,13 +121,12 @@ def _created(revision: d.Revision) -> str:
     return datetime.fromtimestamp(revision.created, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def get_runtime_history(snapshot: Snapshot, request: pb.GetRuntimeHistoryRequest) -> pb.GetRuntimeHistoryResponse:
-    """``kubectl ome runtime history`` (views.history): the RuntimeHistoryReport.
-    INVALID_ARGUMENT as ``get_effective_runtime``."""
-    _require_synced(snapshot)
-    isvc = _require_isvc(request)
-    ome_namespace = _ome_namespace(request)
-    report = views.history(snapshot, isvc, ome_namespace, _collection_limit(request))
+def run_history(snapshot: Snapshot, query: ViewQuery) -> views.HistoryReport:
+    """``kubectl ome runtime history`` (views.history): the RuntimeHistoryReport."""
+    return views.history(snapshot, query.isvc, query.ome_namespace, query.collection_limit)
+
+
+def encode_history(snapshot: Snapshot, query: ViewQuery, report: views.HistoryReport) -> pb.GetRuntimeHistoryResponse:
     return pb.GetRuntimeHistoryResponse(
         api_version=messages.REPORT_API_VERSION,
         kind=messages.HISTORY_REPORT_KIND,
@@ -135,11 +160,23 @@ def get_runtime_history(snapshot: Snapshot, request: pb.GetRuntimeHistoryRequest
     )
 
 
-def plan_runtime_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) -> pb.PlanRuntimeSyncResponse:
-    """``kubectl ome runtime sync --dry-run client`` (views.plan_sync): the refusal, or the
-    preview, the token and the ActionResult. The service plans; the caller patches.
-    INVALID_ARGUMENT for a bad InferenceService or ``ome_namespace``, a ``request_id`` that is not
-    a UUID, or a ``context`` over 253 characters."""
+HISTORY = Rpc(decode_view, run_history, encode_history)
+get_runtime_history = HISTORY
+
+
+@dataclass(frozen=True, slots=True)
+class SyncQuery:
+    """A validated PlanRuntimeSyncRequest: ``request_id`` a UUID (a new one unless given)."""
+
+    isvc: types_pb2.InferenceService
+    ome_namespace: str
+    request_id: str
+    context: str
+
+
+def decode_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) -> SyncQuery:
+    """INVALID_ARGUMENT for a bad InferenceService or ``ome_namespace``, a ``request_id`` that is
+    not a UUID, or a ``context`` over 253 characters."""
     _require_synced(snapshot)
     isvc = _require_isvc(request)
     ome_namespace = _ome_namespace(request)
@@ -149,21 +186,30 @@ def plan_runtime_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) ->
         try:
             request_id = str(uuid.UUID(request_id))
         except ValueError:
-            violations.append(FieldViolation("request_id", errors.invalid_value(request_id, "must be a UUID")))
+            violations.append(FieldViolation("request_id", errors.invalid_value(request_id, requests.NOT_A_UUID)))
     else:
         request_id = str(uuid.uuid4())
     if len(request.context) > 253:
         violations.append(FieldViolation("context", errors.too_long_value(request.context, 253)))
     if violations:
         raise RequestError.invalid(violations)
-    plan = views.plan_sync(snapshot, isvc, ome_namespace, request_id, request.context)
+    return SyncQuery(isvc, ome_namespace, request_id, request.context)
+
+
+def run_sync(snapshot: Snapshot, query: SyncQuery) -> views.SyncPlan:
+    """``kubectl ome runtime sync --dry-run client`` (views.plan_sync): the refusal, or the
+    preview, the token and the ActionResult. The service plans; the caller patches."""
+    return views.plan_sync(snapshot, query.isvc, query.ome_namespace, query.request_id, query.context)
+
+
+def encode_sync(snapshot: Snapshot, query: SyncQuery, plan: views.SyncPlan) -> pb.PlanRuntimeSyncResponse:
     if plan.refusal is not None:
         return pb.PlanRuntimeSyncResponse(
             refusal=SYNC_REFUSAL_TO_PB[plan.refusal],
             refusal_message=plan.refusal.value,
             cache_version=snapshot.version,
         )
-    meta = isvc.metadata
+    meta = query.isvc.metadata
     return pb.PlanRuntimeSyncResponse(
         preview=[pb.PreviewField(field=f, value=v) for f, v in plan.preview],
         warnings=messages.SYNC_PREVIEW_WARNINGS,
@@ -178,8 +224,12 @@ def plan_runtime_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) ->
             request_id=plan.request_id,
             revision_hash=plan.target_hash,
             message=messages.SYNC_CLIENT_DRY_RUN,
-            follow_up=messages.sync_follow_up(meta.name, meta.namespace, request.context, ome_namespace),
+            follow_up=messages.sync_follow_up(meta.name, meta.namespace, query.context, query.ome_namespace),
             hint=messages.SYNC_HINT,
         ),
         cache_version=snapshot.version,
     )
+
+
+SYNC = Rpc(decode_sync, run_sync, encode_sync)
+plan_runtime_sync = SYNC

@@ -1,6 +1,6 @@
 """WatchSelections: the outcomes of the cached InferenceServices kept up to date after every cache
-write, and the watchers they are streamed to (issue 8). No gRPC imports: the servicer iterates
-``Watcher.stream()``.
+write, and the watchers they are streamed to (README "Watch selections and preview a change").
+No gRPC imports: the servicer iterates ``Watcher.stream()``.
 
 ``SelectionTracker(store)`` listens to the store (``CacheStore.add_listener``: called in write
 order, inside the write, where it only enqueues the new snapshot) and, on its own thread, advances

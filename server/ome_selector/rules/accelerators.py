@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 from ome.v1beta1 import types_pb2
 
 from ome_selector.domain.quantities import parse_quantity, quantity_value
+from ome_selector.texts import messages
 
 # Sources; the same names as the proto enum ``ome.selector.v1.AcceleratorSource`` without prefix.
 COMPONENT_OVERRIDE = "COMPONENT_OVERRIDE"
@@ -49,9 +50,6 @@ BEST_FIT = "BestFit"
 CHEAPEST = "Cheapest"
 MOST_CAPABLE = "MostCapable"
 FIRST_AVAILABLE = "FirstAvailable"
-
-# select-accelerators.md, "BestFit doesn't create or update the workload".
-NIL_POINTER_LOG = "invalid memory address or nil pointer dereference"
 
 _GIB = 2**30
 
@@ -74,16 +72,6 @@ class Assignment:
     error: str = ""
     workload_blocked: bool = False
     log: str = ""
-
-
-def not_found_error(name: str) -> str:
-    """OME's error for a named class that is missing (accelerator-classes.md, "Change or delete a class")."""
-    return f"accelerator class {name} not found at cluster scope"
-
-
-def accelerator_event_message(component: str, error: str) -> str:
-    """The ``AcceleratorClassError`` Warning event's message (select-accelerators.md, Troubleshooting)."""
-    return f"Failed to get accelerator class for {component}: {error}"
 
 
 def _quantity_field(message: Any, field: str) -> Decimal | None:
@@ -299,7 +287,7 @@ def best_fit(candidates: Sequence[Candidate], constraints: types_pb2.Accelerator
     if len(candidates) == 1:
         return candidates[0][0]
     if constraints is None:
-        raise ValueError(NIL_POINTER_LOG)
+        raise ValueError(messages.NIL_POINTER_LOG)
     scores = [
         0.7 * _memory_fit_score(cls, constraints) + 0.3 * _compute_score(cls, constraints) for _, cls in candidates
     ]
@@ -394,7 +382,7 @@ def _by_policy(
     constraints = spec.accelerator_selector.constraints if spec.accelerator_selector.HasField("constraints") else None
     candidates = [c for c in candidates_for(runtime_classes, classes) if passes_constraints(c[0], c[1], constraints)]
     if policy == BEST_FIT and constraints is None and len(candidates) >= 2:
-        return Assignment("", POLICY, policy=policy, workload_blocked=True, log=NIL_POINTER_LOG)
+        return Assignment("", POLICY, policy=policy, workload_blocked=True, log=messages.NIL_POINTER_LOG)
     picked: str | None = None
     if candidates:
         if policy == FIRST_AVAILABLE:
@@ -436,7 +424,7 @@ def assign_accelerator(
     if named is not None:
         name, source = named
         if name not in classes:
-            return Assignment(name, source, error=not_found_error(name), workload_blocked=True)
+            return Assignment(name, source, error=messages.accelerator_class_not_found(name), workload_blocked=True)
         return Assignment(name, source)
     policy = _policy(spec, override)
     if not policy:

@@ -414,7 +414,7 @@ def exclusion_summary(candidates: int, total: int, counts: Sequence[tuple[str, i
     return text + (": " + ", ".join(shown) if shown else "")
 
 
-# ---- watching selections and previewing cache changes (issue 8; not OME's) ---------------------
+# ---- watching selections, previewing cache changes (README "Watch selections and preview a change"; not OME's)
 
 # A cache write's object, as the cause of a change: `ClusterServingRuntime vllm-llama: priority 2 → 4`.
 CAUSE = "{object}: {changes}"
@@ -595,3 +595,36 @@ SYNC_HINT = "Use -o json or -o yaml for full values."
 def sync_follow_up(name: str, namespace: str, context: str, ome_namespace: str) -> str:
     """runtime.md, sync ActionResult ``follow-up``."""
     return f"kubectl ome runtime effective {name} -n {namespace} --context={context} --ome-namespace={ome_namespace}"
+
+
+# ---- accelerator classes (select-accelerators.md; accelerator-classes.md) ----------------------
+
+# select-accelerators.md, "BestFit doesn't create or update the workload".
+NIL_POINTER_LOG = "invalid memory address or nil pointer dereference"
+
+
+def accelerator_class_not_found(name: str) -> str:
+    """OME's error for a named class that is missing (accelerator-classes.md, "Change or delete a class")."""
+    return f"accelerator class {name} not found at cluster scope"
+
+
+def accelerator_event_message(component: str, error: str) -> str:
+    """The ``AcceleratorClassError`` Warning event's message (select-accelerators.md, Troubleshooting)."""
+    return f"Failed to get accelerator class for {component}: {error}"
+
+
+# ---- the runtime webhooks (runtime-inheritance.md; accelerator-classes.md; runtime-selection-scoring.md)
+
+# runtime-inheritance.md, "What admission checks" (the table's last row).
+PROFILE_NOT_DISABLED = 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
+
+
+def unknown_accelerator_classes(missing: Sequence[str]) -> str:
+    """accelerator-classes.md / runtime-accelerator-class-matching.md: classes that don't exist."""
+    return f"unknown accelerator classes referenced in AcceleratorRequirements: {go_list(missing)}"
+
+
+def different_priorities(format_name: str, kind: str, runtime: str) -> str:
+    """runtime-selection-scoring.md (the prefix) and facts 5.3 (the whole text). An empty entry
+    name leaves a double space: ``model format  under``."""
+    return f"different priorities assigned for the model format {format_name} under the {kind.lower()} {runtime}"

@@ -327,7 +327,7 @@ class TestRequestErrors:
 
 
 class TestInferenceServicesInTheCache:
-    """Issue 8: InferenceServices are a cached kind, validated as the selection RPCs validate one."""
+    """InferenceServices are a cached kind, validated as the selection RPCs validate one."""
 
     def test_upsert_and_delete_an_inference_service(self) -> None:
         store = worked_store()

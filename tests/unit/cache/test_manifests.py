@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import CATALOG_MODELS, CATALOG_RUNTIMES, EXAMPLE_ISVCS, EXAMPLES, OME_CLUSTER
 from ome.selector.v1 import cache_pb2
-from ome_selector.cache.manifests import ManifestError, load_inference_service, load_manifests, manifests_version
+from ome_selector.cache.manifest_types import ManifestError
+from ome_selector.cache.manifests import load_inference_service, load_manifests, manifests_version
 from ome_selector.examples import example_paths, inference_service_paths
 
 CSR = "ClusterServingRuntime"
@@ -120,7 +121,7 @@ def test_catalog_models_and_cluster_load_together() -> None:
         "cluster_serving_runtime": 206,
         "accelerator_class": 4,
         "serving_runtime": 2,
-        "inference_service": 8,  # cached since issue 8: their outcomes are watched
+        "inference_service": 8,  # cached: their outcomes are watched (README, "Watch selections and preview a change")
     }
     assert [(i.metadata.namespace, i.metadata.name) for i in result.inference_services] == [
         ("llama-demo", "llama-70b"),
@@ -456,7 +457,7 @@ metadata: {name: second, namespace: ns}
 
 
 def test_inference_services_are_cached_and_judged_like_other_objects(tmp_path: Path) -> None:
-    """Issue 8: load_manifests loads InferenceServices as cache objects; a bad one is rejected on
+    """load_manifests loads InferenceServices as cache objects; a bad one is rejected on
     its own, with the field the selection RPCs would name (camelCase), and the rest load."""
     file = write(
         tmp_path / "isvcs.yaml",

@@ -1,4 +1,4 @@
-"""Issue 10, items 1 and 4: one bad object never stops a load; the loader reads only regular files,
+"""README, "What the loader reads, and what it rejects": one bad object never stops a load; the loader reads only regular files,
 caps their size, expands `kind: List`, warns about unknown fields and names type errors by path.
 Each test failed before the change."""
 
@@ -15,8 +15,9 @@ from conftest import CATALOG_MODELS, CATALOG_RUNTIMES, OME_CLUSTER, SHARED
 from google.protobuf.descriptor import Descriptor
 from ome.v1beta1 import types_pb2
 from ome_selector import validation as bounds
-from ome_selector.cache import crdfields, manifests
-from ome_selector.cache.manifests import ManifestError, load_manifests, load_runtime, read_inference_services
+from ome_selector.cache import crdfields, manifest_types, manifests
+from ome_selector.cache.manifest_types import ManifestError
+from ome_selector.cache.manifests import load_manifests, load_runtime, read_inference_services
 from ome_selector_client import SelectorClient
 
 CSR = "ClusterServingRuntime"
@@ -37,7 +38,7 @@ def write(path: Path, text: str) -> str:
     return str(path)
 
 
-def names(result: manifests.LoadResult) -> list[str]:
+def names(result: manifest_types.LoadResult) -> list[str]:
     return [o.cluster_serving_runtime.metadata.name for o in result.objects if o.HasField("cluster_serving_runtime")]
 
 

@@ -16,7 +16,7 @@ from helpers_docs import ACCELERATOR_REASON, SCORING_FILE, SEED_A_A100_FILE, SEE
 from ome.selector.v1 import selector_pb2
 from ome_selector.cache.manifests import load_manifests, manifests_version
 from ome_selector.cli import app as cli
-from ome_selector.cli import rendering
+from ome_selector.cli import cells, reports
 from ome_selector.examples import example_paths
 
 EXAMPLES_VERSION = manifests_version(load_manifests(example_paths()).objects)
@@ -436,14 +436,14 @@ def test_console_script_subprocess() -> None:
 
 
 def test_format_table_pads_all_but_the_last_column() -> None:
-    assert rendering.format_table(("A", "BB", "C"), [("long-cell", "x", ""), ("y", "zz", "last")]) == (
+    assert reports.format_table(("A", "BB", "C"), [("long-cell", "x", ""), ("y", "zz", "last")]) == (
         "A           BB   C\nlong-cell   x\ny           zz   last"
     )
-    assert rendering.format_table(("A", "B"), []) == "A   B"
+    assert reports.format_table(("A", "B"), []) == "A   B"
 
 
 @pytest.mark.parametrize(
     "value, text", [(0.0, "0"), (7e9, "7B"), (6.9e10, "69B"), (5e8, "500M"), (1.5e12, "1.5T"), (12.0, "12")]
 )
 def test_format_size(value: float, text: str) -> None:
-    assert rendering.format_size(value) == text
+    assert cells.format_size(value) == text

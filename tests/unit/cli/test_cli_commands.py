@@ -1,5 +1,5 @@
 """The CLI's one table of commands (``commands.COMMANDS``): each row's RPC is an
-``api.SELECTION_RPCS`` row (the table the servicer methods are generated from) or the streaming
+``api.SELECTION_RPCS`` row (the table whose rows the servicer methods call) or the streaming
 ``WatchSelections``, its requests reach exactly that row offline and exactly that method with
 ``--server``, its exit-status rule, and a new row being all it takes to add a command."""
 
@@ -18,8 +18,9 @@ from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome.v1beta1 import types_pb2
 from ome_selector.cache.manifests import load_runtime, read_inference_services
 from ome_selector.cli import app as cli
-from ome_selector.cli import commands, rendering
-from ome_selector.cli.commands import COMMANDS, INFERENCE_SERVICES, Command
+from ome_selector.cli import commands, labels, reports
+from ome_selector.cli.commands import COMMANDS, Command
+from ome_selector.cli.sources import INFERENCE_SERVICES
 from ome_selector.rpc import api
 
 RUNTIME_FILE = str(EXAMPLES / "llama-3-3-70b-hopper.yaml")
@@ -318,9 +319,9 @@ def test_renderer_picks_wide_only_where_a_command_has_one() -> None:
     effective, select = COMMANDS["effective"], COMMANDS["select"]
     response = R.GetEffectiveRuntimeResponse(state="Available")
     wide, table = effective.renderer("wide")(None, response), effective.renderer("table")(None, response)
-    assert (wide, table) == (rendering.format_effective_wide(response), rendering.format_effective(response))
-    assert wide.splitlines()[0].split() == list(rendering.EFFECTIVE_WIDE_HEADERS)
-    assert table.splitlines()[0].split() == list(rendering.EFFECTIVE_HEADERS)
+    assert (wide, table) == (reports.format_effective_wide(response), reports.format_effective(response))
+    assert wide.splitlines()[0].split() == list(labels.EFFECTIVE_WIDE_HEADERS)
+    assert table.splitlines()[0].split() == list(labels.EFFECTIVE_HEADERS)
     assert select.renderer("wide") is select.render
 
 

@@ -1,5 +1,5 @@
 """``ome-selector what-if`` (PreviewCacheChange) and ``ome-selector watch`` (WatchSelections) in
-process (issue 8, item 4): what-if offline on the real cluster (the OME catalog's runtimes and
+process (README, "Watch and what-if from the command line"): what-if offline on the real cluster (the OME catalog's runtimes and
 ome-cluster, with its eight InferenceServices) with its exact table, notes and exit status; the
 ``--delete`` keys and ``-f`` of any kind; every line ``watch`` prints for each kind of event.
 The same commands against a real server: test_cli_watch_e2e.py."""
@@ -13,10 +13,11 @@ import yaml
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER
 from helpers_watch import HOPPER, OMENATIVE, hopper
 from ome.selector.v1 import cache_pb2, selector_pb2
-from ome_selector.cache.manifests import ManifestError, read_cache_objects
+from ome_selector.cache.manifest_types import ManifestError
+from ome_selector.cache.manifests import read_cache_objects
 from ome_selector.cli import app as cli
-from ome_selector.cli import rendering
-from ome_selector.cli.commands import UsageError, parse_object_key
+from ome_selector.cli import rendering, watch_report
+from ome_selector.cli.sources import UsageError, parse_object_key
 
 CLUSTER = [str(CATALOG_RUNTIMES), str(OME_CLUSTER)]
 RANKED = f"ClusterServingRuntime {HOPPER} ranks above ClusterServingRuntime {OMENATIVE} now: score 8 > 6"
@@ -252,21 +253,21 @@ def outcome(runtime: str | None, condition: R.Condition | None = RESOLVED, **fie
 
 
 def test_the_heading_and_the_current_state() -> None:
-    assert rendering.WATCH_HEADING == (
+    assert watch_report.WATCH_HEADING == (
         "INFERENCESERVICE           NAMESPACE      BEFORE                                 AFTER"
         "                                  WHY / CAUSE"
         "                                                                VERSION"
     )
-    assert rendering.format_watch_event(R.WatchSelectionsResponse(current=outcome(OMENATIVE))) == (
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(current=outcome(OMENATIVE))) == (
         "llama-70b                  llama-demo     -                                      "
         f"{OMENATIVE}   (current)" + " " * 66 + "-"
     )
     end = R.InitialEventsEnd(cache_version="v1", generation=1, inference_services=9)
-    assert rendering.format_watch_event(R.WatchSelectionsResponse(initial_events_end=end)) == (
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(initial_events_end=end)) == (
         "# initial state: 9 InferenceServices at cache version v1 (generation 1); changes follow as cache writes come"
     )
     one = R.InitialEventsEnd(cache_version="v1", generation=1, inference_services=1)
-    assert rendering.format_watch_event(R.WatchSelectionsResponse(initial_events_end=one)).startswith(
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(initial_events_end=one)).startswith(
         "# initial state: 1 InferenceService at cache version v1"
     )
 
@@ -281,7 +282,7 @@ def test_a_change_shows_both_outcomes_why_and_the_causes() -> None:
         causes=[R.ObjectChange(text=PRIORITY), R.ObjectChange(text="AcceleratorClass a: deleted")],
         reason=R.ChangeReason(step=R.CHANGE_STEP_RANKING, text=RANKED),
     )
-    assert rendering.format_watch_event(R.WatchSelectionsResponse(change=change)) == (
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(change=change)) == (
         f"llama-70b                  llama-demo     {OMENATIVE}   {HOPPER}      "
         f"{RANKED} / {PRIORITY}; AcceleratorClass a: deleted   v2"
     )
@@ -308,17 +309,17 @@ def test_before_and_after(
         change.before.CopyFrom(before)
     if after is not None:
         change.after.CopyFrom(after)
-    line = rendering.format_watch_event(R.WatchSelectionsResponse(change=change))
+    line = watch_report.format_watch_event(R.WatchSelectionsResponse(change=change))
     assert line.split() == ["i", "ns", *cells[0].split(), *cells[1].split(), "why", "/", "-", "v3"]
 
 
 def test_a_writes_stats_and_a_resync() -> None:
     stats = R.WriteStats(cache_version="v3", generation=3, reevaluated=8, changed=2, matched=1, inference_services=9)
-    assert rendering.format_watch_event(R.WatchSelectionsResponse(write=stats)) == (
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(write=stats)) == (
         "# write v3 (generation 3): 8 re-evaluated, 2 changed, 1 in this watch; 9 InferenceServices cached"
     )
     resync = R.Resync(reason="the watcher fell behind by more than 2 events; the full state follows")
-    assert rendering.format_watch_event(R.WatchSelectionsResponse(resync=resync)) == (
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(resync=resync)) == (
         "# resync: the watcher fell behind by more than 2 events; the full state follows"
     )
 

@@ -1,4 +1,4 @@
-"""Issue 10, items 1, 3 and 4 for the offline CLI: --strict, -o table|wide|json|yaml|name on every
+"""README, "Errors" and "Bounds", for the offline CLI: --strict, -o table|wide|json|yaml|name on every
 query command, -f answering every InferenceService, errors in camelCase, the explain usage error,
 files that are not regular. Each test failed before the change."""
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.store import CacheStore
 from ome_selector.cli import app as cli
-from ome_selector.cli import rendering
+from ome_selector.cli import reports, tree_report
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import tree as tree_module
 from ome_selector.rpc import tree as rpc_tree
@@ -46,11 +46,11 @@ SUBDOMAIN_RULE = (
 
 def text(response: selector_pb2.GetRuntimeTreeResponse) -> str:
     """The default output as the CLI prints it (with its final newline)."""
-    return rendering.format_tree(response) + "\n"
+    return tree_report.format_tree(response) + "\n"
 
 
 def wide(response: selector_pb2.GetRuntimeTreeResponse) -> str:
-    return rendering.format_tree_wide(response) + "\n"
+    return tree_report.format_tree_wide(response) + "\n"
 
 
 def failure(sources: Any, name: str, **fields: Any) -> RequestError:
@@ -775,7 +775,7 @@ class TestEightyColumns:
         ],
     )
     def test_shorten_name(self, name: str, width: int, expected: str) -> None:
-        assert rendering.shorten_name(name, width) == expected
+        assert reports.shorten_name(name, width) == expected
 
     @settings(max_examples=60, deadline=None)
     @given(

@@ -29,7 +29,7 @@ from helpers_views import (
     vllm_runtimes,
 )
 from ome.selector.v1 import selector_pb2 as pb
-from ome_selector.cli import rendering
+from ome_selector.cli import labels, reports
 from ome_selector.domain import objects as domain
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import views
@@ -62,7 +62,7 @@ def plan(sources: list[Any], service: Any, **fields: Any) -> pb.PlanRuntimeSyncR
 
 def rows(response: pb.GetEffectiveRuntimeResponse, scope: str) -> list[tuple[str, str]]:
     """The (FIELD, VALUE) rows of one SCOPE of the effective table."""
-    lines = rendering.format_effective(response).splitlines()[1:]
+    lines = reports.format_effective(response).splitlines()[1:]
     return [(line.split()[1], line.split(None, 2)[2]) for line in lines if line.split()[0] == scope]
 
 
@@ -106,7 +106,7 @@ DRIFTED = {
 def test_effective_example_llama_chat() -> None:
     """runtime.md, effective "Examples": every Live, Active and Service row (then ours)."""
     got = effective(page_sources(), llama_chat())
-    assert rendering.format_effective(got).splitlines() == [
+    assert reports.format_effective(got).splitlines() == [
         "SCOPE     FIELD                VALUE",
         "Live      STATE                Available",
         "Live      RUNTIME              CSR/vllm-llama",
@@ -138,9 +138,9 @@ def test_effective_example_wide() -> None:
     """runtime.md, effective -o wide: the page's columns, one row per view (llama-chat has only an
     engine), the Service fields repeated; then ours."""
     got = effective(page_sources(), llama_chat())
-    lines = rendering.format_effective_wide(got).splitlines()
+    lines = reports.format_effective_wide(got).splitlines()
     assert [line.split() for line in lines] == [
-        list(rendering.EFFECTIVE_WIDE_HEADERS),
+        list(labels.EFFECTIVE_WIDE_HEADERS),
         ["Live", "Available", "-", "ClusterServingRuntime/vllm-llama", "-", LIVE_HASH, "engine", "RawDeployment",
          "Default", "ManagedPin", "Resolved", "Absent", "Current", "ReportedTrue/RevisionMismatch", "Different", "-",
          "-", "RuntimeListsNone", "-", "-"],
@@ -367,12 +367,12 @@ def test_values_within_54_characters() -> None:
     """runtime.md, effective: a long name keeps its start and end, ``...`` between, then ``#`` and
     eight hex digits; another long value keeps 51 characters and ``...``."""
     name = "cr-" + "a" * 30 + "-middle-" + "b" * 30
-    short = rendering.effective_value(name, True)
-    assert short == name[:21] + "..." + name[-21:] + rendering.fingerprint(name)
+    short = reports.effective_value(name, True)
+    assert short == name[:21] + "..." + name[-21:] + reports.fingerprint(name)
     assert (len(short), short[-9]) == (54, "#")
-    assert rendering.fingerprint("cr-vllm-llama-3c18f4a0") == "#1c63d586"
-    assert rendering.effective_value("x" * 60, False) == "x" * 51 + "..."
-    assert rendering.effective_value("x" * 54, False) == "x" * 54
+    assert reports.fingerprint("cr-vllm-llama-3c18f4a0") == "#1c63d586"
+    assert reports.effective_value("x" * 60, False) == "x" * 51 + "..."
+    assert reports.effective_value("x" * 54, False) == "x" * 54
 
 
 def test_live_view_unavailable_beyond_the_collection_limit() -> None:
@@ -408,13 +408,13 @@ def test_bad_effective_requests_name_the_field() -> None:
 def test_history_example() -> None:
     """runtime.md, history "Examples": the table and -o wide."""
     got = history(page_sources(), llama_chat(), collection_limit=1000)
-    assert rendering.format_history(got).splitlines() == [
+    assert reports.format_history(got).splitlines() == [
         "WINDOW    REVISION         CREATED           ROLES   CHECK   LIVE    ISSUES",
         "C/B/1/1   cr...#1c63d586   26-09-20T14:30Z   H       OK      MATCH   R0/G0",
         "C/B/1/1   cr...#fd54e47d   26-09-01T08:00Z   ARH     OK      DIFF    R0/G0",
     ]
-    assert [line.split() for line in rendering.format_history_wide(got).splitlines()] == [
-        list(rendering.HISTORY_WIDE_HEADERS),
+    assert [line.split() for line in reports.format_history_wide(got).splitlines()] == [
+        list(labels.HISTORY_WIDE_HEADERS),
         ["Complete", "RetentionBounded", "1/1", LIVE_REVISION, "2026-09-20T14:30:00Z", LIVE_HASH, "History",
          "ClusterServingRuntime/vllm-llama", "Consistent", "MatchesLive", "-", "-"],
         ["Complete", "RetentionBounded", "1/1", PINNED, "2026-09-01T08:00:00Z", PINNED_HASH, "Active,Reported,History",
@@ -435,25 +435,25 @@ def test_history_requested_role_and_a_foreign_revision() -> None:
         "r-team-a-vllm-llama-1baf272d", runtime("vllm-llama", namespace=TEAM_A), created="2026-09-30T00:00:00Z"
     )
     got = history([*page_sources(), foreign], chat(runtime={"revision": LIVE_REVISION}))
-    table = rendering.format_history(got).splitlines()
+    table = reports.format_history(got).splitlines()
     assert table[1:] == [
-        "C/B/1/1   r-...#" + rendering.fingerprint("r-team-a-vllm-llama-1baf272d")[1:]
+        "C/B/1/1   r-...#" + reports.fingerprint("r-team-a-vllm-llama-1baf272d")[1:]
         + "   26-09-30T00:00Z   H       BAD     DIFF    R1/G1",
         "C/B/1/1   cr...#1c63d586   26-09-20T14:30Z   AQH     OK      MATCH   R0/G1",
         "C/B/1/1   cr...#fd54e47d   26-09-01T08:00Z   RH      OK      DIFF    R0/G1",
     ]  # fmt: skip
-    assert "RevisionSourceMismatch(r-team-a-vllm-llama-1baf272d)" in rendering.format_history_wide(got)
+    assert "RevisionSourceMismatch(r-team-a-vllm-llama-1baf272d)" in reports.format_history_wide(got)
 
 
 def test_history_unavailable_without_a_runtime_name() -> None:
     """No runtime to list by (auto-selection finds none): one row with the window, ``-`` and
     the issues; -o wide: HistoryUnavailable."""
     got = history(page_sources(), isvc("no-such-model", namespace=TEAM_A))
-    assert rendering.format_history(got).splitlines() == [
+    assert reports.format_history(got).splitlines() == [
         "WINDOW    REVISION   CREATED   ROLES   CHECK   LIVE   ISSUES",
         "U/I/0/1   -          -         -       -       -      R0/G1",
     ]
-    assert rendering.format_history_wide(got).splitlines()[1].split() == [
+    assert reports.format_history_wide(got).splitlines()[1].split() == [
         "Unavailable", "Incomplete", "0/1", *["-"] * 8, "HistoryUnavailable"
     ]  # fmt: skip
 
@@ -461,7 +461,7 @@ def test_history_unavailable_without_a_runtime_name() -> None:
 def test_history_truncated_at_the_limit() -> None:
     """More revisions than the limit: the newest ones, P/I, HistoryTruncated."""
     got = history(page_sources(), llama_chat(), collection_limit=1)
-    assert rendering.format_history(got).splitlines()[1:] == [
+    assert reports.format_history(got).splitlines()[1:] == [
         "P/I/1/1   cr...#1c63d586   26-09-20T14:30Z   H       OK      MATCH   R0/G1"
     ]
     assert [i.text for i in got.report_issues] == ["HistoryTruncated"]
@@ -469,7 +469,7 @@ def test_history_truncated_at_the_limit() -> None:
 
 
 def test_history_short_names_and_nine_plus() -> None:
-    assert rendering.history_revision("cr-a-12345678") == "cr-a-12345678"
+    assert reports.history_revision("cr-a-12345678") == "cr-a-12345678"
     response = pb.GetRuntimeHistoryResponse(
         revisions=[pb.HistoryRevision(name="r", issues=[pb.Issue(text="x")] * 10)],
         observation=pb.HISTORY_OBSERVATION_COMPLETE,
@@ -477,7 +477,7 @@ def test_history_short_names_and_nine_plus() -> None:
         pages_seen=1,
         pages_asked=1,
     )
-    assert rendering.format_history(response).splitlines()[1].split()[-1] == "R9+/G9+"
+    assert reports.format_history(response).splitlines()[1].split()[-1] == "R9+/G9+"
 
 
 # --- sync ---------------------------------------------------------------------------------------------
@@ -486,8 +486,8 @@ def test_history_short_names_and_nine_plus() -> None:
 def test_sync_example_preview_and_result() -> None:
     """runtime.md, sync "Examples": the preview (stderr) and the ActionResult (stdout)."""
     got = plan(page_sources(), llama_chat(), context="prod-us-east")
-    assert rendering.sync_preview(got)[0] == "ALPHA runtime sync preview (acceptance is not convergence)"
-    assert rendering.sync_preview(got)[1].splitlines() == [
+    assert reports.sync_preview(got)[0] == "ALPHA runtime sync preview (acceptance is not convergence)"
+    assert reports.sync_preview(got)[1].splitlines() == [
         "FIELD             VALUE",
         "Action            runtime sync",
         "Context           prod-us-east",
@@ -524,7 +524,7 @@ def test_sync_example_preview_and_result() -> None:
         "Set annotation    ome.io/runtime-sync",
         f"New token         cli-runtime-sync-{REQUEST_ID}",
     ]
-    assert rendering.sync_preview(got)[2:] == [
+    assert reports.sync_preview(got)[2:] == [
         "API acceptance is not convergence or serving-revision readiness.",
         "Requests latest merged live runtime when controller consumes the token.",
         "Previewed content is not locked by this annotation.",
@@ -532,7 +532,7 @@ def test_sync_example_preview_and_result() -> None:
         "Global observed generation is advisory; freshness is Unverifiable.",
         "Existing pause/freeze and lifecycle/rollout policies remain in effect.",
     ]
-    assert rendering.format_sync_result(got).splitlines() == [
+    assert reports.format_sync_result(got).splitlines() == [
         "FIELD           VALUE",
         "action          runtime sync",
         "target          InferenceService/team-a/llama-chat",
@@ -555,7 +555,7 @@ def test_sync_cuts_values_to_56_characters() -> None:
     """runtime.md, sync: "the accepted message prints as ``API accepted annotation request;
     consumption and conv...``"."""
     text = "API accepted annotation request; consumption and convergence not observed."
-    assert rendering.cut(text, rendering.SYNC_VALUE_WIDTH) == "API accepted annotation request; consumption and conv..."
+    assert reports.cut(text, labels.SYNC_VALUE_WIDTH) == "API accepted annotation request; consumption and conv..."
 
 
 def test_sync_target_not_found_and_pause_states() -> None:
@@ -621,8 +621,8 @@ def test_sync_refusals(doc: dict[str, Any], extra: list[Any], message: str) -> N
     """runtime.md, sync: "How the action runs" (the shared refusals) and "Refusals"."""
     got = plan([*page_sources(), *extra], doc)
     assert (got.refusal_message, len(got.preview), got.token) == (message, 0, "")
-    assert rendering.sync_preview(got) == [f"error: {message}"]
-    assert rendering.format_sync_result(got) == ""
+    assert reports.sync_preview(got) == [f"error: {message}"]
+    assert reports.format_sync_result(got) == ""
 
 
 def test_sync_goes_ahead_with_32_revisions_and_refuses_a_tab() -> None:
@@ -648,14 +648,14 @@ def test_effective_and_history_lines_keep_within_80_columns() -> None:
     llama["metadata"]["name"] = long_name
     doc = isvc(namespace=TEAM_A, name="llama-chat", runtime_name=long_name)
     got = effective([base, llama, model(namespace=TEAM_A)], doc)
-    lines = rendering.format_effective(got).splitlines()
+    lines = reports.format_effective(got).splitlines()
     assert max(len(line) for line in lines) == 80
     [runtime_row] = [line for line in lines if line.startswith("Live      RUNTIME")]
     shown = runtime_row.split()[-1]
     assert (len(shown), shown.startswith("CSR/vllm-llama-"), shown[-9:]) == (
         49,
         True,
-        rendering.fingerprint(f"CSR/{long_name}"),
+        reports.fingerprint(f"CSR/{long_name}"),
     )
     report = history(page_sources(), llama_chat())
-    assert max(len(line) for line in rendering.format_history(report).splitlines()) <= 80
+    assert max(len(line) for line in reports.format_history(report).splitlines()) <= 80

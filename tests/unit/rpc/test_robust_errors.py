@@ -1,4 +1,4 @@
-"""Issue 10, items 1-3 and 5: versions never raise, bounded Kubernetes-style errors, camelCase field
+"""README, "Errors" and "Bounds": versions never raise, bounded Kubernetes-style errors, camelCase field
 paths from the proto descriptors, undecodable request bytes. Each test failed before the change."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10, item 6: the fuzz properties of tools.fuzz, bounded to a few seconds each.
+"""README, "Fuzzing": the fuzz properties of tools.fuzz, bounded to a few seconds each.
 
 ``OME_SELECTOR_FUZZ_EXAMPLES=N`` runs each property for N inputs instead; the long run is
 ``python -m tools.fuzz --examples 100000`` (README, "Fuzzing")."""

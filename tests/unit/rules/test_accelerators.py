@@ -21,13 +21,8 @@ import yaml
 from google.protobuf import json_format
 from ome.v1beta1 import types_pb2
 from ome_selector.domain.quantities import parse_quantity
-from ome_selector.rules.accelerators import (
-    Assignment,
-    accelerator_event_message,
-    assign_accelerator,
-    memory_gib,
-    passes_constraints,
-)
+from ome_selector.rules.accelerators import Assignment, assign_accelerator, memory_gib, passes_constraints
+from ome_selector.texts.messages import accelerator_event_message
 
 SHARED = Path(__file__).resolve().parents[4] / "shared"
 SELECT_PAGE = SHARED / "ome-docs" / "guides" / "deploy-models" / "select-accelerators.md"
