@@ -65,12 +65,13 @@ class _BoundedComposer(Composer):
             self._costs = {}
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
+        event: Any = self.peek_event()  # type: ignore[attr-defined]  # the parser's, beside this class
         if isinstance(event, AliasEvent):
             cost = self._costs.get(event.anchor) if event.anchor is not None else None
             if cost is None and event.anchor in self.anchors:
                 problem = f"alias *{event.anchor} is inside the node it names (a document without end)"
-                raise DocumentTooLarge(None, None, problem, event.start_mark)
+                where: Any = event.start_mark  # libyaml's Mark or PyYAML's
+                raise DocumentTooLarge(None, None, problem, where)
             node = super().compose_node(parent, index)  # an undefined alias raises ComposerError
             self._spend(cost or 0, event)
             return node
@@ -113,7 +114,7 @@ class KubernetesLoader(_BoundedComposer, _Base):  # type: ignore[misc, valid-typ
     (see the module docstring)."""
 
     def __init__(self, stream: Any) -> None:
-        _Base.__init__(self, stream)
+        _Base.__init__(self, stream)  # type: ignore[misc]
         Composer.__init__(self)
 
 
