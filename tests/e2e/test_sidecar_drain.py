@@ -11,6 +11,7 @@ eight of them are still in flight when SIGTERM arrives.
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from typing import Callable
 
@@ -122,3 +123,46 @@ def test_new_calls_are_served_during_the_drain_delay(running_server: Callable[..
         assert client.select_runtime(isvc).selection.runtime.name == "llama-3-3-70b-hopper"
     assert server.stop() == 0
     assert server.lines[-1].endswith(" INFO ome_selector.server: stopped")
+
+
+def test_the_drain_ends_for_a_caller_that_ignores_readiness(running_server: Callable[..., ServerProcess]) -> None:
+    """A caller that never looks at health keeps eight calls going through the drain: after
+    --drain-delay the server stops accepting calls (new calls get UNAVAILABLE, as after a GOAWAY),
+    lets the calls it took finish (every one it logged is OK), and exits 0 long before the 60 s
+    grace would end. Calls C-core had received but not handed over when the server stopped are
+    cancelled by C-core: at most the caller's eight."""
+    server = running_server(extra_args=["--drain-delay", "1", "--grace", "60"])
+    request = selector_pb2.SelectRuntimeRequest(
+        inference_service=load_inference_service(EXAMPLE_ISVCS / "llama-3-3-70b.yaml")
+    )
+    codes: list[grpc.StatusCode] = []
+    with grpc.insecure_channel(server.address, options=CHANNEL_OPTIONS) as channel:
+        stub = selector_pb2_grpc.SelectionServiceStub(channel)
+        assert stub.SelectRuntime(request, timeout=10).selection.runtime.name == "llama-3-3-70b-hopper"
+        server.process.send_signal(signal.SIGTERM)
+        server.wait_for_line("draining: health NOT_SERVING")
+        lock = threading.Lock()
+        running = [8]
+
+        def call_again(done: grpc.Future | None = None) -> None:  # each call's end starts the next
+            with lock:
+                if done is not None:
+                    codes.append(done.code())  # type: ignore[attr-defined]
+                if server.process.poll() is not None or time.monotonic() > give_up:
+                    running[0] -= 1
+                    return
+            stub.SelectRuntime.future(request, timeout=10).add_done_callback(call_again)
+
+        give_up = time.monotonic() + 30  # half the grace: before, the server served to its end
+        for _ in range(8):
+            call_again()
+        while running[0] and time.monotonic() < give_up + 15:
+            time.sleep(0.05)
+        assert server.process.poll() == 0  # gone well before the grace is over
+    assert server.stop() == 0
+    assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED}
+    assert grpc.StatusCode.OK in codes and grpc.StatusCode.UNAVAILABLE in codes
+    assert codes.count(grpc.StatusCode.CANCELLED) <= 8, codes.count(grpc.StatusCode.CANCELLED)
+    assert server.lines[-1].endswith(" INFO ome_selector.server: stopped")
+    rpc_lines = [line for line in server.lines if "SelectRuntime" in line]
+    assert rpc_lines and all(" code=OK " in line for line in rpc_lines)

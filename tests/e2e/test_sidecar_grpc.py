@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from ome.selector.v1 import cache_pb2
 from ome_selector_client import SelectorClient, SelectorError
 
 Start = Callable[..., ServerProcess]
@@ -277,3 +278,51 @@ def test_rotated_certificates_are_served_without_a_restart(
     assert [line.split(" INFO ", 1)[1] for line in server.lines if "reloaded" in line] == [
         f"ome_selector.server: TLS certificate reloaded from {secret / 'tls.crt'}"
     ]
+
+
+# --- the cache listener takes the API's credentials --------------------------------------------
+
+
+def _base_model(name: str) -> list[cache_pb2.CacheObject]:
+    obj = cache_pb2.CacheObject()
+    obj.cluster_base_model.metadata.name = name
+    obj.cluster_base_model.spec.model_format.name = "safetensors"
+    return [obj]
+
+
+def test_a_tcp_cache_listener_without_tls_is_refused_at_start() -> None:
+    process = subprocess.run(
+        server_command(extra_args=["--cache-listen", "127.0.0.1:0"]), capture_output=True, text=True, timeout=60
+    )
+    assert process.returncode == 1
+    assert process.stderr.splitlines()[-1].endswith(
+        " ERROR ome_selector.server: cannot listen on 127.0.0.1:0: a TCP --cache-listen carries cache writes and "
+        "needs the TLS of --listen (--tls-cert, --tls-key, and --tls-client-ca for mTLS); or use a unix socket"
+    )
+
+
+def test_a_tcp_cache_listener_requires_the_client_certificates_of_listen(running_server: Start, pki: Pki) -> None:
+    server = running_server(
+        extra_args=[
+            *("--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key), "--tls-client-ca", str(pki.ca)),
+            *("--cache-listen", "127.0.0.1:0"),
+        ]
+    )
+    cache_address = server.wait_for_line(r"CacheService on (\S+) \(only there\)").group(1)
+    assert any(
+        line.endswith(f" INFO ome_selector.server: TLS on {cache_address} with client certificates required (mTLS)")
+        for line in server.lines
+    )
+    for credentials in (None, pki.credentials(), pki.credentials(pki.stranger_cert, pki.stranger_key)):
+        with SelectorClient(cache_address, credentials=credentials, retries=0, timeout=10) as anonymous:
+            with pytest.raises(SelectorError) as refused:
+                anonymous.upsert_objects(_base_model("written-without-a-certificate"))
+            assert refused.value.code == grpc.StatusCode.UNAVAILABLE
+    with SelectorClient(
+        cache_address, credentials=pki.credentials(pki.client_cert, pki.client_key), retries=0
+    ) as controller:
+        before = controller.get_cache_status()
+        after = controller.upsert_objects(_base_model("written-with-a-certificate"))
+    models = cache_pb2.OBJECT_KIND_CLUSTER_BASE_MODEL
+    counts = [{c.kind: c.count for c in status.counts}[models] for status in (before, after)]
+    assert (after.generation, counts[1]) == (before.generation + 1, counts[0] + 1)

@@ -21,7 +21,6 @@ from ome_selector.cache.manifest_types import (
     _LIST_KINDS,
     _QUANTITY_PATHS,
     MAX_DOCUMENT_VALUES,
-    KubernetesLoader,
     Problem,
     Rejection,
     _api_version,
@@ -29,6 +28,7 @@ from ome_selector.cache.manifest_types import (
     _FileResult,
     _short,
 )
+from ome_selector.cache.yamlload import KubernetesLoader
 from ome_selector.domain import errors
 from ome_selector.texts import fieldpaths
 
@@ -45,20 +45,39 @@ _SEPARATOR = re.compile(r"^---(?=[ \t\r]|$)", re.M)
 _MEANINGLESS = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\r?\n?|%[^\n]*\n?)*\Z")
 
 
-def _documents(text: str) -> list[tuple[int, Any]]:
-    """(index, document or ``_Broken``) of each YAML document. After a YAML error the text is
-    split at its ``---`` lines and each piece parsed alone, so one broken document costs only
-    itself."""
-    docs: list[tuple[int, Any]] = []
-    try:
-        for doc in yaml.load_all(text, Loader=KubernetesLoader):
-            docs.append((len(docs), doc))
-        return docs
-    except yaml.YAMLError:
-        pass
-    except (RecursionError, ValueError, TypeError, OverflowError, MemoryError):
-        pass
-    return list(_documents_one_by_one(text))
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+
+def _documents(text: str) -> Iterator[tuple[int, Any]]:
+    """(index, document or ``_Broken``) of each YAML document, one at a time. After a YAML error
+    (or in a text with bytes that are not UTF-8) the text is split at its ``---`` lines and each
+    piece parsed alone, so one broken document costs only itself."""
+    done = 0
+    if not _UNDECODED.search(text):
+        try:
+            for doc in yaml.load_all(text, Loader=KubernetesLoader):
+                yield done, doc
+                done += 1
+            return
+        except yaml.YAMLError:
+            pass
+        except (RecursionError, ValueError, TypeError, OverflowError, MemoryError):
+            pass
+    for index, doc in _documents_one_by_one(text):
+        if index >= done:
+            yield index, doc
+
+
+def _not_utf8(piece: str, first_line: int) -> _Broken | None:
+    """Why ``piece`` (starting at 0-based line ``first_line``) cannot be read, when it holds a
+    byte that is not UTF-8: ``cannot read: not UTF-8: byte 0xff (line L, column C)``."""
+    found = _UNDECODED.search(piece)
+    if found is None:
+        return None
+    line = first_line + piece.count("\n", 0, found.start()) + 1
+    column = found.start() - (piece.rfind("\n", 0, found.start()) + 1) + 1
+    byte = ord(found.group()) - 0xDC00
+    return _Broken(f"cannot read: not UTF-8: byte 0x{byte:02x} (line {line}, column {column})")
 
 
 def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
@@ -71,6 +90,11 @@ def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
         pieces.append((text.count("\n", 0, start), text[start : starts[i + 1] if i + 1 < len(starts) else len(text)]))
     index = 0
     for first_line, piece in pieces:
+        broken = _not_utf8(piece, first_line)
+        if broken is not None:
+            yield index, broken
+            index += 1
+            continue
         try:
             found = list(yaml.load_all(piece, Loader=KubernetesLoader))
         except yaml.YAMLError as exc:
@@ -86,14 +110,24 @@ def _documents_one_by_one(text: str) -> Iterator[tuple[int, Any]]:
             index += 1
 
 
-def _parse_text(file: str, text: str, *, raw_kinds: frozenset[str] = frozenset()) -> _FileResult:
-    out = _FileResult(raw_kinds=raw_kinds)
+def _parse_text(
+    file: str, text: str, *, raw_kinds: frozenset[str] = frozenset(), budget: int | None = None, limit: int = 0
+) -> _FileResult:
+    """The documents of ``text``; past ``budget`` objects (List items included) it stops and
+    sets ``over_limit`` (``limit`` is the load's bound, for the message)."""
+    out = _FileResult(raw_kinds=raw_kinds, budget=budget)
     for index, doc in _documents(text):
         try:
             _parse_document(file, index, None, doc, out)
         except Exception as exc:  # a bug must cost one document, not the file or the server
             reason = f"cannot load: unexpected {type(exc).__name__}: {errors.bound(errors.printable(str(exc)), 256)}"
             out.rejected.append(Rejection(file, index, None, "", "", (Problem("", reason),)))
+        if budget is not None and len(out.documents) > budget:
+            out.over_limit = (
+                f"{errors.printable(file)}: document {index}: more than {limit} objects in one load (--max-objects); "
+                "the load is refused"
+            )
+            break
     return out
 
 

@@ -19,8 +19,8 @@ from ome_selector.domain import errors
 def _manifest_files(paths: Sequence[str], result: LoadResult) -> Iterator[str]:
     for path in paths:
         if os.path.isdir(path):
-            found = sorted(_walk(path), key=os.fsencode)
-            if not found:
+            found = sorted(_walk(path, result), key=os.fsencode)
+            if not found and not result.unreadable_folders:
                 result.warnings.append(f"{errors.printable(path)}: no .yaml or .yml files found")
             for rel in found:
                 yield os.path.join(path, rel)
@@ -29,10 +29,17 @@ def _manifest_files(paths: Sequence[str], result: LoadResult) -> Iterator[str]:
         else:
             result.errors.append(f"{errors.printable(path)}: no such file or directory")
             result.path_errors.append(result.errors[-1])
+            result.missing.append(result.errors[-1])
 
 
-def _walk(root: str) -> Iterator[str]:
-    for dirpath, _dirnames, filenames in os.walk(root):
+def _walk(root: str, result: LoadResult) -> Iterator[str]:
+    def unreadable(exc: OSError) -> None:
+        where = exc.filename if isinstance(exc.filename, str) else root
+        line = f"{errors.printable(where)}: cannot read folder: {exc.strerror or exc}; its files are not loaded"
+        result.warnings.append(line)
+        result.unreadable_folders.append(line)
+
+    for dirpath, _dirnames, filenames in os.walk(root, onerror=unreadable):
         for filename in filenames:
             if filename.endswith(_MANIFEST_SUFFIXES):
                 yield os.path.relpath(os.path.join(dirpath, filename), root)
@@ -42,14 +49,14 @@ class _NotRegular(ManifestError):
     """The path is a FIFO, device or socket: skipped, never opened."""
 
 
-def _load_file(file: str) -> _FileResult:
+def _load_file(file: str, budget: int, limit: int) -> _FileResult:
     try:
         name, text = _read_one(file, "a manifest")
     except _NotRegular as exc:
         return _FileResult(warnings=[str(exc)])
     except ManifestError as exc:
         return _FileResult(errors=[str(exc)])
-    return _parse_text(name, text)
+    return _parse_text(name, text, budget=budget, limit=limit)
 
 
 _FILE_TYPES = (
@@ -72,10 +79,9 @@ def _decode(path: str, data: bytes) -> str:
         raise ManifestError(
             f"{errors.printable(path)}: {errors.too_long_bytes(bounds.MAX_FILE_BYTES)} (a manifest file)"
         )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ManifestError(f"{errors.printable(path)}: cannot read: {exc}") from None
+    # Bytes that are not UTF-8 become lone surrogates (U+DC80..U+DCFF); only the documents that
+    # hold one are lost (``manifest_documents._documents``).
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _read_one(path: str | os.PathLike[str], expected: str) -> tuple[str, str]:

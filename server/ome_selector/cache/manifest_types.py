@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Union
 
-import yaml
 from google.protobuf.message import Message
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
@@ -41,8 +40,6 @@ _KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Ku
 _MANIFEST_SUFFIXES = (".yaml", ".yml")
 # Values visited per document at most (aliases can make a small file a huge tree).
 MAX_DOCUMENT_VALUES = 200_000
-# Integers with more digits than this stay text (then fail the type check or a bound).
-_MAX_INT_DIGITS = 64
 
 # Kubernetes int-or-string quantity fields that are `string` in the proto, per kind, as JSON-name
 # paths; "[]" steps into every item of a list, "{}" into every value of a map. YAML writes them as
@@ -68,27 +65,6 @@ _Parsed = Union[cache_pb2.CacheObject, Message]  # a Message: a document of one 
 
 class ManifestError(ValueError):
     """A manifest file cannot be used (for ``load_inference_service`` and ``load_runtime``)."""
-
-
-class KubernetesLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
-    """SafeLoader that leaves timestamps as the text they were written as, and integers of more
-    than 64 digits as text."""
-
-
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
-    text = loader.construct_scalar(node)
-    if isinstance(text, str) and len(text) > _MAX_INT_DIGITS:
-        return text
-    return yaml.SafeLoader.construct_yaml_int(loader, node)
-
-
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-KubernetesLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-KubernetesLoader.add_constructor(_TIMESTAMP_TAG, yaml.SafeLoader.construct_yaml_str)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 @dataclass(frozen=True)
@@ -143,6 +119,13 @@ class LoadResult:
     rejected: list[Rejection] = field(default_factory=list)
     # The lines of ``errors`` about paths: missing, unreadable, too large (no object rejected).
     path_errors: list[str] = field(default_factory=list)
+    # The lines of ``path_errors`` about paths that do not exist.
+    missing: list[str] = field(default_factory=list)
+    # The lines of ``warnings`` about folders that could not be listed (``--strict`` refuses them).
+    unreadable_folders: list[str] = field(default_factory=list)
+    # Set when the load passed its object bound (``load_manifests(max_objects=...)``): the line
+    # that says so (also in ``errors``); the load stopped there and must not be served.
+    over_limit: str = ""
 
     @property
     def inference_services(self) -> list[types_pb2.InferenceService]:
@@ -157,7 +140,7 @@ class LoadResult:
     @property
     def clean(self) -> bool:
         """True when nothing was rejected and every path could be read (``--strict`` passes)."""
-        return not self.errors
+        return not self.errors and not self.unreadable_folders
 
 
 @dataclass
@@ -177,6 +160,9 @@ class _FileResult:
     # Kinds that stay messages, not judged as cache objects (read_inference_services,
     # read_cache_objects): only their types are checked.
     raw_kinds: frozenset[str] = frozenset()
+    # Objects this file may still load (the load's bound); past it ``over_limit`` is set.
+    budget: int | None = None
+    over_limit: str = ""
 
 
 def _short(text: str, limit: int = errors.VALUE_PREVIEW) -> str:

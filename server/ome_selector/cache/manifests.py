@@ -25,7 +25,9 @@ order, and returns the cached kinds as ``CacheObject`` messages (InferenceServic
 * YAML is read with a SafeLoader that keeps timestamps as text, so ``creationTimestamp`` reaches
   protobuf's JSON parser as RFC 3339, and keeps integers of more than 64 digits as text (Python
   refuses to convert numbers of more than 4,300 digits). Kubernetes int-or-string quantities that
-  the proto types as ``string`` (see ``_QUANTITY_PATHS``) are turned into text first.
+  the proto types as ``string`` (see ``_QUANTITY_PATHS``) are turned into text first. Each
+  document is bounded while it is composed (``yamlload``: expanded size with aliases, nodes,
+  depth), so a hostile document is rejected before anything is built from it.
 * Every field is checked against the proto message and the CRD (``crdfields``), as the API
   server's strict field validation does: a field neither knows is a warning
   (``unknown field "spec.modle"``); a value of the wrong type rejects the object
@@ -40,9 +42,11 @@ and each field path with its reason, paths in the manifest's camelCase) and, one
 problem, in ``errors`` as ``"<file>: document <index>: invalid <Kind> <name>: <field>: <reason>"``;
 the other documents of that file and the other files load as usual. After a YAML syntax error the
 file is split at its ``---`` lines and each document parsed on its own, so only the broken one is
-lost. A path that does not exist or a file that cannot be read is an error line too (it rejects
-no object). ``LoadResult.rejected_count`` is what ``serve`` logs; callers that want any bad input
-to be fatal (``--strict``) test ``LoadResult.clean``.
+lost. A byte that is not UTF-8 rejects only the document it is in. A path that does not exist
+(``missing``) or a file that cannot be read is an error line too (it rejects no object); a folder
+that cannot be listed is a warning (``unreadable_folders``). ``LoadResult.rejected_count`` is
+what ``serve`` logs; callers that want any bad input to be fatal (``--strict``) test
+``LoadResult.clean``. Past ``max_objects`` the load stops (``over_limit``).
 
 Duplicates: an object is identified by kind + namespace + name. When the same object is defined
 again, the definition loaded later wins, as ``kubectl apply`` in the same order would leave it,
@@ -73,20 +77,29 @@ from ome_selector.cache.manifest_types import (
     ObjectKey,
     _Document,
 )
+from ome_selector.cache.store import DEFAULT_MAX_OBJECTS as DEFAULT_STORE_MAX_OBJECTS
 from ome_selector.domain import errors
 
+# Objects one load may hold at most (``--max-objects``, OME_SELECTOR_MAX_OBJECTS), as an
+# ApplySnapshot.
+DEFAULT_MAX_OBJECTS = DEFAULT_STORE_MAX_OBJECTS
 
-def load_manifests(paths: Sequence[str]) -> LoadResult:
+
+def load_manifests(paths: Sequence[str], *, max_objects: int = DEFAULT_MAX_OBJECTS) -> LoadResult:
     """Load every manifest under ``paths``; see the module docstring for the rules. Never
-    raises for bad input: every problem is in ``errors`` / ``rejected`` / ``warnings``."""
+    raises for bad input: every problem is in ``errors`` / ``rejected`` / ``warnings``. Past
+    ``max_objects`` objects (List items and redefinitions included) the load stops and sets
+    ``over_limit``."""
     result = LoadResult()
     positions: dict[ObjectKey, int] = {}
     origins: dict[ObjectKey, _Origin] = {}
+    loaded_count = 0
     for sequence, file in enumerate(_manifest_files(paths, result)):
         if os.path.basename(file) in _KUSTOMIZATION_FILES:
             result.skipped.append(f"{errors.printable(file)}: skipped kustomization file")
             continue
-        loaded = _load_file(file)
+        loaded = _load_file(file, max_objects - loaded_count, max_objects)
+        loaded_count += len(loaded.documents)
         result.skipped.extend(loaded.skipped)
         result.warnings.extend(loaded.warnings)
         result.errors.extend(loaded.errors)
@@ -104,6 +117,10 @@ def load_manifests(paths: Sequence[str]) -> LoadResult:
                 positions[doc.key] = _append(result, doc)
             origins[doc.key] = _Origin(file, sequence, doc.index)
             result.sources[doc.key] = file
+        if loaded.over_limit:
+            result.over_limit = loaded.over_limit
+            result.errors.append(loaded.over_limit)
+            break
     return result
 
 

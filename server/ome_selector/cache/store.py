@@ -32,6 +32,17 @@ from ome_selector.validation import (
 
 Listener = Callable[[Snapshot], None]
 
+# Objects in one ApplySnapshot at most (--max-objects, the bound of a manifest load too).
+DEFAULT_MAX_OBJECTS = 100_000
+# Objects in one UpsertObjects, keys in one DeleteObjects, at most (--max-write-objects).
+DEFAULT_MAX_WRITE_OBJECTS = 10_000
+
+
+def _count_bound(field: str, count: int, limit: int, flag: str) -> list[FieldViolation]:
+    """``<field>: Too many: <count>: must have at most <limit> items (the server's <flag>)``,
+    when ``count`` passes ``limit``."""
+    return [FieldViolation(field, f"{errors.too_many(count, limit)} (the server's {flag})")] if count > limit else []
+
 
 def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
     """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``),
@@ -94,14 +105,25 @@ def _key_of(key: cache_pb2.ObjectKey, path: str) -> tuple[Key | None, list[Field
 
 
 class CacheStore:
-    """Holds the current Snapshot; writes are serialised and swap atomically."""
+    """Holds the current Snapshot; writes are serialised and swap atomically. ``max_objects``
+    bounds the objects of an ApplySnapshot, ``max_write_objects`` those of an UpsertObjects
+    and the keys of a DeleteObjects (a write past them is INVALID_ARGUMENT and changes nothing)."""
 
-    def __init__(self, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    def __init__(
+        self,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        *,
+        max_objects: int = DEFAULT_MAX_OBJECTS,
+        max_write_objects: int = DEFAULT_MAX_WRITE_OBJECTS,
+    ) -> None:
         """``max_message_bytes``: the cap on the ``no runtime found`` message in answers read from
-        this store's snapshots (``domain.answers``; 0 = no cap)."""
+        this store's snapshots (``domain.answers``; 0 = no cap); ``max_objects``: objects of one
+        ApplySnapshot; ``max_write_objects``: objects of one UpsertObjects, keys of one DeleteObjects."""
         if max_message_bytes < 0:
             raise ValueError(f"max_message_bytes must be 0 or more, got {max_message_bytes}")
         self.max_message_bytes = max_message_bytes
+        self.max_objects = max_objects
+        self.max_write_objects = max_write_objects
         self._snapshot = Snapshot("", {}, synced=False, generation=0, max_message_bytes=max_message_bytes)
         self._base_version = ""
         self._lock = threading.Lock()
@@ -141,6 +163,9 @@ class CacheStore:
             violations = (
                 bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
             )
+            too_many = _count_bound("objects", len(objects), self.max_objects, "--max-objects")
+            if too_many:
+                raise RequestError.invalid(violations + too_many)
             try:
                 prepared = prepare(objects)
             except RequestError as err:
@@ -166,6 +191,7 @@ class CacheStore:
             violations = bounds.cache_version(version, "version")
             if not objects:
                 violations.append(FieldViolation("objects", requests.NO_OBJECTS))
+            violations += _count_bound("objects", len(objects), self.max_write_objects, "--max-write-objects")
             if violations:
                 raise RequestError.invalid(violations)
             prepared = prepare(objects)
@@ -183,6 +209,9 @@ class CacheStore:
             violations = bounds.cache_version(version, "version")
             if not keys:
                 violations.append(FieldViolation("keys", requests.NO_KEYS))
+            too_many = _count_bound("keys", len(keys), self.max_write_objects, "--max-write-objects")
+            if too_many:
+                raise RequestError.invalid(violations + too_many)
             resolved, found = resolve_keys(keys)
             violations += found
             if violations:

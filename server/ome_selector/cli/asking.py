@@ -46,9 +46,13 @@ def _offline_asker(args: argparse.Namespace, command: Command, err: TextIO) -> C
             print(f"skipped: {line}", file=err)
     for line in result.warnings:
         print(f"warning: {line}", file=err)
-    if result.path_errors or (result.errors and args.strict):
-        fatal = result.errors if args.strict else result.path_errors
-        raise UsageError(f"cannot load manifests{' (--strict)' if args.strict else ''}:\n  " + "\n  ".join(fatal))
+    # A path that does not exist, or a load over its object bound, is fatal; an unreadable file
+    # or folder, or a rejected object, is a warning (fatal with --strict).
+    if result.missing or result.over_limit or (args.strict and not result.clean):
+        fatal = [*result.errors, *result.unreadable_folders] if args.strict else [*result.missing, result.over_limit]
+        raise UsageError(
+            f"cannot load manifests{' (--strict)' if args.strict else ''}:\n  " + "\n  ".join(filter(None, fatal))
+        )
     for line in result.errors:
         print(f"warning: {line}", file=err)
     if result.errors:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Sequence
 
+from ome_selector.cache.store import DEFAULT_MAX_OBJECTS, DEFAULT_MAX_WRITE_OBJECTS
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.rpc.watch import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT
 from ome_selector.server.addresses import ListenAddress, parse_http_listen, parse_listen
@@ -24,9 +25,10 @@ class ServeOptions:
     """Everything ``ome-selector serve`` can be told (flags / ``OME_SELECTOR_*`` env vars).
 
     ``listen`` / ``cache_listen``: gRPC addresses (``addresses.parse_listen``); ``cache_listen``
-    None keeps CacheService on ``listen``. ``http_listen``: ``host:port`` of the probe listener,
-    ``metrics_listen``: of the metrics listener; None for none (``:port`` is every interface).
-    ``socket_mode``: permission bits of unix sockets the server creates.
+    None keeps CacheService on ``listen``; a TCP ``cache_listen`` takes the TLS settings of
+    ``listen`` and is refused without them (a unix socket may stay plaintext). ``http_listen``:
+    ``host:port`` of the probe listener, ``metrics_listen``: of the metrics listener; None for none
+    (``:port`` is every interface). ``socket_mode``: permission bits of unix sockets the server creates.
     ``grace``, ``drain_delay``: seconds. ``tls_cert``/``tls_key``: PEM files for TLS on
     ``listen``; ``tls_client_ca``: PEM CA bundle that client certificates must chain to (mTLS).
     ``manifests`` None loads the embedded examples; ``wait_for_sync`` loads nothing; ``strict``
@@ -35,6 +37,8 @@ class ServeOptions:
     ``watch_queue_bytes``: the same bound in serialized bytes.
     ``max_message_bytes``: the cap on OME's ``no runtime found`` message (``domain.answers``; 0 =
     no cap).
+    ``max_objects``: objects of the manifest load and of one ApplySnapshot; ``max_write_objects``:
+    objects of one UpsertObjects, keys of one DeleteObjects (``store.CacheStore``).
     """
 
     listen: str = DEFAULT_LISTEN
@@ -57,6 +61,8 @@ class ServeOptions:
     watch_queue: int = DEFAULT_QUEUE_LIMIT
     watch_queue_bytes: int = DEFAULT_QUEUE_BYTES
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_objects: int = DEFAULT_MAX_OBJECTS
+    max_write_objects: int = DEFAULT_MAX_WRITE_OBJECTS
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
@@ -74,6 +80,11 @@ class ServeOptions:
                     found.append(f"cannot listen on {value}: {exc}")
         if self.cache_listen is not None and _same(self.cache_listen, self.listen, parse_listen):
             found.append(f"cannot listen on {self.cache_listen}: --cache-listen must differ from --listen")
+        elif self.cache_listen is not None and not self.tls_cert and _is_tcp(self.cache_listen):
+            found.append(
+                f"cannot listen on {self.cache_listen}: a TCP --cache-listen carries cache writes and needs the TLS "
+                "of --listen (--tls-cert, --tls-key, and --tls-client-ca for mTLS); or use a unix socket"
+            )
         if self.metrics_listen is not None and self.http_listen is not None:
             if _same(self.metrics_listen, self.http_listen, parse_http_listen):
                 found.append(f"cannot listen on {self.metrics_listen}: --metrics-listen must differ from --http-listen")
@@ -95,6 +106,10 @@ class ServeOptions:
             found.append("watch_queue_bytes: must be 1 or more")
         if self.max_message_bytes < 0:
             found.append("max_message_bytes: must be 0 or more")
+        if self.max_objects < 1:
+            found.append("max_objects: must be 1 or more")
+        if self.max_write_objects < 1:
+            found.append("max_write_objects: must be 1 or more")
         return found
 
 
@@ -106,3 +121,11 @@ def _same(a: str, b: str, parse: Callable[[str], ListenAddress]) -> bool:
     except ValueError:
         return a == b
     return first.target == second.target and not (first.kind == "tcp" and first.port == 0)
+
+
+def _is_tcp(listen: str) -> bool:
+    """Whether ``listen`` is a TCP address (an unparsable one is reported on its own)."""
+    try:
+        return parse_listen(listen).kind == "tcp"
+    except ValueError:
+        return False

@@ -166,9 +166,22 @@ def _outcome(context: Any, error: BaseException | None) -> str:
         return code.name
     if error is None:
         return "OK"
-    if isinstance(error, asyncio.CancelledError):
+    # A stream grpc closed before its end (GeneratorExit at a yield): the call ended under it, as
+    # when the client cancels while a response is being sent; grpc does not set the context's code.
+    if isinstance(error, (asyncio.CancelledError, GeneratorExit)):
         return "CANCELLED"
     return "UNKNOWN"  # what grpc answers for an exception that escapes a handler
+
+
+def quiet_failed_sends(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Event loop exception handler: a response grpc could not send because the client had just
+    cancelled (``ExecuteBatchError`` before grpc saw the cancel) is one DEBUG line, not a
+    traceback (the call's own line says CANCELLED); anything else goes to asyncio's default."""
+    error = context.get("exception")
+    if error is not None and type(error).__name__ == "ExecuteBatchError":
+        rpc_log.debug("rpc ended while a response was being sent: %s", error)
+        return
+    loop.default_exception_handler(context)
 
 
 class _Tracked:

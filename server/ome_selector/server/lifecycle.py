@@ -44,7 +44,7 @@ from ome_selector.server.addresses import parse_http_listen, parse_listen
 from ome_selector.server.config import DEFAULT_GRACE, DEFAULT_LISTEN, DEFAULT_MAX_CONCURRENT_STREAMS, ServeOptions
 from ome_selector.server.health import CACHE_SERVICE, SELECTION_SERVICE, attach_health
 from ome_selector.server.http import MetricsServer, ProbeServer
-from ome_selector.server.interceptor import InFlight, RpcInterceptor
+from ome_selector.server.interceptor import InFlight, RpcInterceptor, quiet_failed_sends
 from ome_selector.server.loading import load_store, tune_interpreter
 from ome_selector.server.logs import configure_logging
 from ome_selector.server.metrics import ServerMetrics
@@ -70,6 +70,9 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_time_ms", 60_000),
     ("grpc.keepalive_timeout_ms", 20_000),
 )
+# Drain: calls queued before the drain delay ended are taken for at most this many quiet periods
+# (``_Server._flush_limit``), then the server stops accepting calls.
+FLUSH_QUIET_PERIODS = 10
 # --- the server --------------------------------------------------------------------------------
 
 
@@ -124,8 +127,18 @@ async def serve(
     stream = native.start() if native is not None else None
     configure_logging(options.log_format, getattr(logging, options.log_level.upper(), logging.INFO), stream)
     # A negative cap is reported by options.problems() below.
-    store = store if store is not None else CacheStore(max_message_bytes=max(options.max_message_bytes, 0))
+    store = (
+        store
+        if store is not None
+        else CacheStore(
+            max_message_bytes=max(options.max_message_bytes, 0),
+            max_objects=options.max_objects,
+            max_write_objects=options.max_write_objects,
+        )
+    )
     loop = asyncio.get_running_loop()
+    previous_handler = loop.get_exception_handler()
+    loop.set_exception_handler(quiet_failed_sends)
     stop = stop_event if stop_event is not None else asyncio.Event()
     server = _Server(options, store, stop, on_listening)
 
@@ -146,6 +159,7 @@ async def serve(
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        loop.set_exception_handler(previous_handler)
         if native is not None:
             native.stop()
 
@@ -195,7 +209,8 @@ class _Server:
     async def _run(self) -> int:
         if not self.options.wait_for_sync:
             paths = list(self.options.manifests) if self.options.manifests is not None else example_paths()
-            if not load_store(self.store, paths, strict=self.options.strict, metrics=self.metrics):
+            o = self.options
+            if not load_store(self.store, paths, strict=o.strict, metrics=self.metrics, max_objects=o.max_objects):
                 return 1
         tune_interpreter(self.store)
         try:
@@ -253,7 +268,9 @@ class _Server:
             return 1
         cache_address = None
         if cache_server is not None and o.cache_listen is not None:
-            cache_address = self._bind(cache_server, o.cache_listen, None)
+            # A unix socket stays plaintext; TCP takes --listen's TLS (ServeOptions refuses it without).
+            cache_tls = credentials if parse_listen(o.cache_listen).kind == "tcp" else None
+            cache_address = self._bind(cache_server, o.cache_listen, cache_tls)
             if cache_address is None:
                 return 1
         http_address = metrics_address = None
@@ -282,7 +299,10 @@ class _Server:
         if metrics_address is not None:
             log.info("metrics on %s (/metrics)", metrics_address)
         if credentials is not None:
-            log.info("TLS on %s%s", address, " with client certificates required (mTLS)" if o.tls_client_ca else "")
+            mtls = " with client certificates required (mTLS)" if o.tls_client_ca else ""
+            log.info("TLS on %s%s", address, mtls)
+            if cache_address is not None and parse_listen(o.cache_listen or "").kind == "tcp":
+                log.info("TLS on %s%s", cache_address, mtls)
         log.info("listening on %s", address)
         if self.on_listening is not None:
             self.on_listening(address)
@@ -339,9 +359,16 @@ class _Server:
         deadline = loop.time() + o.grace
         if self.tracker is not None:
             self.tracker.close_watchers()  # WatchSelections streams end with OK
-        await self._quiesce(deadline)
+        await self._quiesce(min(deadline, loop.time() + self._flush_limit()))
+        # From here new calls get UNAVAILABLE (GOAWAY); calls in flight get the rest of the grace.
         await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
         log.info("stopped")
+
+    def _flush_limit(self) -> float:
+        """How long (seconds) ``_quiesce`` may take calls queued before the drain delay ended:
+        ``FLUSH_QUIET_PERIODS`` quiet periods, at most half the grace. Callers that ignore
+        readiness keep the server from ever being quiet; past this they are refused."""
+        return min(self.options.grace / 2, FLUSH_QUIET_PERIODS * self.in_flight.quiet_period())
 
     async def _quiesce(self, deadline: float) -> None:
         """Wait (until ``deadline``, loop time) for a quiet period (``InFlight.quiet_period``)

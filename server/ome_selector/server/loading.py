@@ -17,12 +17,17 @@ log = logging.getLogger("ome_selector.server")
 
 
 def load_store(
-    store: CacheStore, paths: Sequence[str], *, strict: bool = False, metrics: ServerMetrics | None = None
+    store: CacheStore,
+    paths: Sequence[str],
+    *,
+    strict: bool = False,
+    metrics: ServerMetrics | None = None,
+    max_objects: int = manifest_loader.DEFAULT_MAX_OBJECTS,
 ) -> bool:
     """Load manifests into ``store`` as one snapshot; log what was found, each rejected object
-    included, and serve the rest. False on failure: the snapshot is refused, or with ``strict``
-    any object or path was rejected."""
-    result = manifest_loader.load_manifests(paths)
+    included, and serve the rest. False on failure: the snapshot is refused, the load passed
+    ``max_objects``, or with ``strict`` any object, file or folder was rejected."""
+    result = manifest_loader.load_manifests(paths, max_objects=max_objects)
     if metrics is not None:
         metrics.manifest_rejected.set(result.rejected_count)
     for line in result.skipped:
@@ -31,8 +36,11 @@ def load_store(
         log.warning("%s", line)
     for line in result.errors:
         log.error("%s", line)
+    if result.over_limit:
+        return False
     if strict and not result.clean:
-        log.error("--strict: %d objects rejected, %d paths unreadable", result.rejected_count, len(result.path_errors))
+        unreadable = len(result.path_errors) + len(result.unreadable_folders)
+        log.error("--strict: %d objects rejected, %d paths unreadable", result.rejected_count, unreadable)
         return False
     version = manifest_loader.manifests_version(result.objects)
     try:

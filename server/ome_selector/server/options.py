@@ -203,6 +203,22 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
         "concurrent calls per client connection",
     ),
     ServeFlag(
+        "--max-objects",
+        "max_objects",
+        _positive_int,
+        100_000,
+        "N",
+        "objects the manifests at start, or one ApplySnapshot, may hold; past that the load or write is refused",
+    ),
+    ServeFlag(
+        "--max-write-objects",
+        "max_write_objects",
+        _positive_int,
+        10_000,
+        "N",
+        "objects of one UpsertObjects, keys of one DeleteObjects; past that INVALID_ARGUMENT",
+    ),
+    ServeFlag(
         "--watch-queue",
         "watch_queue",
         _positive_int,

@@ -330,8 +330,17 @@ def test_unreadable_file(tmp_path: Path) -> None:
     bad = tmp_path / "latin1.yaml"
     bad.write_bytes(b"name: \xff\n")
     result = load_manifests([str(bad)])
-    assert len(result.errors) == 1
-    assert result.errors[0].startswith(f"{bad}: cannot read: 'utf-8' codec can't decode byte 0xff")
+    assert result.errors == [f"{bad}: document 0: cannot read: not UTF-8: byte 0xff (line 1, column 7)"]
+
+
+def test_a_byte_that_is_not_utf8_loses_only_its_document(tmp_path: Path) -> None:
+    bad = tmp_path / "mixed.yaml"
+    bad.write_bytes((csr_doc("first") + "---\nname: caf\xe9\n---\n" + csr_doc("third")).encode("latin-1"))
+    result = load_manifests([str(bad)])
+    lines = (csr_doc("first") + "---\n").count("\n")
+    assert result.errors == [f"{bad}: document 1: cannot read: not UTF-8: byte 0xe9 (line {lines + 1}, column 10)"]
+    assert [o.cluster_serving_runtime.metadata.name for o in result.objects] == ["first", "third"]
+    assert (result.rejected_count, result.path_errors) == (1, [])
 
 
 # --- field conversion --------------------------------------------------------------------------

@@ -136,3 +136,30 @@ def test_a_fifo_as_file_or_manifest_does_not_hang(capsys: pytest.CaptureFixture[
     os.mkfifo(folder / "runtimes.yaml")
     code, _, err = run(capsys, "select", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(folder))
     assert (code, err) == (0, f"warning: {folder / 'runtimes.yaml'}: skipped: a FIFO, not a regular file\n")
+
+
+def test_unreadable_and_undecodable_files_are_warnings_offline(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README: the offline CLI warns about a file it cannot read or decode and answers from the
+    rest (exit status of the answer); only a path that does not exist is fatal."""
+    from ome_selector import validation
+
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(b"apiVersion: ome.io/v1beta1\nkind: ClusterBaseModel\nmetadata: {name: caf\xe9}\n")
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("# " + "x" * 65536 + "\n")
+    monkeypatch.setattr(validation, "MAX_FILE_BYTES", 65536)  # above every example file
+    args = ["select", "-f", SEED_A_FILE, "--manifests", *example_paths(), str(latin1), str(huge), "-o", "name"]
+    code, out, err = run(capsys, *args)
+    assert (code, out) == (0, "clusterservingruntime.ome.io/llama-3-3-70b-hopper\n")
+    assert err.splitlines()[-3:] == [
+        f"warning: {latin1}: document 0: cannot read: not UTF-8: byte 0xe9 (line 3, column 21)",
+        f"warning: {huge}: Too long: may not be more than 65536 bytes (a manifest file; this one has 65539)",
+        "warning: 1 object rejected, 2 problems; answering from the rest (--strict makes this fatal)",
+    ]
+    code, out, err = run(capsys, *args, "--strict")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == "error: cannot load manifests (--strict):"
+    code, out, err = run(capsys, *args[:-2], str(tmp_path / "missing.yaml"), "-o", "name")
+    assert (code, out, err.splitlines()[-1]) == (2, "", f"  {tmp_path / 'missing.yaml'}: no such file or directory")
