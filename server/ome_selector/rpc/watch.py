@@ -273,9 +273,9 @@ class SelectionTracker:
             with self._wake:
                 while self._newest is None and not self._stopping:
                     self._wake.wait()
-                if self._stopping:
-                    return
                 snapshot, self._newest, written = self._newest, None, self._written
+                if self._stopping or snapshot is None:
+                    return
             self._process(snapshot, written)
 
     def _process(self, snapshot: Snapshot, written: Iterable[Key] | None) -> None:
