@@ -16,6 +16,7 @@ import (
 
 	"github.com/ome-selector/ome-selector/client/go/cachesync"
 	"github.com/ome-selector/ome-selector/client/go/internal/servertest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 func freePort(t *testing.T) string {
@@ -39,8 +40,17 @@ func TestOmeSelectorSyncBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// An admin user of the test API server, written out as a kubeconfig file.
+	admin, err := k.env.AddUser(envtest.User{Name: "sync-binary", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, k.env.KubeConfig, 0o600); err != nil {
+	if err := os.WriteFile(kubeconfig, config, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	svc := startService(t, "--wait-for-sync")
