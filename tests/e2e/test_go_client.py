@@ -144,8 +144,8 @@ def test_the_watcher_prints_the_events_of_its_runtime_write(go_binary: Path, ser
     lines = output_lines(run_example(go_binary, "-addr", server.address, "-watch"), server)
     hopper, srt = "ClusterServingRuntime/llama-3-3-70b-hopper", "ClusterServingRuntime/srt-llama-3-3-70b-instruct"
     assert lines[lines.index("health: SERVING") :][-8:] == [
-        f"watch: current llama-demo/llama-3-3-70b runtime={hopper} ready=True/RuntimeResolved",
-        f"watch: current llama-demo/llama-3-3-70b-h100 runtime={hopper} ready=True/RuntimeResolved",
+        f"watch: current llama-demo/llama-3-3-70b runtime={hopper} ready=-",
+        f"watch: current llama-demo/llama-3-3-70b-h100 runtime={hopper} ready=-",
         "watch: initial state: 2 InferenceServices at selectorexample-1",
         f"upserted: {srt} version=selectorexample-2",
         f"watch: change llama-demo/llama-3-3-70b {hopper} -> {srt} step=CHANGE_STEP_CHECK_PASSED",
