@@ -247,6 +247,9 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     status = max(
         (EXIT_SELECTED if command.succeeded(response) else EXIT_NONE for _, response in answers), default=EXIT_SELECTED
     )
+    noted = command.confirms and not getattr(args, "yes", False)
+    if noted:
+        _confirm(command, answers, err)
     if args.output == "json":
         text = rendering.format_json([response for _, response in answers])
     elif args.output == "yaml":
@@ -256,7 +259,7 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         render, texts = command.renderer(args.output), []
         for request, response in answers:
-            for note in command.notes(response):
+            for note in () if noted else command.notes(response):
                 print(note, file=err)
             table = render(request, response)
             if len(answers) > 1:
@@ -267,6 +270,22 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if text:
         print(text, file=out)
     return status
+
+
+def _confirm(command: Command, answers: list[tuple[Message, Any]], err: TextIO) -> None:
+    """Print each answer's notes (the preview) on ``err`` and, for one that succeeded, ask
+    ``SYNC_PROMPT`` there and read the answer from stdin: anything but ``y`` or ``yes`` (or end
+    of input) is ``SYNC_NOT_CONFIRMED`` (runtime.md, "How the action runs", step 3)."""
+    from ome_selector.cli.commands import SYNC_NOT_CONFIRMED
+    from ome_selector.texts.requests import SYNC_CONFIRMATIONS, SYNC_PROMPT
+
+    for _, response in answers:
+        for note in command.notes(response):
+            print(note, file=err)
+        if command.succeeded(response):
+            print(SYNC_PROMPT, end="", file=err, flush=True)
+            if sys.stdin.readline().strip() not in SYNC_CONFIRMATIONS:
+                raise UsageError(SYNC_NOT_CONFIRMED)
 
 
 def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:

@@ -123,6 +123,10 @@ class Command:
     # of reference/kubectl-ome/runtime.md "Exit codes" (explain, effective, tree, history, sync),
     # where "No runtime subcommand returns 2", and for watch (a failed stream).
     error_status: int = 2
+    # Asks ``texts.requests.SYNC_PROMPT`` on stderr after the notes (the preview) of each answer
+    # that succeeded, unless ``--yes``; any answer but ``y`` or ``yes`` fails with
+    # ``SYNC_NOT_CONFIRMED`` (runtime.md, "How the action runs").
+    confirms: bool = False
     # A CLI limit on an answer: the error text, or "" (explain: more than 1,000 runtimes).
     limit_error: Callable[[Any], str] = lambda _response: ""
     outputs: tuple[str, ...] = OUTPUT_FORMATS
@@ -215,11 +219,14 @@ SYNC_NOT_CONFIRMED = "action not confirmed; noninteractive input requires --yes"
 
 
 def _sync_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """``sync``: ``--dry-run client`` and ``--yes`` are required (there is no API server to patch
-    and no prompt); ``ome_namespace``, ``context``."""
+    """``sync``: ``--dry-run client`` is required (there is no API server to patch); without a
+    terminal on stdin, ``--yes`` is too (runtime.md, "How the action runs": the prompt needs one);
+    ``ome_namespace``, ``context``."""
+    import sys
+
     if args.dry_run != "client":
         raise UsageError(SYNC_DRY_RUN_ONLY)
-    if not args.yes:
+    if not args.yes and not sys.stdin.isatty():
         raise UsageError(SYNC_NOT_CONFIRMED)
     return {"ome_namespace": args.ome_namespace, "context": args.context}
 
@@ -358,12 +365,13 @@ The plan of `kubectl ome runtime sync INFERENCESERVICE --dry-run client --yes`: 
 stderr (ALPHA runtime sync preview ..., the FIELD VALUE rows, the warnings) and the
 ActionResult on stdout (values cut to 56 characters), or "error: action refused: ..." on stderr
 and status 1. Nothing is changed: set the ome.io/runtime-sync annotation to the New token
-yourself. Only --dry-run client is supported, and --yes is required (no prompt). -o json and
+yourself. Only --dry-run client is supported. On a terminal it asks "Confirm this exact action?
+[y/N]" after the preview; --yes skips it, and without a terminal --yes is required. -o json and
 -o yaml print the whole plan. Status 0 when sync would go ahead; 1 on a refusal or an error.""",
             source=INFERENCE_SERVICES,
             flags=(
                 flag("--dry-run", choices=("none", "client", "server"), default="none", help="dry run: client only"),
-                flag("--yes", action="store_true", help="confirm the exact preview without a prompt (required)"),
+                flag("--yes", action="store_true", help="confirm the exact preview without a prompt"),
                 flag("--context", default="", help="the kubeconfig context the preview and follow-up name"),
                 _OME_NAMESPACE,
             ),
@@ -373,6 +381,7 @@ yourself. Only --dry-run client is supported, and --yes is required (no prompt).
             ),
             render=_of_response(reports.format_sync_result),
             notes=reports.sync_preview,
+            confirms=True,
             succeeded=lambda response: not response.refusal_message,
             names=lambda _request, _response: "",
             error_status=1,

@@ -21,9 +21,11 @@ PreviewCacheChange, the runtime webhook's warning). Pure Python, no gRPC.
   or tie-break of the engine); ``Explanations``: the reasons of one write's changes (each
   distinct one computed once) and the objects of the write behind each (``causes``).
 
-The outcome is reconciled as for an InferenceService that already carries a ``RuntimeReady``
-condition, so a resolved runtime reads ``True``/``RuntimeResolved`` (OME writes the condition only
-once a selection has failed; a watcher follows it across changes).
+The ``RuntimeReady`` condition is OME's (troubleshoot-runtime-selection.md Step 1 and Step 5;
+ome-selection-facts.md 8.6): absent on an InferenceService that never failed to resolve a runtime,
+``False``/``RuntimeNotFound`` once one failed, and ``True``/``RuntimeResolved`` on a later success.
+It counts as written when the InferenceService's ``status.conditions`` holds one, or when its
+previous outcome (``advance``) had one: a watcher follows the condition across writes.
 
 What an outcome depends on (its index keys), and what a write touches:
 
@@ -169,11 +171,12 @@ def _outcome(isvc: types_pb2.InferenceService, result: reconcile.Reconcile) -> O
     )
 
 
-def evaluate(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Tracked:
-    """The outcome of ``isvc`` on ``snapshot`` (``reconcile.reconcile`` with a ``RuntimeReady``
-    condition present) and its dependencies, evaluated for this InferenceService alone (the
-    reference ``Evaluations`` is held to by the tests)."""
-    result = reconcile.reconcile(snapshot, isvc, True)
+def evaluate(snapshot: Snapshot, isvc: types_pb2.InferenceService, written: bool = False) -> Tracked:
+    """The outcome of ``isvc`` on ``snapshot`` (``reconcile.reconcile``, with a ``RuntimeReady``
+    condition present when ``isvc``'s status holds one or ``written``: a previous outcome had one)
+    and its dependencies, evaluated for this InferenceService alone (the reference
+    ``Evaluations`` is held to by the tests)."""
+    result = reconcile.reconcile(snapshot, isvc, written or reconcile.has_runtime_ready(isvc))
     return Tracked(_outcome(isvc, result), _dependencies(isvc, result), inputs(isvc))
 
 
@@ -196,11 +199,12 @@ _PROBE = f"\x00namespace-{secrets.token_hex(8)}\x00"
 def inputs(isvc: types_pb2.InferenceService) -> Inputs:
     """What ``reconcile.reconcile`` reads of ``isvc`` besides its namespace: the serialized spec,
     the ``ome.io/deploymentMode``, ``ome.io/accelerator-class`` and ``ome.io/runtime-sync``
-    annotations (present or not, and their values) and, when it is pinned, its serialized status."""
+    annotations (present or not, and their values), whether its status holds a ``RuntimeReady``
+    condition and, when it is pinned, its serialized status."""
     annotations = isvc.metadata.annotations
     read = tuple((name, annotations[name]) for name in _READ_ANNOTATIONS if name in annotations)
     status = isvc.status.SerializeToString(deterministic=True) if pinned(isvc) else None
-    return (isvc.spec.SerializeToString(deterministic=True), read, status)
+    return (isvc.spec.SerializeToString(deterministic=True), read, status, reconcile.has_runtime_ready(isvc))
 
 
 def _scope(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> str | None:
@@ -250,33 +254,35 @@ class Evaluations:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.count = 0
-        self._results: dict[tuple[Inputs, str | None], tuple[reconcile.Reconcile, Outcome, bool]] = {}
-        self._tracked: dict[tuple[Inputs, str], Tracked] = {}
+        self._results: dict[tuple[Inputs, str | None, bool], tuple[reconcile.Reconcile, Outcome, bool]] = {}
+        self._tracked: dict[tuple[Inputs, str, bool], Tracked] = {}
 
-    def tracked(self, isvc: types_pb2.InferenceService, known: Inputs | None = None) -> Tracked:
+    def tracked(self, isvc: types_pb2.InferenceService, known: Inputs | None = None, written: bool = False) -> Tracked:
         """The outcome of ``isvc`` and its dependencies; ``known``: its ``inputs`` when the caller
-        has them."""
+        has them; ``written``: a previous outcome had a ``RuntimeReady`` condition (``evaluate``)."""
         found_inputs = known if known is not None else inputs(isvc)
+        has_condition = written or bool(found_inputs[-1])
         namespace = isvc.metadata.namespace
-        found = self._tracked.get((found_inputs, namespace))
+        found = self._tracked.get((found_inputs, namespace, has_condition))
         if found is not None:
             return found
         scope = _scope(self.snapshot, isvc)
-        shared = self._results.get((found_inputs, scope))
+        shared = self._results.get((found_inputs, scope, has_condition))
         if shared is None:
             subject = isvc
             if scope is None:
                 subject = types_pb2.InferenceService()
                 subject.CopyFrom(isvc)
                 subject.metadata.namespace = _PROBE
-            result = reconcile.reconcile(self.snapshot, subject, True)
+            result = reconcile.reconcile(self.snapshot, subject, has_condition)
             outcome = _outcome(isvc, result)
-            shared = self._results[(found_inputs, scope)] = (result, outcome, _mentions_probe(outcome))
+            shared = self._results[(found_inputs, scope, has_condition)] = (result, outcome, _mentions_probe(outcome))
             self.count += 1
         result, outcome, mentions = shared
         if mentions:
             outcome = _localized(outcome, namespace)  # type: ignore[assignment]
-        found = self._tracked[(found_inputs, namespace)] = Tracked(outcome, _dependencies(isvc, result), found_inputs)
+        tracked = Tracked(outcome, _dependencies(isvc, result), found_inputs)
+        found = self._tracked[(found_inputs, namespace, has_condition)] = tracked
         return found
 
 
@@ -375,10 +381,14 @@ class Selections:
                 out |= found
         return out
 
-    def advance(self, old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> Advance:
+    def advance(
+        self, old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None, carry: bool = True
+    ) -> Advance:
         """The Selections of ``new``, given that this is ``old``'s: only the InferenceServices the
         difference can move are evaluated again (on ``new``), each distinct evaluation once
-        (``Evaluations``). ``written``: as for ``diff``."""
+        (``Evaluations``). ``written``: as for ``diff``. ``carry``: a ``RuntimeReady`` condition of an
+        outcome stays written (``new`` follows ``old`` in one store); False gives what ``build(new)``
+        gives."""
         if not self.tracked and not new.inference_services:
             return Advance(self, (), 0, frozenset())
         touched, rechained = diff(old, new, written)
@@ -405,7 +415,8 @@ class Selections:
                 after = None
             else:
                 same = before is not None and old.inference_services.get(key) is isvc
-                after = evaluations.tracked(isvc, before.inputs if same and before is not None else None)
+                had_condition = carry and before is not None and before.outcome.condition is not None
+                after = evaluations.tracked(isvc, before.inputs if same and before is not None else None, had_condition)
             if after is None:
                 tracked.pop(key, None)
             else:
@@ -453,7 +464,8 @@ def selections_for(snapshot: Snapshot) -> Selections:
     """The Selections of ``snapshot``: the registered ones; else those of the last registered
     snapshot advanced to it (``advance`` holds between any two snapshots, so a caller that reads
     the store's newest snapshot before the watch tracker has processed it gets them at the cost
-    of the write); else built from scratch. The result is registered."""
+    of the write, as ``build`` gives them: no condition carried); else built from scratch. The
+    result is registered."""
     with _REGISTRY_LOCK:
         found = _REGISTRY.get(snapshot)
         latest = _latest
@@ -461,7 +473,7 @@ def selections_for(snapshot: Snapshot) -> Selections:
         return found
     base = latest[0]() if latest is not None else None
     if base is not None and latest is not None:
-        found = latest[1].advance(base, snapshot).selections
+        found = latest[1].advance(base, snapshot, carry=False).selections
     else:
         found = Selections.build(snapshot)
     register(snapshot, found)

@@ -47,6 +47,14 @@ class Reconcile:
     pin: PinOutcome | None = None
 
 
+def has_runtime_ready(isvc: types_pb2.InferenceService) -> bool:
+    """Whether ``status.conditions`` holds a ``RuntimeReady`` condition. OME writes one only once
+    the runtime could not be resolved; from then on a resolved runtime sets it ``True`` with
+    ``RuntimeResolved`` (troubleshoot-runtime-selection.md Step 1 and "Step 5";
+    ome-selection-facts.md 8.6)."""
+    return any(c.type == messages.CONDITION_RUNTIME_READY for c in isvc.status.conditions)
+
+
 def _not_found(decision: Decision, message: str) -> Reconcile:
     """A runtime that cannot be resolved: ``RuntimeReady=False`` with ``RuntimeNotFound`` and a
     Warning event of the same reason and message; no error requeue; workloads untouched."""

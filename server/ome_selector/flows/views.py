@@ -262,7 +262,9 @@ def effective_report(
     issues: list[Issue] = []
     if ref.HasField("kind") and ref.kind not in (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME):
         issues.append(Issue(IssueCode.INVALID_DECLARED_KIND))
-    follows = pin.mode is PinMode.AUTO_SYNC or pin.state is PinState.AWAITING_PIN
+    # Only an InferenceService that "names a runtime and follows it live" (runtime.md, ISSUE
+    # codes): with ``autoSync: false`` it follows a revision, recorded or not yet.
+    follows = pin.mode is PinMode.AUTO_SYNC
     if ref.name and follows and live.state == messages.VIEW_AVAILABLE and decide(snapshot, isvc).compatibility_error:
         issues.append(Issue(IssueCode.DECLARED_COMPATIBILITY_MISMATCH))
     if live.inheritance_reason:

@@ -193,7 +193,9 @@ class Reconciled:
 
 def run_reconcile(snapshot: Snapshot, query: ReconcileQuery) -> Reconciled:
     isvc = query.isvc
-    result = reconcile.reconcile(snapshot, isvc, query.has_runtime_ready_condition, query.ome_namespace)
+    # The condition exists when the request says so or the InferenceService's status holds it.
+    has_condition = query.has_runtime_ready_condition or reconcile.has_runtime_ready(isvc)
+    result = reconcile.reconcile(snapshot, isvc, has_condition, query.ome_namespace)
     selected = result.decision.runtime if result.decision is not None and not isvc.spec.runtime.name else None
     return Reconciled(result, pinning.report(snapshot, isvc, query.ome_namespace, selected))
 

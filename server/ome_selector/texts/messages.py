@@ -205,7 +205,8 @@ EVENT_RUNTIME_COMPATIBILITY_ADVISORY = "RuntimeCompatibilityAdvisory"
 EVENT_RUNTIME_SELECTION_ERROR = "RuntimeSelectionError"
 EVENT_DEPLOYMENT_MODE_ERROR = "DeploymentModeError"
 EVENT_ACCELERATOR_CLASS_ERROR = "AcceleratorClassError"
-# The RuntimeReady condition's reasons.
+# The RuntimeReady condition: its type and reasons.
+CONDITION_RUNTIME_READY = "RuntimeReady"
 CONDITION_RUNTIME_NOT_FOUND = "RuntimeNotFound"
 CONDITION_RUNTIME_RESOLVED = "RuntimeResolved"
 

@@ -56,3 +56,9 @@ def update_keeps(field: str, value: str) -> str:
 
 def update_keeps_kind(old_field: str) -> str:
     return f"an UPDATE keeps the kind; set {old_field}"
+
+
+# sync's confirmation question, on stderr (reference/kubectl-ome/runtime.md, "How the action runs",
+# step 3); only ``y`` or ``yes`` confirms.
+SYNC_PROMPT = "Confirm this exact action? [y/N] "
+SYNC_CONFIRMATIONS = ("y", "yes")

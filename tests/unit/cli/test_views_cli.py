@@ -210,3 +210,51 @@ def test_explain_at_the_limit_answers(capsys: pytest.CaptureFixture[str], tmp_pa
     auto.write_text(yaml.safe_dump(isvc(name="auto")))
     code, out, err = run(capsys, "explain", "-f", str(auto), "--manifests", str(manifests))
     assert (code, err, len(out.splitlines())) == (0, "", 1001)
+
+
+def sync_on_a_terminal(page: tuple[str, str], answer: bytes) -> tuple[int, str, str]:
+    """``sync --dry-run client`` without ``--yes``, its stdin a terminal (a pty) that answers
+    ``answer``: (status, stdout, stderr)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    manifests, chat = page
+    master, slave = pty.openpty()
+    try:
+        os.write(master, answer)
+        done = subprocess.run(
+            [sys.executable, "-m", "ome_selector.cli", "sync", "-f", chat, "--manifests", manifests,
+             "--dry-run", "client"],
+            stdin=slave, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(slave)
+        os.close(master)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("answer", [b"y\n", b"yes\n"])
+def test_sync_asks_on_a_terminal_and_goes_ahead_on_y(page: tuple[str, str], answer: bytes) -> None:
+    """runtime.md, "How the action runs" step 3: the preview, then the question on stderr; ``y``
+    or ``yes`` goes ahead (the ActionResult on stdout, status 0)."""
+    code, out, err = sync_on_a_terminal(page, answer)
+    assert (code, err.splitlines()[0], err.endswith("\nConfirm this exact action? [y/N] ")) == (
+        0,
+        "ALPHA runtime sync preview (acceptance is not convergence)",
+        True,
+    )
+    assert out.splitlines()[0] == "FIELD           VALUE"
+
+
+@pytest.mark.parametrize("answer", [b"n\n", b"Y\n", b"\n"])
+def test_sync_on_a_terminal_refuses_any_other_answer(page: tuple[str, str], answer: bytes) -> None:
+    """Anything but ``y`` or ``yes``: ``action not confirmed; noninteractive input requires --yes``,
+    status 1, nothing on stdout."""
+    code, out, err = sync_on_a_terminal(page, answer)
+    assert (code, out, err.rsplit("Confirm this exact action? [y/N] ", 1)[1]) == (
+        1,
+        "",
+        "error: action not confirmed; noninteractive input requires --yes\n",
+    )

@@ -290,6 +290,15 @@ class TestRuntimeResolved:
         assert condition(got) is None
         assert got.selection.runtime.name == "srt-qwen2-5-7b"
 
+    def test_step_5_when_the_status_holds_the_failures_condition(self) -> None:
+        """The InferenceService's own status.conditions says a failure wrote RuntimeReady."""
+        service = yaml.safe_load(QWEN2_5_7B_ISVC)
+        service["status"] = {
+            "conditions": [{"type": "RuntimeReady", "status": "False", "reason": "RuntimeNotFound", "severity": "Info"}]
+        }
+        got = reconcile(self.fixed_qwen(), service)
+        assert condition(got) == self.STEP_5
+
     def test_named_runtime_recreated(self) -> None:
         got = reconcile([catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], LLAMA_3_2_1B_ISVC, has_condition=True)
         assert condition(got) == self.STEP_5

@@ -17,12 +17,14 @@ from helpers_watch import (
     QWEN_32B,
     child,
     cluster,
+    condition,
     demo_serving_runtime,
     hopper,
     key,
     nobody_serving_runtime,
     qwen_32b_filled,
     rows,
+    runtime_name,
 )
 from ome.selector.v1 import selector_pb2
 from ome_selector.cache.store import CacheStore
@@ -39,6 +41,10 @@ RANKED_ABOVE_OMENATIVE = (
 )
 PRIORITY_2_TO_4 = [f"ClusterServingRuntime {HOPPER}: priority 2 → 4"]
 RESOLVED = ("True", "RuntimeResolved")
+# An InferenceService that never failed to resolve a runtime has no RuntimeReady condition: OME
+# writes it on a failure, then sets it True/RuntimeResolved (troubleshoot-runtime-selection.md
+# Step 1 and Step 5; ome-selection-facts.md 8.6).
+ABSENT = None
 NOT_FOUND = ("False", "RuntimeNotFound")
 
 
@@ -66,7 +72,7 @@ def test_the_initial_state_is_every_cached_inference_service_then_the_marker() -
     assert watcher.take() == []
 
 
-def test_an_outcome_is_what_reconcile_answers_with_a_runtime_ready_condition() -> None:
+def test_an_outcome_is_what_reconcile_answers() -> None:
     _, _, watcher = tracked()
     h100 = next(e.current for e in watcher.initial if e.current.name == "llama-70b-h100")
     assert h100 == selector_pb2.SelectionOutcome(
@@ -74,9 +80,6 @@ def test_an_outcome_is_what_reconcile_answers_with_a_runtime_ready_condition() -
         name="llama-70b-h100",
         runtime=selector_pb2.RuntimeRef(kind=selector_pb2.RUNTIME_KIND_CLUSTER_SERVING_RUNTIME, name=HOPPER),
         mode=selector_pb2.SELECTION_MODE_AUTO,
-        runtime_ready=selector_pb2.Condition(
-            type="RuntimeReady", status="True", reason="RuntimeResolved", severity="Info"
-        ),
         components=[
             selector_pb2.ComponentConfiguration(
                 component=selector_pb2.COMPONENT_ENGINE,
@@ -109,7 +112,7 @@ class TestWrites:
                 "llama-demo/llama-70b",
                 OMENATIVE,
                 HOPPER,
-                RESOLVED,
+                ABSENT,
                 PRIORITY_2_TO_4,
                 "CHANGE_STEP_RANKING",
                 RANKED_ABOVE_OMENATIVE,
@@ -118,7 +121,7 @@ class TestWrites:
                 "llama-demo/llama-70b-native",
                 OMENATIVE,
                 HOPPER,
-                RESOLVED,
+                ABSENT,
                 PRIORITY_2_TO_4,
                 "CHANGE_STEP_RANKING",
                 RANKED_ABOVE_OMENATIVE,
@@ -166,7 +169,7 @@ class TestWrites:
                 "llama-demo/llama-70b",
                 OMENATIVE,
                 "demo-llama-70b",
-                RESOLVED,
+                ABSENT,
                 created,
                 "CHANGE_STEP_RUNTIME_ADDED",
                 added,
@@ -184,7 +187,7 @@ class TestWrites:
                 "llama-demo/llama-70b-native",
                 OMENATIVE,
                 "demo-llama-70b",
-                RESOLVED,
+                ABSENT,
                 created,
                 "CHANGE_STEP_RUNTIME_ADDED",
                 added,
@@ -215,7 +218,7 @@ class TestWrites:
                 "demo/qwen-32b",
                 None,
                 "srt-deepseek-r1-distill-qwen-14b",
-                RESOLVED,
+                ABSENT,
                 [
                     "ClusterBaseModel qwen2-5-32b: modelFormat (none) → safetensors 1.0.0, modelFramework (none) → "
                     "transformers 4.43.1, modelArchitecture (none) → Qwen2ForCausalLM, modelParameterSize (none) → 32B"
@@ -262,6 +265,21 @@ class TestWrites:
             ("write", "v2", 8, 5, 5),
         ]
 
+    def test_runtime_ready_turns_true_once_the_deleted_runtime_is_back(self) -> None:
+        """troubleshoot-runtime-selection.md Step 5: after the fix, RuntimeReady is True with
+        RuntimeResolved (the failure wrote it; an InferenceService that never failed has none)."""
+        store, _, watcher = tracked()
+        store.delete("v2", [key("CLUSTER_SERVING_RUNTIME", HOPPER)])
+        watcher.take()
+        store.upsert("v3", objects(hopper(2)))
+        got = {e.change.name: e.change for e in watcher.take() if e.HasField("change")}
+        h100 = got["llama-70b-h100"]
+        assert (condition(h100.before), runtime_name(h100.after), h100.after.runtime_ready) == (
+            NOT_FOUND,
+            HOPPER,
+            selector_pb2.Condition(type="RuntimeReady", status="True", reason="RuntimeResolved", severity="Info"),
+        )
+
     def test_the_deleted_runtimes_inference_service_gets_omes_message(self) -> None:
         store, _, watcher = tracked()
         store.delete("v2", [key("CLUSTER_SERVING_RUNTIME", HOPPER)])
@@ -299,7 +317,7 @@ class TestWrites:
                 "team-a/llama-70b-named-child",
                 CHILD,
                 CHILD,
-                RESOLVED,
+                ABSENT,
                 [f"ServingRuntime team-a/{CHILD}: modelSizeRange [60B, 75B] → [1B, 8B]"],
                 "CHANGE_STEP_CHECK_FAILED",
                 f"ServingRuntime team-a/{CHILD} fails the model size check now: "
@@ -419,20 +437,20 @@ class TestSharedEvaluations:
         store.upsert("v3", objects(hopper(4), labelled))  # twin-1 changes too, in the same write
         ranking = (PRIORITY_2_TO_4, "CHANGE_STEP_RANKING", RANKED_ABOVE_OMENATIVE)
         assert rows(watcher.take()) == [
-            ("llama-demo/llama-70b", OMENATIVE, HOPPER, RESOLVED, *ranking),
-            ("llama-demo/llama-70b-native", OMENATIVE, HOPPER, RESOLVED, *ranking),
-            ("llama-demo/twin-0", OMENATIVE, HOPPER, RESOLVED, *ranking),
+            ("llama-demo/llama-70b", OMENATIVE, HOPPER, ABSENT, *ranking),
+            ("llama-demo/llama-70b-native", OMENATIVE, HOPPER, ABSENT, *ranking),
+            ("llama-demo/twin-0", OMENATIVE, HOPPER, ABSENT, *ranking),
             (
                 "llama-demo/twin-1",
                 OMENATIVE,
                 HOPPER,
-                RESOLVED,
+                ABSENT,
                 [*PRIORITY_2_TO_4, "InferenceService llama-demo/twin-1: metadata.labels changed"],
                 "CHANGE_STEP_INFERENCE_SERVICE",
                 "the InferenceService changed",
             ),
-            ("team-b/twin-2", OMENATIVE, HOPPER, RESOLVED, *ranking),
-            ("team-c/twin-3", OMENATIVE, HOPPER, RESOLVED, *ranking),
+            ("team-b/twin-2", OMENATIVE, HOPPER, ABSENT, *ranking),
+            ("team-c/twin-3", OMENATIVE, HOPPER, ABSENT, *ranking),
             ("write", "v3", 12, 6, 6),
         ]
         # 12 InferenceServices, 8 evaluations: llama-70b and the four twins share one.

@@ -22,7 +22,7 @@
 // (WatchSelections), makes one cache write (the catalog runtime srt-llama-3-3-70b-instruct turns
 // autoSelect on at priority 2) and prints the events that write causes, then ends the stream:
 //
-//	watch: current llama-demo/llama-3-3-70b runtime=ClusterServingRuntime/llama-3-3-70b-hopper ready=True/RuntimeResolved
+//	watch: current llama-demo/llama-3-3-70b runtime=ClusterServingRuntime/llama-3-3-70b-hopper ready=-
 //	watch: initial state: 2 InferenceServices at selectorexample-1
 //	upserted: ClusterServingRuntime/srt-llama-3-3-70b-instruct version=selectorexample-2
 //	watch: change llama-demo/llama-3-3-70b ClusterServingRuntime/llama-3-3-70b-hopper -> ClusterServingRuntime/srt-llama-3-3-70b-instruct step=CHANGE_STEP_CHECK_PASSED

@@ -5256,8 +5256,8 @@ func (x *ValidateServingRuntimeResponse) GetWarnings() []string {
 }
 
 // SelectionOutcome: what the controller does about one cached InferenceService's runtime, as
-// ReconcileInferenceService answers it for an InferenceService that already has a
-// `RuntimeReady` condition (so a resolved runtime reads `True`/`RuntimeResolved`).
+// ReconcileInferenceService answers it. `RuntimeReady` is OME's: absent until a failure wrote
+// it (or the InferenceService's status holds it), then `True`/`RuntimeResolved` on success.
 type SelectionOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The InferenceService's namespace.

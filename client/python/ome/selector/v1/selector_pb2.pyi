@@ -2889,8 +2889,8 @@ Global___ValidateServingRuntimeResponse: _TypeAlias = ValidateServingRuntimeResp
 @_typing.final
 class SelectionOutcome(_message.Message):
     """SelectionOutcome: what the controller does about one cached InferenceService's runtime, as
-    ReconcileInferenceService answers it for an InferenceService that already has a
-    `RuntimeReady` condition (so a resolved runtime reads `True`/`RuntimeResolved`).
+    ReconcileInferenceService answers it. `RuntimeReady` is OME's: absent until a failure wrote
+    it (or the InferenceService's status holds it), then `True`/`RuntimeResolved` on success.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
