@@ -165,7 +165,7 @@ func TestTheWatcherPrintsTheEventsOfItsRuntimeWrite(t *testing.T) {
 	ls := lines(t, srv, o)
 	hopper, srt := "ClusterServingRuntime/llama-3-3-70b-hopper", "ClusterServingRuntime/srt-llama-3-3-70b-instruct"
 	want := []string{
-		"watch: current llama-demo/llama-3-3-70b runtime=" + hopper + " ready=-", // no RuntimeReady until a selection failed
+		"watch: current llama-demo/llama-3-3-70b runtime=" + hopper + " ready=-",      // no RuntimeReady until a selection failed
 		"watch: current llama-demo/llama-3-3-70b-h100 runtime=" + hopper + " ready=-", // no RuntimeReady until a selection failed
 		"watch: initial state: 2 InferenceServices at selectorexample-1",
 		"upserted: " + srt + " version=selectorexample-2",
