@@ -1,6 +1,6 @@
 """A client that cancels WatchSelections, while the server is still sending the initial events or
 a write's changes, ends a CANCELLED call: the rpc line says ``code=CANCELLED`` at INFO, the
-metric's label is ``grpc_code="CANCELLED"``, never UNKNOWN, and nothing logs a traceback.
+metric's label is ``grpc_code="Canceled"`` (grpc-go's name), never UNKNOWN, and nothing logs a traceback.
 
 The stream is made long (1,500 InferenceServices, so megabytes of events) for the server to be
 blocked sending when the cancel comes."""
@@ -16,11 +16,15 @@ from ome.selector.v1 import cache_pb2, selector_pb2, selector_pb2_grpc
 from ome_selector.cache.manifests import load_inference_service, load_manifests
 from ome_selector.examples import example_paths
 from ome_selector_client import SelectorClient
-from sidecar_helpers import http_address, sample, scrape
+from sidecar_helpers import metrics_address, sample, scrape
 
 COPIES = 1500
 HOPPER = "llama-3-3-70b-hopper"
-WATCH = {"grpc_service": "ome.selector.v1.SelectionService", "grpc_method": "WatchSelections"}
+WATCH = {
+    "grpc_service": "ome.selector.v1.SelectionService",
+    "grpc_method": "WatchSelections",
+    "grpc_type": "server_stream",
+}
 
 
 def _objects() -> list[cache_pb2.CacheObject]:
@@ -52,8 +56,8 @@ def _wait_until_tracked(stub: selector_pb2_grpc.SelectionServiceStub, generation
 
 
 def test_a_cancelled_watch_is_cancelled_in_the_log_and_the_metric(running_server: Callable[..., ServerProcess]) -> None:
-    server = running_server(extra_args=["--http-listen", "127.0.0.1:0"])
-    http = http_address(server)
+    server = running_server(extra_args=["--metrics-listen", "127.0.0.1:0"])
+    http = metrics_address(server)
     objects = _objects()
     hopper = next(o for o in objects if o.cluster_serving_runtime.metadata.name == HOPPER)
     hopper_key = cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name=HOPPER)
@@ -80,15 +84,15 @@ def test_a_cancelled_watch_is_cancelled_in_the_log_and_the_metric(running_server
                 call.cancel()
     handled = {}
     deadline = time.monotonic() + 30
-    while handled.get("CANCELLED") != cancelled:
+    while handled.get("Canceled") != cancelled:
         assert time.monotonic() < deadline, f"WatchSelections calls handled: {handled}"
         samples = scrape(http)
         handled = {
             code: sample(samples, "grpc_server_handled_total", grpc_code=code, **WATCH)
-            for code in ("CANCELLED", "UNKNOWN", "OK")
+            for code in ("Canceled", "Unknown", "OK")
         }
         time.sleep(0.05)
-    assert handled == {"CANCELLED": cancelled, "UNKNOWN": None, "OK": None}
+    assert handled == {"Canceled": cancelled, "Unknown": None, "OK": None}
     assert server.stop() == 0
     watch_lines = [line for line in server.lines if "WatchSelections" in line]
     assert len(watch_lines) == cancelled

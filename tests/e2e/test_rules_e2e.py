@@ -43,7 +43,10 @@ NAMED_ERROR = (
 def cluster(running_server):  # type: ignore[no-untyped-def]
     """(SelectionServiceStub, CacheServiceStub, the ome-cluster InferenceServices by name, the
     loaded objects) of a server on the catalog runtimes and ome-cluster."""
-    server = running_server(manifests=[str(CATALOG_RUNTIMES), str(OME_CLUSTER)])
+    # OME's no-runtime text whole (no cap): these tests quote its entries.
+    server = running_server(
+        manifests=[str(CATALOG_RUNTIMES), str(OME_CLUSTER)], extra_args=["--max-message-bytes", "0"]
+    )
     assert server.address.startswith("127.0.0.1:")
     channel = grpc.insecure_channel(server.address)
     loaded = load_manifests([str(CATALOG_RUNTIMES), str(OME_CLUSTER)])

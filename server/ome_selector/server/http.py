@@ -101,10 +101,9 @@ def _bounded_protocol(limits: HttpLimits) -> type[H11Protocol]:
             if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
                 self._arm_header_timer()  # the next request's headers: same bound
 
-        def eof_received(self) -> bool | None:
+        def eof_received(self) -> None:
             if self._refused:
                 self.transport.close()
-            return None
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm_header_timer()

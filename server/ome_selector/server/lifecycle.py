@@ -322,7 +322,8 @@ class _Server:
         old_umask = os.umask(0o777 & ~mode) if parsed.kind == "unix" else None
         try:
             port = (
-                server.add_secure_port(listen, credentials)
+                # A reloading credentials object serves one port: each listener gets its own.
+                server.add_secure_port(listen, self._credentials() or credentials)
                 if credentials is not None
                 else server.add_insecure_port(listen)
             )

@@ -92,5 +92,7 @@ def server_credentials(cert: str, key: str, client_ca: str | None) -> grpc.Serve
     (or ``ssl.SSLError``, a ``OSError``) when the files cannot be used at start."""
     files = CertificateFiles(cert, key, client_ca)
     return grpc.dynamic_ssl_server_credentials(
-        files.load(), files.fetch, require_client_authentication=client_ca is not None
+        files.load(),
+        files.fetch,  # type: ignore[arg-type]  # gRPC takes None for "unchanged"; grpc-stubs omits it
+        require_client_authentication=client_ca is not None,
     )

@@ -66,10 +66,12 @@ HOSTILE = {
 }
 
 _CHILD = """
-import json, resource, sys
+import json, sys
 from ome_selector.cache.manifests import load_manifests
 result = load_manifests([sys.argv[1]])
-peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# VmHWM: this process's own peak (ru_maxrss keeps the forking parent's peak across exec).
+status = open("/proc/self/status").read().split("VmHWM:")[1]
+peak_mb = int(status.split()[0]) // 1024
 print(json.dumps({"errors": result.errors, "objects": len(result.objects), "peak_mb": peak_mb}))
 """
 
