@@ -1,4 +1,4 @@
-"""Builders for the WatchSelections / PreviewCacheChange tests (README "Watch selections and preview a change"): the real cluster of
+"""Builders for the WatchSelections / PreviewCacheChange tests (docs/api.md "Watch selections and preview a change"): the real cluster of
 ../shared (the OME catalog's runtimes and ome-cluster, with its eight InferenceServices), the
 writes the tests make to it, and a one-tuple-per-event reading of a stream.
 

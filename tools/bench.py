@@ -1,6 +1,6 @@
 """Benchmark of ome-selector on real traffic: ``python -m tools.bench``.
 
-Not a test: a command that prints figures, ratios and the README's targets beside them, as a
+Not a test: a command that prints figures, ratios and the targets of docs/architecture.md beside them, as a
 plain-text report to paste in a closing note (progress goes to stderr, the report to stdout).
 
 Usage::
@@ -85,7 +85,7 @@ every ratio is against the idle floor measured in the same run, on the same serv
    thirds of the samples (flat = last third within 5 % or 5 MB of the first), and VmHWM (the peak,
    ApplySnapshot included).
 
-Targets (README, "Benchmark and performance") are printed beside the figures they apply to, as
+Targets (docs/architecture.md, "Benchmark and performance") are printed beside the figures they apply to, as
 PASS or MISS (ratios to the idle health Check of the same run), for catalog / 10000 / 50000:
 SelectRuntime p50 with 1 client, all answers and selected / no runtime apart, ≤ 1.3× / 2× / 3×;
 largest BASIC answer ≤ 16 KB; health Check p99 under load ≤ 2× / 2× / 3× idle p99; calls/s with 8
@@ -1043,7 +1043,7 @@ def background(*threads: Background) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Target:
-    """A target (README, "Benchmark and performance"): ``value`` (or the ratio) at most / at least ``limit``."""
+    """A target (docs/architecture.md, "Benchmark and performance"): ``value`` (or the ratio) at most / at least ``limit``."""
 
     text: str
     limit: float
@@ -2095,7 +2095,7 @@ def run_header(settings: Settings) -> str:
             + (f"soak {settings.soak_s:g} s; " if settings.soak_s else "")
             + f"cap {settings.max_run_s:g} s per run; memory guard {settings.rss_guard_mb:,.0f} MB of server RSS",
             f"server: {' '.join(server_command('127.0.0.1:0'))}",
-            "ratios: against the idle health Check floor of the same run; PASS/MISS: the README's targets",
+            "ratios: against the idle health Check floor of the same run; PASS/MISS: the targets of docs/architecture.md",
         ]
     )
 

@@ -1,6 +1,6 @@
-"""The watch benchmark (README, "The watch benchmark"): ``python -m tools.bench_watch``.
+"""The watch benchmark (docs/architecture.md, "The watch benchmark"): ``python -m tools.bench_watch``.
 
-Not a test: a command that prints figures and the README's targets beside them (PASS / MISS), as
+Not a test: a command that prints figures and the targets of docs/architecture.md beside them (PASS / MISS), as
 ``python -m tools.bench`` does, for a closing note (progress on stderr, the report on
 stdout).
 

@@ -1,6 +1,6 @@
 """Property-based fuzzing of every RPC and of the manifest loader (hypothesis; a dev dependency).
 
-The properties (README, "Fuzzing"):
+The properties (docs/architecture.md, "Fuzzing"):
 
 - ``rpc``: a random or mutated request message, sent to every method of SelectionService and
   CacheService through a real in-process ``grpc.aio`` server on 127.0.0.1 (servicers from

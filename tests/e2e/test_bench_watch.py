@@ -1,4 +1,4 @@
-"""``python -m tools.bench_watch`` (README, "The watch benchmark") runs end to end on a small cluster (a
+"""``python -m tools.bench_watch`` (docs/architecture.md, "The watch benchmark") runs end to end on a small cluster (a
 real server on 127.0.0.1, the OME catalog and ome-cluster): every section, the writes that can
 move none re-evaluating none, and OME's count beside ours. Timings are printed, never asserted."""
 

@@ -1,8 +1,8 @@
-"""``ome-selector watch`` and ``ome-selector what-if --server`` against the real server (README, "Watch and what-if
+"""``ome-selector watch`` and ``ome-selector what-if --server`` against the real server (docs/cli.md, "Watch and what-if
 from the command line"): ``serve --manifests`` of the OME catalog's runtimes and ome-cluster (eight cached
 InferenceServices) on 127.0.0.1, the CLI as a process, its exact lines as each event comes,
 ``-o json`` lines, the exit status when the server ends the stream (0), when the stream fails (1)
-and on Ctrl-C (130); and the README section "Watch and what-if from the command line" as written
+and on Ctrl-C (130); and the docs/cli.md section "Watch and what-if from the command line" as written
 (its what-if and watch lines and their output, and its grpcurl lines)."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 import yaml
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER, REPO_ROOT, ServerProcess, StreamLines
 from helpers_docs import objects
+from helpers_markdown import page, section
 from helpers_watch import HOPPER, OMENATIVE, hopper
 from ome_selector.cache.manifests import load_manifests, manifests_version
 from ome_selector_client import SelectorClient
@@ -183,14 +184,12 @@ def test_a_failed_watch_exits_1(server: ServerProcess) -> None:
     assert (code, out, err.startswith("error: UNAVAILABLE: ")) == (1, [], True)
 
 
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+CLI_PAGE = page("docs/cli.md")
 README_ADDRESS = "127.0.0.1:50051"
 
 
 def _section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.S | re.M)
-    assert match, title
-    return match.group(1)
+    return section(CLI_PAGE, title)
 
 
 def _command_lines(block: str) -> list[str]:
@@ -223,7 +222,7 @@ def test_the_readme_section_runs_as_written(server: ServerProcess) -> None:
     [watch_line] = _command_lines(watch_block)
     cli_watch = Watch(server.address, *watch_line.split()[4:])  # the flags after `watch --server ADDR`
     assert watch_line.split()[:4] == [".venv/bin/ome-selector", "watch", "--server", README_ADDRESS]
-    # The cache version is a hash of the loaded objects: the README's stands for the server's.
+    # The cache version is a hash of the loaded objects: the page's stands for the server's.
     expected = re.sub(r"manifests-[0-9a-f]{12}", VERSION, watch_out).splitlines()
     marker = next(i for i, line in enumerate(expected) if line.startswith("# initial state"))
     assert cli_watch.until("# initial state") == expected[: marker + 1]

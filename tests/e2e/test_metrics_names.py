@@ -1,6 +1,6 @@
 """/metrics scraped from a real server after unary, server-stream and bidi-stream calls: every
 gRPC family has go-grpc-prometheus's name, type and labels, codes are grpc-go's names, the
-standard collectors are there, no ``_created`` series, and every family is in the README's
+standard collectors are there, no ``_created`` series, and every family is in docs/metrics.md's
 metrics table with its type and labels."""
 
 from __future__ import annotations
@@ -84,9 +84,9 @@ def _by_labels(samples: list[tuple[str, dict[str, str], float]], name: str) -> d
 
 
 def _readme_table() -> dict[str, tuple[str, str]]:
-    """The README's metrics table: metric name (or ``prefix_*``) -> (type, labels column)."""
-    text = (REPO_ROOT / "README.md").read_text()
-    table = text.split("### Metrics", 1)[1].split("\n\n", 2)[1]
+    """docs/metrics.md's table: metric name (or ``prefix_*``) -> (type, labels column)."""
+    text = (REPO_ROOT / "docs" / "metrics.md").read_text()
+    [table] = [block for block in text.split("\n\n") if block.startswith("| Metric | Type | Labels |")]
     rows: dict[str, tuple[str, str]] = {}
     for line in table.splitlines()[2:]:
         cells = [c.strip() for c in line.strip("|").split("|")]

@@ -1,6 +1,6 @@
-"""The README's caller sections run as written: "Calling from Python" and "Debugging with
+"""docs/api.md's caller sections run as written: "Calling from Python" and "Debugging with
 grpcurl", against a real server on 127.0.0.1 serving the embedded example catalog (the address in
-the README is replaced by the test server's). docs/go.md's program ("Calling from Go") is run by
+the page is replaced by the test server's). docs/go.md's program ("Calling from Go") is run by
 the Go tests (client/go/cmd/selectordoc)."""
 
 from __future__ import annotations
@@ -14,15 +14,14 @@ import sys
 from pathlib import Path
 
 from conftest import REPO_ROOT
+from helpers_markdown import page, section
 
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+API_PAGE = page("docs/api.md")
 README_ADDRESS = "127.0.0.1:50051"
 
 
 def _section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.S | re.M)
-    assert match, f"README has no section {title!r}"
-    return match.group(1)
+    return section(API_PAGE, title)
 
 
 def _blocks(title: str, lang: str) -> list[str]:
@@ -35,7 +34,7 @@ def test_python_section_runs_as_written(running_server) -> None:  # type: ignore
     expected = [line.strip()[2:] for line in code.splitlines() if line.strip().startswith("# ")]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code.replace(README_ADDRESS, server.address), "README.md", "exec"), {})
+        exec(compile(code.replace(README_ADDRESS, server.address), "docs/api.md", "exec"), {})
     assert out.getvalue().splitlines() == expected
 
 

@@ -1,5 +1,5 @@
 """serve --manifests with a bad object: it is named in the log, left out, counted in the log and in
-``/metrics``, and everything else is served; ``--strict`` refuses to start (README, "What the loader reads, and what it rejects")."""
+``/metrics``, and everything else is served; ``--strict`` refuses to start (docs/deploy.md, "What the loader reads, and what it rejects")."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 deploy/sidecar and deploy/sidecar-sync over OME v0.1.5's own config/default, deploy/standalone with
 and without deploy/servicemonitor), validate against the Kubernetes schema, keep everything of
 OME's manager Deployment, and agree with the server (probe paths and ports, env var names, socket
-paths, drain timing, hardening); the README's "Deploy on Kubernetes" commands run as written."""
+paths, drain timing, hardening); docs/deploy.md's "Deploy on Kubernetes" commands run as written."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import yaml
 from conftest import REPO_ROOT
 from ome_selector.server.options import SERVE_FLAGS
 
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+DEPLOY_PAGE = (REPO_ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
 VERSION = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 ENV_NAMES = {flag.env for flag in SERVE_FLAGS}
 HARDENED = {
@@ -523,13 +523,13 @@ def test_the_version_is_written_in_pyproject_only(tmp_path: Path) -> None:
     assert 'version: "9.8.7"' in (tmp_path / "deploy/standalone/version.yaml").read_text()
 
 
-# ---- the README ---------------------------------------------------------------------------------
+# ---- docs/deploy.md -----------------------------------------------------------------------------
 
 
 def test_readme_deploy_commands_run_as_written(tmp_path: Path) -> None:
     kubectl()
-    match = re.search(r"^## Deploy on Kubernetes\n(.*?)(?=^## )", README, re.S | re.M)
-    assert match, "README has no section 'Deploy on Kubernetes'"
+    match = re.search(r"^## Deploy on Kubernetes\n(.*?)(?=^## |\Z)", DEPLOY_PAGE, re.S | re.M)
+    assert match, "docs/deploy.md has no section 'Deploy on Kubernetes'"
     render_block, local_block = re.findall(r"```sh\n(.*?)```", match.group(1), re.S)
     [expected_block] = re.findall(r"```text\n(.*?)```", match.group(1), re.S)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", GO=go())

@@ -146,8 +146,8 @@ def test_real_data_through_the_server_and_offline(running_server: Any) -> None:
     hopper = ("srt-llama-3-3-70b-instruct-hopper", "--show-unattributed-users")
     assert cli(*hopper, "--server", server.address) == (0, REAL_HOPPER_TREE, "")
     assert cli("team-llama-70b-child", "-n", "team-a", "--server", server.address) == (0, REAL_CHILD_TREE, "")
-    # The README's example ("The inheritance tree") is this output.
-    assert f"```text\n{REAL_CHILD_TREE}```" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    # docs/cli.md's example ("The inheritance tree") is this output.
+    assert f"```text\n{REAL_CHILD_TREE}```" in (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     # Offline from the same manifests: the same answer (the loader warns about the catalog's
     # names defined twice on stderr).
     code, out, _ = cli(*hopper, "--manifests", *REAL_DATA)

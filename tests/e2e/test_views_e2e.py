@@ -203,13 +203,13 @@ def test_explain_beyond_the_collection_limit_through_the_server(
 
 
 def test_the_readme_grpcurl_calls_run_as_written(running_server: Any) -> None:
-    """README, "Effective, history and sync": the grpcurl block against the embedded examples."""
+    """docs/cli.md, "Effective, history and sync": the grpcurl block against the embedded examples."""
     import os
     import re
 
     from conftest import REPO_ROOT
 
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     [block] = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "GetRuntimeHistory" in b]
     process = running_server()
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
@@ -226,4 +226,35 @@ def test_the_readme_grpcurl_calls_run_as_written(running_server: Any) -> None:
     assert (
         '"refusal_message": "action refused: managed runtime sync safety evidence is unavailable or inconsistent"'
         in out
+    )
+
+
+def test_the_effective_history_sync_commands_run_as_written(running_server: Any) -> None:
+    """docs/cli.md, "Effective, history and sync": the CLI block on docs/examples/llama-chat.yaml,
+    offline and against a server of the embedded examples (which hold no revisions)."""
+    import os
+    import re
+
+    from conftest import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "docs/examples/llama-chat.yaml" in b]
+    process = running_server()
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.replace("127.0.0.1:50051", process.address)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # effective: the Live view of vllm-llama, awaiting its first pin.
+    assert "Live      RUNTIME              CSR/vllm-llama" in lines
+    assert "Service   PIN                  ManagedPin/AwaitingPin" in lines
+    # history -o wide: one complete window and no revision rows.
+    assert lines[-2].split() == ["OBSERVATION", "COMPLETENESS", "PAGES", "REVISION", "CREATED", "HASH", "ROLES",
+                                 "SOURCE", "CONSISTENCY", "RELATION", "REVISION-ISSUES", "REPORT-ISSUES"]  # fmt: skip
+    assert lines[-1].split() == ["Complete", "RetentionBounded", "1/1", *["-"] * 9]
+    # sync refuses, status 1 (the block goes on with `|| true`).
+    assert done.stderr.splitlines()[-1] == (
+        "error: action refused: managed runtime sync safety evidence is unavailable or inconsistent"
     )

@@ -1,6 +1,6 @@
-"""WatchSelections, PreviewCacheChange and the runtime webhook's warning end to end (README "Watch selections and preview a change"): the
+"""WatchSelections, PreviewCacheChange and the runtime webhook's warning end to end (docs/api.md "Watch selections and preview a change"): the
 real server (``serve --manifests`` of the OME catalog's runtimes and ome-cluster, whose eight
-InferenceServices it caches) on 127.0.0.1, through the Python client and grpcurl, and the README
+InferenceServices it caches) on 127.0.0.1, through the Python client and grpcurl, and the docs/api.md
 section "Watch selections and preview a change" as written."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 import yaml
 from conftest import CATALOG_RUNTIMES, OME_CLUSTER, REPO_ROOT, ServerProcess
 from helpers_docs import isvc, objects
+from helpers_markdown import page, section
 from helpers_watch import (
     CHILD,
     HOPPER,
@@ -35,7 +36,7 @@ from ome.selector.v1 import selector_pb2
 from ome_selector_client import SelectionWatch, SelectorClient, SelectorError
 
 ABSENT = None  # never failed: no RuntimeReady (ome-selection-facts.md 8.6)
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+API_PAGE = page("docs/api.md")
 
 
 def start(running_server: Callable[..., ServerProcess], tmp_path: Path, *extra: str) -> ServerProcess:
@@ -212,9 +213,7 @@ def test_the_stream_ends_cleanly_when_the_server_drains(
 
 
 def _section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.S | re.M)
-    assert match, title
-    return match.group(1)
+    return section(API_PAGE, title)
 
 
 def test_the_readme_section_runs_as_written(running_server: Callable[..., ServerProcess]) -> None:
@@ -226,7 +225,7 @@ def test_the_readme_section_runs_as_written(running_server: Callable[..., Server
     expected = [line for line in expected if not line.startswith(("The current", "What would"))]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code.replace("127.0.0.1:50051", server.address), "README.md", "exec"), {})
+        exec(compile(code.replace("127.0.0.1:50051", server.address), "docs/api.md", "exec"), {})
     assert out.getvalue().splitlines() == expected
 
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")

@@ -21,7 +21,7 @@ from ome_selector.cache.manifests import load_manifests
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 
-# Peak RSS of a process that loads any one manifest file up to 64 MiB (README, "Bounds").
+# Peak RSS of a process that loads any one manifest file up to 64 MiB (docs/api.md, "Bounds").
 LOAD_RSS_BOUND_MB = 1024
 
 CSR_HEAD = "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata:\n  name: bomb\n  annotations:\n"

@@ -121,7 +121,7 @@ def test_catalog_models_and_cluster_load_together() -> None:
         "cluster_serving_runtime": 206,
         "accelerator_class": 4,
         "serving_runtime": 2,
-        "inference_service": 8,  # cached: their outcomes are watched (README, "Watch selections and preview a change")
+        "inference_service": 8,  # cached: their outcomes are watched (docs/api.md, WatchSelections)
     }
     assert [(i.metadata.namespace, i.metadata.name) for i in result.inference_services] == [
         ("llama-demo", "llama-70b"),

@@ -1,4 +1,4 @@
-"""README, "What the loader reads, and what it rejects": one bad object never stops a load; the loader reads only regular files,
+"""docs/deploy.md, "What the loader reads, and what it rejects": one bad object never stops a load; the loader reads only regular files,
 caps their size, expands `kind: List`, warns about unknown fields and names type errors by path.
 Each test failed before the change."""
 

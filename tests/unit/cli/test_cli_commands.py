@@ -164,7 +164,7 @@ def test_one_command_per_selection_rpc_row() -> None:
         "watch": "WatchSelections",
         "tree": "GetRuntimeTree",
     }
-    # GetRuntimeStatus has no command (kubectl-ome has no such subcommand: README).
+    # GetRuntimeStatus has no command (kubectl-ome has no such subcommand: docs/cli.md).
     assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
         {*api.SELECTION_RPCS, *api.STREAMING_RPCS} - set(WITHOUT_COMMAND)
     )

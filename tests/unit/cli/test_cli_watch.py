@@ -1,5 +1,5 @@
 """``ome-selector what-if`` (PreviewCacheChange) and ``ome-selector watch`` (WatchSelections) in
-process (README, "Watch and what-if from the command line"): what-if offline on the real cluster (the OME catalog's runtimes and
+process (docs/cli.md, "Watch and what-if from the command line"): what-if offline on the real cluster (the OME catalog's runtimes and
 ome-cluster, with its eight InferenceServices) with its exact table, notes and exit status; the
 ``--delete`` keys and ``-f`` of any kind; every line ``watch`` prints for each kind of event.
 The same commands against a real server: test_cli_watch_e2e.py."""

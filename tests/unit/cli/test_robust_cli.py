@@ -1,4 +1,4 @@
-"""README, "Errors" and "Bounds", for the offline CLI: --strict, -o table|wide|json|yaml|name on every
+"""docs/api.md, "Errors" and "Bounds", for the offline CLI: --strict, -o table|wide|json|yaml|name on every
 query command, -f answering every InferenceService, errors in camelCase, the explain usage error,
 files that are not regular. Each test failed before the change."""
 
@@ -141,7 +141,7 @@ def test_a_fifo_as_file_or_manifest_does_not_hang(capsys: pytest.CaptureFixture[
 def test_unreadable_and_undecodable_files_are_warnings_offline(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """README: the offline CLI warns about a file it cannot read or decode and answers from the
+    """docs/cli.md: the offline CLI warns about a file it cannot read or decode and answers from the
     rest (exit status of the answer); only a path that does not exist is fatal."""
     from ome_selector import validation
 

@@ -1,4 +1,4 @@
-"""PreviewCacheChange and the runtime webhook's warning (README "Watch selections and preview a change") in process, on the real
+"""PreviewCacheChange and the runtime webhook's warning (docs/api.md "Watch selections and preview a change") in process, on the real
 cluster: the same changes, causes and reasons the watch gets for the same write, nothing applied,
 validation exactly as UpsertObjects/DeleteObjects, and ``this change moves N InferenceServices``."""
 

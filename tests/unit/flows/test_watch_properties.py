@@ -1,4 +1,4 @@
-"""Property tests of the incremental outcomes (README "Watch selections and preview a change"): after random writes the tracker's
+"""Property tests of the incremental outcomes (docs/api.md "Watch selections and preview a change"): after random writes the tracker's
 outcomes and change events equal evaluating every InferenceService from scratch, the shared
 evaluations (``outcomes.Evaluations``) equal evaluating each InferenceService alone, and
 PreviewCacheChange equals applying the change and diffing. Bounded: a fixed number of examples on

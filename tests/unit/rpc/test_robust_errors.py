@@ -1,4 +1,4 @@
-"""README, "Errors" and "Bounds": versions never raise, bounded Kubernetes-style errors, camelCase field
+"""docs/api.md, "Errors" and "Bounds": versions never raise, bounded Kubernetes-style errors, camelCase field
 paths from the proto descriptors, undecodable request bytes. Each test failed before the change."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""README, "Fuzzing": the fuzz properties of tools.fuzz, bounded to a few seconds each.
+"""docs/architecture.md, "Fuzzing": the fuzz properties of tools.fuzz, bounded to a few seconds each.
 
 ``OME_SELECTOR_FUZZ_EXAMPLES=N`` runs each property for N inputs instead; the long run is
-``python -m tools.fuzz --examples 100000`` (README, "Fuzzing")."""
+``python -m tools.fuzz --examples 100000`` (docs/architecture.md, "Fuzzing")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""WatchSelections in process (README "Watch selections and preview a change"): the outcome of every cached InferenceService of the real
+"""WatchSelections in process (docs/api.md "Watch selections and preview a change"): the outcome of every cached InferenceService of the real
 cluster (the OME catalog's runtimes and ome-cluster), the exact events each kind of write gives,
 the re-evaluation count, resync, the label selector, and the stream protocol of ``Watcher``.
 The tracker runs synchronously here, so every write's events are there when the write returns."""
