@@ -1,0 +1,40 @@
+"""kubectl's habits in ``ome-selector``: the ``--server`` URL hint, ``version``, "did you mean",
+``Examples:`` in ``--help``, ``--no-headers``, one rule for bad flags, ``completion``,
+``-o jsonpath=`` and ``-o custom-columns=``."""
+
+from __future__ import annotations
+
+import pytest
+from helpers_docs import SEED_A_FILE
+from ome_selector.cli import app as cli
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --- --server with a URL -------------------------------------------------------------------------
+
+
+def test_server_url_gets_a_hint_before_any_connection(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "select", "-f", SEED_A_FILE, "--server", "http://127.0.0.1:1/x")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: --server http://127.0.0.1:1/x: the server takes host:port or unix:/path, not a URL "
+        "(try --server 127.0.0.1:1)\n"
+    )
+
+
+def test_server_url_hint_keeps_the_command_error_status(capsys: pytest.CaptureFixture[str]) -> None:
+    """explain is a kubectl-ome command: its errors exit 1."""
+    code, out, err = run(capsys, "explain", "--model", "m", "--server", "HTTPS://example.com")
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: --server HTTPS://example.com: the server takes host:port or unix:/path, not a URL "
+        "(try --server example.com)\n"
+    )
