@@ -18,6 +18,7 @@
     ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
     ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|json]
+    ome-selector version
     ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
 
@@ -120,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     for command in COMMANDS.values():
         _add_command(subcommands, command)
+    subcommands.add_parser(
+        "version",
+        help="print the ome-selector version",
+        description="Print the ome-selector version (the installed package's), as --version does.",
+    )
     return parser
 
 
@@ -209,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return _serve(args)
+        if args.command == "version":
+            return _version(sys.stdout)
         return _query(args, sys.stdout, sys.stderr)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -221,6 +229,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a traceback on the terminal
         print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         return error_status
+
+
+def _version(out: TextIO) -> int:
+    """``ome-selector version``: the line ``--version`` prints (``ome-selector 0.1.0``)."""
+    from ome_selector.server.options import version
+
+    print(f"ome-selector {version()}", file=out)
+    return EXIT_SELECTED
 
 
 def _serve(args: argparse.Namespace) -> int:

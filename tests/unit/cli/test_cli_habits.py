@@ -38,3 +38,15 @@ def test_server_url_hint_keeps_the_command_error_status(capsys: pytest.CaptureFi
         "error: --server HTTPS://example.com: the server takes host:port or unix:/path, not a URL "
         "(try --server example.com)\n"
     )
+
+
+# --- version -------------------------------------------------------------------------------------
+
+
+def test_version_subcommand_prints_what_version_flags_print(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    expected = f"ome-selector {metadata.version('ome-selector')}\n"
+    assert run(capsys, "version") == (0, expected, "")
+    assert run(capsys, "--version") == (0, expected, "")
+    assert run(capsys, "serve", "--version") == (0, expected, "")
