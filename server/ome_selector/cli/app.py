@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+import re
 import sys
 from typing import Any, Callable, NoReturn, Sequence, TextIO
 
@@ -99,13 +101,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(self.error_status, f"error: {message}\n")
 
 
+class _TopParser(argparse.ArgumentParser):
+    """The top-level parser: an unknown subcommand's error (argparse's, status 2) ends with the
+    closest subcommand names (``difflib.get_close_matches``), as kubectl's "Did you mean this?"."""
+
+    def error(self, message: str) -> NoReturn:
+        match = _INVALID_CHOICE.match(message)
+        if match:
+            names = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)][0].choices
+            close = difflib.get_close_matches(match.group(1), list(names), n=3, cutoff=0.6)
+            if close:
+                message += "\n\nDid you mean this?\n" + "".join(f"\t{name}\n" for name in close)
+                message = message.rstrip("\n")
+        super().error(message)
+
+
+_INVALID_CHOICE = re.compile(r"argument COMMAND: invalid choice: '([^']*)'")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ome-selector`` argument parser: ``serve`` (``serve_cli``), then one subcommand per
     ``commands.COMMANDS`` row, in table order. A subcommand's parser exits with 2 on bad flags,
     or with its command's ``error_status`` when it has ``plain_errors`` (1 for ``tree``)."""
     from ome_selector.server.options import add_serve_arguments, version
 
-    parser = argparse.ArgumentParser(
+    parser = _TopParser(
         prog="ome-selector",
         description="Select the serving runtime for OME InferenceServices, as OME v1.3 documents it.",
     )

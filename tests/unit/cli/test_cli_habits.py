@@ -50,3 +50,32 @@ def test_version_subcommand_prints_what_version_flags_print(capsys: pytest.Captu
     assert run(capsys, "version") == (0, expected, "")
     assert run(capsys, "--version") == (0, expected, "")
     assert run(capsys, "serve", "--version") == (0, expected, "")
+
+
+# --- did you mean --------------------------------------------------------------------------------
+
+_CHOICES = (
+    "'serve', 'select', 'explain', 'effective', 'history', 'sync', 'admit', 'reconcile', "
+    "'validate-runtime', 'what-if', 'watch', 'tree', 'version'"
+)
+
+
+def test_an_unknown_subcommand_names_the_closest(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "selct") == (
+        2,
+        "",
+        "usage: ome-selector [-h] [--version] COMMAND ...\n"
+        f"ome-selector: error: argument COMMAND: invalid choice: 'selct' (choose from {_CHOICES})\n"
+        "\n"
+        "Did you mean this?\n"
+        "\tselect\n",
+    )
+
+
+def test_an_unknown_subcommand_far_from_any_has_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "zzz") == (
+        2,
+        "",
+        "usage: ome-selector [-h] [--version] COMMAND ...\n"
+        f"ome-selector: error: argument COMMAND: invalid choice: 'zzz' (choose from {_CHOICES})\n",
+    )
