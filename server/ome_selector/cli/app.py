@@ -137,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="run the gRPC server",
         description="Run the gRPC server. Every flag can also be set by its OME_SELECTOR_* environment variable.",
+        epilog=_epilog("serve"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_serve_arguments(serve)
     for command in COMMANDS.values():
@@ -145,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
         "version",
         help="print the ome-selector version",
         description="Print the ome-selector version (the installed package's), as --version does.",
+        epilog=_epilog("version"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser
 
@@ -156,6 +160,7 @@ def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Comm
         command.name,
         help=command.summary,
         description=command.help,
+        epilog=_epilog(command.name),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub.error_status = command.error_status if command.plain_errors else EXIT_ERROR
@@ -195,6 +200,50 @@ def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Comm
             help="deadline per call with --server (default 10)",
         )
         sub.add_argument("-v", "--verbose", action="store_true", help="also list the documents the loader skipped")
+
+
+# The ``Examples:`` epilog of each subcommand's --help: commands that run as written from a
+# checkout's root against the embedded example catalog (server/ome_selector/examples), or name
+# a server (--server) for what only a server answers.
+_EX = "server/ome_selector/examples"
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "serve": (
+        "ome-selector serve --listen 127.0.0.1:50051",
+        f"ome-selector serve --listen 127.0.0.1:50051 --manifests {_EX}",
+    ),
+    "select": (
+        f"ome-selector select -f {_EX}/inferenceservices/llama-3-3-70b.yaml",
+        f"ome-selector select -f {_EX}/inferenceservices/llama-3-3-70b.yaml --view full -o json",
+    ),
+    "explain": (
+        f"ome-selector explain -f {_EX}/inferenceservices/llama-3-2-3b.yaml",
+        "ome-selector explain --model llama-3-2-3b-instruct -n llama-demo -o wide",
+    ),
+    "effective": (f"ome-selector effective -f {_EX}/inferenceservices/llama-3-3-70b.yaml",),
+    "history": (f"ome-selector history -f {_EX}/inferenceservices/llama-3-3-70b.yaml -o wide",),
+    "sync": (
+        f"ome-selector sync -f {_EX}/inferenceservices/llama-3-3-70b.yaml --server 127.0.0.1:50051 "
+        "--dry-run client --yes --context prod-us-east",
+    ),
+    "admit": (f"ome-selector admit -f {_EX}/inferenceservices/llama-3-3-70b.yaml",),
+    "reconcile": (
+        f"ome-selector reconcile -f {_EX}/inferenceservices/llama-3-3-70b-named.yaml --has-runtime-ready-condition",
+    ),
+    "validate-runtime": (f"ome-selector validate-runtime -f {_EX}/llama-3-3-70b-hopper.yaml",),
+    "what-if": (
+        f"ome-selector what-if -f {_EX}/inferenceservices/llama-3-3-70b.yaml "
+        "--delete ClusterServingRuntime/llama-3-3-70b-hopper",
+    ),
+    "watch": ("ome-selector watch --server 127.0.0.1:50051 -n llama-demo",),
+    "tree": ("ome-selector tree llama-3-3-70b-hopper", "ome-selector tree llama-3-3-70b-hopper -o wide"),
+    "version": ("ome-selector version",),
+}
+
+
+def _epilog(name: str) -> str | None:
+    """The ``Examples:`` block of ``name``'s help (none for a command without examples)."""
+    lines = EXAMPLES.get(name, ())
+    return "Examples:\n" + "".join(f"  {line}\n" for line in lines) if lines else None
 
 
 _OUTPUT_HELP = {

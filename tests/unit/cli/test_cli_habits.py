@@ -4,6 +4,10 @@
 
 from __future__ import annotations
 
+import argparse
+import shlex
+from pathlib import Path
+
 import pytest
 from helpers_docs import SEED_A_FILE
 from ome_selector.cli import app as cli
@@ -79,3 +83,82 @@ def test_an_unknown_subcommand_far_from_any_has_no_suggestion(capsys: pytest.Cap
         "usage: ome-selector [-h] [--version] COMMAND ...\n"
         f"ome-selector: error: argument COMMAND: invalid choice: 'zzz' (choose from {_CHOICES})\n",
     )
+
+
+# --- Examples: in --help -------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    [action] = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def test_every_subcommand_help_ends_with_its_examples() -> None:
+    for name, sub in _subparsers().items():
+        examples = cli.EXAMPLES[name]
+        assert examples, name
+        assert sub.format_help().endswith("\nExamples:\n" + "".join(f"  {line}\n" for line in examples)), name
+
+
+# Each example that needs no server, run from the checkout's root: its exit status and the first
+# line it prints.
+EXAMPLE_RUNS = {
+    "ome-selector select -f server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml": (
+        0,
+        "Selected runtime: ClusterServingRuntime/llama-3-3-70b-hopper",
+    ),
+    "ome-selector select -f server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml --view full -o json": (
+        0,
+        "{",
+    ),
+    "ome-selector explain -f server/ome_selector/examples/inferenceservices/llama-3-2-3b.yaml": (
+        0,
+        "RUNTIME                                SCOPE        COMPATIBLE   PRIORITY   WEIGHT   SCORE   REASON",
+    ),
+    "ome-selector explain --model llama-3-2-3b-instruct -n llama-demo -o wide": (0, None),
+    "ome-selector effective -f server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml": (0, None),
+    "ome-selector history -f server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml -o wide": (0, None),
+    "ome-selector admit -f server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml": (
+        0,
+        "inferenceservice.ome.io/llama-3-3-70b admitted (path AutoSelect)",
+    ),
+    "ome-selector reconcile -f server/ome_selector/examples/inferenceservices/llama-3-3-70b-named.yaml --has-runtime-ready-condition": (
+        0,
+        "Selected runtime: ClusterServingRuntime/srt-llama-3-3-70b-instruct",
+    ),
+    "ome-selector validate-runtime -f server/ome_selector/examples/llama-3-3-70b-hopper.yaml": (
+        0,
+        "clusterservingruntime.ome.io/llama-3-3-70b-hopper admitted",
+    ),
+    # 1: an InferenceService would change (as kubectl diff)
+    "ome-selector what-if -f server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml --delete ClusterServingRuntime/llama-3-3-70b-hopper": (
+        1,
+        "INFERENCESERVICE   NAMESPACE    BEFORE   AFTER                    WHY",
+    ),
+    "ome-selector tree llama-3-3-70b-hopper": (0, "RUNTIME TREE"),
+    "ome-selector tree llama-3-3-70b-hopper -o wide": (0, "RUNTIME TREE"),
+    "ome-selector version": (0, None),
+}
+
+
+def test_the_examples_without_a_server_are_the_ones_run() -> None:
+    offline = [
+        line for name, lines in cli.EXAMPLES.items() if name != "serve" for line in lines if "--server" not in line
+    ]
+    assert offline == list(EXAMPLE_RUNS)
+
+
+@pytest.mark.parametrize("line", list(EXAMPLE_RUNS))
+def test_an_example_runs_as_written(
+    line: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    code, out, err = run(capsys, *shlex.split(line)[1:])
+    status, first = EXAMPLE_RUNS[line]
+    assert code == status, err
+    assert "error:" not in err
+    assert out
+    if first is not None:
+        assert out.splitlines()[0] == first
