@@ -64,7 +64,7 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 
 from google.protobuf.message import Message
 
-from ome_selector.cli import rendering
+from ome_selector.cli import rendering, reports
 from ome_selector.cli.asking import asker
 from ome_selector.cli.commands import COMMANDS, Command
 from ome_selector.cli.sources import OUTPUT_FORMATS, UsageError
@@ -190,6 +190,11 @@ def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Comm
         choices=command.outputs,
         default="table",
         help=", ".join(_OUTPUT_HELP[output].format(wide=command.wide_help) for output in command.outputs),
+    )
+    sub.add_argument(
+        "--no-headers",
+        action="store_true",
+        help="-o table and wide: print the tables without their column header lines",
     )
     if command.offline:
         sub.add_argument(
@@ -319,6 +324,11 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ``--server``), print the answers in ``-o``'s format (several InferenceServices: each table
     under its heading, JSON as an array, YAML as one document each; notes on ``err`` for table
     and wide only), and return the exit status, the highest over the answers."""
+    with reports.without_headers(args.no_headers):
+        return _answer(args, out, err)
+
+
+def _answer(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     command = COMMANDS[args.command]
     requests = command.requests(args, err)
     ask = asker(args, command, err)
@@ -359,7 +369,7 @@ def _follow(command: Command, output: str, requests: list[Message], ask: Callabl
     before the first, then ``command.render`` of each; ``-o json``: one JSON object per line),
     flushed at once; status 0 when the server ends the stream. A failed stream's ``UsageError``
     propagates (the command's ``error_status``)."""
-    heading = command.heading if output == "table" else ""
+    heading = command.heading if output == "table" and reports.headers_shown() else ""
     for request in requests:
         with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream
             for response in stream:

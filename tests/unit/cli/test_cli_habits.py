@@ -162,3 +162,61 @@ def test_an_example_runs_as_written(
     assert out
     if first is not None:
         assert out.splitlines()[0] == first
+
+
+# --- --no-headers --------------------------------------------------------------------------------
+
+_FORMAT_MISMATCH = (
+    "model format 'mt:safetensors:1.0.0:LlamaForCausalLM:transformers:4.45.0.dev0' not in supported formats: "
+    "framework version mismatch (model=4.45.0.dev0, runtime=4.47.0.dev0)"
+)
+
+
+def test_no_headers_leaves_out_the_header_line_and_sizes_columns_by_the_rows(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    isvc = "server/ome_selector/examples/inferenceservices/llama-3-2-3b.yaml"
+    code, out, err = run(capsys, "explain", "-f", isvc, "--no-headers")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "team-llama                             Namespaced   Yes   1   2   2   -",
+        "vllm-llama                             Cluster      Yes   2   6   6   -",
+        "srt-llama-small                        Cluster      Yes   3   6   6   -",
+        "srt-llama-large                        Cluster      Yes   3   6   6   -",
+        f"llama-3-3-70b-hopper                   Cluster      No    -   -   -   {_FORMAT_MISMATCH}",
+        f"srt-llama-3-3-70b-instruct             Cluster      No    -   -   -   {_FORMAT_MISMATCH}",
+        f"srt-llama-3-3-70b-instruct-multinode   Cluster      No    -   -   -   {_FORMAT_MISMATCH}",
+    ]
+    # without it, the same rows under the header
+    code, out, err = run(capsys, "explain", "-f", isvc)
+    assert out.splitlines()[0] == (
+        "RUNTIME                                SCOPE        COMPATIBLE   PRIORITY   WEIGHT   SCORE   REASON"
+    )
+
+
+def test_no_headers_in_a_report_with_several_tables(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """select keeps its report lines and drops the Candidates table's header."""
+    monkeypatch.chdir(REPO)
+    code, out, err = run(
+        capsys, "select", "-f", "server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml", "--no-headers"
+    )
+    assert (code, err) == (0, "")
+    assert out.split("\n\n")[1].splitlines() == ["Candidates:", "1   llama-3-3-70b-hopper   Cluster   2   0   15B   -"]
+    code, out, err = run(
+        capsys, "history", "-f", "server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml", "--no-headers"
+    )
+    assert (code, out, err) == (0, "C/B/1/1   -   -   -   -   -   R0/G0\n", "")
+
+
+def test_format_table_without_headers() -> None:
+    from ome_selector.cli import reports
+
+    with reports.without_headers():
+        assert reports.format_table(("A", "LONG-HEADER"), [("x", "y"), ("xyz", "w")]) == "x     y\nxyz   w"
+        assert reports.format_table(("A", "B"), []) == ""
+        assert not reports.headers_shown()
+    assert reports.headers_shown()
+    assert reports.format_table(("A", "LONG-HEADER"), [("x", "y")]) == "A   LONG-HEADER\nx   y"
