@@ -37,10 +37,12 @@ runtime is selected (``explain``: at least one runtime is a candidate, or there 
 at all; ``effective``: the Live view is Available;
 ``admit`` / ``validate-runtime``: the webhook admits; ``reconcile``: a runtime is resolved and the
 reconcile does not requeue). 1 when nothing is selected, the view is Unavailable, the webhook
-denies, or the reconcile fails. 2 on a usage or input error (bad flags,
+denies, or the reconcile fails. 2 on a usage or input error (bad flags but an unknown one,
 a missing or unreadable manifest path, with ``--strict`` any rejected manifest object, a bad ``-f``
 file, an object the service rejects, an unreachable server). Errors go to stderr as
-``error: <message>``; no traceback. (``kubectl ome runtime`` itself, reference/kubectl-ome/runtime.md
+``error: <message>``; no traceback. An unknown flag, on every command, is kubectl's: the
+subcommand's usage, ``error: unknown flag: --foo``, status 1. (``kubectl ome runtime`` itself,
+reference/kubectl-ome/runtime.md
 "Exit codes", returns 1 for every error and never 2; ``explain`` with no runtimes at all exits 0
 as it does there.) ``what-if``: 0 when no InferenceService would change, 1 when some would (as
 ``kubectl diff``), 2 on an error. ``watch`` prints each event as it comes until the server ends
@@ -72,6 +74,9 @@ from ome_selector.cli.sources import OUTPUT_FORMATS, UsageError
 EXIT_SELECTED = 0
 EXIT_NONE = 1
 EXIT_ERROR = 2
+# An unknown flag on any command, as kubectl (and reference/kubectl-ome/runtime.md "Exit codes":
+# 1 "for an invalid name or flag"): the subcommand's usage, then ``error: unknown flag: --foo``.
+EXIT_UNKNOWN_FLAG = 1
 
 __all__ = [
     "EXIT_ERROR",
@@ -279,10 +284,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     command = COMMANDS.get(args.command)
-    if extra:  # as parse_args reports them; a plain_errors command's parser, with its status
+    if extra:
+        [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        unknown = [arg for arg in extra if arg.startswith("-") and arg != "-"]
+        if unknown:  # kubectl's: the subcommand's usage, the first unknown flag, status 1
+            sub = subcommands.choices[args.command]
+            sub.print_usage(sys.stderr)
+            sub.exit(EXIT_UNKNOWN_FLAG, f"error: unknown flag: {unknown[0].split('=', 1)[0]}\n")
+        # stray words, as parse_args reports them; a plain_errors command's parser, with its status
         unrecognized = f"unrecognized arguments: {' '.join(extra)}"
         if command is not None and command.plain_errors:
-            [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
             subcommands.choices[args.command].error(unrecognized)
         parser.error(unrecognized)
     error_status = command.error_status if command is not None else EXIT_ERROR

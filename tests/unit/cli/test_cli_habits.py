@@ -220,3 +220,28 @@ def test_format_table_without_headers() -> None:
         assert not reports.headers_shown()
     assert reports.headers_shown()
     assert reports.format_table(("A", "LONG-HEADER"), [("x", "y")]) == "A   LONG-HEADER\nx   y"
+
+
+# --- one rule for an unknown flag ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["select", "-f", "x", "--foo"],
+        ["effective", "-f", "x", "--foo=3", "--bar"],
+        ["explain", "--model", "m", "--foo"],
+        ["tree", "x", "--foo"],
+        ["watch", "--server", "a", "--foo", "value"],
+        ["what-if", "--foo"],
+        ["serve", "--foo"],
+        ["version", "--foo"],
+    ],
+)
+def test_an_unknown_flag_prints_the_subcommand_usage_and_exits_1(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code, out, err = run(capsys, *argv)
+    usage = _subparsers()[argv[0]].format_usage()
+    assert (code, out, err) == (1, "", f"{usage}error: unknown flag: --foo\n")
+    assert usage.startswith(f"usage: ome-selector {argv[0]} ")
