@@ -18,6 +18,7 @@
     ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
     ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|json]
+    ome-selector completion       bash|zsh|fish
     ome-selector version
     ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
@@ -60,6 +61,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import os
 import re
 import sys
 from typing import Any, Callable, NoReturn, Sequence, TextIO
@@ -148,6 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     for command in COMMANDS.values():
         _add_command(subcommands, command)
+    completion = subcommands.add_parser(
+        "completion",
+        help="print the shell completion script (bash, zsh or fish)",
+        description="Print the completion script of ome-selector for a shell (argcomplete's); load it in\n"
+        "the shell's startup file.",
+        epilog=_epilog("completion"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    completion.add_argument("shell", choices=COMPLETION_SHELLS, help="the shell: %(choices)s")
     subcommands.add_parser(
         "version",
         help="print the ome-selector version",
@@ -246,6 +257,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "watch": ("ome-selector watch --server 127.0.0.1:50051 -n llama-demo",),
     "tree": ("ome-selector tree llama-3-3-70b-hopper", "ome-selector tree llama-3-3-70b-hopper -o wide"),
+    "completion": (
+        "source <(ome-selector completion bash)",
+        'ome-selector completion zsh > "${fpath[1]}/_ome-selector"',
+        "ome-selector completion fish > ~/.config/fish/completions/ome-selector.fish",
+    ),
     "version": ("ome-selector version",),
 }
 
@@ -282,6 +298,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     unexpected exception, printed as one ``error:`` line), 130 on Ctrl-C. argparse itself exits
     on bad flags (``build_parser``)."""
     parser = build_parser()
+    if argv is None and "_ARGCOMPLETE" in os.environ:  # a completion script asking: answer and exit
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
     args, extra = parser.parse_known_args(argv)
     command = COMMANDS.get(args.command)
     if extra:
@@ -300,6 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return _serve(args)
+        if args.command == "completion":
+            return _completion(args.shell, sys.stdout)
         if args.command == "version":
             return _version(sys.stdout)
         return _query(args, sys.stdout, sys.stderr)
@@ -314,6 +336,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a traceback on the terminal
         print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         return error_status
+
+
+COMPLETION_SHELLS = ("bash", "zsh", "fish")
+
+
+def _completion(shell: str, out: TextIO) -> int:
+    """``ome-selector completion SHELL``: argcomplete's script for ``shell``, which calls
+    ``ome-selector`` back with ``_ARGCOMPLETE`` set (``main`` answers it from the parser)."""
+    import argcomplete
+
+    out.write(argcomplete.shellcode(["ome-selector"], shell=shell))
+    return EXIT_SELECTED
 
 
 def _version(out: TextIO) -> int:

@@ -60,7 +60,7 @@ def test_version_subcommand_prints_what_version_flags_print(capsys: pytest.Captu
 
 _CHOICES = (
     "'serve', 'select', 'explain', 'effective', 'history', 'sync', 'admit', 'reconcile', "
-    "'validate-runtime', 'what-if', 'watch', 'tree', 'version'"
+    "'validate-runtime', 'what-if', 'watch', 'tree', 'completion', 'version'"
 )
 
 
@@ -145,7 +145,11 @@ EXAMPLE_RUNS = {
 
 def test_the_examples_without_a_server_are_the_ones_run() -> None:
     offline = [
-        line for name, lines in cli.EXAMPLES.items() if name != "serve" for line in lines if "--server" not in line
+        line
+        for name, lines in cli.EXAMPLES.items()
+        if name not in ("serve", "completion")  # a server; shell lines
+        for line in lines
+        if "--server" not in line
     ]
     assert offline == list(EXAMPLE_RUNS)
 
@@ -245,3 +249,21 @@ def test_an_unknown_flag_prints_the_subcommand_usage_and_exits_1(
     usage = _subparsers()[argv[0]].format_usage()
     assert (code, out, err) == (1, "", f"{usage}error: unknown flag: --foo\n")
     assert usage.startswith(f"usage: ome-selector {argv[0]} ")
+
+
+# --- completion ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_prints_argcompletes_script(capsys: pytest.CaptureFixture[str], shell: str) -> None:
+    import argcomplete
+
+    assert run(capsys, "completion", shell) == (0, argcomplete.shellcode(["ome-selector"], shell=shell), "")
+
+
+def test_completion_needs_a_known_shell(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "completion", "tcsh")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        "ome-selector completion: error: argument shell: invalid choice: 'tcsh' (choose from 'bash', 'zsh', 'fish')"
+    )
