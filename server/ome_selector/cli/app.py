@@ -68,7 +68,7 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 
 from google.protobuf.message import Message
 
-from ome_selector.cli import rendering, reports
+from ome_selector.cli import rendering, reports, templates
 from ome_selector.cli.asking import asker
 from ome_selector.cli.commands import COMMANDS, Command
 from ome_selector.cli.sources import OUTPUT_FORMATS, UsageError
@@ -203,9 +203,14 @@ def _add_command(subcommands: argparse._SubParsersAction[_Parser], command: Comm
     sub.add_argument(
         "-o",
         "--output",
-        choices=command.outputs,
+        choices=templates.Formats(command.outputs) if "json" in command.outputs else command.outputs,
         default="table",
-        help=", ".join(_OUTPUT_HELP[output].format(wide=command.wide_help) for output in command.outputs),
+        help=", ".join(_OUTPUT_HELP[output].format(wide=command.wide_help) for output in command.outputs)
+        + (
+            ", jsonpath=TEMPLATE, custom-columns=HEADER:EXPR[,...] (kubectl's syntax, over the -o json document)"
+            if "json" in command.outputs
+            else ""
+        ),
     )
     sub.add_argument(
         "--no-headers",
@@ -387,7 +392,9 @@ def _answer(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     status = max(
         (EXIT_SELECTED if command.succeeded(response) else EXIT_NONE for _, response in answers), default=EXIT_SELECTED
     )
-    if args.output == "json":
+    if templates.is_template(args.output):
+        text = _templated(args.output, [response for _, response in answers])
+    elif args.output == "json":
         text = rendering.format_json([response for _, response in answers])
     elif args.output == "yaml":
         text = rendering.format_yaml([response for _, response in answers])
@@ -404,9 +411,23 @@ def _answer(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if table:
                 texts.append(table)
         text = "\n\n".join(texts)
-    if text:
-        print(text, file=out)
+    if text:  # a jsonpath template prints exactly what it spells out (kubectl's: no newline added)
+        print(text, file=out, end="" if args.output.startswith(templates.JSONPATH) else "\n")
     return status
+
+
+def _templated(output: str, responses: list[Message], header_only: bool = False, rows_only: bool = False) -> str:
+    """``-o jsonpath=...`` (the template filled in per response) or ``-o custom-columns=...`` (a
+    table, one row per response; ``header_only``/``rows_only`` for a stream's heading and rows)."""
+    if output.startswith(templates.JSONPATH):
+        return templates.format_jsonpath(output.removeprefix(templates.JSONPATH), responses)
+    headers, rows = templates.custom_column_rows(output.removeprefix(templates.CUSTOM_COLUMNS), responses)
+    if header_only:
+        return reports.format_table(headers, [headers]).split("\n", 1)[0] if headers else ""
+    if rows_only:
+        with reports.without_headers():
+            return reports.format_table(headers, rows)
+    return reports.format_table(headers, rows)
 
 
 def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
@@ -415,10 +436,17 @@ def _follow(command: Command, output: str, requests: list[Message], ask: Callabl
     flushed at once; status 0 when the server ends the stream. A failed stream's ``UsageError``
     propagates (the command's ``error_status``)."""
     heading = command.heading if output == "table" and reports.headers_shown() else ""
+    if output.startswith(templates.CUSTOM_COLUMNS) and reports.headers_shown():
+        heading = _templated(output, [], header_only=True)
     for request in requests:
         with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream
             for response in stream:
-                text = rendering.format_json_line(response) if output == "json" else command.render(request, response)
+                if templates.is_template(output):
+                    text = _templated(output, [response], rows_only=True)
+                elif output == "json":
+                    text = rendering.format_json_line(response)
+                else:
+                    text = command.render(request, response)
                 if heading and text:
                     text, heading = f"{heading}\n{text}", ""
                 if text:

@@ -267,3 +267,78 @@ def test_completion_needs_a_known_shell(capsys: pytest.CaptureFixture[str]) -> N
     assert err.splitlines()[-1] == (
         "ome-selector completion: error: argument shell: invalid choice: 'tcsh' (choose from 'bash', 'zsh', 'fish')"
     )
+
+
+# --- -o jsonpath= and -o custom-columns= ---------------------------------------------------------
+
+SEED = "server/ome_selector/examples/inferenceservices/llama-3-3-70b.yaml"
+SMALL = "server/ome_selector/examples/inferenceservices/llama-3-2-3b.yaml"
+EXPLAINED = (
+    "team-llama vllm-llama srt-llama-small srt-llama-large llama-3-3-70b-hopper "
+    "srt-llama-3-3-70b-instruct srt-llama-3-3-70b-instruct-multinode"
+)
+
+
+def test_jsonpath_prints_the_template_filled_in(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    assert run(capsys, "select", "-f", SEED, "-o", 'jsonpath={.selection.runtime.name}{"\\n"}') == (
+        0,
+        "llama-3-3-70b-hopper\n",
+        "",
+    )
+    assert run(capsys, "select", "-f", SEED, "-o", "jsonpath={.selection.runtime.name}") == (
+        0,
+        "llama-3-3-70b-hopper",
+        "",
+    )
+    assert run(capsys, "explain", "-f", SMALL, "-o", "jsonpath=runtimes: {.runtimes[*].runtime.name}\\n") == (
+        0,
+        f"runtimes: {EXPLAINED}\n",
+        "",
+    )
+
+
+def test_custom_columns_prints_a_table_of_the_expressions(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    spec = "custom-columns=RUNTIME:.selection.runtime.name,SCORE:.selection.score,MISSING:.nope"
+    assert run(capsys, "select", "-f", SEED, "-o", spec) == (
+        0,
+        "RUNTIME                SCORE   MISSING\nllama-3-3-70b-hopper   2       <none>\n",
+        "",
+    )
+    assert run(capsys, "select", "-f", SEED, "-o", spec, "--no-headers") == (
+        0,
+        "llama-3-3-70b-hopper   2   <none>\n",
+        "",
+    )
+
+
+def test_bad_templates_are_input_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    assert run(capsys, "select", "-f", SEED, "-o", "custom-columns=X") == (
+        2,
+        "",
+        "error: custom-columns format: expected <header>:<json-path-expr>, got 'X'\n",
+    )
+    assert run(capsys, "explain", "-f", SMALL, "-o", "jsonpath={range .runtimes[*]}{end}") == (
+        1,
+        "",
+        "error: jsonpath '{range .runtimes[*]}{end}': {range} and {end} are not supported\n",
+    )
+    code, out, err = run(capsys, "select", "-f", SEED, "-o", "jsonpath={.a[}")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: error parsing jsonpath '.a[': ")
+
+
+def test_templates_only_where_json_is(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every command with -o json takes them; the fixed formats' error is unchanged."""
+    code, out, err = run(capsys, "select", "-f", SEED, "-o", "xml")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        "ome-selector select: error: argument -o/--output: invalid choice: 'xml' "
+        "(choose from 'table', 'wide', 'json', 'yaml', 'name')"
+    )
