@@ -23,11 +23,28 @@ def asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[
     called, when the service rejects the request or the server cannot be reached). A streaming
     command's answer is an iterator of responses (``--server`` only), which raises
     ``UsageError`` when the stream fails (the command's ``error_status``: 1 for watch)."""
+    if args.server:
+        _check_server(args.server)
     if command.streaming:
         return lambda request: _stream_server(args, command, request)
     if args.server:
         return lambda request: _ask_server(args, command, request)
     return _offline_asker(args, command, err)
+
+
+# URL schemes people type for --server; gRPC's own targets (dns:///, unix:, unix://) pass through.
+_URL_SCHEMES = ("http", "https", "grpc", "grpcs", "tcp")
+
+
+def _check_server(address: str) -> None:
+    """``UsageError`` for a URL in ``--server`` (``http://host:port``), which gRPC would answer
+    with ``Misformatted domain name``: the hint names the host:port to give instead."""
+    scheme, sep, rest = address.partition("://")
+    if sep and scheme.lower() in _URL_SCHEMES:
+        host_port = rest.split("/", 1)[0] or "HOST:PORT"
+        raise UsageError(
+            f"--server {address}: the server takes host:port or unix:/path, not a URL (try --server {host_port})"
+        )
 
 
 def _offline_asker(args: argparse.Namespace, command: Command, err: TextIO) -> Callable[[Message], Message]:

@@ -3,8 +3,10 @@ and validate-runtime (reference/kubectl-ome/runtime.md)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ome.selector.v1 import selector_pb2
 
@@ -67,9 +69,38 @@ from ome_selector.texts.messages import SYNC_PREVIEW_TITLE
 # --- tables and reports ------------------------------------------------------------------------
 
 
+# ``--no-headers``: tables printed without their header line (``without_headers``).
+_NO_HEADERS: contextvars.ContextVar[bool] = contextvars.ContextVar("no_headers", default=False)
+
+
+@contextlib.contextmanager
+def without_headers(enabled: bool = True) -> Iterator[None]:
+    """While active (``enabled``), ``format_table`` leaves out the header line, as kubectl's
+    ``--no-headers``; the columns are then as wide as their widest row cell."""
+    token = _NO_HEADERS.set(enabled)
+    try:
+        yield
+    finally:
+        _NO_HEADERS.reset(token)
+
+
+def headers_shown() -> bool:
+    """False inside ``without_headers()``."""
+    return not _NO_HEADERS.get()
+
+
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A kubectl-style table: columns padded to their widest cell, three spaces apart, one line
-    per row (cells are never wrapped), no trailing spaces. Every row has ``len(headers)`` cells."""
+    per row (cells are never wrapped), no trailing spaces. Every row has ``len(headers)`` cells.
+    Inside ``without_headers()``: the rows alone (``""`` for none)."""
+    if _NO_HEADERS.get():
+        if not rows:
+            return ""
+        widths = [max(len(row[i]) for row in rows) for i in range(len(headers))]
+        return "\n".join(
+            _COLUMN_GAP.join([cell.ljust(width) for cell, width in zip(row[:-1], widths)] + [row[-1]]).rstrip()
+            for row in rows
+        )
     widths = [
         max(len(headers[i]), *(len(row[i]) for row in rows)) if rows else len(headers[i]) for i in range(len(headers))
     ]

@@ -175,9 +175,10 @@ def test_one_command_per_selection_rpc_row() -> None:
 
 
 def test_the_parser_has_serve_then_the_table_in_order() -> None:
+    """Then the commands that ask nothing: completion, version."""
     parser = cli.build_parser()
     [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert list(subcommands.choices) == ["serve", *COMMANDS]
+    assert list(subcommands.choices) == ["serve", *COMMANDS, "completion", "version"]
 
 
 def test_an_unknown_rpc_is_refused_when_the_row_is_made() -> None:
@@ -326,17 +327,17 @@ def test_renderer_picks_wide_only_where_a_command_has_one() -> None:
 
 
 def test_a_streaming_command_needs_a_server_and_takes_table_or_json(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (
-        ["watch"],
-        ["watch", "--server", "127.0.0.1:1", "-o", "yaml"],
-        ["watch", "--server", "a", "--manifests", "x"],
+    for argv, status in (
+        (["watch"], 2),
+        (["watch", "--server", "127.0.0.1:1", "-o", "yaml"], 2),
+        (["watch", "--server", "a", "--manifests", "x"], 1),  # an unknown flag, as on every command
     ):
         with pytest.raises(SystemExit) as exited:
             cli.main(argv)
-        assert exited.value.code == 2
+        assert exited.value.code == status
     errors = capsys.readouterr().err.splitlines()
     assert [line for line in errors if "error:" in line] == [
         "ome-selector watch: error: the following arguments are required: --server",
         "ome-selector watch: error: argument -o/--output: invalid choice: 'yaml' (choose from 'table', 'json')",
-        "ome-selector: error: unrecognized arguments: --manifests x",
+        "error: unknown flag: --manifests",
     ]

@@ -1209,10 +1209,11 @@ def test_server_mode_errors_exit_2(running_server: Any, capsys: pytest.CaptureFi
 )
 def test_usage_errors_exit_2_or_1(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     """argparse's usage errors: 2, but 1 for the commands of kubectl-ome runtime.md ("No
-    `runtime` subcommand returns 2")."""
+    `runtime` subcommand returns 2"), and 1 for an unknown flag on any command (select has no
+    --has-runtime-ready-condition)."""
     with pytest.raises(SystemExit) as excinfo:
         cli.main(argv)
-    assert excinfo.value.code == (1 if argv[0] == "effective" else 2)
+    assert excinfo.value.code == (1 if argv[0] == "effective" or "--has-runtime-ready-condition" in argv else 2)
     err = capsys.readouterr().err
     assert err.startswith("usage: ome-selector")
     assert "Traceback" not in err
@@ -1239,6 +1240,8 @@ def test_top_level_help_lists_the_new_commands(capsys: pytest.CaptureFixture[str
         "what-if",
         "watch",
         "tree",
+        "completion",
+        "version",
     ]
 
 
