@@ -197,7 +197,9 @@ def test_preview_equals_apply_then_diff(initial: list, upserts: list, deletes: l
         store.upsert("v1", upserted)
     if deletes:
         store.delete("v2", deletes)
-    after = Selections.build(store.snapshot).outcomes()
+    # The store's next Selections, as the watch keeps them: a RuntimeReady condition a failure
+    # wrote stays written (troubleshoot-runtime-selection.md, Step 5).
+    after = Selections.build(snapshot).advance(snapshot, store.snapshot).selections.outcomes()
     assert [(c.namespace, c.name) for c in preview.changes] == changed(before, after)
     for c in preview.changes:
         k = (c.namespace, c.name)

@@ -19,7 +19,6 @@ from ome_selector.flows.outcomes import Selections
 from ome_selector.rpc.watch import SelectionTracker, Watcher
 
 NOT_FOUND = ("False", "RuntimeNotFound")
-RESOLVED = ("True", "RuntimeResolved")
 
 
 class HookedLock:
@@ -148,7 +147,7 @@ class TestSelectorCrossings:
                 "llama-demo/lbl",
                 "<absent>",
                 HOPPER,
-                RESOLVED,
+                None,  # never failed: no RuntimeReady (ome-selection-facts.md 8.6)
                 ["InferenceService llama-demo/lbl: metadata.labels changed"],
                 "CHANGE_STEP_INFERENCE_SERVICE",
                 "the InferenceService's labels match this watch now",
