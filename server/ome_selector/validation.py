@@ -353,26 +353,24 @@ def validate_spec(message: Message, path: str) -> list[FieldViolation]:
     return out[:MAX_VIOLATIONS_PER_OBJECT]
 
 
-def policy_fields(isvc: types_pb2.InferenceService) -> list[tuple[str, types_pb2.AcceleratorSelector]]:
+def policy_fields(spec: types_pb2.InferenceServiceSpec) -> list[tuple[str, types_pb2.AcceleratorSelector]]:
     """(proto path, selector) of each AcceleratorSelector with a ``policy`` set: the service's
     ``spec.acceleratorSelector`` and the engine's and decoder's ``acceleratorOverride``."""
-    spec = isvc.spec
     out = [("spec.accelerator_selector", spec.accelerator_selector)]
     out += [(f"spec.{c}.accelerator_override", getattr(spec, c).accelerator_override) for c in ("engine", "decoder")]
     return [(f"{path}.policy", selector) for path, selector in out if selector.HasField("policy")]
 
 
-def isvc_spec_violations(isvc: types_pb2.InferenceService, base: str) -> list[FieldViolation]:
-    """Violations of the InferenceService CRD enums (``SERVICE_MODES``, ``POLICIES``), paths
-    under ``base`` (``inference_service``); the selection RPCs and a cached InferenceService
-    are checked alike."""
-    spec = isvc.spec
+def isvc_spec_violations(spec: types_pb2.InferenceServiceSpec, base: str) -> list[FieldViolation]:
+    """Violations of an InferenceService's spec against the CRD enums (``SERVICE_MODES``,
+    ``POLICIES``), paths under ``base`` (``inference_service``); the selection RPCs and a cached
+    InferenceService are checked alike."""
     violations = []
     if spec.HasField("deployment_mode") and spec.deployment_mode not in SERVICE_MODES:
         violations.append(
             FieldViolation(f"{base}.spec.deployment_mode", errors.unsupported(spec.deployment_mode, SERVICE_MODES))
         )
-    for path, selector in policy_fields(isvc):
+    for path, selector in policy_fields(spec):
         if selector.policy not in _POLICIES:
             violations.append(FieldViolation(f"{base}.{path}", errors.unsupported(selector.policy, POLICIES)))
     return violations
@@ -414,7 +412,7 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
         out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, (api_version,))))  # type: ignore[attr-defined]
     _bounded(getattr(message, body), f"{base}.{body}", out)
     if kind == d.INFERENCE_SERVICE:
-        out += isvc_spec_violations(message, base)  # type: ignore[arg-type]
+        out += isvc_spec_violations(message.spec, base)  # type: ignore[attr-defined]
     if kind in RUNTIME_KINDS:
         out += _crd_runtime_violations(message.spec, f"{base}.spec")  # type: ignore[attr-defined]
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
@@ -516,7 +514,7 @@ def inference_service(isvc: types_pb2.InferenceService, base: str = "inference_s
     violations = validate_name(isvc.metadata.namespace, f"{base}.metadata.namespace", "namespace")
     if isvc.metadata.name:
         violations += validate_name(isvc.metadata.name, f"{base}.metadata.name")
-    return violations + isvc_spec_violations(isvc, base)
+    return violations + isvc_spec_violations(isvc.spec, base)
 
 
 def model_spec(spec: types_pb2.BaseModelSpec, path: str = "model_spec") -> list[FieldViolation]:

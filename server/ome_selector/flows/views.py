@@ -23,7 +23,7 @@ from ome_selector.domain import objects as d
 from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig, components
 from ome_selector.flows.effective import Effective, effective
-from ome_selector.flows.resolution import decide
+from ome_selector.flows.resolution import SelectQuery, decide
 from ome_selector.flows.revisions import PinMode, PinReport, PinState, SyncState
 from ome_selector.texts import messages
 
@@ -265,7 +265,8 @@ def effective_report(
     # Only an InferenceService that "names a runtime and follows it live" (runtime.md, ISSUE
     # codes): with ``autoSync: false`` it follows a revision, recorded or not yet.
     follows = pin.mode is PinMode.AUTO_SYNC
-    if ref.name and follows and live.state == messages.VIEW_AVAILABLE and decide(snapshot, isvc).compatibility_error:
+    available = live.state == messages.VIEW_AVAILABLE
+    if ref.name and follows and available and decide(snapshot, SelectQuery(isvc)).compatibility_error:
         issues.append(Issue(IssueCode.DECLARED_COMPATIBILITY_MISMATCH))
     if live.inheritance_reason:
         issues.append(Issue(IssueCode.INHERITANCE_UNAVAILABLE))
