@@ -1,5 +1,5 @@
 """Proto -> domain, once: the CRD defaults the API server applies, and compilation (validation
-is validation.py's, before any of this).
+is the validation package's, before any of this).
 
 - ``apply_defaults``: a copy with the CRD defaults (``operator: Equal``, ``weight: 1`` on
   ``modelFormat``/``modelFramework``; AcceleratorClass resource ``quantity: "1"``), so objects

@@ -1,6 +1,6 @@
 """SelectRuntime (BASIC or FULL view; runtime-selection-scoring.md, reference-a-runtime-explicitly.md)
 and ExplainRuntimes (by InferenceService or by model, paged; reference/kubectl-ome/runtime.md, explain):
-decode (validation.py) -> flows (resolution.decide; selection.explain) -> encode."""
+decode (``validation``) -> flows (resolution.decide; selection.explain) -> encode."""
 
 from __future__ import annotations
 
