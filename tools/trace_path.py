@@ -18,10 +18,11 @@ What counts:
   the call (loading the catalog, building the snapshot and its caches).
 - A **return** is a step's ``return`` event after which the walk goes down into another step:
   the walk coming back up and turning. A straight descent has none; ``decode -> run -> encode``
-  has two (decode hands back the query, run hands back the outcome).
+  has two (decode hands back the query, run hands back the outcome). Every ``return`` event of a
+  step is counted too, as ``return_events`` (at least one per step call).
 
 Output: one line per step, in the order first entered, indented by depth, then
-``steps=N returns=N below=N``. ``trace(method)`` returns the same as a ``Trace``.
+``steps=N returns=N return_events=N below=N``. ``trace(method)`` returns the same as a ``Trace``.
 """
 
 from __future__ import annotations
@@ -52,12 +53,13 @@ _INLINE = {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"}
 @dataclass
 class Trace:
     """The walk of one request: ``steps`` as (depth, ``module:qualname``) in the order first
-    entered; ``returns`` as defined in the module docstring; ``below`` counts the calls of
-    package functions that are not steps."""
+    entered; ``returns`` and ``return_events`` as defined in the module docstring; ``below``
+    counts the calls of package functions that are not steps."""
 
     method: str
     steps: list[tuple[int, str]] = field(default_factory=list)
     returns: int = 0
+    return_events: int = 0
     below: int = 0
 
     def names(self) -> list[str]:
@@ -65,7 +67,10 @@ class Trace:
 
     def text(self) -> str:
         lines = [f"{'  ' * depth}{name}" for depth, name in self.steps]
-        lines.append(f"{self.method}: steps={len(self.steps)} returns={self.returns} below={self.below}")
+        lines.append(
+            f"{self.method}: steps={len(self.steps)} returns={self.returns}"
+            f" return_events={self.return_events} below={self.below}"
+        )
         return "\n".join(lines)
 
 
@@ -135,6 +140,7 @@ def trace(method: str) -> Trace:
             return
         if event == "return":
             if stack and stack.pop():
+                result.return_events += 1
                 pending_return = True
             return
         args = frame.f_code.co_varnames[: frame.f_code.co_argcount + frame.f_code.co_kwonlyargcount]

@@ -17,8 +17,8 @@ def test_select_runtime_walk_is_decode_run_encode() -> None:
         "rpc.servicers:SelectionServicer._answer",
         "rpc.common:Rpc.__call__",
         "rpc.selection:decode_select",
-        "validation:select_request",
-        "validation:inference_service",
+        "validation.selection:select_request",
+        "validation.selection:inference_service",
         "flows.resolution:decide",
         "flows.resolution:resolve_model",
         "cache.ingest:compile_request",
@@ -44,6 +44,7 @@ def test_the_tracer_counts_steps_and_returns() -> None:
 
 def test_the_text_ends_with_the_counts() -> None:
     got = trace_path.trace("SelectRuntime")
-    assert (
-        got.text().splitlines()[-1] == f"SelectRuntime: steps={len(got.steps)} returns={got.returns} below={got.below}"
+    assert got.text().splitlines()[-1] == (
+        f"SelectRuntime: steps=10 returns=3 return_events={got.return_events} below={got.below}"
     )
+    assert got.return_events >= len(got.steps)  # every step returns at least once
