@@ -1,6 +1,6 @@
-"""The flows of SelectRuntime and ExplainRuntimes over one snapshot, each from a typed query to a
-typed outcome (runtime-selection-scoring.md; reference-a-runtime-explicitly.md;
-reference/kubectl-ome/runtime.md, ``explain``). Pure Python, no gRPC."""
+"""The flow of ExplainRuntimes over one snapshot, from a typed query to a typed outcome
+(reference/kubectl-ome/runtime.md, ``explain``; runtime-selection-scoring.md). SelectRuntime's
+flow is ``resolution.decide``. Pure Python, no gRPC."""
 
 from __future__ import annotations
 
@@ -16,11 +16,6 @@ from ome_selector.engine.evaluation import AutoSelection, Evaluation
 from ome_selector.flows.resolution import ModelResolution, model_errors, resolve_model
 from ome_selector.rules.scoring import explain_columns
 from ome_selector.texts import messages
-
-# SelectRuntime's flow is ``resolution.decide`` over a ``resolution.SelectQuery``: the named
-# runtime (used even when it fails a check), or auto-selection.
-
-# ---- ExplainRuntimes --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
