@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "ome_selector"
 # The rule modules: the checks, versions, sizes, quantities, accelerator-class policy, ingestion,
-# the snapshot (fetch order, inheritance, incremental writes), the engine, what was lifecycle.py
+# the snapshot (runtime groups in fetch order, inheritance chains, incremental writes), the engine, what was lifecycle.py
 # (resolution, admission, components, effective, reconcile), the runtime webhook and the runtime
 # tree.
 # The selection checks (rules/), one file per check.
@@ -69,6 +69,8 @@ RULE_MODULES = (
     "quantities.py",
     "accelerators.py",
     "ingest.py",
+    "groups.py",
+    "chains.py",
     "snapshot.py",
     "engine.py",
     "resolution.py",
@@ -87,6 +89,8 @@ MODULE_PATHS = {
     "quantities.py": "domain/quantities.py",
     "accelerators.py": "rules/accelerators.py",
     "ingest.py": "cache/ingest.py",
+    "groups.py": "cache/groups.py",
+    "chains.py": "cache/chains.py",
     "snapshot.py": "cache/snapshot.py",
     "engine.py": "engine/evaluation.py",
     "resolution.py": "flows/resolution.py",
@@ -138,6 +142,8 @@ FOCUS_TESTS = {
         "tests/unit/rules/test_check_table.py",
         "tests/docs/test_matching_docs.py",
     ),
+    "groups.py": ("tests/unit/cache/test_mutants_groups.py", "tests/unit/engine/test_fast_path.py"),
+    "chains.py": ("tests/unit/cache/test_mutants_snapshot.py", "tests/unit/cache/test_cache_writes.py"),
     "snapshot.py": (
         "tests/unit/cache/test_mutants_snapshot.py",
         "tests/unit/cache/test_cache_writes.py",

@@ -11,9 +11,11 @@ import copy
 from typing import Any
 
 from google.protobuf import json_format
-from helpers_docs import entry, isvc, load, model, revision, runtime, spec_of
+from helpers_docs import entry, inference_service, isvc, load, model, revision, runtime, spec_of
 from ome.selector.v1 import selector_pb2 as pb
+from ome_selector.cli import reports
 from ome_selector.rpc import runtimes
+from ome_selector.rpc import views as rpc_views
 
 TEAM_A = "team-a"
 PINNED = "cr-vllm-llama-1baf272d"
@@ -91,3 +93,68 @@ def llama_chat(**status: Any) -> dict[str, Any]:
         **status,
     }
     return doc
+
+
+# The RPCs in process on the page's sources, and readers of their answers.
+
+LIVE_HASH = "2b492efa"
+PINNED_HASH = "60d7abfc"
+
+
+def effective(sources: list[Any], service: Any, **fields: Any) -> pb.GetEffectiveRuntimeResponse:
+    store = load(*sources)
+    request = pb.GetEffectiveRuntimeRequest(inference_service=inference_service(service), **fields)
+    return rpc_views.get_effective_runtime(store.snapshot, request)
+
+
+def history(sources: list[Any], service: Any, **fields: Any) -> pb.GetRuntimeHistoryResponse:
+    store = load(*sources)
+    request = pb.GetRuntimeHistoryRequest(inference_service=inference_service(service), **fields)
+    return rpc_views.get_runtime_history(store.snapshot, request)
+
+
+def plan(sources: list[Any], service: Any, **fields: Any) -> pb.PlanRuntimeSyncResponse:
+    store = load(*sources)
+    fields.setdefault("request_id", REQUEST_ID)
+    request = pb.PlanRuntimeSyncRequest(inference_service=inference_service(service), **fields)
+    return rpc_views.plan_runtime_sync(store.snapshot, request)
+
+
+def rows(response: pb.GetEffectiveRuntimeResponse, scope: str) -> list[tuple[str, str]]:
+    """The (FIELD, VALUE) rows of one SCOPE of the effective table."""
+    lines = reports.format_effective(response).splitlines()[1:]
+    return [(line.split()[1], line.split(None, 2)[2]) for line in lines if line.split()[0] == scope]
+
+
+def service(response: pb.GetEffectiveRuntimeResponse) -> dict[str, Any]:
+    """The Service rows as a dict (ISSUE rows as a list)."""
+    out: dict[str, Any] = {"ISSUE": []}
+    for name, value in rows(response, "Service"):
+        if name == "ISSUE":
+            out["ISSUE"].append(value)
+        else:
+            out[name] = value
+    return out
+
+
+def chat(**changes: Any) -> dict[str, Any]:
+    """llama-chat with ``spec.runtime`` / metadata / status changes."""
+    doc = llama_chat()
+    doc["spec"]["runtime"].update(changes.pop("runtime", {}))
+    for key in ("annotations", "labels"):
+        if key in changes:
+            doc["metadata"][key] = changes.pop(key)
+    doc["metadata"].update(changes.pop("metadata", {}))
+    status = changes.pop("status", None)
+    if status is not None:
+        doc["status"] = status
+    assert not changes
+    return doc
+
+
+DRIFTED = {
+    "type": "RuntimeDrifted",
+    "status": "True",
+    "reason": "RevisionMismatch",
+    "message": f"pinned {PINNED}, live spec differs; bump ome.io/runtime-sync annotation to advance",
+}

@@ -35,9 +35,7 @@ def _imports() -> list[tuple[str, str]]:
 
 def test_every_module_is_in_a_layer() -> None:
     assert {_layer(module) for module, _ in _imports()} <= set(LAYERS)
-    assert sorted(p.name for p in PACKAGE.iterdir() if not p.name.startswith("__")) == sorted(
-        [*(f"{layer}.py" if layer == "validation" else layer for layer in LAYERS)]
-    )
+    assert sorted(p.name for p in PACKAGE.iterdir() if not p.name.startswith("__")) == sorted(LAYERS)
 
 
 def test_no_import_runs_upward() -> None:

@@ -1,5 +1,5 @@
 """Proto -> domain, once: the CRD defaults the API server applies, and compilation (validation
-is validation.py's, before any of this).
+is the validation package's, before any of this).
 
 - ``apply_defaults``: a copy with the CRD defaults (``operator: Equal``, ``weight: 1`` on
   ``modelFormat``/``modelFramework``; AcceleratorClass resource ``quantity: "1"``), so objects
@@ -300,14 +300,15 @@ def compile_model(kind: str, namespace: str, name: str, spec: types_pb2.BaseMode
     )
 
 
-def requested_mode(isvc: types_pb2.InferenceService, component: str) -> str | None:
-    """The mode the InferenceService itself asks for ``component`` (``engine`` or ``decoder``):
-    its own ``ome.io/deploymentMode`` annotation when valid, else ``spec.deploymentMode``; None
-    for none. ``metadata.annotations`` never count (runtime-deployment-mode-matching.md)."""
-    mode = _mode(getattr(isvc.spec, component).annotations)
+def requested_mode(spec: types_pb2.InferenceServiceSpec, component: str) -> str | None:
+    """The mode an InferenceService's spec itself asks for ``component`` (``engine`` or
+    ``decoder``): the component's own ``ome.io/deploymentMode`` annotation when valid, else
+    ``spec.deploymentMode``; None for none. ``metadata.annotations`` never count
+    (runtime-deployment-mode-matching.md)."""
+    mode = _mode(getattr(spec, component).annotations)
     if mode is not None:
         return mode
-    service_mode = isvc.spec.deployment_mode if isvc.spec.HasField("deployment_mode") else None
+    service_mode = spec.deployment_mode if spec.HasField("deployment_mode") else None
     return service_mode if service_mode in d.VALID_MODES else None
 
 
@@ -333,8 +334,8 @@ def compile_request(isvc: types_pb2.InferenceService) -> d.Request:
         namespace=isvc.metadata.namespace,
         model_name=spec.model.name,
         required_classes=frozenset(required) if spec.HasField("model") else None,
-        engine_mode=requested_mode(isvc, "engine"),
-        decoder_mode=requested_mode(isvc, "decoder") if has_decoder else None,
+        engine_mode=requested_mode(spec, "engine"),
+        decoder_mode=requested_mode(spec, "decoder") if has_decoder else None,
         has_decoder=has_decoder,
     )
 

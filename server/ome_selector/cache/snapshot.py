@@ -11,207 +11,30 @@ snapshot and the store swaps it in.
 this one and a write: only the objects the write carries are compiled, only the runtime groups
 they belong to are updated (``RuntimeGroup.changed``), and inheritance is resolved again only
 for runtimes whose chain can reach a changed runtime. Caches live beside snapshots
-(``caches.py``), keyed by content, so a write never empties them.
+(``engine/memo.py``), keyed by content, so a write never empties them.
 """
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from operator import attrgetter
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
+from ome_selector.cache.chains import ChainWalk, chain_can_reach, walk_chain
+from ome_selector.cache.groups import EMPTY_GROUP, RuntimeGroup
+from ome_selector.cache.groups import mask_from_positions as mask_from_positions  # engine.evaluation's import
 from ome_selector.cache.ingest import compile_model, compile_revision, compile_runtime, compile_spec, merge_specs
 from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
-from ome_selector.texts import messages
 from ome_selector.validation import Key, unwrap
 
-MAX_CHAIN = 5
 _RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
 # (revision namespace, owner runtime name, content hash): what a roll forward looks revisions up by.
 ContentKey = tuple[str, str, str]
-# Above this many changed runtimes in one group, rebuilding the group beats editing it.
-_REBUILD_FRACTION = 8
-
-
-def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
-    """Sort key of OME's fetch order: newest ``creationTimestamp`` first (absent counts as
-    oldest), then name ascending."""
-    return (rt.created is None, -(rt.created or 0.0), rt.name)
-
-
-def fetch_order(runtimes: Iterable[d.Runtime]) -> tuple[d.Runtime, ...]:
-    """``runtimes`` in fetch order (see ``fetch_key``)."""
-    return tuple(sorted(runtimes, key=fetch_key))
-
-
-def mask_from_positions(positions: Sequence[int], size: int) -> int:
-    """The int with bit p set for each p in ``positions`` (each below ``size``)."""
-    bitmap = bytearray((size + 7) // 8)
-    for p in positions:
-        bitmap[p >> 3] |= 1 << (p & 7)
-    return int.from_bytes(bitmap, "little")
-
-
-class RuntimeGroup:
-    """The runtimes of one scope, in fetch order, with bit masks over their positions.
-
-    ``order[i]`` is the runtime at position i; bit i of ``masks[key]`` is set when
-    ``order[i].own.index_keys`` has ``key`` (``domain.Compiled.index_keys``), so a request finds
-    the runtimes each check rejects with a few integer operations instead of a visit to every
-    runtime. Immutable: ``changed`` returns a new group.
-    """
-
-    __slots__ = ("order", "keys", "masks", "all", "_derived")
-
-    def __init__(
-        self,
-        order: tuple[d.Runtime, ...],
-        keys: tuple[tuple[bool, float, str], ...],
-        masks: dict[tuple[object, ...], int],
-    ) -> None:
-        self.order = order
-        self.keys = keys
-        self.masks = masks
-        self.all = (1 << len(order)) - 1
-        self._derived: dict[object, Any] = {}  # computed once per group, when first asked for
-
-    def _derive(self, key: object, make: Callable[[], Any]) -> Any:
-        found = self._derived.get(key)
-        if found is None:
-            found = self._derived[key] = make()
-        return found
-
-    def _per_position(self, key: object, element: Callable[[d.Runtime], Any]) -> tuple[Any, ...]:
-        """``element(rt)`` for each position, computed once; ``changed`` carries it forward
-        through its edits (``_ELEMENTS`` names the element function of each key)."""
-        return self._derive(key, lambda: tuple(map(element, self.order)))  # type: ignore[no-any-return]
-
-    def by_name(self) -> tuple[d.Runtime, ...]:
-        """The runtimes sorted by name."""
-        return self._derive("by_name", lambda: tuple(sorted(self.order, key=attrgetter("name"))))  # type: ignore[no-any-return]
-
-    def names(self) -> tuple[str, ...]:
-        """The runtimes' names, by position."""
-        return self._per_position("names", _NAME)
-
-    def format_ids(self) -> tuple[int, ...]:
-        """Each runtime's ``own.format_id``, by position."""
-        return self._per_position("format_ids", _FORMAT_ID)
-
-    def pieces(self, reason: str) -> tuple[str, ...]:
-        """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
-        runtime (``messages.excluded_runtime``)."""
-        return self._per_position(("pieces", reason), _piece(reason))
-
-    @classmethod
-    def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
-        """A group of ``runtimes`` (any order)."""
-        order = fetch_order(runtimes)
-        positions: dict[tuple[object, ...], list[int]] = {}
-        for i, rt in enumerate(order):
-            for key in rt.own.index_keys:
-                positions.setdefault(key, []).append(i)
-        masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
-        return cls(order, tuple(fetch_key(rt) for rt in order), masks)
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def mask(self, key: tuple[object, ...]) -> int:
-        """The positions whose spec has ``key`` (0 when none)."""
-        return self.masks.get(key, 0)
-
-    def changed(self, removed: Sequence[d.Runtime], added: Sequence[d.Runtime]) -> RuntimeGroup:
-        """A group without the ``removed`` runtimes (as stored here) and with ``added``. A runtime
-        replaced by one with the same fetch key keeps its position; otherwise the positions after
-        it shift, and so do the masks' bits."""
-        if (len(removed) + len(added)) * _REBUILD_FRACTION > len(self.order) + 64:
-            gone = {rt.name for rt in removed}
-            return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
-        order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
-        pending = {rt.name: rt for rt in added}
-        edits: list[tuple[str, int, d.Runtime | None]] = []  # ("set" | "del" | "ins", position, runtime)
-        for old in removed:
-            i = bisect.bisect_left(keys, fetch_key(old))
-            assert i < len(order) and order[i].name == old.name, old.name
-            bit = 1 << i
-            for key in old.own.index_keys:
-                masks[key] &= ~bit
-            new = pending.get(old.name)
-            if new is not None and keys[i] == fetch_key(new):
-                del pending[old.name]
-                order[i] = new
-                edits.append(("set", i, new))
-                for key in new.own.index_keys:
-                    masks[key] = masks.get(key, 0) | bit
-                continue
-            edits.append(("del", i, None))
-            del order[i], keys[i]
-            low = bit - 1
-            masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
-        for new in pending.values():
-            k = fetch_key(new)
-            i = bisect.bisect_left(keys, k)
-            edits.append(("ins", i, new))
-            order.insert(i, new)
-            keys.insert(i, k)
-            bit = 1 << i
-            low = bit - 1
-            masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
-            for key in new.own.index_keys:
-                masks[key] = masks.get(key, 0) | bit
-        group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
-        group._carry(self, edits)
-        return group
-
-    def _carry(self, previous: RuntimeGroup, edits: Sequence[tuple[str, int, d.Runtime | None]]) -> None:
-        """Replay ``changed``'s edits on ``previous``'s per-position tables, so the first answer
-        after a write does not rebuild them (a list copy and a few inserts instead of a call per
-        runtime). The name order is kept only when no runtime moved."""
-        for key, value in previous._derived.items():
-            if key == "by_name":
-                if all(op == "set" for op, _, _ in edits):
-                    swap = {rt.name: rt for _, _, rt in edits if rt is not None}
-                    self._derived[key] = tuple(swap.get(rt.name, rt) for rt in value) if swap else value
-                continue
-            element = _element(key)
-            table = list(value)
-            for op, i, rt in edits:
-                if op == "del":
-                    del table[i]
-                elif op == "ins":
-                    table.insert(i, element(rt))  # type: ignore[arg-type]
-                else:
-                    table[i] = element(rt)  # type: ignore[arg-type]
-            self._derived[key] = tuple(table)
-
-
-_NAME: Callable[[d.Runtime], str] = attrgetter("name")
-_FORMAT_ID: Callable[[d.Runtime], int] = attrgetter("own.format_id")
-
-
-def _piece(reason: str) -> Callable[[d.Runtime], str]:
-    return lambda rt: messages.EXCLUDED_RUNTIME.format(rt.name, reason)
-
-
-def _element(key: object) -> Callable[[d.Runtime], Any]:
-    """The element function of a per-position table key of ``RuntimeGroup._derived``."""
-    if key == "names":
-        return _NAME
-    if key == "format_ids":
-        return _FORMAT_ID
-    assert isinstance(key, tuple) and key[0] == "pieces", key
-    return _piece(key[1])
-
-
-_EMPTY_GROUP = RuntimeGroup((), (), {})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -357,7 +180,7 @@ class Snapshot:
             if group_name is None:
                 cluster = cluster.changed(removed, added)
             else:
-                updated = namespaced.get(group_name, _EMPTY_GROUP).changed(removed, added)
+                updated = namespaced.get(group_name, EMPTY_GROUP).changed(removed, added)
                 if len(updated):
                     namespaced[group_name] = updated
                 else:
@@ -381,7 +204,7 @@ class Snapshot:
 
     def runtimes_in_scope(self, namespace: str) -> tuple[RuntimeGroup, RuntimeGroup]:
         """(ServingRuntimes of ``namespace``, ClusterServingRuntimes), each a group in fetch order."""
-        return self.namespaced.get(namespace, _EMPTY_GROUP), self.cluster
+        return self.namespaced.get(namespace, EMPTY_GROUP), self.cluster
 
     def counts(self) -> dict[str, int]:
         """Objects per kind."""
@@ -524,20 +347,6 @@ def _resolve_affected(parts: _Parts, changed: set[Key], previous: Previous) -> s
     return out
 
 
-def chain_can_reach(rt: d.Runtime, changed: Set[Key], names: Set[str]) -> bool:
-    """Whether the inheritance chain of ``rt`` (a runtime with a parent, as resolved) can change
-    when the runtimes ``changed`` (keys; ``names`` their names) change: ``rt`` itself, its
-    parent, a chain member, or a name its chain error mentions (a new parent can mend a broken
-    chain)."""
-    error = rt.inheritance_error
-    return (
-        rt.key in changed
-        or rt.parent in names
-        or not names.isdisjoint(rt.chain)
-        or (error is not None and any(n in error for n in names))
-    )
-
-
 def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:
     """runtime-inheritance.md: a ClusterServingRuntime's parents are ClusterServingRuntimes; a
     ServingRuntime's are looked up in its namespace first, for the whole walk. The parent is read
@@ -547,53 +356,6 @@ def _parent(parts: _Parts, head: d.Runtime, name: str) -> d.Runtime | None:
         if found is not None:
             return found  # type: ignore[no-any-return]
     return parts.compiled.get((d.CLUSTER_SERVING_RUNTIME, "", name))  # type: ignore[no-any-return]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ChainWalk:
-    """OME's walk up one inheritance chain (runtime-inheritance.md, "Chain limits").
-
-    ``members``: the runtimes visited, the head first, then each parent as compiled (its own
-    spec). ``reason``: None when the chain resolves, else where the walk stopped at the last
-    member's parent (``members[-1].parent``): ``CHAIN_MAX_DEPTH`` (the chain holds
-    ``MAX_CHAIN`` runtimes already), ``CHAIN_CYCLE`` (a name already in the chain) or
-    ``CHAIN_NOT_FOUND``, checked in that order.
-    """
-
-    members: tuple[d.Runtime, ...]
-    reason: str | None = None
-
-    @property
-    def error(self) -> str | None:
-        """OME's text for the broken chain (the chain head first), or None."""
-        names = [rt.name for rt in self.members]
-        parent = self.members[-1].parent or ""
-        if self.reason == d.CHAIN_MAX_DEPTH:
-            return messages.inherit_max_depth(names)
-        if self.reason == d.CHAIN_CYCLE:
-            return messages.inherit_cycle([*names, parent])
-        if self.reason == d.CHAIN_NOT_FOUND:
-            return messages.inherit_parent_not_found(parent, names)
-        return None
-
-
-def walk_chain(head: d.Runtime, parent_of: Callable[[str], d.Runtime | None]) -> ChainWalk:
-    """Walk from ``head`` up its ``ome.io/inherit-from`` parents, each found by
-    ``parent_of(name)``, until a runtime without a parent or a problem (``ChainWalk``)."""
-    members = [head]
-    names = {head.name}
-    while members[-1].parent:
-        name = members[-1].parent
-        if len(members) >= MAX_CHAIN:
-            return ChainWalk(tuple(members), d.CHAIN_MAX_DEPTH)
-        if name in names:
-            return ChainWalk(tuple(members), d.CHAIN_CYCLE)
-        parent = parent_of(name)
-        if parent is None:
-            return ChainWalk(tuple(members), d.CHAIN_NOT_FOUND)
-        members.append(parent)
-        names.add(name)
-    return ChainWalk(tuple(members))
 
 
 def _resolve_inheritance(parts: _Parts, head: d.Runtime, previous: Previous) -> d.Runtime:

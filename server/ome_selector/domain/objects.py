@@ -116,7 +116,7 @@ class Compiled:
     router_mode: str | None = None
     engine_multi_node: bool = False  # engineConfig has a leader or worker
     decoder_multi_node: bool = False  # decoderConfig has a leader or worker
-    # The runtime group's bit masks this spec belongs to (snapshot.RuntimeGroup), fixed at
+    # The runtime group's bit masks this spec belongs to (groups.RuntimeGroup), fixed at
     # ingestion: ("disabled",), ("classes",), ("class", c), ("engine*",), ("engine", mode),
     # ("decoder*",), ("decoder", mode), ("format", (format name, architecture, quantization)).
     index_keys: tuple[tuple[object, ...], ...] = ()

@@ -27,7 +27,7 @@ from ome.v1beta1 import types_pb2
 from ome_selector.cache.ingest import requested_mode
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
-from ome_selector.flows.resolution import Decision, decide, resolve_model
+from ome_selector.flows.resolution import Decision, SelectQuery, decide, resolve_model
 from ome_selector.flows.revisions import revision_prefix
 from ome_selector.texts import messages
 from ome_selector.texts.fieldpaths import json_path
@@ -79,12 +79,12 @@ def spec_denial(isvc: types_pb2.InferenceService) -> str:
     spec = isvc.spec
     if spec.HasField("decoder") and not spec.HasField("engine"):
         return messages.DECODER_WITHOUT_ENGINE
-    enums = isvc_spec_violations(isvc, "inference_service")  # the rule a cached InferenceService gets
+    enums = isvc_spec_violations(spec, "inference_service")  # the rule a cached InferenceService gets
     if enums:
         path = json_path(enums[0].field).removeprefix("inferenceService.")
         return f"{path}: {enums[0].description}"
     if spec.HasField("engine") and spec.HasField("decoder"):
-        engine_mode, decoder_mode = requested_mode(isvc, "engine") or "", requested_mode(isvc, "decoder") or ""
+        engine_mode, decoder_mode = requested_mode(spec, "engine") or "", requested_mode(spec, "decoder") or ""
         if "OMENative" in (engine_mode, decoder_mode) and engine_mode != decoder_mode:
             return messages.INVALID_MODE_COMBINATION.format(engine=engine_mode, decoder=decoder_mode)
     return ""
@@ -178,13 +178,13 @@ def _checked(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
         if not spec.HasField("model") or not model_name:
             if spec.runtime.HasField("auto_sync") and not spec.runtime.auto_sync:
                 return Admission(True, AdmissionPath.PINNED_NO_MODEL)
-            decision = decide(snapshot, isvc)
+            decision = decide(snapshot, SelectQuery(isvc))
             if decision.runtime_error:  # disabled, or a broken chain; a missing runtime is admitted
                 return Admission(
                     False, AdmissionPath.NAMED_RUNTIME_NO_MODEL, denial=decision.runtime_error, decision=decision
                 )
             return Admission(True, AdmissionPath.NAMED_RUNTIME_NO_MODEL, decision=decision)
-        decision = decide(snapshot, isvc)
+        decision = decide(snapshot, SelectQuery(isvc))
         res = decision.model
         if res.not_found:
             return Admission(False, AdmissionPath.NAMED_RUNTIME, denial=res.not_found, decision=decision)
@@ -212,7 +212,7 @@ def _checked(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Admission:
         return Admission(True, AdmissionPath.DEFERRED_FULL_RUNNER)
     if not spec.HasField("model") or not model_name:
         return Admission(False, AdmissionPath.AUTO_SELECT, denial=messages.MODEL_REFERENCE_REQUIRED_FOR_AUTO_SELECT)
-    decision = decide(snapshot, isvc)  # the model exists and is enabled (checked above)
+    decision = decide(snapshot, SelectQuery(isvc))  # the model exists and is enabled (checked above)
     res = decision.model
     failure = res.error or (decision.auto.no_runtime_message if decision.auto and decision.runtime is None else "")
     if failure:

@@ -12,7 +12,7 @@ from ome.v1beta1 import types_pb2
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.flows.components import ComponentConfig, components
-from ome_selector.flows.resolution import decide, lookup_named
+from ome_selector.flows.resolution import SelectQuery, decide, lookup_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ def effective(snapshot: Snapshot, isvc: types_pb2.InferenceService) -> Effective
     elif not isvc.spec.model.name:
         return unavailable("NotConfigured")
     else:
-        runtime = decide(snapshot, isvc).runtime
+        runtime = decide(snapshot, SelectQuery(isvc)).runtime
         if runtime is None:  # unknown, disabled or format-less model, or no runtime qualifies
             return unavailable("NotFound")
     error = runtime.inheritance_error

@@ -34,7 +34,7 @@ What an outcome depends on (its index keys), and what a write touches:
   the component configuration reads, and for a pinned InferenceService (``autoSync: false``) the
   revisions ``spec.runtime.revision`` and ``status.pinnedRevisionName`` name (in ``ome``); a write
   touches the key of every object it creates, replaces with a different object or deletes, and of
-  every runtime whose inheritance chain can reach a touched runtime (``snapshot.chain_can_reach``,
+  every runtime whose inheritance chain can reach a touched runtime (``chains.chain_can_reach``,
   the rule the snapshot re-resolves chains by).
 - ``("format", scope, (format, architecture, quantization))``: an auto-selected runtime can only
   lose its place to a runtime with an entry of the model's format key in the same scope (the
@@ -53,7 +53,8 @@ from itertools import chain
 
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.snapshot import Snapshot, chain_can_reach
+from ome_selector.cache.chains import chain_can_reach
+from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.flows import reconcile
 from ome_selector.flows.components import ComponentConfig

@@ -16,7 +16,7 @@ from ome_selector.engine import evaluation as engine
 from ome_selector.engine.evaluation import TieBreak, Verdict
 from ome_selector.flows.changes import object_name
 from ome_selector.flows.outcomes import Advance, Change, IndexKey, Outcome, Selections, _runtime, index_keys_of
-from ome_selector.flows.resolution import Decision, ModelResolution, decide, resolve_model
+from ome_selector.flows.resolution import Decision, ModelResolution, SelectQuery, decide, resolve_model
 from ome_selector.flows.revisions import PinOutcome, pinned
 from ome_selector.flows.revisions import resolve as resolve_pin
 from ome_selector.rules.results import Check, Failure
@@ -218,7 +218,8 @@ def reason(old: Snapshot, new: Snapshot, change: Change) -> Reason:
     if pin is not None:
         return pin
     if isvc1.spec.runtime.name:  # resolving a named runtime costs one evaluation
-        return _named_reason(isvc1.spec.runtime.name, decide(old, isvc1), decide(new, isvc1), change)
+        query = SelectQuery(isvc1)
+        return _named_reason(isvc1.spec.runtime.name, decide(old, query), decide(new, query), change)
     assert change.before is not None and change.after is not None
     if r0.model is None or r1.model is None or r0.error or r1.error:
         return _configuration(change.before, change.after)

@@ -16,7 +16,7 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.objects import Event
 from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig, components
-from ome_selector.flows.resolution import Decision, decide
+from ome_selector.flows.resolution import Decision, SelectQuery, decide
 from ome_selector.flows.revisions import PinOutcome
 from ome_selector.texts import messages
 from ome_selector.texts.messages import accelerator_event_message
@@ -90,7 +90,7 @@ def reconcile(
     model_name = spec.model.name
     if not named and not model_name:
         return _error(None, messages.EVENT_MODEL_RECONCILE_ERROR, messages.MODEL_REFERENCE_REQUIRED)
-    decision = decide(snapshot, isvc)
+    decision = decide(snapshot, SelectQuery(isvc))
     res = decision.model
     if res.not_found:
         return _error(

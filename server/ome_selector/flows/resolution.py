@@ -5,8 +5,8 @@ reconcile, the effective view).
   (base-models.md), with OME's errors for a disabled or format-less model.
 - ``lookup_named``: the runtime ``spec.runtime`` names (reference-a-runtime-explicitly.md, "How
   OME resolves the name").
-- ``decide`` -> ``Decision``: model first, then the named runtime (ValidateRuntime's order) or
-  auto-selection (``engine.auto_select``) over the runtimes' own specs.
+- ``decide`` -> ``Decision``: model first, then the named-runtime branch (ValidateRuntime's
+  order) or the auto-selection branch (``engine.auto_select``) over the runtimes' own specs.
 
 Pure Python, no gRPC.
 """
@@ -23,6 +23,7 @@ from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.engine import evaluation as engine
 from ome_selector.engine.evaluation import AutoSelection, Evaluation, Verdict
+from ome_selector.rules.scoring import named_entry
 from ome_selector.texts import messages
 
 
@@ -100,7 +101,9 @@ class Resolved(enum.Enum):
 class Decision:
     """How the runtime is resolved for one InferenceService: ``outcome`` says which of the
     ``Resolved`` cases applies; the texts are OME's for that case. ``evaluation`` holds the
-    checks of the runtime (named, or the selected one); ``auto`` the auto-selection.
+    checks of the runtime (named, or the selected one); ``auto`` the auto-selection;
+    ``named_entry`` the (index, score) of the supportedModelFormats entry OME applies to a named
+    runtime evaluated against a model (``rules.scoring.named_entry``), else None.
     """
 
     outcome: Resolved
@@ -112,44 +115,82 @@ class Decision:
     evaluation: Evaluation | None = None
     auto: AutoSelection | None = None
     compatibility_error: str = ""  # named runtime that fails a check: ValidateRuntime's text
+    named_entry: tuple[int, int] | None = None
 
 
-def decide(
-    snapshot: Snapshot, isvc: types_pb2.InferenceService, model_spec: types_pb2.BaseModelSpec | None = None
-) -> Decision:
-    """Resolve the model, then the runtime (named: ValidateRuntime's order, model first; auto:
-    auto-selection over the runtimes' own specs)."""
+@dataclass(frozen=True, slots=True)
+class SelectQuery:
+    """What a runtime is decided for: the InferenceService and its inline model spec (or None).
+    SelectRuntime's view rides along: ``full`` (every exclusion) and the ranked candidates the
+    answer carries at most (``candidate_limit``; 0 = all)."""
+
+    isvc: types_pb2.InferenceService
+    model_spec: types_pb2.BaseModelSpec | None = None
+    full: bool = False
+    candidate_limit: int = 0
+
+
+def decide(snapshot: Snapshot, query: SelectQuery) -> Decision:
+    """Resolve the model, then the runtime: the named one (ValidateRuntime's order, model first)
+    or auto-selection over the runtimes' own specs."""
+    isvc = query.isvc
     named = bool(isvc.spec.runtime.name)
-    res = resolve_model(snapshot, isvc, model_spec)
+    res = resolve_model(snapshot, isvc, query.model_spec)
     if res.not_found or res.error:
         return Decision(Resolved.MODEL_NOT_FOUND if res.not_found else Resolved.MODEL_ERROR, named, res)
-    if not named:
-        assert res.model is not None
-        auto = engine.auto_select(snapshot, res.model, compile_request(isvc), isvc.metadata.namespace)
-        selected = auto.selected
-        outcome = Resolved.RUNTIME if selected is not None else Resolved.NO_RUNTIME
-        return Decision(
-            outcome, False, res, runtime=selected.runtime if selected else None, evaluation=selected, auto=auto
-        )
-    runtime, not_found = lookup_named(snapshot, isvc.spec.runtime, isvc.metadata.namespace)
+    request = compile_request(isvc)
+    if named:
+        return _decide_named(snapshot, isvc.spec.runtime, res, request)
+    return _decide_auto(snapshot, res, request)
+
+
+def _decide_auto(snapshot: Snapshot, res: ModelResolution, request: d.Request) -> Decision:
+    """Auto-selection (``engine.auto_select``): RUNTIME with the selected runtime, or NO_RUNTIME."""
+    assert res.model is not None
+    auto = engine.auto_select(snapshot, res.model, request, request.namespace)
+    selected = auto.selected
+    if selected is None:
+        return Decision(Resolved.NO_RUNTIME, False, res, auto=auto)
+    return Decision(Resolved.RUNTIME, False, res, runtime=selected.runtime, evaluation=selected, auto=auto)
+
+
+def _decide_named(
+    snapshot: Snapshot, ref: types_pb2.ServingRuntimeRef, res: ModelResolution, request: d.Request
+) -> Decision:
+    """The runtime ``spec.runtime`` names, used even when it fails a check
+    (reference-a-runtime-explicitly.md): RUNTIME_NOT_FOUND; RUNTIME_ERROR for a broken chain, a
+    disabled runtime, or a Sharded model failing a check; else RUNTIME (with ValidateRuntime's
+    text as ``compatibility_error`` when a check fails)."""
+    runtime, not_found = lookup_named(snapshot, ref, request.namespace)
     if runtime is None:
         return Decision(Resolved.RUNTIME_NOT_FOUND, True, res, runtime_not_found=not_found)
-    if runtime.inheritance_error is not None:
-        return Decision(Resolved.RUNTIME_ERROR, True, res, runtime=runtime, runtime_error=runtime.inheritance_error)
-    spec = runtime.named_compiled
-    if spec.disabled:
-        error = messages.runtime_disabled(runtime.is_cluster, runtime.name)
-        return Decision(Resolved.RUNTIME_ERROR, True, res, runtime=runtime, runtime_error=error)
+    unusable = _unusable(runtime)
+    if unusable is not None:
+        return Decision(Resolved.RUNTIME_ERROR, True, res, runtime=runtime, runtime_error=unusable)
     if res.model is None:  # no spec.model: OME skips all model work and every check
         return Decision(Resolved.RUNTIME, True, res, runtime=runtime)
-    evaluation = engine.evaluate(runtime, spec, res.model, compile_request(isvc))
-    error = ""
-    if evaluation.verdict is Verdict.EXCLUDED:
-        error = engine.named_error(runtime, evaluation.failures, res.model)
-        if res.model.sharded:
-            # A Sharded model cannot load without a model cache provider: its failed check is
-            # an error, not advisory, even for a named runtime (base-models.md, "Distribution").
-            return Decision(
-                Resolved.RUNTIME_ERROR, True, res, runtime=runtime, runtime_error=error, evaluation=evaluation
-            )
-    return Decision(Resolved.RUNTIME, True, res, runtime=runtime, evaluation=evaluation, compatibility_error=error)
+    evaluation = engine.evaluate(runtime, runtime.named_compiled, res.model, request)
+    entry = named_entry(evaluation.spec.entries, res.model)
+    excluded = evaluation.verdict is Verdict.EXCLUDED
+    error = engine.named_error(runtime, evaluation.failures, res.model) if excluded else ""
+    # A Sharded model cannot load without a model cache provider: its failed check is an error,
+    # not advisory, even for a named runtime (base-models.md, "Distribution").
+    blocking = bool(error) and res.model.sharded
+    return Decision(
+        Resolved.RUNTIME_ERROR if blocking else Resolved.RUNTIME,
+        True,
+        res,
+        runtime=runtime,
+        runtime_error=error if blocking else "",
+        evaluation=evaluation,
+        compatibility_error="" if blocking else error,
+        named_entry=entry,
+    )
+
+
+def _unusable(runtime: d.Runtime) -> str | None:
+    """Why a named runtime cannot be used at all: its broken inheritance chain, or OME's
+    ``disabled`` text; None when usable."""
+    if runtime.inheritance_error is not None:
+        return runtime.inheritance_error
+    return messages.runtime_disabled(runtime.is_cluster, runtime.name) if runtime.named_compiled.disabled else None

@@ -1,6 +1,6 @@
-"""The flows of SelectRuntime and ExplainRuntimes over one snapshot, each from a typed query to a
-typed outcome (runtime-selection-scoring.md; reference-a-runtime-explicitly.md;
-reference/kubectl-ome/runtime.md, ``explain``). Pure Python, no gRPC."""
+"""The flow of ExplainRuntimes over one snapshot, from a typed query to a typed outcome
+(reference/kubectl-ome/runtime.md, ``explain``; runtime-selection-scoring.md). SelectRuntime's
+flow is ``resolution.decide``. Pure Python, no gRPC."""
 
 from __future__ import annotations
 
@@ -13,50 +13,9 @@ from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.engine import evaluation as engine
 from ome_selector.engine.evaluation import AutoSelection, Evaluation
-from ome_selector.flows.resolution import Decision, ModelResolution, decide, model_errors, resolve_model
-from ome_selector.rules.scoring import explain_columns, named_entry
+from ome_selector.flows.resolution import ModelResolution, model_errors, resolve_model
+from ome_selector.rules.scoring import explain_columns
 from ome_selector.texts import messages
-
-# ---- SelectRuntime ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SelectQuery:
-    """A validated SelectRuntimeRequest: the InferenceService, its inline model spec (or None),
-    whether the FULL view (every exclusion) is asked, and the ranked candidates the answer
-    carries at most (``candidate_limit``; 0 = all)."""
-
-    isvc: types_pb2.InferenceService
-    model_spec: types_pb2.BaseModelSpec | None
-    full: bool
-    candidate_limit: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Selected:
-    """SelectRuntime's outcome: the decision, and for a named runtime with a model the
-    supportedModelFormats entry OME applies and its score (``named_entry``; None otherwise)."""
-
-    decision: Decision
-    named_entry: tuple[int, int] | None
-
-
-def select(snapshot: Snapshot, query: SelectQuery) -> Selected:
-    """The named runtime (used even when it fails a check), or auto-selection."""
-    decision = decide(snapshot, query.isvc, query.model_spec)
-    return Selected(decision, named_entry_of(decision))
-
-
-def named_entry_of(decision: Decision) -> tuple[int, int] | None:
-    """For a named runtime evaluated against a model: (index, score) of the entry OME applies
-    (``rules.scoring.named_entry``); None otherwise."""
-    model, evaluation = decision.model.model, decision.evaluation
-    if not decision.named or evaluation is None or model is None:
-        return None
-    return named_entry(evaluation.spec.entries, model)
-
-
-# ---- ExplainRuntimes --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ Response = TypeVar("Response", bound=Message)
 
 @dataclass(frozen=True, slots=True)
 class Rpc(Generic[Request, Query, Outcome, Response]):
-    """One row of the RPC table: ``decode`` validates the request once (validation.py) into a
+    """One row of the RPC table: ``decode`` validates the request once (``validation``) into a
     typed query, raising ``RequestError``; ``run`` is the pure flow over the snapshot, returning
     a typed outcome; ``encode`` builds the response once (and maps a not-found outcome to
     NOT_FOUND). Calling the row runs the three on one snapshot."""

@@ -7,7 +7,7 @@ from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector.domain import objects as d
 from ome_selector.engine.evaluation import TieBreak, Verdict
-from ome_selector.flows import reasons, tree, views
+from ome_selector.flows import history, reasons, sync_plan, tree, views
 from ome_selector.flows.admission import AdmissionPath
 from ome_selector.flows.revisions import DriftReason, LiveRelation, PinMode, PinState, SyncState
 from ome_selector.rules import accelerators
@@ -180,39 +180,39 @@ DRIFT_CAUSE_TO_PB = {
 # IssueCode members are named as the proto values after ``ISSUE_CODE_`` (tests check both ways).
 ISSUE_CODE_TO_PB = {code: pb.IssueCode.Value(f"ISSUE_CODE_{code.name}") for code in views.IssueCode}
 OBSERVATION_TO_PB = {
-    views.Observation.COMPLETE: pb.HISTORY_OBSERVATION_COMPLETE,
-    views.Observation.PARTIAL: pb.HISTORY_OBSERVATION_PARTIAL,
-    views.Observation.UNAVAILABLE: pb.HISTORY_OBSERVATION_UNAVAILABLE,
+    history.Observation.COMPLETE: pb.HISTORY_OBSERVATION_COMPLETE,
+    history.Observation.PARTIAL: pb.HISTORY_OBSERVATION_PARTIAL,
+    history.Observation.UNAVAILABLE: pb.HISTORY_OBSERVATION_UNAVAILABLE,
 }
 COMPLETENESS_TO_PB = {
-    views.Completeness.RETENTION_BOUNDED: pb.HISTORY_COMPLETENESS_RETENTION_BOUNDED,
-    views.Completeness.INCOMPLETE: pb.HISTORY_COMPLETENESS_INCOMPLETE,
+    history.Completeness.RETENTION_BOUNDED: pb.HISTORY_COMPLETENESS_RETENTION_BOUNDED,
+    history.Completeness.INCOMPLETE: pb.HISTORY_COMPLETENESS_INCOMPLETE,
 }
 ROLE_TO_PB = {
-    views.Role.ACTIVE: pb.REVISION_ROLE_ACTIVE,
-    views.Role.REQUESTED: pb.REVISION_ROLE_REQUESTED,
-    views.Role.REPORTED: pb.REVISION_ROLE_REPORTED,
-    views.Role.HISTORY: pb.REVISION_ROLE_HISTORY,
+    history.Role.ACTIVE: pb.REVISION_ROLE_ACTIVE,
+    history.Role.REQUESTED: pb.REVISION_ROLE_REQUESTED,
+    history.Role.REPORTED: pb.REVISION_ROLE_REPORTED,
+    history.Role.HISTORY: pb.REVISION_ROLE_HISTORY,
 }
 CONSISTENCY_TO_PB = {
-    views.Consistency.CONSISTENT: pb.REVISION_CONSISTENCY_CONSISTENT,
-    views.Consistency.INCONSISTENT: pb.REVISION_CONSISTENCY_INCONSISTENT,
-    views.Consistency.UNKNOWN: pb.REVISION_CONSISTENCY_UNKNOWN,
+    history.Consistency.CONSISTENT: pb.REVISION_CONSISTENCY_CONSISTENT,
+    history.Consistency.INCONSISTENT: pb.REVISION_CONSISTENCY_INCONSISTENT,
+    history.Consistency.UNKNOWN: pb.REVISION_CONSISTENCY_UNKNOWN,
 }
 RELATION_TO_PB = {
-    views.Relation.MATCHES_LIVE: pb.REVISION_RELATION_MATCHES_LIVE,
-    views.Relation.DIFFERS_FROM_LIVE: pb.REVISION_RELATION_DIFFERS_FROM_LIVE,
-    views.Relation.AMBIGUOUS_LIVE: pb.REVISION_RELATION_AMBIGUOUS_LIVE,
-    views.Relation.UNKNOWN: pb.REVISION_RELATION_UNKNOWN,
+    history.Relation.MATCHES_LIVE: pb.REVISION_RELATION_MATCHES_LIVE,
+    history.Relation.DIFFERS_FROM_LIVE: pb.REVISION_RELATION_DIFFERS_FROM_LIVE,
+    history.Relation.AMBIGUOUS_LIVE: pb.REVISION_RELATION_AMBIGUOUS_LIVE,
+    history.Relation.UNKNOWN: pb.REVISION_RELATION_UNKNOWN,
 }
 SYNC_REFUSAL_TO_PB = {
-    views.SyncRefusal.TARGET_IDENTITY: pb.SYNC_REFUSAL_TARGET_IDENTITY,
-    views.SyncRefusal.TARGET_DELETING: pb.SYNC_REFUSAL_TARGET_DELETING,
-    views.SyncRefusal.PLACEMENT: pb.SYNC_REFUSAL_PLACEMENT,
-    views.SyncRefusal.INSPECTION_BOUNDS: pb.SYNC_REFUSAL_INSPECTION_BOUNDS,
-    views.SyncRefusal.MANAGED_EVIDENCE: pb.SYNC_REFUSAL_MANAGED_EVIDENCE,
-    views.SyncRefusal.ACTIVE_RUNTIME: pb.SYNC_REFUSAL_ACTIVE_RUNTIME,
-    views.SyncRefusal.CONTROLLER_EVIDENCE: pb.SYNC_REFUSAL_CONTROLLER_EVIDENCE,
-    views.SyncRefusal.MAILBOX: pb.SYNC_REFUSAL_MAILBOX,
-    views.SyncRefusal.UNSAFE_VALUE: pb.SYNC_REFUSAL_UNSAFE_VALUE,
+    sync_plan.SyncRefusal.TARGET_IDENTITY: pb.SYNC_REFUSAL_TARGET_IDENTITY,
+    sync_plan.SyncRefusal.TARGET_DELETING: pb.SYNC_REFUSAL_TARGET_DELETING,
+    sync_plan.SyncRefusal.PLACEMENT: pb.SYNC_REFUSAL_PLACEMENT,
+    sync_plan.SyncRefusal.INSPECTION_BOUNDS: pb.SYNC_REFUSAL_INSPECTION_BOUNDS,
+    sync_plan.SyncRefusal.MANAGED_EVIDENCE: pb.SYNC_REFUSAL_MANAGED_EVIDENCE,
+    sync_plan.SyncRefusal.ACTIVE_RUNTIME: pb.SYNC_REFUSAL_ACTIVE_RUNTIME,
+    sync_plan.SyncRefusal.CONTROLLER_EVIDENCE: pb.SYNC_REFUSAL_CONTROLLER_EVIDENCE,
+    sync_plan.SyncRefusal.MAILBOX: pb.SYNC_REFUSAL_MAILBOX,
+    sync_plan.SyncRefusal.UNSAFE_VALUE: pb.SYNC_REFUSAL_UNSAFE_VALUE,
 }

@@ -18,7 +18,6 @@ from ome_selector.flows import reconcile
 from ome_selector.flows import revisions as pinning
 from ome_selector.flows.components import ComponentConfig
 from ome_selector.flows.resolution import Decision
-from ome_selector.flows.selection import named_entry_of
 from ome_selector.rpc.common import R, Rpc, _require_isvc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import (
     ACCELERATOR_SOURCE_TO_PB,
@@ -147,7 +146,7 @@ admit_inference_service = ADMIT
 
 
 def _decision_pb(decision: Decision | None) -> pb.Selection | None:
-    return selection_pb(decision, named_entry_of(decision)) if decision is not None else None
+    return selection_pb(decision) if decision is not None else None
 
 
 def _with_selection(response: R, selection: pb.Selection | None) -> R:

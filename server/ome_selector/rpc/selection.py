@@ -1,6 +1,6 @@
 """SelectRuntime (BASIC or FULL view; runtime-selection-scoring.md, reference-a-runtime-explicitly.md)
 and ExplainRuntimes (by InferenceService or by model, paged; reference/kubectl-ome/runtime.md, explain):
-decode (validation.py) -> flows/selection.py -> encode."""
+decode (``validation``) -> flows (resolution.decide; selection.explain) -> encode."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from ome_selector.domain.answers import DEFAULT_CANDIDATE_LIMIT
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.engine.evaluation import AutoSelection, Verdict
 from ome_selector.flows import selection
-from ome_selector.flows.resolution import Decision, Resolved
-from ome_selector.flows.selection import CandidateRow, Explained, ExplainQuery, Selected, SelectQuery
+from ome_selector.flows.resolution import Decision, Resolved, SelectQuery, decide
+from ome_selector.flows.selection import CandidateRow, Explained, ExplainQuery
 from ome_selector.rpc.common import Rpc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import CHECK_TO_PB, COMPONENT_TO_PB, TIE_BREAK_TO_PB, VERDICT_TO_PB
 from ome_selector.rules.results import Check, Failure
@@ -68,7 +68,7 @@ def decode_select(snapshot: Snapshot, request: pb.SelectRuntimeRequest) -> Selec
     return SelectQuery(request.inference_service, model_spec, full, limit)
 
 
-def selection_pb(decision: Decision, entry: tuple[int, int] | None) -> pb.Selection | None:
+def selection_pb(decision: Decision) -> pb.Selection | None:
     """The Selection proto of a decision's runtime, or None."""
     runtime, evaluation = decision.runtime, decision.evaluation
     if decision.outcome is not Resolved.RUNTIME or runtime is None:
@@ -81,6 +81,7 @@ def selection_pb(decision: Decision, entry: tuple[int, int] | None) -> pb.Select
             supported_model_format_index=evaluation.fit.score_index,
             mode=pb.SELECTION_MODE_AUTO,
         )
+    entry = decision.named_entry
     index, score = entry if entry is not None else (-1, 0)
     selection = pb.Selection(
         runtime=runtime_ref(runtime),
@@ -94,9 +95,11 @@ def selection_pb(decision: Decision, entry: tuple[int, int] | None) -> pb.Select
     return selection
 
 
-def encode_select(snapshot: Snapshot, query: SelectQuery, outcome: Selected) -> pb.SelectRuntimeResponse:
-    """The SelectRuntimeResponse of ``outcome``; NOT_FOUND for an unknown model or named runtime."""
-    decision = outcome.decision
+def encode_select(snapshot: Snapshot, query: SelectQuery, decision: Decision) -> pb.SelectRuntimeResponse:
+    """The SelectRuntimeResponse of ``decision``; NOT_FOUND for an unknown model or named runtime.
+    A named runtime that fails a check carries OME's warning (reference-a-runtime-explicitly.md);
+    auto-selection carries the ranked candidates (``_auto_selection``) and the selected runtime's
+    warning or the ``no runtime found`` message."""
     if decision.outcome in (Resolved.MODEL_NOT_FOUND, Resolved.RUNTIME_NOT_FOUND):
         raise RequestError("NOT_FOUND", decision.model.not_found or decision.runtime_not_found)
     model = decision.model.model
@@ -105,30 +108,29 @@ def encode_select(snapshot: Snapshot, query: SelectQuery, outcome: Selected) -> 
         model=_model_identity(model) if model is not None else None,
         model_error=decision.model.error,
         runtime_error=decision.runtime_error,
-        selection=selection_pb(decision, outcome.named_entry),
+        selection=selection_pb(decision),
     )
-    if decision.outcome is not Resolved.MODEL_ERROR:
-        (_named_part if decision.named else _auto_part)(response, query, decision)
+    if decision.outcome is Resolved.MODEL_ERROR:
+        return response
+    spec = query.isvc.spec
+    if decision.named:
+        if decision.compatibility_error:
+            warning = messages.named_runtime_warning(spec.runtime.name, spec.model.name, decision.compatibility_error)
+            response.warnings.append(warning)
+        return response
+    assert decision.auto is not None and model is not None
+    _auto_selection(response, decision.auto, query.candidate_limit, query.full)
+    if decision.runtime is None:
+        response.no_runtime_message = decision.auto.no_runtime_message or ""
+    else:
+        response.warnings.append(messages.auto_selected(decision.runtime.name, spec.model.name or model.name))
     return response
 
 
-def _named_part(response: pb.SelectRuntimeResponse, query: SelectQuery, decision: Decision) -> None:
-    """A named runtime that fails a check: OME's warning (reference-a-runtime-explicitly.md)."""
-    if decision.compatibility_error:
-        spec = query.isvc.spec
-        response.warnings.append(
-            messages.named_runtime_warning(spec.runtime.name, spec.model.name, decision.compatibility_error)
-        )
-
-
-def _auto_part(response: pb.SelectRuntimeResponse, query: SelectQuery, decision: Decision) -> None:
-    """Auto-selection: the ranked candidates (the first ``candidate_limit``) and their number, the
-    exclusion summary, every exclusion's primary
-    reason (FULL view), and the selected runtime's warning or the ``no runtime found`` message."""
-    auto, model = decision.auto, decision.model.model
-    assert auto is not None and model is not None
+def _auto_selection(response: pb.SelectRuntimeResponse, auto: AutoSelection, limit: int, full: bool) -> None:
+    """The ranked candidates (the first ``limit``, 0: all) and their number, the exclusion summary
+    and, for the FULL view, every exclusion's primary reason."""
     response.total_candidates = len(auto.ranked)
-    limit = query.candidate_limit
     for ranked in auto.ranked[:limit] if limit else auto.ranked:
         e = ranked.evaluation
         candidate = response.candidates.add(
@@ -141,18 +143,12 @@ def _auto_part(response: pb.SelectRuntimeResponse, query: SelectQuery, decision:
         if e.distance is not None:
             candidate.size_distance = e.distance
     response.exclusion_summary.CopyFrom(exclusion_summary(auto))
-    if query.full:
+    if full:
         for x in auto.exclusions():
             # The primary reason only; ExplainRuntimes lists every failing check with details.
             primary = _reasons((x.primary,))[0]
             primary.ClearField("entry_mismatches")
             response.exclusions.add(runtime=runtime_ref(x.runtime), verdict=VERDICT_TO_PB[x.verdict], reasons=[primary])
-    if decision.runtime is None:
-        response.no_runtime_message = auto.no_runtime_message or ""
-    else:
-        response.warnings.append(
-            messages.auto_selected(decision.runtime.name, query.isvc.spec.model.name or model.name)
-        )
 
 
 def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
@@ -169,7 +165,7 @@ def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
     return summary
 
 
-SELECT = Rpc(decode_select, selection.select, encode_select)
+SELECT = Rpc(decode_select, decide, encode_select)
 select_runtime = SELECT
 
 

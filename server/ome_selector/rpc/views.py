@@ -1,5 +1,6 @@
 """GetEffectiveRuntime (Live and Active views, Service rows, ISSUE codes), GetRuntimeHistory and
-PlanRuntimeSync (reference/kubectl-ome/runtime.md; flows/effective.py, flows/views.py)."""
+PlanRuntimeSync (reference/kubectl-ome/runtime.md; flows/effective.py, flows/views.py,
+flows/history.py, flows/sync_plan.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
 from ome_selector.domain.errors import FieldViolation, RequestError
+from ome_selector.flows import history, sync_plan, views
 from ome_selector.flows import revisions as pinning
-from ome_selector.flows import views
 from ome_selector.rpc.common import Rpc, _ref, _require_isvc, _require_synced, runtime_ref
 from ome_selector.rpc.enums import (
     COMPLETENESS_TO_PB,
@@ -121,12 +122,12 @@ def _created(revision: d.Revision) -> str:
     return datetime.fromtimestamp(revision.created, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def run_history(snapshot: Snapshot, query: ViewQuery) -> views.HistoryReport:
-    """``kubectl ome runtime history`` (views.history): the RuntimeHistoryReport."""
-    return views.history(snapshot, query.isvc, query.ome_namespace, query.collection_limit)
+def run_history(snapshot: Snapshot, query: ViewQuery) -> history.HistoryReport:
+    """``kubectl ome runtime history`` (flows/history.py): the RuntimeHistoryReport."""
+    return history.history(snapshot, query.isvc, query.ome_namespace, query.collection_limit)
 
 
-def encode_history(snapshot: Snapshot, query: ViewQuery, report: views.HistoryReport) -> pb.GetRuntimeHistoryResponse:
+def encode_history(snapshot: Snapshot, query: ViewQuery, report: history.HistoryReport) -> pb.GetRuntimeHistoryResponse:
     return pb.GetRuntimeHistoryResponse(
         api_version=messages.REPORT_API_VERSION,
         kind=messages.HISTORY_REPORT_KIND,
@@ -196,13 +197,13 @@ def decode_sync(snapshot: Snapshot, request: pb.PlanRuntimeSyncRequest) -> SyncQ
     return SyncQuery(isvc, ome_namespace, request_id, request.context)
 
 
-def run_sync(snapshot: Snapshot, query: SyncQuery) -> views.SyncPlan:
-    """``kubectl ome runtime sync --dry-run client`` (views.plan_sync): the refusal, or the
+def run_sync(snapshot: Snapshot, query: SyncQuery) -> sync_plan.SyncPlan:
+    """``kubectl ome runtime sync --dry-run client`` (sync_plan.plan_sync): the refusal, or the
     preview, the token and the ActionResult. The service plans; the caller patches."""
-    return views.plan_sync(snapshot, query.isvc, query.ome_namespace, query.request_id, query.context)
+    return sync_plan.plan_sync(snapshot, query.isvc, query.ome_namespace, query.request_id, query.context)
 
 
-def encode_sync(snapshot: Snapshot, query: SyncQuery, plan: views.SyncPlan) -> pb.PlanRuntimeSyncResponse:
+def encode_sync(snapshot: Snapshot, query: SyncQuery, plan: sync_plan.SyncPlan) -> pb.PlanRuntimeSyncResponse:
     if plan.refusal is not None:
         return pb.PlanRuntimeSyncResponse(
             refusal=SYNC_REFUSAL_TO_PB[plan.refusal],

@@ -1,5 +1,8 @@
 """Every exact OME message, in one place. Each function names the docs page it comes from.
 
+A table of texts only: constants and the functions that fill them in (no rule decides anything
+here), so it stays one module whatever its length.
+
 Go formatting is reproduced: ``%v`` of a list is ``[a b]``; nothing is pluralised.
 """
 

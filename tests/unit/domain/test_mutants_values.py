@@ -9,7 +9,7 @@ import inspect
 from types import ModuleType
 
 import pytest
-from ome_selector.cache import ingest, snapshot
+from ome_selector.cache import chains, ingest, snapshot
 from ome_selector.domain import objects as domain
 from ome_selector.domain import quantities, sizes, versions
 from ome_selector.engine import evaluation as engine
@@ -19,6 +19,7 @@ from ome_selector.rules import accelerators, results
 MODULES: tuple[ModuleType, ...] = (
     accelerators,
     admission,
+    chains,
     results,
     components,
     domain,

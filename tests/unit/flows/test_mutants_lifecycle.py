@@ -91,7 +91,7 @@ def test_a_named_runtime_that_is_missing_is_a_named_decision() -> None:
             "spec": {"modelFormat": {"name": "safetensors"}},
         }
     )
-    got = resolution.decide(store.snapshot, service(spec))
+    got = resolution.decide(store.snapshot, resolution.SelectQuery(service(spec)))
     assert (got.named, got.runtime, got.runtime_not_found, got.runtime_error, got.model.error, got.model.not_found) == (
         True,
         None,

@@ -11,7 +11,7 @@ from ome.selector.v1 import selector_pb2 as pb
 from ome_selector import validation
 from ome_selector.domain import objects as d
 from ome_selector.engine.evaluation import TieBreak, Verdict
-from ome_selector.flows import reasons, revisions, tree, views
+from ome_selector.flows import history, reasons, revisions, sync_plan, tree, views
 from ome_selector.flows.admission import AdmissionPath
 from ome_selector.rpc import enums
 from ome_selector.rules.results import Check
@@ -42,12 +42,12 @@ TO_PB: list[tuple[str, str, Any]] = [
     ("DRIFT_STATE_TO_PB", "DriftState", views.DriftState),
     ("DRIFT_CAUSE_TO_PB", "DriftCause", (None, *views.DriftCause)),
     ("ISSUE_CODE_TO_PB", "IssueCode", views.IssueCode),
-    ("OBSERVATION_TO_PB", "HistoryObservation", views.Observation),
-    ("COMPLETENESS_TO_PB", "HistoryCompleteness", views.Completeness),
-    ("ROLE_TO_PB", "RevisionRole", views.Role),
-    ("CONSISTENCY_TO_PB", "RevisionConsistency", views.Consistency),
-    ("RELATION_TO_PB", "RevisionRelation", views.Relation),
-    ("SYNC_REFUSAL_TO_PB", "SyncRefusal", views.SyncRefusal),
+    ("OBSERVATION_TO_PB", "HistoryObservation", history.Observation),
+    ("COMPLETENESS_TO_PB", "HistoryCompleteness", history.Completeness),
+    ("ROLE_TO_PB", "RevisionRole", history.Role),
+    ("CONSISTENCY_TO_PB", "RevisionConsistency", history.Consistency),
+    ("RELATION_TO_PB", "RevisionRelation", history.Relation),
+    ("SYNC_REFUSAL_TO_PB", "SyncRefusal", sync_plan.SyncRefusal),
 ]
 FROM_PB: list[tuple[str, str, Any]] = [
     ("OPERATION_FROM_PB", "AdmissionOperation", d.Operation),

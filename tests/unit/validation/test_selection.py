@@ -1,4 +1,4 @@
-"""validation.py is the one verdict on an input: a request field every selection RPC carries is
+"""The validation package is the one verdict on an input: a request field every selection RPC carries is
 refused alike by each of them (design/architecture.md, "One boundary per RPC")."""
 
 from __future__ import annotations

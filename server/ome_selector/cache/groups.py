@@ -1,0 +1,191 @@
+"""Runtime groups: the runtimes of one namespace (or the ClusterServingRuntimes) in OME's fetch
+order (newest first, then by name), with per-position tables and the bit masks the
+engine answers request-side checks with. Immutable; ``RuntimeGroup.changed`` edits a group for a
+small write and rebuilds it for a large one."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
+from typing import Any
+
+from ome_selector.domain import objects as d
+from ome_selector.texts import messages
+
+# Above this many changed runtimes in one group, rebuilding the group beats editing it.
+_REBUILD_FRACTION = 8
+
+
+def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
+    """Sort key of OME's fetch order: newest ``creationTimestamp`` first (absent counts as
+    oldest), then name ascending."""
+    return (rt.created is None, -(rt.created or 0.0), rt.name)
+
+
+def fetch_order(runtimes: Iterable[d.Runtime]) -> tuple[d.Runtime, ...]:
+    """``runtimes`` in fetch order (see ``fetch_key``)."""
+    return tuple(sorted(runtimes, key=fetch_key))
+
+
+def mask_from_positions(positions: Sequence[int], size: int) -> int:
+    """The int with bit p set for each p in ``positions`` (each below ``size``)."""
+    bitmap = bytearray((size + 7) // 8)
+    for p in positions:
+        bitmap[p >> 3] |= 1 << (p & 7)
+    return int.from_bytes(bitmap, "little")
+
+
+class RuntimeGroup:
+    """The runtimes of one scope, in fetch order, with bit masks over their positions.
+
+    ``order[i]`` is the runtime at position i; bit i of ``masks[key]`` is set when
+    ``order[i].own.index_keys`` has ``key`` (``domain.Compiled.index_keys``), so a request finds
+    the runtimes each check rejects with a few integer operations instead of a visit to every
+    runtime. Immutable: ``changed`` returns a new group.
+    """
+
+    __slots__ = ("order", "keys", "masks", "all", "_derived")
+
+    def __init__(
+        self,
+        order: tuple[d.Runtime, ...],
+        keys: tuple[tuple[bool, float, str], ...],
+        masks: dict[tuple[object, ...], int],
+    ) -> None:
+        self.order = order
+        self.keys = keys
+        self.masks = masks
+        self.all = (1 << len(order)) - 1
+        self._derived: dict[object, Any] = {}  # computed once per group, when first asked for
+
+    def _derive(self, key: object, make: Callable[[], Any]) -> Any:
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = make()
+        return found
+
+    def _per_position(self, key: object, element: Callable[[d.Runtime], Any]) -> tuple[Any, ...]:
+        """``element(rt)`` for each position, computed once; ``changed`` carries it forward
+        through its edits (``_ELEMENTS`` names the element function of each key)."""
+        return self._derive(key, lambda: tuple(map(element, self.order)))  # type: ignore[no-any-return]
+
+    def by_name(self) -> tuple[d.Runtime, ...]:
+        """The runtimes sorted by name."""
+        return self._derive("by_name", lambda: tuple(sorted(self.order, key=attrgetter("name"))))  # type: ignore[no-any-return]
+
+    def names(self) -> tuple[str, ...]:
+        """The runtimes' names, by position."""
+        return self._per_position("names", _NAME)
+
+    def format_ids(self) -> tuple[int, ...]:
+        """Each runtime's ``own.format_id``, by position."""
+        return self._per_position("format_ids", _FORMAT_ID)
+
+    def pieces(self, reason: str) -> tuple[str, ...]:
+        """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
+        runtime (``messages.excluded_runtime``)."""
+        return self._per_position(("pieces", reason), _piece(reason))
+
+    @classmethod
+    def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
+        """A group of ``runtimes`` (any order)."""
+        order = fetch_order(runtimes)
+        positions: dict[tuple[object, ...], list[int]] = {}
+        for i, rt in enumerate(order):
+            for key in rt.own.index_keys:
+                positions.setdefault(key, []).append(i)
+        masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
+        return cls(order, tuple(fetch_key(rt) for rt in order), masks)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def mask(self, key: tuple[object, ...]) -> int:
+        """The positions whose spec has ``key`` (0 when none)."""
+        return self.masks.get(key, 0)
+
+    def changed(self, removed: Sequence[d.Runtime], added: Sequence[d.Runtime]) -> RuntimeGroup:
+        """A group without the ``removed`` runtimes (as stored here) and with ``added``. A runtime
+        replaced by one with the same fetch key keeps its position; otherwise the positions after
+        it shift, and so do the masks' bits."""
+        if (len(removed) + len(added)) * _REBUILD_FRACTION > len(self.order) + 64:
+            gone = {rt.name for rt in removed}
+            return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
+        order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
+        pending = {rt.name: rt for rt in added}
+        edits: list[tuple[str, int, d.Runtime | None]] = []  # ("set" | "del" | "ins", position, runtime)
+        for old in removed:
+            i = bisect.bisect_left(keys, fetch_key(old))
+            assert i < len(order) and order[i].name == old.name, old.name
+            bit = 1 << i
+            for key in old.own.index_keys:
+                masks[key] &= ~bit
+            new = pending.get(old.name)
+            if new is not None and keys[i] == fetch_key(new):
+                del pending[old.name]
+                order[i] = new
+                edits.append(("set", i, new))
+                for key in new.own.index_keys:
+                    masks[key] = masks.get(key, 0) | bit
+                continue
+            edits.append(("del", i, None))
+            del order[i], keys[i]
+            low = bit - 1
+            masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
+        for new in pending.values():
+            k = fetch_key(new)
+            i = bisect.bisect_left(keys, k)
+            edits.append(("ins", i, new))
+            order.insert(i, new)
+            keys.insert(i, k)
+            bit = 1 << i
+            low = bit - 1
+            masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
+            for key in new.own.index_keys:
+                masks[key] = masks.get(key, 0) | bit
+        group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
+        group._carry(self, edits)
+        return group
+
+    def _carry(self, previous: RuntimeGroup, edits: Sequence[tuple[str, int, d.Runtime | None]]) -> None:
+        """Replay ``changed``'s edits on ``previous``'s per-position tables, so the first answer
+        after a write does not rebuild them (a list copy and a few inserts instead of a call per
+        runtime). The name order is kept only when no runtime moved."""
+        for key, value in previous._derived.items():
+            if key == "by_name":
+                if all(op == "set" for op, _, _ in edits):
+                    swap = {rt.name: rt for _, _, rt in edits if rt is not None}
+                    self._derived[key] = tuple(swap.get(rt.name, rt) for rt in value) if swap else value
+                continue
+            element = _element(key)
+            table = list(value)
+            for op, i, rt in edits:
+                if op == "del":
+                    del table[i]
+                elif op == "ins":
+                    table.insert(i, element(rt))  # type: ignore[arg-type]
+                else:
+                    table[i] = element(rt)  # type: ignore[arg-type]
+            self._derived[key] = tuple(table)
+
+
+_NAME: Callable[[d.Runtime], str] = attrgetter("name")
+_FORMAT_ID: Callable[[d.Runtime], int] = attrgetter("own.format_id")
+
+
+def _piece(reason: str) -> Callable[[d.Runtime], str]:
+    return lambda rt: messages.EXCLUDED_RUNTIME.format(rt.name, reason)
+
+
+def _element(key: object) -> Callable[[d.Runtime], Any]:
+    """The element function of a per-position table key of ``RuntimeGroup._derived``."""
+    if key == "names":
+        return _NAME
+    if key == "format_ids":
+        return _FORMAT_ID
+    assert isinstance(key, tuple) and key[0] == "pieces", key
+    return _piece(key[1])
+
+
+EMPTY_GROUP = RuntimeGroup((), (), {})
