@@ -32,6 +32,7 @@ from ome_selector.rules.checks import CHECKS
 from ome_selector.rules.deployment_mode import check_deployment_mode
 from ome_selector.rules.model_format import fit_model, format_match
 from ome_selector.rules.results import Check, Failure, ModelFit
+from ome_selector.rules.scoring import Weights, entry_weights, weighted
 from ome_selector.texts import messages
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
@@ -76,14 +77,67 @@ class Ranked:
     tie_break: TieBreak
 
 
+@dataclass(frozen=True, slots=True)
+class _FitBase:
+    """What a model's fit against a spec holds apart from the priorities, shared by every spec with
+    the same ``fit_id``: the first strictly matching entry's position (-1: none), the check
+    failures, the size range's bounds, and (position, weights) of each entry that can score."""
+
+    match: int
+    format_failure: Failure | None
+    size_failure: Failure | None
+    distance_low: float | None
+    distance_high: float | None
+    scoring: tuple[tuple[int, Weights], ...]
+
+    def fit_for(self, spec: d.Compiled) -> ModelFit:
+        """The fit against ``spec`` (with this ``fit_id``): the score from its own priorities."""
+        entries = spec.entries
+        best, best_index = 0, -1
+        for position, weights in self.scoring:
+            entry = entries[position]
+            score = weighted(weights, entry.effective_priority)
+            if score > best:
+                best, best_index = score, entry.index
+        return ModelFit(
+            entries[self.match] if self.match >= 0 else None,
+            best,
+            best_index,
+            self.format_failure,
+            self.size_failure,
+            self.distance_low,
+            self.distance_high,
+        )
+
+
+def _fit_base(spec: d.Compiled, model: d.Model) -> _FitBase:
+    whole = fit_model(spec, model)
+    scoring = () if model.sharded else spec.entries  # a Sharded model scores 0 (rules.model_format.fit_model)
+    return _FitBase(
+        -1 if whole.match is None else spec.entries.index(whole.match),
+        whole.format_failure,
+        whole.size_failure,
+        whole.distance_low,
+        whole.distance_high,
+        tuple(
+            (position, weights)
+            for position, entry in enumerate(scoring)
+            if entry.auto_select is not False and (weights := entry_weights(entry, model)) is not None
+        ),
+    )
+
+
 def fit(spec: d.Compiled, model: d.Model) -> ModelFit:
-    """The model's fit against ``spec``, from ``caches.FITS`` (keyed by content, so valid across
-    snapshots)."""
-    table = caches.FITS.table(model.cache_key)
-    hit = table.get(spec)
-    if hit is not None:
-        return hit  # type: ignore[return-value]
-    return caches.FITS.add(model.cache_key, table, spec, fit_model(spec, model))  # type: ignore[return-value]
+    """The model's fit against ``spec`` (``rules.model_format.fit_model``): all but the score from
+    ``caches.FIT_BASES``, shared by specs with the same ``fit_id`` (so runtimes that differ only in
+    priorities share the work); a spec without one (``fit_id`` 0) is fitted whole."""
+    if not spec.fit_id:
+        return fit_model(spec, model)
+    table = caches.FIT_BASES.table(model.cache_key)
+    base = table.get(spec.fit_id)
+    if base is None:
+        base = caches.FIT_BASES.add(model.cache_key, table, spec.fit_id, _fit_base(spec, model))
+    return base.fit_for(spec)  # type: ignore[attr-defined]
 
 
 def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Request | None) -> Evaluation:
