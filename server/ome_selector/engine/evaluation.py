@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterator, MutableMapping
+import math
+import re
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
-from itertools import compress
 from operator import attrgetter
-from typing import Any
+from typing import Any, overload
 
 from ome_selector.cache.snapshot import RuntimeGroup, Snapshot, mask_from_positions
 from ome_selector.domain import objects as d
@@ -155,6 +156,21 @@ def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Re
     return Evaluation(runtime, spec, model_fit, (), Verdict.CANDIDATE, dist)
 
 
+def _evaluate_past_masks(runtime: d.Runtime, model: d.Model) -> Evaluation:
+    """``evaluate`` of a runtime the group's masks passed (disabled, accelerator class, deployment
+    mode) and whose entries match the model: only the model-size check can still fail."""
+    spec = runtime.own
+    model_fit = fit(spec, model)
+    size = model.size
+    dist = distance(size, model_fit.distance_low, model_fit.distance_high) if size is not None else None
+    if model_fit.size_failure is not None:
+        return Evaluation(runtime, spec, model_fit, (model_fit.size_failure,), Verdict.EXCLUDED, dist)
+    skipped = auto_select_failure(spec, model_fit, model)
+    if skipped is not None:
+        return Evaluation(runtime, spec, model_fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)
+    return Evaluation(runtime, spec, model_fit, (), Verdict.CANDIDATE, dist)
+
+
 def _distance(e: Evaluation) -> float:
     """The size distance the ranking compares: 0 when the model has no size (then no candidate
     has a distance; ome-selection-facts.md 3.14)."""
@@ -190,20 +206,84 @@ _KEY = functools.cmp_to_key(_compare)
 _NAME = attrgetter("runtime.name")
 
 
-def rank(candidates: list[Evaluation]) -> tuple[Ranked, ...]:
+class RankedCandidates(Sequence[Ranked]):
+    """The candidates in rank order, as ``Ranked`` rows made when read: ``len`` and the first
+    rows cost nothing per candidate left unread (BASIC shows only the first few)."""
+
+    __slots__ = ("_ordered", "_rows")
+
+    def __init__(self, ordered: list[Evaluation]) -> None:
+        self._ordered = ordered
+        self._rows: list[Ranked] = []
+
+    def __len__(self) -> int:
+        return len(self._ordered)
+
+    def _upto(self, stop: int) -> None:
+        rows, ordered = self._rows, self._ordered
+        for i in range(len(rows), min(stop, len(ordered))):
+            rows.append(Ranked(ordered[i], i + 1, _tie_break(ordered[i - 1] if i else None, ordered[i])))
+
+    @overload
+    def __getitem__(self, index: int) -> Ranked: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Ranked, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Ranked | tuple[Ranked, ...]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self._ordered))
+            self._upto(stop)
+            return tuple(self._rows[start:stop:step])
+        position = index + len(self._ordered) if index < 0 else index
+        if not 0 <= position < len(self._ordered):
+            raise IndexError("candidate index out of range")
+        self._upto(position + 1)
+        return self._rows[position]
+
+    def __iter__(self) -> Iterator[Ranked]:
+        for i in range(len(self._ordered)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RankedCandidates):
+            return tuple(self) == tuple(other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RankedCandidates({tuple(self)!r})"
+
+
+def _keyed(group: list[Evaluation]) -> bool:
+    """True when ``_compare`` on ``group`` is a total order, so a key sort gives what its
+    comparator sort gives: no NaN distance, and distinct finite distances at least 1.0 apart."""
+    distances = {_distance(e) for e in group}
+    if any(math.isnan(x) for x in distances):
+        return False
+    finite = sorted(x for x in distances if not math.isinf(x))
+    return all(b - a >= 1.0 for a, b in zip(finite, finite[1:]))
+
+
+def _sorted(group: list[Evaluation]) -> list[Evaluation]:
+    """``group`` (in name order) by higher score, then smaller size distance, ties in name order."""
+    if _keyed(group):
+        return sorted(group, key=lambda e: (-e.fit.score, _distance(e)))
+    return sorted(group, key=_KEY)
+
+
+def rank(candidates: list[Evaluation]) -> RankedCandidates:
     """ServingRuntimes first whatever their scores, then ClusterServingRuntimes; within each,
     higher score, smaller size distance (model with a size; sub-1.0 differences tie), name
     (ome-selection-facts.md 3.14): the candidates in name order, then a stable sort on score
-    and distance."""
+    and distance (a key sort when the distances make the comparison a total order)."""
     by_name = sorted(candidates, key=_NAME)
-    ordered = sorted((e for e in by_name if not e.runtime.is_cluster), key=_KEY)
-    ordered += sorted((e for e in by_name if e.runtime.is_cluster), key=_KEY)
-    out = []
-    previous = None
-    for i, evaluation in enumerate(ordered, start=1):
-        out.append(Ranked(evaluation, i, _tie_break(previous, evaluation)))
-        previous = evaluation
-    return tuple(out)
+    ordered = _sorted([e for e in by_name if not e.runtime.is_cluster])
+    ordered += _sorted([e for e in by_name if e.runtime.is_cluster])
+    return RankedCandidates(ordered)
 
 
 # ---- auto-selection: the fast path ----------------------------------------------------------
@@ -217,6 +297,20 @@ _DISABLED_FAILURE = Failure(Check.DISABLED, messages.RUNTIME_DISABLED, runtime_v
 # Primary-reason codes of a position (bytes of GroupResult.codes).
 _DISABLED, _CLASS, _MODE, _FORMAT, _EVALUATED = 1, 2, 3, 4, 5
 _SPREAD = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
+
+
+_SET_BYTE = re.compile(b"[^\x00]")
+
+
+def set_positions(mask: int) -> Iterator[int]:
+    """The set bits of ``mask``, lowest first, found lazily: zero bytes are skipped in C, so the
+    cost follows the bits set, not the group's size."""
+    data = mask.to_bytes(-(-mask.bit_length() // 8), "little")
+    for found in _SET_BYTE.finditer(data):
+        base, byte = found.start() * 8, data[found.start()]
+        for k in range(8):
+            if byte >> k & 1:
+                yield base + k
 
 
 def _selector(mask: int, size: int) -> bytes:
@@ -302,7 +396,7 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
         size, order, format_ids = len(group), group.order, group.format_ids()
         texts = caches.FORMAT_FAILURES.table(model.cache_key)
         rejected = []
-        for i in compress(range(size), _selector(rest, size)):
+        for i in set_positions(rest):
             rt = order[i]
             failure = texts.get(format_ids[i], texts)
             if failure is texts:
@@ -310,7 +404,7 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
             if failure is not None:
                 rejected.append(i)
             else:
-                evaluated[i] = evaluate(rt, rt.own, model, request)
+                evaluated[i] = _evaluate_past_masks(rt, model)
         if rejected:
             model_format |= mask_from_positions(rejected, size)
     return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
@@ -444,7 +538,7 @@ def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, n
 
 def exhaustive_auto_select(
     snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str
-) -> tuple[tuple[Evaluation, ...], tuple[Ranked, ...], str | None]:
+) -> tuple[tuple[Evaluation, ...], RankedCandidates, str | None]:
     """The reference the fast path must equal (tests): every runtime in scope evaluated one by
     one. Returns (evaluations in fetch order, ranked candidates, no-runtime message or None)."""
     namespaced, cluster = snapshot.runtimes_in_scope(namespace)
