@@ -18,7 +18,7 @@ import enum
 import functools
 import math
 import re
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, overload
@@ -90,16 +90,35 @@ class _FitBase:
     distance_low: float | None
     distance_high: float | None
     scoring: tuple[tuple[int, Weights], ...]
+    # Every weight below 2**31 in size: with an int32 priority no sum or product leaves int64,
+    # so the score needs no wrapping (rules.scoring.weighted).
+    small: bool
+
+    def scored(self, spec: d.Compiled) -> tuple[int, int]:
+        """(score, index of the first entry with it) against ``spec`` (with this ``fit_id``), from
+        its own priorities: (0, -1) when no entry scores above 0."""
+        entries = spec.entries
+        best, best_index = 0, -1
+        small = self.small
+        for position, weights in self.scoring:
+            entry = entries[position]
+            if small:
+                fmt, fw = weights
+                score = ((fmt or 0) + (fw or 0)) * entry.effective_priority
+            else:
+                score = weighted(weights, entry.effective_priority)
+            if score > best:
+                best, best_index = score, entry.index
+        return best, best_index
+
+    def score(self, spec: d.Compiled) -> int:
+        """The score against ``spec``."""
+        return self.scored(spec)[0]
 
     def fit_for(self, spec: d.Compiled) -> ModelFit:
         """The fit against ``spec`` (with this ``fit_id``): the score from its own priorities."""
         entries = spec.entries
-        best, best_index = 0, -1
-        for position, weights in self.scoring:
-            entry = entries[position]
-            score = weighted(weights, entry.effective_priority)
-            if score > best:
-                best, best_index = score, entry.index
+        best, best_index = self.scored(spec)
         return ModelFit(
             entries[self.match] if self.match >= 0 else None,
             best,
@@ -113,32 +132,39 @@ class _FitBase:
 
 def _fit_base(spec: d.Compiled, model: d.Model) -> _FitBase:
     whole = fit_model(spec, model)
-    scoring = () if model.sharded else spec.entries  # a Sharded model scores 0 (rules.model_format.fit_model)
+    scoring = tuple(
+        (position, weights)
+        for position, entry in enumerate(() if model.sharded else spec.entries)  # Sharded scores 0 (fit_model)
+        if entry.auto_select is not False and (weights := entry_weights(entry, model)) is not None
+    )
     return _FitBase(
         -1 if whole.match is None else spec.entries.index(whole.match),
         whole.format_failure,
         whole.size_failure,
         whole.distance_low,
         whole.distance_high,
-        tuple(
-            (position, weights)
-            for position, entry in enumerate(scoring)
-            if entry.auto_select is not False and (weights := entry_weights(entry, model)) is not None
-        ),
+        scoring,
+        all(abs(w) < 2**31 for _, pair in scoring for w in pair if w is not None),
     )
+
+
+def _base(spec: d.Compiled, model: d.Model) -> _FitBase:
+    """The model's ``_FitBase`` for ``spec.fit_id``, from ``caches.FIT_BASES`` (made afresh for a
+    spec without one)."""
+    if not spec.fit_id:
+        return _fit_base(spec, model)
+    table = caches.FIT_BASES.table(model.cache_key)
+    base = table.get(spec.fit_id)
+    if base is None:
+        base = caches.FIT_BASES.add(model.cache_key, table, spec.fit_id, _fit_base(spec, model))
+    return base  # type: ignore[return-value]
 
 
 def fit(spec: d.Compiled, model: d.Model) -> ModelFit:
     """The model's fit against ``spec`` (``rules.model_format.fit_model``): all but the score from
     ``caches.FIT_BASES``, shared by specs with the same ``fit_id`` (so runtimes that differ only in
     priorities share the work); a spec without one (``fit_id`` 0) is fitted whole."""
-    if not spec.fit_id:
-        return fit_model(spec, model)
-    table = caches.FIT_BASES.table(model.cache_key)
-    base = table.get(spec.fit_id)
-    if base is None:
-        base = caches.FIT_BASES.add(model.cache_key, table, spec.fit_id, _fit_base(spec, model))
-    return base.fit_for(spec)  # type: ignore[attr-defined]
+    return _base(spec, model).fit_for(spec)
 
 
 def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Request | None) -> Evaluation:
@@ -212,7 +238,7 @@ class RankedCandidates(Sequence[Ranked]):
 
     __slots__ = ("_ordered", "_rows")
 
-    def __init__(self, ordered: list[Evaluation]) -> None:
+    def __init__(self, ordered: Sequence[Evaluation]) -> None:
         self._ordered = ordered
         self._rows: list[Ranked] = []
 
@@ -260,8 +286,13 @@ class RankedCandidates(Sequence[Ranked]):
 
 def _keyed(group: list[Evaluation]) -> bool:
     """True when ``_compare`` on ``group`` is a total order, so a key sort gives what its
-    comparator sort gives: no NaN distance, and distinct finite distances at least 1.0 apart."""
-    distances = {_distance(e) for e in group}
+    comparator sort gives."""
+    return _total({_distance(e) for e in group})
+
+
+def _total(distances: set[float]) -> bool:
+    """True when ``distance_order`` is a total order on ``distances``: no NaN, and distinct finite
+    distances at least 1.0 apart."""
     if any(math.isnan(x) for x in distances):
         return False
     finite = sorted(x for x in distances if not math.isinf(x))
@@ -273,6 +304,36 @@ def _sorted(group: list[Evaluation]) -> list[Evaluation]:
     if _keyed(group):
         return sorted(group, key=lambda e: (-e.fit.score, _distance(e)))
     return sorted(group, key=_KEY)
+
+
+class _Picked(Sequence[Evaluation]):
+    """Evaluations read through ``(group result, position)`` references, made when read."""
+
+    __slots__ = ("_refs",)
+
+    def __init__(self, refs: list[tuple[Evaluated, int]]) -> None:
+        self._refs = refs
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        if isinstance(index, slice):
+            return [evaluated[i] for evaluated, i in self._refs[index]]
+        evaluated, i = self._refs[index]
+        return evaluated[i]
+
+
+def _rank_candidates(results: tuple[GroupResult, GroupResult]) -> RankedCandidates:
+    """``rank`` of the candidates of ``results`` (ServingRuntimes, ClusterServingRuntimes) by
+    their keys, with no evaluation made; when the distances do not make the order total, the
+    candidates are evaluated and ranked by ``rank``."""
+    ordered: list[tuple[Evaluated, int]] = []
+    for result in results:
+        if not _total({key[1] for key in result.keys}):
+            return rank([r.evaluated[key[3]] for r in results for key in r.keys])
+        ordered += [(result.evaluated, key[3]) for key in sorted(result.keys)]
+    return RankedCandidates(_Picked(ordered))
 
 
 def rank(candidates: list[Evaluation]) -> RankedCandidates:
@@ -333,19 +394,55 @@ def format_failure(
     return caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, format_match(spec, model)[1])  # type: ignore[return-value]
 
 
+class Evaluated(Mapping[int, Evaluation]):
+    """The exhaustive evaluation of the runtimes a group's masks and the model-format check
+    passed, by position (fetch order), each made when first read: a request that shows only a
+    few candidates never builds the others."""
+
+    __slots__ = ("_order", "_model", "_positions", "_made")
+
+    def __init__(self, order: tuple[d.Runtime, ...], model: d.Model, positions: list[int]) -> None:
+        self._order = order
+        self._model = model
+        self._positions = positions
+        self._made: dict[int, Evaluation] = {}
+
+    def __getitem__(self, position: int) -> Evaluation:
+        found = self._made.get(position)
+        if found is None:
+            if position not in self._positions:
+                raise KeyError(position)
+            found = self._made[position] = _evaluate_past_masks(self._order[position], self._model)
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._positions)
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __contains__(self, position: object) -> bool:
+        return position in self._made or position in self._positions
+
+
 @dataclass(frozen=True, slots=True)
 class GroupResult:
     """One group's runtimes split by primary reason: bit masks for the runtimes rejected by the
     disabled, accelerator-class and deployment-mode checks and by the model-format check without
     a possible entry; ``evaluated`` holds the exhaustive evaluation of every other runtime, by
-    position, in fetch order."""
+    position, in fetch order. ``keys`` are the candidates among them as (-score, size distance
+    or 0 without a model size, name, position), in fetch order, and
+    ``skipped`` counts the others by primary reason (model size, or why auto-selection skips a
+    compatible runtime): both known without an evaluation."""
 
     group: RuntimeGroup
     disabled: int
     accelerator_class: int
     deployment_mode: int
     model_format: int
-    evaluated: dict[int, Evaluation]
+    evaluated: Evaluated
+    keys: list[tuple[int, float, str, int]]
+    skipped: dict[Check, int]
 
     def codes(self) -> bytes:
         """The primary-reason code of each position, in fetch order."""
@@ -389,11 +486,15 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
     possible = group.mask(("format", (model.model_format.name, model.architecture, model.quantization)))
     model_format = rest & ~possible
     rest &= possible
-    evaluated: dict[int, Evaluation] = {}
+    passed: list[int] = []
+    keys: list[tuple[int, float, str, int]] = []
+    skipped = dict.fromkeys((Check.MODEL_SIZE, Check.AUTO_SELECT, Check.SCORE), 0)
+    order = group.order
     if rest:
         # The model-format check depends only on the entries (format_id): runtimes with entries
-        # already known not to match are rejected with one lookup, the others evaluated.
-        size, order, format_ids = len(group), group.order, group.format_ids()
+        # already known not to match are rejected with one lookup. The others pass it; only the
+        # model-size check (the fit's, shared by ``fit_id``) and the score are left.
+        size, format_ids = len(group), group.format_ids()
         texts = caches.FORMAT_FAILURES.table(model.cache_key)
         rejected = []
         for i in set_positions(rest):
@@ -403,11 +504,23 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
                 failure = format_failure(rt.own, model, texts)
             if failure is not None:
                 rejected.append(i)
-            else:
-                evaluated[i] = _evaluate_past_masks(rt, model)
+                continue
+            passed.append(i)
+            spec = rt.own
+            base = _base(spec, model)
+            if base.size_failure is not None:
+                skipped[Check.MODEL_SIZE] += 1
+                continue
+            score = base.score(spec) if spec.any_auto_select else 0
+            if score > 0:
+                dist = 0.0 if model.size is None else distance(model.size, base.distance_low, base.distance_high)
+                keys.append((-score, dist, rt.name, i))
+            else:  # the reason of rules.auto_select.auto_select_failure
+                match = spec.entries[base.match] if spec.any_auto_select and base.match >= 0 else None
+                skipped[Check.SCORE if match is not None and match.auto_select is True else Check.AUTO_SELECT] += 1
         if rejected:
             model_format |= mask_from_positions(rejected, size)
-    return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
+    return GroupResult(group, disabled, accelerator, mode, model_format, Evaluated(order, model, passed), keys, skipped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,17 +559,15 @@ class AutoSelection:
         self.results = results
         self.namespaced = len(results[0].group)
         self.cluster = len(results[1].group)
-        candidates = [e for r in results for e in r.evaluated.values() if e.verdict is Verdict.CANDIDATE]
-        self.ranked = rank(candidates)
+        self.ranked = _rank_candidates(results)
         counts = dict.fromkeys(Check, 0)
         for r in results:
             counts[Check.DISABLED] += r.disabled.bit_count()
             counts[Check.ACCELERATOR_CLASS] += r.accelerator_class.bit_count()
             counts[Check.DEPLOYMENT_MODE] += r.deployment_mode.bit_count()
             counts[Check.MODEL_FORMAT] += r.model_format.bit_count()
-            for e in r.evaluated.values():
-                if e.failures:
-                    counts[e.failures[0].check] += 1
+            for check, count in r.skipped.items():
+                counts[check] += count
         self.counts = counts
         self._message: str | None = None
 
