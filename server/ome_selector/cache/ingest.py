@@ -141,7 +141,8 @@ def compile_spec(spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
         engine_multi_node=spec.engine_config.HasField("leader") or spec.engine_config.HasField("worker"),
         decoder_multi_node=spec.decoder_config.HasField("leader") or spec.decoder_config.HasField("worker"),
         index_keys=_index_keys(spec.disabled, classes, engine_mode, decoder_mode, entries),
-        format_id=_format_id(entries),
+        format_id=(format_id := _format_id(entries)),
+        fit_id=_fit_id(format_id, entries, size_range),
     )
 
 
@@ -170,9 +171,23 @@ def _index_keys(
     return tuple(keys)
 
 
+_IDS_MAX = 200_000  # keys per table before it starts afresh
 _FORMAT_IDS: dict[tuple[object, ...], int] = {}
-_FORMAT_IDS_MAX = 200_000
-_next_format_id = 0
+_FIT_IDS: dict[tuple[object, ...], int] = {}
+_LAST_IDS: dict[int, int] = {}  # id(table) -> the last id it gave
+
+
+def _interned(table: dict[tuple[object, ...], int], key: tuple[object, ...]) -> int:
+    """The id of ``key`` in ``table``. A table's ids count up by one from 1 as new keys come (0 is
+    ``Compiled``'s default) and are never reused; when the table is full (``_IDS_MAX`` keys) a new
+    key starts it afresh, so equal keys may then get a new id (a cache miss), never a wrong one."""
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _IDS_MAX:
+            table.clear()
+        found = table[key] = _LAST_IDS.get(id(table), 0) + 1
+        _LAST_IDS[id(table)] = found
+    return found
 
 
 def _spec_key(spec: d.Spec | None) -> tuple[object, ...] | None:
@@ -180,11 +195,7 @@ def _spec_key(spec: d.Spec | None) -> tuple[object, ...] | None:
 
 
 def _format_id(entries: tuple[d.Entry, ...]) -> int:
-    """An id for what the model-format check reads of ``entries`` (``domain.Compiled.format_id``).
-    Ids count up by one from 1 as new keys come (0 is ``Compiled``'s default) and are never
-    reused; when the table is full (``_FORMAT_IDS_MAX``, 200,000 keys) a new key starts it afresh,
-    so equal entries may then get a new id (a cache miss), never a wrong one."""
-    global _next_format_id
+    """An id for what the model-format check reads of ``entries`` (``domain.Compiled.format_id``)."""
     key = tuple(
         (
             _spec_key(e.model_format),
@@ -195,13 +206,25 @@ def _format_id(entries: tuple[d.Entry, ...]) -> int:
         )
         for e in entries
     )
-    found = _FORMAT_IDS.get(key)
-    if found is None:
-        if len(_FORMAT_IDS) >= _FORMAT_IDS_MAX:
-            _FORMAT_IDS.clear()
-        _next_format_id += 1
-        found = _FORMAT_IDS[key] = _next_format_id
-    return found
+    return _interned(_FORMAT_IDS, key)
+
+
+def _fit_id(format_id: int, entries: tuple[d.Entry, ...], size_range: d.SizeRange | None) -> int:
+    """An id for what a model's fit reads of a spec except the priorities
+    (``domain.Compiled.fit_id``): the format id, each entry's autoSelect and weights, the size range."""
+    key = (
+        format_id,
+        tuple(
+            (
+                e.auto_select,
+                None if e.model_format is None else e.model_format.weight,
+                None if e.model_framework is None else e.model_framework.weight,
+            )
+            for e in entries
+        ),
+        None if size_range is None else (size_range.minimum, size_range.maximum),
+    )
+    return _interned(_FIT_IDS, key)
 
 
 def _created(meta: types_pb2.ObjectMeta) -> float | None:

@@ -123,6 +123,9 @@ class Compiled:
     # Interned id of what the model-format check reads of the entries (names, versions,
     # operators, architecture, quantization, pipeline): equal ids give equal format failures.
     format_id: int = 0
+    # Interned id of what a model's fit reads besides the priorities (the format id, each entry's
+    # autoSelect and weights, the size range): equal ids give fits that differ only in score.
+    fit_id: int = 0
 
 
 def spec_hash(spec: types_pb2.ServingRuntimeSpec) -> str:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterator, MutableMapping
+import math
+import re
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from itertools import compress
 from operator import attrgetter
-from typing import Any
+from typing import Any, overload
 
 from ome_selector.cache.snapshot import RuntimeGroup, Snapshot, mask_from_positions
 from ome_selector.domain import objects as d
@@ -32,6 +33,7 @@ from ome_selector.rules.checks import CHECKS
 from ome_selector.rules.deployment_mode import check_deployment_mode
 from ome_selector.rules.model_format import fit_model, format_match
 from ome_selector.rules.results import Check, Failure, ModelFit
+from ome_selector.rules.scoring import Weights, entry_weights, weighted
 from ome_selector.texts import messages
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
@@ -76,14 +78,93 @@ class Ranked:
     tie_break: TieBreak
 
 
+@dataclass(frozen=True, slots=True)
+class _FitBase:
+    """What a model's fit against a spec holds apart from the priorities, shared by every spec with
+    the same ``fit_id``: the first strictly matching entry's position (-1: none), the check
+    failures, the size range's bounds, and (position, weights) of each entry that can score."""
+
+    match: int
+    format_failure: Failure | None
+    size_failure: Failure | None
+    distance_low: float | None
+    distance_high: float | None
+    scoring: tuple[tuple[int, Weights], ...]
+    # Every weight below 2**31 in size: with an int32 priority no sum or product leaves int64,
+    # so the score needs no wrapping (rules.scoring.weighted).
+    small: bool
+
+    def scored(self, spec: d.Compiled) -> tuple[int, int]:
+        """(score, index of the first entry with it) against ``spec`` (with this ``fit_id``), from
+        its own priorities: (0, -1) when no entry scores above 0."""
+        entries = spec.entries
+        best, best_index = 0, -1
+        small = self.small
+        for position, weights in self.scoring:
+            entry = entries[position]
+            if small:
+                fmt, fw = weights
+                score = ((fmt or 0) + (fw or 0)) * entry.effective_priority
+            else:
+                score = weighted(weights, entry.effective_priority)
+            if score > best:
+                best, best_index = score, entry.index
+        return best, best_index
+
+    def score(self, spec: d.Compiled) -> int:
+        """The score against ``spec``."""
+        return self.scored(spec)[0]
+
+    def fit_for(self, spec: d.Compiled) -> ModelFit:
+        """The fit against ``spec`` (with this ``fit_id``): the score from its own priorities."""
+        entries = spec.entries
+        best, best_index = self.scored(spec)
+        return ModelFit(
+            entries[self.match] if self.match >= 0 else None,
+            best,
+            best_index,
+            self.format_failure,
+            self.size_failure,
+            self.distance_low,
+            self.distance_high,
+        )
+
+
+def _fit_base(spec: d.Compiled, model: d.Model) -> _FitBase:
+    whole = fit_model(spec, model)
+    scoring = tuple(
+        (position, weights)
+        for position, entry in enumerate(() if model.sharded else spec.entries)  # Sharded scores 0 (fit_model)
+        if entry.auto_select is not False and (weights := entry_weights(entry, model)) is not None
+    )
+    return _FitBase(
+        -1 if whole.match is None else spec.entries.index(whole.match),
+        whole.format_failure,
+        whole.size_failure,
+        whole.distance_low,
+        whole.distance_high,
+        scoring,
+        all(abs(w) < 2**31 for _, pair in scoring for w in pair if w is not None),
+    )
+
+
+def _base(spec: d.Compiled, model: d.Model) -> _FitBase:
+    """The model's ``_FitBase`` for ``spec.fit_id``, from ``caches.FIT_BASES`` (made afresh for a
+    spec without one)."""
+    if not spec.fit_id:
+        return _fit_base(spec, model)
+    table = caches.FIT_BASES.table(model.cache_key)
+    base = table.get(spec.fit_id)
+    if base is None:
+        base = caches.FIT_BASES.add(model.cache_key, table, spec.fit_id, _fit_base(spec, model))
+    return base  # type: ignore[return-value]
+
+
 def fit(spec: d.Compiled, model: d.Model) -> ModelFit:
-    """The model's fit against ``spec``, from ``caches.FITS`` (keyed by content, so valid across
-    snapshots)."""
-    table = caches.FITS.table(model.cache_key)
-    hit = table.get(spec)
-    if hit is not None:
-        return hit  # type: ignore[return-value]
-    return caches.FITS.add(model.cache_key, table, spec, fit_model(spec, model))  # type: ignore[return-value]
+    """The model's fit against ``spec`` (``rules.model_format.fit_model``): all but the score from
+    ``caches.FIT_BASES``, shared by specs with the same ``fit_id`` (so runtimes that differ only in
+    priorities share the work); a spec without one (``fit_id`` 0) is fitted whole."""
+    return _base(spec, model).fit_for(spec)
 
 
 def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Request | None) -> Evaluation:
@@ -95,6 +176,21 @@ def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Re
     dist = distance(size, model_fit.distance_low, model_fit.distance_high) if size is not None else None
     if failures:
         return Evaluation(runtime, spec, model_fit, failures, Verdict.EXCLUDED, dist)
+    skipped = auto_select_failure(spec, model_fit, model)
+    if skipped is not None:
+        return Evaluation(runtime, spec, model_fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)
+    return Evaluation(runtime, spec, model_fit, (), Verdict.CANDIDATE, dist)
+
+
+def _evaluate_past_masks(runtime: d.Runtime, model: d.Model) -> Evaluation:
+    """``evaluate`` of a runtime the group's masks passed (disabled, accelerator class, deployment
+    mode) and whose entries match the model: only the model-size check can still fail."""
+    spec = runtime.own
+    model_fit = fit(spec, model)
+    size = model.size
+    dist = distance(size, model_fit.distance_low, model_fit.distance_high) if size is not None else None
+    if model_fit.size_failure is not None:
+        return Evaluation(runtime, spec, model_fit, (model_fit.size_failure,), Verdict.EXCLUDED, dist)
     skipped = auto_select_failure(spec, model_fit, model)
     if skipped is not None:
         return Evaluation(runtime, spec, model_fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)
@@ -136,20 +232,119 @@ _KEY = functools.cmp_to_key(_compare)
 _NAME = attrgetter("runtime.name")
 
 
-def rank(candidates: list[Evaluation]) -> tuple[Ranked, ...]:
+class RankedCandidates(Sequence[Ranked]):
+    """The candidates in rank order, as ``Ranked`` rows made when read: ``len`` and the first
+    rows cost nothing per candidate left unread (BASIC shows only the first few)."""
+
+    __slots__ = ("_ordered", "_rows")
+
+    def __init__(self, ordered: Sequence[Evaluation]) -> None:
+        self._ordered = ordered
+        self._rows: list[Ranked] = []
+
+    def __len__(self) -> int:
+        return len(self._ordered)
+
+    def _upto(self, stop: int) -> None:
+        rows, ordered = self._rows, self._ordered
+        for i in range(len(rows), min(stop, len(ordered))):
+            rows.append(Ranked(ordered[i], i + 1, _tie_break(ordered[i - 1] if i else None, ordered[i])))
+
+    @overload
+    def __getitem__(self, index: int) -> Ranked: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Ranked, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Ranked | tuple[Ranked, ...]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self._ordered))
+            self._upto(stop)
+            return tuple(self._rows[start:stop:step])
+        position = index + len(self._ordered) if index < 0 else index
+        if not 0 <= position < len(self._ordered):
+            raise IndexError("candidate index out of range")
+        self._upto(position + 1)
+        return self._rows[position]
+
+    def __iter__(self) -> Iterator[Ranked]:
+        for i in range(len(self._ordered)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RankedCandidates):
+            return tuple(self) == tuple(other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RankedCandidates({tuple(self)!r})"
+
+
+def _keyed(group: list[Evaluation]) -> bool:
+    """True when ``_compare`` on ``group`` is a total order, so a key sort gives what its
+    comparator sort gives."""
+    return _total({_distance(e) for e in group})
+
+
+def _total(distances: set[float]) -> bool:
+    """True when ``distance_order`` is a total order on ``distances``: no NaN, and distinct finite
+    distances at least 1.0 apart."""
+    if any(math.isnan(x) for x in distances):
+        return False
+    finite = sorted(x for x in distances if not math.isinf(x))
+    return all(b - a >= 1.0 for a, b in zip(finite, finite[1:]))
+
+
+def _sorted(group: list[Evaluation]) -> list[Evaluation]:
+    """``group`` (in name order) by higher score, then smaller size distance, ties in name order."""
+    if _keyed(group):
+        return sorted(group, key=lambda e: (-e.fit.score, _distance(e)))
+    return sorted(group, key=_KEY)
+
+
+class _Picked(Sequence[Evaluation]):
+    """Evaluations read through ``(group result, position)`` references, made when read."""
+
+    __slots__ = ("_refs",)
+
+    def __init__(self, refs: list[tuple[Evaluated, int]]) -> None:
+        self._refs = refs
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        if isinstance(index, slice):
+            return [evaluated[i] for evaluated, i in self._refs[index]]
+        evaluated, i = self._refs[index]
+        return evaluated[i]
+
+
+def _rank_candidates(results: tuple[GroupResult, GroupResult]) -> RankedCandidates:
+    """``rank`` of the candidates of ``results`` (ServingRuntimes, ClusterServingRuntimes) by
+    their keys, with no evaluation made; when the distances do not make the order total, the
+    candidates are evaluated and ranked by ``rank``."""
+    ordered: list[tuple[Evaluated, int]] = []
+    for result in results:
+        if not _total({key[1] for key in result.keys}):
+            return rank([r.evaluated[key[3]] for r in results for key in r.keys])
+        ordered += [(result.evaluated, key[3]) for key in sorted(result.keys)]
+    return RankedCandidates(_Picked(ordered))
+
+
+def rank(candidates: list[Evaluation]) -> RankedCandidates:
     """ServingRuntimes first whatever their scores, then ClusterServingRuntimes; within each,
     higher score, smaller size distance (model with a size; sub-1.0 differences tie), name
     (ome-selection-facts.md 3.14): the candidates in name order, then a stable sort on score
-    and distance."""
+    and distance (a key sort when the distances make the comparison a total order)."""
     by_name = sorted(candidates, key=_NAME)
-    ordered = sorted((e for e in by_name if not e.runtime.is_cluster), key=_KEY)
-    ordered += sorted((e for e in by_name if e.runtime.is_cluster), key=_KEY)
-    out = []
-    previous = None
-    for i, evaluation in enumerate(ordered, start=1):
-        out.append(Ranked(evaluation, i, _tie_break(previous, evaluation)))
-        previous = evaluation
-    return tuple(out)
+    ordered = _sorted([e for e in by_name if not e.runtime.is_cluster])
+    ordered += _sorted([e for e in by_name if e.runtime.is_cluster])
+    return RankedCandidates(ordered)
 
 
 # ---- auto-selection: the fast path ----------------------------------------------------------
@@ -163,6 +358,20 @@ _DISABLED_FAILURE = Failure(Check.DISABLED, messages.RUNTIME_DISABLED, runtime_v
 # Primary-reason codes of a position (bytes of GroupResult.codes).
 _DISABLED, _CLASS, _MODE, _FORMAT, _EVALUATED = 1, 2, 3, 4, 5
 _SPREAD = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
+
+
+_SET_BYTE = re.compile(b"[^\x00]")
+
+
+def set_positions(mask: int) -> Iterator[int]:
+    """The set bits of ``mask``, lowest first, found lazily: zero bytes are skipped in C, so the
+    cost follows the bits set, not the group's size."""
+    data = mask.to_bytes(-(-mask.bit_length() // 8), "little")
+    for found in _SET_BYTE.finditer(data):
+        base, byte = found.start() * 8, data[found.start()]
+        for k in range(8):
+            if byte >> k & 1:
+                yield base + k
 
 
 def _selector(mask: int, size: int) -> bytes:
@@ -185,19 +394,55 @@ def format_failure(
     return caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, format_match(spec, model)[1])  # type: ignore[return-value]
 
 
+class Evaluated(Mapping[int, Evaluation]):
+    """The exhaustive evaluation of the runtimes a group's masks and the model-format check
+    passed, by position (fetch order), each made when first read: a request that shows only a
+    few candidates never builds the others."""
+
+    __slots__ = ("_order", "_model", "_positions", "_made")
+
+    def __init__(self, order: tuple[d.Runtime, ...], model: d.Model, positions: list[int]) -> None:
+        self._order = order
+        self._model = model
+        self._positions = positions
+        self._made: dict[int, Evaluation] = {}
+
+    def __getitem__(self, position: int) -> Evaluation:
+        found = self._made.get(position)
+        if found is None:
+            if position not in self._positions:
+                raise KeyError(position)
+            found = self._made[position] = _evaluate_past_masks(self._order[position], self._model)
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._positions)
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __contains__(self, position: object) -> bool:
+        return position in self._made or position in self._positions
+
+
 @dataclass(frozen=True, slots=True)
 class GroupResult:
     """One group's runtimes split by primary reason: bit masks for the runtimes rejected by the
     disabled, accelerator-class and deployment-mode checks and by the model-format check without
     a possible entry; ``evaluated`` holds the exhaustive evaluation of every other runtime, by
-    position, in fetch order."""
+    position, in fetch order. ``keys`` are the candidates among them as (-score, size distance
+    or 0 without a model size, name, position), in fetch order, and
+    ``skipped`` counts the others by primary reason (model size, or why auto-selection skips a
+    compatible runtime): both known without an evaluation."""
 
     group: RuntimeGroup
     disabled: int
     accelerator_class: int
     deployment_mode: int
     model_format: int
-    evaluated: dict[int, Evaluation]
+    evaluated: Evaluated
+    keys: list[tuple[int, float, str, int]]
+    skipped: dict[Check, int]
 
     def codes(self) -> bytes:
         """The primary-reason code of each position, in fetch order."""
@@ -241,25 +486,41 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
     possible = group.mask(("format", (model.model_format.name, model.architecture, model.quantization)))
     model_format = rest & ~possible
     rest &= possible
-    evaluated: dict[int, Evaluation] = {}
+    passed: list[int] = []
+    keys: list[tuple[int, float, str, int]] = []
+    skipped = dict.fromkeys((Check.MODEL_SIZE, Check.AUTO_SELECT, Check.SCORE), 0)
+    order = group.order
     if rest:
         # The model-format check depends only on the entries (format_id): runtimes with entries
-        # already known not to match are rejected with one lookup, the others evaluated.
-        size, order, format_ids = len(group), group.order, group.format_ids()
+        # already known not to match are rejected with one lookup. The others pass it; only the
+        # model-size check (the fit's, shared by ``fit_id``) and the score are left.
+        size, format_ids = len(group), group.format_ids()
         texts = caches.FORMAT_FAILURES.table(model.cache_key)
         rejected = []
-        for i in compress(range(size), _selector(rest, size)):
+        for i in set_positions(rest):
             rt = order[i]
             failure = texts.get(format_ids[i], texts)
             if failure is texts:
                 failure = format_failure(rt.own, model, texts)
             if failure is not None:
                 rejected.append(i)
-            else:
-                evaluated[i] = evaluate(rt, rt.own, model, request)
+                continue
+            passed.append(i)
+            spec = rt.own
+            base = _base(spec, model)
+            if base.size_failure is not None:
+                skipped[Check.MODEL_SIZE] += 1
+                continue
+            score = base.score(spec) if spec.any_auto_select else 0
+            if score > 0:
+                dist = 0.0 if model.size is None else distance(model.size, base.distance_low, base.distance_high)
+                keys.append((-score, dist, rt.name, i))
+            else:  # the reason of rules.auto_select.auto_select_failure
+                match = spec.entries[base.match] if spec.any_auto_select and base.match >= 0 else None
+                skipped[Check.SCORE if match is not None and match.auto_select is True else Check.AUTO_SELECT] += 1
         if rejected:
             model_format |= mask_from_positions(rejected, size)
-    return GroupResult(group, disabled, accelerator, mode, model_format, evaluated)
+    return GroupResult(group, disabled, accelerator, mode, model_format, Evaluated(order, model, passed), keys, skipped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,17 +559,15 @@ class AutoSelection:
         self.results = results
         self.namespaced = len(results[0].group)
         self.cluster = len(results[1].group)
-        candidates = [e for r in results for e in r.evaluated.values() if e.verdict is Verdict.CANDIDATE]
-        self.ranked = rank(candidates)
+        self.ranked = _rank_candidates(results)
         counts = dict.fromkeys(Check, 0)
         for r in results:
             counts[Check.DISABLED] += r.disabled.bit_count()
             counts[Check.ACCELERATOR_CLASS] += r.accelerator_class.bit_count()
             counts[Check.DEPLOYMENT_MODE] += r.deployment_mode.bit_count()
             counts[Check.MODEL_FORMAT] += r.model_format.bit_count()
-            for e in r.evaluated.values():
-                if e.failures:
-                    counts[e.failures[0].check] += 1
+            for check, count in r.skipped.items():
+                counts[check] += count
         self.counts = counts
         self._message: str | None = None
 
@@ -390,7 +649,7 @@ def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, n
 
 def exhaustive_auto_select(
     snapshot: Snapshot, model: d.Model, request: d.Request | None, namespace: str
-) -> tuple[tuple[Evaluation, ...], tuple[Ranked, ...], str | None]:
+) -> tuple[tuple[Evaluation, ...], RankedCandidates, str | None]:
     """The reference the fast path must equal (tests): every runtime in scope evaluated one by
     one. Returns (evaluations in fetch order, ranked candidates, no-runtime message or None)."""
     namespaced, cluster = snapshot.runtimes_in_scope(namespace)

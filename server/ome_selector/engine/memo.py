@@ -2,9 +2,9 @@
 live next to it). Both are keyed by content, not by object name or snapshot generation, so a
 cache write never makes an entry wrong and never has to empty them:
 
-- ``FITS``: a model's ``ModelFit`` against one compiled runtime spec, keyed by the model's
-  serialized spec (``Model.cache_key``) and, weakly, the spec object: a fit goes when the runtime
-  it was computed for is replaced and no snapshot holds it any more.
+- ``FIT_BASES``: a model's fit against a runtime spec apart from the score (the priorities),
+  keyed by the model's serialized spec (``Model.cache_key``) and ``Compiled.fit_id``; runtimes
+  that differ only in priorities share it.
 - ``FORMAT_FAILURES``: the model-format check's failure (or None) of a model against a runtime's
   entries, keyed by ``Model.cache_key`` and ``Compiled.format_id``; runtimes with the same
   entries share it, which is what makes the ``no runtime found`` message cheap to write.
@@ -16,7 +16,6 @@ budget, the models seen longest ago are dropped first. Safe to use from several 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable, MutableMapping
 from typing import Generic, TypeVar
 
@@ -31,12 +30,9 @@ class ModelKeyedCache(Generic[V]):
     it with ``add``, which accounts the size and evicts whole models, oldest first.
     """
 
-    def __init__(
-        self, budget: int, size_of: Callable[[V], int], inner: Callable[[], MutableMapping[object, V]] = dict
-    ) -> None:
+    def __init__(self, budget: int, size_of: Callable[[V], int]) -> None:
         self.budget = budget
         self._size_of = size_of
-        self._inner = inner
         self._tables: dict[object, MutableMapping[object, V]] = {}
         self._sizes: dict[object, int] = {}
         self._total = 0
@@ -49,7 +45,7 @@ class ModelKeyedCache(Generic[V]):
             with self._lock:
                 table = self._tables.get(model_key)
                 if table is None:
-                    table = self._tables[model_key] = self._inner()
+                    table = self._tables[model_key] = {}
                 self._sizes.setdefault(model_key, 0)
         return table
 
@@ -90,15 +86,16 @@ class ModelKeyedCache(Generic[V]):
 # Per-entry sizes measured with tracemalloc on the OME catalog (every model against every runtime):
 # a fit holds about 560 bytes of objects besides the dict slot, a format failure about 240.
 def _fit_size(fit: object) -> int:
-    failure = fit.format_failure  # type: ignore[attr-defined]
-    return 560 + (0 if failure is None else len(failure.message) * 2)
+    size = 560
+    for failure in (fit.format_failure, fit.size_failure):  # type: ignore[attr-defined]
+        if failure is not None:
+            size += len(failure.message) * 2
+    return size + 64 * len(fit.scoring)  # type: ignore[attr-defined]
 
 
 def _failure_size(failure: object) -> int:
     return 240 + (0 if failure is None else len(failure.message) * 2)  # type: ignore[attr-defined]
 
 
-# fit per compiled spec, weakly: entries of replaced runtimes go with them (the byte count is an
-# upper bound then, so the cache evicts early rather than late).
-FITS: ModelKeyedCache[object] = ModelKeyedCache(24 << 20, _fit_size, weakref.WeakKeyDictionary)
+FIT_BASES: ModelKeyedCache[object] = ModelKeyedCache(24 << 20, _fit_size)
 FORMAT_FAILURES: ModelKeyedCache[object] = ModelKeyedCache(24 << 20, _failure_size)

@@ -12,7 +12,6 @@ results' bit masks, and whether OME's text could fit is decided from them before
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from heapq import merge
 from itertools import compress
@@ -33,6 +32,7 @@ from ome_selector.engine.evaluation import (
     Verdict,
     _selector,
     format_failure,
+    set_positions,
 )
 from ome_selector.rules.deployment_mode import check_deployment_mode
 from ome_selector.rules.results import Check
@@ -44,7 +44,6 @@ _LISTED = (Check.MODEL_SIZE, Check.MODEL_FORMAT, Check.DEPLOYMENT_MODE, Check.AC
 # primary reason (``runtime is disabled``).
 _MIN_ENTRY_BYTES = len(messages.excluded_runtime("x", messages.RUNTIME_DISABLED)) + len(messages.EXCLUDED_SEPARATOR)
 _CANONICAL = tuple(check for check in Check if check in _LISTED)
-_SET_BYTE = re.compile(b"[^\x00]")
 
 
 def message(auto: AutoSelection) -> str:
@@ -100,16 +99,6 @@ def _tail(left: dict[Check, int]) -> str:
     return messages.excluded_tail([(check.name, left[check]) for check in _CANONICAL])
 
 
-def _positions(mask: int) -> Iterator[int]:
-    """The set bits of ``mask``, lowest first, found lazily (zero bytes skipped in C)."""
-    data = mask.to_bytes(-(-mask.bit_length() // 8), "little")
-    for found in _SET_BYTE.finditer(data):
-        base, byte = found.start() * 8, data[found.start()]
-        for k in range(8):
-            if byte >> k & 1:
-                yield base + k
-
-
 def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
     """(primary check, entry) of each excluded runtime: the checks latest first, each check's
     runtimes in fetch order (ServingRuntimes, then ClusterServingRuntimes)."""
@@ -124,16 +113,16 @@ def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
             ]
             masked: Iterator[tuple[int, str]] = iter(())
             if check is Check.MODEL_FORMAT and result.model_format:
-                masked = ((i, _format_reason(order[i], model)) for i in _positions(result.model_format))
+                masked = ((i, _format_reason(order[i], model)) for i in set_positions(result.model_format))
             elif check is Check.DEPLOYMENT_MODE and result.deployment_mode:
                 masked = (
                     (i, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message)
-                    for i in _positions(result.deployment_mode)
+                    for i in set_positions(result.deployment_mode)
                 )
             elif check is Check.ACCELERATOR_CLASS and result.accelerator_class:
-                masked = ((i, messages.ACCELERATOR_CLASS) for i in _positions(result.accelerator_class))
+                masked = ((i, messages.ACCELERATOR_CLASS) for i in set_positions(result.accelerator_class))
             elif check is Check.DISABLED and result.disabled:
-                masked = ((i, messages.RUNTIME_DISABLED) for i in _positions(result.disabled))
+                masked = ((i, messages.RUNTIME_DISABLED) for i in set_positions(result.disabled))
             for i, reason in merge(evaluated, masked):
                 yield check, messages.excluded_runtime(order[i].name, reason)
 

@@ -21,25 +21,48 @@ def entry_score(entry: Entry, model: Model, priority: int) -> int:
     priority``, a weight of 0 counting as 10 (format) or 5 (framework); 0 when names or versions
     differ or a framework is on one side only.
     """
+    weights = entry_weights(entry, model)
+    return 0 if weights is None else weighted(weights, priority)
+
+
+Weights = tuple[int | None, int | None]
+"""(format weight, framework weight) of an entry that scores, a weight of 0 already counted as 10
+(format) or 5 (framework); None for a side the score leaves out."""
+
+
+def entry_weights(entry: Entry, model: Model) -> Weights | None:
+    """The weights ``entry`` scores ``model`` with, or None when it scores 0 whatever its priority:
+    names or versions differ, or a framework is on one side only (runtime-selection-scoring.md,
+    "How the score is computed")."""
     ef, mf = entry.model_format, model.model_format
     fmt_ok = False
     if ef is not None:
         if ef.name != mf.name or not _versions_fit(mf, ef):
-            return 0
+            return None
         fmt_ok = True
     ew, mw = entry.model_framework, model.model_framework
     fw_ok = False
     if ew is not None and mw is not None:
         if ew.name != mw.name or not _versions_fit(mw, ew):
-            return 0
+            return None
         fw_ok = True
     if not ((fmt_ok or ef is None) and (fw_ok or (ew is None and mw is None))):
-        return 0
+        return None
+    return (
+        (ef.weight or 10) if fmt_ok and ef is not None else None,
+        (ew.weight or 5) if fw_ok and ew is not None else None,
+    )
+
+
+def weighted(weights: Weights, priority: int) -> int:
+    """The score of an entry with ``weights`` and ``priority``: each weight times the priority,
+    added in int64 arithmetic."""
     score = 0
-    if fmt_ok and ef is not None:
-        score = int64(score + int64((ef.weight or 10) * priority))
-    if fw_ok and ew is not None:
-        score = int64(score + int64((ew.weight or 5) * priority))
+    fmt, fw = weights
+    if fmt is not None:
+        score = int64(score + int64(fmt * priority))
+    if fw is not None:
+        score = int64(score + int64(fw * priority))
     return score
 
 
