@@ -30,8 +30,8 @@ from ome_selector.engine.evaluation import (
     AutoSelection,
     GroupResult,
     Verdict,
-    _selector,
     format_failure,
+    selector,
     set_positions,
 )
 from ome_selector.rules.deployment_mode import check_deployment_mode
@@ -153,10 +153,10 @@ def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | N
             i: messages.excluded_runtime(
                 order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message
             )
-            for i in compress(range(size), _selector(result.deployment_mode, size))
+            for i in compress(range(size), selector(result.deployment_mode, size))
         }
     if result.model_format:
-        select = _selector(result.model_format, size)
+        select = selector(result.model_format, size)
         positions = list(compress(range(size), select))
         ids = list(compress(group.format_ids(), select))
         texts = caches.FORMAT_FAILURES.table(model.cache_key)

@@ -13,6 +13,7 @@ from ome_selector.cache import chains, ingest, snapshot
 from ome_selector.domain import objects as domain
 from ome_selector.domain import quantities, sizes, versions
 from ome_selector.engine import evaluation as engine
+from ome_selector.engine import fits, ranking
 from ome_selector.flows import admission, components, effective, reconcile, resolution, runtime_webhook
 from ome_selector.rules import accelerators, results
 
@@ -25,6 +26,8 @@ MODULES: tuple[ModuleType, ...] = (
     domain,
     effective,
     engine,
+    fits,
+    ranking,
     ingest,
     quantities,
     reconcile,
