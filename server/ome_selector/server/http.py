@@ -10,7 +10,7 @@ answers. A listener holds sockets, not threads, and is bounded (``HttpLimits``):
   (or of the previous response), else the connection is closed: a client that sends half a
   request holds a socket for that long, no more;
 - a kept-alive connection with no new request for ``idle_timeout`` seconds is closed;
-- a request line and headers longer than ``max_header_bytes`` are refused (h11).
+- a request line and headers still incomplete past ``max_header_bytes`` get ``400`` (h11).
 
 The ``--http-*`` serve flags set these (``http_limits.HttpLimits``), the same for both listeners.
 

@@ -18,8 +18,9 @@ class HttpLimits:
     - ``idle_timeout``: seconds a kept-alive connection may wait for its next request
       (uvicorn's ``timeout_keep_alive``).
     - ``backlog``: connections the kernel queues before they are accepted (``listen(2)``).
-    - ``max_header_bytes``: bytes of a request line and headers (h11's
-      ``max_incomplete_event_size``); a longer head gets ``431``-style refusal (h11 closes it).
+    - ``max_header_bytes``: bytes of a request line and headers buffered before they are
+      complete (h11's ``max_incomplete_event_size``); past that uvicorn answers ``400`` and
+      closes the connection.
     """
 
     max_connections: int = 64

@@ -187,7 +187,7 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
         _positive_int,
         _HTTP.max_header_bytes,
         "BYTES",
-        "bytes of an HTTP request line and headers; a longer one is refused with 400",
+        "bytes of an HTTP request line and headers buffered before they are complete; past that 400",
     ),
     ServeFlag(
         "--manifests",
