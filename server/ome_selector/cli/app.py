@@ -17,7 +17,7 @@
     ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
-    ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|json]
+    ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|wide|json]
     ome-selector completion       bash|zsh|fish
     ome-selector version
     ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
@@ -451,10 +451,13 @@ def _templated(output: str, responses: list[Message], header_only: bool = False,
 
 def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
     """A streaming command: each response printed as it comes (``-o table``: ``command.heading``
-    before the first, then ``command.render`` of each; ``-o json``: one JSON object per line),
+    before the first, then ``command.render`` of each; ``-o wide``: ``wide_heading`` and
+    ``render_wide``; ``-o json``: one JSON object per line),
     flushed at once; status 0 when the server ends the stream. A failed stream's ``UsageError``
     propagates (the command's ``error_status``)."""
-    heading = command.heading if output == "table" and reports.headers_shown() else ""
+    heading = {"table": command.heading, "wide": command.wide_heading}.get(output, "")
+    heading = heading if reports.headers_shown() else ""
+    render = command.renderer(output)
     if output.startswith(templates.CUSTOM_COLUMNS) and reports.headers_shown():
         heading = _templated(output, [], header_only=True)
     for request in requests:
@@ -465,7 +468,7 @@ def _follow(command: Command, output: str, requests: list[Message], ask: Callabl
                 elif output == "json":
                     text = rendering.format_json_line(response)
                 else:
-                    text = command.render(request, response)
+                    text = render(request, response)
                 if heading and text:
                     text, heading = f"{heading}\n{text}", ""
                 if text:

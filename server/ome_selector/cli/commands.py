@@ -101,7 +101,8 @@ class Command:
       prints them: a failed call's message alone (``error: <message>``, without the status code
       and field violations), and bad flags exit with ``error_status`` too (else argparse's 2).
     - A ``streaming`` method (``WatchSelections``): ``remote`` returns an iterator of responses,
-      ``render`` gives the text of one, printed as it comes, after ``heading`` (``-o table``);
+      ``render`` gives the text of one, printed as it comes, after ``heading`` (``-o table``;
+      ``render_wide`` after ``wide_heading`` for ``-o wide``);
       ``-o json`` prints one JSON object per line. It needs ``--server`` (``offline`` is false);
       the stream ending is status 0, a failed one ``error_status``.
     """
@@ -131,6 +132,7 @@ class Command:
     limit_error: Callable[[Any], str] = lambda _response: ""
     outputs: tuple[str, ...] = OUTPUT_FORMATS
     heading: str = ""
+    wide_heading: str = ""
     plain_errors: bool = False
 
     def __post_init__(self) -> None:
@@ -483,14 +485,17 @@ would (as `kubectl diff`).""",
 print the outcome of cached InferenceServices, then each change, as cache writes come.
 
 Follows a running server (--server): first the current outcome of every cached InferenceService
-of -n (every namespace by default) whose labels match -l, one row each with WHY / CAUSE
-"(current)"; then the line "# initial state: ..."; then, after each cache write, a row per
-InferenceService whose outcome it changed (BEFORE and AFTER: the runtime, "none (<reason>)", or
-"-" when the write creates or deletes it; WHY / CAUSE: the step that changed it, then the
-objects of the write behind it; VERSION: the cache version after the write) and the line
+of -n (every namespace by default) whose labels match -l, one row each with STEP "(current)";
+then the line "# initial state: ..."; then, after each cache write, a row per InferenceService
+whose outcome it changed (BEFORE and AFTER: the runtime, "none (<reason>)", or "-" when the
+write creates or deletes it; STEP: the step that changed it: Ranking, CheckFailed, CheckPassed,
+Model, NamedRuntime, RuntimeAdded, RuntimeDeleted, InferenceService, Configuration) and the line
 "# write <version>: ...". A watcher that falls behind gets "# resync: ..." and the state again.
--o json prints each event as one JSON object per line. Status 0 when the server ends the stream
-(it drains), 1 when the stream fails (unreachable server, bad filter); Ctrl-C ends the watch.""",
+Each line fits in 120 columns (longer names shortened with a fingerprint); -o wide prints full
+names, WHY / CAUSE (the step's text, then the objects of the write behind it) and VERSION (the
+cache version after the write); -o json prints each event as one JSON object per line. Status 0
+when the server ends the stream (it drains), 1 when the stream fails (unreachable server, bad
+filter); Ctrl-C ends the watch.""",
             source=NO_FILE,
             flags=(
                 flag(
@@ -505,8 +510,11 @@ objects of the write behind it; VERSION: the cache version after the write) and 
             fields=lambda args: {"namespace": args.namespace, "label_selector": args.selector},
             remote=lambda client, request: client.watch_selections(request.namespace, request.label_selector),
             render=_of_response(watch_report.format_watch_event),
+            render_wide=_of_response(watch_report.format_watch_event_wide),
+            wide_help="full names, the reason's text and causes, and VERSION",
             heading=watch_report.WATCH_HEADING,
-            outputs=("table", "json"),
+            wide_heading=watch_report.WATCH_WIDE_HEADING,
+            outputs=("table", "wide", "json"),
             error_status=1,
         ),
         Command(
