@@ -68,7 +68,7 @@ PREVIEW_WIDE_HEADERS = (*PREVIEW_HEADERS, "CAUSE")
 # VERSION and the reason's text and causes are -o wide's, whose wider cells push the rest of
 # their row, as `kubectl get -w` does.
 WATCH_HEADERS = ("INFERENCESERVICE", "NAMESPACE", "BEFORE", "AFTER", "STEP")
-WATCH_WIDTHS = (20, 12, 30, 30)  # the last column: at most 16 (InferenceService)
+WATCH_WIDTHS = (24, 12, 28, 28)  # the last column: at most 16 (InferenceService)
 WATCH_LINE_WIDTH = 120
 WATCH_WIDE_HEADERS = ("INFERENCESERVICE", "NAMESPACE", "BEFORE", "AFTER", "WHY / CAUSE", "VERSION")
 WATCH_WIDE_WIDTHS = (24, 12, 36, 36, 72)

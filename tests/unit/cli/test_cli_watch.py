@@ -253,14 +253,14 @@ def outcome(runtime: str | None, condition: R.Condition | None = RESOLVED, **fie
 
 
 def test_the_heading_and_rows_fit_120_columns() -> None:
-    """The table: INFERENCESERVICE (20) NAMESPACE (12) BEFORE (30) AFTER (30) STEP, 3 spaces
+    """The table: INFERENCESERVICE (24) NAMESPACE (12) BEFORE (28) AFTER (28) STEP, 3 spaces
     apart: at most 120 columns with the longest step, names longer than their column shortened."""
     assert watch_report.WATCH_HEADING == (
-        "INFERENCESERVICE       NAMESPACE      BEFORE                           AFTER"
-        "                            STEP"
+        "INFERENCESERVICE           NAMESPACE      BEFORE                         AFTER"
+        "                          STEP"
     )
     assert watch_report.format_watch_event(R.WatchSelectionsResponse(current=outcome(HOPPER))) == (
-        "llama-70b              llama-demo     -                                srt-llama...ct-hopper#22ad26b9"
+        "llama-70b                  llama-demo     -                              srt-llam...t-hopper#22ad26b9"
         "   (current)"
     )
     end = R.InitialEventsEnd(cache_version="v1", generation=1, inference_services=9)
@@ -284,8 +284,8 @@ def test_a_change_on_catalog_names_within_120_columns() -> None:
     )
     line = watch_report.format_watch_event(R.WatchSelectionsResponse(change=change))
     assert line == (
-        "llam...-fp8#321a5921   team-plat...   srt-llama...8-pd-grpc#9c5fe671   none (RuntimeValidationError)"
-        "    InferenceService"
+        "llama-...ct-fp8#321a5921   team-plat...   srt-llam...-pd-grpc#9c5fe671   none (RuntimeValidationEr..."
+        "   InferenceService"
     )
     assert len(line) == 120
     assert watch_report.format_watch_event_wide(R.WatchSelectionsResponse(change=change)) == (
@@ -301,7 +301,7 @@ def test_a_change_on_catalog_names_within_120_columns() -> None:
         reason=R.ChangeReason(step=R.CHANGE_STEP_RANKING, text=RANKED),
     )
     assert watch_report.format_watch_event(R.WatchSelectionsResponse(change=ranked)) == (
-        "llama-70b              llama-demo     srt-llama...omenative#d086cfa0   srt-llama...ct-hopper#22ad26b9"
+        "llama-70b                  llama-demo     srt-llam...menative#d086cfa0   srt-llam...t-hopper#22ad26b9"
         "   Ranking"
     )
 
@@ -376,7 +376,7 @@ def test_before_and_after(
     line = watch_report.format_watch_event_wide(R.WatchSelectionsResponse(change=change))
     assert line.split() == ["i", "ns", *cells[0].split(), *cells[1].split(), "why", "/", "-", "v3"]
     line = watch_report.format_watch_event(R.WatchSelectionsResponse(change=change))
-    short = {HOPPER: "srt-llama...ct-hopper#22ad26b9", OMENATIVE: "srt-llama...omenative#d086cfa0"}
+    short = {HOPPER: "srt-llam...t-hopper#22ad26b9", OMENATIVE: "srt-llam...menative#d086cfa0"}
     fitted = [short.get(cell, cell) for cell in cells]
     assert line.split() == ["i", "ns", *fitted[0].split(), *fitted[1].split(), "-"]  # no step given
 
