@@ -256,8 +256,7 @@ def test_the_heading_and_rows_fit_120_columns() -> None:
     """The table: INFERENCESERVICE (24) NAMESPACE (12) BEFORE (28) AFTER (28) STEP, 3 spaces
     apart: at most 120 columns with the longest step, names longer than their column shortened."""
     assert watch_report.WATCH_HEADING == (
-        "INFERENCESERVICE           NAMESPACE      BEFORE                         AFTER"
-        "                          STEP"
+        "INFERENCESERVICE           NAMESPACE      BEFORE                         AFTER                          STEP"
     )
     assert watch_report.format_watch_event(R.WatchSelectionsResponse(current=outcome(HOPPER))) == (
         "llama-70b                  llama-demo     -                              srt-llam...t-hopper#22ad26b9"
