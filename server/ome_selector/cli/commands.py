@@ -33,7 +33,7 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
 
-from ome_selector.cli import rendering, reports, tree_report, watch_report
+from ome_selector.cli import rendering, reports, runtime_reports, tree_report, watch_report
 
 if TYPE_CHECKING:
     from ome_selector_client import SelectorClient
@@ -319,8 +319,8 @@ and -o yaml the RuntimeEffectiveReport. Status 0 when it finishes (whatever the 
                 ome_namespace=request.ome_namespace,
                 collection_limit=request.collection_limit,
             ),
-            render=_of_response(reports.format_effective),
-            render_wide=_of_response(reports.format_effective_wide),
+            render=_of_response(runtime_reports.format_effective),
+            render_wide=_of_response(runtime_reports.format_effective_wide),
             wide_help="one row per view and component",
             succeeded=_finished,
             error_status=1,
@@ -349,8 +349,8 @@ the RuntimeHistoryReport. Status 0; 1 on an error.""",
                 ome_namespace=request.ome_namespace,
                 collection_limit=request.collection_limit,
             ),
-            render=_of_response(reports.format_history),
-            render_wide=_of_response(reports.format_history_wide),
+            render=_of_response(runtime_reports.format_history),
+            render_wide=_of_response(runtime_reports.format_history_wide),
             wide_help="full names, times, hashes and issue codes",
             succeeded=_finished,
             names=lambda _request, _response: "",
@@ -381,8 +381,8 @@ yourself. Only --dry-run client is supported. On a terminal it asks "Confirm thi
             remote=lambda client, request: client.plan_runtime_sync(
                 request.inference_service, ome_namespace=request.ome_namespace, context=request.context
             ),
-            render=_of_response(reports.format_sync_result),
-            notes=reports.sync_preview,
+            render=_of_response(runtime_reports.format_sync_result),
+            notes=runtime_reports.sync_preview,
             confirms=True,
             succeeded=lambda response: not response.refusal_message,
             names=lambda _request, _response: "",

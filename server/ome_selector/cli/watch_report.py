@@ -19,7 +19,7 @@ from ome_selector.cli.labels import (
     WATCH_WIDE_WIDTHS,
     WATCH_WIDTHS,
 )
-from ome_selector.cli.reports import cut, format_table, shorten_name
+from ome_selector.cli.tables import cut, format_table, shorten_name
 
 # --- what-if and watch (README, "Watch and what-if from the command line") -----------------
 
