@@ -32,7 +32,12 @@ case "${1:-}" in
     # pyproject.toml change that the pins no longer satisfy (or a new or dropped package) does.
     # Without PyPI, uv's cache answers (--offline) when it holds what the resolution reads.
     if ! compile "$tmp/dev.lock" 2>"$tmp/err"; then
-        echo "scripts/lock.sh: uv could not reach PyPI ($(tail -n 1 "$tmp/err")); trying its cache" >&2
+        if ! grep -qiE "network|connect|dns|timed out|failed to fetch|request failed" "$tmp/err"; then
+            cat "$tmp/err" >&2
+            echo "scripts/lock.sh: pyproject.toml's requirements do not resolve (above)" >&2
+            exit 1
+        fi
+        echo "scripts/lock.sh: uv could not reach PyPI ($(grep -m 1 -iE 'network|connect|dns|timed out|fetch|request' "$tmp/err")); resolving from uv's cache" >&2
         cp "$lock" "$tmp/dev.lock"
         compile "$tmp/dev.lock" --offline
     fi
