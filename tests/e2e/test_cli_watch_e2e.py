@@ -59,6 +59,23 @@ INITIAL = [
 ]
 
 
+# The table (no -o): every line within 120 columns, the catalog's long names shortened.
+OMENATIVE_SHORT = "srt-llam...menative#d086cfa0"
+HOPPER_SHORT = "srt-llam...t-hopper#22ad26b9"
+TABLE_INITIAL = [
+    "INFERENCESERVICE           NAMESPACE      BEFORE                         AFTER                          STEP",
+    "deepseek-v3                demo           -                              none (RuntimeNotFound)         (current)",
+    "qwen2-5-7b                 demo           -                              none (RuntimeNotFound)         (current)",
+    f"llama-70b                  llama-demo     -                              {OMENATIVE_SHORT}   (current)",
+    f"llama-70b-h100             llama-demo     -                              {HOPPER_SHORT}   (current)",
+    "llama-70b-l40s             llama-demo     -                              none (RuntimeNotFound)         (current)",
+    f"llama-70b-native           llama-demo     -                              {OMENATIVE_SHORT}   (current)",
+    "llama-70b-named-child      team-a         -                              team-llama-70b-child           (current)",
+    "llama-70b-team             team-a         -                              team-llama-70b                 (current)",
+    f"# initial state: 8 InferenceServices at cache version {VERSION} (generation 1); changes follow",
+]
+
+
 class Watch:
     """``ome-selector watch --server ADDR ...`` as a process; its stdout lines as they come."""
 
@@ -99,7 +116,7 @@ def server(running_server: Callable[..., ServerProcess]) -> ServerProcess:
 
 @pytest.fixture
 def watch(server: ServerProcess) -> Iterator[Watch]:
-    watcher = Watch(server.address)
+    watcher = Watch(server.address, "-o", "wide")
     yield watcher
     if watcher.process.poll() is None:
         watcher.process.kill()
@@ -152,6 +169,29 @@ def test_watch_prints_the_state_then_each_writes_changes_until_the_server_ends(
         ]
     assert server.stop() == 0  # the server drains: the stream ends with OK
     assert watch.finish() == (0, [], "")
+
+
+def test_the_watch_table_fits_120_columns(server: ServerProcess, tmp_path: Path) -> None:
+    """The table on the OME catalog and ome-cluster: the exact lines, each within 120 columns;
+    the priority change's rows name the step (Ranking)."""
+    watch = Watch(server.address)
+    try:
+        assert watch.until("# initial state") == TABLE_INITIAL
+        with SelectorClient(server.address) as client:
+            client.upsert_objects(objects(hopper(4)), "v2")
+            changes = watch.until("# write")
+        assert changes == [
+            f"llama-70b                  llama-demo     {OMENATIVE_SHORT}   {HOPPER_SHORT}   Ranking",
+            f"llama-70b-native           llama-demo     {OMENATIVE_SHORT}   {HOPPER_SHORT}   Ranking",
+            "# write v2 (generation 2): 8 re-evaluated, 2 changed, 2 in this watch; 8 InferenceServices cached",
+        ]
+        assert max(len(line) for line in TABLE_INITIAL + changes) <= 120
+        assert server.stop() == 0
+        assert watch.finish() == (0, [], "")
+    finally:
+        if watch.process.poll() is None:
+            watch.process.kill()
+            watch.process.wait(timeout=30)
 
 
 def test_watch_json_lines_of_one_namespace(server: ServerProcess) -> None:

@@ -140,3 +140,30 @@ def test_the_server_holds_sockets_not_threads(running_server: Callable[..., Serv
     for sock in sockets:
         sock.close()
     assert http_get(address, "/healthz") == (200, "ok\n")
+
+
+def test_the_limits_are_serve_flags_and_variables(
+    running_server: Callable[..., ServerProcess], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real server with --http-max-connections 2, OME_SELECTOR_HTTP_HEADER_TIMEOUT=1 and
+    --http-max-header-bytes 1024: the third connection gets 503, a half-sent request is closed
+    after the second, a head still incomplete past 1024 bytes gets uvicorn's 400 at once."""
+    monkeypatch.setenv("OME_SELECTOR_HTTP_HEADER_TIMEOUT", "1")
+    server = running_server(
+        extra_args=["--http-listen", "127.0.0.1:0", "--http-max-connections", "2", "--http-max-header-bytes", "1024"]
+    )
+    address = http_address(server)
+    held = [_connect(address) for _ in range(2)]
+    for sock in held:
+        sock.sendall(HALF_SENT)
+    third = _connect(address)
+    assert _read_to_end(third) == BUSY
+    third.close()
+    for sock in held:
+        assert _read_to_end(sock, timeout=5) == b""  # closed by the 1 s header timeout
+        sock.close()
+    big = _connect(address)
+    big.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"x" * 2048)  # still incomplete
+    assert _read_to_end(big).startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    big.close()
+    assert http_get(address, "/healthz") == (200, "ok\n")

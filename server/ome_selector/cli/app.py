@@ -17,7 +17,7 @@
     ome-selector validate-runtime -f RUNTIME.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
-    ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|json]
+    ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|wide|json]
     ome-selector completion       bash|zsh|fish
     ome-selector version
     ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
@@ -68,7 +68,7 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 
 from google.protobuf.message import Message
 
-from ome_selector.cli import rendering, reports, templates
+from ome_selector.cli import rendering, tables, templates
 from ome_selector.cli.asking import asker
 from ome_selector.cli.commands import COMMANDS, Command
 from ome_selector.cli.sources import OUTPUT_FORMATS, UsageError
@@ -374,7 +374,7 @@ def _query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ``--server``), print the answers in ``-o``'s format (several InferenceServices: each table
     under its heading, JSON as an array, YAML as one document each; notes on ``err`` for table
     and wide only), and return the exit status, the highest over the answers."""
-    with reports.without_headers(args.no_headers):
+    with tables.without_headers(args.no_headers):
         return _answer(args, out, err)
 
 
@@ -442,20 +442,23 @@ def _templated(output: str, responses: list[Message], header_only: bool = False,
         return templates.format_jsonpath(output.removeprefix(templates.JSONPATH), responses)
     headers, rows = templates.custom_column_rows(output.removeprefix(templates.CUSTOM_COLUMNS), responses)
     if header_only:
-        return reports.format_table(headers, [headers]).split("\n", 1)[0] if headers else ""
+        return tables.format_table(headers, [headers]).split("\n", 1)[0] if headers else ""
     if rows_only:
-        with reports.without_headers():
-            return reports.format_table(headers, rows)
-    return reports.format_table(headers, rows)
+        with tables.without_headers():
+            return tables.format_table(headers, rows)
+    return tables.format_table(headers, rows)
 
 
 def _follow(command: Command, output: str, requests: list[Message], ask: Callable[[Message], Any], out: TextIO) -> int:
     """A streaming command: each response printed as it comes (``-o table``: ``command.heading``
-    before the first, then ``command.render`` of each; ``-o json``: one JSON object per line),
+    before the first, then ``command.render`` of each; ``-o wide``: ``wide_heading`` and
+    ``render_wide``; ``-o json``: one JSON object per line),
     flushed at once; status 0 when the server ends the stream. A failed stream's ``UsageError``
     propagates (the command's ``error_status``)."""
-    heading = command.heading if output == "table" and reports.headers_shown() else ""
-    if output.startswith(templates.CUSTOM_COLUMNS) and reports.headers_shown():
+    heading = {"table": command.heading, "wide": command.wide_heading}.get(output, "")
+    heading = heading if tables.headers_shown() else ""
+    render = command.renderer(output)
+    if output.startswith(templates.CUSTOM_COLUMNS) and tables.headers_shown():
         heading = _templated(output, [], header_only=True)
     for request in requests:
         with contextlib.closing(ask(request)) as stream:  # leaving early cancels the stream
@@ -465,7 +468,7 @@ def _follow(command: Command, output: str, requests: list[Message], ask: Callabl
                 elif output == "json":
                     text = rendering.format_json_line(response)
                 else:
-                    text = command.render(request, response)
+                    text = render(request, response)
                 if heading and text:
                     text, heading = f"{heading}\n{text}", ""
                 if text:

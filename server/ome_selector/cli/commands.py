@@ -20,20 +20,21 @@ call, the row's ``error_status``: 2, or 1 for the commands of reference/kubectl-
 whose "Exit codes" return 1 for every error and never 2 (with ``plain_errors``, as ``tree`` has
 it, bad flags too).
 
-Importing this module imports no grpc (the client is imported when ``--server`` is used), so
+``Command`` (the row's fields) is ``command``'s; it and ``SELECTION_SERVICE`` are importable from
+here too. Importing this module imports no grpc (the client is imported when ``--server`` is used), so
 ``serve`` can still configure gRPC's C-core first."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable
 
-from google.protobuf import message_factory
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
 
-from ome_selector.cli import rendering, reports, tree_report, watch_report
+from ome_selector.cli import rendering, reports, runtime_reports, tree_report, watch_report
+from ome_selector.cli.command import SELECTION_SERVICE as SELECTION_SERVICE  # re-exported
+from ome_selector.cli.command import Command, _of_response
 
 if TYPE_CHECKING:
     from ome_selector_client import SelectorClient
@@ -43,138 +44,11 @@ from ome_selector.cli.sources import (
     INFERENCE_SERVICES,
     INFERENCE_SERVICES_OR_MODEL,
     NO_FILE,
-    OUTPUT_FORMATS,
     RUNTIME_NAME,
     SERVING_RUNTIME,
-    Flag,
-    Source,
     UsageError,
     flag,
 )
-
-SELECTION_SERVICE = selector_pb2.DESCRIPTOR.services_by_name["SelectionService"]
-
-
-# --- the table -----------------------------------------------------------------------------------
-
-
-def _no_fields(args: argparse.Namespace) -> dict[str, Any]:
-    return {}
-
-
-def _no_notes(response: Any) -> list[str]:
-    return []
-
-
-def _no_names(request: Any, response: Any) -> str:
-    return ""
-
-
-def _always(response: Any) -> bool:
-    return True
-
-
-def _of_response(format_response: Callable[[Any], str]) -> Callable[[Any, Any], str]:
-    """A renderer ``(request, response) -> text`` of a formatter of the response alone."""
-    return lambda _request, response: format_response(response)
-
-
-@dataclass(frozen=True)
-class Command:
-    """One query subcommand.
-
-    - ``name``; ``help``: the description ``<name> --help`` prints, whose first paragraph (without
-      its final period) is the ``summary`` ``ome-selector --help`` lists.
-    - ``rpc``: its ``SelectionService`` method, a key of ``api.SELECTION_RPCS``; the request
-      type is that method's input type (``request_type``). ``ValueError`` at import for an
-      unknown method.
-    - ``source``: what ``-f`` reads; ``flags``: the command's own flags; ``fields(args)``: the
-      request fields they set (beside the subject ``source`` reads).
-    - ``remote(client, request)``: the typed client's call of ``rpc`` (``--server``).
-    - ``render(request, response)``: the text for stdout (``-o table``; ``render_wide`` for
-      ``-o wide`` when it differs, described in ``-o``'s help by ``wide_help``), ``""`` for none;
-      ``notes(response)``: lines for stderr; ``names(request, response)``: ``-o name``.
-      ``outputs``: the ``-o`` formats it takes.
-    - ``succeeded(response)``: the exit-status rule, true for status 0, false for 1.
-    - ``error_status``: the status of an error; ``limit_error(response)``: the error text of a
-      CLI collection limit the answer exceeds, or ``""``; ``plain_errors``: errors as kubectl-ome
-      prints them: a failed call's message alone (``error: <message>``, without the status code
-      and field violations), and bad flags exit with ``error_status`` too (else argparse's 2).
-    - A ``streaming`` method (``WatchSelections``): ``remote`` returns an iterator of responses,
-      ``render`` gives the text of one, printed as it comes, after ``heading`` (``-o table``);
-      ``-o json`` prints one JSON object per line. It needs ``--server`` (``offline`` is false);
-      the stream ending is status 0, a failed one ``error_status``.
-    """
-
-    name: str
-    rpc: str
-    help: str
-    source: Source
-    remote: Callable[[SelectorClient, Any], Any]
-    render: Callable[[Any, Any], str]
-    succeeded: Callable[[Any], bool] = _always
-    names: Callable[[Any, Any], str] = _no_names
-    flags: tuple[Flag, ...] = ()
-    fields: Callable[[argparse.Namespace], dict[str, Any]] = _no_fields
-    notes: Callable[[Any], list[str]] = _no_notes
-    render_wide: Callable[[Any, Any], str] | None = None
-    wide_help: str = "the table"
-    # The exit status of an error (bad flags or input, a failed call): 2, or 1 for the commands
-    # of reference/kubectl-ome/runtime.md "Exit codes" (explain, effective, tree, history, sync),
-    # where "No runtime subcommand returns 2", and for watch (a failed stream).
-    error_status: int = 2
-    # Asks ``texts.requests.SYNC_PROMPT`` on stderr after the notes (the preview) of each answer
-    # that succeeded, unless ``--yes``; any answer but ``y`` or ``yes`` fails with
-    # ``SYNC_NOT_CONFIRMED`` (runtime.md, "How the action runs").
-    confirms: bool = False
-    # A CLI limit on an answer: the error text, or "" (explain: more than 1,000 runtimes).
-    limit_error: Callable[[Any], str] = lambda _response: ""
-    outputs: tuple[str, ...] = OUTPUT_FORMATS
-    heading: str = ""
-    plain_errors: bool = False
-
-    def __post_init__(self) -> None:
-        if self.rpc not in SELECTION_SERVICE.methods_by_name:
-            raise ValueError(f"command {self.name}: SelectionService has no method {self.rpc}")
-
-    @property
-    def summary(self) -> str:
-        """The first paragraph of ``help``, without its final period."""
-        return self.help.split("\n\n", 1)[0].removesuffix(".")
-
-    @property
-    def request_type(self) -> type[Message]:
-        """The request message class of ``rpc`` (``SelectRuntimeRequest`` ...)."""
-        return message_factory.GetMessageClass(SELECTION_SERVICE.methods_by_name[self.rpc].input_type)
-
-    @property
-    def streaming(self) -> bool:
-        """Whether ``rpc`` streams its answers (server streaming, as the proto declares it)."""
-        return bool(SELECTION_SERVICE.methods_by_name[self.rpc].server_streaming)
-
-    @property
-    def offline(self) -> bool:
-        """Whether the command can answer from manifests in process: every unary one (a stream
-        follows a server's cache writes)."""
-        return not self.streaming
-
-    def requests(self, args: argparse.Namespace, err: TextIO) -> list[Message]:
-        """The requests of this command: one per subject ``source`` reads, in order, each with
-        the fields of the command's own flags. Raises ``UsageError`` as ``source.read`` does."""
-        request_type = self.request_type
-        return [request_type(**subject, **self.fields(args)) for subject in self.source.read(args, err)]
-
-    def renderer(self, output: str) -> Callable[[Any, Any], str]:
-        """``render_wide`` for ``-o wide`` when there is one, else ``render``."""
-        return self.render_wide if output == "wide" and self.render_wide is not None else self.render
-
-    def error_text(self, code: str, message: str, violations: Sequence[tuple[str, str]]) -> str:
-        """The ``error:`` text of a failed call (``message`` and ``violations`` as
-        ``fieldpaths.present`` gives them): ``message`` alone with ``plain_errors``, else
-        ``CODE: message`` and each violation the message does not spell out."""
-        from ome_selector.texts.fieldpaths import describe_parts
-
-        return message if self.plain_errors else describe_parts(code, message, violations)
 
 
 def _explain_remote(client: SelectorClient, request: selector_pb2.ExplainRuntimesRequest) -> Message:
@@ -214,6 +88,18 @@ def _collection_fields(args: argparse.Namespace) -> dict[str, Any]:
     return {"ome_namespace": args.ome_namespace, "collection_limit": CLI_COLLECTION_LIMIT}
 
 
+def _revisions_remote(method: str) -> Callable[[SelectorClient, Any], Message]:
+    """The typed client's ``method`` (``get_effective_runtime``, ``get_runtime_history``) called
+    with the request's InferenceService, ``ome_namespace`` and ``collection_limit``."""
+    return lambda client, request: getattr(client, method)(
+        request.inference_service, ome_namespace=request.ome_namespace, collection_limit=request.collection_limit
+    )
+
+
+# The commands of reference/kubectl-ome/runtime.md (explain, effective, history, sync, tree):
+# "Exit codes" 1 for every error, bad flags too, never 2; a failed call's message alone.
+_RUNTIME_PAGE: dict[str, Any] = {"error_status": 1, "plain_errors": True}
+
 SYNC_DRY_RUN_ONLY = "only --dry-run client is supported: the service plans the sync and sends no patch"
 SYNC_NOT_CONFIRMED = "action not confirmed; noninteractive input requires --yes"
 
@@ -229,6 +115,13 @@ def _sync_fields(args: argparse.Namespace) -> dict[str, Any]:
     if not args.yes and not sys.stdin.isatty():
         raise UsageError(SYNC_NOT_CONFIRMED)
     return {"ome_namespace": args.ome_namespace, "context": args.context}
+
+
+def _allowed(
+    response: selector_pb2.AdmitInferenceServiceResponse | selector_pb2.ValidateServingRuntimeResponse,
+) -> bool:
+    """admit and validate-runtime: status 0 when the webhook admits the object."""
+    return response.allowed
 
 
 def _validate_remote(client: SelectorClient, request: selector_pb2.ValidateServingRuntimeRequest) -> Message:
@@ -278,8 +171,7 @@ for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
             render=_of_response(reports.format_explain),
             notes=reports.explain_notes,
             succeeded=_finished,
-            error_status=1,
-            plain_errors=True,
+            **_RUNTIME_PAGE,
             limit_error=_explain_limit,
             names=_of_response(rendering.candidate_names),
         ),
@@ -312,17 +204,12 @@ and -o yaml the RuntimeEffectiveReport. Status 0 when it finishes (whatever the 
             source=INFERENCE_SERVICES,
             flags=(_OME_NAMESPACE,),
             fields=_collection_fields,
-            remote=lambda client, request: client.get_effective_runtime(
-                request.inference_service,
-                ome_namespace=request.ome_namespace,
-                collection_limit=request.collection_limit,
-            ),
-            render=_of_response(reports.format_effective),
-            render_wide=_of_response(reports.format_effective_wide),
+            remote=_revisions_remote("get_effective_runtime"),
+            render=_of_response(runtime_reports.format_effective),
+            render_wide=_of_response(runtime_reports.format_effective_wide),
             wide_help="one row per view and component",
             succeeded=_finished,
-            error_status=1,
-            plain_errors=True,
+            **_RUNTIME_PAGE,
             names=_of_response(rendering.effective_runtime_name),
         ),
         Command(
@@ -342,18 +229,12 @@ the RuntimeHistoryReport. Status 0; 1 on an error.""",
             source=INFERENCE_SERVICES,
             flags=(_OME_NAMESPACE,),
             fields=_collection_fields,
-            remote=lambda client, request: client.get_runtime_history(
-                request.inference_service,
-                ome_namespace=request.ome_namespace,
-                collection_limit=request.collection_limit,
-            ),
-            render=_of_response(reports.format_history),
-            render_wide=_of_response(reports.format_history_wide),
+            remote=_revisions_remote("get_runtime_history"),
+            render=_of_response(runtime_reports.format_history),
+            render_wide=_of_response(runtime_reports.format_history_wide),
             wide_help="full names, times, hashes and issue codes",
             succeeded=_finished,
-            names=lambda _request, _response: "",
-            error_status=1,
-            plain_errors=True,
+            **_RUNTIME_PAGE,
         ),
         Command(
             name="sync",
@@ -379,13 +260,11 @@ yourself. Only --dry-run client is supported. On a terminal it asks "Confirm thi
             remote=lambda client, request: client.plan_runtime_sync(
                 request.inference_service, ome_namespace=request.ome_namespace, context=request.context
             ),
-            render=_of_response(reports.format_sync_result),
-            notes=reports.sync_preview,
+            render=_of_response(runtime_reports.format_sync_result),
+            notes=runtime_reports.sync_preview,
             confirms=True,
             succeeded=lambda response: not response.refusal_message,
-            names=lambda _request, _response: "",
-            error_status=1,
-            plain_errors=True,
+            **_RUNTIME_PAGE,
         ),
         Command(
             name="admit",
@@ -403,7 +282,7 @@ status 1.""",
             remote=lambda client, request: client.admit_inference_service(request.inference_service),
             render=reports.format_admission,
             notes=reports.admission_notes,
-            succeeded=lambda response: response.allowed,
+            succeeded=_allowed,
             names=rendering.admitted_name,
         ),
         Command(
@@ -449,7 +328,7 @@ replaced by the new one.""",
             remote=_validate_remote,
             render=reports.format_runtime_validation,
             notes=reports.runtime_validation_notes,
-            succeeded=lambda response: response.allowed,
+            succeeded=_allowed,
             names=rendering.admitted_runtime_name,
         ),
         Command(
@@ -483,14 +362,17 @@ would (as `kubectl diff`).""",
 print the outcome of cached InferenceServices, then each change, as cache writes come.
 
 Follows a running server (--server): first the current outcome of every cached InferenceService
-of -n (every namespace by default) whose labels match -l, one row each with WHY / CAUSE
-"(current)"; then the line "# initial state: ..."; then, after each cache write, a row per
-InferenceService whose outcome it changed (BEFORE and AFTER: the runtime, "none (<reason>)", or
-"-" when the write creates or deletes it; WHY / CAUSE: the step that changed it, then the
-objects of the write behind it; VERSION: the cache version after the write) and the line
+of -n (every namespace by default) whose labels match -l, one row each with STEP "(current)";
+then the line "# initial state: ..."; then, after each cache write, a row per InferenceService
+whose outcome it changed (BEFORE and AFTER: the runtime, "none (<reason>)", or "-" when the
+write creates or deletes it; STEP: the step that changed it: Ranking, CheckFailed, CheckPassed,
+Model, NamedRuntime, RuntimeAdded, RuntimeDeleted, InferenceService, Configuration) and the line
 "# write <version>: ...". A watcher that falls behind gets "# resync: ..." and the state again.
--o json prints each event as one JSON object per line. Status 0 when the server ends the stream
-(it drains), 1 when the stream fails (unreachable server, bad filter); Ctrl-C ends the watch.""",
+Each line fits in 120 columns (longer names shortened with a fingerprint); -o wide prints full
+names, WHY / CAUSE (the step's text, then the objects of the write behind it) and VERSION (the
+cache version after the write); -o json prints each event as one JSON object per line. Status 0
+when the server ends the stream (it drains), 1 when the stream fails (unreachable server, bad
+filter); Ctrl-C ends the watch.""",
             source=NO_FILE,
             flags=(
                 flag(
@@ -505,8 +387,11 @@ objects of the write behind it; VERSION: the cache version after the write) and 
             fields=lambda args: {"namespace": args.namespace, "label_selector": args.selector},
             remote=lambda client, request: client.watch_selections(request.namespace, request.label_selector),
             render=_of_response(watch_report.format_watch_event),
+            render_wide=_of_response(watch_report.format_watch_event_wide),
+            wide_help="full names, the reason's text and causes, and VERSION",
             heading=watch_report.WATCH_HEADING,
-            outputs=("table", "json"),
+            wide_heading=watch_report.WATCH_WIDE_HEADING,
+            outputs=("table", "wide", "json"),
             error_status=1,
         ),
         Command(
@@ -551,8 +436,7 @@ print the report. Exit status 0, or 1 for every error (error: <message> on stder
             render_wide=_of_response(tree_report.format_tree_wide),
             wide_help="full names, lines not wrapped",
             outputs=("table", "wide", "json", "yaml"),
-            error_status=1,
-            plain_errors=True,
+            **_RUNTIME_PAGE,
         ),
     )
 }

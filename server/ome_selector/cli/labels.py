@@ -62,10 +62,16 @@ EVENT_HEADERS = ("TYPE", "REASON", "MESSAGE")
 _COLUMN_GAP = "   "
 PREVIEW_HEADERS = ("INFERENCESERVICE", "NAMESPACE", "BEFORE", "AFTER", "WHY")
 PREVIEW_WIDE_HEADERS = (*PREVIEW_HEADERS, "CAUSE")
-WATCH_HEADERS = ("INFERENCESERVICE", "NAMESPACE", "BEFORE", "AFTER", "WHY / CAUSE", "VERSION")
-# A watch prints each row as its event comes, so its columns are padded to these widths (all but
-# the last); a wider cell pushes the rest of its row, as `kubectl get -w` does.
-WATCH_WIDTHS = (24, 12, 36, 36, 72)
+# A watch prints each row as its event comes, so its columns are padded to fixed widths (all but
+# the last). The table keeps every line within WATCH_LINE_WIDTH columns: longer names are
+# shortened (start...end#fingerprint), the step names the change's reason (ChangeStep), and
+# VERSION and the reason's text and causes are -o wide's, whose wider cells push the rest of
+# their row, as `kubectl get -w` does.
+WATCH_HEADERS = ("INFERENCESERVICE", "NAMESPACE", "BEFORE", "AFTER", "STEP")
+WATCH_WIDTHS = (24, 12, 28, 28)  # the last column: at most 16 (InferenceService)
+WATCH_LINE_WIDTH = 120
+WATCH_WIDE_HEADERS = ("INFERENCESERVICE", "NAMESPACE", "BEFORE", "AFTER", "WHY / CAUSE", "VERSION")
+WATCH_WIDE_WIDTHS = (24, 12, 36, 36, 72)
 
 # --- labels of the proto enums -----------------------------------------------------------------
 
@@ -151,4 +157,5 @@ _LIVE = {
     selector_pb2.REVISION_RELATION_AMBIGUOUS_LIVE: "AMB",
     selector_pb2.REVISION_RELATION_UNKNOWN: "?",
 }
+_CHANGE_STEP = _labels(selector_pb2.ChangeStep, "CHANGE_STEP_", _camel)  # Ranking, CheckFailed, NamedRuntime ...
 _OBJECT_KIND = _labels(cache_pb2.ObjectKind, "OBJECT_KIND_", _camel)  # ServingRuntime, ClusterBaseModel ...

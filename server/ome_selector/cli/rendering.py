@@ -21,7 +21,8 @@ value is ``-``.
 - ``format_json`` / ``format_yaml``: the responses in proto3 JSON names; ``format_json_line``:
   one stream event as one line of JSON.
 - ``format_preview`` / ``format_preview_wide``, ``preview_notes``: ``what-if`` (PreviewCacheChange);
-  ``format_watch_event``, ``WATCH_HEADING``: ``watch`` (WatchSelections), one line per event."""
+  ``format_watch_event``, ``WATCH_HEADING``: ``watch`` (WatchSelections), one line per event within
+  120 columns; ``format_watch_event_wide``, ``WATCH_WIDE_HEADING``: ``watch -o wide``."""
 
 from __future__ import annotations
 

@@ -5,7 +5,11 @@
   ``.runtimes[*].name``, ``$.x``) is evaluated by jsonpath-ng, its matches joined by one space
   (a string as is, anything else as compact JSON); the text outside the braces, and a quoted
   ``{"..."}``, is printed as written, with kubectl's escapes ``\\n`` and ``\\t``.
-  kubectl's ``{range}``/``{end}`` blocks are not supported (a ``UsageError``).
+  ``{range EXPR}...{end}`` repeats what it encloses for each match of ``EXPR``, whose
+  expressions are then relative to that match (kubectl's iteration); a range without ``{end}``
+  runs to the template's end. Errors are kubectl's: ``error parsing jsonpath TEMPLATE,
+  unclosed action`` for a ``{`` without ``}``, ``error executing jsonpath "TEMPLATE": not in
+  range, nothing to end`` for an ``{end}`` without ``{range}``.
 - custom-columns: ``SPEC`` is ``HEADER:EXPR[,HEADER:EXPR ...]``; one table row per response,
   ``<none>`` for an expression without matches, the header line left out with ``--no-headers``.
 """
@@ -13,8 +17,8 @@
 from __future__ import annotations
 
 import json
-import re
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -23,7 +27,6 @@ from ome_selector.cli.sources import UsageError
 
 JSONPATH = "jsonpath="
 CUSTOM_COLUMNS = "custom-columns="
-_BRACES = re.compile(r"\{([^{}]*)\}")
 
 
 class Formats(tuple[str, ...]):
@@ -66,32 +69,82 @@ def _matches(path: Any, document: Any) -> list[str]:
     return [_value(match.value) for match in path.find(document)]
 
 
-def format_jsonpath(template: str, responses: Sequence[Message]) -> str:
-    """``template`` (after ``jsonpath=``) filled in for each response, the results concatenated."""
-    parts: list[str | Any] = []
+@dataclass(frozen=True)
+class _Range:
+    """``{range EXPR}BODY{end}``: ``BODY`` once per match of ``EXPR``, evaluated against it."""
+
+    path: Any
+    body: list[Any]
+
+
+def _actions(template: str) -> Iterator[tuple[bool, str]]:
+    """``template`` as (is_action, text) pieces: the text between actions as written, each
+    ``{...}`` action without its braces (a ``}`` inside quotes does not close it). A ``{``
+    without its ``}`` is kubectl's ``unclosed action``."""
     position = 0
-    for found in _BRACES.finditer(template):
-        parts.append(template[position : found.start()])
-        expression = found.group(1).strip()
-        if expression.split(" ", 1)[0] in ("range", "end"):
-            raise UsageError(f"jsonpath {template!r}: {{range}} and {{end}} are not supported")
-        if len(expression) >= 2 and expression[0] == expression[-1] == '"':  # {"\n"}: a literal
-            parts.append(expression[1:-1])
+    while (start := template.find("{", position)) >= 0:
+        if start > position:
+            yield False, template[position:start]
+        i, quote = start + 1, ""
+        while i < len(template) and (quote or template[i] != "}"):
+            if quote and template[i] == "\\":
+                i += 1
+            elif template[i] in "\"'" and (not quote or template[i] == quote):
+                quote = "" if quote else template[i]
+            i += 1
+        if i >= len(template):
+            raise UsageError(f"error parsing jsonpath {template}, unclosed action")
+        yield True, template[start + 1 : i]
+        position = i + 1
+    if position < len(template):
+        yield False, template[position:]
+
+
+def _parse_template(template: str) -> list[Any]:
+    """The nodes of ``template``: text (``str``), compiled expressions, and ``_Range`` blocks.
+    A ``{range}`` left open runs to the template's end (as kubectl runs it); an ``{end}``
+    outside any range is kubectl's ``not in range, nothing to end``."""
+    root: list[Any] = []
+    stack = [root]
+    for is_action, text in _actions(template):
+        if not is_action:
+            stack[-1].append(text.replace("\\n", "\n").replace("\\t", "\t"))
+            continue
+        expression = text.strip()
+        keyword, _, rest = expression.partition(" ")
+        if keyword == "range":
+            block = _Range(_compile(rest), [])
+            stack[-1].append(block)
+            stack.append(block.body)
+        elif keyword == "end":
+            if len(stack) == 1:
+                raise UsageError(f"error executing jsonpath {json.dumps(template)}: not in range, nothing to end")
+            stack.pop()
+        elif len(expression) >= 2 and expression[0] == expression[-1] and expression[0] in "\"'":
+            stack[-1].append(expression[1:-1].replace("\\n", "\n").replace("\\t", "\t"))  # {"\n"}: a literal
         else:
-            parts.append(_compile(expression))
-        position = found.end()
-    tail = template[position:]
-    if "{" in tail or "}" in tail:
-        raise UsageError(f"error parsing jsonpath {template!r}: unclosed or stray brace")
-    parts.append(tail)
-    out = []
+            stack[-1].append(_compile(expression))
+    return root
+
+
+def _fill(nodes: Sequence[Any], document: Any, out: list[str]) -> None:
+    for node in nodes:
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, _Range):
+            for match in node.path.find(document):
+                _fill(node.body, match.value, out)
+        else:
+            out.append(" ".join(_matches(node, document)))
+
+
+def format_jsonpath(template: str, responses: Sequence[Message]) -> str:
+    """``template`` (after ``jsonpath=``) filled in for each response, the results concatenated.
+    ``UsageError`` with kubectl's message for a template it cannot parse."""
+    nodes = _parse_template(template)
+    out: list[str] = []
     for response in responses:
-        document = _document(response)
-        for part in parts:
-            if isinstance(part, str):
-                out.append(part.replace("\\n", "\n").replace("\\t", "\t"))
-            else:
-                out.append(" ".join(_matches(part, document)))
+        _fill(nodes, _document(response), out)
     return "".join(out)
 
 

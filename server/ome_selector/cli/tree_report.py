@@ -5,7 +5,7 @@ from __future__ import annotations
 from ome.selector.v1 import selector_pb2
 
 from ome_selector.cli.labels import _KIND, _OBJECT_KIND, _camel, _labels
-from ome_selector.cli.reports import shorten_name
+from ome_selector.cli.tables import shorten_name
 
 # --- the runtime tree (kubectl-ome runtime.md, "tree") -------------------------------------------
 

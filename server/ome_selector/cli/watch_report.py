@@ -8,14 +8,18 @@ from ome.selector.v1 import selector_pb2
 
 from ome_selector.cli.cells import _one_line
 from ome_selector.cli.labels import (
+    _CHANGE_STEP,
     _COLUMN_GAP,
     _OBJECT_KIND,
     PREVIEW_HEADERS,
     PREVIEW_WIDE_HEADERS,
     WATCH_HEADERS,
+    WATCH_LINE_WIDTH,
+    WATCH_WIDE_HEADERS,
+    WATCH_WIDE_WIDTHS,
     WATCH_WIDTHS,
 )
-from ome_selector.cli.reports import format_table
+from ome_selector.cli.tables import cut, format_table, shorten_name
 
 # --- what-if and watch (README, "Watch and what-if from the command line") -----------------
 
@@ -75,20 +79,60 @@ def preview_notes(response: selector_pb2.PreviewCacheChangeResponse) -> list[str
     return lines
 
 
-def _watch_row(cells: Sequence[str]) -> str:
-    """One watch row: each cell but the last padded to its ``WATCH_WIDTHS`` width."""
-    padded = [cell.ljust(width) for cell, width in zip(cells[:-1], WATCH_WIDTHS)]
+def _watch_row(cells: Sequence[str], widths: Sequence[int] = WATCH_WIDE_WIDTHS) -> str:
+    """One watch row: each cell but the last padded to its width in ``widths``."""
+    padded = [cell.ljust(width) for cell, width in zip(cells[:-1], widths)]
     return _COLUMN_GAP.join([*padded, cells[-1]]).rstrip()
 
 
-WATCH_HEADING = _watch_row(WATCH_HEADERS)
+WATCH_HEADING = _watch_row(WATCH_HEADERS, WATCH_WIDTHS)
+WATCH_WIDE_HEADING = _watch_row(WATCH_WIDE_HEADERS)
+
+
+def _outcome_cell(outcome: selector_pb2.SelectionOutcome | None, width: int) -> str:
+    """``outcome_label`` within ``width``: a runtime's name shortened as ``shorten_name`` does
+    (distinct names stay distinct), a ``none (<reason>)`` cut."""
+    label = outcome_label(outcome)
+    return shorten_name(label, width) if outcome is not None and outcome.HasField("runtime") else cut(label, width)
 
 
 def format_watch_event(event: selector_pb2.WatchSelectionsResponse) -> str:
-    """One ``watch`` line: a row (WATCH_HEADERS) for an InferenceService's current outcome (WHY /
-    CAUSE ``(current)``) or a change (its reason, then `` / `` and its causes; the cache version
-    after the write); a ``# ...`` line for the marker after the current outcomes, a write's stats
-    and a resync."""
+    """One ``watch`` line within ``WATCH_LINE_WIDTH`` columns: a row (``WATCH_HEADERS``) for an
+    InferenceService's current outcome (STEP ``(current)``) or a change (STEP: the ``ChangeStep``
+    of its reason: Ranking, CheckFailed, NamedRuntime ...); names longer than their column
+    shortened (``shorten_name``; a namespace cut); a ``# ...`` line, cut to the width, for the
+    marker after the current outcomes, a write's stats and a resync. ``-o wide``:
+    ``format_watch_event_wide``."""
+    which = event.WhichOneof("event")
+    if which == "current":
+        o = event.current
+        return _fitted_row(o.name, o.namespace, "-", _outcome_cell(o, WATCH_WIDTHS[3]), "(current)")
+    if which == "change":
+        c = event.change
+        before = _outcome_cell(c.before if c.HasField("before") else None, WATCH_WIDTHS[2])
+        after = _outcome_cell(c.after if c.HasField("after") else None, WATCH_WIDTHS[3])
+        return _fitted_row(c.name, c.namespace, before, after, _CHANGE_STEP.get(c.reason.step, "-"))
+    if which == "initial_events_end":
+        end = event.initial_events_end
+        line = (
+            f"# initial state: {_count(end.inference_services, 'InferenceService')} at cache version "
+            f"{end.cache_version or '-'} (generation {end.generation}); changes follow"
+        )
+        return cut(line, WATCH_LINE_WIDTH)
+    return cut(format_watch_event_wide(event), WATCH_LINE_WIDTH)
+
+
+def _fitted_row(name: str, namespace: str, before: str, after: str, step: str) -> str:
+    return _watch_row(
+        (shorten_name(name, WATCH_WIDTHS[0]), cut(namespace, WATCH_WIDTHS[1]), before, after, step), WATCH_WIDTHS
+    )
+
+
+def format_watch_event_wide(event: selector_pb2.WatchSelectionsResponse) -> str:
+    """``watch -o wide``: a row (WATCH_WIDE_HEADERS) for an InferenceService's current outcome
+    (WHY / CAUSE ``(current)``) or a change (its reason, then `` / `` and its causes; the cache
+    version after the write), names in full; a ``# ...`` line for the marker after the current
+    outcomes, a write's stats and a resync."""
     which = event.WhichOneof("event")
     if which == "current":
         o = event.current

@@ -10,6 +10,7 @@ from ome_selector.cache.store import DEFAULT_MAX_OBJECTS, DEFAULT_MAX_WRITE_OBJE
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.rpc.watch import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT
 from ome_selector.server.addresses import ListenAddress, parse_http_listen, parse_listen
+from ome_selector.server.http_limits import HttpLimits
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 5.0
@@ -39,6 +40,7 @@ class ServeOptions:
     no cap).
     ``max_objects``: objects of the manifest load and of one ApplySnapshot; ``max_write_objects``:
     objects of one UpsertObjects, keys of one DeleteObjects (``store.CacheStore``).
+    ``http_*``: the bounds of each HTTP listener (``http_limits.HttpLimits``, ``http_limits``).
     """
 
     listen: str = DEFAULT_LISTEN
@@ -63,6 +65,22 @@ class ServeOptions:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_objects: int = DEFAULT_MAX_OBJECTS
     max_write_objects: int = DEFAULT_MAX_WRITE_OBJECTS
+    http_max_connections: int = HttpLimits.max_connections
+    http_header_timeout: float = HttpLimits.header_timeout
+    http_idle_timeout: float = HttpLimits.idle_timeout
+    http_backlog: int = HttpLimits.backlog
+    http_max_header_bytes: int = HttpLimits.max_header_bytes
+
+    @property
+    def http_limits(self) -> HttpLimits:
+        """The ``http_*`` fields as the probe and metrics listeners take them."""
+        return HttpLimits(
+            max_connections=self.http_max_connections,
+            header_timeout=self.http_header_timeout,
+            idle_timeout=self.http_idle_timeout,
+            backlog=self.http_backlog,
+            max_header_bytes=self.http_max_header_bytes,
+        )
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they can be served)."""
@@ -110,6 +128,7 @@ class ServeOptions:
             found.append("max_objects: must be 1 or more")
         if self.max_write_objects < 1:
             found.append("max_write_objects: must be 1 or more")
+        found.extend(self.http_limits.problems())
         return found
 
 

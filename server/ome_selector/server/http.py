@@ -9,7 +9,10 @@ answers. A listener holds sockets, not threads, and is bounded (``HttpLimits``):
 - a request's headers must arrive within ``header_timeout`` seconds of the connection opening
   (or of the previous response), else the connection is closed: a client that sends half a
   request holds a socket for that long, no more;
-- a kept-alive connection with no new request for ``idle_timeout`` seconds is closed.
+- a kept-alive connection with no new request for ``idle_timeout`` seconds is closed;
+- a request line and headers still incomplete past ``max_header_bytes`` get ``400`` (h11).
+
+The ``--http-*`` serve flags set these (``http_limits.HttpLimits``), the same for both listeners.
 
 Routes:
 
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import logging
 import socket
 import threading
@@ -39,6 +41,7 @@ from prometheus_client import CollectorRegistry, make_asgi_app
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ome_selector.server.addresses import ListenAddress
+from ome_selector.server.http_limits import HttpLimits
 
 __all__ = ["HttpLimits", "HttpListener", "MetricsServer", "ProbeServer"]
 
@@ -53,16 +56,6 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 # stay open after that.
 _LINGER = 1.0
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-
-
-@dataclasses.dataclass(frozen=True)
-class HttpLimits:
-    """Bounds of one HTTP listener: connections, and seconds."""
-
-    max_connections: int = 64
-    header_timeout: float = 5.0
-    idle_timeout: float = 30.0
-    backlog: int = 1024  # connections the kernel queues before they are accepted
 
 
 def _bounded_protocol(limits: HttpLimits) -> type[H11Protocol]:
@@ -150,6 +143,7 @@ class HttpListener:
             timeout_keep_alive=self._limits.idle_timeout,  # type: ignore[arg-type]
             timeout_graceful_shutdown=1,
             backlog=self._limits.backlog,
+            h11_max_incomplete_event_size=self._limits.max_header_bytes,
         )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

@@ -275,7 +275,9 @@ class _Server:
                 return 1
         http_address = metrics_address = None
         if o.http_listen is not None:
-            self.probe = ProbeServer(parse_http_listen(o.http_listen), self.ready, asyncio.get_running_loop())
+            self.probe = ProbeServer(
+                parse_http_listen(o.http_listen), self.ready, asyncio.get_running_loop(), limits=o.http_limits
+            )
             try:
                 http_address = self.probe.start()
             except OSError as exc:
@@ -283,7 +285,7 @@ class _Server:
                 log.error("cannot listen on %s (http): %s", o.http_listen, exc)
                 return 1
         if o.metrics_listen is not None:
-            self.metrics_http = MetricsServer(parse_http_listen(o.metrics_listen), self.metrics.registry)
+            self.metrics_http = MetricsServer(parse_http_listen(o.metrics_listen), self.metrics.registry, o.http_limits)
             try:
                 metrics_address = self.metrics_http.start()
             except OSError as exc:

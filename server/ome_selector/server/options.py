@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.server.addresses import parse_http_listen
+from ome_selector.server.http_limits import HttpLimits
 
 __all__ = ["SERVE_FLAGS", "add_serve_arguments", "run_serve", "version"]
 
@@ -48,6 +49,13 @@ def _seconds(text: str) -> float:
         raise ValueError(f"not a number: {text!r}") from None
     if not value >= 0 or value == float("inf"):
         raise ValueError(f"must be 0 or more seconds: {text!r}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = _seconds(text)
+    if value == 0:
+        raise ValueError(f"must be more than 0 seconds: {text!r}")
     return value
 
 
@@ -108,6 +116,8 @@ class ServeFlag:
         return "OME_SELECTOR_" + self.flag.lstrip("-").replace("-", "_").upper()
 
 
+_HTTP = HttpLimits()  # the defaults of the --http-* limits
+
 SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag(
         "--listen",
@@ -138,6 +148,46 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
         None,
         "HOST:PORT",
         "HTTP listener for /metrics, apart from the probes; :PORT is every interface (default: off)",
+    ),
+    ServeFlag(
+        "--http-max-connections",
+        "http_max_connections",
+        _positive_int,
+        _HTTP.max_connections,
+        "N",
+        "open connections per HTTP listener (probes, metrics); one past that gets 503 and is closed",
+    ),
+    ServeFlag(
+        "--http-header-timeout",
+        "http_header_timeout",
+        _positive_seconds,
+        _HTTP.header_timeout,
+        "SECONDS",
+        "an HTTP request's line and headers must arrive within this, else the connection is closed",
+    ),
+    ServeFlag(
+        "--http-idle-timeout",
+        "http_idle_timeout",
+        _positive_seconds,
+        _HTTP.idle_timeout,
+        "SECONDS",
+        "a kept-alive HTTP connection with no new request this long is closed",
+    ),
+    ServeFlag(
+        "--http-backlog",
+        "http_backlog",
+        _positive_int,
+        _HTTP.backlog,
+        "N",
+        "HTTP connections the kernel queues before they are accepted",
+    ),
+    ServeFlag(
+        "--http-max-header-bytes",
+        "http_max_header_bytes",
+        _positive_int,
+        _HTTP.max_header_bytes,
+        "BYTES",
+        "bytes of an HTTP request line and headers buffered before they are complete; past that 400",
     ),
     ServeFlag(
         "--manifests",

@@ -326,7 +326,7 @@ def test_renderer_picks_wide_only_where_a_command_has_one() -> None:
     assert select.renderer("wide") is select.render
 
 
-def test_a_streaming_command_needs_a_server_and_takes_table_or_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_streaming_command_needs_a_server_and_takes_table_wide_or_json(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, status in (
         (["watch"], 2),
         (["watch", "--server", "127.0.0.1:1", "-o", "yaml"], 2),
@@ -338,6 +338,6 @@ def test_a_streaming_command_needs_a_server_and_takes_table_or_json(capsys: pyte
     errors = capsys.readouterr().err.splitlines()
     assert [line for line in errors if "error:" in line] == [
         "ome-selector watch: error: the following arguments are required: --server",
-        "ome-selector watch: error: argument -o/--output: invalid choice: 'yaml' (choose from 'table', 'json')",
+        "ome-selector watch: error: argument -o/--output: invalid choice: 'yaml' (choose from 'table', 'wide', 'json')",
         "error: unknown flag: --manifests",
     ]

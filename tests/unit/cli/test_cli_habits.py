@@ -300,6 +300,56 @@ def test_jsonpath_prints_the_template_filled_in(
     )
 
 
+def test_jsonpath_range_repeats_its_body_for_each_match(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kubectl's {range EXPR}...{end}: the body once per match, its expressions relative to the
+    match, literal text and quoted literals between them."""
+    monkeypatch.chdir(REPO)
+    template = 'jsonpath={range .runtimes[*]}{.runtime.name}{"\\t"}{.verdict}{"\\n"}{end}'
+    assert run(capsys, "explain", "-f", SMALL, "-o", template) == (
+        0,
+        "team-llama\tVERDICT_CANDIDATE\n"
+        "vllm-llama\tVERDICT_CANDIDATE\n"
+        "srt-llama-small\tVERDICT_CANDIDATE\n"
+        "srt-llama-large\tVERDICT_CANDIDATE\n"
+        "llama-3-3-70b-hopper\tVERDICT_EXCLUDED\n"
+        "srt-llama-3-3-70b-instruct\tVERDICT_EXCLUDED\n"
+        "srt-llama-3-3-70b-instruct-multinode\tVERDICT_EXCLUDED\n",
+        "",
+    )
+    # Text before, between and after; a filter in the range; nested ranges; {@} is the match.
+    template = (
+        "jsonpath=model {.model.name}: [{range .runtimes[?(@.rank<=2)]}#{.rank}={.runtime.name} {end}] "
+        "of {.totalSize}\\n"
+    )
+    assert run(capsys, "explain", "-f", SMALL, "-o", template) == (
+        0,
+        "model llama-3-2-3b-instruct: [#1=team-llama #2=vllm-llama ] of 7\n",
+        "",
+    )
+    template = "jsonpath={range .runtimes[0:2]}{range .runtime}{@}{end};{end}"
+    assert run(capsys, "explain", "-f", SMALL, "-o", template) == (
+        0,
+        '{"kind":"RUNTIME_KIND_SERVING_RUNTIME","namespace":"llama-demo","name":"team-llama"};'
+        '{"kind":"RUNTIME_KIND_CLUSTER_SERVING_RUNTIME","name":"vllm-llama"};',
+        "",
+    )
+    # A range with no match prints nothing of its body; one left open runs to the end (kubectl).
+    assert run(capsys, "explain", "-f", SMALL, "-o", "jsonpath=[{range .nope[*]}x{end}]") == (0, "[]", "")
+    assert run(capsys, "explain", "-f", SMALL, "-o", "jsonpath={range .runtimes[5:]}{.runtime.name},") == (
+        0,
+        "srt-llama-3-3-70b-instruct,srt-llama-3-3-70b-instruct-multinode,",
+        "",
+    )
+    # A "}" inside a quoted literal does not close the action.
+    assert run(capsys, "select", "-f", SEED, "-o", 'jsonpath={"}{"}{.selection.runtime.name}{"}"}') == (
+        0,
+        "}{llama-3-3-70b-hopper}",
+        "",
+    )
+
+
 def test_custom_columns_prints_a_table_of_the_expressions(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -324,10 +374,21 @@ def test_bad_templates_are_input_errors(capsys: pytest.CaptureFixture[str], monk
         "",
         "error: custom-columns format: expected <header>:<json-path-expr>, got 'X'\n",
     )
-    assert run(capsys, "explain", "-f", SMALL, "-o", "jsonpath={range .runtimes[*]}{end}") == (
+    # kubectl's texts: a "{" without its "}", an {end} outside any {range}.
+    assert run(capsys, "explain", "-f", SMALL, "-o", "jsonpath={range .runtimes[*]}{.runtime.name") == (
         1,
         "",
-        "error: jsonpath '{range .runtimes[*]}{end}': {range} and {end} are not supported\n",
+        "error: error parsing jsonpath {range .runtimes[*]}{.runtime.name, unclosed action\n",
+    )
+    assert run(capsys, "explain", "-f", SMALL, "-o", "jsonpath={range .runtimes[*]}{end}{end}") == (
+        1,
+        "",
+        'error: error executing jsonpath "{range .runtimes[*]}{end}{end}": not in range, nothing to end\n',
+    )
+    assert run(capsys, "select", "-f", SEED, "-o", "jsonpath={.selection.runtime.name}{end}") == (
+        2,
+        "",
+        'error: error executing jsonpath "{.selection.runtime.name}{end}": not in range, nothing to end\n',
     )
     code, out, err = run(capsys, "select", "-f", SEED, "-o", "jsonpath={.a[}")
     assert (code, out) == (2, "")

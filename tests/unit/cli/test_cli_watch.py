@@ -252,27 +252,90 @@ def outcome(runtime: str | None, condition: R.Condition | None = RESOLVED, **fie
     return out
 
 
-def test_the_heading_and_the_current_state() -> None:
+def test_the_heading_and_rows_fit_120_columns() -> None:
+    """The table: INFERENCESERVICE (24) NAMESPACE (12) BEFORE (28) AFTER (28) STEP, 3 spaces
+    apart: at most 120 columns with the longest step, names longer than their column shortened."""
     assert watch_report.WATCH_HEADING == (
+        "INFERENCESERVICE           NAMESPACE      BEFORE                         AFTER                          STEP"
+    )
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(current=outcome(HOPPER))) == (
+        "llama-70b                  llama-demo     -                              srt-llam...t-hopper#22ad26b9"
+        "   (current)"
+    )
+    end = R.InitialEventsEnd(cache_version="v1", generation=1, inference_services=9)
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(initial_events_end=end)) == (
+        "# initial state: 9 InferenceServices at cache version v1 (generation 1); changes follow"
+    )
+
+
+def test_a_change_on_catalog_names_within_120_columns() -> None:
+    """The OME catalog's longest runtime name (50 characters), a long InferenceService and
+    namespace, the longest step: the exact row, 120 columns; -o wide prints them whole."""
+    longest = "srt-llama-4-maverick-17b-128e-instruct-fp8-pd-grpc"
+    change = R.SelectionChange(
+        namespace="team-platform-inference",
+        name="llama-4-maverick-17b-128e-instruct-fp8",
+        before=outcome(longest),
+        after=outcome(None, R.Condition(type="RuntimeReady", status="False", reason="RuntimeValidationError")),
+        cache_version="v7",
+        causes=[R.ObjectChange(text=f"ClusterServingRuntime {longest}: deleted")],
+        reason=R.ChangeReason(step=R.CHANGE_STEP_INFERENCE_SERVICE, text="the InferenceService changed"),
+    )
+    line = watch_report.format_watch_event(R.WatchSelectionsResponse(change=change))
+    assert line == (
+        "llama-...ct-fp8#321a5921   team-plat...   srt-llam...-pd-grpc#9c5fe671   none (RuntimeValidationEr..."
+        "   InferenceService"
+    )
+    assert len(line) == 120
+    assert watch_report.format_watch_event_wide(R.WatchSelectionsResponse(change=change)) == (
+        "llama-4-maverick-17b-128e-instruct-fp8   team-platform-inference   "
+        f"{longest}   none (RuntimeValidationError)          "
+        f"the InferenceService changed / ClusterServingRuntime {longest}: deleted   v7"
+    )
+    ranked = R.SelectionChange(
+        namespace="llama-demo",
+        name="llama-70b",
+        before=outcome(OMENATIVE),
+        after=outcome(HOPPER),
+        reason=R.ChangeReason(step=R.CHANGE_STEP_RANKING, text=RANKED),
+    )
+    assert watch_report.format_watch_event(R.WatchSelectionsResponse(change=ranked)) == (
+        "llama-70b                  llama-demo     srt-llam...menative#d086cfa0   srt-llam...t-hopper#22ad26b9"
+        "   Ranking"
+    )
+
+
+def test_comment_lines_are_cut_to_120_columns() -> None:
+    long_version = "rv-" + "7" * 120
+    stats = R.WriteStats(cache_version=long_version, generation=3, reevaluated=8)
+    line = watch_report.format_watch_event(R.WatchSelectionsResponse(write=stats))
+    assert line == f"# write {long_version}"[:117] + "..."
+    assert watch_report.format_watch_event_wide(R.WatchSelectionsResponse(write=stats)).startswith(
+        f"# write {long_version} (generation 3): 8 re-evaluated"
+    )
+
+
+def test_wide_the_heading_and_the_current_state() -> None:
+    assert watch_report.WATCH_WIDE_HEADING == (
         "INFERENCESERVICE           NAMESPACE      BEFORE                                 AFTER"
         "                                  WHY / CAUSE"
         "                                                                VERSION"
     )
-    assert watch_report.format_watch_event(R.WatchSelectionsResponse(current=outcome(OMENATIVE))) == (
+    assert watch_report.format_watch_event_wide(R.WatchSelectionsResponse(current=outcome(OMENATIVE))) == (
         "llama-70b                  llama-demo     -                                      "
         f"{OMENATIVE}   (current)" + " " * 66 + "-"
     )
     end = R.InitialEventsEnd(cache_version="v1", generation=1, inference_services=9)
-    assert watch_report.format_watch_event(R.WatchSelectionsResponse(initial_events_end=end)) == (
+    assert watch_report.format_watch_event_wide(R.WatchSelectionsResponse(initial_events_end=end)) == (
         "# initial state: 9 InferenceServices at cache version v1 (generation 1); changes follow as cache writes come"
     )
     one = R.InitialEventsEnd(cache_version="v1", generation=1, inference_services=1)
-    assert watch_report.format_watch_event(R.WatchSelectionsResponse(initial_events_end=one)).startswith(
+    assert watch_report.format_watch_event_wide(R.WatchSelectionsResponse(initial_events_end=one)).startswith(
         "# initial state: 1 InferenceService at cache version v1"
     )
 
 
-def test_a_change_shows_both_outcomes_why_and_the_causes() -> None:
+def test_wide_a_change_shows_both_outcomes_why_and_the_causes() -> None:
     change = R.SelectionChange(
         namespace="llama-demo",
         name="llama-70b",
@@ -282,7 +345,7 @@ def test_a_change_shows_both_outcomes_why_and_the_causes() -> None:
         causes=[R.ObjectChange(text=PRIORITY), R.ObjectChange(text="AcceleratorClass a: deleted")],
         reason=R.ChangeReason(step=R.CHANGE_STEP_RANKING, text=RANKED),
     )
-    assert watch_report.format_watch_event(R.WatchSelectionsResponse(change=change)) == (
+    assert watch_report.format_watch_event_wide(R.WatchSelectionsResponse(change=change)) == (
         f"llama-70b                  llama-demo     {OMENATIVE}   {HOPPER}      "
         f"{RANKED} / {PRIORITY}; AcceleratorClass a: deleted   v2"
     )
@@ -309,8 +372,12 @@ def test_before_and_after(
         change.before.CopyFrom(before)
     if after is not None:
         change.after.CopyFrom(after)
-    line = watch_report.format_watch_event(R.WatchSelectionsResponse(change=change))
+    line = watch_report.format_watch_event_wide(R.WatchSelectionsResponse(change=change))
     assert line.split() == ["i", "ns", *cells[0].split(), *cells[1].split(), "why", "/", "-", "v3"]
+    line = watch_report.format_watch_event(R.WatchSelectionsResponse(change=change))
+    short = {HOPPER: "srt-llam...t-hopper#22ad26b9", OMENATIVE: "srt-llam...menative#d086cfa0"}
+    fitted = [short.get(cell, cell) for cell in cells]
+    assert line.split() == ["i", "ns", *fitted[0].split(), *fitted[1].split(), "-"]  # no step given
 
 
 def test_a_writes_stats_and_a_resync() -> None:
