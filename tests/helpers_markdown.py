@@ -47,7 +47,9 @@ def blocks(path: str) -> list[Block]:
     for match in _FENCE.finditer(text):
         title = next((t for start, t in reversed(headings) if start < match.start()), "")
         indent = len(match.group("indent"))
-        body = "".join(line[indent:] if line[:indent].isspace() else line for line in match.group("body").splitlines(True))
+        body = "".join(
+            line[indent:] if line[:indent].isspace() else line for line in match.group("body").splitlines(True)
+        )
         line = text.count("\n", 0, match.start()) + 1
         found.append(Block(path, title, line, match.group("lang"), body))
     return found

@@ -107,7 +107,7 @@ RUNS: dict[tuple[str, str, int], Run] = {
     ("docs/architecture.md", "Soak", 0): Run(
         f"{THIS_FILE}::test_the_tool_commands_parse_as_written",
         ".venv/bin/python -m tools.soak --minutes 10",
-        why="ten minutes long: parsed as written; tests/e2e/test_docs_commands.py runs it for seconds",
+        why="ten minutes long: parsed as written; test_docs_commands.py::test_the_soak_runs_for_seconds runs it",
     ),
     ("docs/architecture.md", "Reproducible installs", 0): Run(".ci/run", "python3 -m venv .venv"),
     # docs/cli.md
@@ -351,7 +351,10 @@ def test_the_tool_commands_parse_as_written(monkeypatch: pytest.MonkeyPatch) -> 
             argv = shlex.split(command, comments=True)
             assert argv[:3] == [".venv/bin/python", "-m", argv[2]] and argv[2].startswith("tools."), command
             parsed.append((argv[2], _parse(argv[2], argv[3:], monkeypatch)))
-    assert [name for name, _ in parsed] == ["tools.bench"] * 3 + ["tools.bench_watch"] * 4 + ["tools.fuzz", "tools.soak"]
+    assert [name for name, _ in parsed] == ["tools.bench"] * 3 + ["tools.bench_watch"] * 4 + [
+        "tools.fuzz",
+        "tools.soak",
+    ]
     assert parsed[0][1].quick is True
     assert parsed[7][1].examples == 100000
     assert parsed[8][1].minutes == 10.0
