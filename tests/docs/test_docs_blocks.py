@@ -241,35 +241,59 @@ def in_order(wanted: list[str], lines: list[str]) -> list[str]:
 # ---- the table against the pages --------------------------------------------------------------
 
 
+def match_rows() -> tuple[dict[tuple[str, str, int], tuple[str, str, int]], list[str]]:
+    """Each row's block: the block at the row's index when it starts as the row says, else the
+    nearest unclaimed block of the row's section that does (a block inserted before it renumbers
+    it). Returns {row key: block key} and one message per row whose block is gone."""
+    found = command_blocks()
+    claimed: dict[tuple[str, str, int], tuple[str, str, int]] = {}
+    for key, run in RUNS.items():
+        block = found.get(key)
+        if block is not None and first_line(block).startswith(run.starts):
+            claimed[key] = key
+    gone = []
+    for key, run in RUNS.items():
+        if key in claimed:
+            continue
+        taken = set(claimed.values())
+        candidates = [
+            k for k, b in found.items() if k[:2] == key[:2] and k not in taken and first_line(b).startswith(run.starts)
+        ]
+        if candidates:
+            claimed[key] = min(candidates, key=lambda k: abs(k[2] - key[2]))
+        else:
+            section = [f"{k[2]}: {first_line(b)[:60]!r}" for k, b in found.items() if k[:2] == key[:2]]
+            gone.append(
+                f"RUNS row {key!r} (a block starting {run.starts!r}) names no command block of that section "
+                f"(its blocks: {section or 'none'}): remove the row or fix its page, section title, index or starts"
+            )
+    return claimed, gone
+
+
 def test_every_command_block_has_a_row() -> None:
     found = command_blocks()
+    claimed, _ = match_rows()
+    covered = set(claimed.values())
     missing = [
         f"{key[0]} line {block.line}, section {key[1]!r}, command block {key[2]} (```{block.lang}: "
         f"{first_line(block)[:70]!r}) is run nowhere: run it in a test, then add to RUNS in {THIS_FILE}:\n"
         f"{row_for(key, block)}"
         for key, block in found.items()
-        if key not in RUNS
+        if key not in covered
     ]
     assert not missing, "\n".join(missing)
 
 
-def test_every_row_names_a_block_that_exists_and_starts_as_it_says() -> None:
+def test_every_row_names_its_block_by_its_index() -> None:
     found = command_blocks()
-    wrong = []
-    for key, run in RUNS.items():
-        block = found.get(key)
-        if block is None:
-            section = [f"{k[2]}: {first_line(b)[:60]!r}" for k, b in found.items() if k[:2] == key[:2]]
-            wrong.append(
-                f"RUNS row {key!r} names no command block (blocks of that section: {section or 'none'}); "
-                "remove the row or fix its page, section title or index"
-            )
-        elif not first_line(block).startswith(run.starts):
-            wrong.append(
-                f"RUNS row {key!r} says its block starts {run.starts!r}, but {key[0]} line {block.line} starts "
-                f"{first_line(block)[:60]!r}: were the section's blocks renumbered?"
-            )
-    assert not wrong, "\n".join(wrong)
+    claimed, gone = match_rows()
+    renumbered = [
+        f"RUNS row {row!r}: its block ({found[block].page} line {found[block].line}) is now command block "
+        f"{block[2]} of its section: change the row's key to {block!r}"
+        for row, block in claimed.items()
+        if row != block
+    ]
+    assert not gone + renumbered, "\n".join(gone + renumbered)
 
 
 def test_the_command_block_rule_sees_programs_and_leaves_fragments() -> None:
@@ -288,7 +312,9 @@ def test_the_place_a_row_names_runs_its_block(key: tuple[str, str, int]) -> None
     run = RUNS[key]
     page = Path(key[0]).name
     if run.where == ".ci/run" or run.verbatim:
-        block = command_blocks()[key]
+        claimed, _ = match_rows()
+        assert key in claimed, f"RUNS row {key!r} names no block (test_every_row_names_its_block_by_its_index)"
+        block = command_blocks()[claimed[key]]
         lines = (REPO_ROOT / run.where).read_text(encoding="utf-8").splitlines()
         missing = in_order(commands(block.body), lines)
         assert not missing, f"{run.where} lacks these commands of {key!r}, verbatim and in that order: {missing}"

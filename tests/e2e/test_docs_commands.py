@@ -29,8 +29,10 @@ VENV_BIN = Path(sys.executable).parent
 ENV = dict(os.environ, PATH=f"{VENV_BIN}:{os.environ['PATH']}")
 
 
-def _command_blocks(path: str, section: str) -> list[Block]:
-    return [b for b in blocks(path) if b.section == section and b.lang in ("sh", "python", "go")]
+def _block(path: str, section: str, starts: str) -> Block:
+    """The one shell block of the section ``## <section>`` of ``path`` whose text starts with ``starts``."""
+    [block] = [b for b in blocks(path) if b.section == section and b.lang == "sh" and b.body.startswith(starts)]
+    return block
 
 
 def _following(path: str, block: Block, lang: str) -> str:
@@ -72,7 +74,7 @@ def test_the_quick_start_installs_and_serves() -> None:
     """README.md "Quick start": the install command on this checkout's .venv (the one running the
     suite, so its packages are there already), then ``serve`` on loopback with the embedded
     examples, stopped with SIGTERM."""
-    [block, _] = _command_blocks("README.md", "Quick start")
+    block = _block("README.md", "Quick start", "python3 -m venv .venv")
     [command] = commands(block.body)
     venv = REPO_ROOT / ".venv"
     assert Path(sys.prefix) == venv, f"run the suite from {venv} (the README's command): the quick start reinstalls it"
@@ -122,7 +124,7 @@ def test_the_quick_start_installs_and_serves() -> None:
 def test_the_query_commands_run_as_written(running_server: Callable[..., ServerProcess]) -> None:
     """docs/cli.md "Ask from the command line", its first block: offline and against a server of
     the embedded examples; the explain output is the page's (its rows before ``...``)."""
-    block = _command_blocks("docs/cli.md", "Ask from the command line")[0]
+    block = _block("docs/cli.md", "Ask from the command line", "# offline, against the embedded examples")
     server = running_server()
     select, select_full, explain, explain_remote, what_if, watch = commands(block.body)
 
@@ -163,7 +165,7 @@ def test_the_query_commands_run_as_written(running_server: Callable[..., ServerP
 
 def test_the_admission_commands_run_as_written() -> None:
     """docs/cli.md "Admission, reconcile, effective configuration, runtime validation", offline."""
-    block = _command_blocks("docs/cli.md", "Ask from the command line")[1]
+    block = _block("docs/cli.md", "Ask from the command line", "# explain by model, without an InferenceService")
     explain, effective, admit, reconcile, validate = (_run(c) for c in commands(block.body))
     assert [r.returncode for r in (explain, effective, admit, reconcile, validate)] == [0, 0, 1, 0, 1]
     assert explain.stdout.splitlines()[1].split() == ["team-llama", "Namespaced", "Yes", "1", "2", "2", "-"]
@@ -182,7 +184,10 @@ def test_the_admission_commands_run_as_written() -> None:
 def test_the_tree_commands_run_as_written(running_server: Callable[..., ServerProcess]) -> None:
     """docs/cli.md "The inheritance tree": the offline command prints the page's tree; the grpcurl
     call answers the same tree from a server of the same manifests."""
-    offline, grpcurl = _command_blocks("docs/cli.md", "Ask from the command line")[4:6]
+    offline = _block("docs/cli.md", "Ask from the command line", ".venv/bin/ome-selector tree team-llama-70b-child")
+    grpcurl = _block(
+        "docs/cli.md", "Ask from the command line", """grpcurl -plaintext -d '{"name": "team-llama-70b-child","""
+    )
     [command] = commands(offline.body)
     done = _run(command)
     assert (done.returncode, done.stdout) == (0, _following("docs/cli.md", offline, "text"))
@@ -208,7 +213,7 @@ def test_the_tree_commands_run_as_written(running_server: Callable[..., ServerPr
 def test_serving_the_real_catalog_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/deploy.md "Serve OME's real catalog": the catalog and ome-cluster load, and every
     InferenceService of ome-cluster is cached."""
-    [block] = _command_blocks("docs/deploy.md", "Serve OME's real catalog")
+    block = _block("docs/deploy.md", "Serve OME's real catalog", ".venv/bin/ome-selector serve --manifests")
     [command] = commands(block.body)
     monkeypatch.setenv("OME_SELECTOR_LISTEN", "127.0.0.1:0")
     server = ServerProcess(shlex.split(command))
@@ -228,7 +233,7 @@ def test_serving_the_real_catalog_runs_as_written(monkeypatch: pytest.MonkeyPatc
 
 def test_the_soak_runs_for_seconds() -> None:
     """docs/architecture.md "Soak": the command's tool for three seconds instead of ten minutes."""
-    [block] = _command_blocks("docs/architecture.md", "Soak")
+    block = _block("docs/architecture.md", "Soak", ".venv/bin/python -m tools.soak")
     [command] = commands(block.body)
     argv = shlex.split(command, comments=True)
     assert argv == [".venv/bin/python", "-m", "tools.soak", "--minutes", "10"]
@@ -257,7 +262,7 @@ def test_the_example_command_runs_as_written() -> None:
     """docs/go.md "Build and test": the server in the background, the example with -watch against
     it, then the server stopped (client/go/ci.sh builds client/go/bin/selectorexample; built here
     when it is missing)."""
-    [_, block] = _command_blocks("docs/go.md", "Build and test")
+    block = _block("docs/go.md", "Build and test", ".venv/bin/ome-selector serve --listen 127.0.0.1:50051 &")
     if not (REPO_ROOT / "client/go/bin/selectorexample").exists():
         subprocess.run(
             [_go(), "build", "-o", "bin/selectorexample", "./cmd/selectorexample"],
@@ -294,7 +299,8 @@ def test_the_sidecar_grpcurl_calls_run_on_loopback(
     """docs/run-with-ome.md "Reach the sidecar with grpcurl": the grpcurl calls, with reflection
     off as in the sidecar, against a server on loopback (for the port-forward) and one on a unix
     socket (for the debug container's mount); kubectl needs a cluster."""
-    forwarded, debug = _command_blocks("docs/run-with-ome.md", "Reach the sidecar with grpcurl")
+    forwarded = _block("docs/run-with-ome.md", "Reach the sidecar with grpcurl", "kubectl -n ome port-forward")
+    debug = _block("docs/run-with-ome.md", "Reach the sidecar with grpcurl", "pod=$(kubectl")
     port_forward, call = commands(forwarded.body)
     assert port_forward == "kubectl -n ome port-forward deploy/ome-selector 50051:50051"
     server = running_server(extra_args=["--no-reflection"])
