@@ -2,8 +2,8 @@
 
 A command block is a fenced ```sh, ```bash, ```console or ```shell block, a ```python block that
 is a program (it imports something) or a ```go block that is one (``package main``); output
-(```text, ```output), diffs and fragments are not. ``RUNS`` maps (page, ``## `` section title,
-index of the command block within that section, from 0) to where it runs:
+(```text, ```output), diffs and fragments are not. ``RUNS`` maps (page, ``## `` section title
+("" before the page's first one), index of the command block within that section, from 0) to where it runs:
 
 * a pytest node id (``tests/e2e/test_x.py::test_name``): the file must hold ``def test_name(``
   and name the page;
