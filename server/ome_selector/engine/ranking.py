@@ -172,7 +172,7 @@ class Picked(Sequence[Evaluation]):
 
     __slots__ = ("_refs",)
 
-    def __init__(self, refs: list[tuple[Mapping[int, Evaluation], int]]) -> None:
+    def __init__(self, refs: Sequence[tuple[Mapping[int, Evaluation], int]]) -> None:
         self._refs = refs
 
     def __len__(self) -> int:
