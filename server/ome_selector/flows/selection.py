@@ -4,7 +4,10 @@ flow is ``resolution.decide``. Pure Python, no gRPC."""
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ome.v1beta1 import types_pb2
 
@@ -12,10 +15,12 @@ from ome_selector.cache.ingest import compile_request
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.engine import evaluation as engine
-from ome_selector.engine.evaluation import AutoSelection, Evaluation
+from ome_selector.engine.evaluation import AutoSelection, Evaluation, GroupResult
 from ome_selector.flows.resolution import ModelResolution, model_errors, resolve_model
 from ome_selector.rules.scoring import explain_columns
 from ome_selector.texts import messages
+
+_NAME = attrgetter("name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +72,10 @@ def explain(snapshot: Snapshot, query: ExplainQuery) -> Explained:
     compiled = compile_request(isvc) if isvc is not None else None
     result = engine.auto_select(snapshot, res.model, compiled, query.namespace)
     notes += () if result.total else (messages.NO_RUNTIMES_NOTE,)
-    rows = _explain_rows(result, query.runtime_name)
-    end = len(rows) if query.page_size == 0 else min(len(rows), query.offset + query.page_size)
-    page = tuple(_row(row, res.model, compiled) for row in rows[query.offset : end])
-    return Explained(res, notes, page, len(rows), end if end < len(rows) else None)
+    total, rows = _explain_rows(result, query.runtime_name)
+    end = total if query.page_size == 0 else min(total, query.offset + query.page_size)
+    page = tuple(_row(row, res.model, compiled) for row in rows(query.offset, end))
+    return Explained(res, notes, page, total, end if end < total else None)
 
 
 def _explained_model(snapshot: Snapshot, query: ExplainQuery) -> ModelResolution:
@@ -96,13 +101,71 @@ def _row(row: engine.Ranked | d.Runtime, model: d.Model, request: d.Request | No
     return engine.evaluate(row, row.own, model, request)
 
 
-def _explain_rows(result: AutoSelection, name: str) -> list[engine.Ranked | d.Runtime]:
+def _explain_rows(
+    result: AutoSelection, name: str
+) -> tuple[int, Callable[[int, int], Iterator[engine.Ranked | d.Runtime]]]:
     """The explain table's rows: the candidates in rank order, then every other runtime,
-    ServingRuntimes first, each kind by name; only runtimes called ``name`` when it is set."""
-    candidates = {id(r.evaluation.runtime) for r in result.ranked}
-    rows: list[engine.Ranked | d.Runtime] = [r for r in result.ranked if not name or r.evaluation.runtime.name == name]
-    for group_result in result.results:
-        rows += [
-            rt for rt in group_result.group.by_name() if id(rt) not in candidates and (not name or rt.name == name)
-        ]
-    return rows
+    ServingRuntimes first, each kind by name; only runtimes called ``name`` when it is set.
+    Returns (how many rows, rows(start, stop) -> that slice of them): a page costs its rows and
+    the candidates, never a pass over every runtime in scope."""
+    if name:
+        ranked = [r for r in result.ranked if r.evaluation.runtime.name == name]
+        others = [rt for gr in result.results for rt in _named(gr.group.by_name(), name) if not _is_candidate(gr, rt)]
+        listed: list[engine.Ranked | d.Runtime] = [*ranked, *others]
+        return len(listed), lambda start, stop: iter(listed[start:stop])
+    groups = [(gr.group.by_name(), _candidate_places(gr)) for gr in result.results]
+    candidates = len(result.ranked)
+    total = candidates + sum(len(by_name) - len(places) for by_name, places in groups)
+
+    def rows(start: int, stop: int) -> Iterator[engine.Ranked | d.Runtime]:
+        for i in range(start, min(stop, candidates)):
+            yield result.ranked[i]
+        first = candidates  # row number of the group's first non-candidate
+        for by_name, places in groups:
+            count = len(by_name) - len(places)
+            lo, hi = max(start, first) - first, min(stop, first + count) - first
+            if lo < hi:
+                yield from _skipping(by_name, places, lo, hi)
+            first += count
+
+    return total, rows
+
+
+def _named(by_name: tuple[d.Runtime, ...], name: str) -> tuple[d.Runtime, ...]:
+    """The runtimes called ``name`` in ``by_name`` (sorted by name): a slice found by bisection."""
+    lo = bisect.bisect_left(by_name, name, key=_NAME)
+    return by_name[lo : bisect.bisect_right(by_name, name, lo=lo, key=_NAME)]
+
+
+def _is_candidate(result: GroupResult, rt: d.Runtime) -> bool:
+    order = result.group.order
+    return any(order[key[3]] is rt for key in result.keys)
+
+
+def _candidate_places(result: GroupResult) -> list[int]:
+    """Where the group's candidates are in its by-name order, ascending."""
+    by_name, order = result.group.by_name(), result.group.order
+    places = []
+    for key in result.keys:
+        rt = order[key[3]]
+        i = bisect.bisect_left(by_name, rt.name, key=_NAME)
+        while by_name[i] is not rt:  # names are unique in a group; a guard all the same
+            i += 1
+        places.append(i)
+    return sorted(places)
+
+
+def _skipping(by_name: tuple[d.Runtime, ...], places: list[int], lo: int, hi: int) -> Iterator[d.Runtime]:
+    """Non-candidates ``lo`` to ``hi`` (0-based, ``hi`` excluded) of ``by_name``, skipping the
+    candidates at ``places`` (sorted)."""
+    k = 0  # candidates before the current place
+    index = lo
+    while k < len(places) and places[k] <= index:  # the lo-th non-candidate's place in by_name
+        index += 1
+        k += 1
+    for _ in range(hi - lo):
+        while k < len(places) and places[k] == index:
+            index += 1
+            k += 1
+        yield by_name[index]
+        index += 1

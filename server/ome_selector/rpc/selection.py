@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector import validation
@@ -27,10 +28,13 @@ from ome_selector.texts import messages, requests
 MAX_PAGE_SIZE = 1000
 
 
-def _reasons(failures: tuple[Failure, ...]) -> list[pb.Reason]:
-    out = []
+def _add_reasons(
+    reasons: RepeatedCompositeFieldContainer[pb.Reason], failures: tuple[Failure, ...], *, entries: bool = True
+) -> None:
+    """Append a ``Reason`` per failure to the repeated field ``reasons`` (built in place, not
+    copied in); ``entries`` False leaves out the per-entry mismatches."""
     for i, f in enumerate(failures):
-        reason = pb.Reason(
+        reason = reasons.add(
             check=CHECK_TO_PB[f.check],
             component=COMPONENT_TO_PB[f.component],
             runtime_value=f.runtime_value,
@@ -38,10 +42,9 @@ def _reasons(failures: tuple[Failure, ...]) -> list[pb.Reason]:
             message=f.message,
             primary=i == 0,
         )
-        for m in f.entries:
-            reason.entry_mismatches.add(index=m.index, differences=m.differences)
-        out.append(reason)
-    return out
+        if entries:
+            for m in f.entries:
+                reason.entry_mismatches.add(index=m.index, differences=m.differences)
 
 
 def _model_identity(model: d.Model) -> pb.ModelIdentity:
@@ -91,7 +94,7 @@ def selection_pb(decision: Decision) -> pb.Selection | None:
         score=score,
     )
     if entry is not None and evaluation is not None and evaluation.verdict is Verdict.EXCLUDED:
-        selection.reasons.extend(_reasons(evaluation.failures))
+        _add_reasons(selection.reasons, evaluation.failures)
     return selection
 
 
@@ -146,9 +149,8 @@ def _auto_selection(response: pb.SelectRuntimeResponse, auto: AutoSelection, lim
     if full:
         for x in auto.exclusions():
             # The primary reason only; ExplainRuntimes lists every failing check with details.
-            primary = _reasons((x.primary,))[0]
-            primary.ClearField("entry_mismatches")
-            response.exclusions.add(runtime=runtime_ref(x.runtime), verdict=VERDICT_TO_PB[x.verdict], reasons=[primary])
+            exclusion = response.exclusions.add(runtime=runtime_ref(x.runtime), verdict=VERDICT_TO_PB[x.verdict])
+            _add_reasons(exclusion.reasons, (x.primary,), entries=False)
 
 
 def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
@@ -226,13 +228,13 @@ def encode_explain(
             if row.columns is not None:
                 out.priority, out.weight = row.columns
             continue
-        response.runtimes.add(
+        added = response.runtimes.add(
             runtime=runtime_ref(row.runtime),
             verdict=VERDICT_TO_PB[row.verdict],
-            reasons=_reasons(row.failures),
             reason=row.failures[0].message,
             supported_model_format_index=row.fit.match.index if row.fit.match is not None else -1,
         )
+        _add_reasons(added.reasons, row.failures)
     if outcome.next_offset is not None:
         response.next_page_token = _page_token(decoded[1], outcome.next_offset)
     return response
