@@ -585,6 +585,17 @@ ISSUE_CODES = (
 )
 
 
+# The revision checks' codes (ISSUE_CODES[13:19]), by name.
+(
+    ISSUE_REVISION_NOT_OME_MANAGED,
+    ISSUE_REVISION_SOURCE_MISMATCH,
+    ISSUE_REVISION_HASH_INVALID,
+    ISSUE_REVISION_HASH_MISMATCH,
+    ISSUE_REVISION_NAME_MISMATCH,
+    ISSUE_REVISION_ORDINAL_UNEXPECTED,
+) = ISSUE_CODES[13:19]
+
+
 def issue_text(code: str, revision: str = "") -> str:
     """runtime.md, effective: ``<Code>``, or ``<Code>(<revision>)`` for a revision code."""
     return f"{code}({revision})" if revision else code
