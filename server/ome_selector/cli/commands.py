@@ -33,7 +33,7 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
 
-from ome_selector.cli import rendering, reports, tree_report, watch_report
+from ome_selector.cli import gc_report, rendering, reports, tree_report, watch_report
 
 if TYPE_CHECKING:
     from ome_selector_client import SelectorClient
@@ -338,9 +338,16 @@ ROLES (A active, Q spec.runtime.revision, R status.pinnedRevisionName, H listed)
 (OK, BAD, ?), LIVE (MATCH, DIFF, AMB, ?) and ISSUES (R<n>/G<n>). -o wide prints OBSERVATION,
 COMPLETENESS, PAGES, the full REVISION, CREATED, HASH, ROLES, SOURCE, CONSISTENCY, RELATION,
 REVISION-ISSUES and REPORT-ISSUES (HistoryUnavailable, HistoryTruncated); -o json and -o yaml
-the RuntimeHistoryReport. Status 0; 1 on an error.""",
-            source=INFERENCE_SERVICES,
-            flags=(_OME_NAMESPACE,),
+the RuntimeHistoryReport. Status 0; 1 on an error.
+
+--gc plans OME's revision garbage collection instead (PlanRevisionGC): every revision in
+--ome-namespace, or with -f those of each InferenceService's runtime name, under REVISION,
+RUNTIME-OF, RANK (newest first), VERDICT (Keep, Delete), ACTION (-, Unmark, Mark, Wait, Delete:
+what the controller writes), REASON (NotOMEManaged, Requested, Reported, Newest, Eligible) and
+DELETE-AFTER; -o wide adds CREATED, USED-BY and MESSAGE, -o name the revisions to delete now.
+Nothing is changed.""",
+            source=gc_report.HISTORY_SOURCE,
+            flags=(_OME_NAMESPACE, *gc_report.GC_FLAGS),
             fields=_collection_fields,
             remote=lambda client, request: client.get_runtime_history(
                 request.inference_service,

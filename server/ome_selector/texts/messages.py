@@ -596,6 +596,12 @@ ISSUE_CODES = (
 ) = ISSUE_CODES[13:19]
 
 
+def isvc_not_found(name: str) -> str:
+    """The API server's error for a missing InferenceService (runtime.md, explain: "the command
+    fails with the API server's error, such as ``clusterbasemodels.ome.io "<name>" not found``")."""
+    return f'inferenceservices.ome.io "{name}" not found'
+
+
 def issue_text(code: str, revision: str = "") -> str:
     """runtime.md, effective: ``<Code>``, or ``<Code>(<revision>)`` for a revision code."""
     return f"{code}({revision})" if revision else code
