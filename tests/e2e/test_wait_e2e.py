@@ -251,3 +251,34 @@ def test_history_gc_against_the_server(server: tuple[Any, SelectorClient]) -> No
         (ROLLED, "REVISION_GC_REASON_NEWEST"),
         (PINNED, "REVISION_GC_REASON_REPORTED"),
     ]
+
+
+@pytest.mark.parametrize("title", ["Wait for a runtime sync", "Revision garbage collection"])
+def test_the_docs_blocks_run_as_written(server: tuple[Any, SelectorClient], title: str) -> None:
+    """docs/cli.md's ``wait`` and ``history --gc`` blocks against this server: llama-chat only
+    requested its sync, so wait times out (status 2); vllm-llama's two revisions are both kept,
+    so ``-o name`` prints no revision to delete."""
+    import os
+    import re
+
+    from conftest import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    body = re.search(rf"^### {re.escape(title)}\n(.*?)(?=^##)", text, re.S | re.M)
+    assert body is not None
+    [block] = re.findall(r"```sh\n(.*?)```", body.group(1), re.S)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.replace("127.0.0.1:50051", server[0].address)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    if title == "Wait for a runtime sync":
+        assert (done.stdout, done.stderr) == (
+            "status 2\n",
+            "error: timed out waiting for the condition on inferenceservices/llama-chat\n",
+        )
+    else:
+        lines = done.stdout.splitlines()
+        assert lines[0].split()[:3] == ["REVISION", "RUNTIME-OF", "RANK"]
+        assert [line.split()[0] for line in lines[1:]] == [ROLLED, PINNED]
