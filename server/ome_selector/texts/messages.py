@@ -207,6 +207,8 @@ EVENT_DEPLOYMENT_MODE_ERROR = "DeploymentModeError"
 EVENT_ACCELERATOR_CLASS_ERROR = "AcceleratorClassError"
 # The RuntimeReady condition: its type and reasons.
 CONDITION_RUNTIME_READY = "RuntimeReady"
+# The InferenceService's own readiness, which RuntimeReady doesn't count toward.
+CONDITION_READY = "Ready"
 CONDITION_RUNTIME_NOT_FOUND = "RuntimeNotFound"
 CONDITION_RUNTIME_RESOLVED = "RuntimeResolved"
 

@@ -4225,7 +4225,14 @@ type ReconcileInferenceServiceResponse struct {
 	RemoveRuntimeDrifted bool `protobuf:"varint,10,opt,name=remove_runtime_drifted,json=removeRuntimeDrifted,proto3" json:"remove_runtime_drifted,omitempty"`
 	// The runtime pin (runtime-revisions.md): mode, state, what to record in the status, the
 	// revision to create, drift, and which revision a roll forward or a rollback uses.
-	Pin           *RuntimePin `protobuf:"bytes,11,opt,name=pin,proto3" json:"pin,omitempty"`
+	Pin *RuntimePin `protobuf:"bytes,11,opt,name=pin,proto3" json:"pin,omitempty"`
+	// True when `runtime_ready` is `False`: OME leaves the InferenceService's `Ready` condition as
+	// it is, since `RuntimeReady` doesn't count toward `Ready` (a serving InferenceService stays
+	// `Ready`; reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md).
+	ReadyUnchanged bool `protobuf:"varint,12,opt,name=ready_unchanged,json=readyUnchanged,proto3" json:"ready_unchanged,omitempty"`
+	// With `ready_unchanged`: the `Ready` condition the InferenceService keeps, as its status holds
+	// it; absent when it has none (a new InferenceService gets no pods and no `Ready`).
+	Ready         *Condition `protobuf:"bytes,13,opt,name=ready,proto3" json:"ready,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4333,6 +4340,20 @@ func (x *ReconcileInferenceServiceResponse) GetRemoveRuntimeDrifted() bool {
 func (x *ReconcileInferenceServiceResponse) GetPin() *RuntimePin {
 	if x != nil {
 		return x.Pin
+	}
+	return nil
+}
+
+func (x *ReconcileInferenceServiceResponse) GetReadyUnchanged() bool {
+	if x != nil {
+		return x.ReadyUnchanged
+	}
+	return false
+}
+
+func (x *ReconcileInferenceServiceResponse) GetReady() *Condition {
+	if x != nil {
+		return x.Ready
 	}
 	return nil
 }
@@ -8486,7 +8507,7 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	" ReconcileInferenceServiceRequest\x12J\n" +
 	"\x11inference_service\x18\x01 \x01(\v2\x1d.ome.v1beta1.InferenceServiceR\x10inferenceService\x12=\n" +
 	"\x1bhas_runtime_ready_condition\x18\x02 \x01(\bR\x18hasRuntimeReadyCondition\x12#\n" +
-	"\rome_namespace\x18\x03 \x01(\tR\fomeNamespace\"\xc3\x04\n" +
+	"\rome_namespace\x18\x03 \x01(\tR\fomeNamespace\"\x9e\x05\n" +
 	"!ReconcileInferenceServiceResponse\x128\n" +
 	"\tselection\x18\x01 \x01(\v2\x1a.ome.selector.v1.SelectionR\tselection\x12?\n" +
 	"\rruntime_ready\x18\x02 \x01(\v2\x1a.ome.selector.v1.ConditionR\fruntimeReady\x12.\n" +
@@ -8501,7 +8522,9 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\x0fruntime_drifted\x18\t \x01(\v2\x1a.ome.selector.v1.ConditionR\x0eruntimeDrifted\x124\n" +
 	"\x16remove_runtime_drifted\x18\n" +
 	" \x01(\bR\x14removeRuntimeDrifted\x12-\n" +
-	"\x03pin\x18\v \x01(\v2\x1b.ome.selector.v1.RuntimePinR\x03pin\"P\n" +
+	"\x03pin\x18\v \x01(\v2\x1b.ome.selector.v1.RuntimePinR\x03pin\x12'\n" +
+	"\x0fready_unchanged\x18\f \x01(\bR\x0ereadyUnchanged\x120\n" +
+	"\x05ready\x18\r \x01(\v2\x1a.ome.selector.v1.ConditionR\x05ready\"P\n" +
 	"\x0eRevisionChoice\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x12\n" +
@@ -9288,146 +9311,147 @@ var file_ome_selector_v1_selector_proto_depIdxs = []int32{
 	62,  // 39: ome.selector.v1.ReconcileInferenceServiceResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
 	56,  // 40: ome.selector.v1.ReconcileInferenceServiceResponse.runtime_drifted:type_name -> ome.selector.v1.Condition
 	61,  // 41: ome.selector.v1.ReconcileInferenceServiceResponse.pin:type_name -> ome.selector.v1.RuntimePin
-	9,   // 42: ome.selector.v1.RuntimePin.mode:type_name -> ome.selector.v1.PinMode
-	10,  // 43: ome.selector.v1.RuntimePin.state:type_name -> ome.selector.v1.PinState
-	107, // 44: ome.selector.v1.RuntimePin.create_revision:type_name -> ome.v1beta1.ControllerRevision
-	12,  // 45: ome.selector.v1.RuntimePin.sync:type_name -> ome.selector.v1.SyncState
-	13,  // 46: ome.selector.v1.RuntimePin.live_relation:type_name -> ome.selector.v1.LiveRelation
-	60,  // 47: ome.selector.v1.RuntimePin.roll_forward:type_name -> ome.selector.v1.RevisionChoice
-	60,  // 48: ome.selector.v1.RuntimePin.rollback:type_name -> ome.selector.v1.RevisionChoice
-	11,  // 49: ome.selector.v1.RuntimePin.drift_reason:type_name -> ome.selector.v1.DriftReason
-	2,   // 50: ome.selector.v1.ComponentConfiguration.component:type_name -> ome.selector.v1.Component
-	14,  // 51: ome.selector.v1.ComponentConfiguration.mode_source:type_name -> ome.selector.v1.ModeSource
-	15,  // 52: ome.selector.v1.ComponentConfiguration.accelerator_source:type_name -> ome.selector.v1.AcceleratorSource
-	105, // 53: ome.selector.v1.GetEffectiveRuntimeRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	39,  // 54: ome.selector.v1.GetEffectiveRuntimeResponse.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 55: ome.selector.v1.GetEffectiveRuntimeResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
-	62,  // 56: ome.selector.v1.GetEffectiveRuntimeResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
-	65,  // 57: ome.selector.v1.GetEffectiveRuntimeResponse.active:type_name -> ome.selector.v1.EffectiveView
-	67,  // 58: ome.selector.v1.GetEffectiveRuntimeResponse.service:type_name -> ome.selector.v1.EffectiveService
-	39,  // 59: ome.selector.v1.EffectiveView.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
-	62,  // 60: ome.selector.v1.EffectiveView.components:type_name -> ome.selector.v1.ComponentConfiguration
-	19,  // 61: ome.selector.v1.Issue.code:type_name -> ome.selector.v1.IssueCode
-	9,   // 62: ome.selector.v1.EffectiveService.pin_mode:type_name -> ome.selector.v1.PinMode
-	10,  // 63: ome.selector.v1.EffectiveService.pin_state:type_name -> ome.selector.v1.PinState
-	12,  // 64: ome.selector.v1.EffectiveService.sync:type_name -> ome.selector.v1.SyncState
-	16,  // 65: ome.selector.v1.EffectiveService.status:type_name -> ome.selector.v1.GenerationStatus
-	17,  // 66: ome.selector.v1.EffectiveService.drift_state:type_name -> ome.selector.v1.DriftState
-	18,  // 67: ome.selector.v1.EffectiveService.drift_cause:type_name -> ome.selector.v1.DriftCause
-	13,  // 68: ome.selector.v1.EffectiveService.live_relation:type_name -> ome.selector.v1.LiveRelation
-	66,  // 69: ome.selector.v1.EffectiveService.issues:type_name -> ome.selector.v1.Issue
-	108, // 70: ome.selector.v1.ValidateServingRuntimeRequest.serving_runtime:type_name -> ome.v1beta1.ServingRuntime
-	109, // 71: ome.selector.v1.ValidateServingRuntimeRequest.cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
-	8,   // 72: ome.selector.v1.ValidateServingRuntimeRequest.operation:type_name -> ome.selector.v1.AdmissionOperation
-	108, // 73: ome.selector.v1.ValidateServingRuntimeRequest.old_serving_runtime:type_name -> ome.v1beta1.ServingRuntime
-	109, // 74: ome.selector.v1.ValidateServingRuntimeRequest.old_cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
-	39,  // 75: ome.selector.v1.SelectionOutcome.runtime:type_name -> ome.selector.v1.RuntimeRef
-	5,   // 76: ome.selector.v1.SelectionOutcome.mode:type_name -> ome.selector.v1.SelectionMode
-	56,  // 77: ome.selector.v1.SelectionOutcome.runtime_ready:type_name -> ome.selector.v1.Condition
-	57,  // 78: ome.selector.v1.SelectionOutcome.warnings:type_name -> ome.selector.v1.Event
-	62,  // 79: ome.selector.v1.SelectionOutcome.components:type_name -> ome.selector.v1.ComponentConfiguration
-	20,  // 80: ome.selector.v1.ChangeReason.step:type_name -> ome.selector.v1.ChangeStep
-	39,  // 81: ome.selector.v1.ChangeReason.runtime:type_name -> ome.selector.v1.RuntimeRef
-	1,   // 82: ome.selector.v1.ChangeReason.check:type_name -> ome.selector.v1.Check
-	4,   // 83: ome.selector.v1.ChangeReason.tie_break:type_name -> ome.selector.v1.TieBreak
-	110, // 84: ome.selector.v1.ObjectChange.key:type_name -> ome.selector.v1.ObjectKey
-	70,  // 85: ome.selector.v1.SelectionChange.before:type_name -> ome.selector.v1.SelectionOutcome
-	70,  // 86: ome.selector.v1.SelectionChange.after:type_name -> ome.selector.v1.SelectionOutcome
-	72,  // 87: ome.selector.v1.SelectionChange.causes:type_name -> ome.selector.v1.ObjectChange
-	71,  // 88: ome.selector.v1.SelectionChange.reason:type_name -> ome.selector.v1.ChangeReason
-	70,  // 89: ome.selector.v1.WatchSelectionsResponse.current:type_name -> ome.selector.v1.SelectionOutcome
-	75,  // 90: ome.selector.v1.WatchSelectionsResponse.initial_events_end:type_name -> ome.selector.v1.InitialEventsEnd
-	73,  // 91: ome.selector.v1.WatchSelectionsResponse.change:type_name -> ome.selector.v1.SelectionChange
-	76,  // 92: ome.selector.v1.WatchSelectionsResponse.write:type_name -> ome.selector.v1.WriteStats
-	77,  // 93: ome.selector.v1.WatchSelectionsResponse.resync:type_name -> ome.selector.v1.Resync
-	111, // 94: ome.selector.v1.PreviewCacheChangeRequest.upserts:type_name -> ome.selector.v1.CacheObject
-	110, // 95: ome.selector.v1.PreviewCacheChangeRequest.deletes:type_name -> ome.selector.v1.ObjectKey
-	73,  // 96: ome.selector.v1.PreviewCacheChangeResponse.changes:type_name -> ome.selector.v1.SelectionChange
-	110, // 97: ome.selector.v1.PreviewCacheChangeResponse.not_found:type_name -> ome.selector.v1.ObjectKey
-	39,  // 98: ome.selector.v1.GetRuntimeStatusRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 99: ome.selector.v1.GetRuntimeStatusResponse.runtime:type_name -> ome.selector.v1.RuntimeRef
-	112, // 100: ome.selector.v1.GetRuntimeStatusResponse.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
-	39,  // 101: ome.selector.v1.GetRuntimeStatusResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
-	113, // 102: ome.selector.v1.GetRuntimeStatusResponse.status:type_name -> ome.v1beta1.ServingRuntimeStatus
-	57,  // 103: ome.selector.v1.GetRuntimeStatusResponse.events:type_name -> ome.selector.v1.Event
-	105, // 104: ome.selector.v1.GetRuntimeHistoryRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	23,  // 105: ome.selector.v1.HistoryRevision.roles:type_name -> ome.selector.v1.RevisionRole
-	39,  // 106: ome.selector.v1.HistoryRevision.source:type_name -> ome.selector.v1.RuntimeRef
-	24,  // 107: ome.selector.v1.HistoryRevision.consistency:type_name -> ome.selector.v1.RevisionConsistency
-	25,  // 108: ome.selector.v1.HistoryRevision.relation:type_name -> ome.selector.v1.RevisionRelation
-	66,  // 109: ome.selector.v1.HistoryRevision.issues:type_name -> ome.selector.v1.Issue
-	21,  // 110: ome.selector.v1.GetRuntimeHistoryResponse.observation:type_name -> ome.selector.v1.HistoryObservation
-	22,  // 111: ome.selector.v1.GetRuntimeHistoryResponse.completeness:type_name -> ome.selector.v1.HistoryCompleteness
-	84,  // 112: ome.selector.v1.GetRuntimeHistoryResponse.revisions:type_name -> ome.selector.v1.HistoryRevision
-	66,  // 113: ome.selector.v1.GetRuntimeHistoryResponse.report_issues:type_name -> ome.selector.v1.Issue
-	105, // 114: ome.selector.v1.PlanRuntimeSyncRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	26,  // 115: ome.selector.v1.PlanRuntimeSyncResponse.refusal:type_name -> ome.selector.v1.SyncRefusal
-	87,  // 116: ome.selector.v1.PlanRuntimeSyncResponse.preview:type_name -> ome.selector.v1.PreviewField
-	88,  // 117: ome.selector.v1.PlanRuntimeSyncResponse.result:type_name -> ome.selector.v1.ActionResult
-	39,  // 118: ome.selector.v1.RuntimeTreeNode.runtime:type_name -> ome.selector.v1.RuntimeRef
-	29,  // 119: ome.selector.v1.RuntimeTreeIssue.code:type_name -> ome.selector.v1.RuntimeTreeIssueCode
-	39,  // 120: ome.selector.v1.RuntimeTreeIssue.subject:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 121: ome.selector.v1.RuntimeTreeIssue.parent:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 122: ome.selector.v1.RuntimeTreeIssue.path:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 123: ome.selector.v1.RuntimeTreeHead.runtime:type_name -> ome.selector.v1.RuntimeRef
-	91,  // 124: ome.selector.v1.RuntimeTreeHead.chain:type_name -> ome.selector.v1.RuntimeTreeNode
-	92,  // 125: ome.selector.v1.RuntimeTreeHead.issues:type_name -> ome.selector.v1.RuntimeTreeIssue
-	93,  // 126: ome.selector.v1.RuntimeTreeHead.users:type_name -> ome.selector.v1.RuntimeTreeUser
-	27,  // 127: ome.selector.v1.RuntimeTreeContext.scope:type_name -> ome.selector.v1.RuntimeTreeContextScope
-	28,  // 128: ome.selector.v1.RuntimeTreeContext.resolution:type_name -> ome.selector.v1.RuntimeTreeResolution
-	94,  // 129: ome.selector.v1.RuntimeTreeContext.heads:type_name -> ome.selector.v1.RuntimeTreeHead
-	114, // 130: ome.selector.v1.RuntimeTreeCollection.kind:type_name -> ome.selector.v1.ObjectKind
-	31,  // 131: ome.selector.v1.RuntimeTreeCollection.scope:type_name -> ome.selector.v1.RuntimeTreeCollectionScope
-	32,  // 132: ome.selector.v1.RuntimeTreeCollection.status:type_name -> ome.selector.v1.RuntimeTreeCollectionStatus
-	34,  // 133: ome.selector.v1.RuntimeTreeUnattributedUser.state:type_name -> ome.selector.v1.RuntimeTreeUnattributedState
-	35,  // 134: ome.selector.v1.RuntimeTreeUnattributedUser.reason:type_name -> ome.selector.v1.RuntimeTreeUnattributedReason
-	97,  // 135: ome.selector.v1.RuntimeTreeUnattributed.users:type_name -> ome.selector.v1.RuntimeTreeUnattributedUser
-	39,  // 136: ome.selector.v1.GetRuntimeTreeResponse.target:type_name -> ome.selector.v1.RuntimeRef
-	95,  // 137: ome.selector.v1.GetRuntimeTreeResponse.contexts:type_name -> ome.selector.v1.RuntimeTreeContext
-	98,  // 138: ome.selector.v1.GetRuntimeTreeResponse.unattributed:type_name -> ome.selector.v1.RuntimeTreeUnattributed
-	30,  // 139: ome.selector.v1.GetRuntimeTreeResponse.snapshot:type_name -> ome.selector.v1.RuntimeTreeSnapshot
-	96,  // 140: ome.selector.v1.GetRuntimeTreeResponse.collections:type_name -> ome.selector.v1.RuntimeTreeCollection
-	33,  // 141: ome.selector.v1.GetRuntimeTreeResponse.warnings:type_name -> ome.selector.v1.RuntimeTreeWarning
-	39,  // 142: ome.selector.v1.PlanRevisionGCRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 143: ome.selector.v1.RevisionGCEntry.source:type_name -> ome.selector.v1.RuntimeRef
-	36,  // 144: ome.selector.v1.RevisionGCEntry.verdict:type_name -> ome.selector.v1.RevisionGCVerdict
-	37,  // 145: ome.selector.v1.RevisionGCEntry.action:type_name -> ome.selector.v1.RevisionGCAction
-	38,  // 146: ome.selector.v1.RevisionGCEntry.reason:type_name -> ome.selector.v1.RevisionGCReason
-	101, // 147: ome.selector.v1.PlanRevisionGCResponse.revisions:type_name -> ome.selector.v1.RevisionGCEntry
-	105, // 148: ome.selector.v1.GetInferenceServiceResponse.inference_service:type_name -> ome.v1beta1.InferenceService
-	46,  // 149: ome.selector.v1.SelectionService.SelectRuntime:input_type -> ome.selector.v1.SelectRuntimeRequest
-	50,  // 150: ome.selector.v1.SelectionService.ExplainRuntimes:input_type -> ome.selector.v1.ExplainRuntimesRequest
-	54,  // 151: ome.selector.v1.SelectionService.AdmitInferenceService:input_type -> ome.selector.v1.AdmitInferenceServiceRequest
-	58,  // 152: ome.selector.v1.SelectionService.ReconcileInferenceService:input_type -> ome.selector.v1.ReconcileInferenceServiceRequest
-	63,  // 153: ome.selector.v1.SelectionService.GetEffectiveRuntime:input_type -> ome.selector.v1.GetEffectiveRuntimeRequest
-	68,  // 154: ome.selector.v1.SelectionService.ValidateServingRuntime:input_type -> ome.selector.v1.ValidateServingRuntimeRequest
-	74,  // 155: ome.selector.v1.SelectionService.WatchSelections:input_type -> ome.selector.v1.WatchSelectionsRequest
-	79,  // 156: ome.selector.v1.SelectionService.PreviewCacheChange:input_type -> ome.selector.v1.PreviewCacheChangeRequest
-	81,  // 157: ome.selector.v1.SelectionService.GetRuntimeStatus:input_type -> ome.selector.v1.GetRuntimeStatusRequest
-	83,  // 158: ome.selector.v1.SelectionService.GetRuntimeHistory:input_type -> ome.selector.v1.GetRuntimeHistoryRequest
-	86,  // 159: ome.selector.v1.SelectionService.PlanRuntimeSync:input_type -> ome.selector.v1.PlanRuntimeSyncRequest
-	90,  // 160: ome.selector.v1.SelectionService.GetRuntimeTree:input_type -> ome.selector.v1.GetRuntimeTreeRequest
-	100, // 161: ome.selector.v1.SelectionService.PlanRevisionGC:input_type -> ome.selector.v1.PlanRevisionGCRequest
-	103, // 162: ome.selector.v1.SelectionService.GetInferenceService:input_type -> ome.selector.v1.GetInferenceServiceRequest
-	49,  // 163: ome.selector.v1.SelectionService.SelectRuntime:output_type -> ome.selector.v1.SelectRuntimeResponse
-	53,  // 164: ome.selector.v1.SelectionService.ExplainRuntimes:output_type -> ome.selector.v1.ExplainRuntimesResponse
-	55,  // 165: ome.selector.v1.SelectionService.AdmitInferenceService:output_type -> ome.selector.v1.AdmitInferenceServiceResponse
-	59,  // 166: ome.selector.v1.SelectionService.ReconcileInferenceService:output_type -> ome.selector.v1.ReconcileInferenceServiceResponse
-	64,  // 167: ome.selector.v1.SelectionService.GetEffectiveRuntime:output_type -> ome.selector.v1.GetEffectiveRuntimeResponse
-	69,  // 168: ome.selector.v1.SelectionService.ValidateServingRuntime:output_type -> ome.selector.v1.ValidateServingRuntimeResponse
-	78,  // 169: ome.selector.v1.SelectionService.WatchSelections:output_type -> ome.selector.v1.WatchSelectionsResponse
-	80,  // 170: ome.selector.v1.SelectionService.PreviewCacheChange:output_type -> ome.selector.v1.PreviewCacheChangeResponse
-	82,  // 171: ome.selector.v1.SelectionService.GetRuntimeStatus:output_type -> ome.selector.v1.GetRuntimeStatusResponse
-	85,  // 172: ome.selector.v1.SelectionService.GetRuntimeHistory:output_type -> ome.selector.v1.GetRuntimeHistoryResponse
-	89,  // 173: ome.selector.v1.SelectionService.PlanRuntimeSync:output_type -> ome.selector.v1.PlanRuntimeSyncResponse
-	99,  // 174: ome.selector.v1.SelectionService.GetRuntimeTree:output_type -> ome.selector.v1.GetRuntimeTreeResponse
-	102, // 175: ome.selector.v1.SelectionService.PlanRevisionGC:output_type -> ome.selector.v1.PlanRevisionGCResponse
-	104, // 176: ome.selector.v1.SelectionService.GetInferenceService:output_type -> ome.selector.v1.GetInferenceServiceResponse
-	163, // [163:177] is the sub-list for method output_type
-	149, // [149:163] is the sub-list for method input_type
-	149, // [149:149] is the sub-list for extension type_name
-	149, // [149:149] is the sub-list for extension extendee
-	0,   // [0:149] is the sub-list for field type_name
+	56,  // 42: ome.selector.v1.ReconcileInferenceServiceResponse.ready:type_name -> ome.selector.v1.Condition
+	9,   // 43: ome.selector.v1.RuntimePin.mode:type_name -> ome.selector.v1.PinMode
+	10,  // 44: ome.selector.v1.RuntimePin.state:type_name -> ome.selector.v1.PinState
+	107, // 45: ome.selector.v1.RuntimePin.create_revision:type_name -> ome.v1beta1.ControllerRevision
+	12,  // 46: ome.selector.v1.RuntimePin.sync:type_name -> ome.selector.v1.SyncState
+	13,  // 47: ome.selector.v1.RuntimePin.live_relation:type_name -> ome.selector.v1.LiveRelation
+	60,  // 48: ome.selector.v1.RuntimePin.roll_forward:type_name -> ome.selector.v1.RevisionChoice
+	60,  // 49: ome.selector.v1.RuntimePin.rollback:type_name -> ome.selector.v1.RevisionChoice
+	11,  // 50: ome.selector.v1.RuntimePin.drift_reason:type_name -> ome.selector.v1.DriftReason
+	2,   // 51: ome.selector.v1.ComponentConfiguration.component:type_name -> ome.selector.v1.Component
+	14,  // 52: ome.selector.v1.ComponentConfiguration.mode_source:type_name -> ome.selector.v1.ModeSource
+	15,  // 53: ome.selector.v1.ComponentConfiguration.accelerator_source:type_name -> ome.selector.v1.AcceleratorSource
+	105, // 54: ome.selector.v1.GetEffectiveRuntimeRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	39,  // 55: ome.selector.v1.GetEffectiveRuntimeResponse.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 56: ome.selector.v1.GetEffectiveRuntimeResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
+	62,  // 57: ome.selector.v1.GetEffectiveRuntimeResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
+	65,  // 58: ome.selector.v1.GetEffectiveRuntimeResponse.active:type_name -> ome.selector.v1.EffectiveView
+	67,  // 59: ome.selector.v1.GetEffectiveRuntimeResponse.service:type_name -> ome.selector.v1.EffectiveService
+	39,  // 60: ome.selector.v1.EffectiveView.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
+	62,  // 61: ome.selector.v1.EffectiveView.components:type_name -> ome.selector.v1.ComponentConfiguration
+	19,  // 62: ome.selector.v1.Issue.code:type_name -> ome.selector.v1.IssueCode
+	9,   // 63: ome.selector.v1.EffectiveService.pin_mode:type_name -> ome.selector.v1.PinMode
+	10,  // 64: ome.selector.v1.EffectiveService.pin_state:type_name -> ome.selector.v1.PinState
+	12,  // 65: ome.selector.v1.EffectiveService.sync:type_name -> ome.selector.v1.SyncState
+	16,  // 66: ome.selector.v1.EffectiveService.status:type_name -> ome.selector.v1.GenerationStatus
+	17,  // 67: ome.selector.v1.EffectiveService.drift_state:type_name -> ome.selector.v1.DriftState
+	18,  // 68: ome.selector.v1.EffectiveService.drift_cause:type_name -> ome.selector.v1.DriftCause
+	13,  // 69: ome.selector.v1.EffectiveService.live_relation:type_name -> ome.selector.v1.LiveRelation
+	66,  // 70: ome.selector.v1.EffectiveService.issues:type_name -> ome.selector.v1.Issue
+	108, // 71: ome.selector.v1.ValidateServingRuntimeRequest.serving_runtime:type_name -> ome.v1beta1.ServingRuntime
+	109, // 72: ome.selector.v1.ValidateServingRuntimeRequest.cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
+	8,   // 73: ome.selector.v1.ValidateServingRuntimeRequest.operation:type_name -> ome.selector.v1.AdmissionOperation
+	108, // 74: ome.selector.v1.ValidateServingRuntimeRequest.old_serving_runtime:type_name -> ome.v1beta1.ServingRuntime
+	109, // 75: ome.selector.v1.ValidateServingRuntimeRequest.old_cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
+	39,  // 76: ome.selector.v1.SelectionOutcome.runtime:type_name -> ome.selector.v1.RuntimeRef
+	5,   // 77: ome.selector.v1.SelectionOutcome.mode:type_name -> ome.selector.v1.SelectionMode
+	56,  // 78: ome.selector.v1.SelectionOutcome.runtime_ready:type_name -> ome.selector.v1.Condition
+	57,  // 79: ome.selector.v1.SelectionOutcome.warnings:type_name -> ome.selector.v1.Event
+	62,  // 80: ome.selector.v1.SelectionOutcome.components:type_name -> ome.selector.v1.ComponentConfiguration
+	20,  // 81: ome.selector.v1.ChangeReason.step:type_name -> ome.selector.v1.ChangeStep
+	39,  // 82: ome.selector.v1.ChangeReason.runtime:type_name -> ome.selector.v1.RuntimeRef
+	1,   // 83: ome.selector.v1.ChangeReason.check:type_name -> ome.selector.v1.Check
+	4,   // 84: ome.selector.v1.ChangeReason.tie_break:type_name -> ome.selector.v1.TieBreak
+	110, // 85: ome.selector.v1.ObjectChange.key:type_name -> ome.selector.v1.ObjectKey
+	70,  // 86: ome.selector.v1.SelectionChange.before:type_name -> ome.selector.v1.SelectionOutcome
+	70,  // 87: ome.selector.v1.SelectionChange.after:type_name -> ome.selector.v1.SelectionOutcome
+	72,  // 88: ome.selector.v1.SelectionChange.causes:type_name -> ome.selector.v1.ObjectChange
+	71,  // 89: ome.selector.v1.SelectionChange.reason:type_name -> ome.selector.v1.ChangeReason
+	70,  // 90: ome.selector.v1.WatchSelectionsResponse.current:type_name -> ome.selector.v1.SelectionOutcome
+	75,  // 91: ome.selector.v1.WatchSelectionsResponse.initial_events_end:type_name -> ome.selector.v1.InitialEventsEnd
+	73,  // 92: ome.selector.v1.WatchSelectionsResponse.change:type_name -> ome.selector.v1.SelectionChange
+	76,  // 93: ome.selector.v1.WatchSelectionsResponse.write:type_name -> ome.selector.v1.WriteStats
+	77,  // 94: ome.selector.v1.WatchSelectionsResponse.resync:type_name -> ome.selector.v1.Resync
+	111, // 95: ome.selector.v1.PreviewCacheChangeRequest.upserts:type_name -> ome.selector.v1.CacheObject
+	110, // 96: ome.selector.v1.PreviewCacheChangeRequest.deletes:type_name -> ome.selector.v1.ObjectKey
+	73,  // 97: ome.selector.v1.PreviewCacheChangeResponse.changes:type_name -> ome.selector.v1.SelectionChange
+	110, // 98: ome.selector.v1.PreviewCacheChangeResponse.not_found:type_name -> ome.selector.v1.ObjectKey
+	39,  // 99: ome.selector.v1.GetRuntimeStatusRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 100: ome.selector.v1.GetRuntimeStatusResponse.runtime:type_name -> ome.selector.v1.RuntimeRef
+	112, // 101: ome.selector.v1.GetRuntimeStatusResponse.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
+	39,  // 102: ome.selector.v1.GetRuntimeStatusResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
+	113, // 103: ome.selector.v1.GetRuntimeStatusResponse.status:type_name -> ome.v1beta1.ServingRuntimeStatus
+	57,  // 104: ome.selector.v1.GetRuntimeStatusResponse.events:type_name -> ome.selector.v1.Event
+	105, // 105: ome.selector.v1.GetRuntimeHistoryRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	23,  // 106: ome.selector.v1.HistoryRevision.roles:type_name -> ome.selector.v1.RevisionRole
+	39,  // 107: ome.selector.v1.HistoryRevision.source:type_name -> ome.selector.v1.RuntimeRef
+	24,  // 108: ome.selector.v1.HistoryRevision.consistency:type_name -> ome.selector.v1.RevisionConsistency
+	25,  // 109: ome.selector.v1.HistoryRevision.relation:type_name -> ome.selector.v1.RevisionRelation
+	66,  // 110: ome.selector.v1.HistoryRevision.issues:type_name -> ome.selector.v1.Issue
+	21,  // 111: ome.selector.v1.GetRuntimeHistoryResponse.observation:type_name -> ome.selector.v1.HistoryObservation
+	22,  // 112: ome.selector.v1.GetRuntimeHistoryResponse.completeness:type_name -> ome.selector.v1.HistoryCompleteness
+	84,  // 113: ome.selector.v1.GetRuntimeHistoryResponse.revisions:type_name -> ome.selector.v1.HistoryRevision
+	66,  // 114: ome.selector.v1.GetRuntimeHistoryResponse.report_issues:type_name -> ome.selector.v1.Issue
+	105, // 115: ome.selector.v1.PlanRuntimeSyncRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	26,  // 116: ome.selector.v1.PlanRuntimeSyncResponse.refusal:type_name -> ome.selector.v1.SyncRefusal
+	87,  // 117: ome.selector.v1.PlanRuntimeSyncResponse.preview:type_name -> ome.selector.v1.PreviewField
+	88,  // 118: ome.selector.v1.PlanRuntimeSyncResponse.result:type_name -> ome.selector.v1.ActionResult
+	39,  // 119: ome.selector.v1.RuntimeTreeNode.runtime:type_name -> ome.selector.v1.RuntimeRef
+	29,  // 120: ome.selector.v1.RuntimeTreeIssue.code:type_name -> ome.selector.v1.RuntimeTreeIssueCode
+	39,  // 121: ome.selector.v1.RuntimeTreeIssue.subject:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 122: ome.selector.v1.RuntimeTreeIssue.parent:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 123: ome.selector.v1.RuntimeTreeIssue.path:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 124: ome.selector.v1.RuntimeTreeHead.runtime:type_name -> ome.selector.v1.RuntimeRef
+	91,  // 125: ome.selector.v1.RuntimeTreeHead.chain:type_name -> ome.selector.v1.RuntimeTreeNode
+	92,  // 126: ome.selector.v1.RuntimeTreeHead.issues:type_name -> ome.selector.v1.RuntimeTreeIssue
+	93,  // 127: ome.selector.v1.RuntimeTreeHead.users:type_name -> ome.selector.v1.RuntimeTreeUser
+	27,  // 128: ome.selector.v1.RuntimeTreeContext.scope:type_name -> ome.selector.v1.RuntimeTreeContextScope
+	28,  // 129: ome.selector.v1.RuntimeTreeContext.resolution:type_name -> ome.selector.v1.RuntimeTreeResolution
+	94,  // 130: ome.selector.v1.RuntimeTreeContext.heads:type_name -> ome.selector.v1.RuntimeTreeHead
+	114, // 131: ome.selector.v1.RuntimeTreeCollection.kind:type_name -> ome.selector.v1.ObjectKind
+	31,  // 132: ome.selector.v1.RuntimeTreeCollection.scope:type_name -> ome.selector.v1.RuntimeTreeCollectionScope
+	32,  // 133: ome.selector.v1.RuntimeTreeCollection.status:type_name -> ome.selector.v1.RuntimeTreeCollectionStatus
+	34,  // 134: ome.selector.v1.RuntimeTreeUnattributedUser.state:type_name -> ome.selector.v1.RuntimeTreeUnattributedState
+	35,  // 135: ome.selector.v1.RuntimeTreeUnattributedUser.reason:type_name -> ome.selector.v1.RuntimeTreeUnattributedReason
+	97,  // 136: ome.selector.v1.RuntimeTreeUnattributed.users:type_name -> ome.selector.v1.RuntimeTreeUnattributedUser
+	39,  // 137: ome.selector.v1.GetRuntimeTreeResponse.target:type_name -> ome.selector.v1.RuntimeRef
+	95,  // 138: ome.selector.v1.GetRuntimeTreeResponse.contexts:type_name -> ome.selector.v1.RuntimeTreeContext
+	98,  // 139: ome.selector.v1.GetRuntimeTreeResponse.unattributed:type_name -> ome.selector.v1.RuntimeTreeUnattributed
+	30,  // 140: ome.selector.v1.GetRuntimeTreeResponse.snapshot:type_name -> ome.selector.v1.RuntimeTreeSnapshot
+	96,  // 141: ome.selector.v1.GetRuntimeTreeResponse.collections:type_name -> ome.selector.v1.RuntimeTreeCollection
+	33,  // 142: ome.selector.v1.GetRuntimeTreeResponse.warnings:type_name -> ome.selector.v1.RuntimeTreeWarning
+	39,  // 143: ome.selector.v1.PlanRevisionGCRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 144: ome.selector.v1.RevisionGCEntry.source:type_name -> ome.selector.v1.RuntimeRef
+	36,  // 145: ome.selector.v1.RevisionGCEntry.verdict:type_name -> ome.selector.v1.RevisionGCVerdict
+	37,  // 146: ome.selector.v1.RevisionGCEntry.action:type_name -> ome.selector.v1.RevisionGCAction
+	38,  // 147: ome.selector.v1.RevisionGCEntry.reason:type_name -> ome.selector.v1.RevisionGCReason
+	101, // 148: ome.selector.v1.PlanRevisionGCResponse.revisions:type_name -> ome.selector.v1.RevisionGCEntry
+	105, // 149: ome.selector.v1.GetInferenceServiceResponse.inference_service:type_name -> ome.v1beta1.InferenceService
+	46,  // 150: ome.selector.v1.SelectionService.SelectRuntime:input_type -> ome.selector.v1.SelectRuntimeRequest
+	50,  // 151: ome.selector.v1.SelectionService.ExplainRuntimes:input_type -> ome.selector.v1.ExplainRuntimesRequest
+	54,  // 152: ome.selector.v1.SelectionService.AdmitInferenceService:input_type -> ome.selector.v1.AdmitInferenceServiceRequest
+	58,  // 153: ome.selector.v1.SelectionService.ReconcileInferenceService:input_type -> ome.selector.v1.ReconcileInferenceServiceRequest
+	63,  // 154: ome.selector.v1.SelectionService.GetEffectiveRuntime:input_type -> ome.selector.v1.GetEffectiveRuntimeRequest
+	68,  // 155: ome.selector.v1.SelectionService.ValidateServingRuntime:input_type -> ome.selector.v1.ValidateServingRuntimeRequest
+	74,  // 156: ome.selector.v1.SelectionService.WatchSelections:input_type -> ome.selector.v1.WatchSelectionsRequest
+	79,  // 157: ome.selector.v1.SelectionService.PreviewCacheChange:input_type -> ome.selector.v1.PreviewCacheChangeRequest
+	81,  // 158: ome.selector.v1.SelectionService.GetRuntimeStatus:input_type -> ome.selector.v1.GetRuntimeStatusRequest
+	83,  // 159: ome.selector.v1.SelectionService.GetRuntimeHistory:input_type -> ome.selector.v1.GetRuntimeHistoryRequest
+	86,  // 160: ome.selector.v1.SelectionService.PlanRuntimeSync:input_type -> ome.selector.v1.PlanRuntimeSyncRequest
+	90,  // 161: ome.selector.v1.SelectionService.GetRuntimeTree:input_type -> ome.selector.v1.GetRuntimeTreeRequest
+	100, // 162: ome.selector.v1.SelectionService.PlanRevisionGC:input_type -> ome.selector.v1.PlanRevisionGCRequest
+	103, // 163: ome.selector.v1.SelectionService.GetInferenceService:input_type -> ome.selector.v1.GetInferenceServiceRequest
+	49,  // 164: ome.selector.v1.SelectionService.SelectRuntime:output_type -> ome.selector.v1.SelectRuntimeResponse
+	53,  // 165: ome.selector.v1.SelectionService.ExplainRuntimes:output_type -> ome.selector.v1.ExplainRuntimesResponse
+	55,  // 166: ome.selector.v1.SelectionService.AdmitInferenceService:output_type -> ome.selector.v1.AdmitInferenceServiceResponse
+	59,  // 167: ome.selector.v1.SelectionService.ReconcileInferenceService:output_type -> ome.selector.v1.ReconcileInferenceServiceResponse
+	64,  // 168: ome.selector.v1.SelectionService.GetEffectiveRuntime:output_type -> ome.selector.v1.GetEffectiveRuntimeResponse
+	69,  // 169: ome.selector.v1.SelectionService.ValidateServingRuntime:output_type -> ome.selector.v1.ValidateServingRuntimeResponse
+	78,  // 170: ome.selector.v1.SelectionService.WatchSelections:output_type -> ome.selector.v1.WatchSelectionsResponse
+	80,  // 171: ome.selector.v1.SelectionService.PreviewCacheChange:output_type -> ome.selector.v1.PreviewCacheChangeResponse
+	82,  // 172: ome.selector.v1.SelectionService.GetRuntimeStatus:output_type -> ome.selector.v1.GetRuntimeStatusResponse
+	85,  // 173: ome.selector.v1.SelectionService.GetRuntimeHistory:output_type -> ome.selector.v1.GetRuntimeHistoryResponse
+	89,  // 174: ome.selector.v1.SelectionService.PlanRuntimeSync:output_type -> ome.selector.v1.PlanRuntimeSyncResponse
+	99,  // 175: ome.selector.v1.SelectionService.GetRuntimeTree:output_type -> ome.selector.v1.GetRuntimeTreeResponse
+	102, // 176: ome.selector.v1.SelectionService.PlanRevisionGC:output_type -> ome.selector.v1.PlanRevisionGCResponse
+	104, // 177: ome.selector.v1.SelectionService.GetInferenceService:output_type -> ome.selector.v1.GetInferenceServiceResponse
+	164, // [164:178] is the sub-list for method output_type
+	150, // [150:164] is the sub-list for method input_type
+	150, // [150:150] is the sub-list for extension type_name
+	150, // [150:150] is the sub-list for extension extendee
+	0,   // [0:150] is the sub-list for field type_name
 }
 
 func init() { file_ome_selector_v1_selector_proto_init() }

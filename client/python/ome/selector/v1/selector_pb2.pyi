@@ -2371,6 +2371,8 @@ class ReconcileInferenceServiceResponse(_message.Message):
     RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
     REMOVE_RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
     PIN_FIELD_NUMBER: _builtins.int
+    READY_UNCHANGED_FIELD_NUMBER: _builtins.int
+    READY_FIELD_NUMBER: _builtins.int
     requeue: _builtins.bool
     """True when the reconcile returns an error (retried with backoff)."""
     workload_untouched: _builtins.bool
@@ -2381,6 +2383,11 @@ class ReconcileInferenceServiceResponse(_message.Message):
     """Cache version the answer was computed on."""
     remove_runtime_drifted: _builtins.bool
     """True when OME removes the `RuntimeDrifted` condition (its reason no longer applies)."""
+    ready_unchanged: _builtins.bool
+    """True when `runtime_ready` is `False`: OME leaves the InferenceService's `Ready` condition as
+    it is, since `RuntimeReady` doesn't count toward `Ready` (a serving InferenceService stays
+    `Ready`; reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md).
+    """
     @_builtins.property
     def selection(self) -> Global___Selection:
         """The runtime to use; absent when none can be used."""
@@ -2415,6 +2422,12 @@ class ReconcileInferenceServiceResponse(_message.Message):
         revision to create, drift, and which revision a roll forward or a rollback uses.
         """
 
+    @_builtins.property
+    def ready(self) -> Global___Condition:
+        """With `ready_unchanged`: the `Ready` condition the InferenceService keeps, as its status holds
+        it; absent when it has none (a new InferenceService gets no pods and no `Ready`).
+        """
+
     def __init__(
         self,
         *,
@@ -2429,10 +2442,12 @@ class ReconcileInferenceServiceResponse(_message.Message):
         runtime_drifted: Global___Condition | None = ...,
         remove_runtime_drifted: _builtins.bool = ...,
         pin: Global___RuntimePin | None = ...,
+        ready_unchanged: _builtins.bool = ...,
+        ready: Global___Condition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "ready", b"ready", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "ready", b"ready", "ready_unchanged", b"ready_unchanged", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
