@@ -286,4 +286,4 @@ def test_bad_grace_period(text: str) -> None:
 
 def test_history_without_file_and_without_gc_is_an_error(capsys: Any) -> None:
     assert app.main(["history"]) == 1
-    assert capsys.readouterr().err == "error: the following arguments are required: -f/--filename\n"
+    assert capsys.readouterr().err == "error: exactly one of INFERENCESERVICE, --isvc or -f/--filename is required\n"

@@ -282,3 +282,35 @@ def test_the_docs_blocks_run_as_written(server: tuple[Any, SelectorClient], titl
         lines = done.stdout.splitlines()
         assert lines[0].split()[:3] == ["REVISION", "RUNTIME-OF", "RANK"]
         assert [line.split()[0] for line in lines[1:]] == [ROLLED, PINNED]
+
+
+def test_commands_read_the_named_inferenceservice_from_the_servers_cache(server: tuple[Any, SelectorClient]) -> None:
+    """``effective llama-chat -n team-a --server``: the InferenceService comes from the server's
+    cache (GetInferenceService); a missing one is ``get InferenceService: <API server's error>``,
+    sync's ``required Kubernetes API request failed; ...`` (reference/kubectl-ome/runtime.md)."""
+    address = server[0].address
+
+    def cli(*argv: str) -> tuple[int, str, str]:
+        done = subprocess.run([*CLI, *argv, "--server", address], capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout, done.stderr
+
+    status, out, _ = cli("effective", "llama-chat", "-n", "team-a")
+    rows = [line.split(None, 2) for line in out.splitlines()[1:]]
+    assert status == 0
+    assert ["Active", "REVISION", PINNED] in rows
+    assert ["Service", "SYNC", "Pending"] in rows  # the fixture's token, not yet used
+    assert cli("effective", "llama-nope", "-n", "team-a") == (
+        1,
+        "",
+        'error: get InferenceService: inferenceservices.ome.io "llama-nope" not found\n',
+    )
+    assert cli("sync", "llama-nope", "-n", "team-a", "--dry-run", "client", "--yes") == (
+        1,
+        "",
+        "error: required Kubernetes API request failed; check access and connectivity\n",
+    )
+    status, _, err = cli("explain", "--isvc", "llama-chat", "-n", "team-a")
+    assert (status, err.splitlines()[-1]) == (
+        0,
+        "Note: spec.runtime is explicit; automatic selection below is hypothetical.",
+    )

@@ -33,7 +33,7 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
 
-from ome_selector.cli import gc_report, rendering, reports, tree_report, watch_report
+from ome_selector.cli import gc_report, isvc_target, rendering, reports, tree_report, watch_report
 
 if TYPE_CHECKING:
     from ome_selector_client import SelectorClient
@@ -41,7 +41,6 @@ from ome_selector.cli.sources import (
     _VIEWS,
     CACHE_CHANGE,
     INFERENCE_SERVICES,
-    INFERENCE_SERVICES_OR_MODEL,
     NO_FILE,
     OUTPUT_FORMATS,
     RUNTIME_NAME,
@@ -273,7 +272,7 @@ explains for a BaseModel named NAME in the namespace -n, else a ClusterBaseModel
 stderr, such as "Note: spec.runtime is explicit; automatic selection below is hypothetical.";
 with no runtimes at all, no table is printed. Status 0 when it finishes (candidates or not), 1
 for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
-            source=INFERENCE_SERVICES_OR_MODEL,
+            source=isvc_target.EXPLAIN_SOURCE,
             remote=_explain_remote,
             render=_of_response(reports.format_explain),
             notes=reports.explain_notes,
@@ -309,7 +308,7 @@ inheritance chain, root first.
 Values are kept within 54 characters. -o wide prints one row per view and component; -o json
 and -o yaml the RuntimeEffectiveReport. Status 0 when it finishes (whatever the views' states),
 1 for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
-            source=INFERENCE_SERVICES,
+            source=isvc_target.isvc_source(isvc_target.STYLE_EFFECTIVE),
             flags=(_OME_NAMESPACE,),
             fields=_collection_fields,
             remote=lambda client, request: client.get_effective_runtime(
@@ -375,7 +374,7 @@ and status 1. Nothing is changed: set the ome.io/runtime-sync annotation to the 
 yourself. Only --dry-run client is supported. On a terminal it asks "Confirm this exact action?
 [y/N]" after the preview; --yes skips it, and without a terminal --yes is required. -o json and
 -o yaml print the whole plan. Status 0 when sync would go ahead; 1 on a refusal or an error.""",
-            source=INFERENCE_SERVICES,
+            source=isvc_target.isvc_source(isvc_target.STYLE_SYNC),
             flags=(
                 flag("--dry-run", choices=("none", "client", "server"), default="none", help="dry run: client only"),
                 flag("--yes", action="store_true", help="confirm the exact preview without a prompt"),

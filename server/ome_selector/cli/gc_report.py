@@ -3,8 +3,8 @@ deletes, and why (PlanRevisionGC; concepts/runtimes/runtime-revisions.md, "Garba
 collection"). The service changes nothing: the caller marks, unmarks and deletes.
 
 - ``history --gc``: every revision in ``--ome-namespace``;
-- ``history --gc -f ISVC.yaml``: the revisions of each InferenceService's runtime name (the one
-  ``history`` lists, so also an auto-selected runtime's).
+- ``history --gc -f ISVC.yaml`` (or ``history --gc NAME -n NS``): the revisions of each
+  InferenceService's runtime name (the one ``history`` lists, so also an auto-selected runtime's).
 
 ``--keep-newest N`` (default 10), ``--grace-period DURATION`` (``24h``, ``90m``, ``1h30m``,
 ``3600s``; default 24h) and ``--now TIME`` (RFC 3339; default the clock of whoever answers) set
@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
 
+from ome_selector.cli import isvc_target
 from ome_selector.cli.cells import runtime_ref
-from ome_selector.cli.sources import Flag, Source, UsageError, flag
+from ome_selector.cli.sources import Flag, UsageError, flag
 from ome_selector.texts import revision_gc as texts
 
 if TYPE_CHECKING:
@@ -31,10 +32,8 @@ if TYPE_CHECKING:
 
     from ome_selector.cli.commands import Command
 
-REQUIRED_FILENAME = "the following arguments are required: -f/--filename"
 NO_RUNTIME_NAME = "InferenceService {namespace}/{name}: no runtime name, so no revisions to plan for"
 _DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?\Z")
-_ISVC_FILE = "InferenceService YAML (every InferenceService document is answered, in order; - reads stdin)"
 
 
 def parse_duration(text: str) -> int:
@@ -77,21 +76,9 @@ GC_FLAGS: tuple[Flag, ...] = (
 )
 
 
-def _read(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
-    """``history``'s subjects: one per InferenceService of ``-f``, which only ``--gc`` can leave out."""
-    from ome_selector.cli.sources import _read_isvcs
-
-    if args.filename is None:
-        raise UsageError(REQUIRED_FILENAME)
-    return _read_isvcs(args, err)
-
-
-# ``history``'s source: ``-f`` as for the other commands, optional with ``--gc``.
-HISTORY_SOURCE = Source(
-    flags=(flag("-f", "--filename", metavar="FILE", help=_ISVC_FILE + "; optional with --gc"),),
-    namespace_help="namespace for an InferenceService whose metadata sets none (default: default)",
-    read=_read,
-)
+# ``history``'s source: ``-f``, INFERENCESERVICE or ``--isvc``, as ``effective``'s; none at all
+# with ``--gc`` (every revision).
+HISTORY_SOURCE = isvc_target.isvc_source(isvc_target.STYLE_EFFECTIVE, optional=lambda args: bool(args.gc))
 
 
 def _remote(client: SelectorClient, request: Message) -> Message:
@@ -123,7 +110,6 @@ def _command() -> Command:
 def requests(args: argparse.Namespace, err: TextIO, ask: Any) -> list[selector_pb2.PlanRevisionGCRequest]:
     """One PlanRevisionGCRequest for every revision, or one per InferenceService of ``-f`` for
     the runtime name its ``history`` lists (``UsageError`` when it has none)."""
-    from ome_selector.cli.sources import _load_isvcs
     from ome_selector.texts.messages import CLI_COLLECTION_LIMIT
 
     settings: dict[str, Any] = {
@@ -132,10 +118,12 @@ def requests(args: argparse.Namespace, err: TextIO, ask: Any) -> list[selector_p
         "grace_period_seconds": args.grace_period,
         "now": args.now,
     }
-    if args.filename is None:
+    subjects = HISTORY_SOURCE.read(args, err)
+    if subjects == [{}]:
         return [selector_pb2.PlanRevisionGCRequest(**settings)]
     out = []
-    for isvc in _load_isvcs(args, err):
+    for subject in subjects:
+        isvc = subject["inference_service"]
         history = ask(
             selector_pb2.GetRuntimeHistoryRequest(
                 inference_service=isvc, ome_namespace=args.ome_namespace, collection_limit=CLI_COLLECTION_LIMIT

@@ -598,6 +598,23 @@ ISSUE_CODES = (
 ) = ISSUE_CODES[13:19]
 
 
+# runtime.md, explain "Flags": "Give exactly one of --model and --isvc, or the command fails with".
+EXPLAIN_EXACTLY_ONE = "exactly one of --model or --isvc is required"
+# runtime.md, sync: "a failure to read the InferenceService at the start, even when it doesn't exist".
+SYNC_API_REQUEST_FAILED = "required Kubernetes API request failed; check access and connectivity"
+
+
+def isvc_invalid_name(quoted_name: str, problem: str) -> str:
+    """runtime.md, effective: ``InferenceService name "<name>" is invalid: ...`` (``problem`` as
+    Kubernetes' name validation says it)."""
+    return f"InferenceService name {quoted_name} is invalid: {problem}"
+
+
+def get_isvc_failed(error: str) -> str:
+    """runtime.md, effective: ``get InferenceService: ...`` when it can't read the InferenceService."""
+    return f"get InferenceService: {error}"
+
+
 def isvc_not_found(name: str) -> str:
     """The API server's error for a missing InferenceService (runtime.md, explain: "the command
     fails with the API server's error, such as ``clusterbasemodels.ome.io "<name>" not found``")."""

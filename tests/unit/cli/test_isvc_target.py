@@ -1,0 +1,156 @@
+"""kubectl-ome's way of naming the InferenceService (reference/kubectl-ome/runtime.md): ``explain
+--isvc NAME``, ``effective`` / ``history`` / ``sync`` INFERENCESERVICE (or ``--isvc``), in ``-n``,
+read from ``--manifests`` (offline; tests/e2e/test_wait_e2e.py reads it from ``--server``'s cache),
+and the page's texts: ``exactly one of --model or --isvc is required``, the API server's
+``inferenceservices.ome.io "<name>" not found``, ``get InferenceService: ...``, ``InferenceService
+name "<name>" is invalid: ...`` and sync's ``required Kubernetes API request failed; check access
+and connectivity``. Exit status 1 for every error ("Exit codes")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers_views import llama_chat, page_sources
+from ome_selector.cli import app
+
+NOT_FOUND = 'inferenceservices.ome.io "llama-nope" not found'
+
+
+@pytest.fixture
+def manifests(tmp_path: Path) -> str:
+    """The page's cluster: vllm-base, vllm-llama, the model, the two revisions, llama-chat in team-a."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all([*page_sources(), llama_chat()]))
+    return str(path)
+
+
+def masked(answer: tuple[int, str, str]) -> tuple[int, str, str]:
+    """``answer`` with UUIDs replaced (sync's request ID is new on each run)."""
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    return answer[0], uuid.sub("<uuid>", answer[1]), uuid.sub("<uuid>", answer[2])
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = app.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def by_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], manifests: str, *argv: str) -> tuple[int, str, str]:
+    isvc_file = tmp_path / "llama-chat.yaml"
+    isvc_file.write_text(yaml.safe_dump(llama_chat()))
+    return run(capsys, *argv, "-f", str(isvc_file), "--manifests", manifests)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["effective", "llama-chat", "-n", "team-a"],
+        ["effective", "--isvc", "llama-chat", "-n", "team-a"],
+        ["history", "llama-chat", "-n", "team-a", "-o", "wide"],
+        ["sync", "llama-chat", "-n", "team-a", "--dry-run", "client", "--yes", "--context", "prod-us-east"],
+    ],
+    ids=["effective NAME", "effective --isvc", "history NAME", "sync NAME"],
+)
+def test_a_name_answers_as_the_file_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], manifests: str, argv: list[str]
+) -> None:
+    """The cached llama-chat, named, gets the answer its manifest gets with -f."""
+    named = run(capsys, *argv, "--manifests", manifests)
+    command, options = argv[0], argv[2 if argv[1] != "--isvc" else 3 :]
+    options = [o for o in options if o not in ("-n", "team-a")]
+    assert named[0] == 0, named[2]
+    assert masked(named) == masked(by_file(tmp_path, capsys, manifests, command, *options))
+
+
+def test_the_effective_page_example_by_name(capsys: pytest.CaptureFixture[str], manifests: str) -> None:
+    """``kubectl ome runtime effective llama-chat -n team-a``: pinned to the page's revision, drifted."""
+    status, out, _ = run(capsys, "effective", "llama-chat", "-n", "team-a", "--manifests", manifests)
+    rows = [line.split(None, 2) for line in out.splitlines()[1:]]
+    assert status == 0
+    assert ["Active", "REVISION", "cr-vllm-llama-1baf272d"] in rows
+    assert ["Service", "PIN", "ManagedPin/Resolved"] in rows
+    assert ["Service", "DRIFT", "ReportedTrue/RevisionMismatch"] in rows
+
+
+def test_explain_isvc(tmp_path: Path, capsys: pytest.CaptureFixture[str], manifests: str) -> None:
+    """``kubectl ome runtime explain --isvc llama-chat -n team-a``: the same table as -f, and the
+    note for an explicit spec.runtime on stderr."""
+    named = run(capsys, "explain", "--isvc", "llama-chat", "-n", "team-a", "--manifests", manifests)
+    assert named[0] == 0
+    assert named[2].splitlines()[-1] == "Note: spec.runtime is explicit; automatic selection below is hypothetical."
+    assert named == by_file(tmp_path, capsys, manifests, "explain")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["explain", "--isvc", "llama-nope", "-n", "team-a"], NOT_FOUND),
+        (["explain", "--isvc", "llama-chat"], 'inferenceservices.ome.io "llama-chat" not found'),  # -n default
+        (["effective", "llama-nope", "-n", "team-a"], f"get InferenceService: {NOT_FOUND}"),
+        (["history", "llama-nope", "-n", "team-a"], f"get InferenceService: {NOT_FOUND}"),
+        (
+            ["sync", "llama-nope", "-n", "team-a", "--dry-run", "client", "--yes"],
+            "required Kubernetes API request failed; check access and connectivity",
+        ),
+    ],
+)
+def test_not_found(capsys: pytest.CaptureFixture[str], manifests: str, argv: list[str], message: str) -> None:
+    assert run(capsys, *argv, "--manifests", manifests) == (1, "", f"error: {message}\n")
+
+
+@pytest.mark.parametrize("command", ["effective", "history"])
+def test_an_invalid_name(capsys: pytest.CaptureFixture[str], manifests: str, command: str) -> None:
+    status, out, err = run(capsys, command, "Llama_Chat", "-n", "team-a", "--manifests", manifests)
+    assert (status, out) == (1, "")
+    assert err.startswith('error: InferenceService name "Llama_Chat" is invalid: a lowercase RFC 1123 subdomain')
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain"],
+        ["explain", "--model", "m", "--isvc", "llama-chat"],
+        ["explain", "--isvc", "llama-chat", "-f", "x.yaml"],
+    ],
+)
+def test_explain_needs_exactly_one_of_model_and_isvc(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """runtime.md, explain "Flags": "Give exactly one of --model and --isvc, or the command fails with"."""
+    assert run(capsys, *argv) == (1, "", "error: exactly one of --model or --isvc is required\n")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["effective"], ["history"], ["sync", "--dry-run", "client", "--yes"], ["effective", "a", "--isvc", "b"]],
+)
+def test_one_inferenceservice_is_required(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert run(capsys, *argv) == (
+        1,
+        "",
+        "error: exactly one of INFERENCESERVICE, --isvc or -f/--filename is required\n",
+    )
+
+
+def test_history_gc_by_name(capsys: pytest.CaptureFixture[str], manifests: str) -> None:
+    """``history --gc llama-chat -n team-a``: the revisions of vllm-llama, the reported one kept."""
+    status, out, _ = run(
+        capsys,
+        "history",
+        "--gc",
+        "llama-chat",
+        "-n",
+        "team-a",
+        "--now",
+        "2026-10-01T00:00:00Z",
+        "--manifests",
+        manifests,
+    )
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert status == 0
+    assert [(r[0], r[5]) for r in rows] == [
+        ("cr-vllm-llama-3c18f4a0", "Newest"),
+        ("cr-vllm-llama-1baf272d", "Reported"),
+    ]
