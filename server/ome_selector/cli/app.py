@@ -3,7 +3,7 @@
     ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
     ome-selector select           -f ISVC.yaml [--view basic|full]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector explain          (-f ISVC.yaml | --isvc NAME | --model NAME) [-n NAMESPACE]
+    ome-selector explain          (-f ISVC.yaml | --isvc NAME [--with-effective] | --model NAME) [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector effective        (-f ISVC.yaml | INFERENCESERVICE | --isvc NAME) [-n NAMESPACE] [--ome-namespace NS]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
@@ -349,6 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ome_selector.cli import wait
 
             return wait.run(args, sys.stdout, sys.stderr)
+        if args.command == "explain" and args.with_effective:
+            from ome_selector.cli import explain_effective
+
+            return explain_effective.run(args, sys.stdout, sys.stderr)
         if args.command == "history" and args.gc:
             from ome_selector.cli import gc_report
 

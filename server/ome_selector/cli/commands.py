@@ -270,9 +270,21 @@ runtime OME selects), then the others with the first check they fail. -f explain
 InferenceService (its accelerator classes and deployment modes are checked too); --model
 explains for a BaseModel named NAME in the namespace -n, else a ClusterBaseModel. Notes go to
 stderr, such as "Note: spec.runtime is explicit; automatic selection below is hypothetical.";
-with no runtimes at all, no table is printed. Status 0 when it finishes (candidates or not), 1
-for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
+with no runtimes at all, no table is printed. --isvc NAME explains for the InferenceService NAME
+in -n (from --server's cache or --manifests); --with-effective then appends "Effective context
+(separate observation; selector verdict unchanged):" and the effective context. Status 0 when
+it finishes (candidates or not), 1 for every error (reference/kubectl-ome/runtime.md, "Exit
+codes").""",
             source=isvc_target.EXPLAIN_SOURCE,
+            flags=(
+                flag(
+                    "--with-effective",
+                    action="store_true",
+                    help="append the effective context for --isvc (a separate GetEffectiveRuntime: "
+                    "auto-selection from at most 1,000 runtimes, revisions in --ome-namespace)",
+                ),
+                _OME_NAMESPACE,
+            ),
             remote=_explain_remote,
             render=_of_response(reports.format_explain),
             notes=reports.explain_notes,

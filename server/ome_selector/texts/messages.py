@@ -604,6 +604,14 @@ EXPLAIN_EXACTLY_ONE = "exactly one of --model or --isvc is required"
 SYNC_API_REQUEST_FAILED = "required Kubernetes API request failed; check access and connectivity"
 
 
+# runtime.md, explain "Effective context".
+WITH_EFFECTIVE_REQUIRES_ISVC = "--with-effective requires --isvc"
+EFFECTIVE_CONTEXT_HEADING = "Effective context (separate observation; selector verdict unchanged):"
+EFFECTIVE_CONTEXT_CAVEAT = "Independent snapshot; not rollout convergence"
+EFFECTIVE_CONTEXT_UNAVAILABLE_CAVEAT = "Selector verdict above is unchanged"
+NO_RUNTIMES_FOR_SELECTOR = "No serving runtimes found for selector."
+
+
 def isvc_invalid_name(quoted_name: str, problem: str) -> str:
     """runtime.md, effective: ``InferenceService name "<name>" is invalid: ...`` (``problem`` as
     Kubernetes' name validation says it)."""

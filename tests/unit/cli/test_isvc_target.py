@@ -154,3 +154,87 @@ def test_history_gc_by_name(capsys: pytest.CaptureFixture[str], manifests: str) 
         ("cr-vllm-llama-3c18f4a0", "Newest"),
         ("cr-vllm-llama-1baf272d", "Reported"),
     ]
+
+
+# --- explain --with-effective (runtime.md, explain "Effective context") ----------------------------
+
+
+def test_with_effective_prints_the_pages_context(capsys: pytest.CaptureFixture[str], manifests: str) -> None:
+    """``kubectl ome runtime explain --isvc llama-chat -n team-a --with-effective``: the table, a
+    blank line, the heading, then the page's rows (with this service's hashes, and our
+    ENGINE-ACCELERATOR row)."""
+    status, out, err = run(
+        capsys, "explain", "--isvc", "llama-chat", "-n", "team-a", "--with-effective", "--manifests", manifests
+    )
+    table, context = out.split("\n\n")
+    assert status == 0
+    assert table.splitlines()[1].split()[:3] == ["vllm-llama", "Cluster", "Yes"]
+    assert err == "Note: spec.runtime is explicit; automatic selection below is hypothetical.\n"
+    assert [line.split(None, 2) for line in context.splitlines()] == [
+        ["Effective", "context", "(separate observation; selector verdict unchanged):"],
+        ["SCOPE", "FIELD", "VALUE"],
+        ["Service", "SELECTION", "Explicit"],
+        ["Service", "SOURCE", "CSR/vllm-llama"],
+        ["Source", "INHERITANCE", "Observed"],
+        ["Source", "ROOT-FIRST", "CSR/vllm-base"],
+        ["Source", "ROOT-FIRST", "CSR/vllm-llama"],
+        ["Service", "CAVEAT", "Independent snapshot; not rollout convergence"],
+        ["Live", "STATE", "Available"],
+        ["Live", "RUNTIME", "CSR/vllm-llama"],
+        ["Live", "HASH", "2b492efa"],
+        ["Live", "ENGINE", "RawDeployment (Default)"],
+        ["Live", "ENGINE-ACCELERATOR", "- (RuntimeListsNone)"],
+        ["Active", "STATE", "Available"],
+        ["Active", "RUNTIME", "CSR/vllm-llama"],
+        ["Active", "REVISION", "cr-vllm-llama-1baf272d"],
+        ["Active", "HASH", "60d7abfc"],
+        ["Active", "ENGINE", "RawDeployment (Default)"],
+        ["Service", "PIN", "ManagedPin/Resolved"],
+        ["Service", "SYNC", "Absent"],
+        ["Service", "STATUS", "Current"],
+        ["Service", "DRIFT", "ReportedTrue/RevisionMismatch"],
+        ["Service", "LIVE-RELATION", "Different"],
+    ]
+
+
+def test_with_effective_when_the_context_cannot_be_collected(
+    capsys: pytest.CaptureFixture[str], manifests: str
+) -> None:
+    """ "If the CLI can't collect the context, it prints only two rows ... and the command still exits 0"."""
+    status, out, _ = run(
+        capsys,
+        "explain",
+        "--isvc",
+        "llama-chat",
+        "-n",
+        "team-a",
+        "--with-effective",
+        "--ome-namespace",
+        "Not_A_Namespace",
+        "--manifests",
+        manifests,
+    )
+    assert status == 0
+    assert [line.split(None, 2) for line in out.split("\n\n")[1].splitlines()[1:]] == [
+        ["SCOPE", "FIELD", "VALUE"],
+        ["Service", "EVIDENCE", "Unavailable"],
+        ["Service", "CAVEAT", "Selector verdict above is unchanged"],
+    ]
+
+
+def test_with_effective_and_no_runtimes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ "When there are no runtimes at all, --with-effective writes ``No serving runtimes found for
+    selector.`` to stderr instead, and still prints the context"."""
+    path = tmp_path / "bare.yaml"
+    path.write_text(yaml.safe_dump_all([page_sources()[2], llama_chat()]))  # the model and llama-chat only
+    status, out, err = run(
+        capsys, "explain", "--isvc", "llama-chat", "-n", "team-a", "--with-effective", "--manifests", str(path)
+    )
+    assert (status, err.splitlines()[-1]) == (0, "No serving runtimes found for selector.")
+    assert out.splitlines()[0] == "Effective context (separate observation; selector verdict unchanged):"
+    assert ["Live", "REASON", "NotFound"] in [line.split(None, 2) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("argv", [["--model", "llama-3-2-3b-instruct"], ["-f", "x.yaml"]])
+def test_with_effective_requires_isvc(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert run(capsys, "explain", *argv, "--with-effective") == (1, "", "error: --with-effective requires --isvc\n")
