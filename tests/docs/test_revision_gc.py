@@ -285,5 +285,9 @@ def test_bad_grace_period(text: str) -> None:
 
 
 def test_history_without_file_and_without_gc_is_an_error(capsys: Any) -> None:
-    assert app.main(["history"]) == 1
-    assert capsys.readouterr().err == "error: exactly one of INFERENCESERVICE, --isvc or -f/--filename is required\n"
+    with pytest.raises(SystemExit) as exited:
+        app.main(["history"])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err.endswith(
+        "\nerror: exactly one of INFERENCESERVICE, --isvc or -f/--filename is required\n"
+    )

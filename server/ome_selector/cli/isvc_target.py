@@ -15,7 +15,7 @@ alternative. The texts are the page's:
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, NoReturn, TextIO
 
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
@@ -31,6 +31,15 @@ EXACTLY_ONE_TARGET = "exactly one of INFERENCESERVICE, --isvc or -f/--filename i
 STYLE_EFFECTIVE = "effective"
 STYLE_SYNC = "sync"
 STYLE_EXPLAIN = "explain"
+
+
+def _usage_error(args: argparse.Namespace, message: str) -> NoReturn:
+    """A flag error as argparse reports one: the command's usage, ``error: <message>``, and the
+    command's status (1 for the kubectl-ome commands), as a missing required flag is."""
+    from ome_selector.cli.app import build_parser
+
+    [subcommands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    subcommands.choices[args.command].error(message)
 
 
 def _invalid(name: str) -> str:
@@ -122,7 +131,7 @@ def isvc_source(style: str, optional: Callable[[argparse.Namespace], bool] = lam
         if given == 0 and optional(args):
             return [{}]
         if given != 1:
-            raise UsageError(EXACTLY_ONE_TARGET)
+            _usage_error(args, EXACTLY_ONE_TARGET)
         if names:
             return [{"inference_service": read_named(args, names[0], style)}]
         return [{"inference_service": isvc} for isvc in _load_isvcs(args, err)]

@@ -181,10 +181,11 @@ def test_one_command_per_selection_rpc_row() -> None:
 
 
 def test_the_parser_has_serve_then_the_table_in_order() -> None:
-    """Then the commands that ask nothing: completion, version."""
+    """Then wait (its own parser, cli/wait.py: it follows a server, no table row) and the
+    commands that ask nothing: completion, version."""
     parser = cli.build_parser()
     [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert list(subcommands.choices) == ["serve", *COMMANDS, "completion", "version"]
+    assert list(subcommands.choices) == ["serve", *COMMANDS, "wait", "completion", "version"]
 
 
 def test_an_unknown_rpc_is_refused_when_the_row_is_made() -> None:

@@ -1240,6 +1240,7 @@ def test_top_level_help_lists_the_new_commands(capsys: pytest.CaptureFixture[str
         "what-if",
         "watch",
         "tree",
+        "wait",
         "completion",
         "version",
     ]

@@ -127,11 +127,13 @@ def test_explain_needs_exactly_one_of_model_and_isvc(capsys: pytest.CaptureFixtu
     [["effective"], ["history"], ["sync", "--dry-run", "client", "--yes"], ["effective", "a", "--isvc", "b"]],
 )
 def test_one_inferenceservice_is_required(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    assert run(capsys, *argv) == (
-        1,
-        "",
-        "error: exactly one of INFERENCESERVICE, --isvc or -f/--filename is required\n",
-    )
+    """As a missing required flag: the usage, then the error, status 1."""
+    with pytest.raises(SystemExit) as exited:
+        app.main(argv)
+    out, err = capsys.readouterr()
+    assert (exited.value.code, out) == (1, "")
+    assert err.startswith(f"usage: ome-selector {argv[0]} ")
+    assert err.endswith("\nerror: exactly one of INFERENCESERVICE, --isvc or -f/--filename is required\n")
 
 
 def test_history_gc_by_name(capsys: pytest.CaptureFixture[str], manifests: str) -> None:
