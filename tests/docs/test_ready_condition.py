@@ -1,5 +1,6 @@
 """The InferenceService's ``Ready`` condition when ``RuntimeReady`` is ``False``: ReconcileInferenceService's
-``ready_unchanged`` and ``ready``.
+``ready_unchanged`` and ``ready_condition_kept``
+(the condition left as it is, never one to set: test_reconcile.py TestReadyIsNeverTouched).
 
 Pages: reference-a-runtime-explicitly.md, "The runtime was deleted or disabled" ("``RuntimeReady``
 doesn't count toward ``Ready``, so the InferenceService stays ``Ready`` while they serve");
@@ -53,8 +54,9 @@ def with_conditions(text: str, *conditions: dict[str, Any]) -> dict[str, Any]:
 
 
 def ready(response: pb.ReconcileInferenceServiceResponse) -> tuple[bool, tuple[str, str, str, str] | None]:
-    c = response.ready
-    return response.ready_unchanged, ((c.type, c.status, c.reason, c.message) if response.HasField("ready") else None)
+    c = response.ready_condition_kept
+    kept = (c.type, c.status, c.reason, c.message) if response.HasField("ready_condition_kept") else None
+    return response.ready_unchanged, kept
 
 
 def test_a_serving_inferenceservice_stays_ready_when_its_runtime_is_deleted() -> None:
@@ -97,7 +99,7 @@ def test_ready_is_left_whatever_it_says(condition: dict[str, Any]) -> None:
 
 def test_a_resolved_runtime_says_nothing_about_ready() -> None:
     """RuntimeReady True/RuntimeResolved after a failure: the controller goes on to the workload,
-    which decides Ready (not modelled): ``ready_unchanged`` is false and ``ready`` absent."""
+    which decides Ready (not modelled): ``ready_unchanged`` is false and ``ready_condition_kept`` absent."""
     prior = {"type": "RuntimeReady", "status": "False", "reason": "RuntimeNotFound", "message": DELETED}
     got = reconcile(
         [catalog(SRT_LLAMA_3_2_1B_INSTRUCT), LLAMA_3_2_1B_CBM], with_conditions(LLAMA_3_2_1B_ISVC, SERVING, prior)

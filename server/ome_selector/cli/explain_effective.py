@@ -79,7 +79,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.output != "table":
         raise UsageError(TABLES_ONLY)
     command = _command()
-    [request] = command.requests(args, err)
+    [message] = command.requests(args, err)
+    assert isinstance(message, selector_pb2.ExplainRuntimesRequest)
+    request = message
     ask = asker(args, command, err)
     explained = ask(request)
     limit = command.limit_error(explained)

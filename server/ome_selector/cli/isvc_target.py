@@ -40,6 +40,7 @@ def _usage_error(args: argparse.Namespace, message: str) -> NoReturn:
 
     [subcommands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     subcommands.choices[args.command].error(message)
+    raise AssertionError("argparse's error() returned")  # pragma: no cover
 
 
 def _invalid(name: str) -> str:

@@ -218,7 +218,7 @@ def encode_reconcile(
             response.ready_unchanged = True
             ready = reconcile.ready_left(query.isvc)
             if ready is not None:
-                response.ready.CopyFrom(
+                response.ready_condition_kept.CopyFrom(
                     pb.Condition(
                         type=ready.type,
                         status=ready.status,

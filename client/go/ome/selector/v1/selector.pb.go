@@ -4231,10 +4231,11 @@ type ReconcileInferenceServiceResponse struct {
 	// `Ready`; reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md).
 	ReadyUnchanged bool `protobuf:"varint,12,opt,name=ready_unchanged,json=readyUnchanged,proto3" json:"ready_unchanged,omitempty"`
 	// With `ready_unchanged`: the `Ready` condition the InferenceService keeps, as its status holds
-	// it; absent when it has none (a new InferenceService gets no pods and no `Ready`).
-	Ready         *Condition `protobuf:"bytes,13,opt,name=ready,proto3" json:"ready,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// it (not a condition to set); absent when it has none (a new InferenceService gets no pods and
+	// no `Ready`).
+	ReadyConditionKept *Condition `protobuf:"bytes,13,opt,name=ready_condition_kept,json=readyConditionKept,proto3" json:"ready_condition_kept,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ReconcileInferenceServiceResponse) Reset() {
@@ -4351,9 +4352,9 @@ func (x *ReconcileInferenceServiceResponse) GetReadyUnchanged() bool {
 	return false
 }
 
-func (x *ReconcileInferenceServiceResponse) GetReady() *Condition {
+func (x *ReconcileInferenceServiceResponse) GetReadyConditionKept() *Condition {
 	if x != nil {
-		return x.Ready
+		return x.ReadyConditionKept
 	}
 	return nil
 }
@@ -8507,7 +8508,7 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	" ReconcileInferenceServiceRequest\x12J\n" +
 	"\x11inference_service\x18\x01 \x01(\v2\x1d.ome.v1beta1.InferenceServiceR\x10inferenceService\x12=\n" +
 	"\x1bhas_runtime_ready_condition\x18\x02 \x01(\bR\x18hasRuntimeReadyCondition\x12#\n" +
-	"\rome_namespace\x18\x03 \x01(\tR\fomeNamespace\"\x9e\x05\n" +
+	"\rome_namespace\x18\x03 \x01(\tR\fomeNamespace\"\xba\x05\n" +
 	"!ReconcileInferenceServiceResponse\x128\n" +
 	"\tselection\x18\x01 \x01(\v2\x1a.ome.selector.v1.SelectionR\tselection\x12?\n" +
 	"\rruntime_ready\x18\x02 \x01(\v2\x1a.ome.selector.v1.ConditionR\fruntimeReady\x12.\n" +
@@ -8523,8 +8524,8 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\x16remove_runtime_drifted\x18\n" +
 	" \x01(\bR\x14removeRuntimeDrifted\x12-\n" +
 	"\x03pin\x18\v \x01(\v2\x1b.ome.selector.v1.RuntimePinR\x03pin\x12'\n" +
-	"\x0fready_unchanged\x18\f \x01(\bR\x0ereadyUnchanged\x120\n" +
-	"\x05ready\x18\r \x01(\v2\x1a.ome.selector.v1.ConditionR\x05ready\"P\n" +
+	"\x0fready_unchanged\x18\f \x01(\bR\x0ereadyUnchanged\x12L\n" +
+	"\x14ready_condition_kept\x18\r \x01(\v2\x1a.ome.selector.v1.ConditionR\x12readyConditionKept\"P\n" +
 	"\x0eRevisionChoice\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x12\n" +
@@ -9311,7 +9312,7 @@ var file_ome_selector_v1_selector_proto_depIdxs = []int32{
 	62,  // 39: ome.selector.v1.ReconcileInferenceServiceResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
 	56,  // 40: ome.selector.v1.ReconcileInferenceServiceResponse.runtime_drifted:type_name -> ome.selector.v1.Condition
 	61,  // 41: ome.selector.v1.ReconcileInferenceServiceResponse.pin:type_name -> ome.selector.v1.RuntimePin
-	56,  // 42: ome.selector.v1.ReconcileInferenceServiceResponse.ready:type_name -> ome.selector.v1.Condition
+	56,  // 42: ome.selector.v1.ReconcileInferenceServiceResponse.ready_condition_kept:type_name -> ome.selector.v1.Condition
 	9,   // 43: ome.selector.v1.RuntimePin.mode:type_name -> ome.selector.v1.PinMode
 	10,  // 44: ome.selector.v1.RuntimePin.state:type_name -> ome.selector.v1.PinState
 	107, // 45: ome.selector.v1.RuntimePin.create_revision:type_name -> ome.v1beta1.ControllerRevision

@@ -2372,7 +2372,7 @@ class ReconcileInferenceServiceResponse(_message.Message):
     REMOVE_RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
     PIN_FIELD_NUMBER: _builtins.int
     READY_UNCHANGED_FIELD_NUMBER: _builtins.int
-    READY_FIELD_NUMBER: _builtins.int
+    READY_CONDITION_KEPT_FIELD_NUMBER: _builtins.int
     requeue: _builtins.bool
     """True when the reconcile returns an error (retried with backoff)."""
     workload_untouched: _builtins.bool
@@ -2423,9 +2423,10 @@ class ReconcileInferenceServiceResponse(_message.Message):
         """
 
     @_builtins.property
-    def ready(self) -> Global___Condition:
+    def ready_condition_kept(self) -> Global___Condition:
         """With `ready_unchanged`: the `Ready` condition the InferenceService keeps, as its status holds
-        it; absent when it has none (a new InferenceService gets no pods and no `Ready`).
+        it (not a condition to set); absent when it has none (a new InferenceService gets no pods and
+        no `Ready`).
         """
 
     def __init__(
@@ -2443,11 +2444,11 @@ class ReconcileInferenceServiceResponse(_message.Message):
         remove_runtime_drifted: _builtins.bool = ...,
         pin: Global___RuntimePin | None = ...,
         ready_unchanged: _builtins.bool = ...,
-        ready: Global___Condition | None = ...,
+        ready_condition_kept: Global___Condition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "ready", b"ready", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "ready_condition_kept", b"ready_condition_kept", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "ready", b"ready", "ready_unchanged", b"ready_unchanged", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "ready_condition_kept", b"ready_condition_kept", "ready_unchanged", b"ready_unchanged", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
