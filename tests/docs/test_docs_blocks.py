@@ -126,9 +126,17 @@ RUNS: dict[tuple[str, str, int], Run] = {
         """grpcurl -plaintext -d '{"omeNamespace": "ome",""",
     ),
     ("docs/cli.md", "Ask from the command line", 4): Run(
-        f"{DOCS}::test_the_tree_commands_run_as_written", ".venv/bin/ome-selector tree team-llama-70b-child"
+        "tests/e2e/test_wait_e2e.py::test_the_docs_blocks_run_as_written",
+        "# Which runtime revisions OME's garbage collection keeps and deletes",
     ),
     ("docs/cli.md", "Ask from the command line", 5): Run(
+        "tests/e2e/test_wait_e2e.py::test_the_docs_blocks_run_as_written",
+        "# kubectl ome wait: after `sync` printed its request ID",
+    ),
+    ("docs/cli.md", "Ask from the command line", 6): Run(
+        f"{DOCS}::test_the_tree_commands_run_as_written", ".venv/bin/ome-selector tree team-llama-70b-child"
+    ),
+    ("docs/cli.md", "Ask from the command line", 7): Run(
         f"{DOCS}::test_the_tree_commands_run_as_written", """grpcurl -plaintext -d '{"name": "team-llama-70b-child","""
     ),
     ("docs/cli.md", "Watch and what-if from the command line", 0): Run(

@@ -408,6 +408,24 @@ class SelectorClient:
         )
         return self._call(self._selection.GetRuntimeTree, request, timeout)
 
+    def plan_revision_gc(
+        self, request: selector_pb2.PlanRevisionGCRequest, *, timeout: float | None = None
+    ) -> selector_pb2.PlanRevisionGCResponse:
+        """OME's runtime-revision garbage collection, planned: for each revision in
+        ``request.ome_namespace`` (default ``ome``; ``request.runtime`` for one runtime's), keep or
+        delete, why, and what the controller writes (mark, unmark, delete). Nothing is changed:
+        the caller acts. ``SelectorError``: INVALID_ARGUMENT naming the bad field."""
+        return self._call(self._selection.PlanRevisionGC, request, timeout)
+
+    def get_inference_service(
+        self, namespace: str, name: str, *, timeout: float | None = None
+    ) -> selector_pb2.GetInferenceServiceResponse:
+        """The cached InferenceService ``namespace``/``name`` as cached (metadata, spec, status).
+        ``SelectorError``: NOT_FOUND (``inferenceservices.ome.io "<name>" not found``),
+        INVALID_ARGUMENT (a bad namespace or name)."""
+        request = selector_pb2.GetInferenceServiceRequest(namespace=namespace, name=name)
+        return self._call(self._selection.GetInferenceService, request, timeout)
+
     # --- CacheService --------------------------------------------------------------------------
 
     def apply_snapshot(

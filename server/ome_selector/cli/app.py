@@ -3,13 +3,17 @@
     ome-selector serve            [--listen ADDR] [--manifests PATH ...] [--log-format text|json] [--grace S]
     ome-selector select           -f ISVC.yaml [--view basic|full]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector explain          (-f ISVC.yaml | --model NAME) [-n NAMESPACE]
+    ome-selector explain          (-f ISVC.yaml | --isvc NAME [--with-effective] | --model NAME) [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector effective        -f ISVC.yaml [--ome-namespace NS]
+    ome-selector effective        (-f ISVC.yaml | INFERENCESERVICE | --isvc NAME) [-n NAMESPACE] [--ome-namespace NS]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector history          -f ISVC.yaml [--ome-namespace NS]
+    ome-selector history          (-f ISVC.yaml | INFERENCESERVICE | --isvc NAME) [-n NAMESPACE] [--ome-namespace NS]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
-    ome-selector sync             -f ISVC.yaml --dry-run client --yes [--context CTX] [--ome-namespace NS]
+    ome-selector history          --gc [-f ISVC.yaml | INFERENCESERVICE] [--keep-newest N]
+                                  [--grace-period D] [--now TIME]
+                                  [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
+    ome-selector sync             (-f ISVC.yaml | INFERENCESERVICE | --isvc NAME) --dry-run client --yes
+                                  [--context CTX] [--ome-namespace NS]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector admit            -f ISVC.yaml [--manifests PATH ... [--strict] | --server ADDR] [-o FORMAT]
     ome-selector reconcile        -f ISVC.yaml [--has-runtime-ready-condition]
@@ -18,6 +22,8 @@
     ome-selector what-if          [-f OBJECTS.yaml] [--delete KIND/[NS/]NAME ...] [-n NAMESPACE]
                                   [--manifests PATH ... [--strict] | --server ADDR] [-o table|wide|json|yaml]
     ome-selector watch            --server ADDR [-n NAMESPACE] [-l SELECTOR] [-o table|wide|json]
+    ome-selector wait             NAME [-n NAMESPACE] --for=runtime-sync=acknowledged --request-id=ID
+                                  [--timeout DURATION] --server ADDR
     ome-selector completion       bash|zsh|fish
     ome-selector version
     ome-selector tree             RUNTIME [--kind KIND] [-n NAMESPACE] [--show-unattributed-users]
@@ -150,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     for command in COMMANDS.values():
         _add_command(subcommands, command)
+    from ome_selector.cli import wait
+
+    wait.add_parser(subcommands, _Parser, _epilog("wait"))
     completion = subcommands.add_parser(
         "completion",
         help="print the shell completion script (bash, zsh or fish)",
@@ -246,7 +255,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "ome-selector explain --model llama-3-2-3b-instruct -n llama-demo -o wide",
     ),
     "effective": (f"ome-selector effective -f {_EX}/inferenceservices/llama-3-3-70b.yaml",),
-    "history": (f"ome-selector history -f {_EX}/inferenceservices/llama-3-3-70b.yaml -o wide",),
+    "history": (
+        f"ome-selector history -f {_EX}/inferenceservices/llama-3-3-70b.yaml -o wide",
+        "ome-selector history --gc --server 127.0.0.1:50051 -o wide",
+    ),
     "sync": (
         f"ome-selector sync -f {_EX}/inferenceservices/llama-3-3-70b.yaml --server 127.0.0.1:50051 "
         "--dry-run client --yes --context prod-us-east",
@@ -262,6 +274,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "watch": ("ome-selector watch --server 127.0.0.1:50051 -n llama-demo",),
     "tree": ("ome-selector tree llama-3-3-70b-hopper", "ome-selector tree llama-3-3-70b-hopper -o wide"),
+    "wait": (
+        "ome-selector wait llama-chat -n team-a --for=runtime-sync=acknowledged "
+        "--request-id=5b2e7c1a-9d4f-4e8b-a6c3-0f1d2e3b4a59 --server 127.0.0.1:50051",
+    ),
     "completion": (
         "source <(ome-selector completion bash)",
         'ome-selector completion zsh > "${fpath[1]}/_ome-selector"',
@@ -329,6 +345,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _completion(args.shell, sys.stdout)
         if args.command == "version":
             return _version(sys.stdout)
+        if args.command == "wait":
+            from ome_selector.cli import wait
+
+            return wait.run(args, sys.stdout, sys.stderr)
+        if args.command == "explain" and args.with_effective:
+            from ome_selector.cli import explain_effective
+
+            return explain_effective.run(args, sys.stdout, sys.stderr)
+        if args.command == "history" and args.gc:
+            from ome_selector.cli import gc_report
+
+            return gc_report.run(args, sys.stdout, sys.stderr)
         return _query(args, sys.stdout, sys.stderr)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)

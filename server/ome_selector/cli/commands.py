@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
 
-from ome_selector.cli import rendering, reports, runtime_reports, tree_report, watch_report
+from ome_selector.cli import gc_report, isvc_target, rendering, reports, runtime_reports, tree_report, watch_report
 from ome_selector.cli.command import SELECTION_SERVICE as SELECTION_SERVICE  # re-exported
 from ome_selector.cli.command import Command, _of_response
 
@@ -42,7 +42,6 @@ from ome_selector.cli.sources import (
     _VIEWS,
     CACHE_CHANGE,
     INFERENCE_SERVICES,
-    INFERENCE_SERVICES_OR_MODEL,
     NO_FILE,
     RUNTIME_NAME,
     SERVING_RUNTIME,
@@ -164,9 +163,21 @@ runtime OME selects), then the others with the first check they fail. -f explain
 InferenceService (its accelerator classes and deployment modes are checked too); --model
 explains for a BaseModel named NAME in the namespace -n, else a ClusterBaseModel. Notes go to
 stderr, such as "Note: spec.runtime is explicit; automatic selection below is hypothetical.";
-with no runtimes at all, no table is printed. Status 0 when it finishes (candidates or not), 1
-for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
-            source=INFERENCE_SERVICES_OR_MODEL,
+with no runtimes at all, no table is printed. --isvc NAME explains for the InferenceService NAME
+in -n (from --server's cache or --manifests); --with-effective then appends "Effective context
+(separate observation; selector verdict unchanged):" and the effective context. Status 0 when
+it finishes (candidates or not), 1 for every error (reference/kubectl-ome/runtime.md, "Exit
+codes").""",
+            source=isvc_target.EXPLAIN_SOURCE,
+            flags=(
+                flag(
+                    "--with-effective",
+                    action="store_true",
+                    help="append the effective context for --isvc (a separate GetEffectiveRuntime: "
+                    "auto-selection from at most 1,000 runtimes, revisions in --ome-namespace)",
+                ),
+                _OME_NAMESPACE,
+            ),
             remote=_explain_remote,
             render=_of_response(reports.format_explain),
             notes=reports.explain_notes,
@@ -201,7 +212,7 @@ inheritance chain, root first.
 Values are kept within 54 characters. -o wide prints one row per view and component; -o json
 and -o yaml the RuntimeEffectiveReport. Status 0 when it finishes (whatever the views' states),
 1 for every error (reference/kubectl-ome/runtime.md, "Exit codes").""",
-            source=INFERENCE_SERVICES,
+            source=isvc_target.isvc_source(isvc_target.STYLE_EFFECTIVE),
             flags=(_OME_NAMESPACE,),
             fields=_collection_fields,
             remote=_revisions_remote("get_effective_runtime"),
@@ -225,9 +236,16 @@ ROLES (A active, Q spec.runtime.revision, R status.pinnedRevisionName, H listed)
 (OK, BAD, ?), LIVE (MATCH, DIFF, AMB, ?) and ISSUES (R<n>/G<n>). -o wide prints OBSERVATION,
 COMPLETENESS, PAGES, the full REVISION, CREATED, HASH, ROLES, SOURCE, CONSISTENCY, RELATION,
 REVISION-ISSUES and REPORT-ISSUES (HistoryUnavailable, HistoryTruncated); -o json and -o yaml
-the RuntimeHistoryReport. Status 0; 1 on an error.""",
-            source=INFERENCE_SERVICES,
-            flags=(_OME_NAMESPACE,),
+the RuntimeHistoryReport. Status 0; 1 on an error.
+
+--gc plans OME's revision garbage collection instead (PlanRevisionGC): every revision in
+--ome-namespace, or with -f those of each InferenceService's runtime name, under REVISION,
+RUNTIME-OF, RANK (newest first), VERDICT (Keep, Delete), ACTION (-, Unmark, Mark, Wait, Delete:
+what the controller writes), REASON (NotOMEManaged, Requested, Reported, Newest, Eligible) and
+DELETE-AFTER; -o wide adds CREATED, USED-BY and MESSAGE, -o name the revisions to delete now.
+Nothing is changed.""",
+            source=gc_report.HISTORY_SOURCE,
+            flags=(_OME_NAMESPACE, *gc_report.GC_FLAGS),
             fields=_collection_fields,
             remote=_revisions_remote("get_runtime_history"),
             render=_of_response(runtime_reports.format_history),
@@ -249,7 +267,7 @@ and status 1. Nothing is changed: set the ome.io/runtime-sync annotation to the 
 yourself. Only --dry-run client is supported. On a terminal it asks "Confirm this exact action?
 [y/N]" after the preview; --yes skips it, and without a terminal --yes is required. -o json and
 -o yaml print the whole plan. Status 0 when sync would go ahead; 1 on a refusal or an error.""",
-            source=INFERENCE_SERVICES,
+            source=isvc_target.isvc_source(isvc_target.STYLE_SYNC),
             flags=(
                 flag("--dry-run", choices=("none", "client", "server"), default="none", help="dry run: client only"),
                 flag("--yes", action="store_true", help="confirm the exact preview without a prompt"),

@@ -11,7 +11,6 @@ from google.protobuf.message import Message
 from ome.selector.v1 import cache_pb2, selector_pb2
 from ome.v1beta1 import types_pb2
 
-EXACTLY_ONE_SOURCE = "exactly one of -f/--filename or --model is required"
 NO_CHANGE = "at least one of -f/--filename or --delete is required"
 OUTPUT_FORMATS = ("table", "wide", "json", "yaml", "name")
 _ISVC_FILE = "InferenceService YAML (every InferenceService document is answered, in order; - reads stdin)"
@@ -77,15 +76,6 @@ def _read_isvcs(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message
     return [{"inference_service": isvc} for isvc in _load_isvcs(args, err)]
 
 
-def _read_isvcs_or_model(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
-    """``explain``: one ``model`` subject for ``--model`` (in ``-n``), else those of ``-f``."""
-    if (args.model is None) == (args.filename is None):
-        raise UsageError(EXACTLY_ONE_SOURCE)
-    if args.model is not None:
-        return [{"model": selector_pb2.ModelLookup(name=args.model, namespace=args.namespace)}]
-    return _read_isvcs(args, err)
-
-
 def _read_runtime(args: argparse.Namespace, err: TextIO) -> list[dict[str, Message]]:
     """The first ServingRuntime or ClusterServingRuntime of ``-f``, as its request field
     (``serving_runtime`` / ``cluster_serving_runtime``)."""
@@ -103,16 +93,6 @@ INFERENCE_SERVICES = Source(
     flags=(flag("-f", "--filename", required=True, metavar="FILE", help=_ISVC_FILE),),
     namespace_help=_ISVC_NAMESPACE,
     read=_read_isvcs,
-)
-INFERENCE_SERVICES_OR_MODEL = Source(
-    flags=(
-        flag("-f", "--filename", metavar="FILE", help=_ISVC_FILE + "; or give --model"),
-        flag(
-            "--model", metavar="NAME", help="explain for this BaseModel in the namespace -n, else this ClusterBaseModel"
-        ),
-    ),
-    namespace_help="namespace of --model, or of an InferenceService whose metadata sets none (default: default)",
-    read=_read_isvcs_or_model,
 )
 SERVING_RUNTIME = Source(
     flags=(

@@ -47,6 +47,19 @@ class Reconcile:
     pin: PinOutcome | None = None
 
 
+def ready_left(isvc: types_pb2.InferenceService) -> types_pb2.Condition | None:
+    """The InferenceService's ``Ready`` condition while ``RuntimeReady`` is ``False``: left as it
+    is, since "``RuntimeReady`` doesn't count toward ``Ready``, so the InferenceService stays
+    ``Ready`` while they serve" (reference-a-runtime-explicitly.md, "The runtime was deleted or
+    disabled"; serving-runtimes.md, the common errors table) and "one that's serving keeps its
+    pods and stays ``Ready``" (troubleshoot-runtime-selection.md). None when it has none: "a new
+    InferenceService then gets no pods", and OME writes no ``Ready`` for it (the reconcile returns
+    before the status step, ome-selection-facts.md 6.1 and 8.6). With several, the last one
+    (Kubernetes keeps one per type; the last write wins)."""
+    found = [c for c in isvc.status.conditions if c.type == messages.CONDITION_READY]
+    return found[-1] if found else None
+
+
 def has_runtime_ready(isvc: types_pb2.InferenceService) -> bool:
     """Whether ``status.conditions`` holds a ``RuntimeReady`` condition. OME writes one only once
     the runtime could not be resolved; from then on a resolved runtime sets it ``True`` with

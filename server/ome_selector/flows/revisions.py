@@ -19,6 +19,7 @@ Revisions are ControllerRevisions in OME's namespace (``ome`` by default), named
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 from ome.v1beta1 import types_pb2
@@ -52,6 +53,8 @@ class DriftReason(enum.Enum):
 
 
 SHORT_HASH = 8
+# ``ome.io/revision-hash``: 8 lowercase hex digits (runtime-revisions.md, the revision name table).
+_HASH_LABEL = re.compile(r"[0-9a-f]{8}")
 
 
 def auto_sync(ref: types_pb2.ServingRuntimeRef) -> bool:
@@ -163,10 +166,40 @@ def source_matches(revision: d.Revision, runtime: str, kind: str, namespace: str
     return revision.owner_name == runtime and revision.owner_kind == kind and revision.owner_namespace == namespace
 
 
+def consistency_problems(revision: d.Revision, runtime: str, kind: str, namespace: str) -> tuple[str, ...]:
+    """The checks of one revision against what OME writes (kubectl-ome runtime.md, effective ISSUE
+    codes; history CHECK ``BAD``), as the codes kubectl-ome prints, in the page's order:
+
+    - ``RevisionNotOMEManaged``: no ``ome.io/created-by: ome-controller``;
+    - ``RevisionSourceMismatch``: ``ome.io/runtime-of``, ``-kind``, ``-namespace`` name another
+      runtime than (``runtime``, ``kind``, ``namespace``);
+    - ``RevisionHashInvalid``: ``ome.io/revision-hash`` is not 8 lowercase hex digits;
+    - ``RevisionNameMismatch``: the name is not ``cr-<runtime>-<hash>`` /
+      ``r-<namespace>-<runtime>-<hash>`` from its own labels;
+    - ``RevisionOrdinalUnexpected``: its ``revision`` number is not 1.
+
+    Empty: the revision is consistent. ``RevisionHashMismatch`` (the label against the spec's
+    hash) cannot be checked: this service hashes specs its own way."""
+    out: list[str] = []
+    if not revision.ome_managed:
+        out.append(messages.ISSUE_REVISION_NOT_OME_MANAGED)
+    if not source_matches(revision, runtime, kind, namespace):
+        out.append(messages.ISSUE_REVISION_SOURCE_MISMATCH)
+    if not _HASH_LABEL.fullmatch(revision.hash_label):
+        out.append(messages.ISSUE_REVISION_HASH_INVALID)
+    owner_kind = d.SERVING_RUNTIME if revision.owner_kind == d.SERVING_RUNTIME else d.CLUSTER_SERVING_RUNTIME
+    expected = revision_prefix(owner_kind, revision.owner_namespace, revision.owner_name) + revision.hash_label
+    if revision.name != expected:
+        out.append(messages.ISSUE_REVISION_NAME_MISMATCH)
+    if revision.number != 1:
+        out.append(messages.ISSUE_REVISION_ORDINAL_UNEXPECTED)
+    return tuple(out)
+
+
 def _usable(revision: d.Revision, runtime: str, kind: str, namespace: str) -> bool:
-    """A revision the pin can use: written by OME (``ome.io/created-by: ome-controller``) for the
-    runtime the InferenceService names (``ome.io/runtime-of``, ``-kind``, ``-namespace``)."""
-    return revision.ome_managed and source_matches(revision, runtime, kind, namespace)
+    """A revision the pin can use ("RevisionInvalid: the pinned revision fails the CLI's
+    checks", runtime.md, the pin state table): every ``consistency_problems`` check passes."""
+    return not consistency_problems(revision, runtime, kind, namespace)
 
 
 def declared(isvc: types_pb2.InferenceService) -> tuple[str, str]:

@@ -12,7 +12,6 @@ request, the CLI sends 1,000 (the controller's selection has no such limit).
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass
 
 from ome.v1beta1 import types_pb2
@@ -77,7 +76,6 @@ _DRIFT_STATES = {
     "False": DriftState.REPORTED_FALSE,
     "Unknown": DriftState.REPORTED_UNKNOWN,
 }
-_HASH_LABEL = re.compile(r"[0-9a-f]{8}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,18 +169,7 @@ def revision_issues(
     kind, namespace, runtime = source
     if revision.disabled:
         out.append(Issue(IssueCode.REVISION_DISABLED, name))
-    if not revision.ome_managed:
-        out.append(Issue(IssueCode.REVISION_NOT_OME_MANAGED, name))
-    if not pinning.source_matches(revision, runtime, kind, namespace):
-        out.append(Issue(IssueCode.REVISION_SOURCE_MISMATCH, name))
-    if not _HASH_LABEL.fullmatch(revision.hash_label):
-        out.append(Issue(IssueCode.REVISION_HASH_INVALID, name))
-    owner_kind = d.SERVING_RUNTIME if revision.owner_kind == d.SERVING_RUNTIME else d.CLUSTER_SERVING_RUNTIME
-    expected = pinning.revision_prefix(owner_kind, revision.owner_namespace, revision.owner_name) + revision.hash_label
-    if name != expected:
-        out.append(Issue(IssueCode.REVISION_NAME_MISMATCH, name))
-    if revision.number != 1:
-        out.append(Issue(IssueCode.REVISION_ORDINAL_UNEXPECTED, name))
+    out += [Issue(IssueCode(code), name) for code in pinning.consistency_problems(revision, runtime, kind, namespace)]
     others = [r for r in siblings if r.name != name]
     if any(r.full_hash == revision.full_hash for r in others):
         out.append(Issue(IssueCode.DUPLICATE_REVISION_CONTENT, name))

@@ -15,7 +15,9 @@ from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.rpc.common import Rpc
+from ome_selector.rpc.inference_services import get_inference_service
 from ome_selector.rpc.lifecycle import admit_inference_service, reconcile_inference_service
+from ome_selector.rpc.revision_gc import plan_revision_gc
 from ome_selector.rpc.runtimes import get_runtime_status, preview_cache_change, validate_serving_runtime
 from ome_selector.rpc.selection import explain_runtimes, select_runtime
 from ome_selector.rpc.tree import get_runtime_tree
@@ -35,6 +37,8 @@ SELECTION_RPCS: dict[str, Rpc[Any, Any, Any, Any]] = {
     "GetRuntimeHistory": get_runtime_history,
     "PlanRuntimeSync": plan_runtime_sync,
     "GetRuntimeTree": get_runtime_tree,
+    "PlanRevisionGC": plan_revision_gc,
+    "GetInferenceService": get_inference_service,
 }
 # SelectionService's streaming method, served by ``servicers.SelectionServicer`` itself.
 STREAMING_RPCS = frozenset({"WatchSelections"})

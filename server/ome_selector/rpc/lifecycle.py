@@ -213,6 +213,19 @@ def encode_reconcile(
     )
     if result.condition is not None:
         response.runtime_ready.CopyFrom(_condition(result.condition))
+        if result.condition.status == "False":
+            response.ready_unchanged = True
+            ready = reconcile.ready_left(query.isvc)
+            if ready is not None:
+                response.ready_condition_kept.CopyFrom(
+                    pb.Condition(
+                        type=ready.type,
+                        status=ready.status,
+                        reason=ready.reason,
+                        message=ready.message,
+                        severity=ready.severity,
+                    )
+                )
     rt, pin = result.runtime, result.pin
     if pin is not None and rt is not None:  # served without a compatibility check
         source = pin.live or rt

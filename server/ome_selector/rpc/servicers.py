@@ -161,6 +161,12 @@ class SelectionServicer:
     async def GetRuntimeTree(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
         return await self._answer(context, "GetRuntimeTree", request)
 
+    async def PlanRevisionGC(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "PlanRevisionGC", request)
+
+    async def GetInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await self._answer(context, "GetInferenceService", request)
+
 
 def _apply_snapshot(store: CacheStore, request: cache_pb2.ApplySnapshotRequest) -> cache_pb2.ApplySnapshotResponse:
     return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, request.objects))

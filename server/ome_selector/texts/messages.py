@@ -210,6 +210,8 @@ EVENT_DEPLOYMENT_MODE_ERROR = "DeploymentModeError"
 EVENT_ACCELERATOR_CLASS_ERROR = "AcceleratorClassError"
 # The RuntimeReady condition: its type and reasons.
 CONDITION_RUNTIME_READY = "RuntimeReady"
+# The InferenceService's own readiness, which RuntimeReady doesn't count toward.
+CONDITION_READY = "Ready"
 CONDITION_RUNTIME_NOT_FOUND = "RuntimeNotFound"
 CONDITION_RUNTIME_RESOLVED = "RuntimeResolved"
 
@@ -586,6 +588,48 @@ ISSUE_CODES = (
     "HistoryUnavailable",
     "HistoryTruncated",
 )
+
+
+# The revision checks' codes (ISSUE_CODES[13:19]), by name.
+(
+    ISSUE_REVISION_NOT_OME_MANAGED,
+    ISSUE_REVISION_SOURCE_MISMATCH,
+    ISSUE_REVISION_HASH_INVALID,
+    ISSUE_REVISION_HASH_MISMATCH,
+    ISSUE_REVISION_NAME_MISMATCH,
+    ISSUE_REVISION_ORDINAL_UNEXPECTED,
+) = ISSUE_CODES[13:19]
+
+
+# runtime.md, explain "Flags": "Give exactly one of --model and --isvc, or the command fails with".
+EXPLAIN_EXACTLY_ONE = "exactly one of --model or --isvc is required"
+# runtime.md, sync: "a failure to read the InferenceService at the start, even when it doesn't exist".
+SYNC_API_REQUEST_FAILED = "required Kubernetes API request failed; check access and connectivity"
+
+
+# runtime.md, explain "Effective context".
+WITH_EFFECTIVE_REQUIRES_ISVC = "--with-effective requires --isvc"
+EFFECTIVE_CONTEXT_HEADING = "Effective context (separate observation; selector verdict unchanged):"
+EFFECTIVE_CONTEXT_CAVEAT = "Independent snapshot; not rollout convergence"
+EFFECTIVE_CONTEXT_UNAVAILABLE_CAVEAT = "Selector verdict above is unchanged"
+NO_RUNTIMES_FOR_SELECTOR = "No serving runtimes found for selector."
+
+
+def isvc_invalid_name(quoted_name: str, problem: str) -> str:
+    """runtime.md, effective: ``InferenceService name "<name>" is invalid: ...`` (``problem`` as
+    Kubernetes' name validation says it)."""
+    return f"InferenceService name {quoted_name} is invalid: {problem}"
+
+
+def get_isvc_failed(error: str) -> str:
+    """runtime.md, effective: ``get InferenceService: ...`` when it can't read the InferenceService."""
+    return f"get InferenceService: {error}"
+
+
+def isvc_not_found(name: str) -> str:
+    """The API server's error for a missing InferenceService (runtime.md, explain: "the command
+    fails with the API server's error, such as ``clusterbasemodels.ome.io "<name>" not found``")."""
+    return f'inferenceservices.ome.io "{name}" not found'
 
 
 def issue_text(code: str, revision: str = "") -> str:

@@ -26,6 +26,8 @@ ONE_OLD_RUNTIME = "exactly one of oldServingRuntime or oldClusterServingRuntime 
 NOT_ON_CREATE = "must not be set on CREATE, only on UPDATE and DELETE"
 NOT_NEGATIVE = "must be 0 or more"
 NOT_A_UUID = "must be a UUID"
+ONLY_SR_NAMESPACE = "only a ServingRuntime has a namespace"
+NOT_RFC3339 = "must be an RFC 3339 time with an offset, such as 2026-09-28T14:15:57Z"
 
 
 def duplicate_object(key: tuple[str, str, str], first: str) -> str:

@@ -1,7 +1,8 @@
 """Validation of every input, in one place: each RPC's decode and every cache write call this
 package, so one input gets the same verdict everywhere. Violations are ``FieldViolation``s with
 proto field paths (``texts/fieldpaths.py`` gives the manifest's camelCase). The names are
-``names.py``'s, ``bounds.py``'s, ``objects.py``'s and ``selection.py``'s, all importable from here.
+``names.py``'s, ``bounds.py``'s, ``objects.py``'s, ``selection.py``'s and ``revision_gc.py``'s,
+all importable from here.
 
 - Cache objects: ``validate_object`` (kind, names, namespaces, metadata, bounds, CRD enums and
   required fields), ``validate_spec`` (the bounds under any spec), ``isvc_spec_violations``,
@@ -78,6 +79,7 @@ from ome_selector.validation.objects import (
     unwrap,
     validate_object,
 )
+from ome_selector.validation.revision_gc import MAX_TIME_LENGTH, revision_gc_request
 from ome_selector.validation.selection import (
     explain_request,
     inference_service,
@@ -86,6 +88,7 @@ from ome_selector.validation.selection import (
 )
 
 __all__ = [
+    "MAX_TIME_LENGTH",
     "MAX_VERSION_LENGTH",
     "AUTOSCALER_CLASSES",
     "AUTOSCALER_POLICY_KINDS",
@@ -125,6 +128,7 @@ __all__ = [
     "object_size",
     "policy_fields",
     "qualified_name",
+    "revision_gc_request",
     "runtime_spec_violations",
     "select_request",
     "subdomain",

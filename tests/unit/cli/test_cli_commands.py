@@ -145,7 +145,7 @@ def _empty_response(rpc: str) -> Message:
 
 
 # SELECTION_RPCS rows that have no command: exactly these.
-WITHOUT_COMMAND = ["GetRuntimeStatus"]
+WITHOUT_COMMAND = ["GetRuntimeStatus", "PlanRevisionGC", "GetInferenceService"]
 
 
 def test_one_command_per_selection_rpc_row() -> None:
@@ -164,7 +164,13 @@ def test_one_command_per_selection_rpc_row() -> None:
         "watch": "WatchSelections",
         "tree": "GetRuntimeTree",
     }
-    # GetRuntimeStatus has no command (kubectl-ome has no such subcommand: docs/cli.md).
+    # GetRuntimeStatus has no command (kubectl-ome has no such subcommand: docs/cli.md);
+    # PlanRevisionGC is a flag of history (``history --gc``), not a command of its own, and
+    # GetInferenceService serves ``wait`` (which reads the InferenceService by name).
+    from ome_selector.cli import gc_report
+
+    assert gc_report._command().rpc == "PlanRevisionGC"
+    assert any(flag.names == ("--gc",) for flag in COMMANDS["history"].flags)
     assert sorted(command.rpc for command in COMMANDS.values()) == sorted(
         {*api.SELECTION_RPCS, *api.STREAMING_RPCS} - set(WITHOUT_COMMAND)
     )
@@ -175,10 +181,11 @@ def test_one_command_per_selection_rpc_row() -> None:
 
 
 def test_the_parser_has_serve_then_the_table_in_order() -> None:
-    """Then the commands that ask nothing: completion, version."""
+    """Then wait (its own parser, cli/wait.py: it follows a server, no table row) and the
+    commands that ask nothing: completion, version."""
     parser = cli.build_parser()
     [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert list(subcommands.choices) == ["serve", *COMMANDS, "completion", "version"]
+    assert list(subcommands.choices) == ["serve", *COMMANDS, "wait", "completion", "version"]
 
 
 def test_an_unknown_rpc_is_refused_when_the_row_is_made() -> None:

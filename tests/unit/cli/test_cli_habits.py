@@ -60,7 +60,7 @@ def test_version_subcommand_prints_what_version_flags_print(capsys: pytest.Captu
 
 _CHOICES = (
     "'serve', 'select', 'explain', 'effective', 'history', 'sync', 'admit', 'reconcile', "
-    "'validate-runtime', 'what-if', 'watch', 'tree', 'completion', 'version'"
+    "'validate-runtime', 'what-if', 'watch', 'tree', 'wait', 'completion', 'version'"
 )
 
 

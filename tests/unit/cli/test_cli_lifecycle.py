@@ -224,7 +224,7 @@ def test_explain_model_invalid_name_exits_1(capsys: pytest.CaptureFixture[str]) 
     ],
 )
 def test_explain_needs_exactly_one_of_model_and_file(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    assert run(capsys, *argv) == (1, "", "error: exactly one of -f/--filename or --model is required\n")
+    assert run(capsys, *argv) == (1, "", "error: exactly one of --model or --isvc is required\n")
 
 
 def test_explain_model_without_runtimes_exits_0_without_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -1240,6 +1240,7 @@ def test_top_level_help_lists_the_new_commands(capsys: pytest.CaptureFixture[str
         "what-if",
         "watch",
         "tree",
+        "wait",
         "completion",
         "version",
     ]

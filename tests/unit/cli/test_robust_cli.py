@@ -86,8 +86,8 @@ def test_every_inference_service_of_the_file_is_answered(capsys: pytest.CaptureF
 
 
 def test_explain_usage_error_names_flags_that_exist(capsys: pytest.CaptureFixture[str]) -> None:
-    """Before: it suggested --isvc, which the CLI does not have."""
-    assert run(capsys, "explain") == (1, "", "error: exactly one of -f/--filename or --model is required\n")
+    """The page's text (runtime.md, explain "Flags"), naming --isvc, which the CLI has."""
+    assert run(capsys, "explain") == (1, "", "error: exactly one of --model or --isvc is required\n")
 
 
 def test_strict_makes_a_rejected_object_fatal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -662,7 +662,9 @@ const (
 	PinState_PIN_STATE_DESIRED_REPORTED_MISMATCH PinState = 4
 	// `RevisionMissing`: the pinned revision does not exist.
 	PinState_PIN_STATE_REVISION_MISSING PinState = 5
-	// `RevisionInvalid`: the pinned revision was not written by OME or belongs to another runtime.
+	// `RevisionInvalid`: the pinned revision fails a revision check (not written by OME, labelled
+	// for another runtime, a hash label that is not 8 lowercase hex digits, a name other than the
+	// one derived from its labels, a revision number other than 1).
 	PinState_PIN_STATE_REVISION_INVALID PinState = 6
 	// `RevisionDisabled`: the pinned revision's spec is disabled.
 	PinState_PIN_STATE_REVISION_DISABLED PinState = 7
@@ -2363,6 +2365,190 @@ func (RuntimeTreeUnattributedReason) EnumDescriptor() ([]byte, []int) {
 	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{35}
 }
 
+// RevisionGCVerdict: whether the retention rules keep the revision.
+type RevisionGCVerdict int32
+
+const (
+	// Not set.
+	RevisionGCVerdict_REVISION_GC_VERDICT_UNSPECIFIED RevisionGCVerdict = 0
+	// `Keep`.
+	RevisionGCVerdict_REVISION_GC_VERDICT_KEEP RevisionGCVerdict = 1
+	// `Delete`: now, or once the grace period has passed.
+	RevisionGCVerdict_REVISION_GC_VERDICT_DELETE RevisionGCVerdict = 2
+)
+
+// Enum value maps for RevisionGCVerdict.
+var (
+	RevisionGCVerdict_name = map[int32]string{
+		0: "REVISION_GC_VERDICT_UNSPECIFIED",
+		1: "REVISION_GC_VERDICT_KEEP",
+		2: "REVISION_GC_VERDICT_DELETE",
+	}
+	RevisionGCVerdict_value = map[string]int32{
+		"REVISION_GC_VERDICT_UNSPECIFIED": 0,
+		"REVISION_GC_VERDICT_KEEP":        1,
+		"REVISION_GC_VERDICT_DELETE":      2,
+	}
+)
+
+func (x RevisionGCVerdict) Enum() *RevisionGCVerdict {
+	p := new(RevisionGCVerdict)
+	*p = x
+	return p
+}
+
+func (x RevisionGCVerdict) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RevisionGCVerdict) Descriptor() protoreflect.EnumDescriptor {
+	return file_ome_selector_v1_selector_proto_enumTypes[36].Descriptor()
+}
+
+func (RevisionGCVerdict) Type() protoreflect.EnumType {
+	return &file_ome_selector_v1_selector_proto_enumTypes[36]
+}
+
+func (x RevisionGCVerdict) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RevisionGCVerdict.Descriptor instead.
+func (RevisionGCVerdict) EnumDescriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{36}
+}
+
+// RevisionGCAction: what the controller writes for the revision.
+type RevisionGCAction int32
+
+const (
+	// Not set.
+	RevisionGCAction_REVISION_GC_ACTION_UNSPECIFIED RevisionGCAction = 0
+	// Nothing.
+	RevisionGCAction_REVISION_GC_ACTION_NONE RevisionGCAction = 1
+	// Remove `ome.io/gc-eligible-since`: kept again before the grace period ended.
+	RevisionGCAction_REVISION_GC_ACTION_UNMARK RevisionGCAction = 2
+	// Set `ome.io/gc-eligible-since` to `now`: eligible, not marked yet (or marked with a value
+	// that is not an RFC 3339 time).
+	RevisionGCAction_REVISION_GC_ACTION_MARK RevisionGCAction = 3
+	// Nothing yet: marked, in its grace period until `delete_after`.
+	RevisionGCAction_REVISION_GC_ACTION_WAIT RevisionGCAction = 4
+	// Delete the revision: marked, and the grace period has passed.
+	RevisionGCAction_REVISION_GC_ACTION_DELETE RevisionGCAction = 5
+)
+
+// Enum value maps for RevisionGCAction.
+var (
+	RevisionGCAction_name = map[int32]string{
+		0: "REVISION_GC_ACTION_UNSPECIFIED",
+		1: "REVISION_GC_ACTION_NONE",
+		2: "REVISION_GC_ACTION_UNMARK",
+		3: "REVISION_GC_ACTION_MARK",
+		4: "REVISION_GC_ACTION_WAIT",
+		5: "REVISION_GC_ACTION_DELETE",
+	}
+	RevisionGCAction_value = map[string]int32{
+		"REVISION_GC_ACTION_UNSPECIFIED": 0,
+		"REVISION_GC_ACTION_NONE":        1,
+		"REVISION_GC_ACTION_UNMARK":      2,
+		"REVISION_GC_ACTION_MARK":        3,
+		"REVISION_GC_ACTION_WAIT":        4,
+		"REVISION_GC_ACTION_DELETE":      5,
+	}
+)
+
+func (x RevisionGCAction) Enum() *RevisionGCAction {
+	p := new(RevisionGCAction)
+	*p = x
+	return p
+}
+
+func (x RevisionGCAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RevisionGCAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_ome_selector_v1_selector_proto_enumTypes[37].Descriptor()
+}
+
+func (RevisionGCAction) Type() protoreflect.EnumType {
+	return &file_ome_selector_v1_selector_proto_enumTypes[37]
+}
+
+func (x RevisionGCAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RevisionGCAction.Descriptor instead.
+func (RevisionGCAction) EnumDescriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{37}
+}
+
+// RevisionGCReason: the retention rule that decided.
+type RevisionGCReason int32
+
+const (
+	// Not set.
+	RevisionGCReason_REVISION_GC_REASON_UNSPECIFIED RevisionGCReason = 0
+	// `NotOMEManaged`: no `ome.io/created-by: ome-controller`, so garbage collection leaves it.
+	RevisionGCReason_REVISION_GC_REASON_NOT_OME_MANAGED RevisionGCReason = 1
+	// `Requested`: an InferenceService names it in `spec.runtime.revision`.
+	RevisionGCReason_REVISION_GC_REASON_REQUESTED RevisionGCReason = 2
+	// `Reported`: an InferenceService names it in `status.pinnedRevisionName`.
+	RevisionGCReason_REVISION_GC_REASON_REPORTED RevisionGCReason = 3
+	// `Newest`: among the `keep_newest` newest revisions of its runtime name.
+	RevisionGCReason_REVISION_GC_REASON_NEWEST RevisionGCReason = 4
+	// `Eligible`: none of the above; deleted after the grace period.
+	RevisionGCReason_REVISION_GC_REASON_ELIGIBLE RevisionGCReason = 5
+)
+
+// Enum value maps for RevisionGCReason.
+var (
+	RevisionGCReason_name = map[int32]string{
+		0: "REVISION_GC_REASON_UNSPECIFIED",
+		1: "REVISION_GC_REASON_NOT_OME_MANAGED",
+		2: "REVISION_GC_REASON_REQUESTED",
+		3: "REVISION_GC_REASON_REPORTED",
+		4: "REVISION_GC_REASON_NEWEST",
+		5: "REVISION_GC_REASON_ELIGIBLE",
+	}
+	RevisionGCReason_value = map[string]int32{
+		"REVISION_GC_REASON_UNSPECIFIED":     0,
+		"REVISION_GC_REASON_NOT_OME_MANAGED": 1,
+		"REVISION_GC_REASON_REQUESTED":       2,
+		"REVISION_GC_REASON_REPORTED":        3,
+		"REVISION_GC_REASON_NEWEST":          4,
+		"REVISION_GC_REASON_ELIGIBLE":        5,
+	}
+)
+
+func (x RevisionGCReason) Enum() *RevisionGCReason {
+	p := new(RevisionGCReason)
+	*p = x
+	return p
+}
+
+func (x RevisionGCReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RevisionGCReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_ome_selector_v1_selector_proto_enumTypes[38].Descriptor()
+}
+
+func (RevisionGCReason) Type() protoreflect.EnumType {
+	return &file_ome_selector_v1_selector_proto_enumTypes[38]
+}
+
+func (x RevisionGCReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RevisionGCReason.Descriptor instead.
+func (RevisionGCReason) EnumDescriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{38}
+}
+
 // RuntimeRef identifies a runtime by kind, namespace and name.
 type RuntimeRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4039,9 +4225,17 @@ type ReconcileInferenceServiceResponse struct {
 	RemoveRuntimeDrifted bool `protobuf:"varint,10,opt,name=remove_runtime_drifted,json=removeRuntimeDrifted,proto3" json:"remove_runtime_drifted,omitempty"`
 	// The runtime pin (runtime-revisions.md): mode, state, what to record in the status, the
 	// revision to create, drift, and which revision a roll forward or a rollback uses.
-	Pin           *RuntimePin `protobuf:"bytes,11,opt,name=pin,proto3" json:"pin,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Pin *RuntimePin `protobuf:"bytes,11,opt,name=pin,proto3" json:"pin,omitempty"`
+	// True when `runtime_ready` is `False`: OME leaves the InferenceService's `Ready` condition as
+	// it is, since `RuntimeReady` doesn't count toward `Ready` (a serving InferenceService stays
+	// `Ready`; reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md).
+	ReadyUnchanged bool `protobuf:"varint,12,opt,name=ready_unchanged,json=readyUnchanged,proto3" json:"ready_unchanged,omitempty"`
+	// With `ready_unchanged`: the `Ready` condition the InferenceService keeps, as its status holds
+	// it (not a condition to set); absent when it has none (a new InferenceService gets no pods and
+	// no `Ready`).
+	ReadyConditionKept *Condition `protobuf:"bytes,13,opt,name=ready_condition_kept,json=readyConditionKept,proto3" json:"ready_condition_kept,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ReconcileInferenceServiceResponse) Reset() {
@@ -4147,6 +4341,20 @@ func (x *ReconcileInferenceServiceResponse) GetRemoveRuntimeDrifted() bool {
 func (x *ReconcileInferenceServiceResponse) GetPin() *RuntimePin {
 	if x != nil {
 		return x.Pin
+	}
+	return nil
+}
+
+func (x *ReconcileInferenceServiceResponse) GetReadyUnchanged() bool {
+	if x != nil {
+		return x.ReadyUnchanged
+	}
+	return false
+}
+
+func (x *ReconcileInferenceServiceResponse) GetReadyConditionKept() *Condition {
+	if x != nil {
+		return x.ReadyConditionKept
 	}
 	return nil
 }
@@ -7708,6 +7916,459 @@ func (x *GetRuntimeTreeResponse) GetCacheVersion() string {
 	return ""
 }
 
+// PlanRevisionGCRequest: which revisions to plan for, and the retention settings.
+type PlanRevisionGCRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The namespace OME keeps runtime revisions in; empty means `ome`.
+	OmeNamespace string `protobuf:"bytes,1,opt,name=ome_namespace,json=omeNamespace,proto3" json:"ome_namespace,omitempty"`
+	// Only the revisions labelled for this runtime (`ome.io/runtime-of` = name; with a kind, also
+	// `-kind` and, for a ServingRuntime, `-namespace`); unset: every revision. The newest are
+	// still counted over the whole runtime name, as OME counts them.
+	Runtime *RuntimeRef `protobuf:"bytes,2,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	// How many of the newest revisions of each runtime name are kept; 0 means 10, OME's default.
+	KeepNewest int32 `protobuf:"varint,3,opt,name=keep_newest,json=keepNewest,proto3" json:"keep_newest,omitempty"`
+	// The grace period before an eligible revision is deleted, in seconds; 0 means 86400 (24h,
+	// OME's default).
+	GracePeriodSeconds int64 `protobuf:"varint,4,opt,name=grace_period_seconds,json=gracePeriodSeconds,proto3" json:"grace_period_seconds,omitempty"`
+	// The time the plan is made at, RFC 3339 (`2026-09-28T14:15:57Z`); empty means the server's
+	// clock.
+	Now           string `protobuf:"bytes,5,opt,name=now,proto3" json:"now,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanRevisionGCRequest) Reset() {
+	*x = PlanRevisionGCRequest{}
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRevisionGCRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRevisionGCRequest) ProtoMessage() {}
+
+func (x *PlanRevisionGCRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanRevisionGCRequest.ProtoReflect.Descriptor instead.
+func (*PlanRevisionGCRequest) Descriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *PlanRevisionGCRequest) GetOmeNamespace() string {
+	if x != nil {
+		return x.OmeNamespace
+	}
+	return ""
+}
+
+func (x *PlanRevisionGCRequest) GetRuntime() *RuntimeRef {
+	if x != nil {
+		return x.Runtime
+	}
+	return nil
+}
+
+func (x *PlanRevisionGCRequest) GetKeepNewest() int32 {
+	if x != nil {
+		return x.KeepNewest
+	}
+	return 0
+}
+
+func (x *PlanRevisionGCRequest) GetGracePeriodSeconds() int64 {
+	if x != nil {
+		return x.GracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *PlanRevisionGCRequest) GetNow() string {
+	if x != nil {
+		return x.Now
+	}
+	return ""
+}
+
+// RevisionGCEntry: one revision's verdict.
+type RevisionGCEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The revision's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The runtime its `ome.io/runtime-of*` labels name.
+	Source *RuntimeRef `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// Its creation time, RFC 3339; empty when unknown.
+	Created string `protobuf:"bytes,3,opt,name=created,proto3" json:"created,omitempty"`
+	// Its place among its runtime name's revisions, newest first, from 1; 0 for a revision not
+	// written by OME (not counted).
+	Rank int32 `protobuf:"varint,4,opt,name=rank,proto3" json:"rank,omitempty"`
+	// Keep or delete.
+	Verdict RevisionGCVerdict `protobuf:"varint,5,opt,name=verdict,proto3,enum=ome.selector.v1.RevisionGCVerdict" json:"verdict,omitempty"`
+	// What the controller writes.
+	Action RevisionGCAction `protobuf:"varint,6,opt,name=action,proto3,enum=ome.selector.v1.RevisionGCAction" json:"action,omitempty"`
+	// The rule that decided.
+	Reason RevisionGCReason `protobuf:"varint,7,opt,name=reason,proto3,enum=ome.selector.v1.RevisionGCReason" json:"reason,omitempty"`
+	// The InferenceServices that name it (`<namespace>/<name>`), for `Requested` and `Reported`.
+	UsedBy []string `protobuf:"bytes,8,rep,name=used_by,json=usedBy,proto3" json:"used_by,omitempty"`
+	// `ome.io/gc-eligible-since` as it applies: the annotation's time, or `now` for `MARK`; empty
+	// when not marked.
+	EligibleSince string `protobuf:"bytes,9,opt,name=eligible_since,json=eligibleSince,proto3" json:"eligible_since,omitempty"`
+	// When it is deleted (`eligible_since` plus the grace period), for `MARK`, `WAIT` and `DELETE`.
+	DeleteAfter string `protobuf:"bytes,10,opt,name=delete_after,json=deleteAfter,proto3" json:"delete_after,omitempty"`
+	// The decision and the rule, in the pages' words.
+	Message       string `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevisionGCEntry) Reset() {
+	*x = RevisionGCEntry{}
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevisionGCEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevisionGCEntry) ProtoMessage() {}
+
+func (x *RevisionGCEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevisionGCEntry.ProtoReflect.Descriptor instead.
+func (*RevisionGCEntry) Descriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *RevisionGCEntry) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RevisionGCEntry) GetSource() *RuntimeRef {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+func (x *RevisionGCEntry) GetCreated() string {
+	if x != nil {
+		return x.Created
+	}
+	return ""
+}
+
+func (x *RevisionGCEntry) GetRank() int32 {
+	if x != nil {
+		return x.Rank
+	}
+	return 0
+}
+
+func (x *RevisionGCEntry) GetVerdict() RevisionGCVerdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return RevisionGCVerdict_REVISION_GC_VERDICT_UNSPECIFIED
+}
+
+func (x *RevisionGCEntry) GetAction() RevisionGCAction {
+	if x != nil {
+		return x.Action
+	}
+	return RevisionGCAction_REVISION_GC_ACTION_UNSPECIFIED
+}
+
+func (x *RevisionGCEntry) GetReason() RevisionGCReason {
+	if x != nil {
+		return x.Reason
+	}
+	return RevisionGCReason_REVISION_GC_REASON_UNSPECIFIED
+}
+
+func (x *RevisionGCEntry) GetUsedBy() []string {
+	if x != nil {
+		return x.UsedBy
+	}
+	return nil
+}
+
+func (x *RevisionGCEntry) GetEligibleSince() string {
+	if x != nil {
+		return x.EligibleSince
+	}
+	return ""
+}
+
+func (x *RevisionGCEntry) GetDeleteAfter() string {
+	if x != nil {
+		return x.DeleteAfter
+	}
+	return ""
+}
+
+func (x *RevisionGCEntry) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// PlanRevisionGCResponse: the plan, by runtime name, newest first.
+type PlanRevisionGCResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The namespace the revisions are in.
+	OmeNamespace string `protobuf:"bytes,1,opt,name=ome_namespace,json=omeNamespace,proto3" json:"ome_namespace,omitempty"`
+	// The newest revisions kept per runtime name, as applied.
+	KeepNewest int32 `protobuf:"varint,2,opt,name=keep_newest,json=keepNewest,proto3" json:"keep_newest,omitempty"`
+	// The grace period in seconds, as applied.
+	GracePeriodSeconds int64 `protobuf:"varint,3,opt,name=grace_period_seconds,json=gracePeriodSeconds,proto3" json:"grace_period_seconds,omitempty"`
+	// The time the plan was made at, RFC 3339.
+	Now string `protobuf:"bytes,4,opt,name=now,proto3" json:"now,omitempty"`
+	// The revisions.
+	Revisions []*RevisionGCEntry `protobuf:"bytes,5,rep,name=revisions,proto3" json:"revisions,omitempty"`
+	// How many are kept.
+	Kept int32 `protobuf:"varint,6,opt,name=kept,proto3" json:"kept,omitempty"`
+	// How many are deleted (`DELETE` verdicts, whatever their action).
+	Deleted int32 `protobuf:"varint,7,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	// Cache version the answer was computed on.
+	CacheVersion  string `protobuf:"bytes,8,opt,name=cache_version,json=cacheVersion,proto3" json:"cache_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanRevisionGCResponse) Reset() {
+	*x = PlanRevisionGCResponse{}
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRevisionGCResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRevisionGCResponse) ProtoMessage() {}
+
+func (x *PlanRevisionGCResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanRevisionGCResponse.ProtoReflect.Descriptor instead.
+func (*PlanRevisionGCResponse) Descriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *PlanRevisionGCResponse) GetOmeNamespace() string {
+	if x != nil {
+		return x.OmeNamespace
+	}
+	return ""
+}
+
+func (x *PlanRevisionGCResponse) GetKeepNewest() int32 {
+	if x != nil {
+		return x.KeepNewest
+	}
+	return 0
+}
+
+func (x *PlanRevisionGCResponse) GetGracePeriodSeconds() int64 {
+	if x != nil {
+		return x.GracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *PlanRevisionGCResponse) GetNow() string {
+	if x != nil {
+		return x.Now
+	}
+	return ""
+}
+
+func (x *PlanRevisionGCResponse) GetRevisions() []*RevisionGCEntry {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+func (x *PlanRevisionGCResponse) GetKept() int32 {
+	if x != nil {
+		return x.Kept
+	}
+	return 0
+}
+
+func (x *PlanRevisionGCResponse) GetDeleted() int32 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
+func (x *PlanRevisionGCResponse) GetCacheVersion() string {
+	if x != nil {
+		return x.CacheVersion
+	}
+	return ""
+}
+
+// GetInferenceServiceRequest: which cached InferenceService.
+type GetInferenceServiceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its namespace (required).
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Its name (required).
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetInferenceServiceRequest) Reset() {
+	*x = GetInferenceServiceRequest{}
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetInferenceServiceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetInferenceServiceRequest) ProtoMessage() {}
+
+func (x *GetInferenceServiceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetInferenceServiceRequest.ProtoReflect.Descriptor instead.
+func (*GetInferenceServiceRequest) Descriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GetInferenceServiceRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *GetInferenceServiceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// GetInferenceServiceResponse: the InferenceService as cached.
+type GetInferenceServiceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The InferenceService (metadata with uid, resourceVersion, generation, annotations; spec;
+	// status).
+	InferenceService *v1beta1.InferenceService `protobuf:"bytes,1,opt,name=inference_service,json=inferenceService,proto3" json:"inference_service,omitempty"`
+	// Cache version the answer was read at.
+	CacheVersion string `protobuf:"bytes,2,opt,name=cache_version,json=cacheVersion,proto3" json:"cache_version,omitempty"`
+	// The cache generation.
+	Generation    int64 `protobuf:"varint,3,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetInferenceServiceResponse) Reset() {
+	*x = GetInferenceServiceResponse{}
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetInferenceServiceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetInferenceServiceResponse) ProtoMessage() {}
+
+func (x *GetInferenceServiceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_selector_v1_selector_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetInferenceServiceResponse.ProtoReflect.Descriptor instead.
+func (*GetInferenceServiceResponse) Descriptor() ([]byte, []int) {
+	return file_ome_selector_v1_selector_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *GetInferenceServiceResponse) GetInferenceService() *v1beta1.InferenceService {
+	if x != nil {
+		return x.InferenceService
+	}
+	return nil
+}
+
+func (x *GetInferenceServiceResponse) GetCacheVersion() string {
+	if x != nil {
+		return x.CacheVersion
+	}
+	return ""
+}
+
+func (x *GetInferenceServiceResponse) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 var File_ome_selector_v1_selector_proto protoreflect.FileDescriptor
 
 const file_ome_selector_v1_selector_proto_rawDesc = "" +
@@ -7847,7 +8508,7 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	" ReconcileInferenceServiceRequest\x12J\n" +
 	"\x11inference_service\x18\x01 \x01(\v2\x1d.ome.v1beta1.InferenceServiceR\x10inferenceService\x12=\n" +
 	"\x1bhas_runtime_ready_condition\x18\x02 \x01(\bR\x18hasRuntimeReadyCondition\x12#\n" +
-	"\rome_namespace\x18\x03 \x01(\tR\fomeNamespace\"\xc3\x04\n" +
+	"\rome_namespace\x18\x03 \x01(\tR\fomeNamespace\"\xba\x05\n" +
 	"!ReconcileInferenceServiceResponse\x128\n" +
 	"\tselection\x18\x01 \x01(\v2\x1a.ome.selector.v1.SelectionR\tselection\x12?\n" +
 	"\rruntime_ready\x18\x02 \x01(\v2\x1a.ome.selector.v1.ConditionR\fruntimeReady\x12.\n" +
@@ -7862,7 +8523,9 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\x0fruntime_drifted\x18\t \x01(\v2\x1a.ome.selector.v1.ConditionR\x0eruntimeDrifted\x124\n" +
 	"\x16remove_runtime_drifted\x18\n" +
 	" \x01(\bR\x14removeRuntimeDrifted\x12-\n" +
-	"\x03pin\x18\v \x01(\v2\x1b.ome.selector.v1.RuntimePinR\x03pin\"P\n" +
+	"\x03pin\x18\v \x01(\v2\x1b.ome.selector.v1.RuntimePinR\x03pin\x12'\n" +
+	"\x0fready_unchanged\x18\f \x01(\bR\x0ereadyUnchanged\x12L\n" +
+	"\x14ready_condition_kept\x18\r \x01(\v2\x1a.ome.selector.v1.ConditionR\x12readyConditionKept\"P\n" +
 	"\x0eRevisionChoice\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x12\n" +
@@ -8152,7 +8815,46 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\bsnapshot\x18\x06 \x01(\x0e2$.ome.selector.v1.RuntimeTreeSnapshotR\bsnapshot\x12H\n" +
 	"\vcollections\x18\a \x03(\v2&.ome.selector.v1.RuntimeTreeCollectionR\vcollections\x12?\n" +
 	"\bwarnings\x18\b \x03(\x0e2#.ome.selector.v1.RuntimeTreeWarningR\bwarnings\x12#\n" +
-	"\rcache_version\x18\t \x01(\tR\fcacheVersion*w\n" +
+	"\rcache_version\x18\t \x01(\tR\fcacheVersion\"\xd8\x01\n" +
+	"\x15PlanRevisionGCRequest\x12#\n" +
+	"\rome_namespace\x18\x01 \x01(\tR\fomeNamespace\x125\n" +
+	"\aruntime\x18\x02 \x01(\v2\x1b.ome.selector.v1.RuntimeRefR\aruntime\x12\x1f\n" +
+	"\vkeep_newest\x18\x03 \x01(\x05R\n" +
+	"keepNewest\x120\n" +
+	"\x14grace_period_seconds\x18\x04 \x01(\x03R\x12gracePeriodSeconds\x12\x10\n" +
+	"\x03now\x18\x05 \x01(\tR\x03now\"\xb9\x03\n" +
+	"\x0fRevisionGCEntry\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
+	"\x06source\x18\x02 \x01(\v2\x1b.ome.selector.v1.RuntimeRefR\x06source\x12\x18\n" +
+	"\acreated\x18\x03 \x01(\tR\acreated\x12\x12\n" +
+	"\x04rank\x18\x04 \x01(\x05R\x04rank\x12<\n" +
+	"\averdict\x18\x05 \x01(\x0e2\".ome.selector.v1.RevisionGCVerdictR\averdict\x129\n" +
+	"\x06action\x18\x06 \x01(\x0e2!.ome.selector.v1.RevisionGCActionR\x06action\x129\n" +
+	"\x06reason\x18\a \x01(\x0e2!.ome.selector.v1.RevisionGCReasonR\x06reason\x12\x17\n" +
+	"\aused_by\x18\b \x03(\tR\x06usedBy\x12%\n" +
+	"\x0eeligible_since\x18\t \x01(\tR\religibleSince\x12!\n" +
+	"\fdelete_after\x18\n" +
+	" \x01(\tR\vdeleteAfter\x12\x18\n" +
+	"\amessage\x18\v \x01(\tR\amessage\"\xb5\x02\n" +
+	"\x16PlanRevisionGCResponse\x12#\n" +
+	"\rome_namespace\x18\x01 \x01(\tR\fomeNamespace\x12\x1f\n" +
+	"\vkeep_newest\x18\x02 \x01(\x05R\n" +
+	"keepNewest\x120\n" +
+	"\x14grace_period_seconds\x18\x03 \x01(\x03R\x12gracePeriodSeconds\x12\x10\n" +
+	"\x03now\x18\x04 \x01(\tR\x03now\x12>\n" +
+	"\trevisions\x18\x05 \x03(\v2 .ome.selector.v1.RevisionGCEntryR\trevisions\x12\x12\n" +
+	"\x04kept\x18\x06 \x01(\x05R\x04kept\x12\x18\n" +
+	"\adeleted\x18\a \x01(\x05R\adeleted\x12#\n" +
+	"\rcache_version\x18\b \x01(\tR\fcacheVersion\"N\n" +
+	"\x1aGetInferenceServiceRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xae\x01\n" +
+	"\x1bGetInferenceServiceResponse\x12J\n" +
+	"\x11inference_service\x18\x01 \x01(\v2\x1d.ome.v1beta1.InferenceServiceR\x10inferenceService\x12#\n" +
+	"\rcache_version\x18\x02 \x01(\tR\fcacheVersion\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x03 \x01(\x03R\n" +
+	"generation*w\n" +
 	"\vRuntimeKind\x12\x1c\n" +
 	"\x18RUNTIME_KIND_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cRUNTIME_KIND_SERVING_RUNTIME\x10\x01\x12(\n" +
@@ -8401,8 +9103,25 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"4RUNTIME_TREE_UNATTRIBUTED_REASON_AUTOMATIC_SELECTION\x10\x01\x126\n" +
 	"2RUNTIME_TREE_UNATTRIBUTED_REASON_RUNTIME_NOT_FOUND\x10\x02\x129\n" +
 	"5RUNTIME_TREE_UNATTRIBUTED_REASON_INVALID_RUNTIME_NAME\x10\x03\x12@\n" +
-	"<RUNTIME_TREE_UNATTRIBUTED_REASON_DUPLICATE_INFERENCE_SERVICE\x10\x042\xb7\n" +
-	"\n" +
+	"<RUNTIME_TREE_UNATTRIBUTED_REASON_DUPLICATE_INFERENCE_SERVICE\x10\x04*v\n" +
+	"\x11RevisionGCVerdict\x12#\n" +
+	"\x1fREVISION_GC_VERDICT_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18REVISION_GC_VERDICT_KEEP\x10\x01\x12\x1e\n" +
+	"\x1aREVISION_GC_VERDICT_DELETE\x10\x02*\xcb\x01\n" +
+	"\x10RevisionGCAction\x12\"\n" +
+	"\x1eREVISION_GC_ACTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17REVISION_GC_ACTION_NONE\x10\x01\x12\x1d\n" +
+	"\x19REVISION_GC_ACTION_UNMARK\x10\x02\x12\x1b\n" +
+	"\x17REVISION_GC_ACTION_MARK\x10\x03\x12\x1b\n" +
+	"\x17REVISION_GC_ACTION_WAIT\x10\x04\x12\x1d\n" +
+	"\x19REVISION_GC_ACTION_DELETE\x10\x05*\xe1\x01\n" +
+	"\x10RevisionGCReason\x12\"\n" +
+	"\x1eREVISION_GC_REASON_UNSPECIFIED\x10\x00\x12&\n" +
+	"\"REVISION_GC_REASON_NOT_OME_MANAGED\x10\x01\x12 \n" +
+	"\x1cREVISION_GC_REASON_REQUESTED\x10\x02\x12\x1f\n" +
+	"\x1bREVISION_GC_REASON_REPORTED\x10\x03\x12\x1d\n" +
+	"\x19REVISION_GC_REASON_NEWEST\x10\x04\x12\x1f\n" +
+	"\x1bREVISION_GC_REASON_ELIGIBLE\x10\x052\x8c\f\n" +
 	"\x10SelectionService\x12^\n" +
 	"\rSelectRuntime\x12%.ome.selector.v1.SelectRuntimeRequest\x1a&.ome.selector.v1.SelectRuntimeResponse\x12d\n" +
 	"\x0fExplainRuntimes\x12'.ome.selector.v1.ExplainRuntimesRequest\x1a(.ome.selector.v1.ExplainRuntimesResponse\x12v\n" +
@@ -8415,7 +9134,9 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\x10GetRuntimeStatus\x12(.ome.selector.v1.GetRuntimeStatusRequest\x1a).ome.selector.v1.GetRuntimeStatusResponse\x12j\n" +
 	"\x11GetRuntimeHistory\x12).ome.selector.v1.GetRuntimeHistoryRequest\x1a*.ome.selector.v1.GetRuntimeHistoryResponse\x12d\n" +
 	"\x0fPlanRuntimeSync\x12'.ome.selector.v1.PlanRuntimeSyncRequest\x1a(.ome.selector.v1.PlanRuntimeSyncResponse\x12a\n" +
-	"\x0eGetRuntimeTree\x12&.ome.selector.v1.GetRuntimeTreeRequest\x1a'.ome.selector.v1.GetRuntimeTreeResponseBKZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1b\x06proto3"
+	"\x0eGetRuntimeTree\x12&.ome.selector.v1.GetRuntimeTreeRequest\x1a'.ome.selector.v1.GetRuntimeTreeResponse\x12a\n" +
+	"\x0ePlanRevisionGC\x12&.ome.selector.v1.PlanRevisionGCRequest\x1a'.ome.selector.v1.PlanRevisionGCResponse\x12p\n" +
+	"\x13GetInferenceService\x12+.ome.selector.v1.GetInferenceServiceRequest\x1a,.ome.selector.v1.GetInferenceServiceResponseBKZIgithub.com/ome-selector/ome-selector/client/go/ome/selector/v1;selectorv1b\x06proto3"
 
 var (
 	file_ome_selector_v1_selector_proto_rawDescOnce sync.Once
@@ -8429,8 +9150,8 @@ func file_ome_selector_v1_selector_proto_rawDescGZIP() []byte {
 	return file_ome_selector_v1_selector_proto_rawDescData
 }
 
-var file_ome_selector_v1_selector_proto_enumTypes = make([]protoimpl.EnumInfo, 36)
-var file_ome_selector_v1_selector_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_ome_selector_v1_selector_proto_enumTypes = make([]protoimpl.EnumInfo, 39)
+var file_ome_selector_v1_selector_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_ome_selector_v1_selector_proto_goTypes = []any{
 	(RuntimeKind)(0),                          // 0: ome.selector.v1.RuntimeKind
 	(Check)(0),                                // 1: ome.selector.v1.Check
@@ -8468,250 +9189,270 @@ var file_ome_selector_v1_selector_proto_goTypes = []any{
 	(RuntimeTreeWarning)(0),                   // 33: ome.selector.v1.RuntimeTreeWarning
 	(RuntimeTreeUnattributedState)(0),         // 34: ome.selector.v1.RuntimeTreeUnattributedState
 	(RuntimeTreeUnattributedReason)(0),        // 35: ome.selector.v1.RuntimeTreeUnattributedReason
-	(*RuntimeRef)(nil),                        // 36: ome.selector.v1.RuntimeRef
-	(*ModelIdentity)(nil),                     // 37: ome.selector.v1.ModelIdentity
-	(*EntryMismatch)(nil),                     // 38: ome.selector.v1.EntryMismatch
-	(*Reason)(nil),                            // 39: ome.selector.v1.Reason
-	(*Candidate)(nil),                         // 40: ome.selector.v1.Candidate
-	(*Exclusion)(nil),                         // 41: ome.selector.v1.Exclusion
-	(*Selection)(nil),                         // 42: ome.selector.v1.Selection
-	(*SelectRuntimeRequest)(nil),              // 43: ome.selector.v1.SelectRuntimeRequest
-	(*ExclusionCount)(nil),                    // 44: ome.selector.v1.ExclusionCount
-	(*ExclusionSummary)(nil),                  // 45: ome.selector.v1.ExclusionSummary
-	(*SelectRuntimeResponse)(nil),             // 46: ome.selector.v1.SelectRuntimeResponse
-	(*ExplainRuntimesRequest)(nil),            // 47: ome.selector.v1.ExplainRuntimesRequest
-	(*ModelLookup)(nil),                       // 48: ome.selector.v1.ModelLookup
-	(*RuntimeExplanation)(nil),                // 49: ome.selector.v1.RuntimeExplanation
-	(*ExplainRuntimesResponse)(nil),           // 50: ome.selector.v1.ExplainRuntimesResponse
-	(*AdmitInferenceServiceRequest)(nil),      // 51: ome.selector.v1.AdmitInferenceServiceRequest
-	(*AdmitInferenceServiceResponse)(nil),     // 52: ome.selector.v1.AdmitInferenceServiceResponse
-	(*Condition)(nil),                         // 53: ome.selector.v1.Condition
-	(*Event)(nil),                             // 54: ome.selector.v1.Event
-	(*ReconcileInferenceServiceRequest)(nil),  // 55: ome.selector.v1.ReconcileInferenceServiceRequest
-	(*ReconcileInferenceServiceResponse)(nil), // 56: ome.selector.v1.ReconcileInferenceServiceResponse
-	(*RevisionChoice)(nil),                    // 57: ome.selector.v1.RevisionChoice
-	(*RuntimePin)(nil),                        // 58: ome.selector.v1.RuntimePin
-	(*ComponentConfiguration)(nil),            // 59: ome.selector.v1.ComponentConfiguration
-	(*GetEffectiveRuntimeRequest)(nil),        // 60: ome.selector.v1.GetEffectiveRuntimeRequest
-	(*GetEffectiveRuntimeResponse)(nil),       // 61: ome.selector.v1.GetEffectiveRuntimeResponse
-	(*EffectiveView)(nil),                     // 62: ome.selector.v1.EffectiveView
-	(*Issue)(nil),                             // 63: ome.selector.v1.Issue
-	(*EffectiveService)(nil),                  // 64: ome.selector.v1.EffectiveService
-	(*ValidateServingRuntimeRequest)(nil),     // 65: ome.selector.v1.ValidateServingRuntimeRequest
-	(*ValidateServingRuntimeResponse)(nil),    // 66: ome.selector.v1.ValidateServingRuntimeResponse
-	(*SelectionOutcome)(nil),                  // 67: ome.selector.v1.SelectionOutcome
-	(*ChangeReason)(nil),                      // 68: ome.selector.v1.ChangeReason
-	(*ObjectChange)(nil),                      // 69: ome.selector.v1.ObjectChange
-	(*SelectionChange)(nil),                   // 70: ome.selector.v1.SelectionChange
-	(*WatchSelectionsRequest)(nil),            // 71: ome.selector.v1.WatchSelectionsRequest
-	(*InitialEventsEnd)(nil),                  // 72: ome.selector.v1.InitialEventsEnd
-	(*WriteStats)(nil),                        // 73: ome.selector.v1.WriteStats
-	(*Resync)(nil),                            // 74: ome.selector.v1.Resync
-	(*WatchSelectionsResponse)(nil),           // 75: ome.selector.v1.WatchSelectionsResponse
-	(*PreviewCacheChangeRequest)(nil),         // 76: ome.selector.v1.PreviewCacheChangeRequest
-	(*PreviewCacheChangeResponse)(nil),        // 77: ome.selector.v1.PreviewCacheChangeResponse
-	(*GetRuntimeStatusRequest)(nil),           // 78: ome.selector.v1.GetRuntimeStatusRequest
-	(*GetRuntimeStatusResponse)(nil),          // 79: ome.selector.v1.GetRuntimeStatusResponse
-	(*GetRuntimeHistoryRequest)(nil),          // 80: ome.selector.v1.GetRuntimeHistoryRequest
-	(*HistoryRevision)(nil),                   // 81: ome.selector.v1.HistoryRevision
-	(*GetRuntimeHistoryResponse)(nil),         // 82: ome.selector.v1.GetRuntimeHistoryResponse
-	(*PlanRuntimeSyncRequest)(nil),            // 83: ome.selector.v1.PlanRuntimeSyncRequest
-	(*PreviewField)(nil),                      // 84: ome.selector.v1.PreviewField
-	(*ActionResult)(nil),                      // 85: ome.selector.v1.ActionResult
-	(*PlanRuntimeSyncResponse)(nil),           // 86: ome.selector.v1.PlanRuntimeSyncResponse
-	(*GetRuntimeTreeRequest)(nil),             // 87: ome.selector.v1.GetRuntimeTreeRequest
-	(*RuntimeTreeNode)(nil),                   // 88: ome.selector.v1.RuntimeTreeNode
-	(*RuntimeTreeIssue)(nil),                  // 89: ome.selector.v1.RuntimeTreeIssue
-	(*RuntimeTreeUser)(nil),                   // 90: ome.selector.v1.RuntimeTreeUser
-	(*RuntimeTreeHead)(nil),                   // 91: ome.selector.v1.RuntimeTreeHead
-	(*RuntimeTreeContext)(nil),                // 92: ome.selector.v1.RuntimeTreeContext
-	(*RuntimeTreeCollection)(nil),             // 93: ome.selector.v1.RuntimeTreeCollection
-	(*RuntimeTreeUnattributedUser)(nil),       // 94: ome.selector.v1.RuntimeTreeUnattributedUser
-	(*RuntimeTreeUnattributed)(nil),           // 95: ome.selector.v1.RuntimeTreeUnattributed
-	(*GetRuntimeTreeResponse)(nil),            // 96: ome.selector.v1.GetRuntimeTreeResponse
-	(*v1beta1.InferenceService)(nil),          // 97: ome.v1beta1.InferenceService
-	(*v1beta1.BaseModelSpec)(nil),             // 98: ome.v1beta1.BaseModelSpec
-	(*v1beta1.ControllerRevision)(nil),        // 99: ome.v1beta1.ControllerRevision
-	(*v1beta1.ServingRuntime)(nil),            // 100: ome.v1beta1.ServingRuntime
-	(*v1beta1.ClusterServingRuntime)(nil),     // 101: ome.v1beta1.ClusterServingRuntime
-	(*ObjectKey)(nil),                         // 102: ome.selector.v1.ObjectKey
-	(*CacheObject)(nil),                       // 103: ome.selector.v1.CacheObject
-	(*v1beta1.ServingRuntimeSpec)(nil),        // 104: ome.v1beta1.ServingRuntimeSpec
-	(*v1beta1.ServingRuntimeStatus)(nil),      // 105: ome.v1beta1.ServingRuntimeStatus
-	(ObjectKind)(0),                           // 106: ome.selector.v1.ObjectKind
+	(RevisionGCVerdict)(0),                    // 36: ome.selector.v1.RevisionGCVerdict
+	(RevisionGCAction)(0),                     // 37: ome.selector.v1.RevisionGCAction
+	(RevisionGCReason)(0),                     // 38: ome.selector.v1.RevisionGCReason
+	(*RuntimeRef)(nil),                        // 39: ome.selector.v1.RuntimeRef
+	(*ModelIdentity)(nil),                     // 40: ome.selector.v1.ModelIdentity
+	(*EntryMismatch)(nil),                     // 41: ome.selector.v1.EntryMismatch
+	(*Reason)(nil),                            // 42: ome.selector.v1.Reason
+	(*Candidate)(nil),                         // 43: ome.selector.v1.Candidate
+	(*Exclusion)(nil),                         // 44: ome.selector.v1.Exclusion
+	(*Selection)(nil),                         // 45: ome.selector.v1.Selection
+	(*SelectRuntimeRequest)(nil),              // 46: ome.selector.v1.SelectRuntimeRequest
+	(*ExclusionCount)(nil),                    // 47: ome.selector.v1.ExclusionCount
+	(*ExclusionSummary)(nil),                  // 48: ome.selector.v1.ExclusionSummary
+	(*SelectRuntimeResponse)(nil),             // 49: ome.selector.v1.SelectRuntimeResponse
+	(*ExplainRuntimesRequest)(nil),            // 50: ome.selector.v1.ExplainRuntimesRequest
+	(*ModelLookup)(nil),                       // 51: ome.selector.v1.ModelLookup
+	(*RuntimeExplanation)(nil),                // 52: ome.selector.v1.RuntimeExplanation
+	(*ExplainRuntimesResponse)(nil),           // 53: ome.selector.v1.ExplainRuntimesResponse
+	(*AdmitInferenceServiceRequest)(nil),      // 54: ome.selector.v1.AdmitInferenceServiceRequest
+	(*AdmitInferenceServiceResponse)(nil),     // 55: ome.selector.v1.AdmitInferenceServiceResponse
+	(*Condition)(nil),                         // 56: ome.selector.v1.Condition
+	(*Event)(nil),                             // 57: ome.selector.v1.Event
+	(*ReconcileInferenceServiceRequest)(nil),  // 58: ome.selector.v1.ReconcileInferenceServiceRequest
+	(*ReconcileInferenceServiceResponse)(nil), // 59: ome.selector.v1.ReconcileInferenceServiceResponse
+	(*RevisionChoice)(nil),                    // 60: ome.selector.v1.RevisionChoice
+	(*RuntimePin)(nil),                        // 61: ome.selector.v1.RuntimePin
+	(*ComponentConfiguration)(nil),            // 62: ome.selector.v1.ComponentConfiguration
+	(*GetEffectiveRuntimeRequest)(nil),        // 63: ome.selector.v1.GetEffectiveRuntimeRequest
+	(*GetEffectiveRuntimeResponse)(nil),       // 64: ome.selector.v1.GetEffectiveRuntimeResponse
+	(*EffectiveView)(nil),                     // 65: ome.selector.v1.EffectiveView
+	(*Issue)(nil),                             // 66: ome.selector.v1.Issue
+	(*EffectiveService)(nil),                  // 67: ome.selector.v1.EffectiveService
+	(*ValidateServingRuntimeRequest)(nil),     // 68: ome.selector.v1.ValidateServingRuntimeRequest
+	(*ValidateServingRuntimeResponse)(nil),    // 69: ome.selector.v1.ValidateServingRuntimeResponse
+	(*SelectionOutcome)(nil),                  // 70: ome.selector.v1.SelectionOutcome
+	(*ChangeReason)(nil),                      // 71: ome.selector.v1.ChangeReason
+	(*ObjectChange)(nil),                      // 72: ome.selector.v1.ObjectChange
+	(*SelectionChange)(nil),                   // 73: ome.selector.v1.SelectionChange
+	(*WatchSelectionsRequest)(nil),            // 74: ome.selector.v1.WatchSelectionsRequest
+	(*InitialEventsEnd)(nil),                  // 75: ome.selector.v1.InitialEventsEnd
+	(*WriteStats)(nil),                        // 76: ome.selector.v1.WriteStats
+	(*Resync)(nil),                            // 77: ome.selector.v1.Resync
+	(*WatchSelectionsResponse)(nil),           // 78: ome.selector.v1.WatchSelectionsResponse
+	(*PreviewCacheChangeRequest)(nil),         // 79: ome.selector.v1.PreviewCacheChangeRequest
+	(*PreviewCacheChangeResponse)(nil),        // 80: ome.selector.v1.PreviewCacheChangeResponse
+	(*GetRuntimeStatusRequest)(nil),           // 81: ome.selector.v1.GetRuntimeStatusRequest
+	(*GetRuntimeStatusResponse)(nil),          // 82: ome.selector.v1.GetRuntimeStatusResponse
+	(*GetRuntimeHistoryRequest)(nil),          // 83: ome.selector.v1.GetRuntimeHistoryRequest
+	(*HistoryRevision)(nil),                   // 84: ome.selector.v1.HistoryRevision
+	(*GetRuntimeHistoryResponse)(nil),         // 85: ome.selector.v1.GetRuntimeHistoryResponse
+	(*PlanRuntimeSyncRequest)(nil),            // 86: ome.selector.v1.PlanRuntimeSyncRequest
+	(*PreviewField)(nil),                      // 87: ome.selector.v1.PreviewField
+	(*ActionResult)(nil),                      // 88: ome.selector.v1.ActionResult
+	(*PlanRuntimeSyncResponse)(nil),           // 89: ome.selector.v1.PlanRuntimeSyncResponse
+	(*GetRuntimeTreeRequest)(nil),             // 90: ome.selector.v1.GetRuntimeTreeRequest
+	(*RuntimeTreeNode)(nil),                   // 91: ome.selector.v1.RuntimeTreeNode
+	(*RuntimeTreeIssue)(nil),                  // 92: ome.selector.v1.RuntimeTreeIssue
+	(*RuntimeTreeUser)(nil),                   // 93: ome.selector.v1.RuntimeTreeUser
+	(*RuntimeTreeHead)(nil),                   // 94: ome.selector.v1.RuntimeTreeHead
+	(*RuntimeTreeContext)(nil),                // 95: ome.selector.v1.RuntimeTreeContext
+	(*RuntimeTreeCollection)(nil),             // 96: ome.selector.v1.RuntimeTreeCollection
+	(*RuntimeTreeUnattributedUser)(nil),       // 97: ome.selector.v1.RuntimeTreeUnattributedUser
+	(*RuntimeTreeUnattributed)(nil),           // 98: ome.selector.v1.RuntimeTreeUnattributed
+	(*GetRuntimeTreeResponse)(nil),            // 99: ome.selector.v1.GetRuntimeTreeResponse
+	(*PlanRevisionGCRequest)(nil),             // 100: ome.selector.v1.PlanRevisionGCRequest
+	(*RevisionGCEntry)(nil),                   // 101: ome.selector.v1.RevisionGCEntry
+	(*PlanRevisionGCResponse)(nil),            // 102: ome.selector.v1.PlanRevisionGCResponse
+	(*GetInferenceServiceRequest)(nil),        // 103: ome.selector.v1.GetInferenceServiceRequest
+	(*GetInferenceServiceResponse)(nil),       // 104: ome.selector.v1.GetInferenceServiceResponse
+	(*v1beta1.InferenceService)(nil),          // 105: ome.v1beta1.InferenceService
+	(*v1beta1.BaseModelSpec)(nil),             // 106: ome.v1beta1.BaseModelSpec
+	(*v1beta1.ControllerRevision)(nil),        // 107: ome.v1beta1.ControllerRevision
+	(*v1beta1.ServingRuntime)(nil),            // 108: ome.v1beta1.ServingRuntime
+	(*v1beta1.ClusterServingRuntime)(nil),     // 109: ome.v1beta1.ClusterServingRuntime
+	(*ObjectKey)(nil),                         // 110: ome.selector.v1.ObjectKey
+	(*CacheObject)(nil),                       // 111: ome.selector.v1.CacheObject
+	(*v1beta1.ServingRuntimeSpec)(nil),        // 112: ome.v1beta1.ServingRuntimeSpec
+	(*v1beta1.ServingRuntimeStatus)(nil),      // 113: ome.v1beta1.ServingRuntimeStatus
+	(ObjectKind)(0),                           // 114: ome.selector.v1.ObjectKind
 }
 var file_ome_selector_v1_selector_proto_depIdxs = []int32{
 	0,   // 0: ome.selector.v1.RuntimeRef.kind:type_name -> ome.selector.v1.RuntimeKind
 	1,   // 1: ome.selector.v1.Reason.check:type_name -> ome.selector.v1.Check
 	2,   // 2: ome.selector.v1.Reason.component:type_name -> ome.selector.v1.Component
-	38,  // 3: ome.selector.v1.Reason.entry_mismatches:type_name -> ome.selector.v1.EntryMismatch
-	36,  // 4: ome.selector.v1.Candidate.runtime:type_name -> ome.selector.v1.RuntimeRef
+	41,  // 3: ome.selector.v1.Reason.entry_mismatches:type_name -> ome.selector.v1.EntryMismatch
+	39,  // 4: ome.selector.v1.Candidate.runtime:type_name -> ome.selector.v1.RuntimeRef
 	4,   // 5: ome.selector.v1.Candidate.tie_break:type_name -> ome.selector.v1.TieBreak
-	36,  // 6: ome.selector.v1.Exclusion.runtime:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 6: ome.selector.v1.Exclusion.runtime:type_name -> ome.selector.v1.RuntimeRef
 	3,   // 7: ome.selector.v1.Exclusion.verdict:type_name -> ome.selector.v1.Verdict
-	39,  // 8: ome.selector.v1.Exclusion.reasons:type_name -> ome.selector.v1.Reason
-	36,  // 9: ome.selector.v1.Selection.runtime:type_name -> ome.selector.v1.RuntimeRef
+	42,  // 8: ome.selector.v1.Exclusion.reasons:type_name -> ome.selector.v1.Reason
+	39,  // 9: ome.selector.v1.Selection.runtime:type_name -> ome.selector.v1.RuntimeRef
 	5,   // 10: ome.selector.v1.Selection.mode:type_name -> ome.selector.v1.SelectionMode
-	39,  // 11: ome.selector.v1.Selection.reasons:type_name -> ome.selector.v1.Reason
-	97,  // 12: ome.selector.v1.SelectRuntimeRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	98,  // 13: ome.selector.v1.SelectRuntimeRequest.model_spec:type_name -> ome.v1beta1.BaseModelSpec
+	42,  // 11: ome.selector.v1.Selection.reasons:type_name -> ome.selector.v1.Reason
+	105, // 12: ome.selector.v1.SelectRuntimeRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	106, // 13: ome.selector.v1.SelectRuntimeRequest.model_spec:type_name -> ome.v1beta1.BaseModelSpec
 	6,   // 14: ome.selector.v1.SelectRuntimeRequest.view:type_name -> ome.selector.v1.SelectRuntimeView
 	1,   // 15: ome.selector.v1.ExclusionCount.check:type_name -> ome.selector.v1.Check
-	44,  // 16: ome.selector.v1.ExclusionSummary.counts:type_name -> ome.selector.v1.ExclusionCount
-	42,  // 17: ome.selector.v1.SelectRuntimeResponse.selection:type_name -> ome.selector.v1.Selection
-	40,  // 18: ome.selector.v1.SelectRuntimeResponse.candidates:type_name -> ome.selector.v1.Candidate
-	41,  // 19: ome.selector.v1.SelectRuntimeResponse.exclusions:type_name -> ome.selector.v1.Exclusion
-	37,  // 20: ome.selector.v1.SelectRuntimeResponse.model:type_name -> ome.selector.v1.ModelIdentity
-	45,  // 21: ome.selector.v1.SelectRuntimeResponse.exclusion_summary:type_name -> ome.selector.v1.ExclusionSummary
-	97,  // 22: ome.selector.v1.ExplainRuntimesRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	98,  // 23: ome.selector.v1.ExplainRuntimesRequest.model_spec:type_name -> ome.v1beta1.BaseModelSpec
-	48,  // 24: ome.selector.v1.ExplainRuntimesRequest.model:type_name -> ome.selector.v1.ModelLookup
-	36,  // 25: ome.selector.v1.RuntimeExplanation.runtime:type_name -> ome.selector.v1.RuntimeRef
+	47,  // 16: ome.selector.v1.ExclusionSummary.counts:type_name -> ome.selector.v1.ExclusionCount
+	45,  // 17: ome.selector.v1.SelectRuntimeResponse.selection:type_name -> ome.selector.v1.Selection
+	43,  // 18: ome.selector.v1.SelectRuntimeResponse.candidates:type_name -> ome.selector.v1.Candidate
+	44,  // 19: ome.selector.v1.SelectRuntimeResponse.exclusions:type_name -> ome.selector.v1.Exclusion
+	40,  // 20: ome.selector.v1.SelectRuntimeResponse.model:type_name -> ome.selector.v1.ModelIdentity
+	48,  // 21: ome.selector.v1.SelectRuntimeResponse.exclusion_summary:type_name -> ome.selector.v1.ExclusionSummary
+	105, // 22: ome.selector.v1.ExplainRuntimesRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	106, // 23: ome.selector.v1.ExplainRuntimesRequest.model_spec:type_name -> ome.v1beta1.BaseModelSpec
+	51,  // 24: ome.selector.v1.ExplainRuntimesRequest.model:type_name -> ome.selector.v1.ModelLookup
+	39,  // 25: ome.selector.v1.RuntimeExplanation.runtime:type_name -> ome.selector.v1.RuntimeRef
 	3,   // 26: ome.selector.v1.RuntimeExplanation.verdict:type_name -> ome.selector.v1.Verdict
-	39,  // 27: ome.selector.v1.RuntimeExplanation.reasons:type_name -> ome.selector.v1.Reason
-	49,  // 28: ome.selector.v1.ExplainRuntimesResponse.runtimes:type_name -> ome.selector.v1.RuntimeExplanation
-	37,  // 29: ome.selector.v1.ExplainRuntimesResponse.model:type_name -> ome.selector.v1.ModelIdentity
-	97,  // 30: ome.selector.v1.AdmitInferenceServiceRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	42,  // 27: ome.selector.v1.RuntimeExplanation.reasons:type_name -> ome.selector.v1.Reason
+	52,  // 28: ome.selector.v1.ExplainRuntimesResponse.runtimes:type_name -> ome.selector.v1.RuntimeExplanation
+	40,  // 29: ome.selector.v1.ExplainRuntimesResponse.model:type_name -> ome.selector.v1.ModelIdentity
+	105, // 30: ome.selector.v1.AdmitInferenceServiceRequest.inference_service:type_name -> ome.v1beta1.InferenceService
 	8,   // 31: ome.selector.v1.AdmitInferenceServiceRequest.operation:type_name -> ome.selector.v1.AdmissionOperation
-	97,  // 32: ome.selector.v1.AdmitInferenceServiceRequest.old_inference_service:type_name -> ome.v1beta1.InferenceService
+	105, // 32: ome.selector.v1.AdmitInferenceServiceRequest.old_inference_service:type_name -> ome.v1beta1.InferenceService
 	7,   // 33: ome.selector.v1.AdmitInferenceServiceResponse.path:type_name -> ome.selector.v1.AdmissionPath
-	42,  // 34: ome.selector.v1.AdmitInferenceServiceResponse.selection:type_name -> ome.selector.v1.Selection
-	97,  // 35: ome.selector.v1.ReconcileInferenceServiceRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	42,  // 36: ome.selector.v1.ReconcileInferenceServiceResponse.selection:type_name -> ome.selector.v1.Selection
-	53,  // 37: ome.selector.v1.ReconcileInferenceServiceResponse.runtime_ready:type_name -> ome.selector.v1.Condition
-	54,  // 38: ome.selector.v1.ReconcileInferenceServiceResponse.events:type_name -> ome.selector.v1.Event
-	59,  // 39: ome.selector.v1.ReconcileInferenceServiceResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
-	53,  // 40: ome.selector.v1.ReconcileInferenceServiceResponse.runtime_drifted:type_name -> ome.selector.v1.Condition
-	58,  // 41: ome.selector.v1.ReconcileInferenceServiceResponse.pin:type_name -> ome.selector.v1.RuntimePin
-	9,   // 42: ome.selector.v1.RuntimePin.mode:type_name -> ome.selector.v1.PinMode
-	10,  // 43: ome.selector.v1.RuntimePin.state:type_name -> ome.selector.v1.PinState
-	99,  // 44: ome.selector.v1.RuntimePin.create_revision:type_name -> ome.v1beta1.ControllerRevision
-	12,  // 45: ome.selector.v1.RuntimePin.sync:type_name -> ome.selector.v1.SyncState
-	13,  // 46: ome.selector.v1.RuntimePin.live_relation:type_name -> ome.selector.v1.LiveRelation
-	57,  // 47: ome.selector.v1.RuntimePin.roll_forward:type_name -> ome.selector.v1.RevisionChoice
-	57,  // 48: ome.selector.v1.RuntimePin.rollback:type_name -> ome.selector.v1.RevisionChoice
-	11,  // 49: ome.selector.v1.RuntimePin.drift_reason:type_name -> ome.selector.v1.DriftReason
-	2,   // 50: ome.selector.v1.ComponentConfiguration.component:type_name -> ome.selector.v1.Component
-	14,  // 51: ome.selector.v1.ComponentConfiguration.mode_source:type_name -> ome.selector.v1.ModeSource
-	15,  // 52: ome.selector.v1.ComponentConfiguration.accelerator_source:type_name -> ome.selector.v1.AcceleratorSource
-	97,  // 53: ome.selector.v1.GetEffectiveRuntimeRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	36,  // 54: ome.selector.v1.GetEffectiveRuntimeResponse.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
-	36,  // 55: ome.selector.v1.GetEffectiveRuntimeResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
-	59,  // 56: ome.selector.v1.GetEffectiveRuntimeResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
-	62,  // 57: ome.selector.v1.GetEffectiveRuntimeResponse.active:type_name -> ome.selector.v1.EffectiveView
-	64,  // 58: ome.selector.v1.GetEffectiveRuntimeResponse.service:type_name -> ome.selector.v1.EffectiveService
-	36,  // 59: ome.selector.v1.EffectiveView.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
-	59,  // 60: ome.selector.v1.EffectiveView.components:type_name -> ome.selector.v1.ComponentConfiguration
-	19,  // 61: ome.selector.v1.Issue.code:type_name -> ome.selector.v1.IssueCode
-	9,   // 62: ome.selector.v1.EffectiveService.pin_mode:type_name -> ome.selector.v1.PinMode
-	10,  // 63: ome.selector.v1.EffectiveService.pin_state:type_name -> ome.selector.v1.PinState
-	12,  // 64: ome.selector.v1.EffectiveService.sync:type_name -> ome.selector.v1.SyncState
-	16,  // 65: ome.selector.v1.EffectiveService.status:type_name -> ome.selector.v1.GenerationStatus
-	17,  // 66: ome.selector.v1.EffectiveService.drift_state:type_name -> ome.selector.v1.DriftState
-	18,  // 67: ome.selector.v1.EffectiveService.drift_cause:type_name -> ome.selector.v1.DriftCause
-	13,  // 68: ome.selector.v1.EffectiveService.live_relation:type_name -> ome.selector.v1.LiveRelation
-	63,  // 69: ome.selector.v1.EffectiveService.issues:type_name -> ome.selector.v1.Issue
-	100, // 70: ome.selector.v1.ValidateServingRuntimeRequest.serving_runtime:type_name -> ome.v1beta1.ServingRuntime
-	101, // 71: ome.selector.v1.ValidateServingRuntimeRequest.cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
-	8,   // 72: ome.selector.v1.ValidateServingRuntimeRequest.operation:type_name -> ome.selector.v1.AdmissionOperation
-	100, // 73: ome.selector.v1.ValidateServingRuntimeRequest.old_serving_runtime:type_name -> ome.v1beta1.ServingRuntime
-	101, // 74: ome.selector.v1.ValidateServingRuntimeRequest.old_cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
-	36,  // 75: ome.selector.v1.SelectionOutcome.runtime:type_name -> ome.selector.v1.RuntimeRef
-	5,   // 76: ome.selector.v1.SelectionOutcome.mode:type_name -> ome.selector.v1.SelectionMode
-	53,  // 77: ome.selector.v1.SelectionOutcome.runtime_ready:type_name -> ome.selector.v1.Condition
-	54,  // 78: ome.selector.v1.SelectionOutcome.warnings:type_name -> ome.selector.v1.Event
-	59,  // 79: ome.selector.v1.SelectionOutcome.components:type_name -> ome.selector.v1.ComponentConfiguration
-	20,  // 80: ome.selector.v1.ChangeReason.step:type_name -> ome.selector.v1.ChangeStep
-	36,  // 81: ome.selector.v1.ChangeReason.runtime:type_name -> ome.selector.v1.RuntimeRef
-	1,   // 82: ome.selector.v1.ChangeReason.check:type_name -> ome.selector.v1.Check
-	4,   // 83: ome.selector.v1.ChangeReason.tie_break:type_name -> ome.selector.v1.TieBreak
-	102, // 84: ome.selector.v1.ObjectChange.key:type_name -> ome.selector.v1.ObjectKey
-	67,  // 85: ome.selector.v1.SelectionChange.before:type_name -> ome.selector.v1.SelectionOutcome
-	67,  // 86: ome.selector.v1.SelectionChange.after:type_name -> ome.selector.v1.SelectionOutcome
-	69,  // 87: ome.selector.v1.SelectionChange.causes:type_name -> ome.selector.v1.ObjectChange
-	68,  // 88: ome.selector.v1.SelectionChange.reason:type_name -> ome.selector.v1.ChangeReason
-	67,  // 89: ome.selector.v1.WatchSelectionsResponse.current:type_name -> ome.selector.v1.SelectionOutcome
-	72,  // 90: ome.selector.v1.WatchSelectionsResponse.initial_events_end:type_name -> ome.selector.v1.InitialEventsEnd
-	70,  // 91: ome.selector.v1.WatchSelectionsResponse.change:type_name -> ome.selector.v1.SelectionChange
-	73,  // 92: ome.selector.v1.WatchSelectionsResponse.write:type_name -> ome.selector.v1.WriteStats
-	74,  // 93: ome.selector.v1.WatchSelectionsResponse.resync:type_name -> ome.selector.v1.Resync
-	103, // 94: ome.selector.v1.PreviewCacheChangeRequest.upserts:type_name -> ome.selector.v1.CacheObject
-	102, // 95: ome.selector.v1.PreviewCacheChangeRequest.deletes:type_name -> ome.selector.v1.ObjectKey
-	70,  // 96: ome.selector.v1.PreviewCacheChangeResponse.changes:type_name -> ome.selector.v1.SelectionChange
-	102, // 97: ome.selector.v1.PreviewCacheChangeResponse.not_found:type_name -> ome.selector.v1.ObjectKey
-	36,  // 98: ome.selector.v1.GetRuntimeStatusRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
-	36,  // 99: ome.selector.v1.GetRuntimeStatusResponse.runtime:type_name -> ome.selector.v1.RuntimeRef
-	104, // 100: ome.selector.v1.GetRuntimeStatusResponse.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
-	36,  // 101: ome.selector.v1.GetRuntimeStatusResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
-	105, // 102: ome.selector.v1.GetRuntimeStatusResponse.status:type_name -> ome.v1beta1.ServingRuntimeStatus
-	54,  // 103: ome.selector.v1.GetRuntimeStatusResponse.events:type_name -> ome.selector.v1.Event
-	97,  // 104: ome.selector.v1.GetRuntimeHistoryRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	23,  // 105: ome.selector.v1.HistoryRevision.roles:type_name -> ome.selector.v1.RevisionRole
-	36,  // 106: ome.selector.v1.HistoryRevision.source:type_name -> ome.selector.v1.RuntimeRef
-	24,  // 107: ome.selector.v1.HistoryRevision.consistency:type_name -> ome.selector.v1.RevisionConsistency
-	25,  // 108: ome.selector.v1.HistoryRevision.relation:type_name -> ome.selector.v1.RevisionRelation
-	63,  // 109: ome.selector.v1.HistoryRevision.issues:type_name -> ome.selector.v1.Issue
-	21,  // 110: ome.selector.v1.GetRuntimeHistoryResponse.observation:type_name -> ome.selector.v1.HistoryObservation
-	22,  // 111: ome.selector.v1.GetRuntimeHistoryResponse.completeness:type_name -> ome.selector.v1.HistoryCompleteness
-	81,  // 112: ome.selector.v1.GetRuntimeHistoryResponse.revisions:type_name -> ome.selector.v1.HistoryRevision
-	63,  // 113: ome.selector.v1.GetRuntimeHistoryResponse.report_issues:type_name -> ome.selector.v1.Issue
-	97,  // 114: ome.selector.v1.PlanRuntimeSyncRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	26,  // 115: ome.selector.v1.PlanRuntimeSyncResponse.refusal:type_name -> ome.selector.v1.SyncRefusal
-	84,  // 116: ome.selector.v1.PlanRuntimeSyncResponse.preview:type_name -> ome.selector.v1.PreviewField
-	85,  // 117: ome.selector.v1.PlanRuntimeSyncResponse.result:type_name -> ome.selector.v1.ActionResult
-	36,  // 118: ome.selector.v1.RuntimeTreeNode.runtime:type_name -> ome.selector.v1.RuntimeRef
-	29,  // 119: ome.selector.v1.RuntimeTreeIssue.code:type_name -> ome.selector.v1.RuntimeTreeIssueCode
-	36,  // 120: ome.selector.v1.RuntimeTreeIssue.subject:type_name -> ome.selector.v1.RuntimeRef
-	36,  // 121: ome.selector.v1.RuntimeTreeIssue.parent:type_name -> ome.selector.v1.RuntimeRef
-	36,  // 122: ome.selector.v1.RuntimeTreeIssue.path:type_name -> ome.selector.v1.RuntimeRef
-	36,  // 123: ome.selector.v1.RuntimeTreeHead.runtime:type_name -> ome.selector.v1.RuntimeRef
-	88,  // 124: ome.selector.v1.RuntimeTreeHead.chain:type_name -> ome.selector.v1.RuntimeTreeNode
-	89,  // 125: ome.selector.v1.RuntimeTreeHead.issues:type_name -> ome.selector.v1.RuntimeTreeIssue
-	90,  // 126: ome.selector.v1.RuntimeTreeHead.users:type_name -> ome.selector.v1.RuntimeTreeUser
-	27,  // 127: ome.selector.v1.RuntimeTreeContext.scope:type_name -> ome.selector.v1.RuntimeTreeContextScope
-	28,  // 128: ome.selector.v1.RuntimeTreeContext.resolution:type_name -> ome.selector.v1.RuntimeTreeResolution
-	91,  // 129: ome.selector.v1.RuntimeTreeContext.heads:type_name -> ome.selector.v1.RuntimeTreeHead
-	106, // 130: ome.selector.v1.RuntimeTreeCollection.kind:type_name -> ome.selector.v1.ObjectKind
-	31,  // 131: ome.selector.v1.RuntimeTreeCollection.scope:type_name -> ome.selector.v1.RuntimeTreeCollectionScope
-	32,  // 132: ome.selector.v1.RuntimeTreeCollection.status:type_name -> ome.selector.v1.RuntimeTreeCollectionStatus
-	34,  // 133: ome.selector.v1.RuntimeTreeUnattributedUser.state:type_name -> ome.selector.v1.RuntimeTreeUnattributedState
-	35,  // 134: ome.selector.v1.RuntimeTreeUnattributedUser.reason:type_name -> ome.selector.v1.RuntimeTreeUnattributedReason
-	94,  // 135: ome.selector.v1.RuntimeTreeUnattributed.users:type_name -> ome.selector.v1.RuntimeTreeUnattributedUser
-	36,  // 136: ome.selector.v1.GetRuntimeTreeResponse.target:type_name -> ome.selector.v1.RuntimeRef
-	92,  // 137: ome.selector.v1.GetRuntimeTreeResponse.contexts:type_name -> ome.selector.v1.RuntimeTreeContext
-	95,  // 138: ome.selector.v1.GetRuntimeTreeResponse.unattributed:type_name -> ome.selector.v1.RuntimeTreeUnattributed
-	30,  // 139: ome.selector.v1.GetRuntimeTreeResponse.snapshot:type_name -> ome.selector.v1.RuntimeTreeSnapshot
-	93,  // 140: ome.selector.v1.GetRuntimeTreeResponse.collections:type_name -> ome.selector.v1.RuntimeTreeCollection
-	33,  // 141: ome.selector.v1.GetRuntimeTreeResponse.warnings:type_name -> ome.selector.v1.RuntimeTreeWarning
-	43,  // 142: ome.selector.v1.SelectionService.SelectRuntime:input_type -> ome.selector.v1.SelectRuntimeRequest
-	47,  // 143: ome.selector.v1.SelectionService.ExplainRuntimes:input_type -> ome.selector.v1.ExplainRuntimesRequest
-	51,  // 144: ome.selector.v1.SelectionService.AdmitInferenceService:input_type -> ome.selector.v1.AdmitInferenceServiceRequest
-	55,  // 145: ome.selector.v1.SelectionService.ReconcileInferenceService:input_type -> ome.selector.v1.ReconcileInferenceServiceRequest
-	60,  // 146: ome.selector.v1.SelectionService.GetEffectiveRuntime:input_type -> ome.selector.v1.GetEffectiveRuntimeRequest
-	65,  // 147: ome.selector.v1.SelectionService.ValidateServingRuntime:input_type -> ome.selector.v1.ValidateServingRuntimeRequest
-	71,  // 148: ome.selector.v1.SelectionService.WatchSelections:input_type -> ome.selector.v1.WatchSelectionsRequest
-	76,  // 149: ome.selector.v1.SelectionService.PreviewCacheChange:input_type -> ome.selector.v1.PreviewCacheChangeRequest
-	78,  // 150: ome.selector.v1.SelectionService.GetRuntimeStatus:input_type -> ome.selector.v1.GetRuntimeStatusRequest
-	80,  // 151: ome.selector.v1.SelectionService.GetRuntimeHistory:input_type -> ome.selector.v1.GetRuntimeHistoryRequest
-	83,  // 152: ome.selector.v1.SelectionService.PlanRuntimeSync:input_type -> ome.selector.v1.PlanRuntimeSyncRequest
-	87,  // 153: ome.selector.v1.SelectionService.GetRuntimeTree:input_type -> ome.selector.v1.GetRuntimeTreeRequest
-	46,  // 154: ome.selector.v1.SelectionService.SelectRuntime:output_type -> ome.selector.v1.SelectRuntimeResponse
-	50,  // 155: ome.selector.v1.SelectionService.ExplainRuntimes:output_type -> ome.selector.v1.ExplainRuntimesResponse
-	52,  // 156: ome.selector.v1.SelectionService.AdmitInferenceService:output_type -> ome.selector.v1.AdmitInferenceServiceResponse
-	56,  // 157: ome.selector.v1.SelectionService.ReconcileInferenceService:output_type -> ome.selector.v1.ReconcileInferenceServiceResponse
-	61,  // 158: ome.selector.v1.SelectionService.GetEffectiveRuntime:output_type -> ome.selector.v1.GetEffectiveRuntimeResponse
-	66,  // 159: ome.selector.v1.SelectionService.ValidateServingRuntime:output_type -> ome.selector.v1.ValidateServingRuntimeResponse
-	75,  // 160: ome.selector.v1.SelectionService.WatchSelections:output_type -> ome.selector.v1.WatchSelectionsResponse
-	77,  // 161: ome.selector.v1.SelectionService.PreviewCacheChange:output_type -> ome.selector.v1.PreviewCacheChangeResponse
-	79,  // 162: ome.selector.v1.SelectionService.GetRuntimeStatus:output_type -> ome.selector.v1.GetRuntimeStatusResponse
-	82,  // 163: ome.selector.v1.SelectionService.GetRuntimeHistory:output_type -> ome.selector.v1.GetRuntimeHistoryResponse
-	86,  // 164: ome.selector.v1.SelectionService.PlanRuntimeSync:output_type -> ome.selector.v1.PlanRuntimeSyncResponse
-	96,  // 165: ome.selector.v1.SelectionService.GetRuntimeTree:output_type -> ome.selector.v1.GetRuntimeTreeResponse
-	154, // [154:166] is the sub-list for method output_type
-	142, // [142:154] is the sub-list for method input_type
-	142, // [142:142] is the sub-list for extension type_name
-	142, // [142:142] is the sub-list for extension extendee
-	0,   // [0:142] is the sub-list for field type_name
+	45,  // 34: ome.selector.v1.AdmitInferenceServiceResponse.selection:type_name -> ome.selector.v1.Selection
+	105, // 35: ome.selector.v1.ReconcileInferenceServiceRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	45,  // 36: ome.selector.v1.ReconcileInferenceServiceResponse.selection:type_name -> ome.selector.v1.Selection
+	56,  // 37: ome.selector.v1.ReconcileInferenceServiceResponse.runtime_ready:type_name -> ome.selector.v1.Condition
+	57,  // 38: ome.selector.v1.ReconcileInferenceServiceResponse.events:type_name -> ome.selector.v1.Event
+	62,  // 39: ome.selector.v1.ReconcileInferenceServiceResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
+	56,  // 40: ome.selector.v1.ReconcileInferenceServiceResponse.runtime_drifted:type_name -> ome.selector.v1.Condition
+	61,  // 41: ome.selector.v1.ReconcileInferenceServiceResponse.pin:type_name -> ome.selector.v1.RuntimePin
+	56,  // 42: ome.selector.v1.ReconcileInferenceServiceResponse.ready_condition_kept:type_name -> ome.selector.v1.Condition
+	9,   // 43: ome.selector.v1.RuntimePin.mode:type_name -> ome.selector.v1.PinMode
+	10,  // 44: ome.selector.v1.RuntimePin.state:type_name -> ome.selector.v1.PinState
+	107, // 45: ome.selector.v1.RuntimePin.create_revision:type_name -> ome.v1beta1.ControllerRevision
+	12,  // 46: ome.selector.v1.RuntimePin.sync:type_name -> ome.selector.v1.SyncState
+	13,  // 47: ome.selector.v1.RuntimePin.live_relation:type_name -> ome.selector.v1.LiveRelation
+	60,  // 48: ome.selector.v1.RuntimePin.roll_forward:type_name -> ome.selector.v1.RevisionChoice
+	60,  // 49: ome.selector.v1.RuntimePin.rollback:type_name -> ome.selector.v1.RevisionChoice
+	11,  // 50: ome.selector.v1.RuntimePin.drift_reason:type_name -> ome.selector.v1.DriftReason
+	2,   // 51: ome.selector.v1.ComponentConfiguration.component:type_name -> ome.selector.v1.Component
+	14,  // 52: ome.selector.v1.ComponentConfiguration.mode_source:type_name -> ome.selector.v1.ModeSource
+	15,  // 53: ome.selector.v1.ComponentConfiguration.accelerator_source:type_name -> ome.selector.v1.AcceleratorSource
+	105, // 54: ome.selector.v1.GetEffectiveRuntimeRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	39,  // 55: ome.selector.v1.GetEffectiveRuntimeResponse.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 56: ome.selector.v1.GetEffectiveRuntimeResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
+	62,  // 57: ome.selector.v1.GetEffectiveRuntimeResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
+	65,  // 58: ome.selector.v1.GetEffectiveRuntimeResponse.active:type_name -> ome.selector.v1.EffectiveView
+	67,  // 59: ome.selector.v1.GetEffectiveRuntimeResponse.service:type_name -> ome.selector.v1.EffectiveService
+	39,  // 60: ome.selector.v1.EffectiveView.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
+	62,  // 61: ome.selector.v1.EffectiveView.components:type_name -> ome.selector.v1.ComponentConfiguration
+	19,  // 62: ome.selector.v1.Issue.code:type_name -> ome.selector.v1.IssueCode
+	9,   // 63: ome.selector.v1.EffectiveService.pin_mode:type_name -> ome.selector.v1.PinMode
+	10,  // 64: ome.selector.v1.EffectiveService.pin_state:type_name -> ome.selector.v1.PinState
+	12,  // 65: ome.selector.v1.EffectiveService.sync:type_name -> ome.selector.v1.SyncState
+	16,  // 66: ome.selector.v1.EffectiveService.status:type_name -> ome.selector.v1.GenerationStatus
+	17,  // 67: ome.selector.v1.EffectiveService.drift_state:type_name -> ome.selector.v1.DriftState
+	18,  // 68: ome.selector.v1.EffectiveService.drift_cause:type_name -> ome.selector.v1.DriftCause
+	13,  // 69: ome.selector.v1.EffectiveService.live_relation:type_name -> ome.selector.v1.LiveRelation
+	66,  // 70: ome.selector.v1.EffectiveService.issues:type_name -> ome.selector.v1.Issue
+	108, // 71: ome.selector.v1.ValidateServingRuntimeRequest.serving_runtime:type_name -> ome.v1beta1.ServingRuntime
+	109, // 72: ome.selector.v1.ValidateServingRuntimeRequest.cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
+	8,   // 73: ome.selector.v1.ValidateServingRuntimeRequest.operation:type_name -> ome.selector.v1.AdmissionOperation
+	108, // 74: ome.selector.v1.ValidateServingRuntimeRequest.old_serving_runtime:type_name -> ome.v1beta1.ServingRuntime
+	109, // 75: ome.selector.v1.ValidateServingRuntimeRequest.old_cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
+	39,  // 76: ome.selector.v1.SelectionOutcome.runtime:type_name -> ome.selector.v1.RuntimeRef
+	5,   // 77: ome.selector.v1.SelectionOutcome.mode:type_name -> ome.selector.v1.SelectionMode
+	56,  // 78: ome.selector.v1.SelectionOutcome.runtime_ready:type_name -> ome.selector.v1.Condition
+	57,  // 79: ome.selector.v1.SelectionOutcome.warnings:type_name -> ome.selector.v1.Event
+	62,  // 80: ome.selector.v1.SelectionOutcome.components:type_name -> ome.selector.v1.ComponentConfiguration
+	20,  // 81: ome.selector.v1.ChangeReason.step:type_name -> ome.selector.v1.ChangeStep
+	39,  // 82: ome.selector.v1.ChangeReason.runtime:type_name -> ome.selector.v1.RuntimeRef
+	1,   // 83: ome.selector.v1.ChangeReason.check:type_name -> ome.selector.v1.Check
+	4,   // 84: ome.selector.v1.ChangeReason.tie_break:type_name -> ome.selector.v1.TieBreak
+	110, // 85: ome.selector.v1.ObjectChange.key:type_name -> ome.selector.v1.ObjectKey
+	70,  // 86: ome.selector.v1.SelectionChange.before:type_name -> ome.selector.v1.SelectionOutcome
+	70,  // 87: ome.selector.v1.SelectionChange.after:type_name -> ome.selector.v1.SelectionOutcome
+	72,  // 88: ome.selector.v1.SelectionChange.causes:type_name -> ome.selector.v1.ObjectChange
+	71,  // 89: ome.selector.v1.SelectionChange.reason:type_name -> ome.selector.v1.ChangeReason
+	70,  // 90: ome.selector.v1.WatchSelectionsResponse.current:type_name -> ome.selector.v1.SelectionOutcome
+	75,  // 91: ome.selector.v1.WatchSelectionsResponse.initial_events_end:type_name -> ome.selector.v1.InitialEventsEnd
+	73,  // 92: ome.selector.v1.WatchSelectionsResponse.change:type_name -> ome.selector.v1.SelectionChange
+	76,  // 93: ome.selector.v1.WatchSelectionsResponse.write:type_name -> ome.selector.v1.WriteStats
+	77,  // 94: ome.selector.v1.WatchSelectionsResponse.resync:type_name -> ome.selector.v1.Resync
+	111, // 95: ome.selector.v1.PreviewCacheChangeRequest.upserts:type_name -> ome.selector.v1.CacheObject
+	110, // 96: ome.selector.v1.PreviewCacheChangeRequest.deletes:type_name -> ome.selector.v1.ObjectKey
+	73,  // 97: ome.selector.v1.PreviewCacheChangeResponse.changes:type_name -> ome.selector.v1.SelectionChange
+	110, // 98: ome.selector.v1.PreviewCacheChangeResponse.not_found:type_name -> ome.selector.v1.ObjectKey
+	39,  // 99: ome.selector.v1.GetRuntimeStatusRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 100: ome.selector.v1.GetRuntimeStatusResponse.runtime:type_name -> ome.selector.v1.RuntimeRef
+	112, // 101: ome.selector.v1.GetRuntimeStatusResponse.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
+	39,  // 102: ome.selector.v1.GetRuntimeStatusResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
+	113, // 103: ome.selector.v1.GetRuntimeStatusResponse.status:type_name -> ome.v1beta1.ServingRuntimeStatus
+	57,  // 104: ome.selector.v1.GetRuntimeStatusResponse.events:type_name -> ome.selector.v1.Event
+	105, // 105: ome.selector.v1.GetRuntimeHistoryRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	23,  // 106: ome.selector.v1.HistoryRevision.roles:type_name -> ome.selector.v1.RevisionRole
+	39,  // 107: ome.selector.v1.HistoryRevision.source:type_name -> ome.selector.v1.RuntimeRef
+	24,  // 108: ome.selector.v1.HistoryRevision.consistency:type_name -> ome.selector.v1.RevisionConsistency
+	25,  // 109: ome.selector.v1.HistoryRevision.relation:type_name -> ome.selector.v1.RevisionRelation
+	66,  // 110: ome.selector.v1.HistoryRevision.issues:type_name -> ome.selector.v1.Issue
+	21,  // 111: ome.selector.v1.GetRuntimeHistoryResponse.observation:type_name -> ome.selector.v1.HistoryObservation
+	22,  // 112: ome.selector.v1.GetRuntimeHistoryResponse.completeness:type_name -> ome.selector.v1.HistoryCompleteness
+	84,  // 113: ome.selector.v1.GetRuntimeHistoryResponse.revisions:type_name -> ome.selector.v1.HistoryRevision
+	66,  // 114: ome.selector.v1.GetRuntimeHistoryResponse.report_issues:type_name -> ome.selector.v1.Issue
+	105, // 115: ome.selector.v1.PlanRuntimeSyncRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	26,  // 116: ome.selector.v1.PlanRuntimeSyncResponse.refusal:type_name -> ome.selector.v1.SyncRefusal
+	87,  // 117: ome.selector.v1.PlanRuntimeSyncResponse.preview:type_name -> ome.selector.v1.PreviewField
+	88,  // 118: ome.selector.v1.PlanRuntimeSyncResponse.result:type_name -> ome.selector.v1.ActionResult
+	39,  // 119: ome.selector.v1.RuntimeTreeNode.runtime:type_name -> ome.selector.v1.RuntimeRef
+	29,  // 120: ome.selector.v1.RuntimeTreeIssue.code:type_name -> ome.selector.v1.RuntimeTreeIssueCode
+	39,  // 121: ome.selector.v1.RuntimeTreeIssue.subject:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 122: ome.selector.v1.RuntimeTreeIssue.parent:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 123: ome.selector.v1.RuntimeTreeIssue.path:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 124: ome.selector.v1.RuntimeTreeHead.runtime:type_name -> ome.selector.v1.RuntimeRef
+	91,  // 125: ome.selector.v1.RuntimeTreeHead.chain:type_name -> ome.selector.v1.RuntimeTreeNode
+	92,  // 126: ome.selector.v1.RuntimeTreeHead.issues:type_name -> ome.selector.v1.RuntimeTreeIssue
+	93,  // 127: ome.selector.v1.RuntimeTreeHead.users:type_name -> ome.selector.v1.RuntimeTreeUser
+	27,  // 128: ome.selector.v1.RuntimeTreeContext.scope:type_name -> ome.selector.v1.RuntimeTreeContextScope
+	28,  // 129: ome.selector.v1.RuntimeTreeContext.resolution:type_name -> ome.selector.v1.RuntimeTreeResolution
+	94,  // 130: ome.selector.v1.RuntimeTreeContext.heads:type_name -> ome.selector.v1.RuntimeTreeHead
+	114, // 131: ome.selector.v1.RuntimeTreeCollection.kind:type_name -> ome.selector.v1.ObjectKind
+	31,  // 132: ome.selector.v1.RuntimeTreeCollection.scope:type_name -> ome.selector.v1.RuntimeTreeCollectionScope
+	32,  // 133: ome.selector.v1.RuntimeTreeCollection.status:type_name -> ome.selector.v1.RuntimeTreeCollectionStatus
+	34,  // 134: ome.selector.v1.RuntimeTreeUnattributedUser.state:type_name -> ome.selector.v1.RuntimeTreeUnattributedState
+	35,  // 135: ome.selector.v1.RuntimeTreeUnattributedUser.reason:type_name -> ome.selector.v1.RuntimeTreeUnattributedReason
+	97,  // 136: ome.selector.v1.RuntimeTreeUnattributed.users:type_name -> ome.selector.v1.RuntimeTreeUnattributedUser
+	39,  // 137: ome.selector.v1.GetRuntimeTreeResponse.target:type_name -> ome.selector.v1.RuntimeRef
+	95,  // 138: ome.selector.v1.GetRuntimeTreeResponse.contexts:type_name -> ome.selector.v1.RuntimeTreeContext
+	98,  // 139: ome.selector.v1.GetRuntimeTreeResponse.unattributed:type_name -> ome.selector.v1.RuntimeTreeUnattributed
+	30,  // 140: ome.selector.v1.GetRuntimeTreeResponse.snapshot:type_name -> ome.selector.v1.RuntimeTreeSnapshot
+	96,  // 141: ome.selector.v1.GetRuntimeTreeResponse.collections:type_name -> ome.selector.v1.RuntimeTreeCollection
+	33,  // 142: ome.selector.v1.GetRuntimeTreeResponse.warnings:type_name -> ome.selector.v1.RuntimeTreeWarning
+	39,  // 143: ome.selector.v1.PlanRevisionGCRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 144: ome.selector.v1.RevisionGCEntry.source:type_name -> ome.selector.v1.RuntimeRef
+	36,  // 145: ome.selector.v1.RevisionGCEntry.verdict:type_name -> ome.selector.v1.RevisionGCVerdict
+	37,  // 146: ome.selector.v1.RevisionGCEntry.action:type_name -> ome.selector.v1.RevisionGCAction
+	38,  // 147: ome.selector.v1.RevisionGCEntry.reason:type_name -> ome.selector.v1.RevisionGCReason
+	101, // 148: ome.selector.v1.PlanRevisionGCResponse.revisions:type_name -> ome.selector.v1.RevisionGCEntry
+	105, // 149: ome.selector.v1.GetInferenceServiceResponse.inference_service:type_name -> ome.v1beta1.InferenceService
+	46,  // 150: ome.selector.v1.SelectionService.SelectRuntime:input_type -> ome.selector.v1.SelectRuntimeRequest
+	50,  // 151: ome.selector.v1.SelectionService.ExplainRuntimes:input_type -> ome.selector.v1.ExplainRuntimesRequest
+	54,  // 152: ome.selector.v1.SelectionService.AdmitInferenceService:input_type -> ome.selector.v1.AdmitInferenceServiceRequest
+	58,  // 153: ome.selector.v1.SelectionService.ReconcileInferenceService:input_type -> ome.selector.v1.ReconcileInferenceServiceRequest
+	63,  // 154: ome.selector.v1.SelectionService.GetEffectiveRuntime:input_type -> ome.selector.v1.GetEffectiveRuntimeRequest
+	68,  // 155: ome.selector.v1.SelectionService.ValidateServingRuntime:input_type -> ome.selector.v1.ValidateServingRuntimeRequest
+	74,  // 156: ome.selector.v1.SelectionService.WatchSelections:input_type -> ome.selector.v1.WatchSelectionsRequest
+	79,  // 157: ome.selector.v1.SelectionService.PreviewCacheChange:input_type -> ome.selector.v1.PreviewCacheChangeRequest
+	81,  // 158: ome.selector.v1.SelectionService.GetRuntimeStatus:input_type -> ome.selector.v1.GetRuntimeStatusRequest
+	83,  // 159: ome.selector.v1.SelectionService.GetRuntimeHistory:input_type -> ome.selector.v1.GetRuntimeHistoryRequest
+	86,  // 160: ome.selector.v1.SelectionService.PlanRuntimeSync:input_type -> ome.selector.v1.PlanRuntimeSyncRequest
+	90,  // 161: ome.selector.v1.SelectionService.GetRuntimeTree:input_type -> ome.selector.v1.GetRuntimeTreeRequest
+	100, // 162: ome.selector.v1.SelectionService.PlanRevisionGC:input_type -> ome.selector.v1.PlanRevisionGCRequest
+	103, // 163: ome.selector.v1.SelectionService.GetInferenceService:input_type -> ome.selector.v1.GetInferenceServiceRequest
+	49,  // 164: ome.selector.v1.SelectionService.SelectRuntime:output_type -> ome.selector.v1.SelectRuntimeResponse
+	53,  // 165: ome.selector.v1.SelectionService.ExplainRuntimes:output_type -> ome.selector.v1.ExplainRuntimesResponse
+	55,  // 166: ome.selector.v1.SelectionService.AdmitInferenceService:output_type -> ome.selector.v1.AdmitInferenceServiceResponse
+	59,  // 167: ome.selector.v1.SelectionService.ReconcileInferenceService:output_type -> ome.selector.v1.ReconcileInferenceServiceResponse
+	64,  // 168: ome.selector.v1.SelectionService.GetEffectiveRuntime:output_type -> ome.selector.v1.GetEffectiveRuntimeResponse
+	69,  // 169: ome.selector.v1.SelectionService.ValidateServingRuntime:output_type -> ome.selector.v1.ValidateServingRuntimeResponse
+	78,  // 170: ome.selector.v1.SelectionService.WatchSelections:output_type -> ome.selector.v1.WatchSelectionsResponse
+	80,  // 171: ome.selector.v1.SelectionService.PreviewCacheChange:output_type -> ome.selector.v1.PreviewCacheChangeResponse
+	82,  // 172: ome.selector.v1.SelectionService.GetRuntimeStatus:output_type -> ome.selector.v1.GetRuntimeStatusResponse
+	85,  // 173: ome.selector.v1.SelectionService.GetRuntimeHistory:output_type -> ome.selector.v1.GetRuntimeHistoryResponse
+	89,  // 174: ome.selector.v1.SelectionService.PlanRuntimeSync:output_type -> ome.selector.v1.PlanRuntimeSyncResponse
+	99,  // 175: ome.selector.v1.SelectionService.GetRuntimeTree:output_type -> ome.selector.v1.GetRuntimeTreeResponse
+	102, // 176: ome.selector.v1.SelectionService.PlanRevisionGC:output_type -> ome.selector.v1.PlanRevisionGCResponse
+	104, // 177: ome.selector.v1.SelectionService.GetInferenceService:output_type -> ome.selector.v1.GetInferenceServiceResponse
+	164, // [164:178] is the sub-list for method output_type
+	150, // [150:164] is the sub-list for method input_type
+	150, // [150:150] is the sub-list for extension type_name
+	150, // [150:150] is the sub-list for extension extendee
+	0,   // [0:150] is the sub-list for field type_name
 }
 
 func init() { file_ome_selector_v1_selector_proto_init() }
@@ -8742,8 +9483,8 @@ func file_ome_selector_v1_selector_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ome_selector_v1_selector_proto_rawDesc), len(file_ome_selector_v1_selector_proto_rawDesc)),
-			NumEnums:      36,
-			NumMessages:   61,
+			NumEnums:      39,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

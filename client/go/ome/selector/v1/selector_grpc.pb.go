@@ -39,6 +39,8 @@ const (
 	SelectionService_GetRuntimeHistory_FullMethodName         = "/ome.selector.v1.SelectionService/GetRuntimeHistory"
 	SelectionService_PlanRuntimeSync_FullMethodName           = "/ome.selector.v1.SelectionService/PlanRuntimeSync"
 	SelectionService_GetRuntimeTree_FullMethodName            = "/ome.selector.v1.SelectionService/GetRuntimeTree"
+	SelectionService_PlanRevisionGC_FullMethodName            = "/ome.selector.v1.SelectionService/PlanRevisionGC"
+	SelectionService_GetInferenceService_FullMethodName       = "/ome.selector.v1.SelectionService/GetInferenceService"
 )
 
 // SelectionServiceClient is the client API for SelectionService service.
@@ -109,6 +111,20 @@ type SelectionServiceClient interface {
 	// runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
 	// runtime evidence: ...`); UNAVAILABLE before the first sync.
 	GetRuntimeTree(ctx context.Context, in *GetRuntimeTreeRequest, opts ...grpc.CallOption) (*GetRuntimeTreeResponse, error)
+	// PlanRevisionGC is OME's runtime-revision garbage collection, planned: for each runtime
+	// revision in OME's namespace, whether the retention rules keep or delete it, why, and what
+	// the controller writes (concepts/runtimes/runtime-revisions.md, "Garbage collection";
+	// labels-and-annotations.md, `ome.io/created-by`, `ome.io/gc-eligible-since`). It plans
+	// only: the caller marks, unmarks and deletes. INVALID_ARGUMENT for a bad `ome_namespace`,
+	// `runtime`, `keep_newest`, `grace_period_seconds` or `now` (field named); UNAVAILABLE before
+	// the first sync.
+	PlanRevisionGC(ctx context.Context, in *PlanRevisionGCRequest, opts ...grpc.CallOption) (*PlanRevisionGCResponse, error)
+	// GetInferenceService returns one cached InferenceService as cached (metadata, spec, status),
+	// for a caller that names it, as `kubectl ome` takes INFERENCESERVICE and `--isvc NAME`.
+	// NOT_FOUND with the API server's text (`inferenceservices.ome.io "<name>" not found`);
+	// INVALID_ARGUMENT for a bad `namespace` or `name` (field named); UNAVAILABLE before the
+	// first sync.
+	GetInferenceService(ctx context.Context, in *GetInferenceServiceRequest, opts ...grpc.CallOption) (*GetInferenceServiceResponse, error)
 }
 
 type selectionServiceClient struct {
@@ -248,6 +264,26 @@ func (c *selectionServiceClient) GetRuntimeTree(ctx context.Context, in *GetRunt
 	return out, nil
 }
 
+func (c *selectionServiceClient) PlanRevisionGC(ctx context.Context, in *PlanRevisionGCRequest, opts ...grpc.CallOption) (*PlanRevisionGCResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PlanRevisionGCResponse)
+	err := c.cc.Invoke(ctx, SelectionService_PlanRevisionGC_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *selectionServiceClient) GetInferenceService(ctx context.Context, in *GetInferenceServiceRequest, opts ...grpc.CallOption) (*GetInferenceServiceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetInferenceServiceResponse)
+	err := c.cc.Invoke(ctx, SelectionService_GetInferenceService_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SelectionServiceServer is the server API for SelectionService service.
 // All implementations must embed UnimplementedSelectionServiceServer
 // for forward compatibility.
@@ -316,6 +352,20 @@ type SelectionServiceServer interface {
 	// runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
 	// runtime evidence: ...`); UNAVAILABLE before the first sync.
 	GetRuntimeTree(context.Context, *GetRuntimeTreeRequest) (*GetRuntimeTreeResponse, error)
+	// PlanRevisionGC is OME's runtime-revision garbage collection, planned: for each runtime
+	// revision in OME's namespace, whether the retention rules keep or delete it, why, and what
+	// the controller writes (concepts/runtimes/runtime-revisions.md, "Garbage collection";
+	// labels-and-annotations.md, `ome.io/created-by`, `ome.io/gc-eligible-since`). It plans
+	// only: the caller marks, unmarks and deletes. INVALID_ARGUMENT for a bad `ome_namespace`,
+	// `runtime`, `keep_newest`, `grace_period_seconds` or `now` (field named); UNAVAILABLE before
+	// the first sync.
+	PlanRevisionGC(context.Context, *PlanRevisionGCRequest) (*PlanRevisionGCResponse, error)
+	// GetInferenceService returns one cached InferenceService as cached (metadata, spec, status),
+	// for a caller that names it, as `kubectl ome` takes INFERENCESERVICE and `--isvc NAME`.
+	// NOT_FOUND with the API server's text (`inferenceservices.ome.io "<name>" not found`);
+	// INVALID_ARGUMENT for a bad `namespace` or `name` (field named); UNAVAILABLE before the
+	// first sync.
+	GetInferenceService(context.Context, *GetInferenceServiceRequest) (*GetInferenceServiceResponse, error)
 	mustEmbedUnimplementedSelectionServiceServer()
 }
 
@@ -361,6 +411,12 @@ func (UnimplementedSelectionServiceServer) PlanRuntimeSync(context.Context, *Pla
 }
 func (UnimplementedSelectionServiceServer) GetRuntimeTree(context.Context, *GetRuntimeTreeRequest) (*GetRuntimeTreeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRuntimeTree not implemented")
+}
+func (UnimplementedSelectionServiceServer) PlanRevisionGC(context.Context, *PlanRevisionGCRequest) (*PlanRevisionGCResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PlanRevisionGC not implemented")
+}
+func (UnimplementedSelectionServiceServer) GetInferenceService(context.Context, *GetInferenceServiceRequest) (*GetInferenceServiceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetInferenceService not implemented")
 }
 func (UnimplementedSelectionServiceServer) mustEmbedUnimplementedSelectionServiceServer() {}
 func (UnimplementedSelectionServiceServer) testEmbeddedByValue()                          {}
@@ -592,6 +648,42 @@ func _SelectionService_GetRuntimeTree_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SelectionService_PlanRevisionGC_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRevisionGCRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).PlanRevisionGC(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SelectionService_PlanRevisionGC_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).PlanRevisionGC(ctx, req.(*PlanRevisionGCRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SelectionService_GetInferenceService_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetInferenceServiceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SelectionServiceServer).GetInferenceService(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SelectionService_GetInferenceService_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SelectionServiceServer).GetInferenceService(ctx, req.(*GetInferenceServiceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SelectionService_ServiceDesc is the grpc.ServiceDesc for SelectionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -642,6 +734,14 @@ var SelectionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRuntimeTree",
 			Handler:    _SelectionService_GetRuntimeTree_Handler,
+		},
+		{
+			MethodName: "PlanRevisionGC",
+			Handler:    _SelectionService_PlanRevisionGC_Handler,
+		},
+		{
+			MethodName: "GetInferenceService",
+			Handler:    _SelectionService_GetInferenceService_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

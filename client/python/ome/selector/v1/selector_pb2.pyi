@@ -399,7 +399,10 @@ class _PinStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PinState.Val
     PIN_STATE_REVISION_MISSING: _PinState.ValueType  # 5
     """`RevisionMissing`: the pinned revision does not exist."""
     PIN_STATE_REVISION_INVALID: _PinState.ValueType  # 6
-    """`RevisionInvalid`: the pinned revision was not written by OME or belongs to another runtime."""
+    """`RevisionInvalid`: the pinned revision fails a revision check (not written by OME, labelled
+    for another runtime, a hash label that is not 8 lowercase hex digits, a name other than the
+    one derived from its labels, a revision number other than 1).
+    """
     PIN_STATE_REVISION_DISABLED: _PinState.ValueType  # 7
     """`RevisionDisabled`: the pinned revision's spec is disabled."""
     PIN_STATE_UNAVAILABLE: _PinState.ValueType  # 8
@@ -425,7 +428,10 @@ PIN_STATE_DESIRED_REPORTED_MISMATCH: PinState.ValueType  # 4
 PIN_STATE_REVISION_MISSING: PinState.ValueType  # 5
 """`RevisionMissing`: the pinned revision does not exist."""
 PIN_STATE_REVISION_INVALID: PinState.ValueType  # 6
-"""`RevisionInvalid`: the pinned revision was not written by OME or belongs to another runtime."""
+"""`RevisionInvalid`: the pinned revision fails a revision check (not written by OME, labelled
+for another runtime, a hash label that is not 8 lowercase hex digits, a name other than the
+one derived from its labels, a revision number other than 1).
+"""
 PIN_STATE_REVISION_DISABLED: PinState.ValueType  # 7
 """`RevisionDisabled`: the pinned revision's spec is disabled."""
 PIN_STATE_UNAVAILABLE: PinState.ValueType  # 8
@@ -1364,6 +1370,106 @@ reports it.
 """
 Global___RuntimeTreeUnattributedReason: _TypeAlias = RuntimeTreeUnattributedReason  # noqa: Y015
 
+class _RevisionGCVerdict:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionGCVerdictEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionGCVerdict.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_GC_VERDICT_UNSPECIFIED: _RevisionGCVerdict.ValueType  # 0
+    """Not set."""
+    REVISION_GC_VERDICT_KEEP: _RevisionGCVerdict.ValueType  # 1
+    """`Keep`."""
+    REVISION_GC_VERDICT_DELETE: _RevisionGCVerdict.ValueType  # 2
+    """`Delete`: now, or once the grace period has passed."""
+
+class RevisionGCVerdict(_RevisionGCVerdict, metaclass=_RevisionGCVerdictEnumTypeWrapper):
+    """RevisionGCVerdict: whether the retention rules keep the revision."""
+
+REVISION_GC_VERDICT_UNSPECIFIED: RevisionGCVerdict.ValueType  # 0
+"""Not set."""
+REVISION_GC_VERDICT_KEEP: RevisionGCVerdict.ValueType  # 1
+"""`Keep`."""
+REVISION_GC_VERDICT_DELETE: RevisionGCVerdict.ValueType  # 2
+"""`Delete`: now, or once the grace period has passed."""
+Global___RevisionGCVerdict: _TypeAlias = RevisionGCVerdict  # noqa: Y015
+
+class _RevisionGCAction:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionGCActionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionGCAction.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_GC_ACTION_UNSPECIFIED: _RevisionGCAction.ValueType  # 0
+    """Not set."""
+    REVISION_GC_ACTION_NONE: _RevisionGCAction.ValueType  # 1
+    """Nothing."""
+    REVISION_GC_ACTION_UNMARK: _RevisionGCAction.ValueType  # 2
+    """Remove `ome.io/gc-eligible-since`: kept again before the grace period ended."""
+    REVISION_GC_ACTION_MARK: _RevisionGCAction.ValueType  # 3
+    """Set `ome.io/gc-eligible-since` to `now`: eligible, not marked yet (or marked with a value
+    that is not an RFC 3339 time).
+    """
+    REVISION_GC_ACTION_WAIT: _RevisionGCAction.ValueType  # 4
+    """Nothing yet: marked, in its grace period until `delete_after`."""
+    REVISION_GC_ACTION_DELETE: _RevisionGCAction.ValueType  # 5
+    """Delete the revision: marked, and the grace period has passed."""
+
+class RevisionGCAction(_RevisionGCAction, metaclass=_RevisionGCActionEnumTypeWrapper):
+    """RevisionGCAction: what the controller writes for the revision."""
+
+REVISION_GC_ACTION_UNSPECIFIED: RevisionGCAction.ValueType  # 0
+"""Not set."""
+REVISION_GC_ACTION_NONE: RevisionGCAction.ValueType  # 1
+"""Nothing."""
+REVISION_GC_ACTION_UNMARK: RevisionGCAction.ValueType  # 2
+"""Remove `ome.io/gc-eligible-since`: kept again before the grace period ended."""
+REVISION_GC_ACTION_MARK: RevisionGCAction.ValueType  # 3
+"""Set `ome.io/gc-eligible-since` to `now`: eligible, not marked yet (or marked with a value
+that is not an RFC 3339 time).
+"""
+REVISION_GC_ACTION_WAIT: RevisionGCAction.ValueType  # 4
+"""Nothing yet: marked, in its grace period until `delete_after`."""
+REVISION_GC_ACTION_DELETE: RevisionGCAction.ValueType  # 5
+"""Delete the revision: marked, and the grace period has passed."""
+Global___RevisionGCAction: _TypeAlias = RevisionGCAction  # noqa: Y015
+
+class _RevisionGCReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RevisionGCReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RevisionGCReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REVISION_GC_REASON_UNSPECIFIED: _RevisionGCReason.ValueType  # 0
+    """Not set."""
+    REVISION_GC_REASON_NOT_OME_MANAGED: _RevisionGCReason.ValueType  # 1
+    """`NotOMEManaged`: no `ome.io/created-by: ome-controller`, so garbage collection leaves it."""
+    REVISION_GC_REASON_REQUESTED: _RevisionGCReason.ValueType  # 2
+    """`Requested`: an InferenceService names it in `spec.runtime.revision`."""
+    REVISION_GC_REASON_REPORTED: _RevisionGCReason.ValueType  # 3
+    """`Reported`: an InferenceService names it in `status.pinnedRevisionName`."""
+    REVISION_GC_REASON_NEWEST: _RevisionGCReason.ValueType  # 4
+    """`Newest`: among the `keep_newest` newest revisions of its runtime name."""
+    REVISION_GC_REASON_ELIGIBLE: _RevisionGCReason.ValueType  # 5
+    """`Eligible`: none of the above; deleted after the grace period."""
+
+class RevisionGCReason(_RevisionGCReason, metaclass=_RevisionGCReasonEnumTypeWrapper):
+    """RevisionGCReason: the retention rule that decided."""
+
+REVISION_GC_REASON_UNSPECIFIED: RevisionGCReason.ValueType  # 0
+"""Not set."""
+REVISION_GC_REASON_NOT_OME_MANAGED: RevisionGCReason.ValueType  # 1
+"""`NotOMEManaged`: no `ome.io/created-by: ome-controller`, so garbage collection leaves it."""
+REVISION_GC_REASON_REQUESTED: RevisionGCReason.ValueType  # 2
+"""`Requested`: an InferenceService names it in `spec.runtime.revision`."""
+REVISION_GC_REASON_REPORTED: RevisionGCReason.ValueType  # 3
+"""`Reported`: an InferenceService names it in `status.pinnedRevisionName`."""
+REVISION_GC_REASON_NEWEST: RevisionGCReason.ValueType  # 4
+"""`Newest`: among the `keep_newest` newest revisions of its runtime name."""
+REVISION_GC_REASON_ELIGIBLE: RevisionGCReason.ValueType  # 5
+"""`Eligible`: none of the above; deleted after the grace period."""
+Global___RevisionGCReason: _TypeAlias = RevisionGCReason  # noqa: Y015
+
 @_typing.final
 class RuntimeRef(_message.Message):
     """RuntimeRef identifies a runtime by kind, namespace and name."""
@@ -2265,6 +2371,8 @@ class ReconcileInferenceServiceResponse(_message.Message):
     RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
     REMOVE_RUNTIME_DRIFTED_FIELD_NUMBER: _builtins.int
     PIN_FIELD_NUMBER: _builtins.int
+    READY_UNCHANGED_FIELD_NUMBER: _builtins.int
+    READY_CONDITION_KEPT_FIELD_NUMBER: _builtins.int
     requeue: _builtins.bool
     """True when the reconcile returns an error (retried with backoff)."""
     workload_untouched: _builtins.bool
@@ -2275,6 +2383,11 @@ class ReconcileInferenceServiceResponse(_message.Message):
     """Cache version the answer was computed on."""
     remove_runtime_drifted: _builtins.bool
     """True when OME removes the `RuntimeDrifted` condition (its reason no longer applies)."""
+    ready_unchanged: _builtins.bool
+    """True when `runtime_ready` is `False`: OME leaves the InferenceService's `Ready` condition as
+    it is, since `RuntimeReady` doesn't count toward `Ready` (a serving InferenceService stays
+    `Ready`; reference-a-runtime-explicitly.md, troubleshoot-runtime-selection.md).
+    """
     @_builtins.property
     def selection(self) -> Global___Selection:
         """The runtime to use; absent when none can be used."""
@@ -2309,6 +2422,13 @@ class ReconcileInferenceServiceResponse(_message.Message):
         revision to create, drift, and which revision a roll forward or a rollback uses.
         """
 
+    @_builtins.property
+    def ready_condition_kept(self) -> Global___Condition:
+        """With `ready_unchanged`: the `Ready` condition the InferenceService keeps, as its status holds
+        it (not a condition to set); absent when it has none (a new InferenceService gets no pods and
+        no `Ready`).
+        """
+
     def __init__(
         self,
         *,
@@ -2323,10 +2443,12 @@ class ReconcileInferenceServiceResponse(_message.Message):
         runtime_drifted: Global___Condition | None = ...,
         remove_runtime_drifted: _builtins.bool = ...,
         pin: Global___RuntimePin | None = ...,
+        ready_unchanged: _builtins.bool = ...,
+        ready_condition_kept: Global___Condition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pin", b"pin", "ready_condition_kept", b"ready_condition_kept", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "components", b"components", "events", b"events", "logs", b"logs", "pin", b"pin", "ready_condition_kept", b"ready_condition_kept", "ready_unchanged", b"ready_unchanged", "remove_runtime_drifted", b"remove_runtime_drifted", "requeue", b"requeue", "runtime_drifted", b"runtime_drifted", "runtime_ready", b"runtime_ready", "selection", b"selection", "workload_untouched", b"workload_untouched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -4138,3 +4260,232 @@ class GetRuntimeTreeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetRuntimeTreeResponse: _TypeAlias = GetRuntimeTreeResponse  # noqa: Y015
+
+@_typing.final
+class PlanRevisionGCRequest(_message.Message):
+    """PlanRevisionGCRequest: which revisions to plan for, and the retention settings."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    KEEP_NEWEST_FIELD_NUMBER: _builtins.int
+    GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    NOW_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace OME keeps runtime revisions in; empty means `ome`."""
+    keep_newest: _builtins.int
+    """How many of the newest revisions of each runtime name are kept; 0 means 10, OME's default."""
+    grace_period_seconds: _builtins.int
+    """The grace period before an eligible revision is deleted, in seconds; 0 means 86400 (24h,
+    OME's default).
+    """
+    now: _builtins.str
+    """The time the plan is made at, RFC 3339 (`2026-09-28T14:15:57Z`); empty means the server's
+    clock.
+    """
+    @_builtins.property
+    def runtime(self) -> Global___RuntimeRef:
+        """Only the revisions labelled for this runtime (`ome.io/runtime-of` = name; with a kind, also
+        `-kind` and, for a ServingRuntime, `-namespace`); unset: every revision. The newest are
+        still counted over the whole runtime name, as OME counts them.
+        """
+
+    def __init__(
+        self,
+        *,
+        ome_namespace: _builtins.str = ...,
+        runtime: Global___RuntimeRef | None = ...,
+        keep_newest: _builtins.int = ...,
+        grace_period_seconds: _builtins.int = ...,
+        now: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime", b"runtime"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["grace_period_seconds", b"grace_period_seconds", "keep_newest", b"keep_newest", "now", b"now", "ome_namespace", b"ome_namespace", "runtime", b"runtime"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanRevisionGCRequest: _TypeAlias = PlanRevisionGCRequest  # noqa: Y015
+
+@_typing.final
+class RevisionGCEntry(_message.Message):
+    """RevisionGCEntry: one revision's verdict."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    USED_BY_FIELD_NUMBER: _builtins.int
+    ELIGIBLE_SINCE_FIELD_NUMBER: _builtins.int
+    DELETE_AFTER_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The revision's name."""
+    created: _builtins.str
+    """Its creation time, RFC 3339; empty when unknown."""
+    rank: _builtins.int
+    """Its place among its runtime name's revisions, newest first, from 1; 0 for a revision not
+    written by OME (not counted).
+    """
+    verdict: Global___RevisionGCVerdict.ValueType
+    """Keep or delete."""
+    action: Global___RevisionGCAction.ValueType
+    """What the controller writes."""
+    reason: Global___RevisionGCReason.ValueType
+    """The rule that decided."""
+    eligible_since: _builtins.str
+    """`ome.io/gc-eligible-since` as it applies: the annotation's time, or `now` for `MARK`; empty
+    when not marked.
+    """
+    delete_after: _builtins.str
+    """When it is deleted (`eligible_since` plus the grace period), for `MARK`, `WAIT` and `DELETE`."""
+    message: _builtins.str
+    """The decision and the rule, in the pages' words."""
+    @_builtins.property
+    def source(self) -> Global___RuntimeRef:
+        """The runtime its `ome.io/runtime-of*` labels name."""
+
+    @_builtins.property
+    def used_by(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The InferenceServices that name it (`<namespace>/<name>`), for `Requested` and `Reported`."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        source: Global___RuntimeRef | None = ...,
+        created: _builtins.str = ...,
+        rank: _builtins.int = ...,
+        verdict: Global___RevisionGCVerdict.ValueType = ...,
+        action: Global___RevisionGCAction.ValueType = ...,
+        reason: Global___RevisionGCReason.ValueType = ...,
+        used_by: _abc.Iterable[_builtins.str] | None = ...,
+        eligible_since: _builtins.str = ...,
+        delete_after: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "created", b"created", "delete_after", b"delete_after", "eligible_since", b"eligible_since", "message", b"message", "name", b"name", "rank", b"rank", "reason", b"reason", "source", b"source", "used_by", b"used_by", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevisionGCEntry: _TypeAlias = RevisionGCEntry  # noqa: Y015
+
+@_typing.final
+class PlanRevisionGCResponse(_message.Message):
+    """PlanRevisionGCResponse: the plan, by runtime name, newest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    KEEP_NEWEST_FIELD_NUMBER: _builtins.int
+    GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    NOW_FIELD_NUMBER: _builtins.int
+    REVISIONS_FIELD_NUMBER: _builtins.int
+    KEPT_FIELD_NUMBER: _builtins.int
+    DELETED_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    ome_namespace: _builtins.str
+    """The namespace the revisions are in."""
+    keep_newest: _builtins.int
+    """The newest revisions kept per runtime name, as applied."""
+    grace_period_seconds: _builtins.int
+    """The grace period in seconds, as applied."""
+    now: _builtins.str
+    """The time the plan was made at, RFC 3339."""
+    kept: _builtins.int
+    """How many are kept."""
+    deleted: _builtins.int
+    """How many are deleted (`DELETE` verdicts, whatever their action)."""
+    cache_version: _builtins.str
+    """Cache version the answer was computed on."""
+    @_builtins.property
+    def revisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___RevisionGCEntry]:
+        """The revisions."""
+
+    def __init__(
+        self,
+        *,
+        ome_namespace: _builtins.str = ...,
+        keep_newest: _builtins.int = ...,
+        grace_period_seconds: _builtins.int = ...,
+        now: _builtins.str = ...,
+        revisions: _abc.Iterable[Global___RevisionGCEntry] | None = ...,
+        kept: _builtins.int = ...,
+        deleted: _builtins.int = ...,
+        cache_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "deleted", b"deleted", "grace_period_seconds", b"grace_period_seconds", "keep_newest", b"keep_newest", "kept", b"kept", "now", b"now", "ome_namespace", b"ome_namespace", "revisions", b"revisions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanRevisionGCResponse: _TypeAlias = PlanRevisionGCResponse  # noqa: Y015
+
+@_typing.final
+class GetInferenceServiceRequest(_message.Message):
+    """GetInferenceServiceRequest: which cached InferenceService."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    """Its namespace (required)."""
+    name: _builtins.str
+    """Its name (required)."""
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "namespace", b"namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetInferenceServiceRequest: _TypeAlias = GetInferenceServiceRequest  # noqa: Y015
+
+@_typing.final
+class GetInferenceServiceResponse(_message.Message):
+    """GetInferenceServiceResponse: the InferenceService as cached."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INFERENCE_SERVICE_FIELD_NUMBER: _builtins.int
+    CACHE_VERSION_FIELD_NUMBER: _builtins.int
+    GENERATION_FIELD_NUMBER: _builtins.int
+    cache_version: _builtins.str
+    """Cache version the answer was read at."""
+    generation: _builtins.int
+    """The cache generation."""
+    @_builtins.property
+    def inference_service(self) -> _types_pb2.InferenceService:
+        """The InferenceService (metadata with uid, resourceVersion, generation, annotations; spec;
+        status).
+        """
+
+    def __init__(
+        self,
+        *,
+        inference_service: _types_pb2.InferenceService | None = ...,
+        cache_version: _builtins.str = ...,
+        generation: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["inference_service", b"inference_service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_version", b"cache_version", "generation", b"generation", "inference_service", b"inference_service"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetInferenceServiceResponse: _TypeAlias = GetInferenceServiceResponse  # noqa: Y015

@@ -95,6 +95,16 @@ class SelectionServiceStub:
                 request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeRequest.SerializeToString,
                 response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeResponse.FromString,
                 _registered_method=True)
+        self.PlanRevisionGC = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/PlanRevisionGC',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRevisionGCRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRevisionGCResponse.FromString,
+                _registered_method=True)
+        self.GetInferenceService = channel.unary_unary(
+                '/ome.selector.v1.SelectionService/GetInferenceService',
+                request_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetInferenceServiceRequest.SerializeToString,
+                response_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetInferenceServiceResponse.FromString,
+                _registered_method=True)
 
 
 class SelectionServiceServicer:
@@ -223,6 +233,30 @@ class SelectionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlanRevisionGC(self, request, context):
+        """PlanRevisionGC is OME's runtime-revision garbage collection, planned: for each runtime
+        revision in OME's namespace, whether the retention rules keep or delete it, why, and what
+        the controller writes (concepts/runtimes/runtime-revisions.md, "Garbage collection";
+        labels-and-annotations.md, `ome.io/created-by`, `ome.io/gc-eligible-since`). It plans
+        only: the caller marks, unmarks and deletes. INVALID_ARGUMENT for a bad `ome_namespace`,
+        `runtime`, `keep_newest`, `grace_period_seconds` or `now` (field named); UNAVAILABLE before
+        the first sync.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetInferenceService(self, request, context):
+        """GetInferenceService returns one cached InferenceService as cached (metadata, spec, status),
+        for a caller that names it, as `kubectl ome` takes INFERENCESERVICE and `--isvc NAME`.
+        NOT_FOUND with the API server's text (`inferenceservices.ome.io "<name>" not found`);
+        INVALID_ARGUMENT for a bad `namespace` or `name` (field named); UNAVAILABLE before the
+        first sync.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SelectionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -285,6 +319,16 @@ def add_SelectionServiceServicer_to_server(servicer, server):
                     servicer.GetRuntimeTree,
                     request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeRequest.FromString,
                     response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeResponse.SerializeToString,
+            ),
+            'PlanRevisionGC': grpc.unary_unary_rpc_method_handler(
+                    servicer.PlanRevisionGC,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRevisionGCRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.PlanRevisionGCResponse.SerializeToString,
+            ),
+            'GetInferenceService': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetInferenceService,
+                    request_deserializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetInferenceServiceRequest.FromString,
+                    response_serializer=ome_dot_selector_dot_v1_dot_selector__pb2.GetInferenceServiceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -612,6 +656,60 @@ class SelectionService:
             '/ome.selector.v1.SelectionService/GetRuntimeTree',
             ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeRequest.SerializeToString,
             ome_dot_selector_dot_v1_dot_selector__pb2.GetRuntimeTreeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlanRevisionGC(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/PlanRevisionGC',
+            ome_dot_selector_dot_v1_dot_selector__pb2.PlanRevisionGCRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.PlanRevisionGCResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetInferenceService(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ome.selector.v1.SelectionService/GetInferenceService',
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetInferenceServiceRequest.SerializeToString,
+            ome_dot_selector_dot_v1_dot_selector__pb2.GetInferenceServiceResponse.FromString,
             options,
             channel_credentials,
             insecure,

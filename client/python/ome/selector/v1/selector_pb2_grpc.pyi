@@ -114,6 +114,22 @@ class SelectionServiceStub:
     runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
     runtime evidence: ...`); UNAVAILABLE before the first sync.
     """
+    PlanRevisionGC: _grpc.UnaryUnaryMultiCallable[_selector_pb2.PlanRevisionGCRequest, _selector_pb2.PlanRevisionGCResponse]
+    """PlanRevisionGC is OME's runtime-revision garbage collection, planned: for each runtime
+    revision in OME's namespace, whether the retention rules keep or delete it, why, and what
+    the controller writes (concepts/runtimes/runtime-revisions.md, "Garbage collection";
+    labels-and-annotations.md, `ome.io/created-by`, `ome.io/gc-eligible-since`). It plans
+    only: the caller marks, unmarks and deletes. INVALID_ARGUMENT for a bad `ome_namespace`,
+    `runtime`, `keep_newest`, `grace_period_seconds` or `now` (field named); UNAVAILABLE before
+    the first sync.
+    """
+    GetInferenceService: _grpc.UnaryUnaryMultiCallable[_selector_pb2.GetInferenceServiceRequest, _selector_pb2.GetInferenceServiceResponse]
+    """GetInferenceService returns one cached InferenceService as cached (metadata, spec, status),
+    for a caller that names it, as `kubectl ome` takes INFERENCESERVICE and `--isvc NAME`.
+    NOT_FOUND with the API server's text (`inferenceservices.ome.io "<name>" not found`);
+    INVALID_ARGUMENT for a bad `namespace` or `name` (field named); UNAVAILABLE before the
+    first sync.
+    """
 
 @_typing.type_check_only
 class SelectionServiceAsyncStub(SelectionServiceStub):
@@ -193,6 +209,22 @@ class SelectionServiceAsyncStub(SelectionServiceStub):
     ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
     runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
     runtime evidence: ...`); UNAVAILABLE before the first sync.
+    """
+    PlanRevisionGC: _aio.UnaryUnaryMultiCallable[_selector_pb2.PlanRevisionGCRequest, _selector_pb2.PlanRevisionGCResponse]  # type: ignore[assignment]
+    """PlanRevisionGC is OME's runtime-revision garbage collection, planned: for each runtime
+    revision in OME's namespace, whether the retention rules keep or delete it, why, and what
+    the controller writes (concepts/runtimes/runtime-revisions.md, "Garbage collection";
+    labels-and-annotations.md, `ome.io/created-by`, `ome.io/gc-eligible-since`). It plans
+    only: the caller marks, unmarks and deletes. INVALID_ARGUMENT for a bad `ome_namespace`,
+    `runtime`, `keep_newest`, `grace_period_seconds` or `now` (field named); UNAVAILABLE before
+    the first sync.
+    """
+    GetInferenceService: _aio.UnaryUnaryMultiCallable[_selector_pb2.GetInferenceServiceRequest, _selector_pb2.GetInferenceServiceResponse]  # type: ignore[assignment]
+    """GetInferenceService returns one cached InferenceService as cached (metadata, spec, status),
+    for a caller that names it, as `kubectl ome` takes INFERENCESERVICE and `--isvc NAME`.
+    NOT_FOUND with the API server's text (`inferenceservices.ome.io "<name>" not found`);
+    INVALID_ARGUMENT for a bad `namespace` or `name` (field named); UNAVAILABLE before the
+    first sync.
     """
 
 class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -342,6 +374,34 @@ class SelectionServiceServicer(metaclass=_abc_1.ABCMeta):
         ...`: the request is well formed, the cache holds a runtime of each kind with the name) or a
         runtime list is over the CLI's 1,000-object collection limit (`runtime tree requires complete
         runtime evidence: ...`); UNAVAILABLE before the first sync.
+        """
+
+    @_abc_1.abstractmethod
+    def PlanRevisionGC(
+        self,
+        request: _selector_pb2.PlanRevisionGCRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.PlanRevisionGCResponse, _abc.Awaitable[_selector_pb2.PlanRevisionGCResponse]]:
+        """PlanRevisionGC is OME's runtime-revision garbage collection, planned: for each runtime
+        revision in OME's namespace, whether the retention rules keep or delete it, why, and what
+        the controller writes (concepts/runtimes/runtime-revisions.md, "Garbage collection";
+        labels-and-annotations.md, `ome.io/created-by`, `ome.io/gc-eligible-since`). It plans
+        only: the caller marks, unmarks and deletes. INVALID_ARGUMENT for a bad `ome_namespace`,
+        `runtime`, `keep_newest`, `grace_period_seconds` or `now` (field named); UNAVAILABLE before
+        the first sync.
+        """
+
+    @_abc_1.abstractmethod
+    def GetInferenceService(
+        self,
+        request: _selector_pb2.GetInferenceServiceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_selector_pb2.GetInferenceServiceResponse, _abc.Awaitable[_selector_pb2.GetInferenceServiceResponse]]:
+        """GetInferenceService returns one cached InferenceService as cached (metadata, spec, status),
+        for a caller that names it, as `kubectl ome` takes INFERENCESERVICE and `--isvc NAME`.
+        NOT_FOUND with the API server's text (`inferenceservices.ome.io "<name>" not found`);
+        INVALID_ARGUMENT for a bad `namespace` or `name` (field named); UNAVAILABLE before the
+        first sync.
         """
 
 def add_SelectionServiceServicer_to_server(servicer: SelectionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
