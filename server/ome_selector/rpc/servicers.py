@@ -96,12 +96,13 @@ OFFLOAD_RUNTIMES = 1000
 BOUNDED_ANSWERS = frozenset({"SelectRuntime", "AdmitInferenceService", "ReconcileInferenceService"})
 
 
-def _offloaded(method: str, request: Message, cluster_runtimes: int) -> bool:
-    """Whether ``method``'s answer to ``request`` runs in the ``ANSWERS`` worker thread."""
+def _offloaded(method: str, full_view: bool, cluster_runtimes: int) -> bool:
+    """Whether ``method``'s answer runs in the ``ANSWERS`` worker thread; ``full_view``: the
+    request asks for SelectRuntime's FULL view (every exclusion)."""
     if cluster_runtimes < OFFLOAD_RUNTIMES:
         return False
     if method == "SelectRuntime":
-        return request.view == selector_pb2.SELECT_RUNTIME_VIEW_FULL  # type: ignore[attr-defined, no-any-return]
+        return full_view
     return method not in BOUNDED_ANSWERS
 
 
@@ -138,7 +139,8 @@ class SelectionServicer:
         """The ``api.SELECTION_RPCS`` row ``method`` on the snapshot read once: on the event loop
         for a small cache, in a worker thread for a large one."""
         snapshot = self._store.snapshot
-        offload = ANSWERS if _offloaded(method, request, len(snapshot.cluster)) else None
+        full = getattr(request, "view", None) == selector_pb2.SELECT_RUNTIME_VIEW_FULL
+        offload = ANSWERS if _offloaded(method, full, len(snapshot.cluster)) else None
         return await _answer(context, method, lambda: api.SELECTION_RPCS[method](snapshot, request), offload=offload)
 
     async def SelectRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message:

@@ -5,25 +5,23 @@ BASIC view, admission and reconcile stay on the event loop at any size."""
 from __future__ import annotations
 
 import pytest
-from ome.selector.v1 import selector_pb2 as pb
 from ome_selector.rpc import servicers
 
 BIG = servicers.OFFLOAD_RUNTIMES
 
 
 @pytest.mark.parametrize(
-    ("method", "request_", "runtimes", "offloaded"),
+    ("method", "full_view", "runtimes", "offloaded"),
     [
-        ("SelectRuntime", pb.SelectRuntimeRequest(), BIG, False),
-        ("SelectRuntime", pb.SelectRuntimeRequest(view=pb.SELECT_RUNTIME_VIEW_BASIC), BIG, False),
-        ("SelectRuntime", pb.SelectRuntimeRequest(view=pb.SELECT_RUNTIME_VIEW_FULL), BIG, True),
-        ("SelectRuntime", pb.SelectRuntimeRequest(view=pb.SELECT_RUNTIME_VIEW_FULL), BIG - 1, False),
-        ("AdmitInferenceService", pb.AdmitInferenceServiceRequest(), BIG, False),
-        ("ReconcileInferenceService", pb.ReconcileInferenceServiceRequest(), BIG, False),
-        ("ExplainRuntimes", pb.ExplainRuntimesRequest(), BIG, True),
-        ("ExplainRuntimes", pb.ExplainRuntimesRequest(), BIG - 1, False),
-        ("GetEffectiveRuntime", pb.GetEffectiveRuntimeRequest(), BIG, True),
+        ("SelectRuntime", False, BIG, False),
+        ("SelectRuntime", True, BIG, True),
+        ("SelectRuntime", True, BIG - 1, False),
+        ("AdmitInferenceService", False, BIG, False),
+        ("ReconcileInferenceService", False, BIG, False),
+        ("ExplainRuntimes", False, BIG, True),
+        ("ExplainRuntimes", False, BIG - 1, False),
+        ("GetEffectiveRuntime", False, BIG, True),
     ],
 )
-def test_offloaded(method: str, request_: object, runtimes: int, offloaded: bool) -> None:
-    assert servicers._offloaded(method, request_, runtimes) is offloaded  # type: ignore[arg-type]
+def test_offloaded(method: str, full_view: bool, runtimes: int, offloaded: bool) -> None:
+    assert servicers._offloaded(method, full_view, runtimes) is offloaded
