@@ -70,14 +70,7 @@ def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Re
     exhaustive evaluation of one runtime (troubleshoot-runtime-selection.md, Step 2)."""
     model_fit = fit(spec, model)
     failures = tuple(f for check in CHECKS for f in check(spec, model_fit, request))
-    size = model.size
-    dist = distance(size, model_fit.distance_low, model_fit.distance_high) if size is not None else None
-    if failures:
-        return Evaluation(runtime, spec, model_fit, failures, Verdict.EXCLUDED, dist)
-    skipped = auto_select_failure(spec, model_fit, model)
-    if skipped is not None:
-        return Evaluation(runtime, spec, model_fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)
-    return Evaluation(runtime, spec, model_fit, (), Verdict.CANDIDATE, dist)
+    return _verdict(runtime, spec, model_fit, failures, model)
 
 
 def _evaluate_past_masks(runtime: d.Runtime, model: d.Model) -> Evaluation:
@@ -85,10 +78,19 @@ def _evaluate_past_masks(runtime: d.Runtime, model: d.Model) -> Evaluation:
     mode) and whose entries match the model: only the model-size check can still fail."""
     spec = runtime.own
     model_fit = fit(spec, model)
+    failures = () if model_fit.size_failure is None else (model_fit.size_failure,)
+    return _verdict(runtime, spec, model_fit, failures, model)
+
+
+def _verdict(
+    runtime: d.Runtime, spec: d.Compiled, model_fit: ModelFit, failures: tuple[Failure, ...], model: d.Model
+) -> Evaluation:
+    """EXCLUDED with ``failures``; else COMPATIBLE_NOT_AUTO_SELECTABLE when auto-selection skips
+    the runtime (``rules.auto_select``); else CANDIDATE. The size distance when the model has a size."""
     size = model.size
     dist = distance(size, model_fit.distance_low, model_fit.distance_high) if size is not None else None
-    if model_fit.size_failure is not None:
-        return Evaluation(runtime, spec, model_fit, (model_fit.size_failure,), Verdict.EXCLUDED, dist)
+    if failures:
+        return Evaluation(runtime, spec, model_fit, failures, Verdict.EXCLUDED, dist)
     skipped = auto_select_failure(spec, model_fit, model)
     if skipped is not None:
         return Evaluation(runtime, spec, model_fit, (skipped,), Verdict.COMPATIBLE_NOT_AUTO_SELECTABLE, dist)

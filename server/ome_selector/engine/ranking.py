@@ -178,9 +178,7 @@ class Picked(Sequence[Evaluation]):
     def __len__(self) -> int:
         return len(self._refs)
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
-        if isinstance(index, slice):
-            return [evaluated[i] for evaluated, i in self._refs[index]]
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]  # an int: RankedCandidates reads one at a time
         evaluated, i = self._refs[index]
         return evaluated[i]
 
