@@ -6,7 +6,6 @@ is the validation package's, before any of this).
   loaded from YAML select exactly as in a cluster.
 - ``compile_runtime`` / ``compile_revision`` / ``compile_model`` / ``compile_request``: the domain
   objects of domain/objects.py.
-- ``merge_specs``: the inheritance merge of a parent spec and a child spec (runtime-inheritance.md).
 """
 
 from __future__ import annotations
@@ -361,37 +360,3 @@ def compile_request(isvc: types_pb2.InferenceService) -> d.Request:
         decoder_mode=requested_mode(spec, "decoder") if has_decoder else None,
         has_decoder=has_decoder,
     )
-
-
-def merge_specs(parent: Message, child: Message) -> Message:
-    """The inheritance merge of ``child`` over ``parent`` (runtime-inheritance.md).
-
-    Scalars: the child's value wins when set (``""`` counts as unset; ``disabled: false`` does
-    override). Nested objects merge field by field; maps merge by key, the child winning; lists
-    (``supportedModelFormats``, ``acceleratorClasses``, ...) are replaced by a non-empty child list.
-    """
-    out = type(parent)()
-    out.CopyFrom(parent)
-    for fd, value in child.ListFields():
-        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            target = getattr(out, fd.name)
-            value_fd = fd.message_type.fields_by_name["value"]
-            for k, v in value.items():
-                if value_fd.message_type is None and v == "":
-                    continue  # "" counts as unset: a child cannot remove its parent's value
-                if value_fd.message_type is not None and k in target:
-                    merged = merge_specs(target[k], v)
-                    target[k].CopyFrom(merged)
-                elif value_fd.message_type is not None:
-                    target[k].CopyFrom(v)
-                else:
-                    target[k] = v
-        elif fd.is_repeated:
-            if len(value):
-                out.ClearField(fd.name)
-                getattr(out, fd.name).extend(value)
-        elif fd.message_type is not None:
-            getattr(out, fd.name).CopyFrom(merge_specs(getattr(out, fd.name), value))
-        elif value != "":
-            setattr(out, fd.name, value)
-    return out

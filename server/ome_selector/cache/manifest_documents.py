@@ -395,6 +395,12 @@ def _check_single(
         if message_type.full_name == "google.protobuf.Struct":
             _check_struct(value, path, problems, budget)
             return
+        if message_type.full_name == "google.protobuf.Value":  # x-kubernetes-int-or-string
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                problems.append(
+                    Problem(path, errors.invalid_value(_yaml_text(value), "must be of type integer or string"))
+                )
+            return
         if message_type.full_name == "google.protobuf.Timestamp":
             if not isinstance(value, str):
                 problems.append(

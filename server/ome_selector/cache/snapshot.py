@@ -27,7 +27,8 @@ from ome.v1beta1 import types_pb2
 from ome_selector.cache.chains import ChainWalk, chain_can_reach, walk_chain
 from ome_selector.cache.groups import EMPTY_GROUP, RuntimeGroup
 from ome_selector.cache.groups import mask_from_positions as mask_from_positions  # engine.evaluation's import
-from ome_selector.cache.ingest import compile_model, compile_revision, compile_runtime, compile_spec, merge_specs
+from ome_selector.cache.ingest import compile_model, compile_revision, compile_runtime, compile_spec
+from ome_selector.cache.merge import merge_specs
 from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.validation import Key, unwrap

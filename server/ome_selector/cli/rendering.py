@@ -30,10 +30,10 @@ import json
 from typing import Sequence
 
 import yaml
-from google.protobuf import json_format
 from google.protobuf.message import Message
 from ome.selector.v1 import selector_pb2
 
+from ome_selector.cli.documents import document
 from ome_selector.cli.labels import _KIND
 from ome_selector.cli.reports import _runtime_object
 
@@ -94,20 +94,16 @@ def format_json(responses: Sequence[Message]) -> str:
     """``-o json``: one response as a JSON object, several as a JSON array, in order (proto3 JSON
     names, two-space indent)."""
     if len(responses) == 1:
-        return json_format.MessageToJson(responses[0], preserving_proto_field_name=False)
-    documents = [json_format.MessageToDict(response, preserving_proto_field_name=False) for response in responses]
-    return json.dumps(documents, indent=2, ensure_ascii=False)
+        return json.dumps(document(responses[0]), indent=2, ensure_ascii=False)
+    return json.dumps([document(response) for response in responses], indent=2, ensure_ascii=False)
 
 
 def format_json_line(response: Message) -> str:
     """One response (a stream's event) as one line of JSON (proto3 JSON names)."""
-    return json.dumps(json_format.MessageToDict(response, preserving_proto_field_name=False), ensure_ascii=False)
+    return json.dumps(document(response), ensure_ascii=False)
 
 
 def format_yaml(responses: Sequence[Message]) -> str:
     """``-o yaml``: one YAML document per response, in order, separated by ``---`` (proto3 JSON
     names, fields in proto order)."""
-    return "---\n".join(
-        yaml.safe_dump(json_format.MessageToDict(response, preserving_proto_field_name=False), sort_keys=False)
-        for response in responses
-    ).rstrip("\n")
+    return "---\n".join(yaml.safe_dump(document(response), sort_keys=False) for response in responses).rstrip("\n")

@@ -20,9 +20,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from ome_selector.cli.documents import document
 from ome_selector.cli.sources import UsageError
 
 JSONPATH = "jsonpath="
@@ -42,7 +42,7 @@ def is_template(output: str) -> bool:
 
 
 def _document(response: Message) -> Any:
-    return json_format.MessageToDict(response, preserving_proto_field_name=False)
+    return document(response)
 
 
 def _compile(expression: str) -> Any:

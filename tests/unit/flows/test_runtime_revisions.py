@@ -6,7 +6,7 @@ objects. Where the page gives no text: ome-selection-facts.md 8.8 and OME's cont
 
 The page's revisions (``...-590753e8``, ``...-af9539ac``) are fed to the cache as OME stored them;
 a revision the service asks the controller to create is named with this service's hash of the
-spec (``ca7c9e2b`` for runtime.yaml, ``9455cee0`` after the ``--mem-frac=0.85`` edit).
+spec (``9cb717d7`` for runtime.yaml, ``422491be`` after the ``--mem-frac=0.85`` edit).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from ome_selector.flows import revisions as pinning
 from ome_selector.rpc import lifecycle, runtimes
 
 RUNTIME = yaml.safe_load(SGLANG_RUNTIME)
-LIVE_HASH = "ca7c9e2b"  # runtime.yaml as the protos model it
-CHANGED_HASH = "9455cee0"  # after --mem-frac=0.9 -> --mem-frac=0.85
+LIVE_HASH = "9cb717d7"  # runtime.yaml merged over sglang-profile
+CHANGED_HASH = "422491be"  # after --mem-frac=0.9 -> --mem-frac=0.85
 OWN = f"r-llama-demo-sglang-llama-3-2-3b-{LIVE_HASH}"
 CHANGED_OWN = f"r-llama-demo-sglang-llama-3-2-3b-{CHANGED_HASH}"
 MISMATCH = "pinned r-llama-demo-sglang-llama-3-2-3b-590753e8, live spec differs; bump ome.io/runtime-sync annotation to advance"

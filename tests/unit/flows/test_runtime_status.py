@@ -197,8 +197,8 @@ def test_a_profile_without_disabled_is_not_an_inheritance_problem() -> None:
 
 def test_the_spec_hash_is_a_revisions_hash() -> None:
     """The short hash a revision pinned to the spec now gets: serving-runtimes.md's runtime.yaml
-    gives ca7c9e2b, as r-llama-demo-sglang-llama-3-2-3b-ca7c9e2b in test_runtime_revisions.py."""
-    assert status(load(SGLANG_RUNTIME)).spec_hash == "ca7c9e2b"
+    gives 9cb717d7, as r-llama-demo-sglang-llama-3-2-3b-9cb717d7 in test_runtime_revisions.py."""
+    assert status(load(SGLANG_RUNTIME)).spec_hash == "9cb717d7"
 
 
 # ---- bad requests --------------------------------------------------------------------------------------

@@ -471,8 +471,10 @@ type SupportedModelFormat struct {
 	// be configured yet, so a Sharded model matches no entry (serving-runtimes.md, "Supported
 	// model formats").
 	ModelCacheProviders []string `protobuf:"bytes,11,rep,name=model_cache_providers,json=modelCacheProviders,proto3" json:"model_cache_providers,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Per accelerator class name: the model's settings on that class. Not read by selection.
+	AcceleratorConfig map[string]*AcceleratorModelConfig `protobuf:"bytes,12,rep,name=accelerator_config,json=acceleratorConfig,proto3" json:"accelerator_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SupportedModelFormat) Reset() {
@@ -578,6 +580,13 @@ func (x *SupportedModelFormat) GetModelType() string {
 func (x *SupportedModelFormat) GetModelCacheProviders() []string {
 	if x != nil {
 		return x.ModelCacheProviders
+	}
+	return nil
+}
+
+func (x *SupportedModelFormat) GetAcceleratorConfig() map[string]*AcceleratorModelConfig {
+	if x != nil {
+		return x.AcceleratorConfig
 	}
 	return nil
 }
@@ -901,230 +910,6 @@ func (x *AcceleratorSelector) GetConstraints() *AcceleratorConstraints {
 	return nil
 }
 
-// Container: the runner (the fields selection and admission read, and the command line, whose
-// changes a pinned InferenceService reports as drift).
-type Container struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Container name.
-	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Image; an engine with its own runner image defers auto-selection at admission.
-	Image *string `protobuf:"bytes,2,opt,name=image,proto3,oneof" json:"image,omitempty"`
-	// Entrypoint; a child runtime's list replaces its parent's (runtime-inheritance.md).
-	Command []string `protobuf:"bytes,3,rep,name=command,proto3" json:"command,omitempty"`
-	// Arguments; a child runtime's list replaces its parent's (runtime-inheritance.md).
-	Args          []string `protobuf:"bytes,4,rep,name=args,proto3" json:"args,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Container) Reset() {
-	*x = Container{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Container) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Container) ProtoMessage() {}
-
-func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Container.ProtoReflect.Descriptor instead.
-func (*Container) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *Container) GetName() string {
-	if x != nil {
-		return x.Name
-	}
-	return ""
-}
-
-func (x *Container) GetImage() string {
-	if x != nil && x.Image != nil {
-		return *x.Image
-	}
-	return ""
-}
-
-func (x *Container) GetCommand() []string {
-	if x != nil {
-		return x.Command
-	}
-	return nil
-}
-
-func (x *Container) GetArgs() []string {
-	if x != nil {
-		return x.Args
-	}
-	return nil
-}
-
-// LeaderSpec of a multi-node component.
-type LeaderSpec struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Leader runner.
-	Runner        *Container `protobuf:"bytes,1,opt,name=runner,proto3" json:"runner,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *LeaderSpec) Reset() {
-	*x = LeaderSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[11]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *LeaderSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*LeaderSpec) ProtoMessage() {}
-
-func (x *LeaderSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[11]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use LeaderSpec.ProtoReflect.Descriptor instead.
-func (*LeaderSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{11}
-}
-
-func (x *LeaderSpec) GetRunner() *Container {
-	if x != nil {
-		return x.Runner
-	}
-	return nil
-}
-
-// WorkerSpec of a multi-node component.
-type WorkerSpec struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Worker pods per leader.
-	Size *int32 `protobuf:"varint,1,opt,name=size,proto3,oneof" json:"size,omitempty"`
-	// Worker runner.
-	Runner        *Container `protobuf:"bytes,2,opt,name=runner,proto3" json:"runner,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *WorkerSpec) Reset() {
-	*x = WorkerSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[12]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *WorkerSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*WorkerSpec) ProtoMessage() {}
-
-func (x *WorkerSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[12]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use WorkerSpec.ProtoReflect.Descriptor instead.
-func (*WorkerSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{12}
-}
-
-func (x *WorkerSpec) GetSize() int32 {
-	if x != nil && x.Size != nil {
-		return *x.Size
-	}
-	return 0
-}
-
-func (x *WorkerSpec) GetRunner() *Container {
-	if x != nil {
-		return x.Runner
-	}
-	return nil
-}
-
-// DeploymentStrategy: a component's `deploymentStrategy` (Kubernetes apps/v1). Only
-// RawDeployment applies it; the InferenceService webhook warns when it is set under
-// `spec.deploymentMode: OMENative` (deployment-modes.md, "For the whole InferenceService").
-// `rollingUpdate` is accepted and not read.
-type DeploymentStrategy struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// `Recreate` or `RollingUpdate`.
-	Type          *string `protobuf:"bytes,1,opt,name=type,proto3,oneof" json:"type,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *DeploymentStrategy) Reset() {
-	*x = DeploymentStrategy{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[13]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *DeploymentStrategy) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*DeploymentStrategy) ProtoMessage() {}
-
-func (x *DeploymentStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[13]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use DeploymentStrategy.ProtoReflect.Descriptor instead.
-func (*DeploymentStrategy) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{13}
-}
-
-func (x *DeploymentStrategy) GetType() string {
-	if x != nil && x.Type != nil {
-		return *x.Type
-	}
-	return ""
-}
-
 // AutoscalerPolicyRef: a component's `autoscalerPolicyRef` (since v1.3, alpha). It attaches on
 // the InferenceService only; the runtime webhook rejects it in a runtime (serving-runtimes.md).
 type AutoscalerPolicyRef struct {
@@ -1139,7 +924,7 @@ type AutoscalerPolicyRef struct {
 
 func (x *AutoscalerPolicyRef) Reset() {
 	*x = AutoscalerPolicyRef{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[14]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +936,7 @@ func (x *AutoscalerPolicyRef) String() string {
 func (*AutoscalerPolicyRef) ProtoMessage() {}
 
 func (x *AutoscalerPolicyRef) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[14]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +949,7 @@ func (x *AutoscalerPolicyRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AutoscalerPolicyRef.ProtoReflect.Descriptor instead.
 func (*AutoscalerPolicyRef) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{14}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AutoscalerPolicyRef) GetName() string {
@@ -1204,7 +989,7 @@ type MetricSpec struct {
 
 func (x *MetricSpec) Reset() {
 	*x = MetricSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[15]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1001,7 @@ func (x *MetricSpec) String() string {
 func (*MetricSpec) ProtoMessage() {}
 
 func (x *MetricSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[15]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1014,7 @@ func (x *MetricSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricSpec.ProtoReflect.Descriptor instead.
 func (*MetricSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{15}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MetricSpec) GetType() string {
@@ -1287,7 +1072,7 @@ type HPAAutoscaler struct {
 
 func (x *HPAAutoscaler) Reset() {
 	*x = HPAAutoscaler{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[16]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1084,7 @@ func (x *HPAAutoscaler) String() string {
 func (*HPAAutoscaler) ProtoMessage() {}
 
 func (x *HPAAutoscaler) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[16]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1097,7 @@ func (x *HPAAutoscaler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HPAAutoscaler.ProtoReflect.Descriptor instead.
 func (*HPAAutoscaler) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{16}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HPAAutoscaler) GetMetrics() []*MetricSpec {
@@ -1350,7 +1135,7 @@ type KedaAutoscaler struct {
 
 func (x *KedaAutoscaler) Reset() {
 	*x = KedaAutoscaler{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[17]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1147,7 @@ func (x *KedaAutoscaler) String() string {
 func (*KedaAutoscaler) ProtoMessage() {}
 
 func (x *KedaAutoscaler) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[17]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1160,7 @@ func (x *KedaAutoscaler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KedaAutoscaler.ProtoReflect.Descriptor instead.
 func (*KedaAutoscaler) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{17}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *KedaAutoscaler) GetTriggers() []*structpb.Struct {
@@ -1435,7 +1220,7 @@ type ComponentAutoscaler struct {
 
 func (x *ComponentAutoscaler) Reset() {
 	*x = ComponentAutoscaler{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[18]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1232,7 @@ func (x *ComponentAutoscaler) String() string {
 func (*ComponentAutoscaler) ProtoMessage() {}
 
 func (x *ComponentAutoscaler) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[18]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1245,7 @@ func (x *ComponentAutoscaler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComponentAutoscaler.ProtoReflect.Descriptor instead.
 func (*ComponentAutoscaler) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{18}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ComponentAutoscaler) GetAutoscalerClass() string {
@@ -1497,7 +1282,7 @@ type ProportionalPolicy struct {
 
 func (x *ProportionalPolicy) Reset() {
 	*x = ProportionalPolicy{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[19]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1294,7 @@ func (x *ProportionalPolicy) String() string {
 func (*ProportionalPolicy) ProtoMessage() {}
 
 func (x *ProportionalPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[19]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1307,7 @@ func (x *ProportionalPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProportionalPolicy.ProtoReflect.Descriptor instead.
 func (*ProportionalPolicy) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{19}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ProportionalPolicy) GetAnchor() string {
@@ -1554,7 +1339,7 @@ type ScalingPolicy struct {
 
 func (x *ScalingPolicy) Reset() {
 	*x = ScalingPolicy{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[20]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1351,7 @@ func (x *ScalingPolicy) String() string {
 func (*ScalingPolicy) ProtoMessage() {}
 
 func (x *ScalingPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[20]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1364,7 @@ func (x *ScalingPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScalingPolicy.ProtoReflect.Descriptor instead.
 func (*ScalingPolicy) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{20}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ScalingPolicy) GetMode() string {
@@ -1592,515 +1377,6 @@ func (x *ScalingPolicy) GetMode() string {
 func (x *ScalingPolicy) GetProportional() *ProportionalPolicy {
 	if x != nil {
 		return x.Proportional
-	}
-	return nil
-}
-
-// EngineSpec: `spec.engine` of an InferenceService or `engineConfig` of a runtime.
-type EngineSpec struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Component labels.
-	Labels map[string]string `protobuf:"bytes,1,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Component annotations; `ome.io/deploymentMode` declares the engine's mode.
-	Annotations map[string]string `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Minimum replicas.
-	MinReplicas *int32 `protobuf:"varint,3,opt,name=min_replicas,json=minReplicas,proto3,oneof" json:"min_replicas,omitempty"`
-	// Maximum replicas.
-	MaxReplicas *int32 `protobuf:"varint,4,opt,name=max_replicas,json=maxReplicas,proto3,oneof" json:"max_replicas,omitempty"`
-	// Main container.
-	Runner *Container `protobuf:"bytes,5,opt,name=runner,proto3" json:"runner,omitempty"`
-	// Leader of a multi-node engine.
-	Leader *LeaderSpec `protobuf:"bytes,6,opt,name=leader,proto3" json:"leader,omitempty"`
-	// Workers of a multi-node engine.
-	Worker *WorkerSpec `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
-	// Accelerator override; meaningful on the InferenceService only.
-	AcceleratorOverride *AcceleratorSelector `protobuf:"bytes,8,opt,name=accelerator_override,json=acceleratorOverride,proto3" json:"accelerator_override,omitempty"`
-	// Kubernetes Deployment strategy; applied in RawDeployment only.
-	DeploymentStrategy *DeploymentStrategy `protobuf:"bytes,9,opt,name=deployment_strategy,json=deploymentStrategy,proto3" json:"deployment_strategy,omitempty"`
-	// Per-component autoscaler (since v1.3).
-	Autoscaler *ComponentAutoscaler `protobuf:"bytes,10,opt,name=autoscaler,proto3" json:"autoscaler,omitempty"`
-	// AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime.
-	AutoscalerPolicyRef *AutoscalerPolicyRef `protobuf:"bytes,11,opt,name=autoscaler_policy_ref,json=autoscalerPolicyRef,proto3" json:"autoscaler_policy_ref,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
-}
-
-func (x *EngineSpec) Reset() {
-	*x = EngineSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[21]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *EngineSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*EngineSpec) ProtoMessage() {}
-
-func (x *EngineSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[21]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use EngineSpec.ProtoReflect.Descriptor instead.
-func (*EngineSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{21}
-}
-
-func (x *EngineSpec) GetLabels() map[string]string {
-	if x != nil {
-		return x.Labels
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetAnnotations() map[string]string {
-	if x != nil {
-		return x.Annotations
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetMinReplicas() int32 {
-	if x != nil && x.MinReplicas != nil {
-		return *x.MinReplicas
-	}
-	return 0
-}
-
-func (x *EngineSpec) GetMaxReplicas() int32 {
-	if x != nil && x.MaxReplicas != nil {
-		return *x.MaxReplicas
-	}
-	return 0
-}
-
-func (x *EngineSpec) GetRunner() *Container {
-	if x != nil {
-		return x.Runner
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetLeader() *LeaderSpec {
-	if x != nil {
-		return x.Leader
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetWorker() *WorkerSpec {
-	if x != nil {
-		return x.Worker
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetAcceleratorOverride() *AcceleratorSelector {
-	if x != nil {
-		return x.AcceleratorOverride
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetDeploymentStrategy() *DeploymentStrategy {
-	if x != nil {
-		return x.DeploymentStrategy
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetAutoscaler() *ComponentAutoscaler {
-	if x != nil {
-		return x.Autoscaler
-	}
-	return nil
-}
-
-func (x *EngineSpec) GetAutoscalerPolicyRef() *AutoscalerPolicyRef {
-	if x != nil {
-		return x.AutoscalerPolicyRef
-	}
-	return nil
-}
-
-// DecoderSpec: same fields as EngineSpec.
-type DecoderSpec struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Component labels.
-	Labels map[string]string `protobuf:"bytes,1,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Component annotations; `ome.io/deploymentMode` declares the decoder's mode.
-	Annotations map[string]string `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Minimum replicas.
-	MinReplicas *int32 `protobuf:"varint,3,opt,name=min_replicas,json=minReplicas,proto3,oneof" json:"min_replicas,omitempty"`
-	// Maximum replicas.
-	MaxReplicas *int32 `protobuf:"varint,4,opt,name=max_replicas,json=maxReplicas,proto3,oneof" json:"max_replicas,omitempty"`
-	// Main container.
-	Runner *Container `protobuf:"bytes,5,opt,name=runner,proto3" json:"runner,omitempty"`
-	// Leader of a multi-node decoder.
-	Leader *LeaderSpec `protobuf:"bytes,6,opt,name=leader,proto3" json:"leader,omitempty"`
-	// Workers of a multi-node decoder.
-	Worker *WorkerSpec `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
-	// Accelerator override; meaningful on the InferenceService only.
-	AcceleratorOverride *AcceleratorSelector `protobuf:"bytes,8,opt,name=accelerator_override,json=acceleratorOverride,proto3" json:"accelerator_override,omitempty"`
-	// Kubernetes Deployment strategy; applied in RawDeployment only.
-	DeploymentStrategy *DeploymentStrategy `protobuf:"bytes,9,opt,name=deployment_strategy,json=deploymentStrategy,proto3" json:"deployment_strategy,omitempty"`
-	// Per-component autoscaler (since v1.3).
-	Autoscaler *ComponentAutoscaler `protobuf:"bytes,10,opt,name=autoscaler,proto3" json:"autoscaler,omitempty"`
-	// AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime.
-	AutoscalerPolicyRef *AutoscalerPolicyRef `protobuf:"bytes,11,opt,name=autoscaler_policy_ref,json=autoscalerPolicyRef,proto3" json:"autoscaler_policy_ref,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
-}
-
-func (x *DecoderSpec) Reset() {
-	*x = DecoderSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[22]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *DecoderSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*DecoderSpec) ProtoMessage() {}
-
-func (x *DecoderSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[22]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use DecoderSpec.ProtoReflect.Descriptor instead.
-func (*DecoderSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{22}
-}
-
-func (x *DecoderSpec) GetLabels() map[string]string {
-	if x != nil {
-		return x.Labels
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetAnnotations() map[string]string {
-	if x != nil {
-		return x.Annotations
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetMinReplicas() int32 {
-	if x != nil && x.MinReplicas != nil {
-		return *x.MinReplicas
-	}
-	return 0
-}
-
-func (x *DecoderSpec) GetMaxReplicas() int32 {
-	if x != nil && x.MaxReplicas != nil {
-		return *x.MaxReplicas
-	}
-	return 0
-}
-
-func (x *DecoderSpec) GetRunner() *Container {
-	if x != nil {
-		return x.Runner
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetLeader() *LeaderSpec {
-	if x != nil {
-		return x.Leader
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetWorker() *WorkerSpec {
-	if x != nil {
-		return x.Worker
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetAcceleratorOverride() *AcceleratorSelector {
-	if x != nil {
-		return x.AcceleratorOverride
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetDeploymentStrategy() *DeploymentStrategy {
-	if x != nil {
-		return x.DeploymentStrategy
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetAutoscaler() *ComponentAutoscaler {
-	if x != nil {
-		return x.Autoscaler
-	}
-	return nil
-}
-
-func (x *DecoderSpec) GetAutoscalerPolicyRef() *AutoscalerPolicyRef {
-	if x != nil {
-		return x.AutoscalerPolicyRef
-	}
-	return nil
-}
-
-// RouterSpec: the router component (never compared for deployment mode).
-type RouterSpec struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Component labels.
-	Labels map[string]string `protobuf:"bytes,1,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Component annotations.
-	Annotations map[string]string `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Minimum replicas.
-	MinReplicas *int32 `protobuf:"varint,3,opt,name=min_replicas,json=minReplicas,proto3,oneof" json:"min_replicas,omitempty"`
-	// Maximum replicas.
-	MaxReplicas *int32 `protobuf:"varint,4,opt,name=max_replicas,json=maxReplicas,proto3,oneof" json:"max_replicas,omitempty"`
-	// Main container.
-	Runner *Container `protobuf:"bytes,5,opt,name=runner,proto3" json:"runner,omitempty"`
-	// Router configuration.
-	Config map[string]string `protobuf:"bytes,6,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Kubernetes Deployment strategy; applied in RawDeployment only.
-	DeploymentStrategy *DeploymentStrategy `protobuf:"bytes,7,opt,name=deployment_strategy,json=deploymentStrategy,proto3" json:"deployment_strategy,omitempty"`
-	// Per-component autoscaler (since v1.3).
-	Autoscaler *ComponentAutoscaler `protobuf:"bytes,8,opt,name=autoscaler,proto3" json:"autoscaler,omitempty"`
-	// AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime.
-	AutoscalerPolicyRef *AutoscalerPolicyRef `protobuf:"bytes,9,opt,name=autoscaler_policy_ref,json=autoscalerPolicyRef,proto3" json:"autoscaler_policy_ref,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
-}
-
-func (x *RouterSpec) Reset() {
-	*x = RouterSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[23]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *RouterSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*RouterSpec) ProtoMessage() {}
-
-func (x *RouterSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[23]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RouterSpec.ProtoReflect.Descriptor instead.
-func (*RouterSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{23}
-}
-
-func (x *RouterSpec) GetLabels() map[string]string {
-	if x != nil {
-		return x.Labels
-	}
-	return nil
-}
-
-func (x *RouterSpec) GetAnnotations() map[string]string {
-	if x != nil {
-		return x.Annotations
-	}
-	return nil
-}
-
-func (x *RouterSpec) GetMinReplicas() int32 {
-	if x != nil && x.MinReplicas != nil {
-		return *x.MinReplicas
-	}
-	return 0
-}
-
-func (x *RouterSpec) GetMaxReplicas() int32 {
-	if x != nil && x.MaxReplicas != nil {
-		return *x.MaxReplicas
-	}
-	return 0
-}
-
-func (x *RouterSpec) GetRunner() *Container {
-	if x != nil {
-		return x.Runner
-	}
-	return nil
-}
-
-func (x *RouterSpec) GetConfig() map[string]string {
-	if x != nil {
-		return x.Config
-	}
-	return nil
-}
-
-func (x *RouterSpec) GetDeploymentStrategy() *DeploymentStrategy {
-	if x != nil {
-		return x.DeploymentStrategy
-	}
-	return nil
-}
-
-func (x *RouterSpec) GetAutoscaler() *ComponentAutoscaler {
-	if x != nil {
-		return x.Autoscaler
-	}
-	return nil
-}
-
-func (x *RouterSpec) GetAutoscalerPolicyRef() *AutoscalerPolicyRef {
-	if x != nil {
-		return x.AutoscalerPolicyRef
-	}
-	return nil
-}
-
-// ServingRuntimeSpec: shared by ServingRuntime and ClusterServingRuntime.
-type ServingRuntimeSpec struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// What the runtime can serve.
-	SupportedModelFormats []*SupportedModelFormat `protobuf:"bytes,1,rep,name=supported_model_formats,json=supportedModelFormats,proto3" json:"supported_model_formats,omitempty"`
-	// Inclusive size range.
-	ModelSizeRange *ModelSizeRangeSpec `protobuf:"bytes,2,opt,name=model_size_range,json=modelSizeRange,proto3" json:"model_size_range,omitempty"`
-	// `true` disables the runtime; absent or false means enabled.
-	Disabled *bool `protobuf:"varint,3,opt,name=disabled,proto3,oneof" json:"disabled,omitempty"`
-	// Base for `spec.engine`.
-	EngineConfig *EngineSpec `protobuf:"bytes,4,opt,name=engine_config,json=engineConfig,proto3" json:"engine_config,omitempty"`
-	// Base for `spec.decoder`.
-	DecoderConfig *DecoderSpec `protobuf:"bytes,5,opt,name=decoder_config,json=decoderConfig,proto3" json:"decoder_config,omitempty"`
-	// Base for `spec.router`.
-	RouterConfig *RouterSpec `protobuf:"bytes,6,opt,name=router_config,json=routerConfig,proto3" json:"router_config,omitempty"`
-	// Not used by selection.
-	ProtocolVersions []string `protobuf:"bytes,7,rep,name=protocol_versions,json=protocolVersions,proto3" json:"protocol_versions,omitempty"`
-	// Accelerator classes the runtime runs on.
-	AcceleratorRequirements *AcceleratorRequirements `protobuf:"bytes,8,opt,name=accelerator_requirements,json=acceleratorRequirements,proto3" json:"accelerator_requirements,omitempty"`
-	// Default scaling policy of the InferenceServices using the runtime (since v1.3); the webhook
-	// rejects any mode but `Independent`.
-	ScalingPolicy *ScalingPolicy `protobuf:"bytes,9,opt,name=scaling_policy,json=scalingPolicy,proto3" json:"scaling_policy,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ServingRuntimeSpec) Reset() {
-	*x = ServingRuntimeSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[24]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ServingRuntimeSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ServingRuntimeSpec) ProtoMessage() {}
-
-func (x *ServingRuntimeSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[24]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ServingRuntimeSpec.ProtoReflect.Descriptor instead.
-func (*ServingRuntimeSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{24}
-}
-
-func (x *ServingRuntimeSpec) GetSupportedModelFormats() []*SupportedModelFormat {
-	if x != nil {
-		return x.SupportedModelFormats
-	}
-	return nil
-}
-
-func (x *ServingRuntimeSpec) GetModelSizeRange() *ModelSizeRangeSpec {
-	if x != nil {
-		return x.ModelSizeRange
-	}
-	return nil
-}
-
-func (x *ServingRuntimeSpec) GetDisabled() bool {
-	if x != nil && x.Disabled != nil {
-		return *x.Disabled
-	}
-	return false
-}
-
-func (x *ServingRuntimeSpec) GetEngineConfig() *EngineSpec {
-	if x != nil {
-		return x.EngineConfig
-	}
-	return nil
-}
-
-func (x *ServingRuntimeSpec) GetDecoderConfig() *DecoderSpec {
-	if x != nil {
-		return x.DecoderConfig
-	}
-	return nil
-}
-
-func (x *ServingRuntimeSpec) GetRouterConfig() *RouterSpec {
-	if x != nil {
-		return x.RouterConfig
-	}
-	return nil
-}
-
-func (x *ServingRuntimeSpec) GetProtocolVersions() []string {
-	if x != nil {
-		return x.ProtocolVersions
-	}
-	return nil
-}
-
-func (x *ServingRuntimeSpec) GetAcceleratorRequirements() *AcceleratorRequirements {
-	if x != nil {
-		return x.AcceleratorRequirements
-	}
-	return nil
-}
-
-func (x *ServingRuntimeSpec) GetScalingPolicy() *ScalingPolicy {
-	if x != nil {
-		return x.ScalingPolicy
 	}
 	return nil
 }
@@ -2128,7 +1404,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[25]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +1416,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[25]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +1429,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{25}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Condition) GetType() string {
@@ -2219,7 +1495,7 @@ type ServingRuntimeStatus struct {
 
 func (x *ServingRuntimeStatus) Reset() {
 	*x = ServingRuntimeStatus{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[26]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +1507,7 @@ func (x *ServingRuntimeStatus) String() string {
 func (*ServingRuntimeStatus) ProtoMessage() {}
 
 func (x *ServingRuntimeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[26]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +1520,7 @@ func (x *ServingRuntimeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServingRuntimeStatus.ProtoReflect.Descriptor instead.
 func (*ServingRuntimeStatus) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{26}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ServingRuntimeStatus) GetInheritanceChain() []string {
@@ -2280,7 +1556,7 @@ type ServingRuntime struct {
 
 func (x *ServingRuntime) Reset() {
 	*x = ServingRuntime{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[27]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +1568,7 @@ func (x *ServingRuntime) String() string {
 func (*ServingRuntime) ProtoMessage() {}
 
 func (x *ServingRuntime) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[27]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +1581,7 @@ func (x *ServingRuntime) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServingRuntime.ProtoReflect.Descriptor instead.
 func (*ServingRuntime) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{27}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ServingRuntime) GetApiVersion() string {
@@ -2362,7 +1638,7 @@ type ClusterServingRuntime struct {
 
 func (x *ClusterServingRuntime) Reset() {
 	*x = ClusterServingRuntime{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[28]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +1650,7 @@ func (x *ClusterServingRuntime) String() string {
 func (*ClusterServingRuntime) ProtoMessage() {}
 
 func (x *ClusterServingRuntime) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[28]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +1663,7 @@ func (x *ClusterServingRuntime) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterServingRuntime.ProtoReflect.Descriptor instead.
 func (*ClusterServingRuntime) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{28}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ClusterServingRuntime) GetApiVersion() string {
@@ -2450,7 +1726,7 @@ type ControllerRevision struct {
 
 func (x *ControllerRevision) Reset() {
 	*x = ControllerRevision{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[29]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +1738,7 @@ func (x *ControllerRevision) String() string {
 func (*ControllerRevision) ProtoMessage() {}
 
 func (x *ControllerRevision) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[29]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +1751,7 @@ func (x *ControllerRevision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerRevision.ProtoReflect.Descriptor instead.
 func (*ControllerRevision) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{29}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ControllerRevision) GetApiVersion() string {
@@ -2550,7 +1826,7 @@ type BaseModelSpec struct {
 
 func (x *BaseModelSpec) Reset() {
 	*x = BaseModelSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[30]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +1838,7 @@ func (x *BaseModelSpec) String() string {
 func (*BaseModelSpec) ProtoMessage() {}
 
 func (x *BaseModelSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[30]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +1851,7 @@ func (x *BaseModelSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BaseModelSpec.ProtoReflect.Descriptor instead.
 func (*BaseModelSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{30}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BaseModelSpec) GetModelFormat() *ModelFormat {
@@ -2686,7 +1962,7 @@ type BaseModel struct {
 
 func (x *BaseModel) Reset() {
 	*x = BaseModel{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[31]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +1974,7 @@ func (x *BaseModel) String() string {
 func (*BaseModel) ProtoMessage() {}
 
 func (x *BaseModel) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[31]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +1987,7 @@ func (x *BaseModel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BaseModel.ProtoReflect.Descriptor instead.
 func (*BaseModel) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{31}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *BaseModel) GetApiVersion() string {
@@ -2759,7 +2035,7 @@ type ClusterBaseModel struct {
 
 func (x *ClusterBaseModel) Reset() {
 	*x = ClusterBaseModel{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[32]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +2047,7 @@ func (x *ClusterBaseModel) String() string {
 func (*ClusterBaseModel) ProtoMessage() {}
 
 func (x *ClusterBaseModel) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[32]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +2060,7 @@ func (x *ClusterBaseModel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterBaseModel.ProtoReflect.Descriptor instead.
 func (*ClusterBaseModel) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{32}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClusterBaseModel) GetApiVersion() string {
@@ -2832,7 +2108,7 @@ type ModelRef struct {
 
 func (x *ModelRef) Reset() {
 	*x = ModelRef{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[33]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2844,7 +2120,7 @@ func (x *ModelRef) String() string {
 func (*ModelRef) ProtoMessage() {}
 
 func (x *ModelRef) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[33]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2857,7 +2133,7 @@ func (x *ModelRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRef.ProtoReflect.Descriptor instead.
 func (*ModelRef) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{33}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ModelRef) GetName() string {
@@ -2909,7 +2185,7 @@ type ServingRuntimeRef struct {
 
 func (x *ServingRuntimeRef) Reset() {
 	*x = ServingRuntimeRef{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[34]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2921,7 +2197,7 @@ func (x *ServingRuntimeRef) String() string {
 func (*ServingRuntimeRef) ProtoMessage() {}
 
 func (x *ServingRuntimeRef) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[34]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2934,7 +2210,7 @@ func (x *ServingRuntimeRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServingRuntimeRef.ProtoReflect.Descriptor instead.
 func (*ServingRuntimeRef) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{34}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ServingRuntimeRef) GetName() string {
@@ -2989,13 +2265,17 @@ type InferenceServiceSpec struct {
 	AcceleratorSelector *AcceleratorSelector `protobuf:"bytes,6,opt,name=accelerator_selector,json=acceleratorSelector,proto3" json:"accelerator_selector,omitempty"`
 	// `OMENative` or `RawDeployment` (since v1.3).
 	DeploymentMode *string `protobuf:"bytes,7,opt,name=deployment_mode,json=deploymentMode,proto3,oneof" json:"deployment_mode,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Deprecated predictor component.
+	Predictor *PredictorSpec `protobuf:"bytes,8,opt,name=predictor,proto3" json:"predictor,omitempty"`
+	// KEDA settings of the service.
+	KedaConfig    *KedaConfig `protobuf:"bytes,9,opt,name=keda_config,json=kedaConfig,proto3" json:"keda_config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InferenceServiceSpec) Reset() {
 	*x = InferenceServiceSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[35]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +2287,7 @@ func (x *InferenceServiceSpec) String() string {
 func (*InferenceServiceSpec) ProtoMessage() {}
 
 func (x *InferenceServiceSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[35]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +2300,7 @@ func (x *InferenceServiceSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferenceServiceSpec.ProtoReflect.Descriptor instead.
 func (*InferenceServiceSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{35}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *InferenceServiceSpec) GetModel() *ModelRef {
@@ -3072,6 +2352,20 @@ func (x *InferenceServiceSpec) GetDeploymentMode() string {
 	return ""
 }
 
+func (x *InferenceServiceSpec) GetPredictor() *PredictorSpec {
+	if x != nil {
+		return x.Predictor
+	}
+	return nil
+}
+
+func (x *InferenceServiceSpec) GetKedaConfig() *KedaConfig {
+	if x != nil {
+		return x.KedaConfig
+	}
+	return nil
+}
+
 // InferenceServiceStatus: the fields runtime pinning reads (runtime-revisions.md).
 type InferenceServiceStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3089,7 +2383,7 @@ type InferenceServiceStatus struct {
 
 func (x *InferenceServiceStatus) Reset() {
 	*x = InferenceServiceStatus{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[36]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3101,7 +2395,7 @@ func (x *InferenceServiceStatus) String() string {
 func (*InferenceServiceStatus) ProtoMessage() {}
 
 func (x *InferenceServiceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[36]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3114,7 +2408,7 @@ func (x *InferenceServiceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferenceServiceStatus.ProtoReflect.Descriptor instead.
 func (*InferenceServiceStatus) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{36}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *InferenceServiceStatus) GetConditions() []*Condition {
@@ -3165,7 +2459,7 @@ type InferenceService struct {
 
 func (x *InferenceService) Reset() {
 	*x = InferenceService{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[37]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3177,7 +2471,7 @@ func (x *InferenceService) String() string {
 func (*InferenceService) ProtoMessage() {}
 
 func (x *InferenceService) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[37]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3190,7 +2484,7 @@ func (x *InferenceService) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferenceService.ProtoReflect.Descriptor instead.
 func (*InferenceService) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{37}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *InferenceService) GetApiVersion() string {
@@ -3245,7 +2539,7 @@ type AcceleratorPerformance struct {
 
 func (x *AcceleratorPerformance) Reset() {
 	*x = AcceleratorPerformance{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[38]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +2551,7 @@ func (x *AcceleratorPerformance) String() string {
 func (*AcceleratorPerformance) ProtoMessage() {}
 
 func (x *AcceleratorPerformance) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[38]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +2564,7 @@ func (x *AcceleratorPerformance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceleratorPerformance.ProtoReflect.Descriptor instead.
 func (*AcceleratorPerformance) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{38}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AcceleratorPerformance) GetFp32Tflops() int64 {
@@ -3320,7 +2614,7 @@ type AcceleratorCapabilities struct {
 
 func (x *AcceleratorCapabilities) Reset() {
 	*x = AcceleratorCapabilities{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[39]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3332,7 +2626,7 @@ func (x *AcceleratorCapabilities) String() string {
 func (*AcceleratorCapabilities) ProtoMessage() {}
 
 func (x *AcceleratorCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[39]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3345,7 +2639,7 @@ func (x *AcceleratorCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceleratorCapabilities.ProtoReflect.Descriptor instead.
 func (*AcceleratorCapabilities) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{39}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AcceleratorCapabilities) GetMemoryGb() string {
@@ -3400,7 +2694,7 @@ type AcceleratorCost struct {
 
 func (x *AcceleratorCost) Reset() {
 	*x = AcceleratorCost{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[40]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3412,7 +2706,7 @@ func (x *AcceleratorCost) String() string {
 func (*AcceleratorCost) ProtoMessage() {}
 
 func (x *AcceleratorCost) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[40]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3425,7 +2719,7 @@ func (x *AcceleratorCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceleratorCost.ProtoReflect.Descriptor instead.
 func (*AcceleratorCost) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{40}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AcceleratorCost) GetPerHour() string {
@@ -3467,7 +2761,7 @@ type AcceleratorDiscovery struct {
 
 func (x *AcceleratorDiscovery) Reset() {
 	*x = AcceleratorDiscovery{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[41]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +2773,7 @@ func (x *AcceleratorDiscovery) String() string {
 func (*AcceleratorDiscovery) ProtoMessage() {}
 
 func (x *AcceleratorDiscovery) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[41]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +2786,7 @@ func (x *AcceleratorDiscovery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceleratorDiscovery.ProtoReflect.Descriptor instead.
 func (*AcceleratorDiscovery) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{41}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AcceleratorDiscovery) GetNodeSelector() map[string]string {
@@ -3517,7 +2811,7 @@ type AcceleratorResource struct {
 
 func (x *AcceleratorResource) Reset() {
 	*x = AcceleratorResource{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[42]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3529,7 +2823,7 @@ func (x *AcceleratorResource) String() string {
 func (*AcceleratorResource) ProtoMessage() {}
 
 func (x *AcceleratorResource) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[42]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3542,7 +2836,7 @@ func (x *AcceleratorResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceleratorResource.ProtoReflect.Descriptor instead.
 func (*AcceleratorResource) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{42}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AcceleratorResource) GetName() string {
@@ -3589,7 +2883,7 @@ type AcceleratorClassSpec struct {
 
 func (x *AcceleratorClassSpec) Reset() {
 	*x = AcceleratorClassSpec{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[43]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3601,7 +2895,7 @@ func (x *AcceleratorClassSpec) String() string {
 func (*AcceleratorClassSpec) ProtoMessage() {}
 
 func (x *AcceleratorClassSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[43]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3614,7 +2908,7 @@ func (x *AcceleratorClassSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceleratorClassSpec.ProtoReflect.Descriptor instead.
 func (*AcceleratorClassSpec) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{43}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AcceleratorClassSpec) GetVendor() string {
@@ -3683,7 +2977,7 @@ type AcceleratorClass struct {
 
 func (x *AcceleratorClass) Reset() {
 	*x = AcceleratorClass{}
-	mi := &file_ome_v1beta1_types_proto_msgTypes[44]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3695,7 +2989,7 @@ func (x *AcceleratorClass) String() string {
 func (*AcceleratorClass) ProtoMessage() {}
 
 func (x *AcceleratorClass) ProtoReflect() protoreflect.Message {
-	mi := &file_ome_v1beta1_types_proto_msgTypes[44]
+	mi := &file_ome_v1beta1_types_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3708,7 +3002,7 @@ func (x *AcceleratorClass) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceleratorClass.ProtoReflect.Descriptor instead.
 func (*AcceleratorClass) Descriptor() ([]byte, []int) {
-	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{44}
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *AcceleratorClass) GetApiVersion() string {
@@ -3735,6 +3029,10830 @@ func (x *AcceleratorClass) GetMetadata() *ObjectMeta {
 func (x *AcceleratorClass) GetSpec() *AcceleratorClassSpec {
 	if x != nil {
 		return x.Spec
+	}
+	return nil
+}
+
+// AWSElasticBlockStoreVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].awsElasticBlockStore`.
+type AWSElasticBlockStoreVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FsType        *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	Partition     *int32                 `protobuf:"varint,2,opt,name=partition,proto3,oneof" json:"partition,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,3,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	VolumeId      *string                `protobuf:"bytes,4,opt,name=volume_id,json=volumeID,proto3,oneof" json:"volume_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AWSElasticBlockStoreVolumeSource) Reset() {
+	*x = AWSElasticBlockStoreVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AWSElasticBlockStoreVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AWSElasticBlockStoreVolumeSource) ProtoMessage() {}
+
+func (x *AWSElasticBlockStoreVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AWSElasticBlockStoreVolumeSource.ProtoReflect.Descriptor instead.
+func (*AWSElasticBlockStoreVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AWSElasticBlockStoreVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *AWSElasticBlockStoreVolumeSource) GetPartition() int32 {
+	if x != nil && x.Partition != nil {
+		return *x.Partition
+	}
+	return 0
+}
+
+func (x *AWSElasticBlockStoreVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *AWSElasticBlockStoreVolumeSource) GetVolumeId() string {
+	if x != nil && x.VolumeId != nil {
+		return *x.VolumeId
+	}
+	return ""
+}
+
+// AcceleratorModelConfig: the CRD schema at `ServingRuntime.spec.supportedModelFormats[].acceleratorConfig`.
+type AcceleratorModelConfig struct {
+	state                     protoimpl.MessageState   `protogen:"open.v1"`
+	EnvironmentOverride       map[string]string        `protobuf:"bytes,1,rep,name=environment_override,json=environmentOverride,proto3" json:"environment_override,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	MinMemoryPerBillionParams *int64                   `protobuf:"varint,2,opt,name=min_memory_per_billion_params,json=minMemoryPerBillionParams,proto3,oneof" json:"min_memory_per_billion_params,omitempty"`
+	RuntimeArgsOverride       []string                 `protobuf:"bytes,3,rep,name=runtime_args_override,json=runtimeArgsOverride,proto3" json:"runtime_args_override,omitempty"`
+	TensorParallelismOverride *TensorParallelismConfig `protobuf:"bytes,4,opt,name=tensor_parallelism_override,json=tensorParallelismOverride,proto3" json:"tensor_parallelism_override,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *AcceleratorModelConfig) Reset() {
+	*x = AcceleratorModelConfig{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcceleratorModelConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcceleratorModelConfig) ProtoMessage() {}
+
+func (x *AcceleratorModelConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcceleratorModelConfig.ProtoReflect.Descriptor instead.
+func (*AcceleratorModelConfig) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AcceleratorModelConfig) GetEnvironmentOverride() map[string]string {
+	if x != nil {
+		return x.EnvironmentOverride
+	}
+	return nil
+}
+
+func (x *AcceleratorModelConfig) GetMinMemoryPerBillionParams() int64 {
+	if x != nil && x.MinMemoryPerBillionParams != nil {
+		return *x.MinMemoryPerBillionParams
+	}
+	return 0
+}
+
+func (x *AcceleratorModelConfig) GetRuntimeArgsOverride() []string {
+	if x != nil {
+		return x.RuntimeArgsOverride
+	}
+	return nil
+}
+
+func (x *AcceleratorModelConfig) GetTensorParallelismOverride() *TensorParallelismConfig {
+	if x != nil {
+		return x.TensorParallelismOverride
+	}
+	return nil
+}
+
+// Affinity: the CRD schema at `ServingRuntime.spec.affinity`.
+type Affinity struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	NodeAffinity    *NodeAffinity          `protobuf:"bytes,1,opt,name=node_affinity,json=nodeAffinity,proto3" json:"node_affinity,omitempty"`
+	PodAffinity     *PodAffinity           `protobuf:"bytes,2,opt,name=pod_affinity,json=podAffinity,proto3" json:"pod_affinity,omitempty"`
+	PodAntiAffinity *PodAntiAffinity       `protobuf:"bytes,3,opt,name=pod_anti_affinity,json=podAntiAffinity,proto3" json:"pod_anti_affinity,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Affinity) Reset() {
+	*x = Affinity{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Affinity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Affinity) ProtoMessage() {}
+
+func (x *Affinity) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
+func (*Affinity) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *Affinity) GetNodeAffinity() *NodeAffinity {
+	if x != nil {
+		return x.NodeAffinity
+	}
+	return nil
+}
+
+func (x *Affinity) GetPodAffinity() *PodAffinity {
+	if x != nil {
+		return x.PodAffinity
+	}
+	return nil
+}
+
+func (x *Affinity) GetPodAntiAffinity() *PodAntiAffinity {
+	if x != nil {
+		return x.PodAntiAffinity
+	}
+	return nil
+}
+
+// AppArmorProfile: the CRD schema at `ServingRuntime.spec.containers[].securityContext.appArmorProfile`.
+type AppArmorProfile struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	LocalhostProfile *string                `protobuf:"bytes,1,opt,name=localhost_profile,json=localhostProfile,proto3,oneof" json:"localhost_profile,omitempty"`
+	Type             *string                `protobuf:"bytes,2,opt,name=type,proto3,oneof" json:"type,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *AppArmorProfile) Reset() {
+	*x = AppArmorProfile{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppArmorProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppArmorProfile) ProtoMessage() {}
+
+func (x *AppArmorProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppArmorProfile.ProtoReflect.Descriptor instead.
+func (*AppArmorProfile) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *AppArmorProfile) GetLocalhostProfile() string {
+	if x != nil && x.LocalhostProfile != nil {
+		return *x.LocalhostProfile
+	}
+	return ""
+}
+
+func (x *AppArmorProfile) GetType() string {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return ""
+}
+
+// AuthenticationRef: the CRD schema at `ServingRuntime.spec.decoderConfig.kedaConfig.authenticationRef`.
+type AuthenticationRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          *string                `protobuf:"bytes,1,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticationRef) Reset() {
+	*x = AuthenticationRef{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticationRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticationRef) ProtoMessage() {}
+
+func (x *AuthenticationRef) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticationRef.ProtoReflect.Descriptor instead.
+func (*AuthenticationRef) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *AuthenticationRef) GetKind() string {
+	if x != nil && x.Kind != nil {
+		return *x.Kind
+	}
+	return ""
+}
+
+func (x *AuthenticationRef) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// AzureDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].azureDisk`.
+type AzureDiskVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CachingMode   *string                `protobuf:"bytes,1,opt,name=caching_mode,json=cachingMode,proto3,oneof" json:"caching_mode,omitempty"`
+	DiskName      *string                `protobuf:"bytes,2,opt,name=disk_name,json=diskName,proto3,oneof" json:"disk_name,omitempty"`
+	DiskUri       *string                `protobuf:"bytes,3,opt,name=disk_uri,json=diskURI,proto3,oneof" json:"disk_uri,omitempty"`
+	FsType        *string                `protobuf:"bytes,4,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	Kind          *string                `protobuf:"bytes,5,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,6,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AzureDiskVolumeSource) Reset() {
+	*x = AzureDiskVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AzureDiskVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AzureDiskVolumeSource) ProtoMessage() {}
+
+func (x *AzureDiskVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AzureDiskVolumeSource.ProtoReflect.Descriptor instead.
+func (*AzureDiskVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *AzureDiskVolumeSource) GetCachingMode() string {
+	if x != nil && x.CachingMode != nil {
+		return *x.CachingMode
+	}
+	return ""
+}
+
+func (x *AzureDiskVolumeSource) GetDiskName() string {
+	if x != nil && x.DiskName != nil {
+		return *x.DiskName
+	}
+	return ""
+}
+
+func (x *AzureDiskVolumeSource) GetDiskUri() string {
+	if x != nil && x.DiskUri != nil {
+		return *x.DiskUri
+	}
+	return ""
+}
+
+func (x *AzureDiskVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *AzureDiskVolumeSource) GetKind() string {
+	if x != nil && x.Kind != nil {
+		return *x.Kind
+	}
+	return ""
+}
+
+func (x *AzureDiskVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+// AzureFileVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].azureFile`.
+type AzureFileVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ReadOnly      *bool                  `protobuf:"varint,1,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretName    *string                `protobuf:"bytes,2,opt,name=secret_name,json=secretName,proto3,oneof" json:"secret_name,omitempty"`
+	ShareName     *string                `protobuf:"bytes,3,opt,name=share_name,json=shareName,proto3,oneof" json:"share_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AzureFileVolumeSource) Reset() {
+	*x = AzureFileVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AzureFileVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AzureFileVolumeSource) ProtoMessage() {}
+
+func (x *AzureFileVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AzureFileVolumeSource.ProtoReflect.Descriptor instead.
+func (*AzureFileVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *AzureFileVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *AzureFileVolumeSource) GetSecretName() string {
+	if x != nil && x.SecretName != nil {
+		return *x.SecretName
+	}
+	return ""
+}
+
+func (x *AzureFileVolumeSource) GetShareName() string {
+	if x != nil && x.ShareName != nil {
+		return *x.ShareName
+	}
+	return ""
+}
+
+// CSIVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].csi`.
+type CSIVolumeSource struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	Driver               *string                `protobuf:"bytes,1,opt,name=driver,proto3,oneof" json:"driver,omitempty"`
+	FsType               *string                `protobuf:"bytes,2,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	NodePublishSecretRef *LocalObjectReference  `protobuf:"bytes,3,opt,name=node_publish_secret_ref,json=nodePublishSecretRef,proto3" json:"node_publish_secret_ref,omitempty"`
+	ReadOnly             *bool                  `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	VolumeAttributes     map[string]string      `protobuf:"bytes,5,rep,name=volume_attributes,json=volumeAttributes,proto3" json:"volume_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *CSIVolumeSource) Reset() {
+	*x = CSIVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CSIVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CSIVolumeSource) ProtoMessage() {}
+
+func (x *CSIVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CSIVolumeSource.ProtoReflect.Descriptor instead.
+func (*CSIVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *CSIVolumeSource) GetDriver() string {
+	if x != nil && x.Driver != nil {
+		return *x.Driver
+	}
+	return ""
+}
+
+func (x *CSIVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *CSIVolumeSource) GetNodePublishSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.NodePublishSecretRef
+	}
+	return nil
+}
+
+func (x *CSIVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *CSIVolumeSource) GetVolumeAttributes() map[string]string {
+	if x != nil {
+		return x.VolumeAttributes
+	}
+	return nil
+}
+
+// Capabilities: the CRD schema at `ServingRuntime.spec.containers[].securityContext.capabilities`.
+type Capabilities struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Add           []string               `protobuf:"bytes,1,rep,name=add,proto3" json:"add,omitempty"`
+	Drop          []string               `protobuf:"bytes,2,rep,name=drop,proto3" json:"drop,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Capabilities) Reset() {
+	*x = Capabilities{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Capabilities) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Capabilities) ProtoMessage() {}
+
+func (x *Capabilities) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
+func (*Capabilities) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *Capabilities) GetAdd() []string {
+	if x != nil {
+		return x.Add
+	}
+	return nil
+}
+
+func (x *Capabilities) GetDrop() []string {
+	if x != nil {
+		return x.Drop
+	}
+	return nil
+}
+
+// CephFSVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].cephfs`.
+type CephFSVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Monitors      []string               `protobuf:"bytes,1,rep,name=monitors,proto3" json:"monitors,omitempty"`
+	Path          *string                `protobuf:"bytes,2,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,3,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretFile    *string                `protobuf:"bytes,4,opt,name=secret_file,json=secretFile,proto3,oneof" json:"secret_file,omitempty"`
+	SecretRef     *LocalObjectReference  `protobuf:"bytes,5,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	User          *string                `protobuf:"bytes,6,opt,name=user,proto3,oneof" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CephFSVolumeSource) Reset() {
+	*x = CephFSVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CephFSVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CephFSVolumeSource) ProtoMessage() {}
+
+func (x *CephFSVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CephFSVolumeSource.ProtoReflect.Descriptor instead.
+func (*CephFSVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *CephFSVolumeSource) GetMonitors() []string {
+	if x != nil {
+		return x.Monitors
+	}
+	return nil
+}
+
+func (x *CephFSVolumeSource) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *CephFSVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *CephFSVolumeSource) GetSecretFile() string {
+	if x != nil && x.SecretFile != nil {
+		return *x.SecretFile
+	}
+	return ""
+}
+
+func (x *CephFSVolumeSource) GetSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+func (x *CephFSVolumeSource) GetUser() string {
+	if x != nil && x.User != nil {
+		return *x.User
+	}
+	return ""
+}
+
+// CinderVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].cinder`.
+type CinderVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FsType        *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,2,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretRef     *LocalObjectReference  `protobuf:"bytes,3,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	VolumeId      *string                `protobuf:"bytes,4,opt,name=volume_id,json=volumeID,proto3,oneof" json:"volume_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CinderVolumeSource) Reset() {
+	*x = CinderVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CinderVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CinderVolumeSource) ProtoMessage() {}
+
+func (x *CinderVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CinderVolumeSource.ProtoReflect.Descriptor instead.
+func (*CinderVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *CinderVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *CinderVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *CinderVolumeSource) GetSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+func (x *CinderVolumeSource) GetVolumeId() string {
+	if x != nil && x.VolumeId != nil {
+		return *x.VolumeId
+	}
+	return ""
+}
+
+// ClusterTrustBundleProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].clusterTrustBundle`.
+type ClusterTrustBundleProjection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LabelSelector *LabelSelector         `protobuf:"bytes,1,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,3,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	Path          *string                `protobuf:"bytes,4,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	SignerName    *string                `protobuf:"bytes,5,opt,name=signer_name,json=signerName,proto3,oneof" json:"signer_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterTrustBundleProjection) Reset() {
+	*x = ClusterTrustBundleProjection{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterTrustBundleProjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterTrustBundleProjection) ProtoMessage() {}
+
+func (x *ClusterTrustBundleProjection) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterTrustBundleProjection.ProtoReflect.Descriptor instead.
+func (*ClusterTrustBundleProjection) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *ClusterTrustBundleProjection) GetLabelSelector() *LabelSelector {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return nil
+}
+
+func (x *ClusterTrustBundleProjection) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ClusterTrustBundleProjection) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+func (x *ClusterTrustBundleProjection) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *ClusterTrustBundleProjection) GetSignerName() string {
+	if x != nil && x.SignerName != nil {
+		return *x.SignerName
+	}
+	return ""
+}
+
+// ConfigMapEnvSource: the CRD schema at `ServingRuntime.spec.containers[].envFrom[].configMapRef`.
+type ConfigMapEnvSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,2,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigMapEnvSource) Reset() {
+	*x = ConfigMapEnvSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigMapEnvSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigMapEnvSource) ProtoMessage() {}
+
+func (x *ConfigMapEnvSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigMapEnvSource.ProtoReflect.Descriptor instead.
+func (*ConfigMapEnvSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ConfigMapEnvSource) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ConfigMapEnvSource) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+// ConfigMapKeySelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.configMapKeyRef`.
+type ConfigMapKeySelector struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *string                `protobuf:"bytes,1,opt,name=key,proto3,oneof" json:"key,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,3,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigMapKeySelector) Reset() {
+	*x = ConfigMapKeySelector{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigMapKeySelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigMapKeySelector) ProtoMessage() {}
+
+func (x *ConfigMapKeySelector) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigMapKeySelector.ProtoReflect.Descriptor instead.
+func (*ConfigMapKeySelector) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ConfigMapKeySelector) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *ConfigMapKeySelector) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ConfigMapKeySelector) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+// ConfigMapProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].configMap`.
+type ConfigMapProjection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*KeyToPath           `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,3,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigMapProjection) Reset() {
+	*x = ConfigMapProjection{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigMapProjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigMapProjection) ProtoMessage() {}
+
+func (x *ConfigMapProjection) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigMapProjection.ProtoReflect.Descriptor instead.
+func (*ConfigMapProjection) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ConfigMapProjection) GetItems() []*KeyToPath {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ConfigMapProjection) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ConfigMapProjection) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+// ConfigMapVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].configMap`.
+type ConfigMapVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DefaultMode   *int32                 `protobuf:"varint,1,opt,name=default_mode,json=defaultMode,proto3,oneof" json:"default_mode,omitempty"`
+	Items         []*KeyToPath           `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	Name          *string                `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,4,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigMapVolumeSource) Reset() {
+	*x = ConfigMapVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigMapVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigMapVolumeSource) ProtoMessage() {}
+
+func (x *ConfigMapVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigMapVolumeSource.ProtoReflect.Descriptor instead.
+func (*ConfigMapVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ConfigMapVolumeSource) GetDefaultMode() int32 {
+	if x != nil && x.DefaultMode != nil {
+		return *x.DefaultMode
+	}
+	return 0
+}
+
+func (x *ConfigMapVolumeSource) GetItems() []*KeyToPath {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ConfigMapVolumeSource) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ConfigMapVolumeSource) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+// Container: the CRD schema at `ServingRuntime.spec.containers[]`.
+type Container struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Container name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Image; an engine with its own runner image defers auto-selection at admission.
+	Image *string `protobuf:"bytes,2,opt,name=image,proto3,oneof" json:"image,omitempty"`
+	// Entrypoint; a child runtime's list replaces its parent's (runtime-inheritance.md).
+	Command []string `protobuf:"bytes,3,rep,name=command,proto3" json:"command,omitempty"`
+	// Arguments; a child runtime's list replaces its parent's (runtime-inheritance.md).
+	Args                     []string                 `protobuf:"bytes,4,rep,name=args,proto3" json:"args,omitempty"`
+	Env                      []*EnvVar                `protobuf:"bytes,5,rep,name=env,proto3" json:"env,omitempty"`
+	EnvFrom                  []*EnvFromSource         `protobuf:"bytes,6,rep,name=env_from,json=envFrom,proto3" json:"env_from,omitempty"`
+	ImagePullPolicy          *string                  `protobuf:"bytes,7,opt,name=image_pull_policy,json=imagePullPolicy,proto3,oneof" json:"image_pull_policy,omitempty"`
+	Lifecycle                *Lifecycle               `protobuf:"bytes,8,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
+	LivenessProbe            *Probe                   `protobuf:"bytes,9,opt,name=liveness_probe,json=livenessProbe,proto3" json:"liveness_probe,omitempty"`
+	Ports                    []*ContainerPort         `protobuf:"bytes,10,rep,name=ports,proto3" json:"ports,omitempty"`
+	ReadinessProbe           *Probe                   `protobuf:"bytes,11,opt,name=readiness_probe,json=readinessProbe,proto3" json:"readiness_probe,omitempty"`
+	ResizePolicy             []*ContainerResizePolicy `protobuf:"bytes,12,rep,name=resize_policy,json=resizePolicy,proto3" json:"resize_policy,omitempty"`
+	Resources                *ResourceRequirements    `protobuf:"bytes,13,opt,name=resources,proto3" json:"resources,omitempty"`
+	RestartPolicy            *string                  `protobuf:"bytes,14,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	SecurityContext          *SecurityContext         `protobuf:"bytes,15,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	StartupProbe             *Probe                   `protobuf:"bytes,16,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	Stdin                    *bool                    `protobuf:"varint,17,opt,name=stdin,proto3,oneof" json:"stdin,omitempty"`
+	StdinOnce                *bool                    `protobuf:"varint,18,opt,name=stdin_once,json=stdinOnce,proto3,oneof" json:"stdin_once,omitempty"`
+	TerminationMessagePath   *string                  `protobuf:"bytes,19,opt,name=termination_message_path,json=terminationMessagePath,proto3,oneof" json:"termination_message_path,omitempty"`
+	TerminationMessagePolicy *string                  `protobuf:"bytes,20,opt,name=termination_message_policy,json=terminationMessagePolicy,proto3,oneof" json:"termination_message_policy,omitempty"`
+	Tty                      *bool                    `protobuf:"varint,21,opt,name=tty,proto3,oneof" json:"tty,omitempty"`
+	VolumeDevices            []*VolumeDevice          `protobuf:"bytes,22,rep,name=volume_devices,json=volumeDevices,proto3" json:"volume_devices,omitempty"`
+	VolumeMounts             []*VolumeMount           `protobuf:"bytes,23,rep,name=volume_mounts,json=volumeMounts,proto3" json:"volume_mounts,omitempty"`
+	WorkingDir               *string                  `protobuf:"bytes,24,opt,name=working_dir,json=workingDir,proto3,oneof" json:"working_dir,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *Container) Reset() {
+	*x = Container{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Container) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Container) ProtoMessage() {}
+
+func (x *Container) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Container.ProtoReflect.Descriptor instead.
+func (*Container) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *Container) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Container) GetImage() string {
+	if x != nil && x.Image != nil {
+		return *x.Image
+	}
+	return ""
+}
+
+func (x *Container) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *Container) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *Container) GetEnv() []*EnvVar {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *Container) GetEnvFrom() []*EnvFromSource {
+	if x != nil {
+		return x.EnvFrom
+	}
+	return nil
+}
+
+func (x *Container) GetImagePullPolicy() string {
+	if x != nil && x.ImagePullPolicy != nil {
+		return *x.ImagePullPolicy
+	}
+	return ""
+}
+
+func (x *Container) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *Container) GetLivenessProbe() *Probe {
+	if x != nil {
+		return x.LivenessProbe
+	}
+	return nil
+}
+
+func (x *Container) GetPorts() []*ContainerPort {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *Container) GetReadinessProbe() *Probe {
+	if x != nil {
+		return x.ReadinessProbe
+	}
+	return nil
+}
+
+func (x *Container) GetResizePolicy() []*ContainerResizePolicy {
+	if x != nil {
+		return x.ResizePolicy
+	}
+	return nil
+}
+
+func (x *Container) GetResources() *ResourceRequirements {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *Container) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *Container) GetSecurityContext() *SecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *Container) GetStartupProbe() *Probe {
+	if x != nil {
+		return x.StartupProbe
+	}
+	return nil
+}
+
+func (x *Container) GetStdin() bool {
+	if x != nil && x.Stdin != nil {
+		return *x.Stdin
+	}
+	return false
+}
+
+func (x *Container) GetStdinOnce() bool {
+	if x != nil && x.StdinOnce != nil {
+		return *x.StdinOnce
+	}
+	return false
+}
+
+func (x *Container) GetTerminationMessagePath() string {
+	if x != nil && x.TerminationMessagePath != nil {
+		return *x.TerminationMessagePath
+	}
+	return ""
+}
+
+func (x *Container) GetTerminationMessagePolicy() string {
+	if x != nil && x.TerminationMessagePolicy != nil {
+		return *x.TerminationMessagePolicy
+	}
+	return ""
+}
+
+func (x *Container) GetTty() bool {
+	if x != nil && x.Tty != nil {
+		return *x.Tty
+	}
+	return false
+}
+
+func (x *Container) GetVolumeDevices() []*VolumeDevice {
+	if x != nil {
+		return x.VolumeDevices
+	}
+	return nil
+}
+
+func (x *Container) GetVolumeMounts() []*VolumeMount {
+	if x != nil {
+		return x.VolumeMounts
+	}
+	return nil
+}
+
+func (x *Container) GetWorkingDir() string {
+	if x != nil && x.WorkingDir != nil {
+		return *x.WorkingDir
+	}
+	return ""
+}
+
+// ContainerPort: the CRD schema at `ServingRuntime.spec.containers[].ports[]`.
+type ContainerPort struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerPort *int32                 `protobuf:"varint,1,opt,name=container_port,json=containerPort,proto3,oneof" json:"container_port,omitempty"`
+	HostIp        *string                `protobuf:"bytes,2,opt,name=host_ip,json=hostIP,proto3,oneof" json:"host_ip,omitempty"`
+	HostPort      *int32                 `protobuf:"varint,3,opt,name=host_port,json=hostPort,proto3,oneof" json:"host_port,omitempty"`
+	Name          *string                `protobuf:"bytes,4,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Protocol      *string                `protobuf:"bytes,5,opt,name=protocol,proto3,oneof" json:"protocol,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerPort) Reset() {
+	*x = ContainerPort{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerPort) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerPort) ProtoMessage() {}
+
+func (x *ContainerPort) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerPort.ProtoReflect.Descriptor instead.
+func (*ContainerPort) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ContainerPort) GetContainerPort() int32 {
+	if x != nil && x.ContainerPort != nil {
+		return *x.ContainerPort
+	}
+	return 0
+}
+
+func (x *ContainerPort) GetHostIp() string {
+	if x != nil && x.HostIp != nil {
+		return *x.HostIp
+	}
+	return ""
+}
+
+func (x *ContainerPort) GetHostPort() int32 {
+	if x != nil && x.HostPort != nil {
+		return *x.HostPort
+	}
+	return 0
+}
+
+func (x *ContainerPort) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ContainerPort) GetProtocol() string {
+	if x != nil && x.Protocol != nil {
+		return *x.Protocol
+	}
+	return ""
+}
+
+// ContainerResizePolicy: the CRD schema at `ServingRuntime.spec.containers[].resizePolicy[]`.
+type ContainerResizePolicy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ResourceName  *string                `protobuf:"bytes,1,opt,name=resource_name,json=resourceName,proto3,oneof" json:"resource_name,omitempty"`
+	RestartPolicy *string                `protobuf:"bytes,2,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerResizePolicy) Reset() {
+	*x = ContainerResizePolicy{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerResizePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerResizePolicy) ProtoMessage() {}
+
+func (x *ContainerResizePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerResizePolicy.ProtoReflect.Descriptor instead.
+func (*ContainerResizePolicy) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ContainerResizePolicy) GetResourceName() string {
+	if x != nil && x.ResourceName != nil {
+		return *x.ResourceName
+	}
+	return ""
+}
+
+func (x *ContainerResizePolicy) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+// DecoderSpec: the CRD schema at `InferenceService.spec.decoder`.
+type DecoderSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Component labels.
+	Labels map[string]string `protobuf:"bytes,1,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Component annotations; `ome.io/deploymentMode` declares the decoder's mode.
+	Annotations map[string]string `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Minimum replicas.
+	MinReplicas *int32 `protobuf:"varint,3,opt,name=min_replicas,json=minReplicas,proto3,oneof" json:"min_replicas,omitempty"`
+	// Maximum replicas.
+	MaxReplicas *int32 `protobuf:"varint,4,opt,name=max_replicas,json=maxReplicas,proto3,oneof" json:"max_replicas,omitempty"`
+	// Main container.
+	Runner *Container `protobuf:"bytes,5,opt,name=runner,proto3" json:"runner,omitempty"`
+	// Leader of a multi-node decoder.
+	Leader *LeaderSpec `protobuf:"bytes,6,opt,name=leader,proto3" json:"leader,omitempty"`
+	// Workers of a multi-node decoder.
+	Worker *WorkerSpec `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
+	// Accelerator override; meaningful on the InferenceService only.
+	AcceleratorOverride *AcceleratorSelector `protobuf:"bytes,8,opt,name=accelerator_override,json=acceleratorOverride,proto3" json:"accelerator_override,omitempty"`
+	// Kubernetes Deployment strategy; applied in RawDeployment only.
+	DeploymentStrategy *DeploymentStrategy `protobuf:"bytes,9,opt,name=deployment_strategy,json=deploymentStrategy,proto3" json:"deployment_strategy,omitempty"`
+	// Per-component autoscaler (since v1.3).
+	Autoscaler *ComponentAutoscaler `protobuf:"bytes,10,opt,name=autoscaler,proto3" json:"autoscaler,omitempty"`
+	// AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime.
+	AutoscalerPolicyRef           *AutoscalerPolicyRef        `protobuf:"bytes,11,opt,name=autoscaler_policy_ref,json=autoscalerPolicyRef,proto3" json:"autoscaler_policy_ref,omitempty"`
+	ActiveDeadlineSeconds         *int64                      `protobuf:"varint,12,opt,name=active_deadline_seconds,json=activeDeadlineSeconds,proto3,oneof" json:"active_deadline_seconds,omitempty"`
+	Affinity                      *Affinity                   `protobuf:"bytes,13,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	AutomountServiceAccountToken  *bool                       `protobuf:"varint,14,opt,name=automount_service_account_token,json=automountServiceAccountToken,proto3,oneof" json:"automount_service_account_token,omitempty"`
+	CanaryTrafficPercent          *int64                      `protobuf:"varint,15,opt,name=canary_traffic_percent,json=canaryTrafficPercent,proto3,oneof" json:"canary_traffic_percent,omitempty"`
+	ContainerConcurrency          *int64                      `protobuf:"varint,16,opt,name=container_concurrency,json=containerConcurrency,proto3,oneof" json:"container_concurrency,omitempty"`
+	Containers                    []*Container                `protobuf:"bytes,17,rep,name=containers,proto3" json:"containers,omitempty"`
+	DnsConfig                     *PodDNSConfig               `protobuf:"bytes,18,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
+	DnsPolicy                     *string                     `protobuf:"bytes,19,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	EnableServiceLinks            *bool                       `protobuf:"varint,20,opt,name=enable_service_links,json=enableServiceLinks,proto3,oneof" json:"enable_service_links,omitempty"`
+	EphemeralContainers           []*EphemeralContainer       `protobuf:"bytes,21,rep,name=ephemeral_containers,json=ephemeralContainers,proto3" json:"ephemeral_containers,omitempty"`
+	HostAliases                   []*HostAlias                `protobuf:"bytes,22,rep,name=host_aliases,json=hostAliases,proto3" json:"host_aliases,omitempty"`
+	HostIpc                       *bool                       `protobuf:"varint,23,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork                   *bool                       `protobuf:"varint,24,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	HostPid                       *bool                       `protobuf:"varint,25,opt,name=host_pid,json=hostPID,proto3,oneof" json:"host_pid,omitempty"`
+	HostUsers                     *bool                       `protobuf:"varint,26,opt,name=host_users,json=hostUsers,proto3,oneof" json:"host_users,omitempty"`
+	Hostname                      *string                     `protobuf:"bytes,27,opt,name=hostname,proto3,oneof" json:"hostname,omitempty"`
+	ImagePullSecrets              []*LocalObjectReference     `protobuf:"bytes,28,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	InitContainers                []*Container                `protobuf:"bytes,29,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
+	KedaConfig                    *KedaConfig                 `protobuf:"bytes,30,opt,name=keda_config,json=kedaConfig,proto3" json:"keda_config,omitempty"`
+	MaxUnavailable                *structpb.Value             `protobuf:"bytes,31,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	MinAvailable                  *structpb.Value             `protobuf:"bytes,32,opt,name=min_available,json=minAvailable,proto3" json:"min_available,omitempty"`
+	NodeName                      *string                     `protobuf:"bytes,33,opt,name=node_name,json=nodeName,proto3,oneof" json:"node_name,omitempty"`
+	NodeSelector                  map[string]string           `protobuf:"bytes,34,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Os                            *PodOS                      `protobuf:"bytes,35,opt,name=os,proto3" json:"os,omitempty"`
+	Overhead                      map[string]*structpb.Value  `protobuf:"bytes,36,rep,name=overhead,proto3" json:"overhead,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PreemptionPolicy              *string                     `protobuf:"bytes,37,opt,name=preemption_policy,json=preemptionPolicy,proto3,oneof" json:"preemption_policy,omitempty"`
+	Priority                      *int32                      `protobuf:"varint,38,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	PriorityClassName             *string                     `protobuf:"bytes,39,opt,name=priority_class_name,json=priorityClassName,proto3,oneof" json:"priority_class_name,omitempty"`
+	ReadinessGates                []*PodReadinessGate         `protobuf:"bytes,40,rep,name=readiness_gates,json=readinessGates,proto3" json:"readiness_gates,omitempty"`
+	ResourceClaims                []*PodResourceClaim         `protobuf:"bytes,41,rep,name=resource_claims,json=resourceClaims,proto3" json:"resource_claims,omitempty"`
+	RestartPolicy                 *string                     `protobuf:"bytes,42,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	RuntimeClassName              *string                     `protobuf:"bytes,43,opt,name=runtime_class_name,json=runtimeClassName,proto3,oneof" json:"runtime_class_name,omitempty"`
+	ScaleMetric                   *string                     `protobuf:"bytes,44,opt,name=scale_metric,json=scaleMetric,proto3,oneof" json:"scale_metric,omitempty"`
+	ScaleTarget                   *int64                      `protobuf:"varint,45,opt,name=scale_target,json=scaleTarget,proto3,oneof" json:"scale_target,omitempty"`
+	SchedulerName                 *string                     `protobuf:"bytes,46,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	SchedulingGates               []*PodSchedulingGate        `protobuf:"bytes,47,rep,name=scheduling_gates,json=schedulingGates,proto3" json:"scheduling_gates,omitempty"`
+	SecurityContext               *PodSecurityContext         `protobuf:"bytes,48,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	ServiceAccount                *string                     `protobuf:"bytes,49,opt,name=service_account,json=serviceAccount,proto3,oneof" json:"service_account,omitempty"`
+	ServiceAccountName            *string                     `protobuf:"bytes,50,opt,name=service_account_name,json=serviceAccountName,proto3,oneof" json:"service_account_name,omitempty"`
+	SetHostnameAsFqdn             *bool                       `protobuf:"varint,51,opt,name=set_hostname_as_fqdn,json=setHostnameAsFQDN,proto3,oneof" json:"set_hostname_as_fqdn,omitempty"`
+	ShareProcessNamespace         *bool                       `protobuf:"varint,52,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	Subdomain                     *string                     `protobuf:"bytes,53,opt,name=subdomain,proto3,oneof" json:"subdomain,omitempty"`
+	TerminationGracePeriodSeconds *int64                      `protobuf:"varint,54,opt,name=termination_grace_period_seconds,json=terminationGracePeriodSeconds,proto3,oneof" json:"termination_grace_period_seconds,omitempty"`
+	TimeoutSeconds                *int64                      `protobuf:"varint,55,opt,name=timeout_seconds,json=timeoutSeconds,proto3,oneof" json:"timeout_seconds,omitempty"`
+	Tolerations                   []*Toleration               `protobuf:"bytes,56,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	TopologySpreadConstraints     []*TopologySpreadConstraint `protobuf:"bytes,57,rep,name=topology_spread_constraints,json=topologySpreadConstraints,proto3" json:"topology_spread_constraints,omitempty"`
+	Volumes                       []*Volume                   `protobuf:"bytes,58,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *DecoderSpec) Reset() {
+	*x = DecoderSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecoderSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecoderSpec) ProtoMessage() {}
+
+func (x *DecoderSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecoderSpec.ProtoReflect.Descriptor instead.
+func (*DecoderSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *DecoderSpec) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetMinReplicas() int32 {
+	if x != nil && x.MinReplicas != nil {
+		return *x.MinReplicas
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetMaxReplicas() int32 {
+	if x != nil && x.MaxReplicas != nil {
+		return *x.MaxReplicas
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetRunner() *Container {
+	if x != nil {
+		return x.Runner
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetLeader() *LeaderSpec {
+	if x != nil {
+		return x.Leader
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetWorker() *WorkerSpec {
+	if x != nil {
+		return x.Worker
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetAcceleratorOverride() *AcceleratorSelector {
+	if x != nil {
+		return x.AcceleratorOverride
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetDeploymentStrategy() *DeploymentStrategy {
+	if x != nil {
+		return x.DeploymentStrategy
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetAutoscaler() *ComponentAutoscaler {
+	if x != nil {
+		return x.Autoscaler
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetAutoscalerPolicyRef() *AutoscalerPolicyRef {
+	if x != nil {
+		return x.AutoscalerPolicyRef
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetActiveDeadlineSeconds() int64 {
+	if x != nil && x.ActiveDeadlineSeconds != nil {
+		return *x.ActiveDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetAutomountServiceAccountToken() bool {
+	if x != nil && x.AutomountServiceAccountToken != nil {
+		return *x.AutomountServiceAccountToken
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetCanaryTrafficPercent() int64 {
+	if x != nil && x.CanaryTrafficPercent != nil {
+		return *x.CanaryTrafficPercent
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetContainerConcurrency() int64 {
+	if x != nil && x.ContainerConcurrency != nil {
+		return *x.ContainerConcurrency
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetEnableServiceLinks() bool {
+	if x != nil && x.EnableServiceLinks != nil {
+		return *x.EnableServiceLinks
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetEphemeralContainers() []*EphemeralContainer {
+	if x != nil {
+		return x.EphemeralContainers
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetHostAliases() []*HostAlias {
+	if x != nil {
+		return x.HostAliases
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetHostPid() bool {
+	if x != nil && x.HostPid != nil {
+		return *x.HostPid
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetHostUsers() bool {
+	if x != nil && x.HostUsers != nil {
+		return *x.HostUsers
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetHostname() string {
+	if x != nil && x.Hostname != nil {
+		return *x.Hostname
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetInitContainers() []*Container {
+	if x != nil {
+		return x.InitContainers
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetKedaConfig() *KedaConfig {
+	if x != nil {
+		return x.KedaConfig
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetMaxUnavailable() *structpb.Value {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetMinAvailable() *structpb.Value {
+	if x != nil {
+		return x.MinAvailable
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetNodeName() string {
+	if x != nil && x.NodeName != nil {
+		return *x.NodeName
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetOs() *PodOS {
+	if x != nil {
+		return x.Os
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetOverhead() map[string]*structpb.Value {
+	if x != nil {
+		return x.Overhead
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetPreemptionPolicy() string {
+	if x != nil && x.PreemptionPolicy != nil {
+		return *x.PreemptionPolicy
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetPriorityClassName() string {
+	if x != nil && x.PriorityClassName != nil {
+		return *x.PriorityClassName
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetReadinessGates() []*PodReadinessGate {
+	if x != nil {
+		return x.ReadinessGates
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetResourceClaims() []*PodResourceClaim {
+	if x != nil {
+		return x.ResourceClaims
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetRuntimeClassName() string {
+	if x != nil && x.RuntimeClassName != nil {
+		return *x.RuntimeClassName
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetScaleMetric() string {
+	if x != nil && x.ScaleMetric != nil {
+		return *x.ScaleMetric
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetScaleTarget() int64 {
+	if x != nil && x.ScaleTarget != nil {
+		return *x.ScaleTarget
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetSchedulingGates() []*PodSchedulingGate {
+	if x != nil {
+		return x.SchedulingGates
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetSecurityContext() *PodSecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetServiceAccount() string {
+	if x != nil && x.ServiceAccount != nil {
+		return *x.ServiceAccount
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetServiceAccountName() string {
+	if x != nil && x.ServiceAccountName != nil {
+		return *x.ServiceAccountName
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetSetHostnameAsFqdn() bool {
+	if x != nil && x.SetHostnameAsFqdn != nil {
+		return *x.SetHostnameAsFqdn
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetShareProcessNamespace() bool {
+	if x != nil && x.ShareProcessNamespace != nil {
+		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *DecoderSpec) GetSubdomain() string {
+	if x != nil && x.Subdomain != nil {
+		return *x.Subdomain
+	}
+	return ""
+}
+
+func (x *DecoderSpec) GetTerminationGracePeriodSeconds() int64 {
+	if x != nil && x.TerminationGracePeriodSeconds != nil {
+		return *x.TerminationGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetTimeoutSeconds() int64 {
+	if x != nil && x.TimeoutSeconds != nil {
+		return *x.TimeoutSeconds
+	}
+	return 0
+}
+
+func (x *DecoderSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetTopologySpreadConstraints() []*TopologySpreadConstraint {
+	if x != nil {
+		return x.TopologySpreadConstraints
+	}
+	return nil
+}
+
+func (x *DecoderSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// DeploymentStrategy: the CRD schema at `ServingRuntime.spec.decoderConfig.deploymentStrategy`.
+type DeploymentStrategy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `Recreate` or `RollingUpdate`.
+	Type          *string                  `protobuf:"bytes,1,opt,name=type,proto3,oneof" json:"type,omitempty"`
+	RollingUpdate *RollingUpdateDeployment `protobuf:"bytes,2,opt,name=rolling_update,json=rollingUpdate,proto3" json:"rolling_update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeploymentStrategy) Reset() {
+	*x = DeploymentStrategy{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeploymentStrategy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeploymentStrategy) ProtoMessage() {}
+
+func (x *DeploymentStrategy) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeploymentStrategy.ProtoReflect.Descriptor instead.
+func (*DeploymentStrategy) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *DeploymentStrategy) GetType() string {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return ""
+}
+
+func (x *DeploymentStrategy) GetRollingUpdate() *RollingUpdateDeployment {
+	if x != nil {
+		return x.RollingUpdate
+	}
+	return nil
+}
+
+// DownwardAPIProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].downwardAPI`.
+type DownwardAPIProjection struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Items         []*DownwardAPIVolumeFile `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DownwardAPIProjection) Reset() {
+	*x = DownwardAPIProjection{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DownwardAPIProjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DownwardAPIProjection) ProtoMessage() {}
+
+func (x *DownwardAPIProjection) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DownwardAPIProjection.ProtoReflect.Descriptor instead.
+func (*DownwardAPIProjection) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *DownwardAPIProjection) GetItems() []*DownwardAPIVolumeFile {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// DownwardAPIVolumeFile: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].downwardAPI.items[]`.
+type DownwardAPIVolumeFile struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	FieldRef         *ObjectFieldSelector   `protobuf:"bytes,1,opt,name=field_ref,json=fieldRef,proto3" json:"field_ref,omitempty"`
+	Mode             *int32                 `protobuf:"varint,2,opt,name=mode,proto3,oneof" json:"mode,omitempty"`
+	Path             *string                `protobuf:"bytes,3,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `protobuf:"bytes,4,opt,name=resource_field_ref,json=resourceFieldRef,proto3" json:"resource_field_ref,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *DownwardAPIVolumeFile) Reset() {
+	*x = DownwardAPIVolumeFile{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DownwardAPIVolumeFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DownwardAPIVolumeFile) ProtoMessage() {}
+
+func (x *DownwardAPIVolumeFile) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DownwardAPIVolumeFile.ProtoReflect.Descriptor instead.
+func (*DownwardAPIVolumeFile) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *DownwardAPIVolumeFile) GetFieldRef() *ObjectFieldSelector {
+	if x != nil {
+		return x.FieldRef
+	}
+	return nil
+}
+
+func (x *DownwardAPIVolumeFile) GetMode() int32 {
+	if x != nil && x.Mode != nil {
+		return *x.Mode
+	}
+	return 0
+}
+
+func (x *DownwardAPIVolumeFile) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *DownwardAPIVolumeFile) GetResourceFieldRef() *ResourceFieldSelector {
+	if x != nil {
+		return x.ResourceFieldRef
+	}
+	return nil
+}
+
+// DownwardAPIVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].downwardAPI`.
+type DownwardAPIVolumeSource struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	DefaultMode   *int32                   `protobuf:"varint,1,opt,name=default_mode,json=defaultMode,proto3,oneof" json:"default_mode,omitempty"`
+	Items         []*DownwardAPIVolumeFile `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DownwardAPIVolumeSource) Reset() {
+	*x = DownwardAPIVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DownwardAPIVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DownwardAPIVolumeSource) ProtoMessage() {}
+
+func (x *DownwardAPIVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DownwardAPIVolumeSource.ProtoReflect.Descriptor instead.
+func (*DownwardAPIVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *DownwardAPIVolumeSource) GetDefaultMode() int32 {
+	if x != nil && x.DefaultMode != nil {
+		return *x.DefaultMode
+	}
+	return 0
+}
+
+func (x *DownwardAPIVolumeSource) GetItems() []*DownwardAPIVolumeFile {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// EmptyDirVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].emptyDir`.
+type EmptyDirVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Medium        *string                `protobuf:"bytes,1,opt,name=medium,proto3,oneof" json:"medium,omitempty"`
+	SizeLimit     *structpb.Value        `protobuf:"bytes,2,opt,name=size_limit,json=sizeLimit,proto3" json:"size_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmptyDirVolumeSource) Reset() {
+	*x = EmptyDirVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmptyDirVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmptyDirVolumeSource) ProtoMessage() {}
+
+func (x *EmptyDirVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmptyDirVolumeSource.ProtoReflect.Descriptor instead.
+func (*EmptyDirVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *EmptyDirVolumeSource) GetMedium() string {
+	if x != nil && x.Medium != nil {
+		return *x.Medium
+	}
+	return ""
+}
+
+func (x *EmptyDirVolumeSource) GetSizeLimit() *structpb.Value {
+	if x != nil {
+		return x.SizeLimit
+	}
+	return nil
+}
+
+// EngineSpec: the CRD schema at `InferenceService.spec.engine`.
+type EngineSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Component labels.
+	Labels map[string]string `protobuf:"bytes,1,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Component annotations; `ome.io/deploymentMode` declares the engine's mode.
+	Annotations map[string]string `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Minimum replicas.
+	MinReplicas *int32 `protobuf:"varint,3,opt,name=min_replicas,json=minReplicas,proto3,oneof" json:"min_replicas,omitempty"`
+	// Maximum replicas.
+	MaxReplicas *int32 `protobuf:"varint,4,opt,name=max_replicas,json=maxReplicas,proto3,oneof" json:"max_replicas,omitempty"`
+	// Main container.
+	Runner *Container `protobuf:"bytes,5,opt,name=runner,proto3" json:"runner,omitempty"`
+	// Leader of a multi-node engine.
+	Leader *LeaderSpec `protobuf:"bytes,6,opt,name=leader,proto3" json:"leader,omitempty"`
+	// Workers of a multi-node engine.
+	Worker *WorkerSpec `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
+	// Accelerator override; meaningful on the InferenceService only.
+	AcceleratorOverride *AcceleratorSelector `protobuf:"bytes,8,opt,name=accelerator_override,json=acceleratorOverride,proto3" json:"accelerator_override,omitempty"`
+	// Kubernetes Deployment strategy; applied in RawDeployment only.
+	DeploymentStrategy *DeploymentStrategy `protobuf:"bytes,9,opt,name=deployment_strategy,json=deploymentStrategy,proto3" json:"deployment_strategy,omitempty"`
+	// Per-component autoscaler (since v1.3).
+	Autoscaler *ComponentAutoscaler `protobuf:"bytes,10,opt,name=autoscaler,proto3" json:"autoscaler,omitempty"`
+	// AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime.
+	AutoscalerPolicyRef           *AutoscalerPolicyRef        `protobuf:"bytes,11,opt,name=autoscaler_policy_ref,json=autoscalerPolicyRef,proto3" json:"autoscaler_policy_ref,omitempty"`
+	ActiveDeadlineSeconds         *int64                      `protobuf:"varint,12,opt,name=active_deadline_seconds,json=activeDeadlineSeconds,proto3,oneof" json:"active_deadline_seconds,omitempty"`
+	Affinity                      *Affinity                   `protobuf:"bytes,13,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	AutomountServiceAccountToken  *bool                       `protobuf:"varint,14,opt,name=automount_service_account_token,json=automountServiceAccountToken,proto3,oneof" json:"automount_service_account_token,omitempty"`
+	CanaryTrafficPercent          *int64                      `protobuf:"varint,15,opt,name=canary_traffic_percent,json=canaryTrafficPercent,proto3,oneof" json:"canary_traffic_percent,omitempty"`
+	ContainerConcurrency          *int64                      `protobuf:"varint,16,opt,name=container_concurrency,json=containerConcurrency,proto3,oneof" json:"container_concurrency,omitempty"`
+	Containers                    []*Container                `protobuf:"bytes,17,rep,name=containers,proto3" json:"containers,omitempty"`
+	DnsConfig                     *PodDNSConfig               `protobuf:"bytes,18,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
+	DnsPolicy                     *string                     `protobuf:"bytes,19,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	EnableServiceLinks            *bool                       `protobuf:"varint,20,opt,name=enable_service_links,json=enableServiceLinks,proto3,oneof" json:"enable_service_links,omitempty"`
+	EphemeralContainers           []*EphemeralContainer       `protobuf:"bytes,21,rep,name=ephemeral_containers,json=ephemeralContainers,proto3" json:"ephemeral_containers,omitempty"`
+	HostAliases                   []*HostAlias                `protobuf:"bytes,22,rep,name=host_aliases,json=hostAliases,proto3" json:"host_aliases,omitempty"`
+	HostIpc                       *bool                       `protobuf:"varint,23,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork                   *bool                       `protobuf:"varint,24,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	HostPid                       *bool                       `protobuf:"varint,25,opt,name=host_pid,json=hostPID,proto3,oneof" json:"host_pid,omitempty"`
+	HostUsers                     *bool                       `protobuf:"varint,26,opt,name=host_users,json=hostUsers,proto3,oneof" json:"host_users,omitempty"`
+	Hostname                      *string                     `protobuf:"bytes,27,opt,name=hostname,proto3,oneof" json:"hostname,omitempty"`
+	ImagePullSecrets              []*LocalObjectReference     `protobuf:"bytes,28,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	InitContainers                []*Container                `protobuf:"bytes,29,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
+	KedaConfig                    *KedaConfig                 `protobuf:"bytes,30,opt,name=keda_config,json=kedaConfig,proto3" json:"keda_config,omitempty"`
+	MaxUnavailable                *structpb.Value             `protobuf:"bytes,31,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	MinAvailable                  *structpb.Value             `protobuf:"bytes,32,opt,name=min_available,json=minAvailable,proto3" json:"min_available,omitempty"`
+	NodeName                      *string                     `protobuf:"bytes,33,opt,name=node_name,json=nodeName,proto3,oneof" json:"node_name,omitempty"`
+	NodeSelector                  map[string]string           `protobuf:"bytes,34,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Os                            *PodOS                      `protobuf:"bytes,35,opt,name=os,proto3" json:"os,omitempty"`
+	Overhead                      map[string]*structpb.Value  `protobuf:"bytes,36,rep,name=overhead,proto3" json:"overhead,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PreemptionPolicy              *string                     `protobuf:"bytes,37,opt,name=preemption_policy,json=preemptionPolicy,proto3,oneof" json:"preemption_policy,omitempty"`
+	Priority                      *int32                      `protobuf:"varint,38,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	PriorityClassName             *string                     `protobuf:"bytes,39,opt,name=priority_class_name,json=priorityClassName,proto3,oneof" json:"priority_class_name,omitempty"`
+	ReadinessGates                []*PodReadinessGate         `protobuf:"bytes,40,rep,name=readiness_gates,json=readinessGates,proto3" json:"readiness_gates,omitempty"`
+	ResourceClaims                []*PodResourceClaim         `protobuf:"bytes,41,rep,name=resource_claims,json=resourceClaims,proto3" json:"resource_claims,omitempty"`
+	RestartPolicy                 *string                     `protobuf:"bytes,42,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	RuntimeClassName              *string                     `protobuf:"bytes,43,opt,name=runtime_class_name,json=runtimeClassName,proto3,oneof" json:"runtime_class_name,omitempty"`
+	ScaleMetric                   *string                     `protobuf:"bytes,44,opt,name=scale_metric,json=scaleMetric,proto3,oneof" json:"scale_metric,omitempty"`
+	ScaleTarget                   *int64                      `protobuf:"varint,45,opt,name=scale_target,json=scaleTarget,proto3,oneof" json:"scale_target,omitempty"`
+	SchedulerName                 *string                     `protobuf:"bytes,46,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	SchedulingGates               []*PodSchedulingGate        `protobuf:"bytes,47,rep,name=scheduling_gates,json=schedulingGates,proto3" json:"scheduling_gates,omitempty"`
+	SecurityContext               *PodSecurityContext         `protobuf:"bytes,48,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	ServiceAccount                *string                     `protobuf:"bytes,49,opt,name=service_account,json=serviceAccount,proto3,oneof" json:"service_account,omitempty"`
+	ServiceAccountName            *string                     `protobuf:"bytes,50,opt,name=service_account_name,json=serviceAccountName,proto3,oneof" json:"service_account_name,omitempty"`
+	SetHostnameAsFqdn             *bool                       `protobuf:"varint,51,opt,name=set_hostname_as_fqdn,json=setHostnameAsFQDN,proto3,oneof" json:"set_hostname_as_fqdn,omitempty"`
+	ShareProcessNamespace         *bool                       `protobuf:"varint,52,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	Subdomain                     *string                     `protobuf:"bytes,53,opt,name=subdomain,proto3,oneof" json:"subdomain,omitempty"`
+	TerminationGracePeriodSeconds *int64                      `protobuf:"varint,54,opt,name=termination_grace_period_seconds,json=terminationGracePeriodSeconds,proto3,oneof" json:"termination_grace_period_seconds,omitempty"`
+	TimeoutSeconds                *int64                      `protobuf:"varint,55,opt,name=timeout_seconds,json=timeoutSeconds,proto3,oneof" json:"timeout_seconds,omitempty"`
+	Tolerations                   []*Toleration               `protobuf:"bytes,56,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	TopologySpreadConstraints     []*TopologySpreadConstraint `protobuf:"bytes,57,rep,name=topology_spread_constraints,json=topologySpreadConstraints,proto3" json:"topology_spread_constraints,omitempty"`
+	Volumes                       []*Volume                   `protobuf:"bytes,58,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *EngineSpec) Reset() {
+	*x = EngineSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EngineSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EngineSpec) ProtoMessage() {}
+
+func (x *EngineSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EngineSpec.ProtoReflect.Descriptor instead.
+func (*EngineSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *EngineSpec) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetMinReplicas() int32 {
+	if x != nil && x.MinReplicas != nil {
+		return *x.MinReplicas
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetMaxReplicas() int32 {
+	if x != nil && x.MaxReplicas != nil {
+		return *x.MaxReplicas
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetRunner() *Container {
+	if x != nil {
+		return x.Runner
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetLeader() *LeaderSpec {
+	if x != nil {
+		return x.Leader
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetWorker() *WorkerSpec {
+	if x != nil {
+		return x.Worker
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetAcceleratorOverride() *AcceleratorSelector {
+	if x != nil {
+		return x.AcceleratorOverride
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetDeploymentStrategy() *DeploymentStrategy {
+	if x != nil {
+		return x.DeploymentStrategy
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetAutoscaler() *ComponentAutoscaler {
+	if x != nil {
+		return x.Autoscaler
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetAutoscalerPolicyRef() *AutoscalerPolicyRef {
+	if x != nil {
+		return x.AutoscalerPolicyRef
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetActiveDeadlineSeconds() int64 {
+	if x != nil && x.ActiveDeadlineSeconds != nil {
+		return *x.ActiveDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetAutomountServiceAccountToken() bool {
+	if x != nil && x.AutomountServiceAccountToken != nil {
+		return *x.AutomountServiceAccountToken
+	}
+	return false
+}
+
+func (x *EngineSpec) GetCanaryTrafficPercent() int64 {
+	if x != nil && x.CanaryTrafficPercent != nil {
+		return *x.CanaryTrafficPercent
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetContainerConcurrency() int64 {
+	if x != nil && x.ContainerConcurrency != nil {
+		return *x.ContainerConcurrency
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetEnableServiceLinks() bool {
+	if x != nil && x.EnableServiceLinks != nil {
+		return *x.EnableServiceLinks
+	}
+	return false
+}
+
+func (x *EngineSpec) GetEphemeralContainers() []*EphemeralContainer {
+	if x != nil {
+		return x.EphemeralContainers
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetHostAliases() []*HostAlias {
+	if x != nil {
+		return x.HostAliases
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *EngineSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *EngineSpec) GetHostPid() bool {
+	if x != nil && x.HostPid != nil {
+		return *x.HostPid
+	}
+	return false
+}
+
+func (x *EngineSpec) GetHostUsers() bool {
+	if x != nil && x.HostUsers != nil {
+		return *x.HostUsers
+	}
+	return false
+}
+
+func (x *EngineSpec) GetHostname() string {
+	if x != nil && x.Hostname != nil {
+		return *x.Hostname
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetInitContainers() []*Container {
+	if x != nil {
+		return x.InitContainers
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetKedaConfig() *KedaConfig {
+	if x != nil {
+		return x.KedaConfig
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetMaxUnavailable() *structpb.Value {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetMinAvailable() *structpb.Value {
+	if x != nil {
+		return x.MinAvailable
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetNodeName() string {
+	if x != nil && x.NodeName != nil {
+		return *x.NodeName
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetOs() *PodOS {
+	if x != nil {
+		return x.Os
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetOverhead() map[string]*structpb.Value {
+	if x != nil {
+		return x.Overhead
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetPreemptionPolicy() string {
+	if x != nil && x.PreemptionPolicy != nil {
+		return *x.PreemptionPolicy
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetPriorityClassName() string {
+	if x != nil && x.PriorityClassName != nil {
+		return *x.PriorityClassName
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetReadinessGates() []*PodReadinessGate {
+	if x != nil {
+		return x.ReadinessGates
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetResourceClaims() []*PodResourceClaim {
+	if x != nil {
+		return x.ResourceClaims
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetRuntimeClassName() string {
+	if x != nil && x.RuntimeClassName != nil {
+		return *x.RuntimeClassName
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetScaleMetric() string {
+	if x != nil && x.ScaleMetric != nil {
+		return *x.ScaleMetric
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetScaleTarget() int64 {
+	if x != nil && x.ScaleTarget != nil {
+		return *x.ScaleTarget
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetSchedulingGates() []*PodSchedulingGate {
+	if x != nil {
+		return x.SchedulingGates
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetSecurityContext() *PodSecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetServiceAccount() string {
+	if x != nil && x.ServiceAccount != nil {
+		return *x.ServiceAccount
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetServiceAccountName() string {
+	if x != nil && x.ServiceAccountName != nil {
+		return *x.ServiceAccountName
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetSetHostnameAsFqdn() bool {
+	if x != nil && x.SetHostnameAsFqdn != nil {
+		return *x.SetHostnameAsFqdn
+	}
+	return false
+}
+
+func (x *EngineSpec) GetShareProcessNamespace() bool {
+	if x != nil && x.ShareProcessNamespace != nil {
+		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *EngineSpec) GetSubdomain() string {
+	if x != nil && x.Subdomain != nil {
+		return *x.Subdomain
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetTerminationGracePeriodSeconds() int64 {
+	if x != nil && x.TerminationGracePeriodSeconds != nil {
+		return *x.TerminationGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetTimeoutSeconds() int64 {
+	if x != nil && x.TimeoutSeconds != nil {
+		return *x.TimeoutSeconds
+	}
+	return 0
+}
+
+func (x *EngineSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetTopologySpreadConstraints() []*TopologySpreadConstraint {
+	if x != nil {
+		return x.TopologySpreadConstraints
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// EnvFromSource: the CRD schema at `ServingRuntime.spec.containers[].envFrom[]`.
+type EnvFromSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ConfigMapRef  *ConfigMapEnvSource    `protobuf:"bytes,1,opt,name=config_map_ref,json=configMapRef,proto3" json:"config_map_ref,omitempty"`
+	Prefix        *string                `protobuf:"bytes,2,opt,name=prefix,proto3,oneof" json:"prefix,omitempty"`
+	SecretRef     *SecretEnvSource       `protobuf:"bytes,3,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnvFromSource) Reset() {
+	*x = EnvFromSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnvFromSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnvFromSource) ProtoMessage() {}
+
+func (x *EnvFromSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnvFromSource.ProtoReflect.Descriptor instead.
+func (*EnvFromSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *EnvFromSource) GetConfigMapRef() *ConfigMapEnvSource {
+	if x != nil {
+		return x.ConfigMapRef
+	}
+	return nil
+}
+
+func (x *EnvFromSource) GetPrefix() string {
+	if x != nil && x.Prefix != nil {
+		return *x.Prefix
+	}
+	return ""
+}
+
+func (x *EnvFromSource) GetSecretRef() *SecretEnvSource {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+// EnvVar: the CRD schema at `ServingRuntime.spec.containers[].env[]`.
+type EnvVar struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Value         *string                `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	ValueFrom     *EnvVarSource          `protobuf:"bytes,3,opt,name=value_from,json=valueFrom,proto3" json:"value_from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnvVar) Reset() {
+	*x = EnvVar{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnvVar) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnvVar) ProtoMessage() {}
+
+func (x *EnvVar) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnvVar.ProtoReflect.Descriptor instead.
+func (*EnvVar) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *EnvVar) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *EnvVar) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+func (x *EnvVar) GetValueFrom() *EnvVarSource {
+	if x != nil {
+		return x.ValueFrom
+	}
+	return nil
+}
+
+// EnvVarSource: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom`.
+type EnvVarSource struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	ConfigMapKeyRef  *ConfigMapKeySelector  `protobuf:"bytes,1,opt,name=config_map_key_ref,json=configMapKeyRef,proto3" json:"config_map_key_ref,omitempty"`
+	FieldRef         *ObjectFieldSelector   `protobuf:"bytes,2,opt,name=field_ref,json=fieldRef,proto3" json:"field_ref,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `protobuf:"bytes,3,opt,name=resource_field_ref,json=resourceFieldRef,proto3" json:"resource_field_ref,omitempty"`
+	SecretKeyRef     *SecretKeySelector     `protobuf:"bytes,4,opt,name=secret_key_ref,json=secretKeyRef,proto3" json:"secret_key_ref,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *EnvVarSource) Reset() {
+	*x = EnvVarSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnvVarSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnvVarSource) ProtoMessage() {}
+
+func (x *EnvVarSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnvVarSource.ProtoReflect.Descriptor instead.
+func (*EnvVarSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *EnvVarSource) GetConfigMapKeyRef() *ConfigMapKeySelector {
+	if x != nil {
+		return x.ConfigMapKeyRef
+	}
+	return nil
+}
+
+func (x *EnvVarSource) GetFieldRef() *ObjectFieldSelector {
+	if x != nil {
+		return x.FieldRef
+	}
+	return nil
+}
+
+func (x *EnvVarSource) GetResourceFieldRef() *ResourceFieldSelector {
+	if x != nil {
+		return x.ResourceFieldRef
+	}
+	return nil
+}
+
+func (x *EnvVarSource) GetSecretKeyRef() *SecretKeySelector {
+	if x != nil {
+		return x.SecretKeyRef
+	}
+	return nil
+}
+
+// EphemeralContainer: the CRD schema at `ServingRuntime.spec.decoderConfig.ephemeralContainers[]`.
+type EphemeralContainer struct {
+	state                    protoimpl.MessageState   `protogen:"open.v1"`
+	Args                     []string                 `protobuf:"bytes,1,rep,name=args,proto3" json:"args,omitempty"`
+	Command                  []string                 `protobuf:"bytes,2,rep,name=command,proto3" json:"command,omitempty"`
+	Env                      []*EnvVar                `protobuf:"bytes,3,rep,name=env,proto3" json:"env,omitempty"`
+	EnvFrom                  []*EnvFromSource         `protobuf:"bytes,4,rep,name=env_from,json=envFrom,proto3" json:"env_from,omitempty"`
+	Image                    *string                  `protobuf:"bytes,5,opt,name=image,proto3,oneof" json:"image,omitempty"`
+	ImagePullPolicy          *string                  `protobuf:"bytes,6,opt,name=image_pull_policy,json=imagePullPolicy,proto3,oneof" json:"image_pull_policy,omitempty"`
+	Lifecycle                *Lifecycle               `protobuf:"bytes,7,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
+	LivenessProbe            *Probe                   `protobuf:"bytes,8,opt,name=liveness_probe,json=livenessProbe,proto3" json:"liveness_probe,omitempty"`
+	Name                     *string                  `protobuf:"bytes,9,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Ports                    []*ContainerPort         `protobuf:"bytes,10,rep,name=ports,proto3" json:"ports,omitempty"`
+	ReadinessProbe           *Probe                   `protobuf:"bytes,11,opt,name=readiness_probe,json=readinessProbe,proto3" json:"readiness_probe,omitempty"`
+	ResizePolicy             []*ContainerResizePolicy `protobuf:"bytes,12,rep,name=resize_policy,json=resizePolicy,proto3" json:"resize_policy,omitempty"`
+	Resources                *ResourceRequirements    `protobuf:"bytes,13,opt,name=resources,proto3" json:"resources,omitempty"`
+	RestartPolicy            *string                  `protobuf:"bytes,14,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	SecurityContext          *SecurityContext         `protobuf:"bytes,15,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	StartupProbe             *Probe                   `protobuf:"bytes,16,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	Stdin                    *bool                    `protobuf:"varint,17,opt,name=stdin,proto3,oneof" json:"stdin,omitempty"`
+	StdinOnce                *bool                    `protobuf:"varint,18,opt,name=stdin_once,json=stdinOnce,proto3,oneof" json:"stdin_once,omitempty"`
+	TargetContainerName      *string                  `protobuf:"bytes,19,opt,name=target_container_name,json=targetContainerName,proto3,oneof" json:"target_container_name,omitempty"`
+	TerminationMessagePath   *string                  `protobuf:"bytes,20,opt,name=termination_message_path,json=terminationMessagePath,proto3,oneof" json:"termination_message_path,omitempty"`
+	TerminationMessagePolicy *string                  `protobuf:"bytes,21,opt,name=termination_message_policy,json=terminationMessagePolicy,proto3,oneof" json:"termination_message_policy,omitempty"`
+	Tty                      *bool                    `protobuf:"varint,22,opt,name=tty,proto3,oneof" json:"tty,omitempty"`
+	VolumeDevices            []*VolumeDevice          `protobuf:"bytes,23,rep,name=volume_devices,json=volumeDevices,proto3" json:"volume_devices,omitempty"`
+	VolumeMounts             []*VolumeMount           `protobuf:"bytes,24,rep,name=volume_mounts,json=volumeMounts,proto3" json:"volume_mounts,omitempty"`
+	WorkingDir               *string                  `protobuf:"bytes,25,opt,name=working_dir,json=workingDir,proto3,oneof" json:"working_dir,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *EphemeralContainer) Reset() {
+	*x = EphemeralContainer{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EphemeralContainer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EphemeralContainer) ProtoMessage() {}
+
+func (x *EphemeralContainer) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EphemeralContainer.ProtoReflect.Descriptor instead.
+func (*EphemeralContainer) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *EphemeralContainer) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetEnv() []*EnvVar {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetEnvFrom() []*EnvFromSource {
+	if x != nil {
+		return x.EnvFrom
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetImage() string {
+	if x != nil && x.Image != nil {
+		return *x.Image
+	}
+	return ""
+}
+
+func (x *EphemeralContainer) GetImagePullPolicy() string {
+	if x != nil && x.ImagePullPolicy != nil {
+		return *x.ImagePullPolicy
+	}
+	return ""
+}
+
+func (x *EphemeralContainer) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetLivenessProbe() *Probe {
+	if x != nil {
+		return x.LivenessProbe
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *EphemeralContainer) GetPorts() []*ContainerPort {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetReadinessProbe() *Probe {
+	if x != nil {
+		return x.ReadinessProbe
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetResizePolicy() []*ContainerResizePolicy {
+	if x != nil {
+		return x.ResizePolicy
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetResources() *ResourceRequirements {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *EphemeralContainer) GetSecurityContext() *SecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetStartupProbe() *Probe {
+	if x != nil {
+		return x.StartupProbe
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetStdin() bool {
+	if x != nil && x.Stdin != nil {
+		return *x.Stdin
+	}
+	return false
+}
+
+func (x *EphemeralContainer) GetStdinOnce() bool {
+	if x != nil && x.StdinOnce != nil {
+		return *x.StdinOnce
+	}
+	return false
+}
+
+func (x *EphemeralContainer) GetTargetContainerName() string {
+	if x != nil && x.TargetContainerName != nil {
+		return *x.TargetContainerName
+	}
+	return ""
+}
+
+func (x *EphemeralContainer) GetTerminationMessagePath() string {
+	if x != nil && x.TerminationMessagePath != nil {
+		return *x.TerminationMessagePath
+	}
+	return ""
+}
+
+func (x *EphemeralContainer) GetTerminationMessagePolicy() string {
+	if x != nil && x.TerminationMessagePolicy != nil {
+		return *x.TerminationMessagePolicy
+	}
+	return ""
+}
+
+func (x *EphemeralContainer) GetTty() bool {
+	if x != nil && x.Tty != nil {
+		return *x.Tty
+	}
+	return false
+}
+
+func (x *EphemeralContainer) GetVolumeDevices() []*VolumeDevice {
+	if x != nil {
+		return x.VolumeDevices
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetVolumeMounts() []*VolumeMount {
+	if x != nil {
+		return x.VolumeMounts
+	}
+	return nil
+}
+
+func (x *EphemeralContainer) GetWorkingDir() string {
+	if x != nil && x.WorkingDir != nil {
+		return *x.WorkingDir
+	}
+	return ""
+}
+
+// EphemeralVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral`.
+type EphemeralVolumeSource struct {
+	state               protoimpl.MessageState         `protogen:"open.v1"`
+	VolumeClaimTemplate *PersistentVolumeClaimTemplate `protobuf:"bytes,1,opt,name=volume_claim_template,json=volumeClaimTemplate,proto3" json:"volume_claim_template,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *EphemeralVolumeSource) Reset() {
+	*x = EphemeralVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EphemeralVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EphemeralVolumeSource) ProtoMessage() {}
+
+func (x *EphemeralVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EphemeralVolumeSource.ProtoReflect.Descriptor instead.
+func (*EphemeralVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *EphemeralVolumeSource) GetVolumeClaimTemplate() *PersistentVolumeClaimTemplate {
+	if x != nil {
+		return x.VolumeClaimTemplate
+	}
+	return nil
+}
+
+// ExecAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.exec`.
+type ExecAction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Command       []string               `protobuf:"bytes,1,rep,name=command,proto3" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecAction) Reset() {
+	*x = ExecAction{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecAction) ProtoMessage() {}
+
+func (x *ExecAction) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecAction.ProtoReflect.Descriptor instead.
+func (*ExecAction) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *ExecAction) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+// FCVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].fc`.
+type FCVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FsType        *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	Lun           *int32                 `protobuf:"varint,2,opt,name=lun,proto3,oneof" json:"lun,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,3,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	TargetWwNs    []string               `protobuf:"bytes,4,rep,name=target_ww_ns,json=targetWWNs,proto3" json:"target_ww_ns,omitempty"`
+	Wwids         []string               `protobuf:"bytes,5,rep,name=wwids,proto3" json:"wwids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FCVolumeSource) Reset() {
+	*x = FCVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FCVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FCVolumeSource) ProtoMessage() {}
+
+func (x *FCVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FCVolumeSource.ProtoReflect.Descriptor instead.
+func (*FCVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *FCVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *FCVolumeSource) GetLun() int32 {
+	if x != nil && x.Lun != nil {
+		return *x.Lun
+	}
+	return 0
+}
+
+func (x *FCVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *FCVolumeSource) GetTargetWwNs() []string {
+	if x != nil {
+		return x.TargetWwNs
+	}
+	return nil
+}
+
+func (x *FCVolumeSource) GetWwids() []string {
+	if x != nil {
+		return x.Wwids
+	}
+	return nil
+}
+
+// FlexVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].flexVolume`.
+type FlexVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Driver        *string                `protobuf:"bytes,1,opt,name=driver,proto3,oneof" json:"driver,omitempty"`
+	FsType        *string                `protobuf:"bytes,2,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	Options       map[string]string      `protobuf:"bytes,3,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ReadOnly      *bool                  `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretRef     *LocalObjectReference  `protobuf:"bytes,5,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlexVolumeSource) Reset() {
+	*x = FlexVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlexVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlexVolumeSource) ProtoMessage() {}
+
+func (x *FlexVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlexVolumeSource.ProtoReflect.Descriptor instead.
+func (*FlexVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *FlexVolumeSource) GetDriver() string {
+	if x != nil && x.Driver != nil {
+		return *x.Driver
+	}
+	return ""
+}
+
+func (x *FlexVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *FlexVolumeSource) GetOptions() map[string]string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *FlexVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *FlexVolumeSource) GetSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+// FlockerVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].flocker`.
+type FlockerVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatasetName   *string                `protobuf:"bytes,1,opt,name=dataset_name,json=datasetName,proto3,oneof" json:"dataset_name,omitempty"`
+	DatasetUuid   *string                `protobuf:"bytes,2,opt,name=dataset_uuid,json=datasetUUID,proto3,oneof" json:"dataset_uuid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlockerVolumeSource) Reset() {
+	*x = FlockerVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlockerVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlockerVolumeSource) ProtoMessage() {}
+
+func (x *FlockerVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlockerVolumeSource.ProtoReflect.Descriptor instead.
+func (*FlockerVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *FlockerVolumeSource) GetDatasetName() string {
+	if x != nil && x.DatasetName != nil {
+		return *x.DatasetName
+	}
+	return ""
+}
+
+func (x *FlockerVolumeSource) GetDatasetUuid() string {
+	if x != nil && x.DatasetUuid != nil {
+		return *x.DatasetUuid
+	}
+	return ""
+}
+
+// GCEPersistentDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].gcePersistentDisk`.
+type GCEPersistentDiskVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FsType        *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	Partition     *int32                 `protobuf:"varint,2,opt,name=partition,proto3,oneof" json:"partition,omitempty"`
+	PdName        *string                `protobuf:"bytes,3,opt,name=pd_name,json=pdName,proto3,oneof" json:"pd_name,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GCEPersistentDiskVolumeSource) Reset() {
+	*x = GCEPersistentDiskVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCEPersistentDiskVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCEPersistentDiskVolumeSource) ProtoMessage() {}
+
+func (x *GCEPersistentDiskVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCEPersistentDiskVolumeSource.ProtoReflect.Descriptor instead.
+func (*GCEPersistentDiskVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *GCEPersistentDiskVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *GCEPersistentDiskVolumeSource) GetPartition() int32 {
+	if x != nil && x.Partition != nil {
+		return *x.Partition
+	}
+	return 0
+}
+
+func (x *GCEPersistentDiskVolumeSource) GetPdName() string {
+	if x != nil && x.PdName != nil {
+		return *x.PdName
+	}
+	return ""
+}
+
+func (x *GCEPersistentDiskVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+// GRPCAction: the CRD schema at `ServingRuntime.spec.containers[].livenessProbe.grpc`.
+type GRPCAction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Port          *int32                 `protobuf:"varint,1,opt,name=port,proto3,oneof" json:"port,omitempty"`
+	Service       *string                `protobuf:"bytes,2,opt,name=service,proto3,oneof" json:"service,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GRPCAction) Reset() {
+	*x = GRPCAction{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GRPCAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GRPCAction) ProtoMessage() {}
+
+func (x *GRPCAction) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GRPCAction.ProtoReflect.Descriptor instead.
+func (*GRPCAction) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *GRPCAction) GetPort() int32 {
+	if x != nil && x.Port != nil {
+		return *x.Port
+	}
+	return 0
+}
+
+func (x *GRPCAction) GetService() string {
+	if x != nil && x.Service != nil {
+		return *x.Service
+	}
+	return ""
+}
+
+// GitRepoVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].gitRepo`.
+type GitRepoVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Directory     *string                `protobuf:"bytes,1,opt,name=directory,proto3,oneof" json:"directory,omitempty"`
+	Repository    *string                `protobuf:"bytes,2,opt,name=repository,proto3,oneof" json:"repository,omitempty"`
+	Revision      *string                `protobuf:"bytes,3,opt,name=revision,proto3,oneof" json:"revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GitRepoVolumeSource) Reset() {
+	*x = GitRepoVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GitRepoVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GitRepoVolumeSource) ProtoMessage() {}
+
+func (x *GitRepoVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GitRepoVolumeSource.ProtoReflect.Descriptor instead.
+func (*GitRepoVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *GitRepoVolumeSource) GetDirectory() string {
+	if x != nil && x.Directory != nil {
+		return *x.Directory
+	}
+	return ""
+}
+
+func (x *GitRepoVolumeSource) GetRepository() string {
+	if x != nil && x.Repository != nil {
+		return *x.Repository
+	}
+	return ""
+}
+
+func (x *GitRepoVolumeSource) GetRevision() string {
+	if x != nil && x.Revision != nil {
+		return *x.Revision
+	}
+	return ""
+}
+
+// GlusterfsVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].glusterfs`.
+type GlusterfsVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Endpoints     *string                `protobuf:"bytes,1,opt,name=endpoints,proto3,oneof" json:"endpoints,omitempty"`
+	Path          *string                `protobuf:"bytes,2,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,3,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GlusterfsVolumeSource) Reset() {
+	*x = GlusterfsVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GlusterfsVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GlusterfsVolumeSource) ProtoMessage() {}
+
+func (x *GlusterfsVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GlusterfsVolumeSource.ProtoReflect.Descriptor instead.
+func (*GlusterfsVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *GlusterfsVolumeSource) GetEndpoints() string {
+	if x != nil && x.Endpoints != nil {
+		return *x.Endpoints
+	}
+	return ""
+}
+
+func (x *GlusterfsVolumeSource) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *GlusterfsVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+// HTTPGetAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.httpGet`.
+type HTTPGetAction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *string                `protobuf:"bytes,1,opt,name=host,proto3,oneof" json:"host,omitempty"`
+	HttpHeaders   []*HTTPHeader          `protobuf:"bytes,2,rep,name=http_headers,json=httpHeaders,proto3" json:"http_headers,omitempty"`
+	Path          *string                `protobuf:"bytes,3,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	Port          *structpb.Value        `protobuf:"bytes,4,opt,name=port,proto3" json:"port,omitempty"`
+	Scheme        *string                `protobuf:"bytes,5,opt,name=scheme,proto3,oneof" json:"scheme,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HTTPGetAction) Reset() {
+	*x = HTTPGetAction{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HTTPGetAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HTTPGetAction) ProtoMessage() {}
+
+func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HTTPGetAction.ProtoReflect.Descriptor instead.
+func (*HTTPGetAction) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *HTTPGetAction) GetHost() string {
+	if x != nil && x.Host != nil {
+		return *x.Host
+	}
+	return ""
+}
+
+func (x *HTTPGetAction) GetHttpHeaders() []*HTTPHeader {
+	if x != nil {
+		return x.HttpHeaders
+	}
+	return nil
+}
+
+func (x *HTTPGetAction) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *HTTPGetAction) GetPort() *structpb.Value {
+	if x != nil {
+		return x.Port
+	}
+	return nil
+}
+
+func (x *HTTPGetAction) GetScheme() string {
+	if x != nil && x.Scheme != nil {
+		return *x.Scheme
+	}
+	return ""
+}
+
+// HTTPHeader: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.httpGet.httpHeaders[]`.
+type HTTPHeader struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Value         *string                `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HTTPHeader) Reset() {
+	*x = HTTPHeader{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HTTPHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HTTPHeader) ProtoMessage() {}
+
+func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HTTPHeader.ProtoReflect.Descriptor instead.
+func (*HTTPHeader) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *HTTPHeader) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *HTTPHeader) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+// HostAlias: the CRD schema at `ServingRuntime.spec.decoderConfig.hostAliases[]`.
+type HostAlias struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hostnames     []string               `protobuf:"bytes,1,rep,name=hostnames,proto3" json:"hostnames,omitempty"`
+	Ip            *string                `protobuf:"bytes,2,opt,name=ip,proto3,oneof" json:"ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostAlias) Reset() {
+	*x = HostAlias{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostAlias) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostAlias) ProtoMessage() {}
+
+func (x *HostAlias) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostAlias.ProtoReflect.Descriptor instead.
+func (*HostAlias) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *HostAlias) GetHostnames() []string {
+	if x != nil {
+		return x.Hostnames
+	}
+	return nil
+}
+
+func (x *HostAlias) GetIp() string {
+	if x != nil && x.Ip != nil {
+		return *x.Ip
+	}
+	return ""
+}
+
+// HostPathVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].hostPath`.
+type HostPathVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	Type          *string                `protobuf:"bytes,2,opt,name=type,proto3,oneof" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostPathVolumeSource) Reset() {
+	*x = HostPathVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostPathVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostPathVolumeSource) ProtoMessage() {}
+
+func (x *HostPathVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostPathVolumeSource.ProtoReflect.Descriptor instead.
+func (*HostPathVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *HostPathVolumeSource) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *HostPathVolumeSource) GetType() string {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return ""
+}
+
+// ISCSIVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].iscsi`.
+type ISCSIVolumeSource struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	ChapAuthDiscovery *bool                  `protobuf:"varint,1,opt,name=chap_auth_discovery,json=chapAuthDiscovery,proto3,oneof" json:"chap_auth_discovery,omitempty"`
+	ChapAuthSession   *bool                  `protobuf:"varint,2,opt,name=chap_auth_session,json=chapAuthSession,proto3,oneof" json:"chap_auth_session,omitempty"`
+	FsType            *string                `protobuf:"bytes,3,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	InitiatorName     *string                `protobuf:"bytes,4,opt,name=initiator_name,json=initiatorName,proto3,oneof" json:"initiator_name,omitempty"`
+	Iqn               *string                `protobuf:"bytes,5,opt,name=iqn,proto3,oneof" json:"iqn,omitempty"`
+	IscsiInterface    *string                `protobuf:"bytes,6,opt,name=iscsi_interface,json=iscsiInterface,proto3,oneof" json:"iscsi_interface,omitempty"`
+	Lun               *int32                 `protobuf:"varint,7,opt,name=lun,proto3,oneof" json:"lun,omitempty"`
+	Portals           []string               `protobuf:"bytes,8,rep,name=portals,proto3" json:"portals,omitempty"`
+	ReadOnly          *bool                  `protobuf:"varint,9,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretRef         *LocalObjectReference  `protobuf:"bytes,10,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	TargetPortal      *string                `protobuf:"bytes,11,opt,name=target_portal,json=targetPortal,proto3,oneof" json:"target_portal,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ISCSIVolumeSource) Reset() {
+	*x = ISCSIVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ISCSIVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ISCSIVolumeSource) ProtoMessage() {}
+
+func (x *ISCSIVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ISCSIVolumeSource.ProtoReflect.Descriptor instead.
+func (*ISCSIVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *ISCSIVolumeSource) GetChapAuthDiscovery() bool {
+	if x != nil && x.ChapAuthDiscovery != nil {
+		return *x.ChapAuthDiscovery
+	}
+	return false
+}
+
+func (x *ISCSIVolumeSource) GetChapAuthSession() bool {
+	if x != nil && x.ChapAuthSession != nil {
+		return *x.ChapAuthSession
+	}
+	return false
+}
+
+func (x *ISCSIVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *ISCSIVolumeSource) GetInitiatorName() string {
+	if x != nil && x.InitiatorName != nil {
+		return *x.InitiatorName
+	}
+	return ""
+}
+
+func (x *ISCSIVolumeSource) GetIqn() string {
+	if x != nil && x.Iqn != nil {
+		return *x.Iqn
+	}
+	return ""
+}
+
+func (x *ISCSIVolumeSource) GetIscsiInterface() string {
+	if x != nil && x.IscsiInterface != nil {
+		return *x.IscsiInterface
+	}
+	return ""
+}
+
+func (x *ISCSIVolumeSource) GetLun() int32 {
+	if x != nil && x.Lun != nil {
+		return *x.Lun
+	}
+	return 0
+}
+
+func (x *ISCSIVolumeSource) GetPortals() []string {
+	if x != nil {
+		return x.Portals
+	}
+	return nil
+}
+
+func (x *ISCSIVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *ISCSIVolumeSource) GetSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+func (x *ISCSIVolumeSource) GetTargetPortal() string {
+	if x != nil && x.TargetPortal != nil {
+		return *x.TargetPortal
+	}
+	return ""
+}
+
+// ImageVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].image`.
+type ImageVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PullPolicy    *string                `protobuf:"bytes,1,opt,name=pull_policy,json=pullPolicy,proto3,oneof" json:"pull_policy,omitempty"`
+	Reference     *string                `protobuf:"bytes,2,opt,name=reference,proto3,oneof" json:"reference,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImageVolumeSource) Reset() {
+	*x = ImageVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImageVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImageVolumeSource) ProtoMessage() {}
+
+func (x *ImageVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImageVolumeSource.ProtoReflect.Descriptor instead.
+func (*ImageVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *ImageVolumeSource) GetPullPolicy() string {
+	if x != nil && x.PullPolicy != nil {
+		return *x.PullPolicy
+	}
+	return ""
+}
+
+func (x *ImageVolumeSource) GetReference() string {
+	if x != nil && x.Reference != nil {
+		return *x.Reference
+	}
+	return ""
+}
+
+// KedaConfig: the CRD schema at `ServingRuntime.spec.decoderConfig.kedaConfig`.
+type KedaConfig struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AuthModes         *string                `protobuf:"bytes,1,opt,name=auth_modes,json=authModes,proto3,oneof" json:"auth_modes,omitempty"`
+	AuthenticationRef *AuthenticationRef     `protobuf:"bytes,2,opt,name=authentication_ref,json=authenticationRef,proto3" json:"authentication_ref,omitempty"`
+	CustomPromQuery   *string                `protobuf:"bytes,3,opt,name=custom_prom_query,json=customPromQuery,proto3,oneof" json:"custom_prom_query,omitempty"`
+	EnableKeda        *bool                  `protobuf:"varint,4,opt,name=enable_keda,json=enableKeda,proto3,oneof" json:"enable_keda,omitempty"`
+	PromServerAddress *string                `protobuf:"bytes,5,opt,name=prom_server_address,json=promServerAddress,proto3,oneof" json:"prom_server_address,omitempty"`
+	ScalingOperator   *string                `protobuf:"bytes,6,opt,name=scaling_operator,json=scalingOperator,proto3,oneof" json:"scaling_operator,omitempty"`
+	ScalingThreshold  *string                `protobuf:"bytes,7,opt,name=scaling_threshold,json=scalingThreshold,proto3,oneof" json:"scaling_threshold,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *KedaConfig) Reset() {
+	*x = KedaConfig{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KedaConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KedaConfig) ProtoMessage() {}
+
+func (x *KedaConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KedaConfig.ProtoReflect.Descriptor instead.
+func (*KedaConfig) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *KedaConfig) GetAuthModes() string {
+	if x != nil && x.AuthModes != nil {
+		return *x.AuthModes
+	}
+	return ""
+}
+
+func (x *KedaConfig) GetAuthenticationRef() *AuthenticationRef {
+	if x != nil {
+		return x.AuthenticationRef
+	}
+	return nil
+}
+
+func (x *KedaConfig) GetCustomPromQuery() string {
+	if x != nil && x.CustomPromQuery != nil {
+		return *x.CustomPromQuery
+	}
+	return ""
+}
+
+func (x *KedaConfig) GetEnableKeda() bool {
+	if x != nil && x.EnableKeda != nil {
+		return *x.EnableKeda
+	}
+	return false
+}
+
+func (x *KedaConfig) GetPromServerAddress() string {
+	if x != nil && x.PromServerAddress != nil {
+		return *x.PromServerAddress
+	}
+	return ""
+}
+
+func (x *KedaConfig) GetScalingOperator() string {
+	if x != nil && x.ScalingOperator != nil {
+		return *x.ScalingOperator
+	}
+	return ""
+}
+
+func (x *KedaConfig) GetScalingThreshold() string {
+	if x != nil && x.ScalingThreshold != nil {
+		return *x.ScalingThreshold
+	}
+	return ""
+}
+
+// KeyToPath: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].configMap.items[]`.
+type KeyToPath struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *string                `protobuf:"bytes,1,opt,name=key,proto3,oneof" json:"key,omitempty"`
+	Mode          *int32                 `protobuf:"varint,2,opt,name=mode,proto3,oneof" json:"mode,omitempty"`
+	Path          *string                `protobuf:"bytes,3,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyToPath) Reset() {
+	*x = KeyToPath{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyToPath) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyToPath) ProtoMessage() {}
+
+func (x *KeyToPath) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyToPath.ProtoReflect.Descriptor instead.
+func (*KeyToPath) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *KeyToPath) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *KeyToPath) GetMode() int32 {
+	if x != nil && x.Mode != nil {
+		return *x.Mode
+	}
+	return 0
+}
+
+func (x *KeyToPath) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+// LabelSelector: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.labelSelector`.
+type LabelSelector struct {
+	state            protoimpl.MessageState      `protogen:"open.v1"`
+	MatchExpressions []*LabelSelectorRequirement `protobuf:"bytes,1,rep,name=match_expressions,json=matchExpressions,proto3" json:"match_expressions,omitempty"`
+	MatchLabels      map[string]string           `protobuf:"bytes,2,rep,name=match_labels,json=matchLabels,proto3" json:"match_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *LabelSelector) Reset() {
+	*x = LabelSelector{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelSelector) ProtoMessage() {}
+
+func (x *LabelSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelSelector.ProtoReflect.Descriptor instead.
+func (*LabelSelector) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *LabelSelector) GetMatchExpressions() []*LabelSelectorRequirement {
+	if x != nil {
+		return x.MatchExpressions
+	}
+	return nil
+}
+
+func (x *LabelSelector) GetMatchLabels() map[string]string {
+	if x != nil {
+		return x.MatchLabels
+	}
+	return nil
+}
+
+// LabelSelectorRequirement: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.labelSelector.matchExpressions[]`.
+type LabelSelectorRequirement struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *string                `protobuf:"bytes,1,opt,name=key,proto3,oneof" json:"key,omitempty"`
+	Operator      *string                `protobuf:"bytes,2,opt,name=operator,proto3,oneof" json:"operator,omitempty"`
+	Values        []string               `protobuf:"bytes,3,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LabelSelectorRequirement) Reset() {
+	*x = LabelSelectorRequirement{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelSelectorRequirement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelSelectorRequirement) ProtoMessage() {}
+
+func (x *LabelSelectorRequirement) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelSelectorRequirement.ProtoReflect.Descriptor instead.
+func (*LabelSelectorRequirement) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *LabelSelectorRequirement) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *LabelSelectorRequirement) GetOperator() string {
+	if x != nil && x.Operator != nil {
+		return *x.Operator
+	}
+	return ""
+}
+
+func (x *LabelSelectorRequirement) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// LeaderSpec: the CRD schema at `ServingRuntime.spec.decoderConfig.leader`.
+type LeaderSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Leader runner.
+	Runner                        *Container                  `protobuf:"bytes,1,opt,name=runner,proto3" json:"runner,omitempty"`
+	ActiveDeadlineSeconds         *int64                      `protobuf:"varint,2,opt,name=active_deadline_seconds,json=activeDeadlineSeconds,proto3,oneof" json:"active_deadline_seconds,omitempty"`
+	Affinity                      *Affinity                   `protobuf:"bytes,3,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	AutomountServiceAccountToken  *bool                       `protobuf:"varint,4,opt,name=automount_service_account_token,json=automountServiceAccountToken,proto3,oneof" json:"automount_service_account_token,omitempty"`
+	Containers                    []*Container                `protobuf:"bytes,5,rep,name=containers,proto3" json:"containers,omitempty"`
+	DnsConfig                     *PodDNSConfig               `protobuf:"bytes,6,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
+	DnsPolicy                     *string                     `protobuf:"bytes,7,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	EnableServiceLinks            *bool                       `protobuf:"varint,8,opt,name=enable_service_links,json=enableServiceLinks,proto3,oneof" json:"enable_service_links,omitempty"`
+	EphemeralContainers           []*EphemeralContainer       `protobuf:"bytes,9,rep,name=ephemeral_containers,json=ephemeralContainers,proto3" json:"ephemeral_containers,omitempty"`
+	HostAliases                   []*HostAlias                `protobuf:"bytes,10,rep,name=host_aliases,json=hostAliases,proto3" json:"host_aliases,omitempty"`
+	HostIpc                       *bool                       `protobuf:"varint,11,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork                   *bool                       `protobuf:"varint,12,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	HostPid                       *bool                       `protobuf:"varint,13,opt,name=host_pid,json=hostPID,proto3,oneof" json:"host_pid,omitempty"`
+	HostUsers                     *bool                       `protobuf:"varint,14,opt,name=host_users,json=hostUsers,proto3,oneof" json:"host_users,omitempty"`
+	Hostname                      *string                     `protobuf:"bytes,15,opt,name=hostname,proto3,oneof" json:"hostname,omitempty"`
+	ImagePullSecrets              []*LocalObjectReference     `protobuf:"bytes,16,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	InitContainers                []*Container                `protobuf:"bytes,17,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
+	NodeName                      *string                     `protobuf:"bytes,18,opt,name=node_name,json=nodeName,proto3,oneof" json:"node_name,omitempty"`
+	NodeSelector                  map[string]string           `protobuf:"bytes,19,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Os                            *PodOS                      `protobuf:"bytes,20,opt,name=os,proto3" json:"os,omitempty"`
+	Overhead                      map[string]*structpb.Value  `protobuf:"bytes,21,rep,name=overhead,proto3" json:"overhead,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PreemptionPolicy              *string                     `protobuf:"bytes,22,opt,name=preemption_policy,json=preemptionPolicy,proto3,oneof" json:"preemption_policy,omitempty"`
+	Priority                      *int32                      `protobuf:"varint,23,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	PriorityClassName             *string                     `protobuf:"bytes,24,opt,name=priority_class_name,json=priorityClassName,proto3,oneof" json:"priority_class_name,omitempty"`
+	ReadinessGates                []*PodReadinessGate         `protobuf:"bytes,25,rep,name=readiness_gates,json=readinessGates,proto3" json:"readiness_gates,omitempty"`
+	ResourceClaims                []*PodResourceClaim         `protobuf:"bytes,26,rep,name=resource_claims,json=resourceClaims,proto3" json:"resource_claims,omitempty"`
+	RestartPolicy                 *string                     `protobuf:"bytes,27,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	RuntimeClassName              *string                     `protobuf:"bytes,28,opt,name=runtime_class_name,json=runtimeClassName,proto3,oneof" json:"runtime_class_name,omitempty"`
+	SchedulerName                 *string                     `protobuf:"bytes,29,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	SchedulingGates               []*PodSchedulingGate        `protobuf:"bytes,30,rep,name=scheduling_gates,json=schedulingGates,proto3" json:"scheduling_gates,omitempty"`
+	SecurityContext               *PodSecurityContext         `protobuf:"bytes,31,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	ServiceAccount                *string                     `protobuf:"bytes,32,opt,name=service_account,json=serviceAccount,proto3,oneof" json:"service_account,omitempty"`
+	ServiceAccountName            *string                     `protobuf:"bytes,33,opt,name=service_account_name,json=serviceAccountName,proto3,oneof" json:"service_account_name,omitempty"`
+	SetHostnameAsFqdn             *bool                       `protobuf:"varint,34,opt,name=set_hostname_as_fqdn,json=setHostnameAsFQDN,proto3,oneof" json:"set_hostname_as_fqdn,omitempty"`
+	ShareProcessNamespace         *bool                       `protobuf:"varint,35,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	Subdomain                     *string                     `protobuf:"bytes,36,opt,name=subdomain,proto3,oneof" json:"subdomain,omitempty"`
+	TerminationGracePeriodSeconds *int64                      `protobuf:"varint,37,opt,name=termination_grace_period_seconds,json=terminationGracePeriodSeconds,proto3,oneof" json:"termination_grace_period_seconds,omitempty"`
+	Tolerations                   []*Toleration               `protobuf:"bytes,38,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	TopologySpreadConstraints     []*TopologySpreadConstraint `protobuf:"bytes,39,rep,name=topology_spread_constraints,json=topologySpreadConstraints,proto3" json:"topology_spread_constraints,omitempty"`
+	Volumes                       []*Volume                   `protobuf:"bytes,40,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *LeaderSpec) Reset() {
+	*x = LeaderSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaderSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaderSpec) ProtoMessage() {}
+
+func (x *LeaderSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaderSpec.ProtoReflect.Descriptor instead.
+func (*LeaderSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *LeaderSpec) GetRunner() *Container {
+	if x != nil {
+		return x.Runner
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetActiveDeadlineSeconds() int64 {
+	if x != nil && x.ActiveDeadlineSeconds != nil {
+		return *x.ActiveDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *LeaderSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetAutomountServiceAccountToken() bool {
+	if x != nil && x.AutomountServiceAccountToken != nil {
+		return *x.AutomountServiceAccountToken
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetEnableServiceLinks() bool {
+	if x != nil && x.EnableServiceLinks != nil {
+		return *x.EnableServiceLinks
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetEphemeralContainers() []*EphemeralContainer {
+	if x != nil {
+		return x.EphemeralContainers
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetHostAliases() []*HostAlias {
+	if x != nil {
+		return x.HostAliases
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetHostPid() bool {
+	if x != nil && x.HostPid != nil {
+		return *x.HostPid
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetHostUsers() bool {
+	if x != nil && x.HostUsers != nil {
+		return *x.HostUsers
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetHostname() string {
+	if x != nil && x.Hostname != nil {
+		return *x.Hostname
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetInitContainers() []*Container {
+	if x != nil {
+		return x.InitContainers
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetNodeName() string {
+	if x != nil && x.NodeName != nil {
+		return *x.NodeName
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetOs() *PodOS {
+	if x != nil {
+		return x.Os
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetOverhead() map[string]*structpb.Value {
+	if x != nil {
+		return x.Overhead
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetPreemptionPolicy() string {
+	if x != nil && x.PreemptionPolicy != nil {
+		return *x.PreemptionPolicy
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *LeaderSpec) GetPriorityClassName() string {
+	if x != nil && x.PriorityClassName != nil {
+		return *x.PriorityClassName
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetReadinessGates() []*PodReadinessGate {
+	if x != nil {
+		return x.ReadinessGates
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetResourceClaims() []*PodResourceClaim {
+	if x != nil {
+		return x.ResourceClaims
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetRuntimeClassName() string {
+	if x != nil && x.RuntimeClassName != nil {
+		return *x.RuntimeClassName
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetSchedulingGates() []*PodSchedulingGate {
+	if x != nil {
+		return x.SchedulingGates
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetSecurityContext() *PodSecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetServiceAccount() string {
+	if x != nil && x.ServiceAccount != nil {
+		return *x.ServiceAccount
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetServiceAccountName() string {
+	if x != nil && x.ServiceAccountName != nil {
+		return *x.ServiceAccountName
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetSetHostnameAsFqdn() bool {
+	if x != nil && x.SetHostnameAsFqdn != nil {
+		return *x.SetHostnameAsFqdn
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetShareProcessNamespace() bool {
+	if x != nil && x.ShareProcessNamespace != nil {
+		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *LeaderSpec) GetSubdomain() string {
+	if x != nil && x.Subdomain != nil {
+		return *x.Subdomain
+	}
+	return ""
+}
+
+func (x *LeaderSpec) GetTerminationGracePeriodSeconds() int64 {
+	if x != nil && x.TerminationGracePeriodSeconds != nil {
+		return *x.TerminationGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *LeaderSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetTopologySpreadConstraints() []*TopologySpreadConstraint {
+	if x != nil {
+		return x.TopologySpreadConstraints
+	}
+	return nil
+}
+
+func (x *LeaderSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// Lifecycle: the CRD schema at `ServingRuntime.spec.containers[].lifecycle`.
+type Lifecycle struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PostStart     *LifecycleHandler      `protobuf:"bytes,1,opt,name=post_start,json=postStart,proto3" json:"post_start,omitempty"`
+	PreStop       *LifecycleHandler      `protobuf:"bytes,2,opt,name=pre_stop,json=preStop,proto3" json:"pre_stop,omitempty"`
+	StopSignal    *string                `protobuf:"bytes,3,opt,name=stop_signal,json=stopSignal,proto3,oneof" json:"stop_signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Lifecycle) Reset() {
+	*x = Lifecycle{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Lifecycle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Lifecycle) ProtoMessage() {}
+
+func (x *Lifecycle) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Lifecycle.ProtoReflect.Descriptor instead.
+func (*Lifecycle) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *Lifecycle) GetPostStart() *LifecycleHandler {
+	if x != nil {
+		return x.PostStart
+	}
+	return nil
+}
+
+func (x *Lifecycle) GetPreStop() *LifecycleHandler {
+	if x != nil {
+		return x.PreStop
+	}
+	return nil
+}
+
+func (x *Lifecycle) GetStopSignal() string {
+	if x != nil && x.StopSignal != nil {
+		return *x.StopSignal
+	}
+	return ""
+}
+
+// LifecycleHandler: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart`.
+type LifecycleHandler struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Exec          *ExecAction            `protobuf:"bytes,1,opt,name=exec,proto3" json:"exec,omitempty"`
+	HttpGet       *HTTPGetAction         `protobuf:"bytes,2,opt,name=http_get,json=httpGet,proto3" json:"http_get,omitempty"`
+	Sleep         *SleepAction           `protobuf:"bytes,3,opt,name=sleep,proto3" json:"sleep,omitempty"`
+	TcpSocket     *TCPSocketAction       `protobuf:"bytes,4,opt,name=tcp_socket,json=tcpSocket,proto3" json:"tcp_socket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LifecycleHandler) Reset() {
+	*x = LifecycleHandler{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LifecycleHandler) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LifecycleHandler) ProtoMessage() {}
+
+func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LifecycleHandler.ProtoReflect.Descriptor instead.
+func (*LifecycleHandler) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *LifecycleHandler) GetExec() *ExecAction {
+	if x != nil {
+		return x.Exec
+	}
+	return nil
+}
+
+func (x *LifecycleHandler) GetHttpGet() *HTTPGetAction {
+	if x != nil {
+		return x.HttpGet
+	}
+	return nil
+}
+
+func (x *LifecycleHandler) GetSleep() *SleepAction {
+	if x != nil {
+		return x.Sleep
+	}
+	return nil
+}
+
+func (x *LifecycleHandler) GetTcpSocket() *TCPSocketAction {
+	if x != nil {
+		return x.TcpSocket
+	}
+	return nil
+}
+
+// LocalObjectReference: the CRD schema at `ServingRuntime.spec.decoderConfig.imagePullSecrets[]`.
+type LocalObjectReference struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LocalObjectReference) Reset() {
+	*x = LocalObjectReference{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocalObjectReference) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocalObjectReference) ProtoMessage() {}
+
+func (x *LocalObjectReference) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocalObjectReference.ProtoReflect.Descriptor instead.
+func (*LocalObjectReference) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *LocalObjectReference) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// ModelSpec: the CRD schema at `InferenceService.spec.predictor.model`.
+type ModelSpec struct {
+	state                    protoimpl.MessageState   `protogen:"open.v1"`
+	Args                     []string                 `protobuf:"bytes,1,rep,name=args,proto3" json:"args,omitempty"`
+	BaseModel                *string                  `protobuf:"bytes,2,opt,name=base_model,json=baseModel,proto3,oneof" json:"base_model,omitempty"`
+	Command                  []string                 `protobuf:"bytes,3,rep,name=command,proto3" json:"command,omitempty"`
+	Env                      []*EnvVar                `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
+	EnvFrom                  []*EnvFromSource         `protobuf:"bytes,5,rep,name=env_from,json=envFrom,proto3" json:"env_from,omitempty"`
+	FineTunedWeights         []string                 `protobuf:"bytes,6,rep,name=fine_tuned_weights,json=fineTunedWeights,proto3" json:"fine_tuned_weights,omitempty"`
+	Image                    *string                  `protobuf:"bytes,7,opt,name=image,proto3,oneof" json:"image,omitempty"`
+	ImagePullPolicy          *string                  `protobuf:"bytes,8,opt,name=image_pull_policy,json=imagePullPolicy,proto3,oneof" json:"image_pull_policy,omitempty"`
+	Lifecycle                *Lifecycle               `protobuf:"bytes,9,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
+	LivenessProbe            *Probe                   `protobuf:"bytes,10,opt,name=liveness_probe,json=livenessProbe,proto3" json:"liveness_probe,omitempty"`
+	Name                     *string                  `protobuf:"bytes,11,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Ports                    []*ContainerPort         `protobuf:"bytes,12,rep,name=ports,proto3" json:"ports,omitempty"`
+	ProtocolVersion          *string                  `protobuf:"bytes,13,opt,name=protocol_version,json=protocolVersion,proto3,oneof" json:"protocol_version,omitempty"`
+	ReadinessProbe           *Probe                   `protobuf:"bytes,14,opt,name=readiness_probe,json=readinessProbe,proto3" json:"readiness_probe,omitempty"`
+	ResizePolicy             []*ContainerResizePolicy `protobuf:"bytes,15,rep,name=resize_policy,json=resizePolicy,proto3" json:"resize_policy,omitempty"`
+	Resources                *ResourceRequirements    `protobuf:"bytes,16,opt,name=resources,proto3" json:"resources,omitempty"`
+	RestartPolicy            *string                  `protobuf:"bytes,17,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	Runtime                  *string                  `protobuf:"bytes,18,opt,name=runtime,proto3,oneof" json:"runtime,omitempty"`
+	RuntimeVersion           *string                  `protobuf:"bytes,19,opt,name=runtime_version,json=runtimeVersion,proto3,oneof" json:"runtime_version,omitempty"`
+	SecurityContext          *SecurityContext         `protobuf:"bytes,20,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	StartupProbe             *Probe                   `protobuf:"bytes,21,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	Stdin                    *bool                    `protobuf:"varint,22,opt,name=stdin,proto3,oneof" json:"stdin,omitempty"`
+	StdinOnce                *bool                    `protobuf:"varint,23,opt,name=stdin_once,json=stdinOnce,proto3,oneof" json:"stdin_once,omitempty"`
+	StorageUri               *string                  `protobuf:"bytes,24,opt,name=storage_uri,json=storageUri,proto3,oneof" json:"storage_uri,omitempty"`
+	TerminationMessagePath   *string                  `protobuf:"bytes,25,opt,name=termination_message_path,json=terminationMessagePath,proto3,oneof" json:"termination_message_path,omitempty"`
+	TerminationMessagePolicy *string                  `protobuf:"bytes,26,opt,name=termination_message_policy,json=terminationMessagePolicy,proto3,oneof" json:"termination_message_policy,omitempty"`
+	Tty                      *bool                    `protobuf:"varint,27,opt,name=tty,proto3,oneof" json:"tty,omitempty"`
+	VolumeDevices            []*VolumeDevice          `protobuf:"bytes,28,rep,name=volume_devices,json=volumeDevices,proto3" json:"volume_devices,omitempty"`
+	VolumeMounts             []*VolumeMount           `protobuf:"bytes,29,rep,name=volume_mounts,json=volumeMounts,proto3" json:"volume_mounts,omitempty"`
+	WorkingDir               *string                  `protobuf:"bytes,30,opt,name=working_dir,json=workingDir,proto3,oneof" json:"working_dir,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *ModelSpec) Reset() {
+	*x = ModelSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSpec) ProtoMessage() {}
+
+func (x *ModelSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSpec.ProtoReflect.Descriptor instead.
+func (*ModelSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *ModelSpec) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetBaseModel() string {
+	if x != nil && x.BaseModel != nil {
+		return *x.BaseModel
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetEnv() []*EnvVar {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetEnvFrom() []*EnvFromSource {
+	if x != nil {
+		return x.EnvFrom
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetFineTunedWeights() []string {
+	if x != nil {
+		return x.FineTunedWeights
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetImage() string {
+	if x != nil && x.Image != nil {
+		return *x.Image
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetImagePullPolicy() string {
+	if x != nil && x.ImagePullPolicy != nil {
+		return *x.ImagePullPolicy
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetLivenessProbe() *Probe {
+	if x != nil {
+		return x.LivenessProbe
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetPorts() []*ContainerPort {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetProtocolVersion() string {
+	if x != nil && x.ProtocolVersion != nil {
+		return *x.ProtocolVersion
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetReadinessProbe() *Probe {
+	if x != nil {
+		return x.ReadinessProbe
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetResizePolicy() []*ContainerResizePolicy {
+	if x != nil {
+		return x.ResizePolicy
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetResources() *ResourceRequirements {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetRuntime() string {
+	if x != nil && x.Runtime != nil {
+		return *x.Runtime
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetRuntimeVersion() string {
+	if x != nil && x.RuntimeVersion != nil {
+		return *x.RuntimeVersion
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetSecurityContext() *SecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetStartupProbe() *Probe {
+	if x != nil {
+		return x.StartupProbe
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetStdin() bool {
+	if x != nil && x.Stdin != nil {
+		return *x.Stdin
+	}
+	return false
+}
+
+func (x *ModelSpec) GetStdinOnce() bool {
+	if x != nil && x.StdinOnce != nil {
+		return *x.StdinOnce
+	}
+	return false
+}
+
+func (x *ModelSpec) GetStorageUri() string {
+	if x != nil && x.StorageUri != nil {
+		return *x.StorageUri
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetTerminationMessagePath() string {
+	if x != nil && x.TerminationMessagePath != nil {
+		return *x.TerminationMessagePath
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetTerminationMessagePolicy() string {
+	if x != nil && x.TerminationMessagePolicy != nil {
+		return *x.TerminationMessagePolicy
+	}
+	return ""
+}
+
+func (x *ModelSpec) GetTty() bool {
+	if x != nil && x.Tty != nil {
+		return *x.Tty
+	}
+	return false
+}
+
+func (x *ModelSpec) GetVolumeDevices() []*VolumeDevice {
+	if x != nil {
+		return x.VolumeDevices
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetVolumeMounts() []*VolumeMount {
+	if x != nil {
+		return x.VolumeMounts
+	}
+	return nil
+}
+
+func (x *ModelSpec) GetWorkingDir() string {
+	if x != nil && x.WorkingDir != nil {
+		return *x.WorkingDir
+	}
+	return ""
+}
+
+// NFSVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].nfs`.
+type NFSVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,2,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	Server        *string                `protobuf:"bytes,3,opt,name=server,proto3,oneof" json:"server,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NFSVolumeSource) Reset() {
+	*x = NFSVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NFSVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NFSVolumeSource) ProtoMessage() {}
+
+func (x *NFSVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NFSVolumeSource.ProtoReflect.Descriptor instead.
+func (*NFSVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{91}
+}
+
+func (x *NFSVolumeSource) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *NFSVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *NFSVolumeSource) GetServer() string {
+	if x != nil && x.Server != nil {
+		return *x.Server
+	}
+	return ""
+}
+
+// NodeAffinity: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity`.
+type NodeAffinity struct {
+	state                                           protoimpl.MessageState     `protogen:"open.v1"`
+	PreferredDuringSchedulingIgnoredDuringExecution []*PreferredSchedulingTerm `protobuf:"bytes,1,rep,name=preferred_during_scheduling_ignored_during_execution,json=preferredDuringSchedulingIgnoredDuringExecution,proto3" json:"preferred_during_scheduling_ignored_during_execution,omitempty"`
+	RequiredDuringSchedulingIgnoredDuringExecution  *NodeSelector              `protobuf:"bytes,2,opt,name=required_during_scheduling_ignored_during_execution,json=requiredDuringSchedulingIgnoredDuringExecution,proto3" json:"required_during_scheduling_ignored_during_execution,omitempty"`
+	unknownFields                                   protoimpl.UnknownFields
+	sizeCache                                       protoimpl.SizeCache
+}
+
+func (x *NodeAffinity) Reset() {
+	*x = NodeAffinity{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeAffinity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeAffinity) ProtoMessage() {}
+
+func (x *NodeAffinity) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeAffinity.ProtoReflect.Descriptor instead.
+func (*NodeAffinity) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *NodeAffinity) GetPreferredDuringSchedulingIgnoredDuringExecution() []*PreferredSchedulingTerm {
+	if x != nil {
+		return x.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+func (x *NodeAffinity) GetRequiredDuringSchedulingIgnoredDuringExecution() *NodeSelector {
+	if x != nil {
+		return x.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+// NodeSelector: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+type NodeSelector struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	NodeSelectorTerms []*NodeSelectorTerm    `protobuf:"bytes,1,rep,name=node_selector_terms,json=nodeSelectorTerms,proto3" json:"node_selector_terms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *NodeSelector) Reset() {
+	*x = NodeSelector{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeSelector) ProtoMessage() {}
+
+func (x *NodeSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeSelector.ProtoReflect.Descriptor instead.
+func (*NodeSelector) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *NodeSelector) GetNodeSelectorTerms() []*NodeSelectorTerm {
+	if x != nil {
+		return x.NodeSelectorTerms
+	}
+	return nil
+}
+
+// NodeSelectorRequirement: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].preference.matchExpressions[]`.
+type NodeSelectorRequirement struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *string                `protobuf:"bytes,1,opt,name=key,proto3,oneof" json:"key,omitempty"`
+	Operator      *string                `protobuf:"bytes,2,opt,name=operator,proto3,oneof" json:"operator,omitempty"`
+	Values        []string               `protobuf:"bytes,3,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeSelectorRequirement) Reset() {
+	*x = NodeSelectorRequirement{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeSelectorRequirement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeSelectorRequirement) ProtoMessage() {}
+
+func (x *NodeSelectorRequirement) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeSelectorRequirement.ProtoReflect.Descriptor instead.
+func (*NodeSelectorRequirement) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *NodeSelectorRequirement) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *NodeSelectorRequirement) GetOperator() string {
+	if x != nil && x.Operator != nil {
+		return *x.Operator
+	}
+	return ""
+}
+
+func (x *NodeSelectorRequirement) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// NodeSelectorTerm: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].preference`.
+type NodeSelectorTerm struct {
+	state            protoimpl.MessageState     `protogen:"open.v1"`
+	MatchExpressions []*NodeSelectorRequirement `protobuf:"bytes,1,rep,name=match_expressions,json=matchExpressions,proto3" json:"match_expressions,omitempty"`
+	MatchFields      []*NodeSelectorRequirement `protobuf:"bytes,2,rep,name=match_fields,json=matchFields,proto3" json:"match_fields,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *NodeSelectorTerm) Reset() {
+	*x = NodeSelectorTerm{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeSelectorTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeSelectorTerm) ProtoMessage() {}
+
+func (x *NodeSelectorTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeSelectorTerm.ProtoReflect.Descriptor instead.
+func (*NodeSelectorTerm) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *NodeSelectorTerm) GetMatchExpressions() []*NodeSelectorRequirement {
+	if x != nil {
+		return x.MatchExpressions
+	}
+	return nil
+}
+
+func (x *NodeSelectorTerm) GetMatchFields() []*NodeSelectorRequirement {
+	if x != nil {
+		return x.MatchFields
+	}
+	return nil
+}
+
+// ObjectFieldSelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.fieldRef`.
+type ObjectFieldSelector struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ApiVersion    *string                `protobuf:"bytes,1,opt,name=api_version,json=apiVersion,proto3,oneof" json:"api_version,omitempty"`
+	FieldPath     *string                `protobuf:"bytes,2,opt,name=field_path,json=fieldPath,proto3,oneof" json:"field_path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ObjectFieldSelector) Reset() {
+	*x = ObjectFieldSelector{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectFieldSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectFieldSelector) ProtoMessage() {}
+
+func (x *ObjectFieldSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectFieldSelector.ProtoReflect.Descriptor instead.
+func (*ObjectFieldSelector) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *ObjectFieldSelector) GetApiVersion() string {
+	if x != nil && x.ApiVersion != nil {
+		return *x.ApiVersion
+	}
+	return ""
+}
+
+func (x *ObjectFieldSelector) GetFieldPath() string {
+	if x != nil && x.FieldPath != nil {
+		return *x.FieldPath
+	}
+	return ""
+}
+
+// PersistentVolumeClaimSpec: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec`.
+type PersistentVolumeClaimSpec struct {
+	state                     protoimpl.MessageState      `protogen:"open.v1"`
+	AccessModes               []string                    `protobuf:"bytes,1,rep,name=access_modes,json=accessModes,proto3" json:"access_modes,omitempty"`
+	DataSource                *TypedLocalObjectReference  `protobuf:"bytes,2,opt,name=data_source,json=dataSource,proto3" json:"data_source,omitempty"`
+	DataSourceRef             *TypedObjectReference       `protobuf:"bytes,3,opt,name=data_source_ref,json=dataSourceRef,proto3" json:"data_source_ref,omitempty"`
+	Resources                 *VolumeResourceRequirements `protobuf:"bytes,4,opt,name=resources,proto3" json:"resources,omitempty"`
+	Selector                  *LabelSelector              `protobuf:"bytes,5,opt,name=selector,proto3" json:"selector,omitempty"`
+	StorageClassName          *string                     `protobuf:"bytes,6,opt,name=storage_class_name,json=storageClassName,proto3,oneof" json:"storage_class_name,omitempty"`
+	VolumeAttributesClassName *string                     `protobuf:"bytes,7,opt,name=volume_attributes_class_name,json=volumeAttributesClassName,proto3,oneof" json:"volume_attributes_class_name,omitempty"`
+	VolumeMode                *string                     `protobuf:"bytes,8,opt,name=volume_mode,json=volumeMode,proto3,oneof" json:"volume_mode,omitempty"`
+	VolumeName                *string                     `protobuf:"bytes,9,opt,name=volume_name,json=volumeName,proto3,oneof" json:"volume_name,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *PersistentVolumeClaimSpec) Reset() {
+	*x = PersistentVolumeClaimSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PersistentVolumeClaimSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PersistentVolumeClaimSpec) ProtoMessage() {}
+
+func (x *PersistentVolumeClaimSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PersistentVolumeClaimSpec.ProtoReflect.Descriptor instead.
+func (*PersistentVolumeClaimSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{97}
+}
+
+func (x *PersistentVolumeClaimSpec) GetAccessModes() []string {
+	if x != nil {
+		return x.AccessModes
+	}
+	return nil
+}
+
+func (x *PersistentVolumeClaimSpec) GetDataSource() *TypedLocalObjectReference {
+	if x != nil {
+		return x.DataSource
+	}
+	return nil
+}
+
+func (x *PersistentVolumeClaimSpec) GetDataSourceRef() *TypedObjectReference {
+	if x != nil {
+		return x.DataSourceRef
+	}
+	return nil
+}
+
+func (x *PersistentVolumeClaimSpec) GetResources() *VolumeResourceRequirements {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *PersistentVolumeClaimSpec) GetSelector() *LabelSelector {
+	if x != nil {
+		return x.Selector
+	}
+	return nil
+}
+
+func (x *PersistentVolumeClaimSpec) GetStorageClassName() string {
+	if x != nil && x.StorageClassName != nil {
+		return *x.StorageClassName
+	}
+	return ""
+}
+
+func (x *PersistentVolumeClaimSpec) GetVolumeAttributesClassName() string {
+	if x != nil && x.VolumeAttributesClassName != nil {
+		return *x.VolumeAttributesClassName
+	}
+	return ""
+}
+
+func (x *PersistentVolumeClaimSpec) GetVolumeMode() string {
+	if x != nil && x.VolumeMode != nil {
+		return *x.VolumeMode
+	}
+	return ""
+}
+
+func (x *PersistentVolumeClaimSpec) GetVolumeName() string {
+	if x != nil && x.VolumeName != nil {
+		return *x.VolumeName
+	}
+	return ""
+}
+
+// PersistentVolumeClaimTemplate: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate`.
+type PersistentVolumeClaimTemplate struct {
+	state         protoimpl.MessageState     `protogen:"open.v1"`
+	Metadata      *structpb.Struct           `protobuf:"bytes,1,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Spec          *PersistentVolumeClaimSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PersistentVolumeClaimTemplate) Reset() {
+	*x = PersistentVolumeClaimTemplate{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PersistentVolumeClaimTemplate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PersistentVolumeClaimTemplate) ProtoMessage() {}
+
+func (x *PersistentVolumeClaimTemplate) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PersistentVolumeClaimTemplate.ProtoReflect.Descriptor instead.
+func (*PersistentVolumeClaimTemplate) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{98}
+}
+
+func (x *PersistentVolumeClaimTemplate) GetMetadata() *structpb.Struct {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *PersistentVolumeClaimTemplate) GetSpec() *PersistentVolumeClaimSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+// PersistentVolumeClaimVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].persistentVolumeClaim`.
+type PersistentVolumeClaimVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClaimName     *string                `protobuf:"bytes,1,opt,name=claim_name,json=claimName,proto3,oneof" json:"claim_name,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,2,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PersistentVolumeClaimVolumeSource) Reset() {
+	*x = PersistentVolumeClaimVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PersistentVolumeClaimVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PersistentVolumeClaimVolumeSource) ProtoMessage() {}
+
+func (x *PersistentVolumeClaimVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PersistentVolumeClaimVolumeSource.ProtoReflect.Descriptor instead.
+func (*PersistentVolumeClaimVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *PersistentVolumeClaimVolumeSource) GetClaimName() string {
+	if x != nil && x.ClaimName != nil {
+		return *x.ClaimName
+	}
+	return ""
+}
+
+func (x *PersistentVolumeClaimVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+// PhotonPersistentDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].photonPersistentDisk`.
+type PhotonPersistentDiskVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FsType        *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	PdId          *string                `protobuf:"bytes,2,opt,name=pd_id,json=pdID,proto3,oneof" json:"pd_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhotonPersistentDiskVolumeSource) Reset() {
+	*x = PhotonPersistentDiskVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhotonPersistentDiskVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhotonPersistentDiskVolumeSource) ProtoMessage() {}
+
+func (x *PhotonPersistentDiskVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhotonPersistentDiskVolumeSource.ProtoReflect.Descriptor instead.
+func (*PhotonPersistentDiskVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *PhotonPersistentDiskVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *PhotonPersistentDiskVolumeSource) GetPdId() string {
+	if x != nil && x.PdId != nil {
+		return *x.PdId
+	}
+	return ""
+}
+
+// PodAffinity: the CRD schema at `ServingRuntime.spec.affinity.podAffinity`.
+type PodAffinity struct {
+	state                                           protoimpl.MessageState     `protogen:"open.v1"`
+	PreferredDuringSchedulingIgnoredDuringExecution []*WeightedPodAffinityTerm `protobuf:"bytes,1,rep,name=preferred_during_scheduling_ignored_during_execution,json=preferredDuringSchedulingIgnoredDuringExecution,proto3" json:"preferred_during_scheduling_ignored_during_execution,omitempty"`
+	RequiredDuringSchedulingIgnoredDuringExecution  []*PodAffinityTerm         `protobuf:"bytes,2,rep,name=required_during_scheduling_ignored_during_execution,json=requiredDuringSchedulingIgnoredDuringExecution,proto3" json:"required_during_scheduling_ignored_during_execution,omitempty"`
+	unknownFields                                   protoimpl.UnknownFields
+	sizeCache                                       protoimpl.SizeCache
+}
+
+func (x *PodAffinity) Reset() {
+	*x = PodAffinity{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAffinity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAffinity) ProtoMessage() {}
+
+func (x *PodAffinity) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAffinity.ProtoReflect.Descriptor instead.
+func (*PodAffinity) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{101}
+}
+
+func (x *PodAffinity) GetPreferredDuringSchedulingIgnoredDuringExecution() []*WeightedPodAffinityTerm {
+	if x != nil {
+		return x.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+func (x *PodAffinity) GetRequiredDuringSchedulingIgnoredDuringExecution() []*PodAffinityTerm {
+	if x != nil {
+		return x.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+// PodAffinityTerm: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm`.
+type PodAffinityTerm struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	LabelSelector     *LabelSelector         `protobuf:"bytes,1,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	MatchLabelKeys    []string               `protobuf:"bytes,2,rep,name=match_label_keys,json=matchLabelKeys,proto3" json:"match_label_keys,omitempty"`
+	MismatchLabelKeys []string               `protobuf:"bytes,3,rep,name=mismatch_label_keys,json=mismatchLabelKeys,proto3" json:"mismatch_label_keys,omitempty"`
+	NamespaceSelector *LabelSelector         `protobuf:"bytes,4,opt,name=namespace_selector,json=namespaceSelector,proto3" json:"namespace_selector,omitempty"`
+	Namespaces        []string               `protobuf:"bytes,5,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	TopologyKey       *string                `protobuf:"bytes,6,opt,name=topology_key,json=topologyKey,proto3,oneof" json:"topology_key,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *PodAffinityTerm) Reset() {
+	*x = PodAffinityTerm{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAffinityTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAffinityTerm) ProtoMessage() {}
+
+func (x *PodAffinityTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAffinityTerm.ProtoReflect.Descriptor instead.
+func (*PodAffinityTerm) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *PodAffinityTerm) GetLabelSelector() *LabelSelector {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetMatchLabelKeys() []string {
+	if x != nil {
+		return x.MatchLabelKeys
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetMismatchLabelKeys() []string {
+	if x != nil {
+		return x.MismatchLabelKeys
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetNamespaceSelector() *LabelSelector {
+	if x != nil {
+		return x.NamespaceSelector
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetNamespaces() []string {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetTopologyKey() string {
+	if x != nil && x.TopologyKey != nil {
+		return *x.TopologyKey
+	}
+	return ""
+}
+
+// PodAntiAffinity: the CRD schema at `ServingRuntime.spec.affinity.podAntiAffinity`.
+type PodAntiAffinity struct {
+	state                                           protoimpl.MessageState     `protogen:"open.v1"`
+	PreferredDuringSchedulingIgnoredDuringExecution []*WeightedPodAffinityTerm `protobuf:"bytes,1,rep,name=preferred_during_scheduling_ignored_during_execution,json=preferredDuringSchedulingIgnoredDuringExecution,proto3" json:"preferred_during_scheduling_ignored_during_execution,omitempty"`
+	RequiredDuringSchedulingIgnoredDuringExecution  []*PodAffinityTerm         `protobuf:"bytes,2,rep,name=required_during_scheduling_ignored_during_execution,json=requiredDuringSchedulingIgnoredDuringExecution,proto3" json:"required_during_scheduling_ignored_during_execution,omitempty"`
+	unknownFields                                   protoimpl.UnknownFields
+	sizeCache                                       protoimpl.SizeCache
+}
+
+func (x *PodAntiAffinity) Reset() {
+	*x = PodAntiAffinity{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAntiAffinity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAntiAffinity) ProtoMessage() {}
+
+func (x *PodAntiAffinity) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAntiAffinity.ProtoReflect.Descriptor instead.
+func (*PodAntiAffinity) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *PodAntiAffinity) GetPreferredDuringSchedulingIgnoredDuringExecution() []*WeightedPodAffinityTerm {
+	if x != nil {
+		return x.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+func (x *PodAntiAffinity) GetRequiredDuringSchedulingIgnoredDuringExecution() []*PodAffinityTerm {
+	if x != nil {
+		return x.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+// PodDNSConfig: the CRD schema at `ServingRuntime.spec.decoderConfig.dnsConfig`.
+type PodDNSConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Nameservers   []string               `protobuf:"bytes,1,rep,name=nameservers,proto3" json:"nameservers,omitempty"`
+	Options       []*PodDNSConfigOption  `protobuf:"bytes,2,rep,name=options,proto3" json:"options,omitempty"`
+	Searches      []string               `protobuf:"bytes,3,rep,name=searches,proto3" json:"searches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodDNSConfig) Reset() {
+	*x = PodDNSConfig{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodDNSConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodDNSConfig) ProtoMessage() {}
+
+func (x *PodDNSConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodDNSConfig.ProtoReflect.Descriptor instead.
+func (*PodDNSConfig) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *PodDNSConfig) GetNameservers() []string {
+	if x != nil {
+		return x.Nameservers
+	}
+	return nil
+}
+
+func (x *PodDNSConfig) GetOptions() []*PodDNSConfigOption {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *PodDNSConfig) GetSearches() []string {
+	if x != nil {
+		return x.Searches
+	}
+	return nil
+}
+
+// PodDNSConfigOption: the CRD schema at `ServingRuntime.spec.decoderConfig.dnsConfig.options[]`.
+type PodDNSConfigOption struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Value         *string                `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodDNSConfigOption) Reset() {
+	*x = PodDNSConfigOption{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodDNSConfigOption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodDNSConfigOption) ProtoMessage() {}
+
+func (x *PodDNSConfigOption) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodDNSConfigOption.ProtoReflect.Descriptor instead.
+func (*PodDNSConfigOption) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *PodDNSConfigOption) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *PodDNSConfigOption) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+// PodOS: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.os`.
+type PodOS struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodOS) Reset() {
+	*x = PodOS{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodOS) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodOS) ProtoMessage() {}
+
+func (x *PodOS) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodOS.ProtoReflect.Descriptor instead.
+func (*PodOS) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *PodOS) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// PodReadinessGate: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.readinessGates[]`.
+type PodReadinessGate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ConditionType *string                `protobuf:"bytes,1,opt,name=condition_type,json=conditionType,proto3,oneof" json:"condition_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodReadinessGate) Reset() {
+	*x = PodReadinessGate{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodReadinessGate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodReadinessGate) ProtoMessage() {}
+
+func (x *PodReadinessGate) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodReadinessGate.ProtoReflect.Descriptor instead.
+func (*PodReadinessGate) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *PodReadinessGate) GetConditionType() string {
+	if x != nil && x.ConditionType != nil {
+		return *x.ConditionType
+	}
+	return ""
+}
+
+// PodResourceClaim: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.resourceClaims[]`.
+type PodResourceClaim struct {
+	state                     protoimpl.MessageState `protogen:"open.v1"`
+	Name                      *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	ResourceClaimName         *string                `protobuf:"bytes,2,opt,name=resource_claim_name,json=resourceClaimName,proto3,oneof" json:"resource_claim_name,omitempty"`
+	ResourceClaimTemplateName *string                `protobuf:"bytes,3,opt,name=resource_claim_template_name,json=resourceClaimTemplateName,proto3,oneof" json:"resource_claim_template_name,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *PodResourceClaim) Reset() {
+	*x = PodResourceClaim{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodResourceClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodResourceClaim) ProtoMessage() {}
+
+func (x *PodResourceClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodResourceClaim.ProtoReflect.Descriptor instead.
+func (*PodResourceClaim) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{108}
+}
+
+func (x *PodResourceClaim) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *PodResourceClaim) GetResourceClaimName() string {
+	if x != nil && x.ResourceClaimName != nil {
+		return *x.ResourceClaimName
+	}
+	return ""
+}
+
+func (x *PodResourceClaim) GetResourceClaimTemplateName() string {
+	if x != nil && x.ResourceClaimTemplateName != nil {
+		return *x.ResourceClaimTemplateName
+	}
+	return ""
+}
+
+// PodSchedulingGate: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.schedulingGates[]`.
+type PodSchedulingGate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSchedulingGate) Reset() {
+	*x = PodSchedulingGate{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSchedulingGate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSchedulingGate) ProtoMessage() {}
+
+func (x *PodSchedulingGate) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSchedulingGate.ProtoReflect.Descriptor instead.
+func (*PodSchedulingGate) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *PodSchedulingGate) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// PodSecurityContext: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.securityContext`.
+type PodSecurityContext struct {
+	state                    protoimpl.MessageState         `protogen:"open.v1"`
+	AppArmorProfile          *AppArmorProfile               `protobuf:"bytes,1,opt,name=app_armor_profile,json=appArmorProfile,proto3" json:"app_armor_profile,omitempty"`
+	FsGroup                  *int64                         `protobuf:"varint,2,opt,name=fs_group,json=fsGroup,proto3,oneof" json:"fs_group,omitempty"`
+	FsGroupChangePolicy      *string                        `protobuf:"bytes,3,opt,name=fs_group_change_policy,json=fsGroupChangePolicy,proto3,oneof" json:"fs_group_change_policy,omitempty"`
+	RunAsGroup               *int64                         `protobuf:"varint,4,opt,name=run_as_group,json=runAsGroup,proto3,oneof" json:"run_as_group,omitempty"`
+	RunAsNonRoot             *bool                          `protobuf:"varint,5,opt,name=run_as_non_root,json=runAsNonRoot,proto3,oneof" json:"run_as_non_root,omitempty"`
+	RunAsUser                *int64                         `protobuf:"varint,6,opt,name=run_as_user,json=runAsUser,proto3,oneof" json:"run_as_user,omitempty"`
+	SeLinuxChangePolicy      *string                        `protobuf:"bytes,7,opt,name=se_linux_change_policy,json=seLinuxChangePolicy,proto3,oneof" json:"se_linux_change_policy,omitempty"`
+	SeLinuxOptions           *SELinuxOptions                `protobuf:"bytes,8,opt,name=se_linux_options,json=seLinuxOptions,proto3" json:"se_linux_options,omitempty"`
+	SeccompProfile           *SeccompProfile                `protobuf:"bytes,9,opt,name=seccomp_profile,json=seccompProfile,proto3" json:"seccomp_profile,omitempty"`
+	SupplementalGroups       []int64                        `protobuf:"varint,10,rep,packed,name=supplemental_groups,json=supplementalGroups,proto3" json:"supplemental_groups,omitempty"`
+	SupplementalGroupsPolicy *string                        `protobuf:"bytes,11,opt,name=supplemental_groups_policy,json=supplementalGroupsPolicy,proto3,oneof" json:"supplemental_groups_policy,omitempty"`
+	Sysctls                  []*Sysctl                      `protobuf:"bytes,12,rep,name=sysctls,proto3" json:"sysctls,omitempty"`
+	WindowsOptions           *WindowsSecurityContextOptions `protobuf:"bytes,13,opt,name=windows_options,json=windowsOptions,proto3" json:"windows_options,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *PodSecurityContext) Reset() {
+	*x = PodSecurityContext{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSecurityContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSecurityContext) ProtoMessage() {}
+
+func (x *PodSecurityContext) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSecurityContext.ProtoReflect.Descriptor instead.
+func (*PodSecurityContext) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *PodSecurityContext) GetAppArmorProfile() *AppArmorProfile {
+	if x != nil {
+		return x.AppArmorProfile
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetFsGroup() int64 {
+	if x != nil && x.FsGroup != nil {
+		return *x.FsGroup
+	}
+	return 0
+}
+
+func (x *PodSecurityContext) GetFsGroupChangePolicy() string {
+	if x != nil && x.FsGroupChangePolicy != nil {
+		return *x.FsGroupChangePolicy
+	}
+	return ""
+}
+
+func (x *PodSecurityContext) GetRunAsGroup() int64 {
+	if x != nil && x.RunAsGroup != nil {
+		return *x.RunAsGroup
+	}
+	return 0
+}
+
+func (x *PodSecurityContext) GetRunAsNonRoot() bool {
+	if x != nil && x.RunAsNonRoot != nil {
+		return *x.RunAsNonRoot
+	}
+	return false
+}
+
+func (x *PodSecurityContext) GetRunAsUser() int64 {
+	if x != nil && x.RunAsUser != nil {
+		return *x.RunAsUser
+	}
+	return 0
+}
+
+func (x *PodSecurityContext) GetSeLinuxChangePolicy() string {
+	if x != nil && x.SeLinuxChangePolicy != nil {
+		return *x.SeLinuxChangePolicy
+	}
+	return ""
+}
+
+func (x *PodSecurityContext) GetSeLinuxOptions() *SELinuxOptions {
+	if x != nil {
+		return x.SeLinuxOptions
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetSeccompProfile() *SeccompProfile {
+	if x != nil {
+		return x.SeccompProfile
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetSupplementalGroups() []int64 {
+	if x != nil {
+		return x.SupplementalGroups
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetSupplementalGroupsPolicy() string {
+	if x != nil && x.SupplementalGroupsPolicy != nil {
+		return *x.SupplementalGroupsPolicy
+	}
+	return ""
+}
+
+func (x *PodSecurityContext) GetSysctls() []*Sysctl {
+	if x != nil {
+		return x.Sysctls
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetWindowsOptions() *WindowsSecurityContextOptions {
+	if x != nil {
+		return x.WindowsOptions
+	}
+	return nil
+}
+
+// PortworxVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].portworxVolume`.
+type PortworxVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FsType        *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,2,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	VolumeId      *string                `protobuf:"bytes,3,opt,name=volume_id,json=volumeID,proto3,oneof" json:"volume_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortworxVolumeSource) Reset() {
+	*x = PortworxVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortworxVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortworxVolumeSource) ProtoMessage() {}
+
+func (x *PortworxVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortworxVolumeSource.ProtoReflect.Descriptor instead.
+func (*PortworxVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{111}
+}
+
+func (x *PortworxVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *PortworxVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *PortworxVolumeSource) GetVolumeId() string {
+	if x != nil && x.VolumeId != nil {
+		return *x.VolumeId
+	}
+	return ""
+}
+
+// PredictorSpec: the CRD schema at `InferenceService.spec.predictor`.
+type PredictorSpec struct {
+	state                         protoimpl.MessageState      `protogen:"open.v1"`
+	ActiveDeadlineSeconds         *int64                      `protobuf:"varint,1,opt,name=active_deadline_seconds,json=activeDeadlineSeconds,proto3,oneof" json:"active_deadline_seconds,omitempty"`
+	Affinity                      *Affinity                   `protobuf:"bytes,2,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	Annotations                   map[string]string           `protobuf:"bytes,3,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	AutomountServiceAccountToken  *bool                       `protobuf:"varint,4,opt,name=automount_service_account_token,json=automountServiceAccountToken,proto3,oneof" json:"automount_service_account_token,omitempty"`
+	CanaryTrafficPercent          *int64                      `protobuf:"varint,5,opt,name=canary_traffic_percent,json=canaryTrafficPercent,proto3,oneof" json:"canary_traffic_percent,omitempty"`
+	ContainerConcurrency          *int64                      `protobuf:"varint,6,opt,name=container_concurrency,json=containerConcurrency,proto3,oneof" json:"container_concurrency,omitempty"`
+	Containers                    []*Container                `protobuf:"bytes,7,rep,name=containers,proto3" json:"containers,omitempty"`
+	DeploymentStrategy            *DeploymentStrategy         `protobuf:"bytes,8,opt,name=deployment_strategy,json=deploymentStrategy,proto3" json:"deployment_strategy,omitempty"`
+	DnsConfig                     *PodDNSConfig               `protobuf:"bytes,9,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
+	DnsPolicy                     *string                     `protobuf:"bytes,10,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	EnableServiceLinks            *bool                       `protobuf:"varint,11,opt,name=enable_service_links,json=enableServiceLinks,proto3,oneof" json:"enable_service_links,omitempty"`
+	HostAliases                   []*HostAlias                `protobuf:"bytes,12,rep,name=host_aliases,json=hostAliases,proto3" json:"host_aliases,omitempty"`
+	HostIpc                       *bool                       `protobuf:"varint,13,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork                   *bool                       `protobuf:"varint,14,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	HostPid                       *bool                       `protobuf:"varint,15,opt,name=host_pid,json=hostPID,proto3,oneof" json:"host_pid,omitempty"`
+	HostUsers                     *bool                       `protobuf:"varint,16,opt,name=host_users,json=hostUsers,proto3,oneof" json:"host_users,omitempty"`
+	Hostname                      *string                     `protobuf:"bytes,17,opt,name=hostname,proto3,oneof" json:"hostname,omitempty"`
+	ImagePullSecrets              []*LocalObjectReference     `protobuf:"bytes,18,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	InitContainers                []*Container                `protobuf:"bytes,19,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
+	KedaConfig                    *KedaConfig                 `protobuf:"bytes,20,opt,name=keda_config,json=kedaConfig,proto3" json:"keda_config,omitempty"`
+	Labels                        map[string]string           `protobuf:"bytes,21,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	MaxReplicas                   *int64                      `protobuf:"varint,22,opt,name=max_replicas,json=maxReplicas,proto3,oneof" json:"max_replicas,omitempty"`
+	MaxUnavailable                *structpb.Value             `protobuf:"bytes,23,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	MinAvailable                  *structpb.Value             `protobuf:"bytes,24,opt,name=min_available,json=minAvailable,proto3" json:"min_available,omitempty"`
+	MinReplicas                   *int64                      `protobuf:"varint,25,opt,name=min_replicas,json=minReplicas,proto3,oneof" json:"min_replicas,omitempty"`
+	Model                         *ModelSpec                  `protobuf:"bytes,26,opt,name=model,proto3" json:"model,omitempty"`
+	NodeName                      *string                     `protobuf:"bytes,27,opt,name=node_name,json=nodeName,proto3,oneof" json:"node_name,omitempty"`
+	NodeSelector                  map[string]string           `protobuf:"bytes,28,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Os                            *PodOS                      `protobuf:"bytes,29,opt,name=os,proto3" json:"os,omitempty"`
+	Overhead                      map[string]*structpb.Value  `protobuf:"bytes,30,rep,name=overhead,proto3" json:"overhead,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PreemptionPolicy              *string                     `protobuf:"bytes,31,opt,name=preemption_policy,json=preemptionPolicy,proto3,oneof" json:"preemption_policy,omitempty"`
+	Priority                      *int32                      `protobuf:"varint,32,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	PriorityClassName             *string                     `protobuf:"bytes,33,opt,name=priority_class_name,json=priorityClassName,proto3,oneof" json:"priority_class_name,omitempty"`
+	ReadinessGates                []*PodReadinessGate         `protobuf:"bytes,34,rep,name=readiness_gates,json=readinessGates,proto3" json:"readiness_gates,omitempty"`
+	ResourceClaims                []*PodResourceClaim         `protobuf:"bytes,35,rep,name=resource_claims,json=resourceClaims,proto3" json:"resource_claims,omitempty"`
+	RestartPolicy                 *string                     `protobuf:"bytes,36,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	RuntimeClassName              *string                     `protobuf:"bytes,37,opt,name=runtime_class_name,json=runtimeClassName,proto3,oneof" json:"runtime_class_name,omitempty"`
+	ScaleMetric                   *string                     `protobuf:"bytes,38,opt,name=scale_metric,json=scaleMetric,proto3,oneof" json:"scale_metric,omitempty"`
+	ScaleTarget                   *int64                      `protobuf:"varint,39,opt,name=scale_target,json=scaleTarget,proto3,oneof" json:"scale_target,omitempty"`
+	SchedulerName                 *string                     `protobuf:"bytes,40,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	SchedulingGates               []*PodSchedulingGate        `protobuf:"bytes,41,rep,name=scheduling_gates,json=schedulingGates,proto3" json:"scheduling_gates,omitempty"`
+	SecurityContext               *PodSecurityContext         `protobuf:"bytes,42,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	ServiceAccount                *string                     `protobuf:"bytes,43,opt,name=service_account,json=serviceAccount,proto3,oneof" json:"service_account,omitempty"`
+	ServiceAccountName            *string                     `protobuf:"bytes,44,opt,name=service_account_name,json=serviceAccountName,proto3,oneof" json:"service_account_name,omitempty"`
+	SetHostnameAsFqdn             *bool                       `protobuf:"varint,45,opt,name=set_hostname_as_fqdn,json=setHostnameAsFQDN,proto3,oneof" json:"set_hostname_as_fqdn,omitempty"`
+	ShareProcessNamespace         *bool                       `protobuf:"varint,46,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	Subdomain                     *string                     `protobuf:"bytes,47,opt,name=subdomain,proto3,oneof" json:"subdomain,omitempty"`
+	TerminationGracePeriodSeconds *int64                      `protobuf:"varint,48,opt,name=termination_grace_period_seconds,json=terminationGracePeriodSeconds,proto3,oneof" json:"termination_grace_period_seconds,omitempty"`
+	TimeoutSeconds                *int64                      `protobuf:"varint,49,opt,name=timeout_seconds,json=timeoutSeconds,proto3,oneof" json:"timeout_seconds,omitempty"`
+	Tolerations                   []*Toleration               `protobuf:"bytes,50,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	TopologySpreadConstraints     []*TopologySpreadConstraint `protobuf:"bytes,51,rep,name=topology_spread_constraints,json=topologySpreadConstraints,proto3" json:"topology_spread_constraints,omitempty"`
+	Volumes                       []*Volume                   `protobuf:"bytes,52,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	WorkerSpec                    *WorkerSpec                 `protobuf:"bytes,53,opt,name=worker_spec,json=workerSpec,proto3" json:"worker_spec,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *PredictorSpec) Reset() {
+	*x = PredictorSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PredictorSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PredictorSpec) ProtoMessage() {}
+
+func (x *PredictorSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PredictorSpec.ProtoReflect.Descriptor instead.
+func (*PredictorSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{112}
+}
+
+func (x *PredictorSpec) GetActiveDeadlineSeconds() int64 {
+	if x != nil && x.ActiveDeadlineSeconds != nil {
+		return *x.ActiveDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetAutomountServiceAccountToken() bool {
+	if x != nil && x.AutomountServiceAccountToken != nil {
+		return *x.AutomountServiceAccountToken
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetCanaryTrafficPercent() int64 {
+	if x != nil && x.CanaryTrafficPercent != nil {
+		return *x.CanaryTrafficPercent
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetContainerConcurrency() int64 {
+	if x != nil && x.ContainerConcurrency != nil {
+		return *x.ContainerConcurrency
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetDeploymentStrategy() *DeploymentStrategy {
+	if x != nil {
+		return x.DeploymentStrategy
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetEnableServiceLinks() bool {
+	if x != nil && x.EnableServiceLinks != nil {
+		return *x.EnableServiceLinks
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetHostAliases() []*HostAlias {
+	if x != nil {
+		return x.HostAliases
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetHostPid() bool {
+	if x != nil && x.HostPid != nil {
+		return *x.HostPid
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetHostUsers() bool {
+	if x != nil && x.HostUsers != nil {
+		return *x.HostUsers
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetHostname() string {
+	if x != nil && x.Hostname != nil {
+		return *x.Hostname
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetInitContainers() []*Container {
+	if x != nil {
+		return x.InitContainers
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetKedaConfig() *KedaConfig {
+	if x != nil {
+		return x.KedaConfig
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetMaxReplicas() int64 {
+	if x != nil && x.MaxReplicas != nil {
+		return *x.MaxReplicas
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetMaxUnavailable() *structpb.Value {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetMinAvailable() *structpb.Value {
+	if x != nil {
+		return x.MinAvailable
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetMinReplicas() int64 {
+	if x != nil && x.MinReplicas != nil {
+		return *x.MinReplicas
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetModel() *ModelSpec {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetNodeName() string {
+	if x != nil && x.NodeName != nil {
+		return *x.NodeName
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetOs() *PodOS {
+	if x != nil {
+		return x.Os
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetOverhead() map[string]*structpb.Value {
+	if x != nil {
+		return x.Overhead
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetPreemptionPolicy() string {
+	if x != nil && x.PreemptionPolicy != nil {
+		return *x.PreemptionPolicy
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetPriorityClassName() string {
+	if x != nil && x.PriorityClassName != nil {
+		return *x.PriorityClassName
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetReadinessGates() []*PodReadinessGate {
+	if x != nil {
+		return x.ReadinessGates
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetResourceClaims() []*PodResourceClaim {
+	if x != nil {
+		return x.ResourceClaims
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetRuntimeClassName() string {
+	if x != nil && x.RuntimeClassName != nil {
+		return *x.RuntimeClassName
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetScaleMetric() string {
+	if x != nil && x.ScaleMetric != nil {
+		return *x.ScaleMetric
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetScaleTarget() int64 {
+	if x != nil && x.ScaleTarget != nil {
+		return *x.ScaleTarget
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetSchedulingGates() []*PodSchedulingGate {
+	if x != nil {
+		return x.SchedulingGates
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetSecurityContext() *PodSecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetServiceAccount() string {
+	if x != nil && x.ServiceAccount != nil {
+		return *x.ServiceAccount
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetServiceAccountName() string {
+	if x != nil && x.ServiceAccountName != nil {
+		return *x.ServiceAccountName
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetSetHostnameAsFqdn() bool {
+	if x != nil && x.SetHostnameAsFqdn != nil {
+		return *x.SetHostnameAsFqdn
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetShareProcessNamespace() bool {
+	if x != nil && x.ShareProcessNamespace != nil {
+		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *PredictorSpec) GetSubdomain() string {
+	if x != nil && x.Subdomain != nil {
+		return *x.Subdomain
+	}
+	return ""
+}
+
+func (x *PredictorSpec) GetTerminationGracePeriodSeconds() int64 {
+	if x != nil && x.TerminationGracePeriodSeconds != nil {
+		return *x.TerminationGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetTimeoutSeconds() int64 {
+	if x != nil && x.TimeoutSeconds != nil {
+		return *x.TimeoutSeconds
+	}
+	return 0
+}
+
+func (x *PredictorSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetTopologySpreadConstraints() []*TopologySpreadConstraint {
+	if x != nil {
+		return x.TopologySpreadConstraints
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+func (x *PredictorSpec) GetWorkerSpec() *WorkerSpec {
+	if x != nil {
+		return x.WorkerSpec
+	}
+	return nil
+}
+
+// PreferredSchedulingTerm: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[]`.
+type PreferredSchedulingTerm struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Preference    *NodeSelectorTerm      `protobuf:"bytes,1,opt,name=preference,proto3" json:"preference,omitempty"`
+	Weight        *int32                 `protobuf:"varint,2,opt,name=weight,proto3,oneof" json:"weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreferredSchedulingTerm) Reset() {
+	*x = PreferredSchedulingTerm{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[113]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreferredSchedulingTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreferredSchedulingTerm) ProtoMessage() {}
+
+func (x *PreferredSchedulingTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[113]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreferredSchedulingTerm.ProtoReflect.Descriptor instead.
+func (*PreferredSchedulingTerm) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{113}
+}
+
+func (x *PreferredSchedulingTerm) GetPreference() *NodeSelectorTerm {
+	if x != nil {
+		return x.Preference
+	}
+	return nil
+}
+
+func (x *PreferredSchedulingTerm) GetWeight() int32 {
+	if x != nil && x.Weight != nil {
+		return *x.Weight
+	}
+	return 0
+}
+
+// Probe: the CRD schema at `ServingRuntime.spec.containers[].livenessProbe`.
+type Probe struct {
+	state                         protoimpl.MessageState `protogen:"open.v1"`
+	Exec                          *ExecAction            `protobuf:"bytes,1,opt,name=exec,proto3" json:"exec,omitempty"`
+	FailureThreshold              *int32                 `protobuf:"varint,2,opt,name=failure_threshold,json=failureThreshold,proto3,oneof" json:"failure_threshold,omitempty"`
+	Grpc                          *GRPCAction            `protobuf:"bytes,3,opt,name=grpc,proto3" json:"grpc,omitempty"`
+	HttpGet                       *HTTPGetAction         `protobuf:"bytes,4,opt,name=http_get,json=httpGet,proto3" json:"http_get,omitempty"`
+	InitialDelaySeconds           *int32                 `protobuf:"varint,5,opt,name=initial_delay_seconds,json=initialDelaySeconds,proto3,oneof" json:"initial_delay_seconds,omitempty"`
+	PeriodSeconds                 *int32                 `protobuf:"varint,6,opt,name=period_seconds,json=periodSeconds,proto3,oneof" json:"period_seconds,omitempty"`
+	SuccessThreshold              *int32                 `protobuf:"varint,7,opt,name=success_threshold,json=successThreshold,proto3,oneof" json:"success_threshold,omitempty"`
+	TcpSocket                     *TCPSocketAction       `protobuf:"bytes,8,opt,name=tcp_socket,json=tcpSocket,proto3" json:"tcp_socket,omitempty"`
+	TerminationGracePeriodSeconds *int64                 `protobuf:"varint,9,opt,name=termination_grace_period_seconds,json=terminationGracePeriodSeconds,proto3,oneof" json:"termination_grace_period_seconds,omitempty"`
+	TimeoutSeconds                *int32                 `protobuf:"varint,10,opt,name=timeout_seconds,json=timeoutSeconds,proto3,oneof" json:"timeout_seconds,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *Probe) Reset() {
+	*x = Probe{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[114]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Probe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Probe) ProtoMessage() {}
+
+func (x *Probe) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[114]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Probe.ProtoReflect.Descriptor instead.
+func (*Probe) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{114}
+}
+
+func (x *Probe) GetExec() *ExecAction {
+	if x != nil {
+		return x.Exec
+	}
+	return nil
+}
+
+func (x *Probe) GetFailureThreshold() int32 {
+	if x != nil && x.FailureThreshold != nil {
+		return *x.FailureThreshold
+	}
+	return 0
+}
+
+func (x *Probe) GetGrpc() *GRPCAction {
+	if x != nil {
+		return x.Grpc
+	}
+	return nil
+}
+
+func (x *Probe) GetHttpGet() *HTTPGetAction {
+	if x != nil {
+		return x.HttpGet
+	}
+	return nil
+}
+
+func (x *Probe) GetInitialDelaySeconds() int32 {
+	if x != nil && x.InitialDelaySeconds != nil {
+		return *x.InitialDelaySeconds
+	}
+	return 0
+}
+
+func (x *Probe) GetPeriodSeconds() int32 {
+	if x != nil && x.PeriodSeconds != nil {
+		return *x.PeriodSeconds
+	}
+	return 0
+}
+
+func (x *Probe) GetSuccessThreshold() int32 {
+	if x != nil && x.SuccessThreshold != nil {
+		return *x.SuccessThreshold
+	}
+	return 0
+}
+
+func (x *Probe) GetTcpSocket() *TCPSocketAction {
+	if x != nil {
+		return x.TcpSocket
+	}
+	return nil
+}
+
+func (x *Probe) GetTerminationGracePeriodSeconds() int64 {
+	if x != nil && x.TerminationGracePeriodSeconds != nil {
+		return *x.TerminationGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *Probe) GetTimeoutSeconds() int32 {
+	if x != nil && x.TimeoutSeconds != nil {
+		return *x.TimeoutSeconds
+	}
+	return 0
+}
+
+// ProjectedVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected`.
+type ProjectedVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DefaultMode   *int32                 `protobuf:"varint,1,opt,name=default_mode,json=defaultMode,proto3,oneof" json:"default_mode,omitempty"`
+	Sources       []*VolumeProjection    `protobuf:"bytes,2,rep,name=sources,proto3" json:"sources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProjectedVolumeSource) Reset() {
+	*x = ProjectedVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[115]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProjectedVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProjectedVolumeSource) ProtoMessage() {}
+
+func (x *ProjectedVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[115]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProjectedVolumeSource.ProtoReflect.Descriptor instead.
+func (*ProjectedVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{115}
+}
+
+func (x *ProjectedVolumeSource) GetDefaultMode() int32 {
+	if x != nil && x.DefaultMode != nil {
+		return *x.DefaultMode
+	}
+	return 0
+}
+
+func (x *ProjectedVolumeSource) GetSources() []*VolumeProjection {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+// QuobyteVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].quobyte`.
+type QuobyteVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         *string                `protobuf:"bytes,1,opt,name=group,proto3,oneof" json:"group,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,2,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	Registry      *string                `protobuf:"bytes,3,opt,name=registry,proto3,oneof" json:"registry,omitempty"`
+	Tenant        *string                `protobuf:"bytes,4,opt,name=tenant,proto3,oneof" json:"tenant,omitempty"`
+	User          *string                `protobuf:"bytes,5,opt,name=user,proto3,oneof" json:"user,omitempty"`
+	Volume        *string                `protobuf:"bytes,6,opt,name=volume,proto3,oneof" json:"volume,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuobyteVolumeSource) Reset() {
+	*x = QuobyteVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[116]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuobyteVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuobyteVolumeSource) ProtoMessage() {}
+
+func (x *QuobyteVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[116]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuobyteVolumeSource.ProtoReflect.Descriptor instead.
+func (*QuobyteVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{116}
+}
+
+func (x *QuobyteVolumeSource) GetGroup() string {
+	if x != nil && x.Group != nil {
+		return *x.Group
+	}
+	return ""
+}
+
+func (x *QuobyteVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *QuobyteVolumeSource) GetRegistry() string {
+	if x != nil && x.Registry != nil {
+		return *x.Registry
+	}
+	return ""
+}
+
+func (x *QuobyteVolumeSource) GetTenant() string {
+	if x != nil && x.Tenant != nil {
+		return *x.Tenant
+	}
+	return ""
+}
+
+func (x *QuobyteVolumeSource) GetUser() string {
+	if x != nil && x.User != nil {
+		return *x.User
+	}
+	return ""
+}
+
+func (x *QuobyteVolumeSource) GetVolume() string {
+	if x != nil && x.Volume != nil {
+		return *x.Volume
+	}
+	return ""
+}
+
+// RBDVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].rbd`.
+type RBDVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FsType        *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	Image         *string                `protobuf:"bytes,2,opt,name=image,proto3,oneof" json:"image,omitempty"`
+	Keyring       *string                `protobuf:"bytes,3,opt,name=keyring,proto3,oneof" json:"keyring,omitempty"`
+	Monitors      []string               `protobuf:"bytes,4,rep,name=monitors,proto3" json:"monitors,omitempty"`
+	Pool          *string                `protobuf:"bytes,5,opt,name=pool,proto3,oneof" json:"pool,omitempty"`
+	ReadOnly      *bool                  `protobuf:"varint,6,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretRef     *LocalObjectReference  `protobuf:"bytes,7,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	User          *string                `protobuf:"bytes,8,opt,name=user,proto3,oneof" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RBDVolumeSource) Reset() {
+	*x = RBDVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[117]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RBDVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RBDVolumeSource) ProtoMessage() {}
+
+func (x *RBDVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[117]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RBDVolumeSource.ProtoReflect.Descriptor instead.
+func (*RBDVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{117}
+}
+
+func (x *RBDVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *RBDVolumeSource) GetImage() string {
+	if x != nil && x.Image != nil {
+		return *x.Image
+	}
+	return ""
+}
+
+func (x *RBDVolumeSource) GetKeyring() string {
+	if x != nil && x.Keyring != nil {
+		return *x.Keyring
+	}
+	return ""
+}
+
+func (x *RBDVolumeSource) GetMonitors() []string {
+	if x != nil {
+		return x.Monitors
+	}
+	return nil
+}
+
+func (x *RBDVolumeSource) GetPool() string {
+	if x != nil && x.Pool != nil {
+		return *x.Pool
+	}
+	return ""
+}
+
+func (x *RBDVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *RBDVolumeSource) GetSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+func (x *RBDVolumeSource) GetUser() string {
+	if x != nil && x.User != nil {
+		return *x.User
+	}
+	return ""
+}
+
+// ResourceClaim: the CRD schema at `ServingRuntime.spec.containers[].resources.claims[]`.
+type ResourceClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Request       *string                `protobuf:"bytes,2,opt,name=request,proto3,oneof" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceClaim) Reset() {
+	*x = ResourceClaim{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[118]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceClaim) ProtoMessage() {}
+
+func (x *ResourceClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[118]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceClaim.ProtoReflect.Descriptor instead.
+func (*ResourceClaim) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{118}
+}
+
+func (x *ResourceClaim) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ResourceClaim) GetRequest() string {
+	if x != nil && x.Request != nil {
+		return *x.Request
+	}
+	return ""
+}
+
+// ResourceFieldSelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.resourceFieldRef`.
+type ResourceFieldSelector struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerName *string                `protobuf:"bytes,1,opt,name=container_name,json=containerName,proto3,oneof" json:"container_name,omitempty"`
+	Divisor       *structpb.Value        `protobuf:"bytes,2,opt,name=divisor,proto3" json:"divisor,omitempty"`
+	Resource      *string                `protobuf:"bytes,3,opt,name=resource,proto3,oneof" json:"resource,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceFieldSelector) Reset() {
+	*x = ResourceFieldSelector{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[119]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceFieldSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceFieldSelector) ProtoMessage() {}
+
+func (x *ResourceFieldSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[119]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceFieldSelector.ProtoReflect.Descriptor instead.
+func (*ResourceFieldSelector) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{119}
+}
+
+func (x *ResourceFieldSelector) GetContainerName() string {
+	if x != nil && x.ContainerName != nil {
+		return *x.ContainerName
+	}
+	return ""
+}
+
+func (x *ResourceFieldSelector) GetDivisor() *structpb.Value {
+	if x != nil {
+		return x.Divisor
+	}
+	return nil
+}
+
+func (x *ResourceFieldSelector) GetResource() string {
+	if x != nil && x.Resource != nil {
+		return *x.Resource
+	}
+	return ""
+}
+
+// ResourceRequirements: the CRD schema at `ServingRuntime.spec.containers[].resources`.
+type ResourceRequirements struct {
+	state         protoimpl.MessageState     `protogen:"open.v1"`
+	Claims        []*ResourceClaim           `protobuf:"bytes,1,rep,name=claims,proto3" json:"claims,omitempty"`
+	Limits        map[string]*structpb.Value `protobuf:"bytes,2,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Requests      map[string]*structpb.Value `protobuf:"bytes,3,rep,name=requests,proto3" json:"requests,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceRequirements) Reset() {
+	*x = ResourceRequirements{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[120]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceRequirements) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceRequirements) ProtoMessage() {}
+
+func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[120]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceRequirements.ProtoReflect.Descriptor instead.
+func (*ResourceRequirements) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{120}
+}
+
+func (x *ResourceRequirements) GetClaims() []*ResourceClaim {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
+func (x *ResourceRequirements) GetLimits() map[string]*structpb.Value {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *ResourceRequirements) GetRequests() map[string]*structpb.Value {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+// RollingUpdateDeployment: the CRD schema at `ServingRuntime.spec.decoderConfig.deploymentStrategy.rollingUpdate`.
+type RollingUpdateDeployment struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	MaxSurge       *structpb.Value        `protobuf:"bytes,1,opt,name=max_surge,json=maxSurge,proto3" json:"max_surge,omitempty"`
+	MaxUnavailable *structpb.Value        `protobuf:"bytes,2,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RollingUpdateDeployment) Reset() {
+	*x = RollingUpdateDeployment{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[121]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollingUpdateDeployment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollingUpdateDeployment) ProtoMessage() {}
+
+func (x *RollingUpdateDeployment) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[121]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollingUpdateDeployment.ProtoReflect.Descriptor instead.
+func (*RollingUpdateDeployment) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{121}
+}
+
+func (x *RollingUpdateDeployment) GetMaxSurge() *structpb.Value {
+	if x != nil {
+		return x.MaxSurge
+	}
+	return nil
+}
+
+func (x *RollingUpdateDeployment) GetMaxUnavailable() *structpb.Value {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return nil
+}
+
+// RouterSpec: the CRD schema at `InferenceService.spec.router`.
+type RouterSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Component labels.
+	Labels map[string]string `protobuf:"bytes,1,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Component annotations.
+	Annotations map[string]string `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Minimum replicas.
+	MinReplicas *int32 `protobuf:"varint,3,opt,name=min_replicas,json=minReplicas,proto3,oneof" json:"min_replicas,omitempty"`
+	// Maximum replicas.
+	MaxReplicas *int32 `protobuf:"varint,4,opt,name=max_replicas,json=maxReplicas,proto3,oneof" json:"max_replicas,omitempty"`
+	// Main container.
+	Runner *Container `protobuf:"bytes,5,opt,name=runner,proto3" json:"runner,omitempty"`
+	// Router configuration.
+	Config map[string]string `protobuf:"bytes,6,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Kubernetes Deployment strategy; applied in RawDeployment only.
+	DeploymentStrategy *DeploymentStrategy `protobuf:"bytes,7,opt,name=deployment_strategy,json=deploymentStrategy,proto3" json:"deployment_strategy,omitempty"`
+	// Per-component autoscaler (since v1.3).
+	Autoscaler *ComponentAutoscaler `protobuf:"bytes,8,opt,name=autoscaler,proto3" json:"autoscaler,omitempty"`
+	// AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime.
+	AutoscalerPolicyRef           *AutoscalerPolicyRef        `protobuf:"bytes,9,opt,name=autoscaler_policy_ref,json=autoscalerPolicyRef,proto3" json:"autoscaler_policy_ref,omitempty"`
+	ActiveDeadlineSeconds         *int64                      `protobuf:"varint,10,opt,name=active_deadline_seconds,json=activeDeadlineSeconds,proto3,oneof" json:"active_deadline_seconds,omitempty"`
+	Affinity                      *Affinity                   `protobuf:"bytes,11,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	AutomountServiceAccountToken  *bool                       `protobuf:"varint,12,opt,name=automount_service_account_token,json=automountServiceAccountToken,proto3,oneof" json:"automount_service_account_token,omitempty"`
+	CanaryTrafficPercent          *int64                      `protobuf:"varint,13,opt,name=canary_traffic_percent,json=canaryTrafficPercent,proto3,oneof" json:"canary_traffic_percent,omitempty"`
+	ContainerConcurrency          *int64                      `protobuf:"varint,14,opt,name=container_concurrency,json=containerConcurrency,proto3,oneof" json:"container_concurrency,omitempty"`
+	Containers                    []*Container                `protobuf:"bytes,15,rep,name=containers,proto3" json:"containers,omitempty"`
+	DnsConfig                     *PodDNSConfig               `protobuf:"bytes,16,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
+	DnsPolicy                     *string                     `protobuf:"bytes,17,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	EnableServiceLinks            *bool                       `protobuf:"varint,18,opt,name=enable_service_links,json=enableServiceLinks,proto3,oneof" json:"enable_service_links,omitempty"`
+	EphemeralContainers           []*EphemeralContainer       `protobuf:"bytes,19,rep,name=ephemeral_containers,json=ephemeralContainers,proto3" json:"ephemeral_containers,omitempty"`
+	HostAliases                   []*HostAlias                `protobuf:"bytes,20,rep,name=host_aliases,json=hostAliases,proto3" json:"host_aliases,omitempty"`
+	HostIpc                       *bool                       `protobuf:"varint,21,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork                   *bool                       `protobuf:"varint,22,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	HostPid                       *bool                       `protobuf:"varint,23,opt,name=host_pid,json=hostPID,proto3,oneof" json:"host_pid,omitempty"`
+	HostUsers                     *bool                       `protobuf:"varint,24,opt,name=host_users,json=hostUsers,proto3,oneof" json:"host_users,omitempty"`
+	Hostname                      *string                     `protobuf:"bytes,25,opt,name=hostname,proto3,oneof" json:"hostname,omitempty"`
+	ImagePullSecrets              []*LocalObjectReference     `protobuf:"bytes,26,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	InitContainers                []*Container                `protobuf:"bytes,27,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
+	KedaConfig                    *KedaConfig                 `protobuf:"bytes,28,opt,name=keda_config,json=kedaConfig,proto3" json:"keda_config,omitempty"`
+	MaxUnavailable                *structpb.Value             `protobuf:"bytes,29,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	MinAvailable                  *structpb.Value             `protobuf:"bytes,30,opt,name=min_available,json=minAvailable,proto3" json:"min_available,omitempty"`
+	NodeName                      *string                     `protobuf:"bytes,31,opt,name=node_name,json=nodeName,proto3,oneof" json:"node_name,omitempty"`
+	NodeSelector                  map[string]string           `protobuf:"bytes,32,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Os                            *PodOS                      `protobuf:"bytes,33,opt,name=os,proto3" json:"os,omitempty"`
+	Overhead                      map[string]*structpb.Value  `protobuf:"bytes,34,rep,name=overhead,proto3" json:"overhead,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PreemptionPolicy              *string                     `protobuf:"bytes,35,opt,name=preemption_policy,json=preemptionPolicy,proto3,oneof" json:"preemption_policy,omitempty"`
+	Priority                      *int32                      `protobuf:"varint,36,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	PriorityClassName             *string                     `protobuf:"bytes,37,opt,name=priority_class_name,json=priorityClassName,proto3,oneof" json:"priority_class_name,omitempty"`
+	ReadinessGates                []*PodReadinessGate         `protobuf:"bytes,38,rep,name=readiness_gates,json=readinessGates,proto3" json:"readiness_gates,omitempty"`
+	ResourceClaims                []*PodResourceClaim         `protobuf:"bytes,39,rep,name=resource_claims,json=resourceClaims,proto3" json:"resource_claims,omitempty"`
+	RestartPolicy                 *string                     `protobuf:"bytes,40,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	RuntimeClassName              *string                     `protobuf:"bytes,41,opt,name=runtime_class_name,json=runtimeClassName,proto3,oneof" json:"runtime_class_name,omitempty"`
+	ScaleMetric                   *string                     `protobuf:"bytes,42,opt,name=scale_metric,json=scaleMetric,proto3,oneof" json:"scale_metric,omitempty"`
+	ScaleTarget                   *int64                      `protobuf:"varint,43,opt,name=scale_target,json=scaleTarget,proto3,oneof" json:"scale_target,omitempty"`
+	SchedulerName                 *string                     `protobuf:"bytes,44,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	SchedulingGates               []*PodSchedulingGate        `protobuf:"bytes,45,rep,name=scheduling_gates,json=schedulingGates,proto3" json:"scheduling_gates,omitempty"`
+	SecurityContext               *PodSecurityContext         `protobuf:"bytes,46,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	ServiceAccount                *string                     `protobuf:"bytes,47,opt,name=service_account,json=serviceAccount,proto3,oneof" json:"service_account,omitempty"`
+	ServiceAccountName            *string                     `protobuf:"bytes,48,opt,name=service_account_name,json=serviceAccountName,proto3,oneof" json:"service_account_name,omitempty"`
+	SetHostnameAsFqdn             *bool                       `protobuf:"varint,49,opt,name=set_hostname_as_fqdn,json=setHostnameAsFQDN,proto3,oneof" json:"set_hostname_as_fqdn,omitempty"`
+	ShareProcessNamespace         *bool                       `protobuf:"varint,50,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	Subdomain                     *string                     `protobuf:"bytes,51,opt,name=subdomain,proto3,oneof" json:"subdomain,omitempty"`
+	TerminationGracePeriodSeconds *int64                      `protobuf:"varint,52,opt,name=termination_grace_period_seconds,json=terminationGracePeriodSeconds,proto3,oneof" json:"termination_grace_period_seconds,omitempty"`
+	TimeoutSeconds                *int64                      `protobuf:"varint,53,opt,name=timeout_seconds,json=timeoutSeconds,proto3,oneof" json:"timeout_seconds,omitempty"`
+	Tolerations                   []*Toleration               `protobuf:"bytes,54,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	TopologySpreadConstraints     []*TopologySpreadConstraint `protobuf:"bytes,55,rep,name=topology_spread_constraints,json=topologySpreadConstraints,proto3" json:"topology_spread_constraints,omitempty"`
+	Volumes                       []*Volume                   `protobuf:"bytes,56,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *RouterSpec) Reset() {
+	*x = RouterSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[122]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouterSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouterSpec) ProtoMessage() {}
+
+func (x *RouterSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[122]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouterSpec.ProtoReflect.Descriptor instead.
+func (*RouterSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{122}
+}
+
+func (x *RouterSpec) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetMinReplicas() int32 {
+	if x != nil && x.MinReplicas != nil {
+		return *x.MinReplicas
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetMaxReplicas() int32 {
+	if x != nil && x.MaxReplicas != nil {
+		return *x.MaxReplicas
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetRunner() *Container {
+	if x != nil {
+		return x.Runner
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetDeploymentStrategy() *DeploymentStrategy {
+	if x != nil {
+		return x.DeploymentStrategy
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetAutoscaler() *ComponentAutoscaler {
+	if x != nil {
+		return x.Autoscaler
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetAutoscalerPolicyRef() *AutoscalerPolicyRef {
+	if x != nil {
+		return x.AutoscalerPolicyRef
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetActiveDeadlineSeconds() int64 {
+	if x != nil && x.ActiveDeadlineSeconds != nil {
+		return *x.ActiveDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetAutomountServiceAccountToken() bool {
+	if x != nil && x.AutomountServiceAccountToken != nil {
+		return *x.AutomountServiceAccountToken
+	}
+	return false
+}
+
+func (x *RouterSpec) GetCanaryTrafficPercent() int64 {
+	if x != nil && x.CanaryTrafficPercent != nil {
+		return *x.CanaryTrafficPercent
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetContainerConcurrency() int64 {
+	if x != nil && x.ContainerConcurrency != nil {
+		return *x.ContainerConcurrency
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetEnableServiceLinks() bool {
+	if x != nil && x.EnableServiceLinks != nil {
+		return *x.EnableServiceLinks
+	}
+	return false
+}
+
+func (x *RouterSpec) GetEphemeralContainers() []*EphemeralContainer {
+	if x != nil {
+		return x.EphemeralContainers
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetHostAliases() []*HostAlias {
+	if x != nil {
+		return x.HostAliases
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *RouterSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *RouterSpec) GetHostPid() bool {
+	if x != nil && x.HostPid != nil {
+		return *x.HostPid
+	}
+	return false
+}
+
+func (x *RouterSpec) GetHostUsers() bool {
+	if x != nil && x.HostUsers != nil {
+		return *x.HostUsers
+	}
+	return false
+}
+
+func (x *RouterSpec) GetHostname() string {
+	if x != nil && x.Hostname != nil {
+		return *x.Hostname
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetInitContainers() []*Container {
+	if x != nil {
+		return x.InitContainers
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetKedaConfig() *KedaConfig {
+	if x != nil {
+		return x.KedaConfig
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetMaxUnavailable() *structpb.Value {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetMinAvailable() *structpb.Value {
+	if x != nil {
+		return x.MinAvailable
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetNodeName() string {
+	if x != nil && x.NodeName != nil {
+		return *x.NodeName
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetOs() *PodOS {
+	if x != nil {
+		return x.Os
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetOverhead() map[string]*structpb.Value {
+	if x != nil {
+		return x.Overhead
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetPreemptionPolicy() string {
+	if x != nil && x.PreemptionPolicy != nil {
+		return *x.PreemptionPolicy
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetPriorityClassName() string {
+	if x != nil && x.PriorityClassName != nil {
+		return *x.PriorityClassName
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetReadinessGates() []*PodReadinessGate {
+	if x != nil {
+		return x.ReadinessGates
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetResourceClaims() []*PodResourceClaim {
+	if x != nil {
+		return x.ResourceClaims
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetRuntimeClassName() string {
+	if x != nil && x.RuntimeClassName != nil {
+		return *x.RuntimeClassName
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetScaleMetric() string {
+	if x != nil && x.ScaleMetric != nil {
+		return *x.ScaleMetric
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetScaleTarget() int64 {
+	if x != nil && x.ScaleTarget != nil {
+		return *x.ScaleTarget
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetSchedulingGates() []*PodSchedulingGate {
+	if x != nil {
+		return x.SchedulingGates
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetSecurityContext() *PodSecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetServiceAccount() string {
+	if x != nil && x.ServiceAccount != nil {
+		return *x.ServiceAccount
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetServiceAccountName() string {
+	if x != nil && x.ServiceAccountName != nil {
+		return *x.ServiceAccountName
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetSetHostnameAsFqdn() bool {
+	if x != nil && x.SetHostnameAsFqdn != nil {
+		return *x.SetHostnameAsFqdn
+	}
+	return false
+}
+
+func (x *RouterSpec) GetShareProcessNamespace() bool {
+	if x != nil && x.ShareProcessNamespace != nil {
+		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *RouterSpec) GetSubdomain() string {
+	if x != nil && x.Subdomain != nil {
+		return *x.Subdomain
+	}
+	return ""
+}
+
+func (x *RouterSpec) GetTerminationGracePeriodSeconds() int64 {
+	if x != nil && x.TerminationGracePeriodSeconds != nil {
+		return *x.TerminationGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetTimeoutSeconds() int64 {
+	if x != nil && x.TimeoutSeconds != nil {
+		return *x.TimeoutSeconds
+	}
+	return 0
+}
+
+func (x *RouterSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetTopologySpreadConstraints() []*TopologySpreadConstraint {
+	if x != nil {
+		return x.TopologySpreadConstraints
+	}
+	return nil
+}
+
+func (x *RouterSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// SELinuxOptions: the CRD schema at `ServingRuntime.spec.containers[].securityContext.seLinuxOptions`.
+type SELinuxOptions struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Level         *string                `protobuf:"bytes,1,opt,name=level,proto3,oneof" json:"level,omitempty"`
+	Role          *string                `protobuf:"bytes,2,opt,name=role,proto3,oneof" json:"role,omitempty"`
+	Type          *string                `protobuf:"bytes,3,opt,name=type,proto3,oneof" json:"type,omitempty"`
+	User          *string                `protobuf:"bytes,4,opt,name=user,proto3,oneof" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SELinuxOptions) Reset() {
+	*x = SELinuxOptions{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[123]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SELinuxOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SELinuxOptions) ProtoMessage() {}
+
+func (x *SELinuxOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[123]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SELinuxOptions.ProtoReflect.Descriptor instead.
+func (*SELinuxOptions) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{123}
+}
+
+func (x *SELinuxOptions) GetLevel() string {
+	if x != nil && x.Level != nil {
+		return *x.Level
+	}
+	return ""
+}
+
+func (x *SELinuxOptions) GetRole() string {
+	if x != nil && x.Role != nil {
+		return *x.Role
+	}
+	return ""
+}
+
+func (x *SELinuxOptions) GetType() string {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return ""
+}
+
+func (x *SELinuxOptions) GetUser() string {
+	if x != nil && x.User != nil {
+		return *x.User
+	}
+	return ""
+}
+
+// ScaleIOVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].scaleIO`.
+type ScaleIOVolumeSource struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	FsType           *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	Gateway          *string                `protobuf:"bytes,2,opt,name=gateway,proto3,oneof" json:"gateway,omitempty"`
+	ProtectionDomain *string                `protobuf:"bytes,3,opt,name=protection_domain,json=protectionDomain,proto3,oneof" json:"protection_domain,omitempty"`
+	ReadOnly         *bool                  `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretRef        *LocalObjectReference  `protobuf:"bytes,5,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	SslEnabled       *bool                  `protobuf:"varint,6,opt,name=ssl_enabled,json=sslEnabled,proto3,oneof" json:"ssl_enabled,omitempty"`
+	StorageMode      *string                `protobuf:"bytes,7,opt,name=storage_mode,json=storageMode,proto3,oneof" json:"storage_mode,omitempty"`
+	StoragePool      *string                `protobuf:"bytes,8,opt,name=storage_pool,json=storagePool,proto3,oneof" json:"storage_pool,omitempty"`
+	System           *string                `protobuf:"bytes,9,opt,name=system,proto3,oneof" json:"system,omitempty"`
+	VolumeName       *string                `protobuf:"bytes,10,opt,name=volume_name,json=volumeName,proto3,oneof" json:"volume_name,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ScaleIOVolumeSource) Reset() {
+	*x = ScaleIOVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[124]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScaleIOVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScaleIOVolumeSource) ProtoMessage() {}
+
+func (x *ScaleIOVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[124]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScaleIOVolumeSource.ProtoReflect.Descriptor instead.
+func (*ScaleIOVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{124}
+}
+
+func (x *ScaleIOVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *ScaleIOVolumeSource) GetGateway() string {
+	if x != nil && x.Gateway != nil {
+		return *x.Gateway
+	}
+	return ""
+}
+
+func (x *ScaleIOVolumeSource) GetProtectionDomain() string {
+	if x != nil && x.ProtectionDomain != nil {
+		return *x.ProtectionDomain
+	}
+	return ""
+}
+
+func (x *ScaleIOVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *ScaleIOVolumeSource) GetSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+func (x *ScaleIOVolumeSource) GetSslEnabled() bool {
+	if x != nil && x.SslEnabled != nil {
+		return *x.SslEnabled
+	}
+	return false
+}
+
+func (x *ScaleIOVolumeSource) GetStorageMode() string {
+	if x != nil && x.StorageMode != nil {
+		return *x.StorageMode
+	}
+	return ""
+}
+
+func (x *ScaleIOVolumeSource) GetStoragePool() string {
+	if x != nil && x.StoragePool != nil {
+		return *x.StoragePool
+	}
+	return ""
+}
+
+func (x *ScaleIOVolumeSource) GetSystem() string {
+	if x != nil && x.System != nil {
+		return *x.System
+	}
+	return ""
+}
+
+func (x *ScaleIOVolumeSource) GetVolumeName() string {
+	if x != nil && x.VolumeName != nil {
+		return *x.VolumeName
+	}
+	return ""
+}
+
+// SeccompProfile: the CRD schema at `ServingRuntime.spec.containers[].securityContext.seccompProfile`.
+type SeccompProfile struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	LocalhostProfile *string                `protobuf:"bytes,1,opt,name=localhost_profile,json=localhostProfile,proto3,oneof" json:"localhost_profile,omitempty"`
+	Type             *string                `protobuf:"bytes,2,opt,name=type,proto3,oneof" json:"type,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SeccompProfile) Reset() {
+	*x = SeccompProfile{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[125]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeccompProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeccompProfile) ProtoMessage() {}
+
+func (x *SeccompProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[125]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeccompProfile.ProtoReflect.Descriptor instead.
+func (*SeccompProfile) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{125}
+}
+
+func (x *SeccompProfile) GetLocalhostProfile() string {
+	if x != nil && x.LocalhostProfile != nil {
+		return *x.LocalhostProfile
+	}
+	return ""
+}
+
+func (x *SeccompProfile) GetType() string {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return ""
+}
+
+// SecretEnvSource: the CRD schema at `ServingRuntime.spec.containers[].envFrom[].secretRef`.
+type SecretEnvSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,2,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecretEnvSource) Reset() {
+	*x = SecretEnvSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[126]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecretEnvSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecretEnvSource) ProtoMessage() {}
+
+func (x *SecretEnvSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[126]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecretEnvSource.ProtoReflect.Descriptor instead.
+func (*SecretEnvSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{126}
+}
+
+func (x *SecretEnvSource) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *SecretEnvSource) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+// SecretKeySelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.secretKeyRef`.
+type SecretKeySelector struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *string                `protobuf:"bytes,1,opt,name=key,proto3,oneof" json:"key,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,3,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecretKeySelector) Reset() {
+	*x = SecretKeySelector{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[127]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecretKeySelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecretKeySelector) ProtoMessage() {}
+
+func (x *SecretKeySelector) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[127]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecretKeySelector.ProtoReflect.Descriptor instead.
+func (*SecretKeySelector) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{127}
+}
+
+func (x *SecretKeySelector) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *SecretKeySelector) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *SecretKeySelector) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+// SecretProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].secret`.
+type SecretProjection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*KeyToPath           `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Optional      *bool                  `protobuf:"varint,3,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecretProjection) Reset() {
+	*x = SecretProjection{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[128]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecretProjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecretProjection) ProtoMessage() {}
+
+func (x *SecretProjection) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[128]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecretProjection.ProtoReflect.Descriptor instead.
+func (*SecretProjection) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{128}
+}
+
+func (x *SecretProjection) GetItems() []*KeyToPath {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *SecretProjection) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *SecretProjection) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+// SecretVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].secret`.
+type SecretVolumeSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DefaultMode   *int32                 `protobuf:"varint,1,opt,name=default_mode,json=defaultMode,proto3,oneof" json:"default_mode,omitempty"`
+	Items         []*KeyToPath           `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	Optional      *bool                  `protobuf:"varint,3,opt,name=optional,proto3,oneof" json:"optional,omitempty"`
+	SecretName    *string                `protobuf:"bytes,4,opt,name=secret_name,json=secretName,proto3,oneof" json:"secret_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecretVolumeSource) Reset() {
+	*x = SecretVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[129]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecretVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecretVolumeSource) ProtoMessage() {}
+
+func (x *SecretVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[129]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecretVolumeSource.ProtoReflect.Descriptor instead.
+func (*SecretVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{129}
+}
+
+func (x *SecretVolumeSource) GetDefaultMode() int32 {
+	if x != nil && x.DefaultMode != nil {
+		return *x.DefaultMode
+	}
+	return 0
+}
+
+func (x *SecretVolumeSource) GetItems() []*KeyToPath {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *SecretVolumeSource) GetOptional() bool {
+	if x != nil && x.Optional != nil {
+		return *x.Optional
+	}
+	return false
+}
+
+func (x *SecretVolumeSource) GetSecretName() string {
+	if x != nil && x.SecretName != nil {
+		return *x.SecretName
+	}
+	return ""
+}
+
+// SecurityContext: the CRD schema at `ServingRuntime.spec.containers[].securityContext`.
+type SecurityContext struct {
+	state                    protoimpl.MessageState         `protogen:"open.v1"`
+	AllowPrivilegeEscalation *bool                          `protobuf:"varint,1,opt,name=allow_privilege_escalation,json=allowPrivilegeEscalation,proto3,oneof" json:"allow_privilege_escalation,omitempty"`
+	AppArmorProfile          *AppArmorProfile               `protobuf:"bytes,2,opt,name=app_armor_profile,json=appArmorProfile,proto3" json:"app_armor_profile,omitempty"`
+	Capabilities             *Capabilities                  `protobuf:"bytes,3,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Privileged               *bool                          `protobuf:"varint,4,opt,name=privileged,proto3,oneof" json:"privileged,omitempty"`
+	ProcMount                *string                        `protobuf:"bytes,5,opt,name=proc_mount,json=procMount,proto3,oneof" json:"proc_mount,omitempty"`
+	ReadOnlyRootFilesystem   *bool                          `protobuf:"varint,6,opt,name=read_only_root_filesystem,json=readOnlyRootFilesystem,proto3,oneof" json:"read_only_root_filesystem,omitempty"`
+	RunAsGroup               *int64                         `protobuf:"varint,7,opt,name=run_as_group,json=runAsGroup,proto3,oneof" json:"run_as_group,omitempty"`
+	RunAsNonRoot             *bool                          `protobuf:"varint,8,opt,name=run_as_non_root,json=runAsNonRoot,proto3,oneof" json:"run_as_non_root,omitempty"`
+	RunAsUser                *int64                         `protobuf:"varint,9,opt,name=run_as_user,json=runAsUser,proto3,oneof" json:"run_as_user,omitempty"`
+	SeLinuxOptions           *SELinuxOptions                `protobuf:"bytes,10,opt,name=se_linux_options,json=seLinuxOptions,proto3" json:"se_linux_options,omitempty"`
+	SeccompProfile           *SeccompProfile                `protobuf:"bytes,11,opt,name=seccomp_profile,json=seccompProfile,proto3" json:"seccomp_profile,omitempty"`
+	WindowsOptions           *WindowsSecurityContextOptions `protobuf:"bytes,12,opt,name=windows_options,json=windowsOptions,proto3" json:"windows_options,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *SecurityContext) Reset() {
+	*x = SecurityContext{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[130]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecurityContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecurityContext) ProtoMessage() {}
+
+func (x *SecurityContext) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[130]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecurityContext.ProtoReflect.Descriptor instead.
+func (*SecurityContext) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{130}
+}
+
+func (x *SecurityContext) GetAllowPrivilegeEscalation() bool {
+	if x != nil && x.AllowPrivilegeEscalation != nil {
+		return *x.AllowPrivilegeEscalation
+	}
+	return false
+}
+
+func (x *SecurityContext) GetAppArmorProfile() *AppArmorProfile {
+	if x != nil {
+		return x.AppArmorProfile
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetCapabilities() *Capabilities {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetPrivileged() bool {
+	if x != nil && x.Privileged != nil {
+		return *x.Privileged
+	}
+	return false
+}
+
+func (x *SecurityContext) GetProcMount() string {
+	if x != nil && x.ProcMount != nil {
+		return *x.ProcMount
+	}
+	return ""
+}
+
+func (x *SecurityContext) GetReadOnlyRootFilesystem() bool {
+	if x != nil && x.ReadOnlyRootFilesystem != nil {
+		return *x.ReadOnlyRootFilesystem
+	}
+	return false
+}
+
+func (x *SecurityContext) GetRunAsGroup() int64 {
+	if x != nil && x.RunAsGroup != nil {
+		return *x.RunAsGroup
+	}
+	return 0
+}
+
+func (x *SecurityContext) GetRunAsNonRoot() bool {
+	if x != nil && x.RunAsNonRoot != nil {
+		return *x.RunAsNonRoot
+	}
+	return false
+}
+
+func (x *SecurityContext) GetRunAsUser() int64 {
+	if x != nil && x.RunAsUser != nil {
+		return *x.RunAsUser
+	}
+	return 0
+}
+
+func (x *SecurityContext) GetSeLinuxOptions() *SELinuxOptions {
+	if x != nil {
+		return x.SeLinuxOptions
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetSeccompProfile() *SeccompProfile {
+	if x != nil {
+		return x.SeccompProfile
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetWindowsOptions() *WindowsSecurityContextOptions {
+	if x != nil {
+		return x.WindowsOptions
+	}
+	return nil
+}
+
+// ServiceAccountTokenProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].serviceAccountToken`.
+type ServiceAccountTokenProjection struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Audience          *string                `protobuf:"bytes,1,opt,name=audience,proto3,oneof" json:"audience,omitempty"`
+	ExpirationSeconds *int64                 `protobuf:"varint,2,opt,name=expiration_seconds,json=expirationSeconds,proto3,oneof" json:"expiration_seconds,omitempty"`
+	Path              *string                `protobuf:"bytes,3,opt,name=path,proto3,oneof" json:"path,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ServiceAccountTokenProjection) Reset() {
+	*x = ServiceAccountTokenProjection{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[131]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServiceAccountTokenProjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServiceAccountTokenProjection) ProtoMessage() {}
+
+func (x *ServiceAccountTokenProjection) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[131]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServiceAccountTokenProjection.ProtoReflect.Descriptor instead.
+func (*ServiceAccountTokenProjection) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{131}
+}
+
+func (x *ServiceAccountTokenProjection) GetAudience() string {
+	if x != nil && x.Audience != nil {
+		return *x.Audience
+	}
+	return ""
+}
+
+func (x *ServiceAccountTokenProjection) GetExpirationSeconds() int64 {
+	if x != nil && x.ExpirationSeconds != nil {
+		return *x.ExpirationSeconds
+	}
+	return 0
+}
+
+func (x *ServiceAccountTokenProjection) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+// ServingRuntimeSpec: the CRD schema at `ServingRuntime.spec`.
+type ServingRuntimeSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the runtime can serve.
+	SupportedModelFormats []*SupportedModelFormat `protobuf:"bytes,1,rep,name=supported_model_formats,json=supportedModelFormats,proto3" json:"supported_model_formats,omitempty"`
+	// Inclusive size range.
+	ModelSizeRange *ModelSizeRangeSpec `protobuf:"bytes,2,opt,name=model_size_range,json=modelSizeRange,proto3" json:"model_size_range,omitempty"`
+	// `true` disables the runtime; absent or false means enabled.
+	Disabled *bool `protobuf:"varint,3,opt,name=disabled,proto3,oneof" json:"disabled,omitempty"`
+	// Base for `spec.engine`.
+	EngineConfig *EngineSpec `protobuf:"bytes,4,opt,name=engine_config,json=engineConfig,proto3" json:"engine_config,omitempty"`
+	// Base for `spec.decoder`.
+	DecoderConfig *DecoderSpec `protobuf:"bytes,5,opt,name=decoder_config,json=decoderConfig,proto3" json:"decoder_config,omitempty"`
+	// Base for `spec.router`.
+	RouterConfig *RouterSpec `protobuf:"bytes,6,opt,name=router_config,json=routerConfig,proto3" json:"router_config,omitempty"`
+	// Not used by selection.
+	ProtocolVersions []string `protobuf:"bytes,7,rep,name=protocol_versions,json=protocolVersions,proto3" json:"protocol_versions,omitempty"`
+	// Accelerator classes the runtime runs on.
+	AcceleratorRequirements *AcceleratorRequirements `protobuf:"bytes,8,opt,name=accelerator_requirements,json=acceleratorRequirements,proto3" json:"accelerator_requirements,omitempty"`
+	// Default scaling policy of the InferenceServices using the runtime (since v1.3); the webhook
+	// rejects any mode but `Independent`.
+	ScalingPolicy    *ScalingPolicy          `protobuf:"bytes,9,opt,name=scaling_policy,json=scalingPolicy,proto3" json:"scaling_policy,omitempty"`
+	Affinity         *Affinity               `protobuf:"bytes,10,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	Annotations      map[string]string       `protobuf:"bytes,11,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Containers       []*Container            `protobuf:"bytes,12,rep,name=containers,proto3" json:"containers,omitempty"`
+	DnsPolicy        *string                 `protobuf:"bytes,13,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	HostIpc          *bool                   `protobuf:"varint,14,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork      *bool                   `protobuf:"varint,15,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	ImagePullSecrets []*LocalObjectReference `protobuf:"bytes,16,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	Labels           map[string]string       `protobuf:"bytes,17,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	NodeSelector     map[string]string       `protobuf:"bytes,18,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	SchedulerName    *string                 `protobuf:"bytes,19,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	Tolerations      []*Toleration           `protobuf:"bytes,20,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	Volumes          []*Volume               `protobuf:"bytes,21,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	Workers          *WorkerPodSpec          `protobuf:"bytes,22,opt,name=workers,proto3" json:"workers,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ServingRuntimeSpec) Reset() {
+	*x = ServingRuntimeSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[132]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServingRuntimeSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServingRuntimeSpec) ProtoMessage() {}
+
+func (x *ServingRuntimeSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[132]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServingRuntimeSpec.ProtoReflect.Descriptor instead.
+func (*ServingRuntimeSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{132}
+}
+
+func (x *ServingRuntimeSpec) GetSupportedModelFormats() []*SupportedModelFormat {
+	if x != nil {
+		return x.SupportedModelFormats
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetModelSizeRange() *ModelSizeRangeSpec {
+	if x != nil {
+		return x.ModelSizeRange
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetDisabled() bool {
+	if x != nil && x.Disabled != nil {
+		return *x.Disabled
+	}
+	return false
+}
+
+func (x *ServingRuntimeSpec) GetEngineConfig() *EngineSpec {
+	if x != nil {
+		return x.EngineConfig
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetDecoderConfig() *DecoderSpec {
+	if x != nil {
+		return x.DecoderConfig
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetRouterConfig() *RouterSpec {
+	if x != nil {
+		return x.RouterConfig
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetProtocolVersions() []string {
+	if x != nil {
+		return x.ProtocolVersions
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetAcceleratorRequirements() *AcceleratorRequirements {
+	if x != nil {
+		return x.AcceleratorRequirements
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetScalingPolicy() *ScalingPolicy {
+	if x != nil {
+		return x.ScalingPolicy
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *ServingRuntimeSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *ServingRuntimeSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *ServingRuntimeSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *ServingRuntimeSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+func (x *ServingRuntimeSpec) GetWorkers() *WorkerPodSpec {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+// SleepAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.sleep`.
+type SleepAction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seconds       *int64                 `protobuf:"varint,1,opt,name=seconds,proto3,oneof" json:"seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SleepAction) Reset() {
+	*x = SleepAction{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[133]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SleepAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SleepAction) ProtoMessage() {}
+
+func (x *SleepAction) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[133]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SleepAction.ProtoReflect.Descriptor instead.
+func (*SleepAction) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{133}
+}
+
+func (x *SleepAction) GetSeconds() int64 {
+	if x != nil && x.Seconds != nil {
+		return *x.Seconds
+	}
+	return 0
+}
+
+// StorageOSVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].storageos`.
+type StorageOSVolumeSource struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	FsType          *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	ReadOnly        *bool                  `protobuf:"varint,2,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	SecretRef       *LocalObjectReference  `protobuf:"bytes,3,opt,name=secret_ref,json=secretRef,proto3" json:"secret_ref,omitempty"`
+	VolumeName      *string                `protobuf:"bytes,4,opt,name=volume_name,json=volumeName,proto3,oneof" json:"volume_name,omitempty"`
+	VolumeNamespace *string                `protobuf:"bytes,5,opt,name=volume_namespace,json=volumeNamespace,proto3,oneof" json:"volume_namespace,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *StorageOSVolumeSource) Reset() {
+	*x = StorageOSVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[134]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StorageOSVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StorageOSVolumeSource) ProtoMessage() {}
+
+func (x *StorageOSVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[134]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StorageOSVolumeSource.ProtoReflect.Descriptor instead.
+func (*StorageOSVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{134}
+}
+
+func (x *StorageOSVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *StorageOSVolumeSource) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *StorageOSVolumeSource) GetSecretRef() *LocalObjectReference {
+	if x != nil {
+		return x.SecretRef
+	}
+	return nil
+}
+
+func (x *StorageOSVolumeSource) GetVolumeName() string {
+	if x != nil && x.VolumeName != nil {
+		return *x.VolumeName
+	}
+	return ""
+}
+
+func (x *StorageOSVolumeSource) GetVolumeNamespace() string {
+	if x != nil && x.VolumeNamespace != nil {
+		return *x.VolumeNamespace
+	}
+	return ""
+}
+
+// Sysctl: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.securityContext.sysctls[]`.
+type Sysctl struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Value         *string                `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sysctl) Reset() {
+	*x = Sysctl{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[135]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sysctl) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sysctl) ProtoMessage() {}
+
+func (x *Sysctl) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[135]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sysctl.ProtoReflect.Descriptor instead.
+func (*Sysctl) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{135}
+}
+
+func (x *Sysctl) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *Sysctl) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+// TCPSocketAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.tcpSocket`.
+type TCPSocketAction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *string                `protobuf:"bytes,1,opt,name=host,proto3,oneof" json:"host,omitempty"`
+	Port          *structpb.Value        `protobuf:"bytes,2,opt,name=port,proto3" json:"port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TCPSocketAction) Reset() {
+	*x = TCPSocketAction{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[136]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TCPSocketAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TCPSocketAction) ProtoMessage() {}
+
+func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[136]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TCPSocketAction.ProtoReflect.Descriptor instead.
+func (*TCPSocketAction) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{136}
+}
+
+func (x *TCPSocketAction) GetHost() string {
+	if x != nil && x.Host != nil {
+		return *x.Host
+	}
+	return ""
+}
+
+func (x *TCPSocketAction) GetPort() *structpb.Value {
+	if x != nil {
+		return x.Port
+	}
+	return nil
+}
+
+// TensorParallelismConfig: the CRD schema at `ServingRuntime.spec.supportedModelFormats[].acceleratorConfig.tensorParallelismOverride`.
+type TensorParallelismConfig struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	DataParallelSize     *int64                 `protobuf:"varint,1,opt,name=data_parallel_size,json=dataParallelSize,proto3,oneof" json:"data_parallel_size,omitempty"`
+	PipelineParallelSize *int64                 `protobuf:"varint,2,opt,name=pipeline_parallel_size,json=pipelineParallelSize,proto3,oneof" json:"pipeline_parallel_size,omitempty"`
+	TensorParallelSize   *int64                 `protobuf:"varint,3,opt,name=tensor_parallel_size,json=tensorParallelSize,proto3,oneof" json:"tensor_parallel_size,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *TensorParallelismConfig) Reset() {
+	*x = TensorParallelismConfig{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[137]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TensorParallelismConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TensorParallelismConfig) ProtoMessage() {}
+
+func (x *TensorParallelismConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[137]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TensorParallelismConfig.ProtoReflect.Descriptor instead.
+func (*TensorParallelismConfig) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{137}
+}
+
+func (x *TensorParallelismConfig) GetDataParallelSize() int64 {
+	if x != nil && x.DataParallelSize != nil {
+		return *x.DataParallelSize
+	}
+	return 0
+}
+
+func (x *TensorParallelismConfig) GetPipelineParallelSize() int64 {
+	if x != nil && x.PipelineParallelSize != nil {
+		return *x.PipelineParallelSize
+	}
+	return 0
+}
+
+func (x *TensorParallelismConfig) GetTensorParallelSize() int64 {
+	if x != nil && x.TensorParallelSize != nil {
+		return *x.TensorParallelSize
+	}
+	return 0
+}
+
+// Toleration: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.tolerations[]`.
+type Toleration struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Effect            *string                `protobuf:"bytes,1,opt,name=effect,proto3,oneof" json:"effect,omitempty"`
+	Key               *string                `protobuf:"bytes,2,opt,name=key,proto3,oneof" json:"key,omitempty"`
+	Operator          *string                `protobuf:"bytes,3,opt,name=operator,proto3,oneof" json:"operator,omitempty"`
+	TolerationSeconds *int64                 `protobuf:"varint,4,opt,name=toleration_seconds,json=tolerationSeconds,proto3,oneof" json:"toleration_seconds,omitempty"`
+	Value             *string                `protobuf:"bytes,5,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Toleration) Reset() {
+	*x = Toleration{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[138]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Toleration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Toleration) ProtoMessage() {}
+
+func (x *Toleration) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[138]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Toleration.ProtoReflect.Descriptor instead.
+func (*Toleration) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{138}
+}
+
+func (x *Toleration) GetEffect() string {
+	if x != nil && x.Effect != nil {
+		return *x.Effect
+	}
+	return ""
+}
+
+func (x *Toleration) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *Toleration) GetOperator() string {
+	if x != nil && x.Operator != nil {
+		return *x.Operator
+	}
+	return ""
+}
+
+func (x *Toleration) GetTolerationSeconds() int64 {
+	if x != nil && x.TolerationSeconds != nil {
+		return *x.TolerationSeconds
+	}
+	return 0
+}
+
+func (x *Toleration) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+// TopologySpreadConstraint: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.topologySpreadConstraints[]`.
+type TopologySpreadConstraint struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	LabelSelector      *LabelSelector         `protobuf:"bytes,1,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	MatchLabelKeys     []string               `protobuf:"bytes,2,rep,name=match_label_keys,json=matchLabelKeys,proto3" json:"match_label_keys,omitempty"`
+	MaxSkew            *int32                 `protobuf:"varint,3,opt,name=max_skew,json=maxSkew,proto3,oneof" json:"max_skew,omitempty"`
+	MinDomains         *int32                 `protobuf:"varint,4,opt,name=min_domains,json=minDomains,proto3,oneof" json:"min_domains,omitempty"`
+	NodeAffinityPolicy *string                `protobuf:"bytes,5,opt,name=node_affinity_policy,json=nodeAffinityPolicy,proto3,oneof" json:"node_affinity_policy,omitempty"`
+	NodeTaintsPolicy   *string                `protobuf:"bytes,6,opt,name=node_taints_policy,json=nodeTaintsPolicy,proto3,oneof" json:"node_taints_policy,omitempty"`
+	TopologyKey        *string                `protobuf:"bytes,7,opt,name=topology_key,json=topologyKey,proto3,oneof" json:"topology_key,omitempty"`
+	WhenUnsatisfiable  *string                `protobuf:"bytes,8,opt,name=when_unsatisfiable,json=whenUnsatisfiable,proto3,oneof" json:"when_unsatisfiable,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *TopologySpreadConstraint) Reset() {
+	*x = TopologySpreadConstraint{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[139]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopologySpreadConstraint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopologySpreadConstraint) ProtoMessage() {}
+
+func (x *TopologySpreadConstraint) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[139]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopologySpreadConstraint.ProtoReflect.Descriptor instead.
+func (*TopologySpreadConstraint) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{139}
+}
+
+func (x *TopologySpreadConstraint) GetLabelSelector() *LabelSelector {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return nil
+}
+
+func (x *TopologySpreadConstraint) GetMatchLabelKeys() []string {
+	if x != nil {
+		return x.MatchLabelKeys
+	}
+	return nil
+}
+
+func (x *TopologySpreadConstraint) GetMaxSkew() int32 {
+	if x != nil && x.MaxSkew != nil {
+		return *x.MaxSkew
+	}
+	return 0
+}
+
+func (x *TopologySpreadConstraint) GetMinDomains() int32 {
+	if x != nil && x.MinDomains != nil {
+		return *x.MinDomains
+	}
+	return 0
+}
+
+func (x *TopologySpreadConstraint) GetNodeAffinityPolicy() string {
+	if x != nil && x.NodeAffinityPolicy != nil {
+		return *x.NodeAffinityPolicy
+	}
+	return ""
+}
+
+func (x *TopologySpreadConstraint) GetNodeTaintsPolicy() string {
+	if x != nil && x.NodeTaintsPolicy != nil {
+		return *x.NodeTaintsPolicy
+	}
+	return ""
+}
+
+func (x *TopologySpreadConstraint) GetTopologyKey() string {
+	if x != nil && x.TopologyKey != nil {
+		return *x.TopologyKey
+	}
+	return ""
+}
+
+func (x *TopologySpreadConstraint) GetWhenUnsatisfiable() string {
+	if x != nil && x.WhenUnsatisfiable != nil {
+		return *x.WhenUnsatisfiable
+	}
+	return ""
+}
+
+// TypedLocalObjectReference: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec.dataSource`.
+type TypedLocalObjectReference struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ApiGroup      *string                `protobuf:"bytes,1,opt,name=api_group,json=apiGroup,proto3,oneof" json:"api_group,omitempty"`
+	Kind          *string                `protobuf:"bytes,2,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
+	Name          *string                `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TypedLocalObjectReference) Reset() {
+	*x = TypedLocalObjectReference{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[140]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TypedLocalObjectReference) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TypedLocalObjectReference) ProtoMessage() {}
+
+func (x *TypedLocalObjectReference) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[140]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TypedLocalObjectReference.ProtoReflect.Descriptor instead.
+func (*TypedLocalObjectReference) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{140}
+}
+
+func (x *TypedLocalObjectReference) GetApiGroup() string {
+	if x != nil && x.ApiGroup != nil {
+		return *x.ApiGroup
+	}
+	return ""
+}
+
+func (x *TypedLocalObjectReference) GetKind() string {
+	if x != nil && x.Kind != nil {
+		return *x.Kind
+	}
+	return ""
+}
+
+func (x *TypedLocalObjectReference) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// TypedObjectReference: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec.dataSourceRef`.
+type TypedObjectReference struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ApiGroup      *string                `protobuf:"bytes,1,opt,name=api_group,json=apiGroup,proto3,oneof" json:"api_group,omitempty"`
+	Kind          *string                `protobuf:"bytes,2,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
+	Name          *string                `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Namespace     *string                `protobuf:"bytes,4,opt,name=namespace,proto3,oneof" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TypedObjectReference) Reset() {
+	*x = TypedObjectReference{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[141]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TypedObjectReference) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TypedObjectReference) ProtoMessage() {}
+
+func (x *TypedObjectReference) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[141]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TypedObjectReference.ProtoReflect.Descriptor instead.
+func (*TypedObjectReference) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{141}
+}
+
+func (x *TypedObjectReference) GetApiGroup() string {
+	if x != nil && x.ApiGroup != nil {
+		return *x.ApiGroup
+	}
+	return ""
+}
+
+func (x *TypedObjectReference) GetKind() string {
+	if x != nil && x.Kind != nil {
+		return *x.Kind
+	}
+	return ""
+}
+
+func (x *TypedObjectReference) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *TypedObjectReference) GetNamespace() string {
+	if x != nil && x.Namespace != nil {
+		return *x.Namespace
+	}
+	return ""
+}
+
+// Volume: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[]`.
+type Volume struct {
+	state                 protoimpl.MessageState             `protogen:"open.v1"`
+	AwsElasticBlockStore  *AWSElasticBlockStoreVolumeSource  `protobuf:"bytes,1,opt,name=aws_elastic_block_store,json=awsElasticBlockStore,proto3" json:"aws_elastic_block_store,omitempty"`
+	AzureDisk             *AzureDiskVolumeSource             `protobuf:"bytes,2,opt,name=azure_disk,json=azureDisk,proto3" json:"azure_disk,omitempty"`
+	AzureFile             *AzureFileVolumeSource             `protobuf:"bytes,3,opt,name=azure_file,json=azureFile,proto3" json:"azure_file,omitempty"`
+	Cephfs                *CephFSVolumeSource                `protobuf:"bytes,4,opt,name=cephfs,proto3" json:"cephfs,omitempty"`
+	Cinder                *CinderVolumeSource                `protobuf:"bytes,5,opt,name=cinder,proto3" json:"cinder,omitempty"`
+	ConfigMap             *ConfigMapVolumeSource             `protobuf:"bytes,6,opt,name=config_map,json=configMap,proto3" json:"config_map,omitempty"`
+	Csi                   *CSIVolumeSource                   `protobuf:"bytes,7,opt,name=csi,proto3" json:"csi,omitempty"`
+	DownwardApi           *DownwardAPIVolumeSource           `protobuf:"bytes,8,opt,name=downward_api,json=downwardAPI,proto3" json:"downward_api,omitempty"`
+	EmptyDir              *EmptyDirVolumeSource              `protobuf:"bytes,9,opt,name=empty_dir,json=emptyDir,proto3" json:"empty_dir,omitempty"`
+	Ephemeral             *EphemeralVolumeSource             `protobuf:"bytes,10,opt,name=ephemeral,proto3" json:"ephemeral,omitempty"`
+	Fc                    *FCVolumeSource                    `protobuf:"bytes,11,opt,name=fc,proto3" json:"fc,omitempty"`
+	FlexVolume            *FlexVolumeSource                  `protobuf:"bytes,12,opt,name=flex_volume,json=flexVolume,proto3" json:"flex_volume,omitempty"`
+	Flocker               *FlockerVolumeSource               `protobuf:"bytes,13,opt,name=flocker,proto3" json:"flocker,omitempty"`
+	GcePersistentDisk     *GCEPersistentDiskVolumeSource     `protobuf:"bytes,14,opt,name=gce_persistent_disk,json=gcePersistentDisk,proto3" json:"gce_persistent_disk,omitempty"`
+	GitRepo               *GitRepoVolumeSource               `protobuf:"bytes,15,opt,name=git_repo,json=gitRepo,proto3" json:"git_repo,omitempty"`
+	Glusterfs             *GlusterfsVolumeSource             `protobuf:"bytes,16,opt,name=glusterfs,proto3" json:"glusterfs,omitempty"`
+	HostPath              *HostPathVolumeSource              `protobuf:"bytes,17,opt,name=host_path,json=hostPath,proto3" json:"host_path,omitempty"`
+	Image                 *ImageVolumeSource                 `protobuf:"bytes,18,opt,name=image,proto3" json:"image,omitempty"`
+	Iscsi                 *ISCSIVolumeSource                 `protobuf:"bytes,19,opt,name=iscsi,proto3" json:"iscsi,omitempty"`
+	Name                  *string                            `protobuf:"bytes,20,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Nfs                   *NFSVolumeSource                   `protobuf:"bytes,21,opt,name=nfs,proto3" json:"nfs,omitempty"`
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `protobuf:"bytes,22,opt,name=persistent_volume_claim,json=persistentVolumeClaim,proto3" json:"persistent_volume_claim,omitempty"`
+	PhotonPersistentDisk  *PhotonPersistentDiskVolumeSource  `protobuf:"bytes,23,opt,name=photon_persistent_disk,json=photonPersistentDisk,proto3" json:"photon_persistent_disk,omitempty"`
+	PortworxVolume        *PortworxVolumeSource              `protobuf:"bytes,24,opt,name=portworx_volume,json=portworxVolume,proto3" json:"portworx_volume,omitempty"`
+	Projected             *ProjectedVolumeSource             `protobuf:"bytes,25,opt,name=projected,proto3" json:"projected,omitempty"`
+	Quobyte               *QuobyteVolumeSource               `protobuf:"bytes,26,opt,name=quobyte,proto3" json:"quobyte,omitempty"`
+	Rbd                   *RBDVolumeSource                   `protobuf:"bytes,27,opt,name=rbd,proto3" json:"rbd,omitempty"`
+	ScaleIo               *ScaleIOVolumeSource               `protobuf:"bytes,28,opt,name=scale_io,json=scaleIO,proto3" json:"scale_io,omitempty"`
+	Secret                *SecretVolumeSource                `protobuf:"bytes,29,opt,name=secret,proto3" json:"secret,omitempty"`
+	Storageos             *StorageOSVolumeSource             `protobuf:"bytes,30,opt,name=storageos,proto3" json:"storageos,omitempty"`
+	VsphereVolume         *VsphereVirtualDiskVolumeSource    `protobuf:"bytes,31,opt,name=vsphere_volume,json=vsphereVolume,proto3" json:"vsphere_volume,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *Volume) Reset() {
+	*x = Volume{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[142]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Volume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Volume) ProtoMessage() {}
+
+func (x *Volume) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[142]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Volume.ProtoReflect.Descriptor instead.
+func (*Volume) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{142}
+}
+
+func (x *Volume) GetAwsElasticBlockStore() *AWSElasticBlockStoreVolumeSource {
+	if x != nil {
+		return x.AwsElasticBlockStore
+	}
+	return nil
+}
+
+func (x *Volume) GetAzureDisk() *AzureDiskVolumeSource {
+	if x != nil {
+		return x.AzureDisk
+	}
+	return nil
+}
+
+func (x *Volume) GetAzureFile() *AzureFileVolumeSource {
+	if x != nil {
+		return x.AzureFile
+	}
+	return nil
+}
+
+func (x *Volume) GetCephfs() *CephFSVolumeSource {
+	if x != nil {
+		return x.Cephfs
+	}
+	return nil
+}
+
+func (x *Volume) GetCinder() *CinderVolumeSource {
+	if x != nil {
+		return x.Cinder
+	}
+	return nil
+}
+
+func (x *Volume) GetConfigMap() *ConfigMapVolumeSource {
+	if x != nil {
+		return x.ConfigMap
+	}
+	return nil
+}
+
+func (x *Volume) GetCsi() *CSIVolumeSource {
+	if x != nil {
+		return x.Csi
+	}
+	return nil
+}
+
+func (x *Volume) GetDownwardApi() *DownwardAPIVolumeSource {
+	if x != nil {
+		return x.DownwardApi
+	}
+	return nil
+}
+
+func (x *Volume) GetEmptyDir() *EmptyDirVolumeSource {
+	if x != nil {
+		return x.EmptyDir
+	}
+	return nil
+}
+
+func (x *Volume) GetEphemeral() *EphemeralVolumeSource {
+	if x != nil {
+		return x.Ephemeral
+	}
+	return nil
+}
+
+func (x *Volume) GetFc() *FCVolumeSource {
+	if x != nil {
+		return x.Fc
+	}
+	return nil
+}
+
+func (x *Volume) GetFlexVolume() *FlexVolumeSource {
+	if x != nil {
+		return x.FlexVolume
+	}
+	return nil
+}
+
+func (x *Volume) GetFlocker() *FlockerVolumeSource {
+	if x != nil {
+		return x.Flocker
+	}
+	return nil
+}
+
+func (x *Volume) GetGcePersistentDisk() *GCEPersistentDiskVolumeSource {
+	if x != nil {
+		return x.GcePersistentDisk
+	}
+	return nil
+}
+
+func (x *Volume) GetGitRepo() *GitRepoVolumeSource {
+	if x != nil {
+		return x.GitRepo
+	}
+	return nil
+}
+
+func (x *Volume) GetGlusterfs() *GlusterfsVolumeSource {
+	if x != nil {
+		return x.Glusterfs
+	}
+	return nil
+}
+
+func (x *Volume) GetHostPath() *HostPathVolumeSource {
+	if x != nil {
+		return x.HostPath
+	}
+	return nil
+}
+
+func (x *Volume) GetImage() *ImageVolumeSource {
+	if x != nil {
+		return x.Image
+	}
+	return nil
+}
+
+func (x *Volume) GetIscsi() *ISCSIVolumeSource {
+	if x != nil {
+		return x.Iscsi
+	}
+	return nil
+}
+
+func (x *Volume) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *Volume) GetNfs() *NFSVolumeSource {
+	if x != nil {
+		return x.Nfs
+	}
+	return nil
+}
+
+func (x *Volume) GetPersistentVolumeClaim() *PersistentVolumeClaimVolumeSource {
+	if x != nil {
+		return x.PersistentVolumeClaim
+	}
+	return nil
+}
+
+func (x *Volume) GetPhotonPersistentDisk() *PhotonPersistentDiskVolumeSource {
+	if x != nil {
+		return x.PhotonPersistentDisk
+	}
+	return nil
+}
+
+func (x *Volume) GetPortworxVolume() *PortworxVolumeSource {
+	if x != nil {
+		return x.PortworxVolume
+	}
+	return nil
+}
+
+func (x *Volume) GetProjected() *ProjectedVolumeSource {
+	if x != nil {
+		return x.Projected
+	}
+	return nil
+}
+
+func (x *Volume) GetQuobyte() *QuobyteVolumeSource {
+	if x != nil {
+		return x.Quobyte
+	}
+	return nil
+}
+
+func (x *Volume) GetRbd() *RBDVolumeSource {
+	if x != nil {
+		return x.Rbd
+	}
+	return nil
+}
+
+func (x *Volume) GetScaleIo() *ScaleIOVolumeSource {
+	if x != nil {
+		return x.ScaleIo
+	}
+	return nil
+}
+
+func (x *Volume) GetSecret() *SecretVolumeSource {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+func (x *Volume) GetStorageos() *StorageOSVolumeSource {
+	if x != nil {
+		return x.Storageos
+	}
+	return nil
+}
+
+func (x *Volume) GetVsphereVolume() *VsphereVirtualDiskVolumeSource {
+	if x != nil {
+		return x.VsphereVolume
+	}
+	return nil
+}
+
+// VolumeDevice: the CRD schema at `ServingRuntime.spec.containers[].volumeDevices[]`.
+type VolumeDevice struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DevicePath    *string                `protobuf:"bytes,1,opt,name=device_path,json=devicePath,proto3,oneof" json:"device_path,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VolumeDevice) Reset() {
+	*x = VolumeDevice{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[143]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VolumeDevice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VolumeDevice) ProtoMessage() {}
+
+func (x *VolumeDevice) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[143]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VolumeDevice.ProtoReflect.Descriptor instead.
+func (*VolumeDevice) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{143}
+}
+
+func (x *VolumeDevice) GetDevicePath() string {
+	if x != nil && x.DevicePath != nil {
+		return *x.DevicePath
+	}
+	return ""
+}
+
+func (x *VolumeDevice) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// VolumeMount: the CRD schema at `ServingRuntime.spec.containers[].volumeMounts[]`.
+type VolumeMount struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	MountPath         *string                `protobuf:"bytes,1,opt,name=mount_path,json=mountPath,proto3,oneof" json:"mount_path,omitempty"`
+	MountPropagation  *string                `protobuf:"bytes,2,opt,name=mount_propagation,json=mountPropagation,proto3,oneof" json:"mount_propagation,omitempty"`
+	Name              *string                `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	ReadOnly          *bool                  `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	RecursiveReadOnly *string                `protobuf:"bytes,5,opt,name=recursive_read_only,json=recursiveReadOnly,proto3,oneof" json:"recursive_read_only,omitempty"`
+	SubPath           *string                `protobuf:"bytes,6,opt,name=sub_path,json=subPath,proto3,oneof" json:"sub_path,omitempty"`
+	SubPathExpr       *string                `protobuf:"bytes,7,opt,name=sub_path_expr,json=subPathExpr,proto3,oneof" json:"sub_path_expr,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *VolumeMount) Reset() {
+	*x = VolumeMount{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[144]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VolumeMount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VolumeMount) ProtoMessage() {}
+
+func (x *VolumeMount) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[144]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
+func (*VolumeMount) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{144}
+}
+
+func (x *VolumeMount) GetMountPath() string {
+	if x != nil && x.MountPath != nil {
+		return *x.MountPath
+	}
+	return ""
+}
+
+func (x *VolumeMount) GetMountPropagation() string {
+	if x != nil && x.MountPropagation != nil {
+		return *x.MountPropagation
+	}
+	return ""
+}
+
+func (x *VolumeMount) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *VolumeMount) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *VolumeMount) GetRecursiveReadOnly() string {
+	if x != nil && x.RecursiveReadOnly != nil {
+		return *x.RecursiveReadOnly
+	}
+	return ""
+}
+
+func (x *VolumeMount) GetSubPath() string {
+	if x != nil && x.SubPath != nil {
+		return *x.SubPath
+	}
+	return ""
+}
+
+func (x *VolumeMount) GetSubPathExpr() string {
+	if x != nil && x.SubPathExpr != nil {
+		return *x.SubPathExpr
+	}
+	return ""
+}
+
+// VolumeProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[]`.
+type VolumeProjection struct {
+	state               protoimpl.MessageState         `protogen:"open.v1"`
+	ClusterTrustBundle  *ClusterTrustBundleProjection  `protobuf:"bytes,1,opt,name=cluster_trust_bundle,json=clusterTrustBundle,proto3" json:"cluster_trust_bundle,omitempty"`
+	ConfigMap           *ConfigMapProjection           `protobuf:"bytes,2,opt,name=config_map,json=configMap,proto3" json:"config_map,omitempty"`
+	DownwardApi         *DownwardAPIProjection         `protobuf:"bytes,3,opt,name=downward_api,json=downwardAPI,proto3" json:"downward_api,omitempty"`
+	Secret              *SecretProjection              `protobuf:"bytes,4,opt,name=secret,proto3" json:"secret,omitempty"`
+	ServiceAccountToken *ServiceAccountTokenProjection `protobuf:"bytes,5,opt,name=service_account_token,json=serviceAccountToken,proto3" json:"service_account_token,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *VolumeProjection) Reset() {
+	*x = VolumeProjection{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[145]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VolumeProjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VolumeProjection) ProtoMessage() {}
+
+func (x *VolumeProjection) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[145]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VolumeProjection.ProtoReflect.Descriptor instead.
+func (*VolumeProjection) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{145}
+}
+
+func (x *VolumeProjection) GetClusterTrustBundle() *ClusterTrustBundleProjection {
+	if x != nil {
+		return x.ClusterTrustBundle
+	}
+	return nil
+}
+
+func (x *VolumeProjection) GetConfigMap() *ConfigMapProjection {
+	if x != nil {
+		return x.ConfigMap
+	}
+	return nil
+}
+
+func (x *VolumeProjection) GetDownwardApi() *DownwardAPIProjection {
+	if x != nil {
+		return x.DownwardApi
+	}
+	return nil
+}
+
+func (x *VolumeProjection) GetSecret() *SecretProjection {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+func (x *VolumeProjection) GetServiceAccountToken() *ServiceAccountTokenProjection {
+	if x != nil {
+		return x.ServiceAccountToken
+	}
+	return nil
+}
+
+// VolumeResourceRequirements: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec.resources`.
+type VolumeResourceRequirements struct {
+	state         protoimpl.MessageState     `protogen:"open.v1"`
+	Limits        map[string]*structpb.Value `protobuf:"bytes,1,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Requests      map[string]*structpb.Value `protobuf:"bytes,2,rep,name=requests,proto3" json:"requests,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VolumeResourceRequirements) Reset() {
+	*x = VolumeResourceRequirements{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[146]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VolumeResourceRequirements) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VolumeResourceRequirements) ProtoMessage() {}
+
+func (x *VolumeResourceRequirements) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[146]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VolumeResourceRequirements.ProtoReflect.Descriptor instead.
+func (*VolumeResourceRequirements) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{146}
+}
+
+func (x *VolumeResourceRequirements) GetLimits() map[string]*structpb.Value {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *VolumeResourceRequirements) GetRequests() map[string]*structpb.Value {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+// VsphereVirtualDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].vsphereVolume`.
+type VsphereVirtualDiskVolumeSource struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	FsType            *string                `protobuf:"bytes,1,opt,name=fs_type,json=fsType,proto3,oneof" json:"fs_type,omitempty"`
+	StoragePolicyId   *string                `protobuf:"bytes,2,opt,name=storage_policy_id,json=storagePolicyID,proto3,oneof" json:"storage_policy_id,omitempty"`
+	StoragePolicyName *string                `protobuf:"bytes,3,opt,name=storage_policy_name,json=storagePolicyName,proto3,oneof" json:"storage_policy_name,omitempty"`
+	VolumePath        *string                `protobuf:"bytes,4,opt,name=volume_path,json=volumePath,proto3,oneof" json:"volume_path,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *VsphereVirtualDiskVolumeSource) Reset() {
+	*x = VsphereVirtualDiskVolumeSource{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[147]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VsphereVirtualDiskVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VsphereVirtualDiskVolumeSource) ProtoMessage() {}
+
+func (x *VsphereVirtualDiskVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[147]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VsphereVirtualDiskVolumeSource.ProtoReflect.Descriptor instead.
+func (*VsphereVirtualDiskVolumeSource) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{147}
+}
+
+func (x *VsphereVirtualDiskVolumeSource) GetFsType() string {
+	if x != nil && x.FsType != nil {
+		return *x.FsType
+	}
+	return ""
+}
+
+func (x *VsphereVirtualDiskVolumeSource) GetStoragePolicyId() string {
+	if x != nil && x.StoragePolicyId != nil {
+		return *x.StoragePolicyId
+	}
+	return ""
+}
+
+func (x *VsphereVirtualDiskVolumeSource) GetStoragePolicyName() string {
+	if x != nil && x.StoragePolicyName != nil {
+		return *x.StoragePolicyName
+	}
+	return ""
+}
+
+func (x *VsphereVirtualDiskVolumeSource) GetVolumePath() string {
+	if x != nil && x.VolumePath != nil {
+		return *x.VolumePath
+	}
+	return ""
+}
+
+// WeightedPodAffinityTerm: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[]`.
+type WeightedPodAffinityTerm struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	PodAffinityTerm *PodAffinityTerm       `protobuf:"bytes,1,opt,name=pod_affinity_term,json=podAffinityTerm,proto3" json:"pod_affinity_term,omitempty"`
+	Weight          *int32                 `protobuf:"varint,2,opt,name=weight,proto3,oneof" json:"weight,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *WeightedPodAffinityTerm) Reset() {
+	*x = WeightedPodAffinityTerm{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[148]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WeightedPodAffinityTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WeightedPodAffinityTerm) ProtoMessage() {}
+
+func (x *WeightedPodAffinityTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[148]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WeightedPodAffinityTerm.ProtoReflect.Descriptor instead.
+func (*WeightedPodAffinityTerm) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{148}
+}
+
+func (x *WeightedPodAffinityTerm) GetPodAffinityTerm() *PodAffinityTerm {
+	if x != nil {
+		return x.PodAffinityTerm
+	}
+	return nil
+}
+
+func (x *WeightedPodAffinityTerm) GetWeight() int32 {
+	if x != nil && x.Weight != nil {
+		return *x.Weight
+	}
+	return 0
+}
+
+// WindowsSecurityContextOptions: the CRD schema at `ServingRuntime.spec.containers[].securityContext.windowsOptions`.
+type WindowsSecurityContextOptions struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	GmsaCredentialSpec     *string                `protobuf:"bytes,1,opt,name=gmsa_credential_spec,json=gmsaCredentialSpec,proto3,oneof" json:"gmsa_credential_spec,omitempty"`
+	GmsaCredentialSpecName *string                `protobuf:"bytes,2,opt,name=gmsa_credential_spec_name,json=gmsaCredentialSpecName,proto3,oneof" json:"gmsa_credential_spec_name,omitempty"`
+	HostProcess            *bool                  `protobuf:"varint,3,opt,name=host_process,json=hostProcess,proto3,oneof" json:"host_process,omitempty"`
+	RunAsUserName          *string                `protobuf:"bytes,4,opt,name=run_as_user_name,json=runAsUserName,proto3,oneof" json:"run_as_user_name,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *WindowsSecurityContextOptions) Reset() {
+	*x = WindowsSecurityContextOptions{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[149]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WindowsSecurityContextOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WindowsSecurityContextOptions) ProtoMessage() {}
+
+func (x *WindowsSecurityContextOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[149]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WindowsSecurityContextOptions.ProtoReflect.Descriptor instead.
+func (*WindowsSecurityContextOptions) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{149}
+}
+
+func (x *WindowsSecurityContextOptions) GetGmsaCredentialSpec() string {
+	if x != nil && x.GmsaCredentialSpec != nil {
+		return *x.GmsaCredentialSpec
+	}
+	return ""
+}
+
+func (x *WindowsSecurityContextOptions) GetGmsaCredentialSpecName() string {
+	if x != nil && x.GmsaCredentialSpecName != nil {
+		return *x.GmsaCredentialSpecName
+	}
+	return ""
+}
+
+func (x *WindowsSecurityContextOptions) GetHostProcess() bool {
+	if x != nil && x.HostProcess != nil {
+		return *x.HostProcess
+	}
+	return false
+}
+
+func (x *WindowsSecurityContextOptions) GetRunAsUserName() string {
+	if x != nil && x.RunAsUserName != nil {
+		return *x.RunAsUserName
+	}
+	return ""
+}
+
+// WorkerPodSpec: the CRD schema at `ServingRuntime.spec.workers`.
+type WorkerPodSpec struct {
+	state            protoimpl.MessageState  `protogen:"open.v1"`
+	Affinity         *Affinity               `protobuf:"bytes,1,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	Annotations      map[string]string       `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Containers       []*Container            `protobuf:"bytes,3,rep,name=containers,proto3" json:"containers,omitempty"`
+	DnsPolicy        *string                 `protobuf:"bytes,4,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	HostIpc          *bool                   `protobuf:"varint,5,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork      *bool                   `protobuf:"varint,6,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	ImagePullSecrets []*LocalObjectReference `protobuf:"bytes,7,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	Labels           map[string]string       `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	NodeSelector     map[string]string       `protobuf:"bytes,9,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	SchedulerName    *string                 `protobuf:"bytes,10,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	Size             *int64                  `protobuf:"varint,11,opt,name=size,proto3,oneof" json:"size,omitempty"`
+	Tolerations      []*Toleration           `protobuf:"bytes,12,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	Volumes          []*Volume               `protobuf:"bytes,13,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *WorkerPodSpec) Reset() {
+	*x = WorkerPodSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[150]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerPodSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerPodSpec) ProtoMessage() {}
+
+func (x *WorkerPodSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[150]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerPodSpec.ProtoReflect.Descriptor instead.
+func (*WorkerPodSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{150}
+}
+
+func (x *WorkerPodSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *WorkerPodSpec) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *WorkerPodSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *WorkerPodSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *WorkerPodSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *WorkerPodSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *WorkerPodSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *WorkerPodSpec) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *WorkerPodSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *WorkerPodSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *WorkerPodSpec) GetSize() int64 {
+	if x != nil && x.Size != nil {
+		return *x.Size
+	}
+	return 0
+}
+
+func (x *WorkerPodSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *WorkerPodSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// WorkerSpec: the CRD schema at `ServingRuntime.spec.decoderConfig.worker`.
+type WorkerSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Worker pods per leader.
+	Size *int32 `protobuf:"varint,1,opt,name=size,proto3,oneof" json:"size,omitempty"`
+	// Worker runner.
+	Runner                        *Container                  `protobuf:"bytes,2,opt,name=runner,proto3" json:"runner,omitempty"`
+	ActiveDeadlineSeconds         *int64                      `protobuf:"varint,3,opt,name=active_deadline_seconds,json=activeDeadlineSeconds,proto3,oneof" json:"active_deadline_seconds,omitempty"`
+	Affinity                      *Affinity                   `protobuf:"bytes,4,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	AutomountServiceAccountToken  *bool                       `protobuf:"varint,5,opt,name=automount_service_account_token,json=automountServiceAccountToken,proto3,oneof" json:"automount_service_account_token,omitempty"`
+	Containers                    []*Container                `protobuf:"bytes,6,rep,name=containers,proto3" json:"containers,omitempty"`
+	DnsConfig                     *PodDNSConfig               `protobuf:"bytes,7,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
+	DnsPolicy                     *string                     `protobuf:"bytes,8,opt,name=dns_policy,json=dnsPolicy,proto3,oneof" json:"dns_policy,omitempty"`
+	EnableServiceLinks            *bool                       `protobuf:"varint,9,opt,name=enable_service_links,json=enableServiceLinks,proto3,oneof" json:"enable_service_links,omitempty"`
+	EphemeralContainers           []*EphemeralContainer       `protobuf:"bytes,10,rep,name=ephemeral_containers,json=ephemeralContainers,proto3" json:"ephemeral_containers,omitempty"`
+	HostAliases                   []*HostAlias                `protobuf:"bytes,11,rep,name=host_aliases,json=hostAliases,proto3" json:"host_aliases,omitempty"`
+	HostIpc                       *bool                       `protobuf:"varint,12,opt,name=host_ipc,json=hostIPC,proto3,oneof" json:"host_ipc,omitempty"`
+	HostNetwork                   *bool                       `protobuf:"varint,13,opt,name=host_network,json=hostNetwork,proto3,oneof" json:"host_network,omitempty"`
+	HostPid                       *bool                       `protobuf:"varint,14,opt,name=host_pid,json=hostPID,proto3,oneof" json:"host_pid,omitempty"`
+	HostUsers                     *bool                       `protobuf:"varint,15,opt,name=host_users,json=hostUsers,proto3,oneof" json:"host_users,omitempty"`
+	Hostname                      *string                     `protobuf:"bytes,16,opt,name=hostname,proto3,oneof" json:"hostname,omitempty"`
+	ImagePullSecrets              []*LocalObjectReference     `protobuf:"bytes,17,rep,name=image_pull_secrets,json=imagePullSecrets,proto3" json:"image_pull_secrets,omitempty"`
+	InitContainers                []*Container                `protobuf:"bytes,18,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
+	NodeName                      *string                     `protobuf:"bytes,19,opt,name=node_name,json=nodeName,proto3,oneof" json:"node_name,omitempty"`
+	NodeSelector                  map[string]string           `protobuf:"bytes,20,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Os                            *PodOS                      `protobuf:"bytes,21,opt,name=os,proto3" json:"os,omitempty"`
+	Overhead                      map[string]*structpb.Value  `protobuf:"bytes,22,rep,name=overhead,proto3" json:"overhead,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PreemptionPolicy              *string                     `protobuf:"bytes,23,opt,name=preemption_policy,json=preemptionPolicy,proto3,oneof" json:"preemption_policy,omitempty"`
+	Priority                      *int32                      `protobuf:"varint,24,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	PriorityClassName             *string                     `protobuf:"bytes,25,opt,name=priority_class_name,json=priorityClassName,proto3,oneof" json:"priority_class_name,omitempty"`
+	ReadinessGates                []*PodReadinessGate         `protobuf:"bytes,26,rep,name=readiness_gates,json=readinessGates,proto3" json:"readiness_gates,omitempty"`
+	ResourceClaims                []*PodResourceClaim         `protobuf:"bytes,27,rep,name=resource_claims,json=resourceClaims,proto3" json:"resource_claims,omitempty"`
+	RestartPolicy                 *string                     `protobuf:"bytes,28,opt,name=restart_policy,json=restartPolicy,proto3,oneof" json:"restart_policy,omitempty"`
+	RuntimeClassName              *string                     `protobuf:"bytes,29,opt,name=runtime_class_name,json=runtimeClassName,proto3,oneof" json:"runtime_class_name,omitempty"`
+	SchedulerName                 *string                     `protobuf:"bytes,30,opt,name=scheduler_name,json=schedulerName,proto3,oneof" json:"scheduler_name,omitempty"`
+	SchedulingGates               []*PodSchedulingGate        `protobuf:"bytes,31,rep,name=scheduling_gates,json=schedulingGates,proto3" json:"scheduling_gates,omitempty"`
+	SecurityContext               *PodSecurityContext         `protobuf:"bytes,32,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	ServiceAccount                *string                     `protobuf:"bytes,33,opt,name=service_account,json=serviceAccount,proto3,oneof" json:"service_account,omitempty"`
+	ServiceAccountName            *string                     `protobuf:"bytes,34,opt,name=service_account_name,json=serviceAccountName,proto3,oneof" json:"service_account_name,omitempty"`
+	SetHostnameAsFqdn             *bool                       `protobuf:"varint,35,opt,name=set_hostname_as_fqdn,json=setHostnameAsFQDN,proto3,oneof" json:"set_hostname_as_fqdn,omitempty"`
+	ShareProcessNamespace         *bool                       `protobuf:"varint,36,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	Subdomain                     *string                     `protobuf:"bytes,37,opt,name=subdomain,proto3,oneof" json:"subdomain,omitempty"`
+	TerminationGracePeriodSeconds *int64                      `protobuf:"varint,38,opt,name=termination_grace_period_seconds,json=terminationGracePeriodSeconds,proto3,oneof" json:"termination_grace_period_seconds,omitempty"`
+	Tolerations                   []*Toleration               `protobuf:"bytes,39,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	TopologySpreadConstraints     []*TopologySpreadConstraint `protobuf:"bytes,40,rep,name=topology_spread_constraints,json=topologySpreadConstraints,proto3" json:"topology_spread_constraints,omitempty"`
+	Volumes                       []*Volume                   `protobuf:"bytes,41,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *WorkerSpec) Reset() {
+	*x = WorkerSpec{}
+	mi := &file_ome_v1beta1_types_proto_msgTypes[151]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerSpec) ProtoMessage() {}
+
+func (x *WorkerSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_ome_v1beta1_types_proto_msgTypes[151]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerSpec.ProtoReflect.Descriptor instead.
+func (*WorkerSpec) Descriptor() ([]byte, []int) {
+	return file_ome_v1beta1_types_proto_rawDescGZIP(), []int{151}
+}
+
+func (x *WorkerSpec) GetSize() int32 {
+	if x != nil && x.Size != nil {
+		return *x.Size
+	}
+	return 0
+}
+
+func (x *WorkerSpec) GetRunner() *Container {
+	if x != nil {
+		return x.Runner
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetActiveDeadlineSeconds() int64 {
+	if x != nil && x.ActiveDeadlineSeconds != nil {
+		return *x.ActiveDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *WorkerSpec) GetAffinity() *Affinity {
+	if x != nil {
+		return x.Affinity
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetAutomountServiceAccountToken() bool {
+	if x != nil && x.AutomountServiceAccountToken != nil {
+		return *x.AutomountServiceAccountToken
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetDnsPolicy() string {
+	if x != nil && x.DnsPolicy != nil {
+		return *x.DnsPolicy
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetEnableServiceLinks() bool {
+	if x != nil && x.EnableServiceLinks != nil {
+		return *x.EnableServiceLinks
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetEphemeralContainers() []*EphemeralContainer {
+	if x != nil {
+		return x.EphemeralContainers
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetHostAliases() []*HostAlias {
+	if x != nil {
+		return x.HostAliases
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetHostIpc() bool {
+	if x != nil && x.HostIpc != nil {
+		return *x.HostIpc
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetHostNetwork() bool {
+	if x != nil && x.HostNetwork != nil {
+		return *x.HostNetwork
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetHostPid() bool {
+	if x != nil && x.HostPid != nil {
+		return *x.HostPid
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetHostUsers() bool {
+	if x != nil && x.HostUsers != nil {
+		return *x.HostUsers
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetHostname() string {
+	if x != nil && x.Hostname != nil {
+		return *x.Hostname
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetImagePullSecrets() []*LocalObjectReference {
+	if x != nil {
+		return x.ImagePullSecrets
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetInitContainers() []*Container {
+	if x != nil {
+		return x.InitContainers
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetNodeName() string {
+	if x != nil && x.NodeName != nil {
+		return *x.NodeName
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetNodeSelector() map[string]string {
+	if x != nil {
+		return x.NodeSelector
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetOs() *PodOS {
+	if x != nil {
+		return x.Os
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetOverhead() map[string]*structpb.Value {
+	if x != nil {
+		return x.Overhead
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetPreemptionPolicy() string {
+	if x != nil && x.PreemptionPolicy != nil {
+		return *x.PreemptionPolicy
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *WorkerSpec) GetPriorityClassName() string {
+	if x != nil && x.PriorityClassName != nil {
+		return *x.PriorityClassName
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetReadinessGates() []*PodReadinessGate {
+	if x != nil {
+		return x.ReadinessGates
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetResourceClaims() []*PodResourceClaim {
+	if x != nil {
+		return x.ResourceClaims
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetRestartPolicy() string {
+	if x != nil && x.RestartPolicy != nil {
+		return *x.RestartPolicy
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetRuntimeClassName() string {
+	if x != nil && x.RuntimeClassName != nil {
+		return *x.RuntimeClassName
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetSchedulerName() string {
+	if x != nil && x.SchedulerName != nil {
+		return *x.SchedulerName
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetSchedulingGates() []*PodSchedulingGate {
+	if x != nil {
+		return x.SchedulingGates
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetSecurityContext() *PodSecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetServiceAccount() string {
+	if x != nil && x.ServiceAccount != nil {
+		return *x.ServiceAccount
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetServiceAccountName() string {
+	if x != nil && x.ServiceAccountName != nil {
+		return *x.ServiceAccountName
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetSetHostnameAsFqdn() bool {
+	if x != nil && x.SetHostnameAsFqdn != nil {
+		return *x.SetHostnameAsFqdn
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetShareProcessNamespace() bool {
+	if x != nil && x.ShareProcessNamespace != nil {
+		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *WorkerSpec) GetSubdomain() string {
+	if x != nil && x.Subdomain != nil {
+		return *x.Subdomain
+	}
+	return ""
+}
+
+func (x *WorkerSpec) GetTerminationGracePeriodSeconds() int64 {
+	if x != nil && x.TerminationGracePeriodSeconds != nil {
+		return *x.TerminationGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *WorkerSpec) GetTolerations() []*Toleration {
+	if x != nil {
+		return x.Tolerations
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetTopologySpreadConstraints() []*TopologySpreadConstraint {
+	if x != nil {
+		return x.TopologySpreadConstraints
+	}
+	return nil
+}
+
+func (x *WorkerSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
 	}
 	return nil
 }
@@ -3798,7 +13916,7 @@ const file_ome_v1beta1_types_proto_rawDesc = "" +
 	"\x19AdditionalComponentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x129\n" +
 	"\x05value\x18\x02 \x01(\v2#.ome.v1beta1.DiffusionComponentSpecR\x05value:\x028\x01B\r\n" +
-	"\v_class_name\"\xff\x04\n" +
+	"\v_class_name\"\xd3\x06\n" +
 	"\x14SupportedModelFormat\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12;\n" +
 	"\fmodel_format\x18\x02 \x01(\v2\x18.ome.v1beta1.ModelFormatR\vmodelFormat\x12H\n" +
@@ -3813,7 +13931,11 @@ const file_ome_v1beta1_types_proto_rawDesc = "" +
 	"\n" +
 	"model_type\x18\n" +
 	" \x01(\tH\x05R\tmodelType\x88\x01\x01\x122\n" +
-	"\x15model_cache_providers\x18\v \x03(\tR\x13modelCacheProvidersB\x15\n" +
+	"\x15model_cache_providers\x18\v \x03(\tR\x13modelCacheProviders\x12g\n" +
+	"\x12accelerator_config\x18\f \x03(\v28.ome.v1beta1.SupportedModelFormat.AcceleratorConfigEntryR\x11acceleratorConfig\x1ai\n" +
+	"\x16AcceleratorConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x129\n" +
+	"\x05value\x18\x02 \x01(\v2#.ome.v1beta1.AcceleratorModelConfigR\x05value:\x028\x01B\x15\n" +
 	"\x13_model_architectureB\x0f\n" +
 	"\r_quantizationB\x0e\n" +
 	"\f_auto_selectB\v\n" +
@@ -3857,24 +13979,7 @@ const file_ome_v1beta1_types_proto_rawDesc = "" +
 	"\x06policy\x18\x02 \x01(\tH\x01R\x06policy\x88\x01\x01\x12E\n" +
 	"\vconstraints\x18\x03 \x01(\v2#.ome.v1beta1.AcceleratorConstraintsR\vconstraintsB\x14\n" +
 	"\x12_accelerator_classB\t\n" +
-	"\a_policy\"r\n" +
-	"\tContainer\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
-	"\x05image\x18\x02 \x01(\tH\x00R\x05image\x88\x01\x01\x12\x18\n" +
-	"\acommand\x18\x03 \x03(\tR\acommand\x12\x12\n" +
-	"\x04args\x18\x04 \x03(\tR\x04argsB\b\n" +
-	"\x06_image\"<\n" +
-	"\n" +
-	"LeaderSpec\x12.\n" +
-	"\x06runner\x18\x01 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\"^\n" +
-	"\n" +
-	"WorkerSpec\x12\x17\n" +
-	"\x04size\x18\x01 \x01(\x05H\x00R\x04size\x88\x01\x01\x12.\n" +
-	"\x06runner\x18\x02 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runnerB\a\n" +
-	"\x05_size\"6\n" +
-	"\x12DeploymentStrategy\x12\x17\n" +
-	"\x04type\x18\x01 \x01(\tH\x00R\x04type\x88\x01\x01B\a\n" +
-	"\x05_type\"K\n" +
+	"\a_policy\"K\n" +
 	"\x13AutoscalerPolicyRef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
 	"\x04kind\x18\x02 \x01(\tH\x00R\x04kind\x88\x01\x01B\a\n" +
@@ -3916,89 +14021,7 @@ const file_ome_v1beta1_types_proto_rawDesc = "" +
 	"\rScalingPolicy\x12\x17\n" +
 	"\x04mode\x18\x01 \x01(\tH\x00R\x04mode\x88\x01\x01\x12C\n" +
 	"\fproportional\x18\x02 \x01(\v2\x1f.ome.v1beta1.ProportionalPolicyR\fproportionalB\a\n" +
-	"\x05_mode\"\xd3\x06\n" +
-	"\n" +
-	"EngineSpec\x12;\n" +
-	"\x06labels\x18\x01 \x03(\v2#.ome.v1beta1.EngineSpec.LabelsEntryR\x06labels\x12J\n" +
-	"\vannotations\x18\x02 \x03(\v2(.ome.v1beta1.EngineSpec.AnnotationsEntryR\vannotations\x12&\n" +
-	"\fmin_replicas\x18\x03 \x01(\x05H\x00R\vminReplicas\x88\x01\x01\x12&\n" +
-	"\fmax_replicas\x18\x04 \x01(\x05H\x01R\vmaxReplicas\x88\x01\x01\x12.\n" +
-	"\x06runner\x18\x05 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12/\n" +
-	"\x06leader\x18\x06 \x01(\v2\x17.ome.v1beta1.LeaderSpecR\x06leader\x12/\n" +
-	"\x06worker\x18\a \x01(\v2\x17.ome.v1beta1.WorkerSpecR\x06worker\x12S\n" +
-	"\x14accelerator_override\x18\b \x01(\v2 .ome.v1beta1.AcceleratorSelectorR\x13acceleratorOverride\x12P\n" +
-	"\x13deployment_strategy\x18\t \x01(\v2\x1f.ome.v1beta1.DeploymentStrategyR\x12deploymentStrategy\x12@\n" +
-	"\n" +
-	"autoscaler\x18\n" +
-	" \x01(\v2 .ome.v1beta1.ComponentAutoscalerR\n" +
-	"autoscaler\x12T\n" +
-	"\x15autoscaler_policy_ref\x18\v \x01(\v2 .ome.v1beta1.AutoscalerPolicyRefR\x13autoscalerPolicyRef\x1a9\n" +
-	"\vLabelsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
-	"\x10AnnotationsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
-	"\r_min_replicasB\x0f\n" +
-	"\r_max_replicas\"\xd6\x06\n" +
-	"\vDecoderSpec\x12<\n" +
-	"\x06labels\x18\x01 \x03(\v2$.ome.v1beta1.DecoderSpec.LabelsEntryR\x06labels\x12K\n" +
-	"\vannotations\x18\x02 \x03(\v2).ome.v1beta1.DecoderSpec.AnnotationsEntryR\vannotations\x12&\n" +
-	"\fmin_replicas\x18\x03 \x01(\x05H\x00R\vminReplicas\x88\x01\x01\x12&\n" +
-	"\fmax_replicas\x18\x04 \x01(\x05H\x01R\vmaxReplicas\x88\x01\x01\x12.\n" +
-	"\x06runner\x18\x05 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12/\n" +
-	"\x06leader\x18\x06 \x01(\v2\x17.ome.v1beta1.LeaderSpecR\x06leader\x12/\n" +
-	"\x06worker\x18\a \x01(\v2\x17.ome.v1beta1.WorkerSpecR\x06worker\x12S\n" +
-	"\x14accelerator_override\x18\b \x01(\v2 .ome.v1beta1.AcceleratorSelectorR\x13acceleratorOverride\x12P\n" +
-	"\x13deployment_strategy\x18\t \x01(\v2\x1f.ome.v1beta1.DeploymentStrategyR\x12deploymentStrategy\x12@\n" +
-	"\n" +
-	"autoscaler\x18\n" +
-	" \x01(\v2 .ome.v1beta1.ComponentAutoscalerR\n" +
-	"autoscaler\x12T\n" +
-	"\x15autoscaler_policy_ref\x18\v \x01(\v2 .ome.v1beta1.AutoscalerPolicyRefR\x13autoscalerPolicyRef\x1a9\n" +
-	"\vLabelsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
-	"\x10AnnotationsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
-	"\r_min_replicasB\x0f\n" +
-	"\r_max_replicas\"\x94\x06\n" +
-	"\n" +
-	"RouterSpec\x12;\n" +
-	"\x06labels\x18\x01 \x03(\v2#.ome.v1beta1.RouterSpec.LabelsEntryR\x06labels\x12J\n" +
-	"\vannotations\x18\x02 \x03(\v2(.ome.v1beta1.RouterSpec.AnnotationsEntryR\vannotations\x12&\n" +
-	"\fmin_replicas\x18\x03 \x01(\x05H\x00R\vminReplicas\x88\x01\x01\x12&\n" +
-	"\fmax_replicas\x18\x04 \x01(\x05H\x01R\vmaxReplicas\x88\x01\x01\x12.\n" +
-	"\x06runner\x18\x05 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12;\n" +
-	"\x06config\x18\x06 \x03(\v2#.ome.v1beta1.RouterSpec.ConfigEntryR\x06config\x12P\n" +
-	"\x13deployment_strategy\x18\a \x01(\v2\x1f.ome.v1beta1.DeploymentStrategyR\x12deploymentStrategy\x12@\n" +
-	"\n" +
-	"autoscaler\x18\b \x01(\v2 .ome.v1beta1.ComponentAutoscalerR\n" +
-	"autoscaler\x12T\n" +
-	"\x15autoscaler_policy_ref\x18\t \x01(\v2 .ome.v1beta1.AutoscalerPolicyRefR\x13autoscalerPolicyRef\x1a9\n" +
-	"\vLabelsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
-	"\x10AnnotationsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
-	"\vConfigEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
-	"\r_min_replicasB\x0f\n" +
-	"\r_max_replicas\"\xf6\x04\n" +
-	"\x12ServingRuntimeSpec\x12Y\n" +
-	"\x17supported_model_formats\x18\x01 \x03(\v2!.ome.v1beta1.SupportedModelFormatR\x15supportedModelFormats\x12I\n" +
-	"\x10model_size_range\x18\x02 \x01(\v2\x1f.ome.v1beta1.ModelSizeRangeSpecR\x0emodelSizeRange\x12\x1f\n" +
-	"\bdisabled\x18\x03 \x01(\bH\x00R\bdisabled\x88\x01\x01\x12<\n" +
-	"\rengine_config\x18\x04 \x01(\v2\x17.ome.v1beta1.EngineSpecR\fengineConfig\x12?\n" +
-	"\x0edecoder_config\x18\x05 \x01(\v2\x18.ome.v1beta1.DecoderSpecR\rdecoderConfig\x12<\n" +
-	"\rrouter_config\x18\x06 \x01(\v2\x17.ome.v1beta1.RouterSpecR\frouterConfig\x12+\n" +
-	"\x11protocol_versions\x18\a \x03(\tR\x10protocolVersions\x12_\n" +
-	"\x18accelerator_requirements\x18\b \x01(\v2$.ome.v1beta1.AcceleratorRequirementsR\x17acceleratorRequirements\x12A\n" +
-	"\x0escaling_policy\x18\t \x01(\v2\x1a.ome.v1beta1.ScalingPolicyR\rscalingPolicyB\v\n" +
-	"\t_disabled\"\x84\x02\n" +
+	"\x05_mode\"\x84\x02\n" +
 	"\tCondition\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
@@ -4090,7 +14113,7 @@ const file_ome_v1beta1_types_proto_rawDesc = "" +
 	"_api_groupB\f\n" +
 	"\n" +
 	"_auto_syncB\v\n" +
-	"\t_revision\"\xaa\x03\n" +
+	"\t_revision\"\x9e\x04\n" +
 	"\x14InferenceServiceSpec\x12+\n" +
 	"\x05model\x18\x01 \x01(\v2\x15.ome.v1beta1.ModelRefR\x05model\x128\n" +
 	"\aruntime\x18\x02 \x01(\v2\x1e.ome.v1beta1.ServingRuntimeRefR\aruntime\x12/\n" +
@@ -4098,7 +14121,10 @@ const file_ome_v1beta1_types_proto_rawDesc = "" +
 	"\adecoder\x18\x04 \x01(\v2\x18.ome.v1beta1.DecoderSpecR\adecoder\x12/\n" +
 	"\x06router\x18\x05 \x01(\v2\x17.ome.v1beta1.RouterSpecR\x06router\x12S\n" +
 	"\x14accelerator_selector\x18\x06 \x01(\v2 .ome.v1beta1.AcceleratorSelectorR\x13acceleratorSelector\x12,\n" +
-	"\x0fdeployment_mode\x18\a \x01(\tH\x00R\x0edeploymentMode\x88\x01\x01B\x12\n" +
+	"\x0fdeployment_mode\x18\a \x01(\tH\x00R\x0edeploymentMode\x88\x01\x01\x128\n" +
+	"\tpredictor\x18\b \x01(\v2\x1a.ome.v1beta1.PredictorSpecR\tpredictor\x128\n" +
+	"\vkeda_config\x18\t \x01(\v2\x17.ome.v1beta1.KedaConfigR\n" +
+	"kedaConfigB\x12\n" +
 	"\x10_deployment_mode\"\x87\x02\n" +
 	"\x16InferenceServiceStatus\x126\n" +
 	"\n" +
@@ -4172,7 +14198,1706 @@ const file_ome_v1beta1_types_proto_rawDesc = "" +
 	"apiVersion\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x123\n" +
 	"\bmetadata\x18\x03 \x01(\v2\x17.ome.v1beta1.ObjectMetaR\bmetadata\x125\n" +
-	"\x04spec\x18\x04 \x01(\v2!.ome.v1beta1.AcceleratorClassSpecR\x04specBGZEgithub.com/ome-selector/ome-selector/client/go/ome/v1beta1;omev1beta1b\x06proto3"
+	"\x04spec\x18\x04 \x01(\v2!.ome.v1beta1.AcceleratorClassSpecR\x04spec\"\xdd\x01\n" +
+	" AWSElasticBlockStoreVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12!\n" +
+	"\tpartition\x18\x02 \x01(\x05H\x01R\tpartition\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x03 \x01(\bH\x02R\breadOnly\x88\x01\x01\x12 \n" +
+	"\tvolume_id\x18\x04 \x01(\tH\x03R\bvolumeID\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\f\n" +
+	"\n" +
+	"_partitionB\f\n" +
+	"\n" +
+	"_read_onlyB\f\n" +
+	"\n" +
+	"_volume_id\"\xd4\x03\n" +
+	"\x16AcceleratorModelConfig\x12o\n" +
+	"\x14environment_override\x18\x01 \x03(\v2<.ome.v1beta1.AcceleratorModelConfig.EnvironmentOverrideEntryR\x13environmentOverride\x12E\n" +
+	"\x1dmin_memory_per_billion_params\x18\x02 \x01(\x03H\x00R\x19minMemoryPerBillionParams\x88\x01\x01\x122\n" +
+	"\x15runtime_args_override\x18\x03 \x03(\tR\x13runtimeArgsOverride\x12d\n" +
+	"\x1btensor_parallelism_override\x18\x04 \x01(\v2$.ome.v1beta1.TensorParallelismConfigR\x19tensorParallelismOverride\x1aF\n" +
+	"\x18EnvironmentOverrideEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
+	"\x1e_min_memory_per_billion_params\"\xd1\x01\n" +
+	"\bAffinity\x12>\n" +
+	"\rnode_affinity\x18\x01 \x01(\v2\x19.ome.v1beta1.NodeAffinityR\fnodeAffinity\x12;\n" +
+	"\fpod_affinity\x18\x02 \x01(\v2\x18.ome.v1beta1.PodAffinityR\vpodAffinity\x12H\n" +
+	"\x11pod_anti_affinity\x18\x03 \x01(\v2\x1c.ome.v1beta1.PodAntiAffinityR\x0fpodAntiAffinity\"{\n" +
+	"\x0fAppArmorProfile\x120\n" +
+	"\x11localhost_profile\x18\x01 \x01(\tH\x00R\x10localhostProfile\x88\x01\x01\x12\x17\n" +
+	"\x04type\x18\x02 \x01(\tH\x01R\x04type\x88\x01\x01B\x14\n" +
+	"\x12_localhost_profileB\a\n" +
+	"\x05_type\"W\n" +
+	"\x11AuthenticationRef\x12\x17\n" +
+	"\x04kind\x18\x01 \x01(\tH\x00R\x04kind\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x01R\x04name\x88\x01\x01B\a\n" +
+	"\x05_kindB\a\n" +
+	"\x05_name\"\xa9\x02\n" +
+	"\x15AzureDiskVolumeSource\x12&\n" +
+	"\fcaching_mode\x18\x01 \x01(\tH\x00R\vcachingMode\x88\x01\x01\x12 \n" +
+	"\tdisk_name\x18\x02 \x01(\tH\x01R\bdiskName\x88\x01\x01\x12\x1e\n" +
+	"\bdisk_uri\x18\x03 \x01(\tH\x02R\adiskURI\x88\x01\x01\x12\x1c\n" +
+	"\afs_type\x18\x04 \x01(\tH\x03R\x06fsType\x88\x01\x01\x12\x17\n" +
+	"\x04kind\x18\x05 \x01(\tH\x04R\x04kind\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x06 \x01(\bH\x05R\breadOnly\x88\x01\x01B\x0f\n" +
+	"\r_caching_modeB\f\n" +
+	"\n" +
+	"_disk_nameB\v\n" +
+	"\t_disk_uriB\n" +
+	"\n" +
+	"\b_fs_typeB\a\n" +
+	"\x05_kindB\f\n" +
+	"\n" +
+	"_read_only\"\xb0\x01\n" +
+	"\x15AzureFileVolumeSource\x12 \n" +
+	"\tread_only\x18\x01 \x01(\bH\x00R\breadOnly\x88\x01\x01\x12$\n" +
+	"\vsecret_name\x18\x02 \x01(\tH\x01R\n" +
+	"secretName\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"share_name\x18\x03 \x01(\tH\x02R\tshareName\x88\x01\x01B\f\n" +
+	"\n" +
+	"_read_onlyB\x0e\n" +
+	"\f_secret_nameB\r\n" +
+	"\v_share_name\"\x93\x03\n" +
+	"\x0fCSIVolumeSource\x12\x1b\n" +
+	"\x06driver\x18\x01 \x01(\tH\x00R\x06driver\x88\x01\x01\x12\x1c\n" +
+	"\afs_type\x18\x02 \x01(\tH\x01R\x06fsType\x88\x01\x01\x12X\n" +
+	"\x17node_publish_secret_ref\x18\x03 \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\x14nodePublishSecretRef\x12 \n" +
+	"\tread_only\x18\x04 \x01(\bH\x02R\breadOnly\x88\x01\x01\x12_\n" +
+	"\x11volume_attributes\x18\x05 \x03(\v22.ome.v1beta1.CSIVolumeSource.VolumeAttributesEntryR\x10volumeAttributes\x1aC\n" +
+	"\x15VolumeAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
+	"\a_driverB\n" +
+	"\n" +
+	"\b_fs_typeB\f\n" +
+	"\n" +
+	"_read_only\"4\n" +
+	"\fCapabilities\x12\x10\n" +
+	"\x03add\x18\x01 \x03(\tR\x03add\x12\x12\n" +
+	"\x04drop\x18\x02 \x03(\tR\x04drop\"\x9c\x02\n" +
+	"\x12CephFSVolumeSource\x12\x1a\n" +
+	"\bmonitors\x18\x01 \x03(\tR\bmonitors\x12\x17\n" +
+	"\x04path\x18\x02 \x01(\tH\x00R\x04path\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x03 \x01(\bH\x01R\breadOnly\x88\x01\x01\x12$\n" +
+	"\vsecret_file\x18\x04 \x01(\tH\x02R\n" +
+	"secretFile\x88\x01\x01\x12@\n" +
+	"\n" +
+	"secret_ref\x18\x05 \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\tsecretRef\x12\x17\n" +
+	"\x04user\x18\x06 \x01(\tH\x03R\x04user\x88\x01\x01B\a\n" +
+	"\x05_pathB\f\n" +
+	"\n" +
+	"_read_onlyB\x0e\n" +
+	"\f_secret_fileB\a\n" +
+	"\x05_user\"\xe0\x01\n" +
+	"\x12CinderVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x02 \x01(\bH\x01R\breadOnly\x88\x01\x01\x12@\n" +
+	"\n" +
+	"secret_ref\x18\x03 \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\tsecretRef\x12 \n" +
+	"\tvolume_id\x18\x04 \x01(\tH\x02R\bvolumeID\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\f\n" +
+	"\n" +
+	"_read_onlyB\f\n" +
+	"\n" +
+	"_volume_id\"\x89\x02\n" +
+	"\x1cClusterTrustBundleProjection\x12A\n" +
+	"\x0elabel_selector\x18\x01 \x01(\v2\x1a.ome.v1beta1.LabelSelectorR\rlabelSelector\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x03 \x01(\bH\x01R\boptional\x88\x01\x01\x12\x17\n" +
+	"\x04path\x18\x04 \x01(\tH\x02R\x04path\x88\x01\x01\x12$\n" +
+	"\vsigner_name\x18\x05 \x01(\tH\x03R\n" +
+	"signerName\x88\x01\x01B\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optionalB\a\n" +
+	"\x05_pathB\x0e\n" +
+	"\f_signer_name\"d\n" +
+	"\x12ConfigMapEnvSource\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x02 \x01(\bH\x01R\boptional\x88\x01\x01B\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optional\"\x85\x01\n" +
+	"\x14ConfigMapKeySelector\x12\x15\n" +
+	"\x03key\x18\x01 \x01(\tH\x00R\x03key\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x01R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x03 \x01(\bH\x02R\boptional\x88\x01\x01B\x06\n" +
+	"\x04_keyB\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optional\"\x93\x01\n" +
+	"\x13ConfigMapProjection\x12,\n" +
+	"\x05items\x18\x01 \x03(\v2\x16.ome.v1beta1.KeyToPathR\x05items\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x03 \x01(\bH\x01R\boptional\x88\x01\x01B\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optional\"\xce\x01\n" +
+	"\x15ConfigMapVolumeSource\x12&\n" +
+	"\fdefault_mode\x18\x01 \x01(\x05H\x00R\vdefaultMode\x88\x01\x01\x12,\n" +
+	"\x05items\x18\x02 \x03(\v2\x16.ome.v1beta1.KeyToPathR\x05items\x12\x17\n" +
+	"\x04name\x18\x03 \x01(\tH\x01R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x04 \x01(\bH\x02R\boptional\x88\x01\x01B\x0f\n" +
+	"\r_default_modeB\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optional\"\xae\n" +
+	"\n" +
+	"\tContainer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\x05image\x18\x02 \x01(\tH\x00R\x05image\x88\x01\x01\x12\x18\n" +
+	"\acommand\x18\x03 \x03(\tR\acommand\x12\x12\n" +
+	"\x04args\x18\x04 \x03(\tR\x04args\x12%\n" +
+	"\x03env\x18\x05 \x03(\v2\x13.ome.v1beta1.EnvVarR\x03env\x125\n" +
+	"\benv_from\x18\x06 \x03(\v2\x1a.ome.v1beta1.EnvFromSourceR\aenvFrom\x12/\n" +
+	"\x11image_pull_policy\x18\a \x01(\tH\x01R\x0fimagePullPolicy\x88\x01\x01\x124\n" +
+	"\tlifecycle\x18\b \x01(\v2\x16.ome.v1beta1.LifecycleR\tlifecycle\x129\n" +
+	"\x0eliveness_probe\x18\t \x01(\v2\x12.ome.v1beta1.ProbeR\rlivenessProbe\x120\n" +
+	"\x05ports\x18\n" +
+	" \x03(\v2\x1a.ome.v1beta1.ContainerPortR\x05ports\x12;\n" +
+	"\x0freadiness_probe\x18\v \x01(\v2\x12.ome.v1beta1.ProbeR\x0ereadinessProbe\x12G\n" +
+	"\rresize_policy\x18\f \x03(\v2\".ome.v1beta1.ContainerResizePolicyR\fresizePolicy\x12?\n" +
+	"\tresources\x18\r \x01(\v2!.ome.v1beta1.ResourceRequirementsR\tresources\x12*\n" +
+	"\x0erestart_policy\x18\x0e \x01(\tH\x02R\rrestartPolicy\x88\x01\x01\x12G\n" +
+	"\x10security_context\x18\x0f \x01(\v2\x1c.ome.v1beta1.SecurityContextR\x0fsecurityContext\x127\n" +
+	"\rstartup_probe\x18\x10 \x01(\v2\x12.ome.v1beta1.ProbeR\fstartupProbe\x12\x19\n" +
+	"\x05stdin\x18\x11 \x01(\bH\x03R\x05stdin\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"stdin_once\x18\x12 \x01(\bH\x04R\tstdinOnce\x88\x01\x01\x12=\n" +
+	"\x18termination_message_path\x18\x13 \x01(\tH\x05R\x16terminationMessagePath\x88\x01\x01\x12A\n" +
+	"\x1atermination_message_policy\x18\x14 \x01(\tH\x06R\x18terminationMessagePolicy\x88\x01\x01\x12\x15\n" +
+	"\x03tty\x18\x15 \x01(\bH\aR\x03tty\x88\x01\x01\x12@\n" +
+	"\x0evolume_devices\x18\x16 \x03(\v2\x19.ome.v1beta1.VolumeDeviceR\rvolumeDevices\x12=\n" +
+	"\rvolume_mounts\x18\x17 \x03(\v2\x18.ome.v1beta1.VolumeMountR\fvolumeMounts\x12$\n" +
+	"\vworking_dir\x18\x18 \x01(\tH\bR\n" +
+	"workingDir\x88\x01\x01B\b\n" +
+	"\x06_imageB\x14\n" +
+	"\x12_image_pull_policyB\x11\n" +
+	"\x0f_restart_policyB\b\n" +
+	"\x06_stdinB\r\n" +
+	"\v_stdin_onceB\x1b\n" +
+	"\x19_termination_message_pathB\x1d\n" +
+	"\x1b_termination_message_policyB\x06\n" +
+	"\x04_ttyB\x0e\n" +
+	"\f_working_dir\"\xf8\x01\n" +
+	"\rContainerPort\x12*\n" +
+	"\x0econtainer_port\x18\x01 \x01(\x05H\x00R\rcontainerPort\x88\x01\x01\x12\x1c\n" +
+	"\ahost_ip\x18\x02 \x01(\tH\x01R\x06hostIP\x88\x01\x01\x12 \n" +
+	"\thost_port\x18\x03 \x01(\x05H\x02R\bhostPort\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x04 \x01(\tH\x03R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\bprotocol\x18\x05 \x01(\tH\x04R\bprotocol\x88\x01\x01B\x11\n" +
+	"\x0f_container_portB\n" +
+	"\n" +
+	"\b_host_ipB\f\n" +
+	"\n" +
+	"_host_portB\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_protocol\"\x92\x01\n" +
+	"\x15ContainerResizePolicy\x12(\n" +
+	"\rresource_name\x18\x01 \x01(\tH\x00R\fresourceName\x88\x01\x01\x12*\n" +
+	"\x0erestart_policy\x18\x02 \x01(\tH\x01R\rrestartPolicy\x88\x01\x01B\x10\n" +
+	"\x0e_resource_nameB\x11\n" +
+	"\x0f_restart_policy\"\xd2 \n" +
+	"\vDecoderSpec\x12<\n" +
+	"\x06labels\x18\x01 \x03(\v2$.ome.v1beta1.DecoderSpec.LabelsEntryR\x06labels\x12K\n" +
+	"\vannotations\x18\x02 \x03(\v2).ome.v1beta1.DecoderSpec.AnnotationsEntryR\vannotations\x12&\n" +
+	"\fmin_replicas\x18\x03 \x01(\x05H\x00R\vminReplicas\x88\x01\x01\x12&\n" +
+	"\fmax_replicas\x18\x04 \x01(\x05H\x01R\vmaxReplicas\x88\x01\x01\x12.\n" +
+	"\x06runner\x18\x05 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12/\n" +
+	"\x06leader\x18\x06 \x01(\v2\x17.ome.v1beta1.LeaderSpecR\x06leader\x12/\n" +
+	"\x06worker\x18\a \x01(\v2\x17.ome.v1beta1.WorkerSpecR\x06worker\x12S\n" +
+	"\x14accelerator_override\x18\b \x01(\v2 .ome.v1beta1.AcceleratorSelectorR\x13acceleratorOverride\x12P\n" +
+	"\x13deployment_strategy\x18\t \x01(\v2\x1f.ome.v1beta1.DeploymentStrategyR\x12deploymentStrategy\x12@\n" +
+	"\n" +
+	"autoscaler\x18\n" +
+	" \x01(\v2 .ome.v1beta1.ComponentAutoscalerR\n" +
+	"autoscaler\x12T\n" +
+	"\x15autoscaler_policy_ref\x18\v \x01(\v2 .ome.v1beta1.AutoscalerPolicyRefR\x13autoscalerPolicyRef\x12;\n" +
+	"\x17active_deadline_seconds\x18\f \x01(\x03H\x02R\x15activeDeadlineSeconds\x88\x01\x01\x121\n" +
+	"\baffinity\x18\r \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12J\n" +
+	"\x1fautomount_service_account_token\x18\x0e \x01(\bH\x03R\x1cautomountServiceAccountToken\x88\x01\x01\x129\n" +
+	"\x16canary_traffic_percent\x18\x0f \x01(\x03H\x04R\x14canaryTrafficPercent\x88\x01\x01\x128\n" +
+	"\x15container_concurrency\x18\x10 \x01(\x03H\x05R\x14containerConcurrency\x88\x01\x01\x126\n" +
+	"\n" +
+	"containers\x18\x11 \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x128\n" +
+	"\n" +
+	"dns_config\x18\x12 \x01(\v2\x19.ome.v1beta1.PodDNSConfigR\tdnsConfig\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\x13 \x01(\tH\x06R\tdnsPolicy\x88\x01\x01\x125\n" +
+	"\x14enable_service_links\x18\x14 \x01(\bH\aR\x12enableServiceLinks\x88\x01\x01\x12R\n" +
+	"\x14ephemeral_containers\x18\x15 \x03(\v2\x1f.ome.v1beta1.EphemeralContainerR\x13ephemeralContainers\x129\n" +
+	"\fhost_aliases\x18\x16 \x03(\v2\x16.ome.v1beta1.HostAliasR\vhostAliases\x12\x1e\n" +
+	"\bhost_ipc\x18\x17 \x01(\bH\bR\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\x18 \x01(\bH\tR\vhostNetwork\x88\x01\x01\x12\x1e\n" +
+	"\bhost_pid\x18\x19 \x01(\bH\n" +
+	"R\ahostPID\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"host_users\x18\x1a \x01(\bH\vR\thostUsers\x88\x01\x01\x12\x1f\n" +
+	"\bhostname\x18\x1b \x01(\tH\fR\bhostname\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\x1c \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12?\n" +
+	"\x0finit_containers\x18\x1d \x03(\v2\x16.ome.v1beta1.ContainerR\x0einitContainers\x128\n" +
+	"\vkeda_config\x18\x1e \x01(\v2\x17.ome.v1beta1.KedaConfigR\n" +
+	"kedaConfig\x12?\n" +
+	"\x0fmax_unavailable\x18\x1f \x01(\v2\x16.google.protobuf.ValueR\x0emaxUnavailable\x12;\n" +
+	"\rmin_available\x18  \x01(\v2\x16.google.protobuf.ValueR\fminAvailable\x12 \n" +
+	"\tnode_name\x18! \x01(\tH\rR\bnodeName\x88\x01\x01\x12O\n" +
+	"\rnode_selector\x18\" \x03(\v2*.ome.v1beta1.DecoderSpec.NodeSelectorEntryR\fnodeSelector\x12\"\n" +
+	"\x02os\x18# \x01(\v2\x12.ome.v1beta1.PodOSR\x02os\x12B\n" +
+	"\boverhead\x18$ \x03(\v2&.ome.v1beta1.DecoderSpec.OverheadEntryR\boverhead\x120\n" +
+	"\x11preemption_policy\x18% \x01(\tH\x0eR\x10preemptionPolicy\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18& \x01(\x05H\x0fR\bpriority\x88\x01\x01\x123\n" +
+	"\x13priority_class_name\x18' \x01(\tH\x10R\x11priorityClassName\x88\x01\x01\x12F\n" +
+	"\x0freadiness_gates\x18( \x03(\v2\x1d.ome.v1beta1.PodReadinessGateR\x0ereadinessGates\x12F\n" +
+	"\x0fresource_claims\x18) \x03(\v2\x1d.ome.v1beta1.PodResourceClaimR\x0eresourceClaims\x12*\n" +
+	"\x0erestart_policy\x18* \x01(\tH\x11R\rrestartPolicy\x88\x01\x01\x121\n" +
+	"\x12runtime_class_name\x18+ \x01(\tH\x12R\x10runtimeClassName\x88\x01\x01\x12&\n" +
+	"\fscale_metric\x18, \x01(\tH\x13R\vscaleMetric\x88\x01\x01\x12&\n" +
+	"\fscale_target\x18- \x01(\x03H\x14R\vscaleTarget\x88\x01\x01\x12*\n" +
+	"\x0escheduler_name\x18. \x01(\tH\x15R\rschedulerName\x88\x01\x01\x12I\n" +
+	"\x10scheduling_gates\x18/ \x03(\v2\x1e.ome.v1beta1.PodSchedulingGateR\x0fschedulingGates\x12J\n" +
+	"\x10security_context\x180 \x01(\v2\x1f.ome.v1beta1.PodSecurityContextR\x0fsecurityContext\x12,\n" +
+	"\x0fservice_account\x181 \x01(\tH\x16R\x0eserviceAccount\x88\x01\x01\x125\n" +
+	"\x14service_account_name\x182 \x01(\tH\x17R\x12serviceAccountName\x88\x01\x01\x124\n" +
+	"\x14set_hostname_as_fqdn\x183 \x01(\bH\x18R\x11setHostnameAsFQDN\x88\x01\x01\x12;\n" +
+	"\x17share_process_namespace\x184 \x01(\bH\x19R\x15shareProcessNamespace\x88\x01\x01\x12!\n" +
+	"\tsubdomain\x185 \x01(\tH\x1aR\tsubdomain\x88\x01\x01\x12L\n" +
+	" termination_grace_period_seconds\x186 \x01(\x03H\x1bR\x1dterminationGracePeriodSeconds\x88\x01\x01\x12,\n" +
+	"\x0ftimeout_seconds\x187 \x01(\x03H\x1cR\x0etimeoutSeconds\x88\x01\x01\x129\n" +
+	"\vtolerations\x188 \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12e\n" +
+	"\x1btopology_spread_constraints\x189 \x03(\v2%.ome.v1beta1.TopologySpreadConstraintR\x19topologySpreadConstraints\x12-\n" +
+	"\avolumes\x18: \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
+	"\rOverheadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01B\x0f\n" +
+	"\r_min_replicasB\x0f\n" +
+	"\r_max_replicasB\x1a\n" +
+	"\x18_active_deadline_secondsB\"\n" +
+	" _automount_service_account_tokenB\x19\n" +
+	"\x17_canary_traffic_percentB\x18\n" +
+	"\x16_container_concurrencyB\r\n" +
+	"\v_dns_policyB\x17\n" +
+	"\x15_enable_service_linksB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\v\n" +
+	"\t_host_pidB\r\n" +
+	"\v_host_usersB\v\n" +
+	"\t_hostnameB\f\n" +
+	"\n" +
+	"_node_nameB\x14\n" +
+	"\x12_preemption_policyB\v\n" +
+	"\t_priorityB\x16\n" +
+	"\x14_priority_class_nameB\x11\n" +
+	"\x0f_restart_policyB\x15\n" +
+	"\x13_runtime_class_nameB\x0f\n" +
+	"\r_scale_metricB\x0f\n" +
+	"\r_scale_targetB\x11\n" +
+	"\x0f_scheduler_nameB\x12\n" +
+	"\x10_service_accountB\x17\n" +
+	"\x15_service_account_nameB\x17\n" +
+	"\x15_set_hostname_as_fqdnB\x1a\n" +
+	"\x18_share_process_namespaceB\f\n" +
+	"\n" +
+	"_subdomainB#\n" +
+	"!_termination_grace_period_secondsB\x12\n" +
+	"\x10_timeout_seconds\"\x83\x01\n" +
+	"\x12DeploymentStrategy\x12\x17\n" +
+	"\x04type\x18\x01 \x01(\tH\x00R\x04type\x88\x01\x01\x12K\n" +
+	"\x0erolling_update\x18\x02 \x01(\v2$.ome.v1beta1.RollingUpdateDeploymentR\rrollingUpdateB\a\n" +
+	"\x05_type\"Q\n" +
+	"\x15DownwardAPIProjection\x128\n" +
+	"\x05items\x18\x01 \x03(\v2\".ome.v1beta1.DownwardAPIVolumeFileR\x05items\"\xec\x01\n" +
+	"\x15DownwardAPIVolumeFile\x12=\n" +
+	"\tfield_ref\x18\x01 \x01(\v2 .ome.v1beta1.ObjectFieldSelectorR\bfieldRef\x12\x17\n" +
+	"\x04mode\x18\x02 \x01(\x05H\x00R\x04mode\x88\x01\x01\x12\x17\n" +
+	"\x04path\x18\x03 \x01(\tH\x01R\x04path\x88\x01\x01\x12P\n" +
+	"\x12resource_field_ref\x18\x04 \x01(\v2\".ome.v1beta1.ResourceFieldSelectorR\x10resourceFieldRefB\a\n" +
+	"\x05_modeB\a\n" +
+	"\x05_path\"\x8c\x01\n" +
+	"\x17DownwardAPIVolumeSource\x12&\n" +
+	"\fdefault_mode\x18\x01 \x01(\x05H\x00R\vdefaultMode\x88\x01\x01\x128\n" +
+	"\x05items\x18\x02 \x03(\v2\".ome.v1beta1.DownwardAPIVolumeFileR\x05itemsB\x0f\n" +
+	"\r_default_mode\"u\n" +
+	"\x14EmptyDirVolumeSource\x12\x1b\n" +
+	"\x06medium\x18\x01 \x01(\tH\x00R\x06medium\x88\x01\x01\x125\n" +
+	"\n" +
+	"size_limit\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\tsizeLimitB\t\n" +
+	"\a_medium\"\xcd \n" +
+	"\n" +
+	"EngineSpec\x12;\n" +
+	"\x06labels\x18\x01 \x03(\v2#.ome.v1beta1.EngineSpec.LabelsEntryR\x06labels\x12J\n" +
+	"\vannotations\x18\x02 \x03(\v2(.ome.v1beta1.EngineSpec.AnnotationsEntryR\vannotations\x12&\n" +
+	"\fmin_replicas\x18\x03 \x01(\x05H\x00R\vminReplicas\x88\x01\x01\x12&\n" +
+	"\fmax_replicas\x18\x04 \x01(\x05H\x01R\vmaxReplicas\x88\x01\x01\x12.\n" +
+	"\x06runner\x18\x05 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12/\n" +
+	"\x06leader\x18\x06 \x01(\v2\x17.ome.v1beta1.LeaderSpecR\x06leader\x12/\n" +
+	"\x06worker\x18\a \x01(\v2\x17.ome.v1beta1.WorkerSpecR\x06worker\x12S\n" +
+	"\x14accelerator_override\x18\b \x01(\v2 .ome.v1beta1.AcceleratorSelectorR\x13acceleratorOverride\x12P\n" +
+	"\x13deployment_strategy\x18\t \x01(\v2\x1f.ome.v1beta1.DeploymentStrategyR\x12deploymentStrategy\x12@\n" +
+	"\n" +
+	"autoscaler\x18\n" +
+	" \x01(\v2 .ome.v1beta1.ComponentAutoscalerR\n" +
+	"autoscaler\x12T\n" +
+	"\x15autoscaler_policy_ref\x18\v \x01(\v2 .ome.v1beta1.AutoscalerPolicyRefR\x13autoscalerPolicyRef\x12;\n" +
+	"\x17active_deadline_seconds\x18\f \x01(\x03H\x02R\x15activeDeadlineSeconds\x88\x01\x01\x121\n" +
+	"\baffinity\x18\r \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12J\n" +
+	"\x1fautomount_service_account_token\x18\x0e \x01(\bH\x03R\x1cautomountServiceAccountToken\x88\x01\x01\x129\n" +
+	"\x16canary_traffic_percent\x18\x0f \x01(\x03H\x04R\x14canaryTrafficPercent\x88\x01\x01\x128\n" +
+	"\x15container_concurrency\x18\x10 \x01(\x03H\x05R\x14containerConcurrency\x88\x01\x01\x126\n" +
+	"\n" +
+	"containers\x18\x11 \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x128\n" +
+	"\n" +
+	"dns_config\x18\x12 \x01(\v2\x19.ome.v1beta1.PodDNSConfigR\tdnsConfig\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\x13 \x01(\tH\x06R\tdnsPolicy\x88\x01\x01\x125\n" +
+	"\x14enable_service_links\x18\x14 \x01(\bH\aR\x12enableServiceLinks\x88\x01\x01\x12R\n" +
+	"\x14ephemeral_containers\x18\x15 \x03(\v2\x1f.ome.v1beta1.EphemeralContainerR\x13ephemeralContainers\x129\n" +
+	"\fhost_aliases\x18\x16 \x03(\v2\x16.ome.v1beta1.HostAliasR\vhostAliases\x12\x1e\n" +
+	"\bhost_ipc\x18\x17 \x01(\bH\bR\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\x18 \x01(\bH\tR\vhostNetwork\x88\x01\x01\x12\x1e\n" +
+	"\bhost_pid\x18\x19 \x01(\bH\n" +
+	"R\ahostPID\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"host_users\x18\x1a \x01(\bH\vR\thostUsers\x88\x01\x01\x12\x1f\n" +
+	"\bhostname\x18\x1b \x01(\tH\fR\bhostname\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\x1c \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12?\n" +
+	"\x0finit_containers\x18\x1d \x03(\v2\x16.ome.v1beta1.ContainerR\x0einitContainers\x128\n" +
+	"\vkeda_config\x18\x1e \x01(\v2\x17.ome.v1beta1.KedaConfigR\n" +
+	"kedaConfig\x12?\n" +
+	"\x0fmax_unavailable\x18\x1f \x01(\v2\x16.google.protobuf.ValueR\x0emaxUnavailable\x12;\n" +
+	"\rmin_available\x18  \x01(\v2\x16.google.protobuf.ValueR\fminAvailable\x12 \n" +
+	"\tnode_name\x18! \x01(\tH\rR\bnodeName\x88\x01\x01\x12N\n" +
+	"\rnode_selector\x18\" \x03(\v2).ome.v1beta1.EngineSpec.NodeSelectorEntryR\fnodeSelector\x12\"\n" +
+	"\x02os\x18# \x01(\v2\x12.ome.v1beta1.PodOSR\x02os\x12A\n" +
+	"\boverhead\x18$ \x03(\v2%.ome.v1beta1.EngineSpec.OverheadEntryR\boverhead\x120\n" +
+	"\x11preemption_policy\x18% \x01(\tH\x0eR\x10preemptionPolicy\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18& \x01(\x05H\x0fR\bpriority\x88\x01\x01\x123\n" +
+	"\x13priority_class_name\x18' \x01(\tH\x10R\x11priorityClassName\x88\x01\x01\x12F\n" +
+	"\x0freadiness_gates\x18( \x03(\v2\x1d.ome.v1beta1.PodReadinessGateR\x0ereadinessGates\x12F\n" +
+	"\x0fresource_claims\x18) \x03(\v2\x1d.ome.v1beta1.PodResourceClaimR\x0eresourceClaims\x12*\n" +
+	"\x0erestart_policy\x18* \x01(\tH\x11R\rrestartPolicy\x88\x01\x01\x121\n" +
+	"\x12runtime_class_name\x18+ \x01(\tH\x12R\x10runtimeClassName\x88\x01\x01\x12&\n" +
+	"\fscale_metric\x18, \x01(\tH\x13R\vscaleMetric\x88\x01\x01\x12&\n" +
+	"\fscale_target\x18- \x01(\x03H\x14R\vscaleTarget\x88\x01\x01\x12*\n" +
+	"\x0escheduler_name\x18. \x01(\tH\x15R\rschedulerName\x88\x01\x01\x12I\n" +
+	"\x10scheduling_gates\x18/ \x03(\v2\x1e.ome.v1beta1.PodSchedulingGateR\x0fschedulingGates\x12J\n" +
+	"\x10security_context\x180 \x01(\v2\x1f.ome.v1beta1.PodSecurityContextR\x0fsecurityContext\x12,\n" +
+	"\x0fservice_account\x181 \x01(\tH\x16R\x0eserviceAccount\x88\x01\x01\x125\n" +
+	"\x14service_account_name\x182 \x01(\tH\x17R\x12serviceAccountName\x88\x01\x01\x124\n" +
+	"\x14set_hostname_as_fqdn\x183 \x01(\bH\x18R\x11setHostnameAsFQDN\x88\x01\x01\x12;\n" +
+	"\x17share_process_namespace\x184 \x01(\bH\x19R\x15shareProcessNamespace\x88\x01\x01\x12!\n" +
+	"\tsubdomain\x185 \x01(\tH\x1aR\tsubdomain\x88\x01\x01\x12L\n" +
+	" termination_grace_period_seconds\x186 \x01(\x03H\x1bR\x1dterminationGracePeriodSeconds\x88\x01\x01\x12,\n" +
+	"\x0ftimeout_seconds\x187 \x01(\x03H\x1cR\x0etimeoutSeconds\x88\x01\x01\x129\n" +
+	"\vtolerations\x188 \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12e\n" +
+	"\x1btopology_spread_constraints\x189 \x03(\v2%.ome.v1beta1.TopologySpreadConstraintR\x19topologySpreadConstraints\x12-\n" +
+	"\avolumes\x18: \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
+	"\rOverheadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01B\x0f\n" +
+	"\r_min_replicasB\x0f\n" +
+	"\r_max_replicasB\x1a\n" +
+	"\x18_active_deadline_secondsB\"\n" +
+	" _automount_service_account_tokenB\x19\n" +
+	"\x17_canary_traffic_percentB\x18\n" +
+	"\x16_container_concurrencyB\r\n" +
+	"\v_dns_policyB\x17\n" +
+	"\x15_enable_service_linksB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\v\n" +
+	"\t_host_pidB\r\n" +
+	"\v_host_usersB\v\n" +
+	"\t_hostnameB\f\n" +
+	"\n" +
+	"_node_nameB\x14\n" +
+	"\x12_preemption_policyB\v\n" +
+	"\t_priorityB\x16\n" +
+	"\x14_priority_class_nameB\x11\n" +
+	"\x0f_restart_policyB\x15\n" +
+	"\x13_runtime_class_nameB\x0f\n" +
+	"\r_scale_metricB\x0f\n" +
+	"\r_scale_targetB\x11\n" +
+	"\x0f_scheduler_nameB\x12\n" +
+	"\x10_service_accountB\x17\n" +
+	"\x15_service_account_nameB\x17\n" +
+	"\x15_set_hostname_as_fqdnB\x1a\n" +
+	"\x18_share_process_namespaceB\f\n" +
+	"\n" +
+	"_subdomainB#\n" +
+	"!_termination_grace_period_secondsB\x12\n" +
+	"\x10_timeout_seconds\"\xbb\x01\n" +
+	"\rEnvFromSource\x12E\n" +
+	"\x0econfig_map_ref\x18\x01 \x01(\v2\x1f.ome.v1beta1.ConfigMapEnvSourceR\fconfigMapRef\x12\x1b\n" +
+	"\x06prefix\x18\x02 \x01(\tH\x00R\x06prefix\x88\x01\x01\x12;\n" +
+	"\n" +
+	"secret_ref\x18\x03 \x01(\v2\x1c.ome.v1beta1.SecretEnvSourceR\tsecretRefB\t\n" +
+	"\a_prefix\"\x89\x01\n" +
+	"\x06EnvVar\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x01R\x05value\x88\x01\x01\x128\n" +
+	"\n" +
+	"value_from\x18\x03 \x01(\v2\x19.ome.v1beta1.EnvVarSourceR\tvalueFromB\a\n" +
+	"\x05_nameB\b\n" +
+	"\x06_value\"\xb5\x02\n" +
+	"\fEnvVarSource\x12N\n" +
+	"\x12config_map_key_ref\x18\x01 \x01(\v2!.ome.v1beta1.ConfigMapKeySelectorR\x0fconfigMapKeyRef\x12=\n" +
+	"\tfield_ref\x18\x02 \x01(\v2 .ome.v1beta1.ObjectFieldSelectorR\bfieldRef\x12P\n" +
+	"\x12resource_field_ref\x18\x03 \x01(\v2\".ome.v1beta1.ResourceFieldSelectorR\x10resourceFieldRef\x12D\n" +
+	"\x0esecret_key_ref\x18\x04 \x01(\v2\x1e.ome.v1beta1.SecretKeySelectorR\fsecretKeyRef\"\x98\v\n" +
+	"\x12EphemeralContainer\x12\x12\n" +
+	"\x04args\x18\x01 \x03(\tR\x04args\x12\x18\n" +
+	"\acommand\x18\x02 \x03(\tR\acommand\x12%\n" +
+	"\x03env\x18\x03 \x03(\v2\x13.ome.v1beta1.EnvVarR\x03env\x125\n" +
+	"\benv_from\x18\x04 \x03(\v2\x1a.ome.v1beta1.EnvFromSourceR\aenvFrom\x12\x19\n" +
+	"\x05image\x18\x05 \x01(\tH\x00R\x05image\x88\x01\x01\x12/\n" +
+	"\x11image_pull_policy\x18\x06 \x01(\tH\x01R\x0fimagePullPolicy\x88\x01\x01\x124\n" +
+	"\tlifecycle\x18\a \x01(\v2\x16.ome.v1beta1.LifecycleR\tlifecycle\x129\n" +
+	"\x0eliveness_probe\x18\b \x01(\v2\x12.ome.v1beta1.ProbeR\rlivenessProbe\x12\x17\n" +
+	"\x04name\x18\t \x01(\tH\x02R\x04name\x88\x01\x01\x120\n" +
+	"\x05ports\x18\n" +
+	" \x03(\v2\x1a.ome.v1beta1.ContainerPortR\x05ports\x12;\n" +
+	"\x0freadiness_probe\x18\v \x01(\v2\x12.ome.v1beta1.ProbeR\x0ereadinessProbe\x12G\n" +
+	"\rresize_policy\x18\f \x03(\v2\".ome.v1beta1.ContainerResizePolicyR\fresizePolicy\x12?\n" +
+	"\tresources\x18\r \x01(\v2!.ome.v1beta1.ResourceRequirementsR\tresources\x12*\n" +
+	"\x0erestart_policy\x18\x0e \x01(\tH\x03R\rrestartPolicy\x88\x01\x01\x12G\n" +
+	"\x10security_context\x18\x0f \x01(\v2\x1c.ome.v1beta1.SecurityContextR\x0fsecurityContext\x127\n" +
+	"\rstartup_probe\x18\x10 \x01(\v2\x12.ome.v1beta1.ProbeR\fstartupProbe\x12\x19\n" +
+	"\x05stdin\x18\x11 \x01(\bH\x04R\x05stdin\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"stdin_once\x18\x12 \x01(\bH\x05R\tstdinOnce\x88\x01\x01\x127\n" +
+	"\x15target_container_name\x18\x13 \x01(\tH\x06R\x13targetContainerName\x88\x01\x01\x12=\n" +
+	"\x18termination_message_path\x18\x14 \x01(\tH\aR\x16terminationMessagePath\x88\x01\x01\x12A\n" +
+	"\x1atermination_message_policy\x18\x15 \x01(\tH\bR\x18terminationMessagePolicy\x88\x01\x01\x12\x15\n" +
+	"\x03tty\x18\x16 \x01(\bH\tR\x03tty\x88\x01\x01\x12@\n" +
+	"\x0evolume_devices\x18\x17 \x03(\v2\x19.ome.v1beta1.VolumeDeviceR\rvolumeDevices\x12=\n" +
+	"\rvolume_mounts\x18\x18 \x03(\v2\x18.ome.v1beta1.VolumeMountR\fvolumeMounts\x12$\n" +
+	"\vworking_dir\x18\x19 \x01(\tH\n" +
+	"R\n" +
+	"workingDir\x88\x01\x01B\b\n" +
+	"\x06_imageB\x14\n" +
+	"\x12_image_pull_policyB\a\n" +
+	"\x05_nameB\x11\n" +
+	"\x0f_restart_policyB\b\n" +
+	"\x06_stdinB\r\n" +
+	"\v_stdin_onceB\x18\n" +
+	"\x16_target_container_nameB\x1b\n" +
+	"\x19_termination_message_pathB\x1d\n" +
+	"\x1b_termination_message_policyB\x06\n" +
+	"\x04_ttyB\x0e\n" +
+	"\f_working_dir\"w\n" +
+	"\x15EphemeralVolumeSource\x12^\n" +
+	"\x15volume_claim_template\x18\x01 \x01(\v2*.ome.v1beta1.PersistentVolumeClaimTemplateR\x13volumeClaimTemplate\"&\n" +
+	"\n" +
+	"ExecAction\x12\x18\n" +
+	"\acommand\x18\x01 \x03(\tR\acommand\"\xc1\x01\n" +
+	"\x0eFCVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12\x15\n" +
+	"\x03lun\x18\x02 \x01(\x05H\x01R\x03lun\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x03 \x01(\bH\x02R\breadOnly\x88\x01\x01\x12 \n" +
+	"\ftarget_ww_ns\x18\x04 \x03(\tR\n" +
+	"targetWWNs\x12\x14\n" +
+	"\x05wwids\x18\x05 \x03(\tR\x05wwidsB\n" +
+	"\n" +
+	"\b_fs_typeB\x06\n" +
+	"\x04_lunB\f\n" +
+	"\n" +
+	"_read_only\"\xd8\x02\n" +
+	"\x10FlexVolumeSource\x12\x1b\n" +
+	"\x06driver\x18\x01 \x01(\tH\x00R\x06driver\x88\x01\x01\x12\x1c\n" +
+	"\afs_type\x18\x02 \x01(\tH\x01R\x06fsType\x88\x01\x01\x12D\n" +
+	"\aoptions\x18\x03 \x03(\v2*.ome.v1beta1.FlexVolumeSource.OptionsEntryR\aoptions\x12 \n" +
+	"\tread_only\x18\x04 \x01(\bH\x02R\breadOnly\x88\x01\x01\x12@\n" +
+	"\n" +
+	"secret_ref\x18\x05 \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\tsecretRef\x1a:\n" +
+	"\fOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
+	"\a_driverB\n" +
+	"\n" +
+	"\b_fs_typeB\f\n" +
+	"\n" +
+	"_read_only\"\x87\x01\n" +
+	"\x13FlockerVolumeSource\x12&\n" +
+	"\fdataset_name\x18\x01 \x01(\tH\x00R\vdatasetName\x88\x01\x01\x12&\n" +
+	"\fdataset_uuid\x18\x02 \x01(\tH\x01R\vdatasetUUID\x88\x01\x01B\x0f\n" +
+	"\r_dataset_nameB\x0f\n" +
+	"\r_dataset_uuid\"\xd4\x01\n" +
+	"\x1dGCEPersistentDiskVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12!\n" +
+	"\tpartition\x18\x02 \x01(\x05H\x01R\tpartition\x88\x01\x01\x12\x1c\n" +
+	"\apd_name\x18\x03 \x01(\tH\x02R\x06pdName\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x04 \x01(\bH\x03R\breadOnly\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\f\n" +
+	"\n" +
+	"_partitionB\n" +
+	"\n" +
+	"\b_pd_nameB\f\n" +
+	"\n" +
+	"_read_only\"Y\n" +
+	"\n" +
+	"GRPCAction\x12\x17\n" +
+	"\x04port\x18\x01 \x01(\x05H\x00R\x04port\x88\x01\x01\x12\x1d\n" +
+	"\aservice\x18\x02 \x01(\tH\x01R\aservice\x88\x01\x01B\a\n" +
+	"\x05_portB\n" +
+	"\n" +
+	"\b_service\"\xa8\x01\n" +
+	"\x13GitRepoVolumeSource\x12!\n" +
+	"\tdirectory\x18\x01 \x01(\tH\x00R\tdirectory\x88\x01\x01\x12#\n" +
+	"\n" +
+	"repository\x18\x02 \x01(\tH\x01R\n" +
+	"repository\x88\x01\x01\x12\x1f\n" +
+	"\brevision\x18\x03 \x01(\tH\x02R\brevision\x88\x01\x01B\f\n" +
+	"\n" +
+	"_directoryB\r\n" +
+	"\v_repositoryB\v\n" +
+	"\t_revision\"\x9a\x01\n" +
+	"\x15GlusterfsVolumeSource\x12!\n" +
+	"\tendpoints\x18\x01 \x01(\tH\x00R\tendpoints\x88\x01\x01\x12\x17\n" +
+	"\x04path\x18\x02 \x01(\tH\x01R\x04path\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x03 \x01(\bH\x02R\breadOnly\x88\x01\x01B\f\n" +
+	"\n" +
+	"_endpointsB\a\n" +
+	"\x05_pathB\f\n" +
+	"\n" +
+	"_read_only\"\xe3\x01\n" +
+	"\rHTTPGetAction\x12\x17\n" +
+	"\x04host\x18\x01 \x01(\tH\x00R\x04host\x88\x01\x01\x12:\n" +
+	"\fhttp_headers\x18\x02 \x03(\v2\x17.ome.v1beta1.HTTPHeaderR\vhttpHeaders\x12\x17\n" +
+	"\x04path\x18\x03 \x01(\tH\x01R\x04path\x88\x01\x01\x12*\n" +
+	"\x04port\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x04port\x12\x1b\n" +
+	"\x06scheme\x18\x05 \x01(\tH\x02R\x06scheme\x88\x01\x01B\a\n" +
+	"\x05_hostB\a\n" +
+	"\x05_pathB\t\n" +
+	"\a_scheme\"S\n" +
+	"\n" +
+	"HTTPHeader\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x01R\x05value\x88\x01\x01B\a\n" +
+	"\x05_nameB\b\n" +
+	"\x06_value\"E\n" +
+	"\tHostAlias\x12\x1c\n" +
+	"\thostnames\x18\x01 \x03(\tR\thostnames\x12\x13\n" +
+	"\x02ip\x18\x02 \x01(\tH\x00R\x02ip\x88\x01\x01B\x05\n" +
+	"\x03_ip\"Z\n" +
+	"\x14HostPathVolumeSource\x12\x17\n" +
+	"\x04path\x18\x01 \x01(\tH\x00R\x04path\x88\x01\x01\x12\x17\n" +
+	"\x04type\x18\x02 \x01(\tH\x01R\x04type\x88\x01\x01B\a\n" +
+	"\x05_pathB\a\n" +
+	"\x05_type\"\xd8\x04\n" +
+	"\x11ISCSIVolumeSource\x123\n" +
+	"\x13chap_auth_discovery\x18\x01 \x01(\bH\x00R\x11chapAuthDiscovery\x88\x01\x01\x12/\n" +
+	"\x11chap_auth_session\x18\x02 \x01(\bH\x01R\x0fchapAuthSession\x88\x01\x01\x12\x1c\n" +
+	"\afs_type\x18\x03 \x01(\tH\x02R\x06fsType\x88\x01\x01\x12*\n" +
+	"\x0einitiator_name\x18\x04 \x01(\tH\x03R\rinitiatorName\x88\x01\x01\x12\x15\n" +
+	"\x03iqn\x18\x05 \x01(\tH\x04R\x03iqn\x88\x01\x01\x12,\n" +
+	"\x0fiscsi_interface\x18\x06 \x01(\tH\x05R\x0eiscsiInterface\x88\x01\x01\x12\x15\n" +
+	"\x03lun\x18\a \x01(\x05H\x06R\x03lun\x88\x01\x01\x12\x18\n" +
+	"\aportals\x18\b \x03(\tR\aportals\x12 \n" +
+	"\tread_only\x18\t \x01(\bH\aR\breadOnly\x88\x01\x01\x12@\n" +
+	"\n" +
+	"secret_ref\x18\n" +
+	" \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\tsecretRef\x12(\n" +
+	"\rtarget_portal\x18\v \x01(\tH\bR\ftargetPortal\x88\x01\x01B\x16\n" +
+	"\x14_chap_auth_discoveryB\x14\n" +
+	"\x12_chap_auth_sessionB\n" +
+	"\n" +
+	"\b_fs_typeB\x11\n" +
+	"\x0f_initiator_nameB\x06\n" +
+	"\x04_iqnB\x12\n" +
+	"\x10_iscsi_interfaceB\x06\n" +
+	"\x04_lunB\f\n" +
+	"\n" +
+	"_read_onlyB\x10\n" +
+	"\x0e_target_portal\"z\n" +
+	"\x11ImageVolumeSource\x12$\n" +
+	"\vpull_policy\x18\x01 \x01(\tH\x00R\n" +
+	"pullPolicy\x88\x01\x01\x12!\n" +
+	"\treference\x18\x02 \x01(\tH\x01R\treference\x88\x01\x01B\x0e\n" +
+	"\f_pull_policyB\f\n" +
+	"\n" +
+	"_reference\"\xe5\x03\n" +
+	"\n" +
+	"KedaConfig\x12\"\n" +
+	"\n" +
+	"auth_modes\x18\x01 \x01(\tH\x00R\tauthModes\x88\x01\x01\x12M\n" +
+	"\x12authentication_ref\x18\x02 \x01(\v2\x1e.ome.v1beta1.AuthenticationRefR\x11authenticationRef\x12/\n" +
+	"\x11custom_prom_query\x18\x03 \x01(\tH\x01R\x0fcustomPromQuery\x88\x01\x01\x12$\n" +
+	"\venable_keda\x18\x04 \x01(\bH\x02R\n" +
+	"enableKeda\x88\x01\x01\x123\n" +
+	"\x13prom_server_address\x18\x05 \x01(\tH\x03R\x11promServerAddress\x88\x01\x01\x12.\n" +
+	"\x10scaling_operator\x18\x06 \x01(\tH\x04R\x0fscalingOperator\x88\x01\x01\x120\n" +
+	"\x11scaling_threshold\x18\a \x01(\tH\x05R\x10scalingThreshold\x88\x01\x01B\r\n" +
+	"\v_auth_modesB\x14\n" +
+	"\x12_custom_prom_queryB\x0e\n" +
+	"\f_enable_kedaB\x16\n" +
+	"\x14_prom_server_addressB\x13\n" +
+	"\x11_scaling_operatorB\x14\n" +
+	"\x12_scaling_threshold\"n\n" +
+	"\tKeyToPath\x12\x15\n" +
+	"\x03key\x18\x01 \x01(\tH\x00R\x03key\x88\x01\x01\x12\x17\n" +
+	"\x04mode\x18\x02 \x01(\x05H\x01R\x04mode\x88\x01\x01\x12\x17\n" +
+	"\x04path\x18\x03 \x01(\tH\x02R\x04path\x88\x01\x01B\x06\n" +
+	"\x04_keyB\a\n" +
+	"\x05_modeB\a\n" +
+	"\x05_path\"\xf3\x01\n" +
+	"\rLabelSelector\x12R\n" +
+	"\x11match_expressions\x18\x01 \x03(\v2%.ome.v1beta1.LabelSelectorRequirementR\x10matchExpressions\x12N\n" +
+	"\fmatch_labels\x18\x02 \x03(\v2+.ome.v1beta1.LabelSelector.MatchLabelsEntryR\vmatchLabels\x1a>\n" +
+	"\x10MatchLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x7f\n" +
+	"\x18LabelSelectorRequirement\x12\x15\n" +
+	"\x03key\x18\x01 \x01(\tH\x00R\x03key\x88\x01\x01\x12\x1f\n" +
+	"\boperator\x18\x02 \x01(\tH\x01R\boperator\x88\x01\x01\x12\x16\n" +
+	"\x06values\x18\x03 \x03(\tR\x06valuesB\x06\n" +
+	"\x04_keyB\v\n" +
+	"\t_operator\"\xa0\x16\n" +
+	"\n" +
+	"LeaderSpec\x12.\n" +
+	"\x06runner\x18\x01 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12;\n" +
+	"\x17active_deadline_seconds\x18\x02 \x01(\x03H\x00R\x15activeDeadlineSeconds\x88\x01\x01\x121\n" +
+	"\baffinity\x18\x03 \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12J\n" +
+	"\x1fautomount_service_account_token\x18\x04 \x01(\bH\x01R\x1cautomountServiceAccountToken\x88\x01\x01\x126\n" +
+	"\n" +
+	"containers\x18\x05 \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x128\n" +
+	"\n" +
+	"dns_config\x18\x06 \x01(\v2\x19.ome.v1beta1.PodDNSConfigR\tdnsConfig\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\a \x01(\tH\x02R\tdnsPolicy\x88\x01\x01\x125\n" +
+	"\x14enable_service_links\x18\b \x01(\bH\x03R\x12enableServiceLinks\x88\x01\x01\x12R\n" +
+	"\x14ephemeral_containers\x18\t \x03(\v2\x1f.ome.v1beta1.EphemeralContainerR\x13ephemeralContainers\x129\n" +
+	"\fhost_aliases\x18\n" +
+	" \x03(\v2\x16.ome.v1beta1.HostAliasR\vhostAliases\x12\x1e\n" +
+	"\bhost_ipc\x18\v \x01(\bH\x04R\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\f \x01(\bH\x05R\vhostNetwork\x88\x01\x01\x12\x1e\n" +
+	"\bhost_pid\x18\r \x01(\bH\x06R\ahostPID\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"host_users\x18\x0e \x01(\bH\aR\thostUsers\x88\x01\x01\x12\x1f\n" +
+	"\bhostname\x18\x0f \x01(\tH\bR\bhostname\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\x10 \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12?\n" +
+	"\x0finit_containers\x18\x11 \x03(\v2\x16.ome.v1beta1.ContainerR\x0einitContainers\x12 \n" +
+	"\tnode_name\x18\x12 \x01(\tH\tR\bnodeName\x88\x01\x01\x12N\n" +
+	"\rnode_selector\x18\x13 \x03(\v2).ome.v1beta1.LeaderSpec.NodeSelectorEntryR\fnodeSelector\x12\"\n" +
+	"\x02os\x18\x14 \x01(\v2\x12.ome.v1beta1.PodOSR\x02os\x12A\n" +
+	"\boverhead\x18\x15 \x03(\v2%.ome.v1beta1.LeaderSpec.OverheadEntryR\boverhead\x120\n" +
+	"\x11preemption_policy\x18\x16 \x01(\tH\n" +
+	"R\x10preemptionPolicy\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18\x17 \x01(\x05H\vR\bpriority\x88\x01\x01\x123\n" +
+	"\x13priority_class_name\x18\x18 \x01(\tH\fR\x11priorityClassName\x88\x01\x01\x12F\n" +
+	"\x0freadiness_gates\x18\x19 \x03(\v2\x1d.ome.v1beta1.PodReadinessGateR\x0ereadinessGates\x12F\n" +
+	"\x0fresource_claims\x18\x1a \x03(\v2\x1d.ome.v1beta1.PodResourceClaimR\x0eresourceClaims\x12*\n" +
+	"\x0erestart_policy\x18\x1b \x01(\tH\rR\rrestartPolicy\x88\x01\x01\x121\n" +
+	"\x12runtime_class_name\x18\x1c \x01(\tH\x0eR\x10runtimeClassName\x88\x01\x01\x12*\n" +
+	"\x0escheduler_name\x18\x1d \x01(\tH\x0fR\rschedulerName\x88\x01\x01\x12I\n" +
+	"\x10scheduling_gates\x18\x1e \x03(\v2\x1e.ome.v1beta1.PodSchedulingGateR\x0fschedulingGates\x12J\n" +
+	"\x10security_context\x18\x1f \x01(\v2\x1f.ome.v1beta1.PodSecurityContextR\x0fsecurityContext\x12,\n" +
+	"\x0fservice_account\x18  \x01(\tH\x10R\x0eserviceAccount\x88\x01\x01\x125\n" +
+	"\x14service_account_name\x18! \x01(\tH\x11R\x12serviceAccountName\x88\x01\x01\x124\n" +
+	"\x14set_hostname_as_fqdn\x18\" \x01(\bH\x12R\x11setHostnameAsFQDN\x88\x01\x01\x12;\n" +
+	"\x17share_process_namespace\x18# \x01(\bH\x13R\x15shareProcessNamespace\x88\x01\x01\x12!\n" +
+	"\tsubdomain\x18$ \x01(\tH\x14R\tsubdomain\x88\x01\x01\x12L\n" +
+	" termination_grace_period_seconds\x18% \x01(\x03H\x15R\x1dterminationGracePeriodSeconds\x88\x01\x01\x129\n" +
+	"\vtolerations\x18& \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12e\n" +
+	"\x1btopology_spread_constraints\x18' \x03(\v2%.ome.v1beta1.TopologySpreadConstraintR\x19topologySpreadConstraints\x12-\n" +
+	"\avolumes\x18( \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
+	"\rOverheadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01B\x1a\n" +
+	"\x18_active_deadline_secondsB\"\n" +
+	" _automount_service_account_tokenB\r\n" +
+	"\v_dns_policyB\x17\n" +
+	"\x15_enable_service_linksB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\v\n" +
+	"\t_host_pidB\r\n" +
+	"\v_host_usersB\v\n" +
+	"\t_hostnameB\f\n" +
+	"\n" +
+	"_node_nameB\x14\n" +
+	"\x12_preemption_policyB\v\n" +
+	"\t_priorityB\x16\n" +
+	"\x14_priority_class_nameB\x11\n" +
+	"\x0f_restart_policyB\x15\n" +
+	"\x13_runtime_class_nameB\x11\n" +
+	"\x0f_scheduler_nameB\x12\n" +
+	"\x10_service_accountB\x17\n" +
+	"\x15_service_account_nameB\x17\n" +
+	"\x15_set_hostname_as_fqdnB\x1a\n" +
+	"\x18_share_process_namespaceB\f\n" +
+	"\n" +
+	"_subdomainB#\n" +
+	"!_termination_grace_period_seconds\"\xb9\x01\n" +
+	"\tLifecycle\x12<\n" +
+	"\n" +
+	"post_start\x18\x01 \x01(\v2\x1d.ome.v1beta1.LifecycleHandlerR\tpostStart\x128\n" +
+	"\bpre_stop\x18\x02 \x01(\v2\x1d.ome.v1beta1.LifecycleHandlerR\apreStop\x12$\n" +
+	"\vstop_signal\x18\x03 \x01(\tH\x00R\n" +
+	"stopSignal\x88\x01\x01B\x0e\n" +
+	"\f_stop_signal\"\xe3\x01\n" +
+	"\x10LifecycleHandler\x12+\n" +
+	"\x04exec\x18\x01 \x01(\v2\x17.ome.v1beta1.ExecActionR\x04exec\x125\n" +
+	"\bhttp_get\x18\x02 \x01(\v2\x1a.ome.v1beta1.HTTPGetActionR\ahttpGet\x12.\n" +
+	"\x05sleep\x18\x03 \x01(\v2\x18.ome.v1beta1.SleepActionR\x05sleep\x12;\n" +
+	"\n" +
+	"tcp_socket\x18\x04 \x01(\v2\x1c.ome.v1beta1.TCPSocketActionR\ttcpSocket\"8\n" +
+	"\x14LocalObjectReference\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01B\a\n" +
+	"\x05_name\"\x85\r\n" +
+	"\tModelSpec\x12\x12\n" +
+	"\x04args\x18\x01 \x03(\tR\x04args\x12\"\n" +
+	"\n" +
+	"base_model\x18\x02 \x01(\tH\x00R\tbaseModel\x88\x01\x01\x12\x18\n" +
+	"\acommand\x18\x03 \x03(\tR\acommand\x12%\n" +
+	"\x03env\x18\x04 \x03(\v2\x13.ome.v1beta1.EnvVarR\x03env\x125\n" +
+	"\benv_from\x18\x05 \x03(\v2\x1a.ome.v1beta1.EnvFromSourceR\aenvFrom\x12,\n" +
+	"\x12fine_tuned_weights\x18\x06 \x03(\tR\x10fineTunedWeights\x12\x19\n" +
+	"\x05image\x18\a \x01(\tH\x01R\x05image\x88\x01\x01\x12/\n" +
+	"\x11image_pull_policy\x18\b \x01(\tH\x02R\x0fimagePullPolicy\x88\x01\x01\x124\n" +
+	"\tlifecycle\x18\t \x01(\v2\x16.ome.v1beta1.LifecycleR\tlifecycle\x129\n" +
+	"\x0eliveness_probe\x18\n" +
+	" \x01(\v2\x12.ome.v1beta1.ProbeR\rlivenessProbe\x12\x17\n" +
+	"\x04name\x18\v \x01(\tH\x03R\x04name\x88\x01\x01\x120\n" +
+	"\x05ports\x18\f \x03(\v2\x1a.ome.v1beta1.ContainerPortR\x05ports\x12.\n" +
+	"\x10protocol_version\x18\r \x01(\tH\x04R\x0fprotocolVersion\x88\x01\x01\x12;\n" +
+	"\x0freadiness_probe\x18\x0e \x01(\v2\x12.ome.v1beta1.ProbeR\x0ereadinessProbe\x12G\n" +
+	"\rresize_policy\x18\x0f \x03(\v2\".ome.v1beta1.ContainerResizePolicyR\fresizePolicy\x12?\n" +
+	"\tresources\x18\x10 \x01(\v2!.ome.v1beta1.ResourceRequirementsR\tresources\x12*\n" +
+	"\x0erestart_policy\x18\x11 \x01(\tH\x05R\rrestartPolicy\x88\x01\x01\x12\x1d\n" +
+	"\aruntime\x18\x12 \x01(\tH\x06R\aruntime\x88\x01\x01\x12,\n" +
+	"\x0fruntime_version\x18\x13 \x01(\tH\aR\x0eruntimeVersion\x88\x01\x01\x12G\n" +
+	"\x10security_context\x18\x14 \x01(\v2\x1c.ome.v1beta1.SecurityContextR\x0fsecurityContext\x127\n" +
+	"\rstartup_probe\x18\x15 \x01(\v2\x12.ome.v1beta1.ProbeR\fstartupProbe\x12\x19\n" +
+	"\x05stdin\x18\x16 \x01(\bH\bR\x05stdin\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"stdin_once\x18\x17 \x01(\bH\tR\tstdinOnce\x88\x01\x01\x12$\n" +
+	"\vstorage_uri\x18\x18 \x01(\tH\n" +
+	"R\n" +
+	"storageUri\x88\x01\x01\x12=\n" +
+	"\x18termination_message_path\x18\x19 \x01(\tH\vR\x16terminationMessagePath\x88\x01\x01\x12A\n" +
+	"\x1atermination_message_policy\x18\x1a \x01(\tH\fR\x18terminationMessagePolicy\x88\x01\x01\x12\x15\n" +
+	"\x03tty\x18\x1b \x01(\bH\rR\x03tty\x88\x01\x01\x12@\n" +
+	"\x0evolume_devices\x18\x1c \x03(\v2\x19.ome.v1beta1.VolumeDeviceR\rvolumeDevices\x12=\n" +
+	"\rvolume_mounts\x18\x1d \x03(\v2\x18.ome.v1beta1.VolumeMountR\fvolumeMounts\x12$\n" +
+	"\vworking_dir\x18\x1e \x01(\tH\x0eR\n" +
+	"workingDir\x88\x01\x01B\r\n" +
+	"\v_base_modelB\b\n" +
+	"\x06_imageB\x14\n" +
+	"\x12_image_pull_policyB\a\n" +
+	"\x05_nameB\x13\n" +
+	"\x11_protocol_versionB\x11\n" +
+	"\x0f_restart_policyB\n" +
+	"\n" +
+	"\b_runtimeB\x12\n" +
+	"\x10_runtime_versionB\b\n" +
+	"\x06_stdinB\r\n" +
+	"\v_stdin_onceB\x0e\n" +
+	"\f_storage_uriB\x1b\n" +
+	"\x19_termination_message_pathB\x1d\n" +
+	"\x1b_termination_message_policyB\x06\n" +
+	"\x04_ttyB\x0e\n" +
+	"\f_working_dir\"\x8b\x01\n" +
+	"\x0fNFSVolumeSource\x12\x17\n" +
+	"\x04path\x18\x01 \x01(\tH\x00R\x04path\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x02 \x01(\bH\x01R\breadOnly\x88\x01\x01\x12\x1b\n" +
+	"\x06server\x18\x03 \x01(\tH\x02R\x06server\x88\x01\x01B\a\n" +
+	"\x05_pathB\f\n" +
+	"\n" +
+	"_read_onlyB\t\n" +
+	"\a_server\"\xad\x02\n" +
+	"\fNodeAffinity\x12\x93\x01\n" +
+	"4preferred_during_scheduling_ignored_during_execution\x18\x01 \x03(\v2$.ome.v1beta1.PreferredSchedulingTermR/preferredDuringSchedulingIgnoredDuringExecution\x12\x86\x01\n" +
+	"3required_during_scheduling_ignored_during_execution\x18\x02 \x01(\v2\x19.ome.v1beta1.NodeSelectorR.requiredDuringSchedulingIgnoredDuringExecution\"]\n" +
+	"\fNodeSelector\x12M\n" +
+	"\x13node_selector_terms\x18\x01 \x03(\v2\x1d.ome.v1beta1.NodeSelectorTermR\x11nodeSelectorTerms\"~\n" +
+	"\x17NodeSelectorRequirement\x12\x15\n" +
+	"\x03key\x18\x01 \x01(\tH\x00R\x03key\x88\x01\x01\x12\x1f\n" +
+	"\boperator\x18\x02 \x01(\tH\x01R\boperator\x88\x01\x01\x12\x16\n" +
+	"\x06values\x18\x03 \x03(\tR\x06valuesB\x06\n" +
+	"\x04_keyB\v\n" +
+	"\t_operator\"\xae\x01\n" +
+	"\x10NodeSelectorTerm\x12Q\n" +
+	"\x11match_expressions\x18\x01 \x03(\v2$.ome.v1beta1.NodeSelectorRequirementR\x10matchExpressions\x12G\n" +
+	"\fmatch_fields\x18\x02 \x03(\v2$.ome.v1beta1.NodeSelectorRequirementR\vmatchFields\"~\n" +
+	"\x13ObjectFieldSelector\x12$\n" +
+	"\vapi_version\x18\x01 \x01(\tH\x00R\n" +
+	"apiVersion\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"field_path\x18\x02 \x01(\tH\x01R\tfieldPath\x88\x01\x01B\x0e\n" +
+	"\f_api_versionB\r\n" +
+	"\v_field_path\"\xee\x04\n" +
+	"\x19PersistentVolumeClaimSpec\x12!\n" +
+	"\faccess_modes\x18\x01 \x03(\tR\vaccessModes\x12G\n" +
+	"\vdata_source\x18\x02 \x01(\v2&.ome.v1beta1.TypedLocalObjectReferenceR\n" +
+	"dataSource\x12I\n" +
+	"\x0fdata_source_ref\x18\x03 \x01(\v2!.ome.v1beta1.TypedObjectReferenceR\rdataSourceRef\x12E\n" +
+	"\tresources\x18\x04 \x01(\v2'.ome.v1beta1.VolumeResourceRequirementsR\tresources\x126\n" +
+	"\bselector\x18\x05 \x01(\v2\x1a.ome.v1beta1.LabelSelectorR\bselector\x121\n" +
+	"\x12storage_class_name\x18\x06 \x01(\tH\x00R\x10storageClassName\x88\x01\x01\x12D\n" +
+	"\x1cvolume_attributes_class_name\x18\a \x01(\tH\x01R\x19volumeAttributesClassName\x88\x01\x01\x12$\n" +
+	"\vvolume_mode\x18\b \x01(\tH\x02R\n" +
+	"volumeMode\x88\x01\x01\x12$\n" +
+	"\vvolume_name\x18\t \x01(\tH\x03R\n" +
+	"volumeName\x88\x01\x01B\x15\n" +
+	"\x13_storage_class_nameB\x1f\n" +
+	"\x1d_volume_attributes_class_nameB\x0e\n" +
+	"\f_volume_modeB\x0e\n" +
+	"\f_volume_name\"\x90\x01\n" +
+	"\x1dPersistentVolumeClaimTemplate\x123\n" +
+	"\bmetadata\x18\x01 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12:\n" +
+	"\x04spec\x18\x02 \x01(\v2&.ome.v1beta1.PersistentVolumeClaimSpecR\x04spec\"\x86\x01\n" +
+	"!PersistentVolumeClaimVolumeSource\x12\"\n" +
+	"\n" +
+	"claim_name\x18\x01 \x01(\tH\x00R\tclaimName\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x02 \x01(\bH\x01R\breadOnly\x88\x01\x01B\r\n" +
+	"\v_claim_nameB\f\n" +
+	"\n" +
+	"_read_only\"p\n" +
+	" PhotonPersistentDiskVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12\x18\n" +
+	"\x05pd_id\x18\x02 \x01(\tH\x01R\x04pdID\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\b\n" +
+	"\x06_pd_id\"\xaf\x02\n" +
+	"\vPodAffinity\x12\x93\x01\n" +
+	"4preferred_during_scheduling_ignored_during_execution\x18\x01 \x03(\v2$.ome.v1beta1.WeightedPodAffinityTermR/preferredDuringSchedulingIgnoredDuringExecution\x12\x89\x01\n" +
+	"3required_during_scheduling_ignored_during_execution\x18\x02 \x03(\v2\x1c.ome.v1beta1.PodAffinityTermR.requiredDuringSchedulingIgnoredDuringExecution\"\xd2\x02\n" +
+	"\x0fPodAffinityTerm\x12A\n" +
+	"\x0elabel_selector\x18\x01 \x01(\v2\x1a.ome.v1beta1.LabelSelectorR\rlabelSelector\x12(\n" +
+	"\x10match_label_keys\x18\x02 \x03(\tR\x0ematchLabelKeys\x12.\n" +
+	"\x13mismatch_label_keys\x18\x03 \x03(\tR\x11mismatchLabelKeys\x12I\n" +
+	"\x12namespace_selector\x18\x04 \x01(\v2\x1a.ome.v1beta1.LabelSelectorR\x11namespaceSelector\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\x05 \x03(\tR\n" +
+	"namespaces\x12&\n" +
+	"\ftopology_key\x18\x06 \x01(\tH\x00R\vtopologyKey\x88\x01\x01B\x0f\n" +
+	"\r_topology_key\"\xb3\x02\n" +
+	"\x0fPodAntiAffinity\x12\x93\x01\n" +
+	"4preferred_during_scheduling_ignored_during_execution\x18\x01 \x03(\v2$.ome.v1beta1.WeightedPodAffinityTermR/preferredDuringSchedulingIgnoredDuringExecution\x12\x89\x01\n" +
+	"3required_during_scheduling_ignored_during_execution\x18\x02 \x03(\v2\x1c.ome.v1beta1.PodAffinityTermR.requiredDuringSchedulingIgnoredDuringExecution\"\x87\x01\n" +
+	"\fPodDNSConfig\x12 \n" +
+	"\vnameservers\x18\x01 \x03(\tR\vnameservers\x129\n" +
+	"\aoptions\x18\x02 \x03(\v2\x1f.ome.v1beta1.PodDNSConfigOptionR\aoptions\x12\x1a\n" +
+	"\bsearches\x18\x03 \x03(\tR\bsearches\"[\n" +
+	"\x12PodDNSConfigOption\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x01R\x05value\x88\x01\x01B\a\n" +
+	"\x05_nameB\b\n" +
+	"\x06_value\")\n" +
+	"\x05PodOS\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01B\a\n" +
+	"\x05_name\"Q\n" +
+	"\x10PodReadinessGate\x12*\n" +
+	"\x0econdition_type\x18\x01 \x01(\tH\x00R\rconditionType\x88\x01\x01B\x11\n" +
+	"\x0f_condition_type\"\xe8\x01\n" +
+	"\x10PodResourceClaim\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x123\n" +
+	"\x13resource_claim_name\x18\x02 \x01(\tH\x01R\x11resourceClaimName\x88\x01\x01\x12D\n" +
+	"\x1cresource_claim_template_name\x18\x03 \x01(\tH\x02R\x19resourceClaimTemplateName\x88\x01\x01B\a\n" +
+	"\x05_nameB\x16\n" +
+	"\x14_resource_claim_nameB\x1f\n" +
+	"\x1d_resource_claim_template_name\"5\n" +
+	"\x11PodSchedulingGate\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01B\a\n" +
+	"\x05_name\"\x86\a\n" +
+	"\x12PodSecurityContext\x12H\n" +
+	"\x11app_armor_profile\x18\x01 \x01(\v2\x1c.ome.v1beta1.AppArmorProfileR\x0fappArmorProfile\x12\x1e\n" +
+	"\bfs_group\x18\x02 \x01(\x03H\x00R\afsGroup\x88\x01\x01\x128\n" +
+	"\x16fs_group_change_policy\x18\x03 \x01(\tH\x01R\x13fsGroupChangePolicy\x88\x01\x01\x12%\n" +
+	"\frun_as_group\x18\x04 \x01(\x03H\x02R\n" +
+	"runAsGroup\x88\x01\x01\x12*\n" +
+	"\x0frun_as_non_root\x18\x05 \x01(\bH\x03R\frunAsNonRoot\x88\x01\x01\x12#\n" +
+	"\vrun_as_user\x18\x06 \x01(\x03H\x04R\trunAsUser\x88\x01\x01\x128\n" +
+	"\x16se_linux_change_policy\x18\a \x01(\tH\x05R\x13seLinuxChangePolicy\x88\x01\x01\x12E\n" +
+	"\x10se_linux_options\x18\b \x01(\v2\x1b.ome.v1beta1.SELinuxOptionsR\x0eseLinuxOptions\x12D\n" +
+	"\x0fseccomp_profile\x18\t \x01(\v2\x1b.ome.v1beta1.SeccompProfileR\x0eseccompProfile\x12/\n" +
+	"\x13supplemental_groups\x18\n" +
+	" \x03(\x03R\x12supplementalGroups\x12A\n" +
+	"\x1asupplemental_groups_policy\x18\v \x01(\tH\x06R\x18supplementalGroupsPolicy\x88\x01\x01\x12-\n" +
+	"\asysctls\x18\f \x03(\v2\x13.ome.v1beta1.SysctlR\asysctls\x12S\n" +
+	"\x0fwindows_options\x18\r \x01(\v2*.ome.v1beta1.WindowsSecurityContextOptionsR\x0ewindowsOptionsB\v\n" +
+	"\t_fs_groupB\x19\n" +
+	"\x17_fs_group_change_policyB\x0f\n" +
+	"\r_run_as_groupB\x12\n" +
+	"\x10_run_as_non_rootB\x0e\n" +
+	"\f_run_as_userB\x19\n" +
+	"\x17_se_linux_change_policyB\x1d\n" +
+	"\x1b_supplemental_groups_policy\"\xa0\x01\n" +
+	"\x14PortworxVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x02 \x01(\bH\x01R\breadOnly\x88\x01\x01\x12 \n" +
+	"\tvolume_id\x18\x03 \x01(\tH\x02R\bvolumeID\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\f\n" +
+	"\n" +
+	"_read_onlyB\f\n" +
+	"\n" +
+	"_volume_id\"\xf1\x1d\n" +
+	"\rPredictorSpec\x12;\n" +
+	"\x17active_deadline_seconds\x18\x01 \x01(\x03H\x00R\x15activeDeadlineSeconds\x88\x01\x01\x121\n" +
+	"\baffinity\x18\x02 \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12M\n" +
+	"\vannotations\x18\x03 \x03(\v2+.ome.v1beta1.PredictorSpec.AnnotationsEntryR\vannotations\x12J\n" +
+	"\x1fautomount_service_account_token\x18\x04 \x01(\bH\x01R\x1cautomountServiceAccountToken\x88\x01\x01\x129\n" +
+	"\x16canary_traffic_percent\x18\x05 \x01(\x03H\x02R\x14canaryTrafficPercent\x88\x01\x01\x128\n" +
+	"\x15container_concurrency\x18\x06 \x01(\x03H\x03R\x14containerConcurrency\x88\x01\x01\x126\n" +
+	"\n" +
+	"containers\x18\a \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x12P\n" +
+	"\x13deployment_strategy\x18\b \x01(\v2\x1f.ome.v1beta1.DeploymentStrategyR\x12deploymentStrategy\x128\n" +
+	"\n" +
+	"dns_config\x18\t \x01(\v2\x19.ome.v1beta1.PodDNSConfigR\tdnsConfig\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\n" +
+	" \x01(\tH\x04R\tdnsPolicy\x88\x01\x01\x125\n" +
+	"\x14enable_service_links\x18\v \x01(\bH\x05R\x12enableServiceLinks\x88\x01\x01\x129\n" +
+	"\fhost_aliases\x18\f \x03(\v2\x16.ome.v1beta1.HostAliasR\vhostAliases\x12\x1e\n" +
+	"\bhost_ipc\x18\r \x01(\bH\x06R\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\x0e \x01(\bH\aR\vhostNetwork\x88\x01\x01\x12\x1e\n" +
+	"\bhost_pid\x18\x0f \x01(\bH\bR\ahostPID\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"host_users\x18\x10 \x01(\bH\tR\thostUsers\x88\x01\x01\x12\x1f\n" +
+	"\bhostname\x18\x11 \x01(\tH\n" +
+	"R\bhostname\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\x12 \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12?\n" +
+	"\x0finit_containers\x18\x13 \x03(\v2\x16.ome.v1beta1.ContainerR\x0einitContainers\x128\n" +
+	"\vkeda_config\x18\x14 \x01(\v2\x17.ome.v1beta1.KedaConfigR\n" +
+	"kedaConfig\x12>\n" +
+	"\x06labels\x18\x15 \x03(\v2&.ome.v1beta1.PredictorSpec.LabelsEntryR\x06labels\x12&\n" +
+	"\fmax_replicas\x18\x16 \x01(\x03H\vR\vmaxReplicas\x88\x01\x01\x12?\n" +
+	"\x0fmax_unavailable\x18\x17 \x01(\v2\x16.google.protobuf.ValueR\x0emaxUnavailable\x12;\n" +
+	"\rmin_available\x18\x18 \x01(\v2\x16.google.protobuf.ValueR\fminAvailable\x12&\n" +
+	"\fmin_replicas\x18\x19 \x01(\x03H\fR\vminReplicas\x88\x01\x01\x12,\n" +
+	"\x05model\x18\x1a \x01(\v2\x16.ome.v1beta1.ModelSpecR\x05model\x12 \n" +
+	"\tnode_name\x18\x1b \x01(\tH\rR\bnodeName\x88\x01\x01\x12Q\n" +
+	"\rnode_selector\x18\x1c \x03(\v2,.ome.v1beta1.PredictorSpec.NodeSelectorEntryR\fnodeSelector\x12\"\n" +
+	"\x02os\x18\x1d \x01(\v2\x12.ome.v1beta1.PodOSR\x02os\x12D\n" +
+	"\boverhead\x18\x1e \x03(\v2(.ome.v1beta1.PredictorSpec.OverheadEntryR\boverhead\x120\n" +
+	"\x11preemption_policy\x18\x1f \x01(\tH\x0eR\x10preemptionPolicy\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18  \x01(\x05H\x0fR\bpriority\x88\x01\x01\x123\n" +
+	"\x13priority_class_name\x18! \x01(\tH\x10R\x11priorityClassName\x88\x01\x01\x12F\n" +
+	"\x0freadiness_gates\x18\" \x03(\v2\x1d.ome.v1beta1.PodReadinessGateR\x0ereadinessGates\x12F\n" +
+	"\x0fresource_claims\x18# \x03(\v2\x1d.ome.v1beta1.PodResourceClaimR\x0eresourceClaims\x12*\n" +
+	"\x0erestart_policy\x18$ \x01(\tH\x11R\rrestartPolicy\x88\x01\x01\x121\n" +
+	"\x12runtime_class_name\x18% \x01(\tH\x12R\x10runtimeClassName\x88\x01\x01\x12&\n" +
+	"\fscale_metric\x18& \x01(\tH\x13R\vscaleMetric\x88\x01\x01\x12&\n" +
+	"\fscale_target\x18' \x01(\x03H\x14R\vscaleTarget\x88\x01\x01\x12*\n" +
+	"\x0escheduler_name\x18( \x01(\tH\x15R\rschedulerName\x88\x01\x01\x12I\n" +
+	"\x10scheduling_gates\x18) \x03(\v2\x1e.ome.v1beta1.PodSchedulingGateR\x0fschedulingGates\x12J\n" +
+	"\x10security_context\x18* \x01(\v2\x1f.ome.v1beta1.PodSecurityContextR\x0fsecurityContext\x12,\n" +
+	"\x0fservice_account\x18+ \x01(\tH\x16R\x0eserviceAccount\x88\x01\x01\x125\n" +
+	"\x14service_account_name\x18, \x01(\tH\x17R\x12serviceAccountName\x88\x01\x01\x124\n" +
+	"\x14set_hostname_as_fqdn\x18- \x01(\bH\x18R\x11setHostnameAsFQDN\x88\x01\x01\x12;\n" +
+	"\x17share_process_namespace\x18. \x01(\bH\x19R\x15shareProcessNamespace\x88\x01\x01\x12!\n" +
+	"\tsubdomain\x18/ \x01(\tH\x1aR\tsubdomain\x88\x01\x01\x12L\n" +
+	" termination_grace_period_seconds\x180 \x01(\x03H\x1bR\x1dterminationGracePeriodSeconds\x88\x01\x01\x12,\n" +
+	"\x0ftimeout_seconds\x181 \x01(\x03H\x1cR\x0etimeoutSeconds\x88\x01\x01\x129\n" +
+	"\vtolerations\x182 \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12e\n" +
+	"\x1btopology_spread_constraints\x183 \x03(\v2%.ome.v1beta1.TopologySpreadConstraintR\x19topologySpreadConstraints\x12-\n" +
+	"\avolumes\x184 \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x128\n" +
+	"\vworker_spec\x185 \x01(\v2\x17.ome.v1beta1.WorkerSpecR\n" +
+	"workerSpec\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
+	"\rOverheadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01B\x1a\n" +
+	"\x18_active_deadline_secondsB\"\n" +
+	" _automount_service_account_tokenB\x19\n" +
+	"\x17_canary_traffic_percentB\x18\n" +
+	"\x16_container_concurrencyB\r\n" +
+	"\v_dns_policyB\x17\n" +
+	"\x15_enable_service_linksB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\v\n" +
+	"\t_host_pidB\r\n" +
+	"\v_host_usersB\v\n" +
+	"\t_hostnameB\x0f\n" +
+	"\r_max_replicasB\x0f\n" +
+	"\r_min_replicasB\f\n" +
+	"\n" +
+	"_node_nameB\x14\n" +
+	"\x12_preemption_policyB\v\n" +
+	"\t_priorityB\x16\n" +
+	"\x14_priority_class_nameB\x11\n" +
+	"\x0f_restart_policyB\x15\n" +
+	"\x13_runtime_class_nameB\x0f\n" +
+	"\r_scale_metricB\x0f\n" +
+	"\r_scale_targetB\x11\n" +
+	"\x0f_scheduler_nameB\x12\n" +
+	"\x10_service_accountB\x17\n" +
+	"\x15_service_account_nameB\x17\n" +
+	"\x15_set_hostname_as_fqdnB\x1a\n" +
+	"\x18_share_process_namespaceB\f\n" +
+	"\n" +
+	"_subdomainB#\n" +
+	"!_termination_grace_period_secondsB\x12\n" +
+	"\x10_timeout_seconds\"\x80\x01\n" +
+	"\x17PreferredSchedulingTerm\x12=\n" +
+	"\n" +
+	"preference\x18\x01 \x01(\v2\x1d.ome.v1beta1.NodeSelectorTermR\n" +
+	"preference\x12\x1b\n" +
+	"\x06weight\x18\x02 \x01(\x05H\x00R\x06weight\x88\x01\x01B\t\n" +
+	"\a_weight\"\xac\x05\n" +
+	"\x05Probe\x12+\n" +
+	"\x04exec\x18\x01 \x01(\v2\x17.ome.v1beta1.ExecActionR\x04exec\x120\n" +
+	"\x11failure_threshold\x18\x02 \x01(\x05H\x00R\x10failureThreshold\x88\x01\x01\x12+\n" +
+	"\x04grpc\x18\x03 \x01(\v2\x17.ome.v1beta1.GRPCActionR\x04grpc\x125\n" +
+	"\bhttp_get\x18\x04 \x01(\v2\x1a.ome.v1beta1.HTTPGetActionR\ahttpGet\x127\n" +
+	"\x15initial_delay_seconds\x18\x05 \x01(\x05H\x01R\x13initialDelaySeconds\x88\x01\x01\x12*\n" +
+	"\x0eperiod_seconds\x18\x06 \x01(\x05H\x02R\rperiodSeconds\x88\x01\x01\x120\n" +
+	"\x11success_threshold\x18\a \x01(\x05H\x03R\x10successThreshold\x88\x01\x01\x12;\n" +
+	"\n" +
+	"tcp_socket\x18\b \x01(\v2\x1c.ome.v1beta1.TCPSocketActionR\ttcpSocket\x12L\n" +
+	" termination_grace_period_seconds\x18\t \x01(\x03H\x04R\x1dterminationGracePeriodSeconds\x88\x01\x01\x12,\n" +
+	"\x0ftimeout_seconds\x18\n" +
+	" \x01(\x05H\x05R\x0etimeoutSeconds\x88\x01\x01B\x14\n" +
+	"\x12_failure_thresholdB\x18\n" +
+	"\x16_initial_delay_secondsB\x11\n" +
+	"\x0f_period_secondsB\x14\n" +
+	"\x12_success_thresholdB#\n" +
+	"!_termination_grace_period_secondsB\x12\n" +
+	"\x10_timeout_seconds\"\x89\x01\n" +
+	"\x15ProjectedVolumeSource\x12&\n" +
+	"\fdefault_mode\x18\x01 \x01(\x05H\x00R\vdefaultMode\x88\x01\x01\x127\n" +
+	"\asources\x18\x02 \x03(\v2\x1d.ome.v1beta1.VolumeProjectionR\asourcesB\x0f\n" +
+	"\r_default_mode\"\x8a\x02\n" +
+	"\x13QuobyteVolumeSource\x12\x19\n" +
+	"\x05group\x18\x01 \x01(\tH\x00R\x05group\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x02 \x01(\bH\x01R\breadOnly\x88\x01\x01\x12\x1f\n" +
+	"\bregistry\x18\x03 \x01(\tH\x02R\bregistry\x88\x01\x01\x12\x1b\n" +
+	"\x06tenant\x18\x04 \x01(\tH\x03R\x06tenant\x88\x01\x01\x12\x17\n" +
+	"\x04user\x18\x05 \x01(\tH\x04R\x04user\x88\x01\x01\x12\x1b\n" +
+	"\x06volume\x18\x06 \x01(\tH\x05R\x06volume\x88\x01\x01B\b\n" +
+	"\x06_groupB\f\n" +
+	"\n" +
+	"_read_onlyB\v\n" +
+	"\t_registryB\t\n" +
+	"\a_tenantB\a\n" +
+	"\x05_userB\t\n" +
+	"\a_volume\"\xdd\x02\n" +
+	"\x0fRBDVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12\x19\n" +
+	"\x05image\x18\x02 \x01(\tH\x01R\x05image\x88\x01\x01\x12\x1d\n" +
+	"\akeyring\x18\x03 \x01(\tH\x02R\akeyring\x88\x01\x01\x12\x1a\n" +
+	"\bmonitors\x18\x04 \x03(\tR\bmonitors\x12\x17\n" +
+	"\x04pool\x18\x05 \x01(\tH\x03R\x04pool\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x06 \x01(\bH\x04R\breadOnly\x88\x01\x01\x12@\n" +
+	"\n" +
+	"secret_ref\x18\a \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\tsecretRef\x12\x17\n" +
+	"\x04user\x18\b \x01(\tH\x05R\x04user\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\b\n" +
+	"\x06_imageB\n" +
+	"\n" +
+	"\b_keyringB\a\n" +
+	"\x05_poolB\f\n" +
+	"\n" +
+	"_read_onlyB\a\n" +
+	"\x05_user\"\\\n" +
+	"\rResourceClaim\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1d\n" +
+	"\arequest\x18\x02 \x01(\tH\x01R\arequest\x88\x01\x01B\a\n" +
+	"\x05_nameB\n" +
+	"\n" +
+	"\b_request\"\xb6\x01\n" +
+	"\x15ResourceFieldSelector\x12*\n" +
+	"\x0econtainer_name\x18\x01 \x01(\tH\x00R\rcontainerName\x88\x01\x01\x120\n" +
+	"\adivisor\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\adivisor\x12\x1f\n" +
+	"\bresource\x18\x03 \x01(\tH\x01R\bresource\x88\x01\x01B\x11\n" +
+	"\x0f_container_nameB\v\n" +
+	"\t_resource\"\x86\x03\n" +
+	"\x14ResourceRequirements\x122\n" +
+	"\x06claims\x18\x01 \x03(\v2\x1a.ome.v1beta1.ResourceClaimR\x06claims\x12E\n" +
+	"\x06limits\x18\x02 \x03(\v2-.ome.v1beta1.ResourceRequirements.LimitsEntryR\x06limits\x12K\n" +
+	"\brequests\x18\x03 \x03(\v2/.ome.v1beta1.ResourceRequirements.RequestsEntryR\brequests\x1aQ\n" +
+	"\vLimitsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\x1aS\n" +
+	"\rRequestsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\x8f\x01\n" +
+	"\x17RollingUpdateDeployment\x123\n" +
+	"\tmax_surge\x18\x01 \x01(\v2\x16.google.protobuf.ValueR\bmaxSurge\x12?\n" +
+	"\x0fmax_unavailable\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x0emaxUnavailable\"\x8e \n" +
+	"\n" +
+	"RouterSpec\x12;\n" +
+	"\x06labels\x18\x01 \x03(\v2#.ome.v1beta1.RouterSpec.LabelsEntryR\x06labels\x12J\n" +
+	"\vannotations\x18\x02 \x03(\v2(.ome.v1beta1.RouterSpec.AnnotationsEntryR\vannotations\x12&\n" +
+	"\fmin_replicas\x18\x03 \x01(\x05H\x00R\vminReplicas\x88\x01\x01\x12&\n" +
+	"\fmax_replicas\x18\x04 \x01(\x05H\x01R\vmaxReplicas\x88\x01\x01\x12.\n" +
+	"\x06runner\x18\x05 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12;\n" +
+	"\x06config\x18\x06 \x03(\v2#.ome.v1beta1.RouterSpec.ConfigEntryR\x06config\x12P\n" +
+	"\x13deployment_strategy\x18\a \x01(\v2\x1f.ome.v1beta1.DeploymentStrategyR\x12deploymentStrategy\x12@\n" +
+	"\n" +
+	"autoscaler\x18\b \x01(\v2 .ome.v1beta1.ComponentAutoscalerR\n" +
+	"autoscaler\x12T\n" +
+	"\x15autoscaler_policy_ref\x18\t \x01(\v2 .ome.v1beta1.AutoscalerPolicyRefR\x13autoscalerPolicyRef\x12;\n" +
+	"\x17active_deadline_seconds\x18\n" +
+	" \x01(\x03H\x02R\x15activeDeadlineSeconds\x88\x01\x01\x121\n" +
+	"\baffinity\x18\v \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12J\n" +
+	"\x1fautomount_service_account_token\x18\f \x01(\bH\x03R\x1cautomountServiceAccountToken\x88\x01\x01\x129\n" +
+	"\x16canary_traffic_percent\x18\r \x01(\x03H\x04R\x14canaryTrafficPercent\x88\x01\x01\x128\n" +
+	"\x15container_concurrency\x18\x0e \x01(\x03H\x05R\x14containerConcurrency\x88\x01\x01\x126\n" +
+	"\n" +
+	"containers\x18\x0f \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x128\n" +
+	"\n" +
+	"dns_config\x18\x10 \x01(\v2\x19.ome.v1beta1.PodDNSConfigR\tdnsConfig\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\x11 \x01(\tH\x06R\tdnsPolicy\x88\x01\x01\x125\n" +
+	"\x14enable_service_links\x18\x12 \x01(\bH\aR\x12enableServiceLinks\x88\x01\x01\x12R\n" +
+	"\x14ephemeral_containers\x18\x13 \x03(\v2\x1f.ome.v1beta1.EphemeralContainerR\x13ephemeralContainers\x129\n" +
+	"\fhost_aliases\x18\x14 \x03(\v2\x16.ome.v1beta1.HostAliasR\vhostAliases\x12\x1e\n" +
+	"\bhost_ipc\x18\x15 \x01(\bH\bR\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\x16 \x01(\bH\tR\vhostNetwork\x88\x01\x01\x12\x1e\n" +
+	"\bhost_pid\x18\x17 \x01(\bH\n" +
+	"R\ahostPID\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"host_users\x18\x18 \x01(\bH\vR\thostUsers\x88\x01\x01\x12\x1f\n" +
+	"\bhostname\x18\x19 \x01(\tH\fR\bhostname\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\x1a \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12?\n" +
+	"\x0finit_containers\x18\x1b \x03(\v2\x16.ome.v1beta1.ContainerR\x0einitContainers\x128\n" +
+	"\vkeda_config\x18\x1c \x01(\v2\x17.ome.v1beta1.KedaConfigR\n" +
+	"kedaConfig\x12?\n" +
+	"\x0fmax_unavailable\x18\x1d \x01(\v2\x16.google.protobuf.ValueR\x0emaxUnavailable\x12;\n" +
+	"\rmin_available\x18\x1e \x01(\v2\x16.google.protobuf.ValueR\fminAvailable\x12 \n" +
+	"\tnode_name\x18\x1f \x01(\tH\rR\bnodeName\x88\x01\x01\x12N\n" +
+	"\rnode_selector\x18  \x03(\v2).ome.v1beta1.RouterSpec.NodeSelectorEntryR\fnodeSelector\x12\"\n" +
+	"\x02os\x18! \x01(\v2\x12.ome.v1beta1.PodOSR\x02os\x12A\n" +
+	"\boverhead\x18\" \x03(\v2%.ome.v1beta1.RouterSpec.OverheadEntryR\boverhead\x120\n" +
+	"\x11preemption_policy\x18# \x01(\tH\x0eR\x10preemptionPolicy\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18$ \x01(\x05H\x0fR\bpriority\x88\x01\x01\x123\n" +
+	"\x13priority_class_name\x18% \x01(\tH\x10R\x11priorityClassName\x88\x01\x01\x12F\n" +
+	"\x0freadiness_gates\x18& \x03(\v2\x1d.ome.v1beta1.PodReadinessGateR\x0ereadinessGates\x12F\n" +
+	"\x0fresource_claims\x18' \x03(\v2\x1d.ome.v1beta1.PodResourceClaimR\x0eresourceClaims\x12*\n" +
+	"\x0erestart_policy\x18( \x01(\tH\x11R\rrestartPolicy\x88\x01\x01\x121\n" +
+	"\x12runtime_class_name\x18) \x01(\tH\x12R\x10runtimeClassName\x88\x01\x01\x12&\n" +
+	"\fscale_metric\x18* \x01(\tH\x13R\vscaleMetric\x88\x01\x01\x12&\n" +
+	"\fscale_target\x18+ \x01(\x03H\x14R\vscaleTarget\x88\x01\x01\x12*\n" +
+	"\x0escheduler_name\x18, \x01(\tH\x15R\rschedulerName\x88\x01\x01\x12I\n" +
+	"\x10scheduling_gates\x18- \x03(\v2\x1e.ome.v1beta1.PodSchedulingGateR\x0fschedulingGates\x12J\n" +
+	"\x10security_context\x18. \x01(\v2\x1f.ome.v1beta1.PodSecurityContextR\x0fsecurityContext\x12,\n" +
+	"\x0fservice_account\x18/ \x01(\tH\x16R\x0eserviceAccount\x88\x01\x01\x125\n" +
+	"\x14service_account_name\x180 \x01(\tH\x17R\x12serviceAccountName\x88\x01\x01\x124\n" +
+	"\x14set_hostname_as_fqdn\x181 \x01(\bH\x18R\x11setHostnameAsFQDN\x88\x01\x01\x12;\n" +
+	"\x17share_process_namespace\x182 \x01(\bH\x19R\x15shareProcessNamespace\x88\x01\x01\x12!\n" +
+	"\tsubdomain\x183 \x01(\tH\x1aR\tsubdomain\x88\x01\x01\x12L\n" +
+	" termination_grace_period_seconds\x184 \x01(\x03H\x1bR\x1dterminationGracePeriodSeconds\x88\x01\x01\x12,\n" +
+	"\x0ftimeout_seconds\x185 \x01(\x03H\x1cR\x0etimeoutSeconds\x88\x01\x01\x129\n" +
+	"\vtolerations\x186 \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12e\n" +
+	"\x1btopology_spread_constraints\x187 \x03(\v2%.ome.v1beta1.TopologySpreadConstraintR\x19topologySpreadConstraints\x12-\n" +
+	"\avolumes\x188 \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
+	"\rOverheadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01B\x0f\n" +
+	"\r_min_replicasB\x0f\n" +
+	"\r_max_replicasB\x1a\n" +
+	"\x18_active_deadline_secondsB\"\n" +
+	" _automount_service_account_tokenB\x19\n" +
+	"\x17_canary_traffic_percentB\x18\n" +
+	"\x16_container_concurrencyB\r\n" +
+	"\v_dns_policyB\x17\n" +
+	"\x15_enable_service_linksB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\v\n" +
+	"\t_host_pidB\r\n" +
+	"\v_host_usersB\v\n" +
+	"\t_hostnameB\f\n" +
+	"\n" +
+	"_node_nameB\x14\n" +
+	"\x12_preemption_policyB\v\n" +
+	"\t_priorityB\x16\n" +
+	"\x14_priority_class_nameB\x11\n" +
+	"\x0f_restart_policyB\x15\n" +
+	"\x13_runtime_class_nameB\x0f\n" +
+	"\r_scale_metricB\x0f\n" +
+	"\r_scale_targetB\x11\n" +
+	"\x0f_scheduler_nameB\x12\n" +
+	"\x10_service_accountB\x17\n" +
+	"\x15_service_account_nameB\x17\n" +
+	"\x15_set_hostname_as_fqdnB\x1a\n" +
+	"\x18_share_process_namespaceB\f\n" +
+	"\n" +
+	"_subdomainB#\n" +
+	"!_termination_grace_period_secondsB\x12\n" +
+	"\x10_timeout_seconds\"\x9b\x01\n" +
+	"\x0eSELinuxOptions\x12\x19\n" +
+	"\x05level\x18\x01 \x01(\tH\x00R\x05level\x88\x01\x01\x12\x17\n" +
+	"\x04role\x18\x02 \x01(\tH\x01R\x04role\x88\x01\x01\x12\x17\n" +
+	"\x04type\x18\x03 \x01(\tH\x02R\x04type\x88\x01\x01\x12\x17\n" +
+	"\x04user\x18\x04 \x01(\tH\x03R\x04user\x88\x01\x01B\b\n" +
+	"\x06_levelB\a\n" +
+	"\x05_roleB\a\n" +
+	"\x05_typeB\a\n" +
+	"\x05_user\"\xaa\x04\n" +
+	"\x13ScaleIOVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12\x1d\n" +
+	"\agateway\x18\x02 \x01(\tH\x01R\agateway\x88\x01\x01\x120\n" +
+	"\x11protection_domain\x18\x03 \x01(\tH\x02R\x10protectionDomain\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x04 \x01(\bH\x03R\breadOnly\x88\x01\x01\x12@\n" +
+	"\n" +
+	"secret_ref\x18\x05 \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\tsecretRef\x12$\n" +
+	"\vssl_enabled\x18\x06 \x01(\bH\x04R\n" +
+	"sslEnabled\x88\x01\x01\x12&\n" +
+	"\fstorage_mode\x18\a \x01(\tH\x05R\vstorageMode\x88\x01\x01\x12&\n" +
+	"\fstorage_pool\x18\b \x01(\tH\x06R\vstoragePool\x88\x01\x01\x12\x1b\n" +
+	"\x06system\x18\t \x01(\tH\aR\x06system\x88\x01\x01\x12$\n" +
+	"\vvolume_name\x18\n" +
+	" \x01(\tH\bR\n" +
+	"volumeName\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\n" +
+	"\n" +
+	"\b_gatewayB\x14\n" +
+	"\x12_protection_domainB\f\n" +
+	"\n" +
+	"_read_onlyB\x0e\n" +
+	"\f_ssl_enabledB\x0f\n" +
+	"\r_storage_modeB\x0f\n" +
+	"\r_storage_poolB\t\n" +
+	"\a_systemB\x0e\n" +
+	"\f_volume_name\"z\n" +
+	"\x0eSeccompProfile\x120\n" +
+	"\x11localhost_profile\x18\x01 \x01(\tH\x00R\x10localhostProfile\x88\x01\x01\x12\x17\n" +
+	"\x04type\x18\x02 \x01(\tH\x01R\x04type\x88\x01\x01B\x14\n" +
+	"\x12_localhost_profileB\a\n" +
+	"\x05_type\"a\n" +
+	"\x0fSecretEnvSource\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x02 \x01(\bH\x01R\boptional\x88\x01\x01B\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optional\"\x82\x01\n" +
+	"\x11SecretKeySelector\x12\x15\n" +
+	"\x03key\x18\x01 \x01(\tH\x00R\x03key\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x01R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x03 \x01(\bH\x02R\boptional\x88\x01\x01B\x06\n" +
+	"\x04_keyB\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optional\"\x90\x01\n" +
+	"\x10SecretProjection\x12,\n" +
+	"\x05items\x18\x01 \x03(\v2\x16.ome.v1beta1.KeyToPathR\x05items\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\boptional\x18\x03 \x01(\bH\x01R\boptional\x88\x01\x01B\a\n" +
+	"\x05_nameB\v\n" +
+	"\t_optional\"\xdf\x01\n" +
+	"\x12SecretVolumeSource\x12&\n" +
+	"\fdefault_mode\x18\x01 \x01(\x05H\x00R\vdefaultMode\x88\x01\x01\x12,\n" +
+	"\x05items\x18\x02 \x03(\v2\x16.ome.v1beta1.KeyToPathR\x05items\x12\x1f\n" +
+	"\boptional\x18\x03 \x01(\bH\x01R\boptional\x88\x01\x01\x12$\n" +
+	"\vsecret_name\x18\x04 \x01(\tH\x02R\n" +
+	"secretName\x88\x01\x01B\x0f\n" +
+	"\r_default_modeB\v\n" +
+	"\t_optionalB\x0e\n" +
+	"\f_secret_name\"\xd0\x06\n" +
+	"\x0fSecurityContext\x12A\n" +
+	"\x1aallow_privilege_escalation\x18\x01 \x01(\bH\x00R\x18allowPrivilegeEscalation\x88\x01\x01\x12H\n" +
+	"\x11app_armor_profile\x18\x02 \x01(\v2\x1c.ome.v1beta1.AppArmorProfileR\x0fappArmorProfile\x12=\n" +
+	"\fcapabilities\x18\x03 \x01(\v2\x19.ome.v1beta1.CapabilitiesR\fcapabilities\x12#\n" +
+	"\n" +
+	"privileged\x18\x04 \x01(\bH\x01R\n" +
+	"privileged\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"proc_mount\x18\x05 \x01(\tH\x02R\tprocMount\x88\x01\x01\x12>\n" +
+	"\x19read_only_root_filesystem\x18\x06 \x01(\bH\x03R\x16readOnlyRootFilesystem\x88\x01\x01\x12%\n" +
+	"\frun_as_group\x18\a \x01(\x03H\x04R\n" +
+	"runAsGroup\x88\x01\x01\x12*\n" +
+	"\x0frun_as_non_root\x18\b \x01(\bH\x05R\frunAsNonRoot\x88\x01\x01\x12#\n" +
+	"\vrun_as_user\x18\t \x01(\x03H\x06R\trunAsUser\x88\x01\x01\x12E\n" +
+	"\x10se_linux_options\x18\n" +
+	" \x01(\v2\x1b.ome.v1beta1.SELinuxOptionsR\x0eseLinuxOptions\x12D\n" +
+	"\x0fseccomp_profile\x18\v \x01(\v2\x1b.ome.v1beta1.SeccompProfileR\x0eseccompProfile\x12S\n" +
+	"\x0fwindows_options\x18\f \x01(\v2*.ome.v1beta1.WindowsSecurityContextOptionsR\x0ewindowsOptionsB\x1d\n" +
+	"\x1b_allow_privilege_escalationB\r\n" +
+	"\v_privilegedB\r\n" +
+	"\v_proc_mountB\x1c\n" +
+	"\x1a_read_only_root_filesystemB\x0f\n" +
+	"\r_run_as_groupB\x12\n" +
+	"\x10_run_as_non_rootB\x0e\n" +
+	"\f_run_as_user\"\xba\x01\n" +
+	"\x1dServiceAccountTokenProjection\x12\x1f\n" +
+	"\baudience\x18\x01 \x01(\tH\x00R\baudience\x88\x01\x01\x122\n" +
+	"\x12expiration_seconds\x18\x02 \x01(\x03H\x01R\x11expirationSeconds\x88\x01\x01\x12\x17\n" +
+	"\x04path\x18\x03 \x01(\tH\x02R\x04path\x88\x01\x01B\v\n" +
+	"\t_audienceB\x15\n" +
+	"\x13_expiration_secondsB\a\n" +
+	"\x05_path\"\xd7\f\n" +
+	"\x12ServingRuntimeSpec\x12Y\n" +
+	"\x17supported_model_formats\x18\x01 \x03(\v2!.ome.v1beta1.SupportedModelFormatR\x15supportedModelFormats\x12I\n" +
+	"\x10model_size_range\x18\x02 \x01(\v2\x1f.ome.v1beta1.ModelSizeRangeSpecR\x0emodelSizeRange\x12\x1f\n" +
+	"\bdisabled\x18\x03 \x01(\bH\x00R\bdisabled\x88\x01\x01\x12<\n" +
+	"\rengine_config\x18\x04 \x01(\v2\x17.ome.v1beta1.EngineSpecR\fengineConfig\x12?\n" +
+	"\x0edecoder_config\x18\x05 \x01(\v2\x18.ome.v1beta1.DecoderSpecR\rdecoderConfig\x12<\n" +
+	"\rrouter_config\x18\x06 \x01(\v2\x17.ome.v1beta1.RouterSpecR\frouterConfig\x12+\n" +
+	"\x11protocol_versions\x18\a \x03(\tR\x10protocolVersions\x12_\n" +
+	"\x18accelerator_requirements\x18\b \x01(\v2$.ome.v1beta1.AcceleratorRequirementsR\x17acceleratorRequirements\x12A\n" +
+	"\x0escaling_policy\x18\t \x01(\v2\x1a.ome.v1beta1.ScalingPolicyR\rscalingPolicy\x121\n" +
+	"\baffinity\x18\n" +
+	" \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12R\n" +
+	"\vannotations\x18\v \x03(\v20.ome.v1beta1.ServingRuntimeSpec.AnnotationsEntryR\vannotations\x126\n" +
+	"\n" +
+	"containers\x18\f \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\r \x01(\tH\x01R\tdnsPolicy\x88\x01\x01\x12\x1e\n" +
+	"\bhost_ipc\x18\x0e \x01(\bH\x02R\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\x0f \x01(\bH\x03R\vhostNetwork\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\x10 \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12C\n" +
+	"\x06labels\x18\x11 \x03(\v2+.ome.v1beta1.ServingRuntimeSpec.LabelsEntryR\x06labels\x12V\n" +
+	"\rnode_selector\x18\x12 \x03(\v21.ome.v1beta1.ServingRuntimeSpec.NodeSelectorEntryR\fnodeSelector\x12*\n" +
+	"\x0escheduler_name\x18\x13 \x01(\tH\x04R\rschedulerName\x88\x01\x01\x129\n" +
+	"\vtolerations\x18\x14 \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12-\n" +
+	"\avolumes\x18\x15 \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x124\n" +
+	"\aworkers\x18\x16 \x01(\v2\x1a.ome.v1beta1.WorkerPodSpecR\aworkers\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
+	"\t_disabledB\r\n" +
+	"\v_dns_policyB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\x11\n" +
+	"\x0f_scheduler_name\"8\n" +
+	"\vSleepAction\x12\x1d\n" +
+	"\aseconds\x18\x01 \x01(\x03H\x00R\aseconds\x88\x01\x01B\n" +
+	"\n" +
+	"\b_seconds\"\xae\x02\n" +
+	"\x15StorageOSVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x02 \x01(\bH\x01R\breadOnly\x88\x01\x01\x12@\n" +
+	"\n" +
+	"secret_ref\x18\x03 \x01(\v2!.ome.v1beta1.LocalObjectReferenceR\tsecretRef\x12$\n" +
+	"\vvolume_name\x18\x04 \x01(\tH\x02R\n" +
+	"volumeName\x88\x01\x01\x12.\n" +
+	"\x10volume_namespace\x18\x05 \x01(\tH\x03R\x0fvolumeNamespace\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\f\n" +
+	"\n" +
+	"_read_onlyB\x0e\n" +
+	"\f_volume_nameB\x13\n" +
+	"\x11_volume_namespace\"O\n" +
+	"\x06Sysctl\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x01R\x05value\x88\x01\x01B\a\n" +
+	"\x05_nameB\b\n" +
+	"\x06_value\"_\n" +
+	"\x0fTCPSocketAction\x12\x17\n" +
+	"\x04host\x18\x01 \x01(\tH\x00R\x04host\x88\x01\x01\x12*\n" +
+	"\x04port\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x04portB\a\n" +
+	"\x05_host\"\x89\x02\n" +
+	"\x17TensorParallelismConfig\x121\n" +
+	"\x12data_parallel_size\x18\x01 \x01(\x03H\x00R\x10dataParallelSize\x88\x01\x01\x129\n" +
+	"\x16pipeline_parallel_size\x18\x02 \x01(\x03H\x01R\x14pipelineParallelSize\x88\x01\x01\x125\n" +
+	"\x14tensor_parallel_size\x18\x03 \x01(\x03H\x02R\x12tensorParallelSize\x88\x01\x01B\x15\n" +
+	"\x13_data_parallel_sizeB\x19\n" +
+	"\x17_pipeline_parallel_sizeB\x17\n" +
+	"\x15_tensor_parallel_size\"\xf1\x01\n" +
+	"\n" +
+	"Toleration\x12\x1b\n" +
+	"\x06effect\x18\x01 \x01(\tH\x00R\x06effect\x88\x01\x01\x12\x15\n" +
+	"\x03key\x18\x02 \x01(\tH\x01R\x03key\x88\x01\x01\x12\x1f\n" +
+	"\boperator\x18\x03 \x01(\tH\x02R\boperator\x88\x01\x01\x122\n" +
+	"\x12toleration_seconds\x18\x04 \x01(\x03H\x03R\x11tolerationSeconds\x88\x01\x01\x12\x19\n" +
+	"\x05value\x18\x05 \x01(\tH\x04R\x05value\x88\x01\x01B\t\n" +
+	"\a_effectB\x06\n" +
+	"\x04_keyB\v\n" +
+	"\t_operatorB\x15\n" +
+	"\x13_toleration_secondsB\b\n" +
+	"\x06_value\"\x88\x04\n" +
+	"\x18TopologySpreadConstraint\x12A\n" +
+	"\x0elabel_selector\x18\x01 \x01(\v2\x1a.ome.v1beta1.LabelSelectorR\rlabelSelector\x12(\n" +
+	"\x10match_label_keys\x18\x02 \x03(\tR\x0ematchLabelKeys\x12\x1e\n" +
+	"\bmax_skew\x18\x03 \x01(\x05H\x00R\amaxSkew\x88\x01\x01\x12$\n" +
+	"\vmin_domains\x18\x04 \x01(\x05H\x01R\n" +
+	"minDomains\x88\x01\x01\x125\n" +
+	"\x14node_affinity_policy\x18\x05 \x01(\tH\x02R\x12nodeAffinityPolicy\x88\x01\x01\x121\n" +
+	"\x12node_taints_policy\x18\x06 \x01(\tH\x03R\x10nodeTaintsPolicy\x88\x01\x01\x12&\n" +
+	"\ftopology_key\x18\a \x01(\tH\x04R\vtopologyKey\x88\x01\x01\x122\n" +
+	"\x12when_unsatisfiable\x18\b \x01(\tH\x05R\x11whenUnsatisfiable\x88\x01\x01B\v\n" +
+	"\t_max_skewB\x0e\n" +
+	"\f_min_domainsB\x17\n" +
+	"\x15_node_affinity_policyB\x15\n" +
+	"\x13_node_taints_policyB\x0f\n" +
+	"\r_topology_keyB\x15\n" +
+	"\x13_when_unsatisfiable\"\x8f\x01\n" +
+	"\x19TypedLocalObjectReference\x12 \n" +
+	"\tapi_group\x18\x01 \x01(\tH\x00R\bapiGroup\x88\x01\x01\x12\x17\n" +
+	"\x04kind\x18\x02 \x01(\tH\x01R\x04kind\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x03 \x01(\tH\x02R\x04name\x88\x01\x01B\f\n" +
+	"\n" +
+	"_api_groupB\a\n" +
+	"\x05_kindB\a\n" +
+	"\x05_name\"\xbb\x01\n" +
+	"\x14TypedObjectReference\x12 \n" +
+	"\tapi_group\x18\x01 \x01(\tH\x00R\bapiGroup\x88\x01\x01\x12\x17\n" +
+	"\x04kind\x18\x02 \x01(\tH\x01R\x04kind\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x03 \x01(\tH\x02R\x04name\x88\x01\x01\x12!\n" +
+	"\tnamespace\x18\x04 \x01(\tH\x03R\tnamespace\x88\x01\x01B\f\n" +
+	"\n" +
+	"_api_groupB\a\n" +
+	"\x05_kindB\a\n" +
+	"\x05_nameB\f\n" +
+	"\n" +
+	"_namespace\"\xf9\x0f\n" +
+	"\x06Volume\x12d\n" +
+	"\x17aws_elastic_block_store\x18\x01 \x01(\v2-.ome.v1beta1.AWSElasticBlockStoreVolumeSourceR\x14awsElasticBlockStore\x12A\n" +
+	"\n" +
+	"azure_disk\x18\x02 \x01(\v2\".ome.v1beta1.AzureDiskVolumeSourceR\tazureDisk\x12A\n" +
+	"\n" +
+	"azure_file\x18\x03 \x01(\v2\".ome.v1beta1.AzureFileVolumeSourceR\tazureFile\x127\n" +
+	"\x06cephfs\x18\x04 \x01(\v2\x1f.ome.v1beta1.CephFSVolumeSourceR\x06cephfs\x127\n" +
+	"\x06cinder\x18\x05 \x01(\v2\x1f.ome.v1beta1.CinderVolumeSourceR\x06cinder\x12A\n" +
+	"\n" +
+	"config_map\x18\x06 \x01(\v2\".ome.v1beta1.ConfigMapVolumeSourceR\tconfigMap\x12.\n" +
+	"\x03csi\x18\a \x01(\v2\x1c.ome.v1beta1.CSIVolumeSourceR\x03csi\x12G\n" +
+	"\fdownward_api\x18\b \x01(\v2$.ome.v1beta1.DownwardAPIVolumeSourceR\vdownwardAPI\x12>\n" +
+	"\tempty_dir\x18\t \x01(\v2!.ome.v1beta1.EmptyDirVolumeSourceR\bemptyDir\x12@\n" +
+	"\tephemeral\x18\n" +
+	" \x01(\v2\".ome.v1beta1.EphemeralVolumeSourceR\tephemeral\x12+\n" +
+	"\x02fc\x18\v \x01(\v2\x1b.ome.v1beta1.FCVolumeSourceR\x02fc\x12>\n" +
+	"\vflex_volume\x18\f \x01(\v2\x1d.ome.v1beta1.FlexVolumeSourceR\n" +
+	"flexVolume\x12:\n" +
+	"\aflocker\x18\r \x01(\v2 .ome.v1beta1.FlockerVolumeSourceR\aflocker\x12Z\n" +
+	"\x13gce_persistent_disk\x18\x0e \x01(\v2*.ome.v1beta1.GCEPersistentDiskVolumeSourceR\x11gcePersistentDisk\x12;\n" +
+	"\bgit_repo\x18\x0f \x01(\v2 .ome.v1beta1.GitRepoVolumeSourceR\agitRepo\x12@\n" +
+	"\tglusterfs\x18\x10 \x01(\v2\".ome.v1beta1.GlusterfsVolumeSourceR\tglusterfs\x12>\n" +
+	"\thost_path\x18\x11 \x01(\v2!.ome.v1beta1.HostPathVolumeSourceR\bhostPath\x124\n" +
+	"\x05image\x18\x12 \x01(\v2\x1e.ome.v1beta1.ImageVolumeSourceR\x05image\x124\n" +
+	"\x05iscsi\x18\x13 \x01(\v2\x1e.ome.v1beta1.ISCSIVolumeSourceR\x05iscsi\x12\x17\n" +
+	"\x04name\x18\x14 \x01(\tH\x00R\x04name\x88\x01\x01\x12.\n" +
+	"\x03nfs\x18\x15 \x01(\v2\x1c.ome.v1beta1.NFSVolumeSourceR\x03nfs\x12f\n" +
+	"\x17persistent_volume_claim\x18\x16 \x01(\v2..ome.v1beta1.PersistentVolumeClaimVolumeSourceR\x15persistentVolumeClaim\x12c\n" +
+	"\x16photon_persistent_disk\x18\x17 \x01(\v2-.ome.v1beta1.PhotonPersistentDiskVolumeSourceR\x14photonPersistentDisk\x12J\n" +
+	"\x0fportworx_volume\x18\x18 \x01(\v2!.ome.v1beta1.PortworxVolumeSourceR\x0eportworxVolume\x12@\n" +
+	"\tprojected\x18\x19 \x01(\v2\".ome.v1beta1.ProjectedVolumeSourceR\tprojected\x12:\n" +
+	"\aquobyte\x18\x1a \x01(\v2 .ome.v1beta1.QuobyteVolumeSourceR\aquobyte\x12.\n" +
+	"\x03rbd\x18\x1b \x01(\v2\x1c.ome.v1beta1.RBDVolumeSourceR\x03rbd\x12;\n" +
+	"\bscale_io\x18\x1c \x01(\v2 .ome.v1beta1.ScaleIOVolumeSourceR\ascaleIO\x127\n" +
+	"\x06secret\x18\x1d \x01(\v2\x1f.ome.v1beta1.SecretVolumeSourceR\x06secret\x12@\n" +
+	"\tstorageos\x18\x1e \x01(\v2\".ome.v1beta1.StorageOSVolumeSourceR\tstorageos\x12R\n" +
+	"\x0evsphere_volume\x18\x1f \x01(\v2+.ome.v1beta1.VsphereVirtualDiskVolumeSourceR\rvsphereVolumeB\a\n" +
+	"\x05_name\"f\n" +
+	"\fVolumeDevice\x12$\n" +
+	"\vdevice_path\x18\x01 \x01(\tH\x00R\n" +
+	"devicePath\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x01R\x04name\x88\x01\x01B\x0e\n" +
+	"\f_device_pathB\a\n" +
+	"\x05_name\"\x8f\x03\n" +
+	"\vVolumeMount\x12\"\n" +
+	"\n" +
+	"mount_path\x18\x01 \x01(\tH\x00R\tmountPath\x88\x01\x01\x120\n" +
+	"\x11mount_propagation\x18\x02 \x01(\tH\x01R\x10mountPropagation\x88\x01\x01\x12\x17\n" +
+	"\x04name\x18\x03 \x01(\tH\x02R\x04name\x88\x01\x01\x12 \n" +
+	"\tread_only\x18\x04 \x01(\bH\x03R\breadOnly\x88\x01\x01\x123\n" +
+	"\x13recursive_read_only\x18\x05 \x01(\tH\x04R\x11recursiveReadOnly\x88\x01\x01\x12\x1e\n" +
+	"\bsub_path\x18\x06 \x01(\tH\x05R\asubPath\x88\x01\x01\x12'\n" +
+	"\rsub_path_expr\x18\a \x01(\tH\x06R\vsubPathExpr\x88\x01\x01B\r\n" +
+	"\v_mount_pathB\x14\n" +
+	"\x12_mount_propagationB\a\n" +
+	"\x05_nameB\f\n" +
+	"\n" +
+	"_read_onlyB\x16\n" +
+	"\x14_recursive_read_onlyB\v\n" +
+	"\t_sub_pathB\x10\n" +
+	"\x0e_sub_path_expr\"\x8e\x03\n" +
+	"\x10VolumeProjection\x12[\n" +
+	"\x14cluster_trust_bundle\x18\x01 \x01(\v2).ome.v1beta1.ClusterTrustBundleProjectionR\x12clusterTrustBundle\x12?\n" +
+	"\n" +
+	"config_map\x18\x02 \x01(\v2 .ome.v1beta1.ConfigMapProjectionR\tconfigMap\x12E\n" +
+	"\fdownward_api\x18\x03 \x01(\v2\".ome.v1beta1.DownwardAPIProjectionR\vdownwardAPI\x125\n" +
+	"\x06secret\x18\x04 \x01(\v2\x1d.ome.v1beta1.SecretProjectionR\x06secret\x12^\n" +
+	"\x15service_account_token\x18\x05 \x01(\v2*.ome.v1beta1.ServiceAccountTokenProjectionR\x13serviceAccountToken\"\xe4\x02\n" +
+	"\x1aVolumeResourceRequirements\x12K\n" +
+	"\x06limits\x18\x01 \x03(\v23.ome.v1beta1.VolumeResourceRequirements.LimitsEntryR\x06limits\x12Q\n" +
+	"\brequests\x18\x02 \x03(\v25.ome.v1beta1.VolumeResourceRequirements.RequestsEntryR\brequests\x1aQ\n" +
+	"\vLimitsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\x1aS\n" +
+	"\rRequestsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\x94\x02\n" +
+	"\x1eVsphereVirtualDiskVolumeSource\x12\x1c\n" +
+	"\afs_type\x18\x01 \x01(\tH\x00R\x06fsType\x88\x01\x01\x12/\n" +
+	"\x11storage_policy_id\x18\x02 \x01(\tH\x01R\x0fstoragePolicyID\x88\x01\x01\x123\n" +
+	"\x13storage_policy_name\x18\x03 \x01(\tH\x02R\x11storagePolicyName\x88\x01\x01\x12$\n" +
+	"\vvolume_path\x18\x04 \x01(\tH\x03R\n" +
+	"volumePath\x88\x01\x01B\n" +
+	"\n" +
+	"\b_fs_typeB\x14\n" +
+	"\x12_storage_policy_idB\x16\n" +
+	"\x14_storage_policy_nameB\x0e\n" +
+	"\f_volume_path\"\x8b\x01\n" +
+	"\x17WeightedPodAffinityTerm\x12H\n" +
+	"\x11pod_affinity_term\x18\x01 \x01(\v2\x1c.ome.v1beta1.PodAffinityTermR\x0fpodAffinityTerm\x12\x1b\n" +
+	"\x06weight\x18\x02 \x01(\x05H\x00R\x06weight\x88\x01\x01B\t\n" +
+	"\a_weight\"\xc9\x02\n" +
+	"\x1dWindowsSecurityContextOptions\x125\n" +
+	"\x14gmsa_credential_spec\x18\x01 \x01(\tH\x00R\x12gmsaCredentialSpec\x88\x01\x01\x12>\n" +
+	"\x19gmsa_credential_spec_name\x18\x02 \x01(\tH\x01R\x16gmsaCredentialSpecName\x88\x01\x01\x12&\n" +
+	"\fhost_process\x18\x03 \x01(\bH\x02R\vhostProcess\x88\x01\x01\x12,\n" +
+	"\x10run_as_user_name\x18\x04 \x01(\tH\x03R\rrunAsUserName\x88\x01\x01B\x17\n" +
+	"\x15_gmsa_credential_specB\x1c\n" +
+	"\x1a_gmsa_credential_spec_nameB\x0f\n" +
+	"\r_host_processB\x13\n" +
+	"\x11_run_as_user_name\"\xcd\a\n" +
+	"\rWorkerPodSpec\x121\n" +
+	"\baffinity\x18\x01 \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12M\n" +
+	"\vannotations\x18\x02 \x03(\v2+.ome.v1beta1.WorkerPodSpec.AnnotationsEntryR\vannotations\x126\n" +
+	"\n" +
+	"containers\x18\x03 \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\x04 \x01(\tH\x00R\tdnsPolicy\x88\x01\x01\x12\x1e\n" +
+	"\bhost_ipc\x18\x05 \x01(\bH\x01R\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\x06 \x01(\bH\x02R\vhostNetwork\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\a \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12>\n" +
+	"\x06labels\x18\b \x03(\v2&.ome.v1beta1.WorkerPodSpec.LabelsEntryR\x06labels\x12Q\n" +
+	"\rnode_selector\x18\t \x03(\v2,.ome.v1beta1.WorkerPodSpec.NodeSelectorEntryR\fnodeSelector\x12*\n" +
+	"\x0escheduler_name\x18\n" +
+	" \x01(\tH\x03R\rschedulerName\x88\x01\x01\x12\x17\n" +
+	"\x04size\x18\v \x01(\x03H\x04R\x04size\x88\x01\x01\x129\n" +
+	"\vtolerations\x18\f \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12-\n" +
+	"\avolumes\x18\r \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
+	"\v_dns_policyB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\x11\n" +
+	"\x0f_scheduler_nameB\a\n" +
+	"\x05_size\"\xc2\x16\n" +
+	"\n" +
+	"WorkerSpec\x12\x17\n" +
+	"\x04size\x18\x01 \x01(\x05H\x00R\x04size\x88\x01\x01\x12.\n" +
+	"\x06runner\x18\x02 \x01(\v2\x16.ome.v1beta1.ContainerR\x06runner\x12;\n" +
+	"\x17active_deadline_seconds\x18\x03 \x01(\x03H\x01R\x15activeDeadlineSeconds\x88\x01\x01\x121\n" +
+	"\baffinity\x18\x04 \x01(\v2\x15.ome.v1beta1.AffinityR\baffinity\x12J\n" +
+	"\x1fautomount_service_account_token\x18\x05 \x01(\bH\x02R\x1cautomountServiceAccountToken\x88\x01\x01\x126\n" +
+	"\n" +
+	"containers\x18\x06 \x03(\v2\x16.ome.v1beta1.ContainerR\n" +
+	"containers\x128\n" +
+	"\n" +
+	"dns_config\x18\a \x01(\v2\x19.ome.v1beta1.PodDNSConfigR\tdnsConfig\x12\"\n" +
+	"\n" +
+	"dns_policy\x18\b \x01(\tH\x03R\tdnsPolicy\x88\x01\x01\x125\n" +
+	"\x14enable_service_links\x18\t \x01(\bH\x04R\x12enableServiceLinks\x88\x01\x01\x12R\n" +
+	"\x14ephemeral_containers\x18\n" +
+	" \x03(\v2\x1f.ome.v1beta1.EphemeralContainerR\x13ephemeralContainers\x129\n" +
+	"\fhost_aliases\x18\v \x03(\v2\x16.ome.v1beta1.HostAliasR\vhostAliases\x12\x1e\n" +
+	"\bhost_ipc\x18\f \x01(\bH\x05R\ahostIPC\x88\x01\x01\x12&\n" +
+	"\fhost_network\x18\r \x01(\bH\x06R\vhostNetwork\x88\x01\x01\x12\x1e\n" +
+	"\bhost_pid\x18\x0e \x01(\bH\aR\ahostPID\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"host_users\x18\x0f \x01(\bH\bR\thostUsers\x88\x01\x01\x12\x1f\n" +
+	"\bhostname\x18\x10 \x01(\tH\tR\bhostname\x88\x01\x01\x12O\n" +
+	"\x12image_pull_secrets\x18\x11 \x03(\v2!.ome.v1beta1.LocalObjectReferenceR\x10imagePullSecrets\x12?\n" +
+	"\x0finit_containers\x18\x12 \x03(\v2\x16.ome.v1beta1.ContainerR\x0einitContainers\x12 \n" +
+	"\tnode_name\x18\x13 \x01(\tH\n" +
+	"R\bnodeName\x88\x01\x01\x12N\n" +
+	"\rnode_selector\x18\x14 \x03(\v2).ome.v1beta1.WorkerSpec.NodeSelectorEntryR\fnodeSelector\x12\"\n" +
+	"\x02os\x18\x15 \x01(\v2\x12.ome.v1beta1.PodOSR\x02os\x12A\n" +
+	"\boverhead\x18\x16 \x03(\v2%.ome.v1beta1.WorkerSpec.OverheadEntryR\boverhead\x120\n" +
+	"\x11preemption_policy\x18\x17 \x01(\tH\vR\x10preemptionPolicy\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18\x18 \x01(\x05H\fR\bpriority\x88\x01\x01\x123\n" +
+	"\x13priority_class_name\x18\x19 \x01(\tH\rR\x11priorityClassName\x88\x01\x01\x12F\n" +
+	"\x0freadiness_gates\x18\x1a \x03(\v2\x1d.ome.v1beta1.PodReadinessGateR\x0ereadinessGates\x12F\n" +
+	"\x0fresource_claims\x18\x1b \x03(\v2\x1d.ome.v1beta1.PodResourceClaimR\x0eresourceClaims\x12*\n" +
+	"\x0erestart_policy\x18\x1c \x01(\tH\x0eR\rrestartPolicy\x88\x01\x01\x121\n" +
+	"\x12runtime_class_name\x18\x1d \x01(\tH\x0fR\x10runtimeClassName\x88\x01\x01\x12*\n" +
+	"\x0escheduler_name\x18\x1e \x01(\tH\x10R\rschedulerName\x88\x01\x01\x12I\n" +
+	"\x10scheduling_gates\x18\x1f \x03(\v2\x1e.ome.v1beta1.PodSchedulingGateR\x0fschedulingGates\x12J\n" +
+	"\x10security_context\x18  \x01(\v2\x1f.ome.v1beta1.PodSecurityContextR\x0fsecurityContext\x12,\n" +
+	"\x0fservice_account\x18! \x01(\tH\x11R\x0eserviceAccount\x88\x01\x01\x125\n" +
+	"\x14service_account_name\x18\" \x01(\tH\x12R\x12serviceAccountName\x88\x01\x01\x124\n" +
+	"\x14set_hostname_as_fqdn\x18# \x01(\bH\x13R\x11setHostnameAsFQDN\x88\x01\x01\x12;\n" +
+	"\x17share_process_namespace\x18$ \x01(\bH\x14R\x15shareProcessNamespace\x88\x01\x01\x12!\n" +
+	"\tsubdomain\x18% \x01(\tH\x15R\tsubdomain\x88\x01\x01\x12L\n" +
+	" termination_grace_period_seconds\x18& \x01(\x03H\x16R\x1dterminationGracePeriodSeconds\x88\x01\x01\x129\n" +
+	"\vtolerations\x18' \x03(\v2\x17.ome.v1beta1.TolerationR\vtolerations\x12e\n" +
+	"\x1btopology_spread_constraints\x18( \x03(\v2%.ome.v1beta1.TopologySpreadConstraintR\x19topologySpreadConstraints\x12-\n" +
+	"\avolumes\x18) \x03(\v2\x13.ome.v1beta1.VolumeR\avolumes\x1a?\n" +
+	"\x11NodeSelectorEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
+	"\rOverheadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01B\a\n" +
+	"\x05_sizeB\x1a\n" +
+	"\x18_active_deadline_secondsB\"\n" +
+	" _automount_service_account_tokenB\r\n" +
+	"\v_dns_policyB\x17\n" +
+	"\x15_enable_service_linksB\v\n" +
+	"\t_host_ipcB\x0f\n" +
+	"\r_host_networkB\v\n" +
+	"\t_host_pidB\r\n" +
+	"\v_host_usersB\v\n" +
+	"\t_hostnameB\f\n" +
+	"\n" +
+	"_node_nameB\x14\n" +
+	"\x12_preemption_policyB\v\n" +
+	"\t_priorityB\x16\n" +
+	"\x14_priority_class_nameB\x11\n" +
+	"\x0f_restart_policyB\x15\n" +
+	"\x13_runtime_class_nameB\x11\n" +
+	"\x0f_scheduler_nameB\x12\n" +
+	"\x10_service_accountB\x17\n" +
+	"\x15_service_account_nameB\x17\n" +
+	"\x15_set_hostname_as_fqdnB\x1a\n" +
+	"\x18_share_process_namespaceB\f\n" +
+	"\n" +
+	"_subdomainB#\n" +
+	"!_termination_grace_period_secondsBGZEgithub.com/ome-selector/ome-selector/client/go/ome/v1beta1;omev1beta1b\x06proto3"
 
 var (
 	file_ome_v1beta1_types_proto_rawDescOnce sync.Once
@@ -4186,171 +15911,618 @@ func file_ome_v1beta1_types_proto_rawDescGZIP() []byte {
 	return file_ome_v1beta1_types_proto_rawDescData
 }
 
-var file_ome_v1beta1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_ome_v1beta1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 193)
 var file_ome_v1beta1_types_proto_goTypes = []any{
-	(*ObjectMeta)(nil),              // 0: ome.v1beta1.ObjectMeta
-	(*ModelFormat)(nil),             // 1: ome.v1beta1.ModelFormat
-	(*ModelFrameworkSpec)(nil),      // 2: ome.v1beta1.ModelFrameworkSpec
-	(*DiffusionComponentSpec)(nil),  // 3: ome.v1beta1.DiffusionComponentSpec
-	(*DiffusionPipelineSpec)(nil),   // 4: ome.v1beta1.DiffusionPipelineSpec
-	(*SupportedModelFormat)(nil),    // 5: ome.v1beta1.SupportedModelFormat
-	(*ModelSizeRangeSpec)(nil),      // 6: ome.v1beta1.ModelSizeRangeSpec
-	(*AcceleratorRequirements)(nil), // 7: ome.v1beta1.AcceleratorRequirements
-	(*AcceleratorConstraints)(nil),  // 8: ome.v1beta1.AcceleratorConstraints
-	(*AcceleratorSelector)(nil),     // 9: ome.v1beta1.AcceleratorSelector
-	(*Container)(nil),               // 10: ome.v1beta1.Container
-	(*LeaderSpec)(nil),              // 11: ome.v1beta1.LeaderSpec
-	(*WorkerSpec)(nil),              // 12: ome.v1beta1.WorkerSpec
-	(*DeploymentStrategy)(nil),      // 13: ome.v1beta1.DeploymentStrategy
-	(*AutoscalerPolicyRef)(nil),     // 14: ome.v1beta1.AutoscalerPolicyRef
-	(*MetricSpec)(nil),              // 15: ome.v1beta1.MetricSpec
-	(*HPAAutoscaler)(nil),           // 16: ome.v1beta1.HPAAutoscaler
-	(*KedaAutoscaler)(nil),          // 17: ome.v1beta1.KedaAutoscaler
-	(*ComponentAutoscaler)(nil),     // 18: ome.v1beta1.ComponentAutoscaler
-	(*ProportionalPolicy)(nil),      // 19: ome.v1beta1.ProportionalPolicy
-	(*ScalingPolicy)(nil),           // 20: ome.v1beta1.ScalingPolicy
-	(*EngineSpec)(nil),              // 21: ome.v1beta1.EngineSpec
-	(*DecoderSpec)(nil),             // 22: ome.v1beta1.DecoderSpec
-	(*RouterSpec)(nil),              // 23: ome.v1beta1.RouterSpec
-	(*ServingRuntimeSpec)(nil),      // 24: ome.v1beta1.ServingRuntimeSpec
-	(*Condition)(nil),               // 25: ome.v1beta1.Condition
-	(*ServingRuntimeStatus)(nil),    // 26: ome.v1beta1.ServingRuntimeStatus
-	(*ServingRuntime)(nil),          // 27: ome.v1beta1.ServingRuntime
-	(*ClusterServingRuntime)(nil),   // 28: ome.v1beta1.ClusterServingRuntime
-	(*ControllerRevision)(nil),      // 29: ome.v1beta1.ControllerRevision
-	(*BaseModelSpec)(nil),           // 30: ome.v1beta1.BaseModelSpec
-	(*BaseModel)(nil),               // 31: ome.v1beta1.BaseModel
-	(*ClusterBaseModel)(nil),        // 32: ome.v1beta1.ClusterBaseModel
-	(*ModelRef)(nil),                // 33: ome.v1beta1.ModelRef
-	(*ServingRuntimeRef)(nil),       // 34: ome.v1beta1.ServingRuntimeRef
-	(*InferenceServiceSpec)(nil),    // 35: ome.v1beta1.InferenceServiceSpec
-	(*InferenceServiceStatus)(nil),  // 36: ome.v1beta1.InferenceServiceStatus
-	(*InferenceService)(nil),        // 37: ome.v1beta1.InferenceService
-	(*AcceleratorPerformance)(nil),  // 38: ome.v1beta1.AcceleratorPerformance
-	(*AcceleratorCapabilities)(nil), // 39: ome.v1beta1.AcceleratorCapabilities
-	(*AcceleratorCost)(nil),         // 40: ome.v1beta1.AcceleratorCost
-	(*AcceleratorDiscovery)(nil),    // 41: ome.v1beta1.AcceleratorDiscovery
-	(*AcceleratorResource)(nil),     // 42: ome.v1beta1.AcceleratorResource
-	(*AcceleratorClassSpec)(nil),    // 43: ome.v1beta1.AcceleratorClassSpec
-	(*AcceleratorClass)(nil),        // 44: ome.v1beta1.AcceleratorClass
-	nil,                             // 45: ome.v1beta1.ObjectMeta.LabelsEntry
-	nil,                             // 46: ome.v1beta1.ObjectMeta.AnnotationsEntry
-	nil,                             // 47: ome.v1beta1.DiffusionPipelineSpec.AdditionalComponentsEntry
-	nil,                             // 48: ome.v1beta1.ProportionalPolicy.RatiosEntry
-	nil,                             // 49: ome.v1beta1.EngineSpec.LabelsEntry
-	nil,                             // 50: ome.v1beta1.EngineSpec.AnnotationsEntry
-	nil,                             // 51: ome.v1beta1.DecoderSpec.LabelsEntry
-	nil,                             // 52: ome.v1beta1.DecoderSpec.AnnotationsEntry
-	nil,                             // 53: ome.v1beta1.RouterSpec.LabelsEntry
-	nil,                             // 54: ome.v1beta1.RouterSpec.AnnotationsEntry
-	nil,                             // 55: ome.v1beta1.RouterSpec.ConfigEntry
-	nil,                             // 56: ome.v1beta1.AcceleratorDiscovery.NodeSelectorEntry
-	(*timestamppb.Timestamp)(nil),   // 57: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),         // 58: google.protobuf.Struct
+	(*ObjectMeta)(nil),                        // 0: ome.v1beta1.ObjectMeta
+	(*ModelFormat)(nil),                       // 1: ome.v1beta1.ModelFormat
+	(*ModelFrameworkSpec)(nil),                // 2: ome.v1beta1.ModelFrameworkSpec
+	(*DiffusionComponentSpec)(nil),            // 3: ome.v1beta1.DiffusionComponentSpec
+	(*DiffusionPipelineSpec)(nil),             // 4: ome.v1beta1.DiffusionPipelineSpec
+	(*SupportedModelFormat)(nil),              // 5: ome.v1beta1.SupportedModelFormat
+	(*ModelSizeRangeSpec)(nil),                // 6: ome.v1beta1.ModelSizeRangeSpec
+	(*AcceleratorRequirements)(nil),           // 7: ome.v1beta1.AcceleratorRequirements
+	(*AcceleratorConstraints)(nil),            // 8: ome.v1beta1.AcceleratorConstraints
+	(*AcceleratorSelector)(nil),               // 9: ome.v1beta1.AcceleratorSelector
+	(*AutoscalerPolicyRef)(nil),               // 10: ome.v1beta1.AutoscalerPolicyRef
+	(*MetricSpec)(nil),                        // 11: ome.v1beta1.MetricSpec
+	(*HPAAutoscaler)(nil),                     // 12: ome.v1beta1.HPAAutoscaler
+	(*KedaAutoscaler)(nil),                    // 13: ome.v1beta1.KedaAutoscaler
+	(*ComponentAutoscaler)(nil),               // 14: ome.v1beta1.ComponentAutoscaler
+	(*ProportionalPolicy)(nil),                // 15: ome.v1beta1.ProportionalPolicy
+	(*ScalingPolicy)(nil),                     // 16: ome.v1beta1.ScalingPolicy
+	(*Condition)(nil),                         // 17: ome.v1beta1.Condition
+	(*ServingRuntimeStatus)(nil),              // 18: ome.v1beta1.ServingRuntimeStatus
+	(*ServingRuntime)(nil),                    // 19: ome.v1beta1.ServingRuntime
+	(*ClusterServingRuntime)(nil),             // 20: ome.v1beta1.ClusterServingRuntime
+	(*ControllerRevision)(nil),                // 21: ome.v1beta1.ControllerRevision
+	(*BaseModelSpec)(nil),                     // 22: ome.v1beta1.BaseModelSpec
+	(*BaseModel)(nil),                         // 23: ome.v1beta1.BaseModel
+	(*ClusterBaseModel)(nil),                  // 24: ome.v1beta1.ClusterBaseModel
+	(*ModelRef)(nil),                          // 25: ome.v1beta1.ModelRef
+	(*ServingRuntimeRef)(nil),                 // 26: ome.v1beta1.ServingRuntimeRef
+	(*InferenceServiceSpec)(nil),              // 27: ome.v1beta1.InferenceServiceSpec
+	(*InferenceServiceStatus)(nil),            // 28: ome.v1beta1.InferenceServiceStatus
+	(*InferenceService)(nil),                  // 29: ome.v1beta1.InferenceService
+	(*AcceleratorPerformance)(nil),            // 30: ome.v1beta1.AcceleratorPerformance
+	(*AcceleratorCapabilities)(nil),           // 31: ome.v1beta1.AcceleratorCapabilities
+	(*AcceleratorCost)(nil),                   // 32: ome.v1beta1.AcceleratorCost
+	(*AcceleratorDiscovery)(nil),              // 33: ome.v1beta1.AcceleratorDiscovery
+	(*AcceleratorResource)(nil),               // 34: ome.v1beta1.AcceleratorResource
+	(*AcceleratorClassSpec)(nil),              // 35: ome.v1beta1.AcceleratorClassSpec
+	(*AcceleratorClass)(nil),                  // 36: ome.v1beta1.AcceleratorClass
+	(*AWSElasticBlockStoreVolumeSource)(nil),  // 37: ome.v1beta1.AWSElasticBlockStoreVolumeSource
+	(*AcceleratorModelConfig)(nil),            // 38: ome.v1beta1.AcceleratorModelConfig
+	(*Affinity)(nil),                          // 39: ome.v1beta1.Affinity
+	(*AppArmorProfile)(nil),                   // 40: ome.v1beta1.AppArmorProfile
+	(*AuthenticationRef)(nil),                 // 41: ome.v1beta1.AuthenticationRef
+	(*AzureDiskVolumeSource)(nil),             // 42: ome.v1beta1.AzureDiskVolumeSource
+	(*AzureFileVolumeSource)(nil),             // 43: ome.v1beta1.AzureFileVolumeSource
+	(*CSIVolumeSource)(nil),                   // 44: ome.v1beta1.CSIVolumeSource
+	(*Capabilities)(nil),                      // 45: ome.v1beta1.Capabilities
+	(*CephFSVolumeSource)(nil),                // 46: ome.v1beta1.CephFSVolumeSource
+	(*CinderVolumeSource)(nil),                // 47: ome.v1beta1.CinderVolumeSource
+	(*ClusterTrustBundleProjection)(nil),      // 48: ome.v1beta1.ClusterTrustBundleProjection
+	(*ConfigMapEnvSource)(nil),                // 49: ome.v1beta1.ConfigMapEnvSource
+	(*ConfigMapKeySelector)(nil),              // 50: ome.v1beta1.ConfigMapKeySelector
+	(*ConfigMapProjection)(nil),               // 51: ome.v1beta1.ConfigMapProjection
+	(*ConfigMapVolumeSource)(nil),             // 52: ome.v1beta1.ConfigMapVolumeSource
+	(*Container)(nil),                         // 53: ome.v1beta1.Container
+	(*ContainerPort)(nil),                     // 54: ome.v1beta1.ContainerPort
+	(*ContainerResizePolicy)(nil),             // 55: ome.v1beta1.ContainerResizePolicy
+	(*DecoderSpec)(nil),                       // 56: ome.v1beta1.DecoderSpec
+	(*DeploymentStrategy)(nil),                // 57: ome.v1beta1.DeploymentStrategy
+	(*DownwardAPIProjection)(nil),             // 58: ome.v1beta1.DownwardAPIProjection
+	(*DownwardAPIVolumeFile)(nil),             // 59: ome.v1beta1.DownwardAPIVolumeFile
+	(*DownwardAPIVolumeSource)(nil),           // 60: ome.v1beta1.DownwardAPIVolumeSource
+	(*EmptyDirVolumeSource)(nil),              // 61: ome.v1beta1.EmptyDirVolumeSource
+	(*EngineSpec)(nil),                        // 62: ome.v1beta1.EngineSpec
+	(*EnvFromSource)(nil),                     // 63: ome.v1beta1.EnvFromSource
+	(*EnvVar)(nil),                            // 64: ome.v1beta1.EnvVar
+	(*EnvVarSource)(nil),                      // 65: ome.v1beta1.EnvVarSource
+	(*EphemeralContainer)(nil),                // 66: ome.v1beta1.EphemeralContainer
+	(*EphemeralVolumeSource)(nil),             // 67: ome.v1beta1.EphemeralVolumeSource
+	(*ExecAction)(nil),                        // 68: ome.v1beta1.ExecAction
+	(*FCVolumeSource)(nil),                    // 69: ome.v1beta1.FCVolumeSource
+	(*FlexVolumeSource)(nil),                  // 70: ome.v1beta1.FlexVolumeSource
+	(*FlockerVolumeSource)(nil),               // 71: ome.v1beta1.FlockerVolumeSource
+	(*GCEPersistentDiskVolumeSource)(nil),     // 72: ome.v1beta1.GCEPersistentDiskVolumeSource
+	(*GRPCAction)(nil),                        // 73: ome.v1beta1.GRPCAction
+	(*GitRepoVolumeSource)(nil),               // 74: ome.v1beta1.GitRepoVolumeSource
+	(*GlusterfsVolumeSource)(nil),             // 75: ome.v1beta1.GlusterfsVolumeSource
+	(*HTTPGetAction)(nil),                     // 76: ome.v1beta1.HTTPGetAction
+	(*HTTPHeader)(nil),                        // 77: ome.v1beta1.HTTPHeader
+	(*HostAlias)(nil),                         // 78: ome.v1beta1.HostAlias
+	(*HostPathVolumeSource)(nil),              // 79: ome.v1beta1.HostPathVolumeSource
+	(*ISCSIVolumeSource)(nil),                 // 80: ome.v1beta1.ISCSIVolumeSource
+	(*ImageVolumeSource)(nil),                 // 81: ome.v1beta1.ImageVolumeSource
+	(*KedaConfig)(nil),                        // 82: ome.v1beta1.KedaConfig
+	(*KeyToPath)(nil),                         // 83: ome.v1beta1.KeyToPath
+	(*LabelSelector)(nil),                     // 84: ome.v1beta1.LabelSelector
+	(*LabelSelectorRequirement)(nil),          // 85: ome.v1beta1.LabelSelectorRequirement
+	(*LeaderSpec)(nil),                        // 86: ome.v1beta1.LeaderSpec
+	(*Lifecycle)(nil),                         // 87: ome.v1beta1.Lifecycle
+	(*LifecycleHandler)(nil),                  // 88: ome.v1beta1.LifecycleHandler
+	(*LocalObjectReference)(nil),              // 89: ome.v1beta1.LocalObjectReference
+	(*ModelSpec)(nil),                         // 90: ome.v1beta1.ModelSpec
+	(*NFSVolumeSource)(nil),                   // 91: ome.v1beta1.NFSVolumeSource
+	(*NodeAffinity)(nil),                      // 92: ome.v1beta1.NodeAffinity
+	(*NodeSelector)(nil),                      // 93: ome.v1beta1.NodeSelector
+	(*NodeSelectorRequirement)(nil),           // 94: ome.v1beta1.NodeSelectorRequirement
+	(*NodeSelectorTerm)(nil),                  // 95: ome.v1beta1.NodeSelectorTerm
+	(*ObjectFieldSelector)(nil),               // 96: ome.v1beta1.ObjectFieldSelector
+	(*PersistentVolumeClaimSpec)(nil),         // 97: ome.v1beta1.PersistentVolumeClaimSpec
+	(*PersistentVolumeClaimTemplate)(nil),     // 98: ome.v1beta1.PersistentVolumeClaimTemplate
+	(*PersistentVolumeClaimVolumeSource)(nil), // 99: ome.v1beta1.PersistentVolumeClaimVolumeSource
+	(*PhotonPersistentDiskVolumeSource)(nil),  // 100: ome.v1beta1.PhotonPersistentDiskVolumeSource
+	(*PodAffinity)(nil),                       // 101: ome.v1beta1.PodAffinity
+	(*PodAffinityTerm)(nil),                   // 102: ome.v1beta1.PodAffinityTerm
+	(*PodAntiAffinity)(nil),                   // 103: ome.v1beta1.PodAntiAffinity
+	(*PodDNSConfig)(nil),                      // 104: ome.v1beta1.PodDNSConfig
+	(*PodDNSConfigOption)(nil),                // 105: ome.v1beta1.PodDNSConfigOption
+	(*PodOS)(nil),                             // 106: ome.v1beta1.PodOS
+	(*PodReadinessGate)(nil),                  // 107: ome.v1beta1.PodReadinessGate
+	(*PodResourceClaim)(nil),                  // 108: ome.v1beta1.PodResourceClaim
+	(*PodSchedulingGate)(nil),                 // 109: ome.v1beta1.PodSchedulingGate
+	(*PodSecurityContext)(nil),                // 110: ome.v1beta1.PodSecurityContext
+	(*PortworxVolumeSource)(nil),              // 111: ome.v1beta1.PortworxVolumeSource
+	(*PredictorSpec)(nil),                     // 112: ome.v1beta1.PredictorSpec
+	(*PreferredSchedulingTerm)(nil),           // 113: ome.v1beta1.PreferredSchedulingTerm
+	(*Probe)(nil),                             // 114: ome.v1beta1.Probe
+	(*ProjectedVolumeSource)(nil),             // 115: ome.v1beta1.ProjectedVolumeSource
+	(*QuobyteVolumeSource)(nil),               // 116: ome.v1beta1.QuobyteVolumeSource
+	(*RBDVolumeSource)(nil),                   // 117: ome.v1beta1.RBDVolumeSource
+	(*ResourceClaim)(nil),                     // 118: ome.v1beta1.ResourceClaim
+	(*ResourceFieldSelector)(nil),             // 119: ome.v1beta1.ResourceFieldSelector
+	(*ResourceRequirements)(nil),              // 120: ome.v1beta1.ResourceRequirements
+	(*RollingUpdateDeployment)(nil),           // 121: ome.v1beta1.RollingUpdateDeployment
+	(*RouterSpec)(nil),                        // 122: ome.v1beta1.RouterSpec
+	(*SELinuxOptions)(nil),                    // 123: ome.v1beta1.SELinuxOptions
+	(*ScaleIOVolumeSource)(nil),               // 124: ome.v1beta1.ScaleIOVolumeSource
+	(*SeccompProfile)(nil),                    // 125: ome.v1beta1.SeccompProfile
+	(*SecretEnvSource)(nil),                   // 126: ome.v1beta1.SecretEnvSource
+	(*SecretKeySelector)(nil),                 // 127: ome.v1beta1.SecretKeySelector
+	(*SecretProjection)(nil),                  // 128: ome.v1beta1.SecretProjection
+	(*SecretVolumeSource)(nil),                // 129: ome.v1beta1.SecretVolumeSource
+	(*SecurityContext)(nil),                   // 130: ome.v1beta1.SecurityContext
+	(*ServiceAccountTokenProjection)(nil),     // 131: ome.v1beta1.ServiceAccountTokenProjection
+	(*ServingRuntimeSpec)(nil),                // 132: ome.v1beta1.ServingRuntimeSpec
+	(*SleepAction)(nil),                       // 133: ome.v1beta1.SleepAction
+	(*StorageOSVolumeSource)(nil),             // 134: ome.v1beta1.StorageOSVolumeSource
+	(*Sysctl)(nil),                            // 135: ome.v1beta1.Sysctl
+	(*TCPSocketAction)(nil),                   // 136: ome.v1beta1.TCPSocketAction
+	(*TensorParallelismConfig)(nil),           // 137: ome.v1beta1.TensorParallelismConfig
+	(*Toleration)(nil),                        // 138: ome.v1beta1.Toleration
+	(*TopologySpreadConstraint)(nil),          // 139: ome.v1beta1.TopologySpreadConstraint
+	(*TypedLocalObjectReference)(nil),         // 140: ome.v1beta1.TypedLocalObjectReference
+	(*TypedObjectReference)(nil),              // 141: ome.v1beta1.TypedObjectReference
+	(*Volume)(nil),                            // 142: ome.v1beta1.Volume
+	(*VolumeDevice)(nil),                      // 143: ome.v1beta1.VolumeDevice
+	(*VolumeMount)(nil),                       // 144: ome.v1beta1.VolumeMount
+	(*VolumeProjection)(nil),                  // 145: ome.v1beta1.VolumeProjection
+	(*VolumeResourceRequirements)(nil),        // 146: ome.v1beta1.VolumeResourceRequirements
+	(*VsphereVirtualDiskVolumeSource)(nil),    // 147: ome.v1beta1.VsphereVirtualDiskVolumeSource
+	(*WeightedPodAffinityTerm)(nil),           // 148: ome.v1beta1.WeightedPodAffinityTerm
+	(*WindowsSecurityContextOptions)(nil),     // 149: ome.v1beta1.WindowsSecurityContextOptions
+	(*WorkerPodSpec)(nil),                     // 150: ome.v1beta1.WorkerPodSpec
+	(*WorkerSpec)(nil),                        // 151: ome.v1beta1.WorkerSpec
+	nil,                                       // 152: ome.v1beta1.ObjectMeta.LabelsEntry
+	nil,                                       // 153: ome.v1beta1.ObjectMeta.AnnotationsEntry
+	nil,                                       // 154: ome.v1beta1.DiffusionPipelineSpec.AdditionalComponentsEntry
+	nil,                                       // 155: ome.v1beta1.SupportedModelFormat.AcceleratorConfigEntry
+	nil,                                       // 156: ome.v1beta1.ProportionalPolicy.RatiosEntry
+	nil,                                       // 157: ome.v1beta1.AcceleratorDiscovery.NodeSelectorEntry
+	nil,                                       // 158: ome.v1beta1.AcceleratorModelConfig.EnvironmentOverrideEntry
+	nil,                                       // 159: ome.v1beta1.CSIVolumeSource.VolumeAttributesEntry
+	nil,                                       // 160: ome.v1beta1.DecoderSpec.LabelsEntry
+	nil,                                       // 161: ome.v1beta1.DecoderSpec.AnnotationsEntry
+	nil,                                       // 162: ome.v1beta1.DecoderSpec.NodeSelectorEntry
+	nil,                                       // 163: ome.v1beta1.DecoderSpec.OverheadEntry
+	nil,                                       // 164: ome.v1beta1.EngineSpec.LabelsEntry
+	nil,                                       // 165: ome.v1beta1.EngineSpec.AnnotationsEntry
+	nil,                                       // 166: ome.v1beta1.EngineSpec.NodeSelectorEntry
+	nil,                                       // 167: ome.v1beta1.EngineSpec.OverheadEntry
+	nil,                                       // 168: ome.v1beta1.FlexVolumeSource.OptionsEntry
+	nil,                                       // 169: ome.v1beta1.LabelSelector.MatchLabelsEntry
+	nil,                                       // 170: ome.v1beta1.LeaderSpec.NodeSelectorEntry
+	nil,                                       // 171: ome.v1beta1.LeaderSpec.OverheadEntry
+	nil,                                       // 172: ome.v1beta1.PredictorSpec.AnnotationsEntry
+	nil,                                       // 173: ome.v1beta1.PredictorSpec.LabelsEntry
+	nil,                                       // 174: ome.v1beta1.PredictorSpec.NodeSelectorEntry
+	nil,                                       // 175: ome.v1beta1.PredictorSpec.OverheadEntry
+	nil,                                       // 176: ome.v1beta1.ResourceRequirements.LimitsEntry
+	nil,                                       // 177: ome.v1beta1.ResourceRequirements.RequestsEntry
+	nil,                                       // 178: ome.v1beta1.RouterSpec.LabelsEntry
+	nil,                                       // 179: ome.v1beta1.RouterSpec.AnnotationsEntry
+	nil,                                       // 180: ome.v1beta1.RouterSpec.ConfigEntry
+	nil,                                       // 181: ome.v1beta1.RouterSpec.NodeSelectorEntry
+	nil,                                       // 182: ome.v1beta1.RouterSpec.OverheadEntry
+	nil,                                       // 183: ome.v1beta1.ServingRuntimeSpec.AnnotationsEntry
+	nil,                                       // 184: ome.v1beta1.ServingRuntimeSpec.LabelsEntry
+	nil,                                       // 185: ome.v1beta1.ServingRuntimeSpec.NodeSelectorEntry
+	nil,                                       // 186: ome.v1beta1.VolumeResourceRequirements.LimitsEntry
+	nil,                                       // 187: ome.v1beta1.VolumeResourceRequirements.RequestsEntry
+	nil,                                       // 188: ome.v1beta1.WorkerPodSpec.AnnotationsEntry
+	nil,                                       // 189: ome.v1beta1.WorkerPodSpec.LabelsEntry
+	nil,                                       // 190: ome.v1beta1.WorkerPodSpec.NodeSelectorEntry
+	nil,                                       // 191: ome.v1beta1.WorkerSpec.NodeSelectorEntry
+	nil,                                       // 192: ome.v1beta1.WorkerSpec.OverheadEntry
+	(*timestamppb.Timestamp)(nil),             // 193: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),                   // 194: google.protobuf.Struct
+	(*structpb.Value)(nil),                    // 195: google.protobuf.Value
 }
 var file_ome_v1beta1_types_proto_depIdxs = []int32{
-	45, // 0: ome.v1beta1.ObjectMeta.labels:type_name -> ome.v1beta1.ObjectMeta.LabelsEntry
-	46, // 1: ome.v1beta1.ObjectMeta.annotations:type_name -> ome.v1beta1.ObjectMeta.AnnotationsEntry
-	57, // 2: ome.v1beta1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
-	3,  // 3: ome.v1beta1.DiffusionPipelineSpec.scheduler:type_name -> ome.v1beta1.DiffusionComponentSpec
-	3,  // 4: ome.v1beta1.DiffusionPipelineSpec.text_encoder:type_name -> ome.v1beta1.DiffusionComponentSpec
-	3,  // 5: ome.v1beta1.DiffusionPipelineSpec.tokenizer:type_name -> ome.v1beta1.DiffusionComponentSpec
-	3,  // 6: ome.v1beta1.DiffusionPipelineSpec.transformer:type_name -> ome.v1beta1.DiffusionComponentSpec
-	3,  // 7: ome.v1beta1.DiffusionPipelineSpec.vae:type_name -> ome.v1beta1.DiffusionComponentSpec
-	47, // 8: ome.v1beta1.DiffusionPipelineSpec.additional_components:type_name -> ome.v1beta1.DiffusionPipelineSpec.AdditionalComponentsEntry
-	1,  // 9: ome.v1beta1.SupportedModelFormat.model_format:type_name -> ome.v1beta1.ModelFormat
-	2,  // 10: ome.v1beta1.SupportedModelFormat.model_framework:type_name -> ome.v1beta1.ModelFrameworkSpec
-	4,  // 11: ome.v1beta1.SupportedModelFormat.diffusion_pipeline:type_name -> ome.v1beta1.DiffusionPipelineSpec
-	8,  // 12: ome.v1beta1.AcceleratorSelector.constraints:type_name -> ome.v1beta1.AcceleratorConstraints
-	10, // 13: ome.v1beta1.LeaderSpec.runner:type_name -> ome.v1beta1.Container
-	10, // 14: ome.v1beta1.WorkerSpec.runner:type_name -> ome.v1beta1.Container
-	58, // 15: ome.v1beta1.MetricSpec.resource:type_name -> google.protobuf.Struct
-	58, // 16: ome.v1beta1.MetricSpec.pods:type_name -> google.protobuf.Struct
-	58, // 17: ome.v1beta1.MetricSpec.object:type_name -> google.protobuf.Struct
-	58, // 18: ome.v1beta1.MetricSpec.external:type_name -> google.protobuf.Struct
-	58, // 19: ome.v1beta1.MetricSpec.container_resource:type_name -> google.protobuf.Struct
-	15, // 20: ome.v1beta1.HPAAutoscaler.metrics:type_name -> ome.v1beta1.MetricSpec
-	58, // 21: ome.v1beta1.HPAAutoscaler.behavior:type_name -> google.protobuf.Struct
-	58, // 22: ome.v1beta1.KedaAutoscaler.triggers:type_name -> google.protobuf.Struct
-	58, // 23: ome.v1beta1.KedaAutoscaler.advanced:type_name -> google.protobuf.Struct
-	58, // 24: ome.v1beta1.KedaAutoscaler.fallback:type_name -> google.protobuf.Struct
-	17, // 25: ome.v1beta1.ComponentAutoscaler.keda:type_name -> ome.v1beta1.KedaAutoscaler
-	16, // 26: ome.v1beta1.ComponentAutoscaler.hpa:type_name -> ome.v1beta1.HPAAutoscaler
-	48, // 27: ome.v1beta1.ProportionalPolicy.ratios:type_name -> ome.v1beta1.ProportionalPolicy.RatiosEntry
-	19, // 28: ome.v1beta1.ScalingPolicy.proportional:type_name -> ome.v1beta1.ProportionalPolicy
-	49, // 29: ome.v1beta1.EngineSpec.labels:type_name -> ome.v1beta1.EngineSpec.LabelsEntry
-	50, // 30: ome.v1beta1.EngineSpec.annotations:type_name -> ome.v1beta1.EngineSpec.AnnotationsEntry
-	10, // 31: ome.v1beta1.EngineSpec.runner:type_name -> ome.v1beta1.Container
-	11, // 32: ome.v1beta1.EngineSpec.leader:type_name -> ome.v1beta1.LeaderSpec
-	12, // 33: ome.v1beta1.EngineSpec.worker:type_name -> ome.v1beta1.WorkerSpec
-	9,  // 34: ome.v1beta1.EngineSpec.accelerator_override:type_name -> ome.v1beta1.AcceleratorSelector
-	13, // 35: ome.v1beta1.EngineSpec.deployment_strategy:type_name -> ome.v1beta1.DeploymentStrategy
-	18, // 36: ome.v1beta1.EngineSpec.autoscaler:type_name -> ome.v1beta1.ComponentAutoscaler
-	14, // 37: ome.v1beta1.EngineSpec.autoscaler_policy_ref:type_name -> ome.v1beta1.AutoscalerPolicyRef
-	51, // 38: ome.v1beta1.DecoderSpec.labels:type_name -> ome.v1beta1.DecoderSpec.LabelsEntry
-	52, // 39: ome.v1beta1.DecoderSpec.annotations:type_name -> ome.v1beta1.DecoderSpec.AnnotationsEntry
-	10, // 40: ome.v1beta1.DecoderSpec.runner:type_name -> ome.v1beta1.Container
-	11, // 41: ome.v1beta1.DecoderSpec.leader:type_name -> ome.v1beta1.LeaderSpec
-	12, // 42: ome.v1beta1.DecoderSpec.worker:type_name -> ome.v1beta1.WorkerSpec
-	9,  // 43: ome.v1beta1.DecoderSpec.accelerator_override:type_name -> ome.v1beta1.AcceleratorSelector
-	13, // 44: ome.v1beta1.DecoderSpec.deployment_strategy:type_name -> ome.v1beta1.DeploymentStrategy
-	18, // 45: ome.v1beta1.DecoderSpec.autoscaler:type_name -> ome.v1beta1.ComponentAutoscaler
-	14, // 46: ome.v1beta1.DecoderSpec.autoscaler_policy_ref:type_name -> ome.v1beta1.AutoscalerPolicyRef
-	53, // 47: ome.v1beta1.RouterSpec.labels:type_name -> ome.v1beta1.RouterSpec.LabelsEntry
-	54, // 48: ome.v1beta1.RouterSpec.annotations:type_name -> ome.v1beta1.RouterSpec.AnnotationsEntry
-	10, // 49: ome.v1beta1.RouterSpec.runner:type_name -> ome.v1beta1.Container
-	55, // 50: ome.v1beta1.RouterSpec.config:type_name -> ome.v1beta1.RouterSpec.ConfigEntry
-	13, // 51: ome.v1beta1.RouterSpec.deployment_strategy:type_name -> ome.v1beta1.DeploymentStrategy
-	18, // 52: ome.v1beta1.RouterSpec.autoscaler:type_name -> ome.v1beta1.ComponentAutoscaler
-	14, // 53: ome.v1beta1.RouterSpec.autoscaler_policy_ref:type_name -> ome.v1beta1.AutoscalerPolicyRef
-	5,  // 54: ome.v1beta1.ServingRuntimeSpec.supported_model_formats:type_name -> ome.v1beta1.SupportedModelFormat
-	6,  // 55: ome.v1beta1.ServingRuntimeSpec.model_size_range:type_name -> ome.v1beta1.ModelSizeRangeSpec
-	21, // 56: ome.v1beta1.ServingRuntimeSpec.engine_config:type_name -> ome.v1beta1.EngineSpec
-	22, // 57: ome.v1beta1.ServingRuntimeSpec.decoder_config:type_name -> ome.v1beta1.DecoderSpec
-	23, // 58: ome.v1beta1.ServingRuntimeSpec.router_config:type_name -> ome.v1beta1.RouterSpec
-	7,  // 59: ome.v1beta1.ServingRuntimeSpec.accelerator_requirements:type_name -> ome.v1beta1.AcceleratorRequirements
-	20, // 60: ome.v1beta1.ServingRuntimeSpec.scaling_policy:type_name -> ome.v1beta1.ScalingPolicy
-	57, // 61: ome.v1beta1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
-	25, // 62: ome.v1beta1.ServingRuntimeStatus.conditions:type_name -> ome.v1beta1.Condition
-	0,  // 63: ome.v1beta1.ServingRuntime.metadata:type_name -> ome.v1beta1.ObjectMeta
-	24, // 64: ome.v1beta1.ServingRuntime.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
-	26, // 65: ome.v1beta1.ServingRuntime.status:type_name -> ome.v1beta1.ServingRuntimeStatus
-	0,  // 66: ome.v1beta1.ClusterServingRuntime.metadata:type_name -> ome.v1beta1.ObjectMeta
-	24, // 67: ome.v1beta1.ClusterServingRuntime.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
-	26, // 68: ome.v1beta1.ClusterServingRuntime.status:type_name -> ome.v1beta1.ServingRuntimeStatus
-	0,  // 69: ome.v1beta1.ControllerRevision.metadata:type_name -> ome.v1beta1.ObjectMeta
-	24, // 70: ome.v1beta1.ControllerRevision.data:type_name -> ome.v1beta1.ServingRuntimeSpec
-	1,  // 71: ome.v1beta1.BaseModelSpec.model_format:type_name -> ome.v1beta1.ModelFormat
-	2,  // 72: ome.v1beta1.BaseModelSpec.model_framework:type_name -> ome.v1beta1.ModelFrameworkSpec
-	4,  // 73: ome.v1beta1.BaseModelSpec.diffusion_pipeline:type_name -> ome.v1beta1.DiffusionPipelineSpec
-	0,  // 74: ome.v1beta1.BaseModel.metadata:type_name -> ome.v1beta1.ObjectMeta
-	30, // 75: ome.v1beta1.BaseModel.spec:type_name -> ome.v1beta1.BaseModelSpec
-	0,  // 76: ome.v1beta1.ClusterBaseModel.metadata:type_name -> ome.v1beta1.ObjectMeta
-	30, // 77: ome.v1beta1.ClusterBaseModel.spec:type_name -> ome.v1beta1.BaseModelSpec
-	33, // 78: ome.v1beta1.InferenceServiceSpec.model:type_name -> ome.v1beta1.ModelRef
-	34, // 79: ome.v1beta1.InferenceServiceSpec.runtime:type_name -> ome.v1beta1.ServingRuntimeRef
-	21, // 80: ome.v1beta1.InferenceServiceSpec.engine:type_name -> ome.v1beta1.EngineSpec
-	22, // 81: ome.v1beta1.InferenceServiceSpec.decoder:type_name -> ome.v1beta1.DecoderSpec
-	23, // 82: ome.v1beta1.InferenceServiceSpec.router:type_name -> ome.v1beta1.RouterSpec
-	9,  // 83: ome.v1beta1.InferenceServiceSpec.accelerator_selector:type_name -> ome.v1beta1.AcceleratorSelector
-	25, // 84: ome.v1beta1.InferenceServiceStatus.conditions:type_name -> ome.v1beta1.Condition
-	0,  // 85: ome.v1beta1.InferenceService.metadata:type_name -> ome.v1beta1.ObjectMeta
-	35, // 86: ome.v1beta1.InferenceService.spec:type_name -> ome.v1beta1.InferenceServiceSpec
-	36, // 87: ome.v1beta1.InferenceService.status:type_name -> ome.v1beta1.InferenceServiceStatus
-	38, // 88: ome.v1beta1.AcceleratorCapabilities.performance:type_name -> ome.v1beta1.AcceleratorPerformance
-	56, // 89: ome.v1beta1.AcceleratorDiscovery.node_selector:type_name -> ome.v1beta1.AcceleratorDiscovery.NodeSelectorEntry
-	41, // 90: ome.v1beta1.AcceleratorClassSpec.discovery:type_name -> ome.v1beta1.AcceleratorDiscovery
-	39, // 91: ome.v1beta1.AcceleratorClassSpec.capabilities:type_name -> ome.v1beta1.AcceleratorCapabilities
-	42, // 92: ome.v1beta1.AcceleratorClassSpec.resources:type_name -> ome.v1beta1.AcceleratorResource
-	40, // 93: ome.v1beta1.AcceleratorClassSpec.cost:type_name -> ome.v1beta1.AcceleratorCost
-	0,  // 94: ome.v1beta1.AcceleratorClass.metadata:type_name -> ome.v1beta1.ObjectMeta
-	43, // 95: ome.v1beta1.AcceleratorClass.spec:type_name -> ome.v1beta1.AcceleratorClassSpec
-	3,  // 96: ome.v1beta1.DiffusionPipelineSpec.AdditionalComponentsEntry.value:type_name -> ome.v1beta1.DiffusionComponentSpec
-	97, // [97:97] is the sub-list for method output_type
-	97, // [97:97] is the sub-list for method input_type
-	97, // [97:97] is the sub-list for extension type_name
-	97, // [97:97] is the sub-list for extension extendee
-	0,  // [0:97] is the sub-list for field type_name
+	152, // 0: ome.v1beta1.ObjectMeta.labels:type_name -> ome.v1beta1.ObjectMeta.LabelsEntry
+	153, // 1: ome.v1beta1.ObjectMeta.annotations:type_name -> ome.v1beta1.ObjectMeta.AnnotationsEntry
+	193, // 2: ome.v1beta1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
+	3,   // 3: ome.v1beta1.DiffusionPipelineSpec.scheduler:type_name -> ome.v1beta1.DiffusionComponentSpec
+	3,   // 4: ome.v1beta1.DiffusionPipelineSpec.text_encoder:type_name -> ome.v1beta1.DiffusionComponentSpec
+	3,   // 5: ome.v1beta1.DiffusionPipelineSpec.tokenizer:type_name -> ome.v1beta1.DiffusionComponentSpec
+	3,   // 6: ome.v1beta1.DiffusionPipelineSpec.transformer:type_name -> ome.v1beta1.DiffusionComponentSpec
+	3,   // 7: ome.v1beta1.DiffusionPipelineSpec.vae:type_name -> ome.v1beta1.DiffusionComponentSpec
+	154, // 8: ome.v1beta1.DiffusionPipelineSpec.additional_components:type_name -> ome.v1beta1.DiffusionPipelineSpec.AdditionalComponentsEntry
+	1,   // 9: ome.v1beta1.SupportedModelFormat.model_format:type_name -> ome.v1beta1.ModelFormat
+	2,   // 10: ome.v1beta1.SupportedModelFormat.model_framework:type_name -> ome.v1beta1.ModelFrameworkSpec
+	4,   // 11: ome.v1beta1.SupportedModelFormat.diffusion_pipeline:type_name -> ome.v1beta1.DiffusionPipelineSpec
+	155, // 12: ome.v1beta1.SupportedModelFormat.accelerator_config:type_name -> ome.v1beta1.SupportedModelFormat.AcceleratorConfigEntry
+	8,   // 13: ome.v1beta1.AcceleratorSelector.constraints:type_name -> ome.v1beta1.AcceleratorConstraints
+	194, // 14: ome.v1beta1.MetricSpec.resource:type_name -> google.protobuf.Struct
+	194, // 15: ome.v1beta1.MetricSpec.pods:type_name -> google.protobuf.Struct
+	194, // 16: ome.v1beta1.MetricSpec.object:type_name -> google.protobuf.Struct
+	194, // 17: ome.v1beta1.MetricSpec.external:type_name -> google.protobuf.Struct
+	194, // 18: ome.v1beta1.MetricSpec.container_resource:type_name -> google.protobuf.Struct
+	11,  // 19: ome.v1beta1.HPAAutoscaler.metrics:type_name -> ome.v1beta1.MetricSpec
+	194, // 20: ome.v1beta1.HPAAutoscaler.behavior:type_name -> google.protobuf.Struct
+	194, // 21: ome.v1beta1.KedaAutoscaler.triggers:type_name -> google.protobuf.Struct
+	194, // 22: ome.v1beta1.KedaAutoscaler.advanced:type_name -> google.protobuf.Struct
+	194, // 23: ome.v1beta1.KedaAutoscaler.fallback:type_name -> google.protobuf.Struct
+	13,  // 24: ome.v1beta1.ComponentAutoscaler.keda:type_name -> ome.v1beta1.KedaAutoscaler
+	12,  // 25: ome.v1beta1.ComponentAutoscaler.hpa:type_name -> ome.v1beta1.HPAAutoscaler
+	156, // 26: ome.v1beta1.ProportionalPolicy.ratios:type_name -> ome.v1beta1.ProportionalPolicy.RatiosEntry
+	15,  // 27: ome.v1beta1.ScalingPolicy.proportional:type_name -> ome.v1beta1.ProportionalPolicy
+	193, // 28: ome.v1beta1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	17,  // 29: ome.v1beta1.ServingRuntimeStatus.conditions:type_name -> ome.v1beta1.Condition
+	0,   // 30: ome.v1beta1.ServingRuntime.metadata:type_name -> ome.v1beta1.ObjectMeta
+	132, // 31: ome.v1beta1.ServingRuntime.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
+	18,  // 32: ome.v1beta1.ServingRuntime.status:type_name -> ome.v1beta1.ServingRuntimeStatus
+	0,   // 33: ome.v1beta1.ClusterServingRuntime.metadata:type_name -> ome.v1beta1.ObjectMeta
+	132, // 34: ome.v1beta1.ClusterServingRuntime.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
+	18,  // 35: ome.v1beta1.ClusterServingRuntime.status:type_name -> ome.v1beta1.ServingRuntimeStatus
+	0,   // 36: ome.v1beta1.ControllerRevision.metadata:type_name -> ome.v1beta1.ObjectMeta
+	132, // 37: ome.v1beta1.ControllerRevision.data:type_name -> ome.v1beta1.ServingRuntimeSpec
+	1,   // 38: ome.v1beta1.BaseModelSpec.model_format:type_name -> ome.v1beta1.ModelFormat
+	2,   // 39: ome.v1beta1.BaseModelSpec.model_framework:type_name -> ome.v1beta1.ModelFrameworkSpec
+	4,   // 40: ome.v1beta1.BaseModelSpec.diffusion_pipeline:type_name -> ome.v1beta1.DiffusionPipelineSpec
+	0,   // 41: ome.v1beta1.BaseModel.metadata:type_name -> ome.v1beta1.ObjectMeta
+	22,  // 42: ome.v1beta1.BaseModel.spec:type_name -> ome.v1beta1.BaseModelSpec
+	0,   // 43: ome.v1beta1.ClusterBaseModel.metadata:type_name -> ome.v1beta1.ObjectMeta
+	22,  // 44: ome.v1beta1.ClusterBaseModel.spec:type_name -> ome.v1beta1.BaseModelSpec
+	25,  // 45: ome.v1beta1.InferenceServiceSpec.model:type_name -> ome.v1beta1.ModelRef
+	26,  // 46: ome.v1beta1.InferenceServiceSpec.runtime:type_name -> ome.v1beta1.ServingRuntimeRef
+	62,  // 47: ome.v1beta1.InferenceServiceSpec.engine:type_name -> ome.v1beta1.EngineSpec
+	56,  // 48: ome.v1beta1.InferenceServiceSpec.decoder:type_name -> ome.v1beta1.DecoderSpec
+	122, // 49: ome.v1beta1.InferenceServiceSpec.router:type_name -> ome.v1beta1.RouterSpec
+	9,   // 50: ome.v1beta1.InferenceServiceSpec.accelerator_selector:type_name -> ome.v1beta1.AcceleratorSelector
+	112, // 51: ome.v1beta1.InferenceServiceSpec.predictor:type_name -> ome.v1beta1.PredictorSpec
+	82,  // 52: ome.v1beta1.InferenceServiceSpec.keda_config:type_name -> ome.v1beta1.KedaConfig
+	17,  // 53: ome.v1beta1.InferenceServiceStatus.conditions:type_name -> ome.v1beta1.Condition
+	0,   // 54: ome.v1beta1.InferenceService.metadata:type_name -> ome.v1beta1.ObjectMeta
+	27,  // 55: ome.v1beta1.InferenceService.spec:type_name -> ome.v1beta1.InferenceServiceSpec
+	28,  // 56: ome.v1beta1.InferenceService.status:type_name -> ome.v1beta1.InferenceServiceStatus
+	30,  // 57: ome.v1beta1.AcceleratorCapabilities.performance:type_name -> ome.v1beta1.AcceleratorPerformance
+	157, // 58: ome.v1beta1.AcceleratorDiscovery.node_selector:type_name -> ome.v1beta1.AcceleratorDiscovery.NodeSelectorEntry
+	33,  // 59: ome.v1beta1.AcceleratorClassSpec.discovery:type_name -> ome.v1beta1.AcceleratorDiscovery
+	31,  // 60: ome.v1beta1.AcceleratorClassSpec.capabilities:type_name -> ome.v1beta1.AcceleratorCapabilities
+	34,  // 61: ome.v1beta1.AcceleratorClassSpec.resources:type_name -> ome.v1beta1.AcceleratorResource
+	32,  // 62: ome.v1beta1.AcceleratorClassSpec.cost:type_name -> ome.v1beta1.AcceleratorCost
+	0,   // 63: ome.v1beta1.AcceleratorClass.metadata:type_name -> ome.v1beta1.ObjectMeta
+	35,  // 64: ome.v1beta1.AcceleratorClass.spec:type_name -> ome.v1beta1.AcceleratorClassSpec
+	158, // 65: ome.v1beta1.AcceleratorModelConfig.environment_override:type_name -> ome.v1beta1.AcceleratorModelConfig.EnvironmentOverrideEntry
+	137, // 66: ome.v1beta1.AcceleratorModelConfig.tensor_parallelism_override:type_name -> ome.v1beta1.TensorParallelismConfig
+	92,  // 67: ome.v1beta1.Affinity.node_affinity:type_name -> ome.v1beta1.NodeAffinity
+	101, // 68: ome.v1beta1.Affinity.pod_affinity:type_name -> ome.v1beta1.PodAffinity
+	103, // 69: ome.v1beta1.Affinity.pod_anti_affinity:type_name -> ome.v1beta1.PodAntiAffinity
+	89,  // 70: ome.v1beta1.CSIVolumeSource.node_publish_secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	159, // 71: ome.v1beta1.CSIVolumeSource.volume_attributes:type_name -> ome.v1beta1.CSIVolumeSource.VolumeAttributesEntry
+	89,  // 72: ome.v1beta1.CephFSVolumeSource.secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	89,  // 73: ome.v1beta1.CinderVolumeSource.secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	84,  // 74: ome.v1beta1.ClusterTrustBundleProjection.label_selector:type_name -> ome.v1beta1.LabelSelector
+	83,  // 75: ome.v1beta1.ConfigMapProjection.items:type_name -> ome.v1beta1.KeyToPath
+	83,  // 76: ome.v1beta1.ConfigMapVolumeSource.items:type_name -> ome.v1beta1.KeyToPath
+	64,  // 77: ome.v1beta1.Container.env:type_name -> ome.v1beta1.EnvVar
+	63,  // 78: ome.v1beta1.Container.env_from:type_name -> ome.v1beta1.EnvFromSource
+	87,  // 79: ome.v1beta1.Container.lifecycle:type_name -> ome.v1beta1.Lifecycle
+	114, // 80: ome.v1beta1.Container.liveness_probe:type_name -> ome.v1beta1.Probe
+	54,  // 81: ome.v1beta1.Container.ports:type_name -> ome.v1beta1.ContainerPort
+	114, // 82: ome.v1beta1.Container.readiness_probe:type_name -> ome.v1beta1.Probe
+	55,  // 83: ome.v1beta1.Container.resize_policy:type_name -> ome.v1beta1.ContainerResizePolicy
+	120, // 84: ome.v1beta1.Container.resources:type_name -> ome.v1beta1.ResourceRequirements
+	130, // 85: ome.v1beta1.Container.security_context:type_name -> ome.v1beta1.SecurityContext
+	114, // 86: ome.v1beta1.Container.startup_probe:type_name -> ome.v1beta1.Probe
+	143, // 87: ome.v1beta1.Container.volume_devices:type_name -> ome.v1beta1.VolumeDevice
+	144, // 88: ome.v1beta1.Container.volume_mounts:type_name -> ome.v1beta1.VolumeMount
+	160, // 89: ome.v1beta1.DecoderSpec.labels:type_name -> ome.v1beta1.DecoderSpec.LabelsEntry
+	161, // 90: ome.v1beta1.DecoderSpec.annotations:type_name -> ome.v1beta1.DecoderSpec.AnnotationsEntry
+	53,  // 91: ome.v1beta1.DecoderSpec.runner:type_name -> ome.v1beta1.Container
+	86,  // 92: ome.v1beta1.DecoderSpec.leader:type_name -> ome.v1beta1.LeaderSpec
+	151, // 93: ome.v1beta1.DecoderSpec.worker:type_name -> ome.v1beta1.WorkerSpec
+	9,   // 94: ome.v1beta1.DecoderSpec.accelerator_override:type_name -> ome.v1beta1.AcceleratorSelector
+	57,  // 95: ome.v1beta1.DecoderSpec.deployment_strategy:type_name -> ome.v1beta1.DeploymentStrategy
+	14,  // 96: ome.v1beta1.DecoderSpec.autoscaler:type_name -> ome.v1beta1.ComponentAutoscaler
+	10,  // 97: ome.v1beta1.DecoderSpec.autoscaler_policy_ref:type_name -> ome.v1beta1.AutoscalerPolicyRef
+	39,  // 98: ome.v1beta1.DecoderSpec.affinity:type_name -> ome.v1beta1.Affinity
+	53,  // 99: ome.v1beta1.DecoderSpec.containers:type_name -> ome.v1beta1.Container
+	104, // 100: ome.v1beta1.DecoderSpec.dns_config:type_name -> ome.v1beta1.PodDNSConfig
+	66,  // 101: ome.v1beta1.DecoderSpec.ephemeral_containers:type_name -> ome.v1beta1.EphemeralContainer
+	78,  // 102: ome.v1beta1.DecoderSpec.host_aliases:type_name -> ome.v1beta1.HostAlias
+	89,  // 103: ome.v1beta1.DecoderSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	53,  // 104: ome.v1beta1.DecoderSpec.init_containers:type_name -> ome.v1beta1.Container
+	82,  // 105: ome.v1beta1.DecoderSpec.keda_config:type_name -> ome.v1beta1.KedaConfig
+	195, // 106: ome.v1beta1.DecoderSpec.max_unavailable:type_name -> google.protobuf.Value
+	195, // 107: ome.v1beta1.DecoderSpec.min_available:type_name -> google.protobuf.Value
+	162, // 108: ome.v1beta1.DecoderSpec.node_selector:type_name -> ome.v1beta1.DecoderSpec.NodeSelectorEntry
+	106, // 109: ome.v1beta1.DecoderSpec.os:type_name -> ome.v1beta1.PodOS
+	163, // 110: ome.v1beta1.DecoderSpec.overhead:type_name -> ome.v1beta1.DecoderSpec.OverheadEntry
+	107, // 111: ome.v1beta1.DecoderSpec.readiness_gates:type_name -> ome.v1beta1.PodReadinessGate
+	108, // 112: ome.v1beta1.DecoderSpec.resource_claims:type_name -> ome.v1beta1.PodResourceClaim
+	109, // 113: ome.v1beta1.DecoderSpec.scheduling_gates:type_name -> ome.v1beta1.PodSchedulingGate
+	110, // 114: ome.v1beta1.DecoderSpec.security_context:type_name -> ome.v1beta1.PodSecurityContext
+	138, // 115: ome.v1beta1.DecoderSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	139, // 116: ome.v1beta1.DecoderSpec.topology_spread_constraints:type_name -> ome.v1beta1.TopologySpreadConstraint
+	142, // 117: ome.v1beta1.DecoderSpec.volumes:type_name -> ome.v1beta1.Volume
+	121, // 118: ome.v1beta1.DeploymentStrategy.rolling_update:type_name -> ome.v1beta1.RollingUpdateDeployment
+	59,  // 119: ome.v1beta1.DownwardAPIProjection.items:type_name -> ome.v1beta1.DownwardAPIVolumeFile
+	96,  // 120: ome.v1beta1.DownwardAPIVolumeFile.field_ref:type_name -> ome.v1beta1.ObjectFieldSelector
+	119, // 121: ome.v1beta1.DownwardAPIVolumeFile.resource_field_ref:type_name -> ome.v1beta1.ResourceFieldSelector
+	59,  // 122: ome.v1beta1.DownwardAPIVolumeSource.items:type_name -> ome.v1beta1.DownwardAPIVolumeFile
+	195, // 123: ome.v1beta1.EmptyDirVolumeSource.size_limit:type_name -> google.protobuf.Value
+	164, // 124: ome.v1beta1.EngineSpec.labels:type_name -> ome.v1beta1.EngineSpec.LabelsEntry
+	165, // 125: ome.v1beta1.EngineSpec.annotations:type_name -> ome.v1beta1.EngineSpec.AnnotationsEntry
+	53,  // 126: ome.v1beta1.EngineSpec.runner:type_name -> ome.v1beta1.Container
+	86,  // 127: ome.v1beta1.EngineSpec.leader:type_name -> ome.v1beta1.LeaderSpec
+	151, // 128: ome.v1beta1.EngineSpec.worker:type_name -> ome.v1beta1.WorkerSpec
+	9,   // 129: ome.v1beta1.EngineSpec.accelerator_override:type_name -> ome.v1beta1.AcceleratorSelector
+	57,  // 130: ome.v1beta1.EngineSpec.deployment_strategy:type_name -> ome.v1beta1.DeploymentStrategy
+	14,  // 131: ome.v1beta1.EngineSpec.autoscaler:type_name -> ome.v1beta1.ComponentAutoscaler
+	10,  // 132: ome.v1beta1.EngineSpec.autoscaler_policy_ref:type_name -> ome.v1beta1.AutoscalerPolicyRef
+	39,  // 133: ome.v1beta1.EngineSpec.affinity:type_name -> ome.v1beta1.Affinity
+	53,  // 134: ome.v1beta1.EngineSpec.containers:type_name -> ome.v1beta1.Container
+	104, // 135: ome.v1beta1.EngineSpec.dns_config:type_name -> ome.v1beta1.PodDNSConfig
+	66,  // 136: ome.v1beta1.EngineSpec.ephemeral_containers:type_name -> ome.v1beta1.EphemeralContainer
+	78,  // 137: ome.v1beta1.EngineSpec.host_aliases:type_name -> ome.v1beta1.HostAlias
+	89,  // 138: ome.v1beta1.EngineSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	53,  // 139: ome.v1beta1.EngineSpec.init_containers:type_name -> ome.v1beta1.Container
+	82,  // 140: ome.v1beta1.EngineSpec.keda_config:type_name -> ome.v1beta1.KedaConfig
+	195, // 141: ome.v1beta1.EngineSpec.max_unavailable:type_name -> google.protobuf.Value
+	195, // 142: ome.v1beta1.EngineSpec.min_available:type_name -> google.protobuf.Value
+	166, // 143: ome.v1beta1.EngineSpec.node_selector:type_name -> ome.v1beta1.EngineSpec.NodeSelectorEntry
+	106, // 144: ome.v1beta1.EngineSpec.os:type_name -> ome.v1beta1.PodOS
+	167, // 145: ome.v1beta1.EngineSpec.overhead:type_name -> ome.v1beta1.EngineSpec.OverheadEntry
+	107, // 146: ome.v1beta1.EngineSpec.readiness_gates:type_name -> ome.v1beta1.PodReadinessGate
+	108, // 147: ome.v1beta1.EngineSpec.resource_claims:type_name -> ome.v1beta1.PodResourceClaim
+	109, // 148: ome.v1beta1.EngineSpec.scheduling_gates:type_name -> ome.v1beta1.PodSchedulingGate
+	110, // 149: ome.v1beta1.EngineSpec.security_context:type_name -> ome.v1beta1.PodSecurityContext
+	138, // 150: ome.v1beta1.EngineSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	139, // 151: ome.v1beta1.EngineSpec.topology_spread_constraints:type_name -> ome.v1beta1.TopologySpreadConstraint
+	142, // 152: ome.v1beta1.EngineSpec.volumes:type_name -> ome.v1beta1.Volume
+	49,  // 153: ome.v1beta1.EnvFromSource.config_map_ref:type_name -> ome.v1beta1.ConfigMapEnvSource
+	126, // 154: ome.v1beta1.EnvFromSource.secret_ref:type_name -> ome.v1beta1.SecretEnvSource
+	65,  // 155: ome.v1beta1.EnvVar.value_from:type_name -> ome.v1beta1.EnvVarSource
+	50,  // 156: ome.v1beta1.EnvVarSource.config_map_key_ref:type_name -> ome.v1beta1.ConfigMapKeySelector
+	96,  // 157: ome.v1beta1.EnvVarSource.field_ref:type_name -> ome.v1beta1.ObjectFieldSelector
+	119, // 158: ome.v1beta1.EnvVarSource.resource_field_ref:type_name -> ome.v1beta1.ResourceFieldSelector
+	127, // 159: ome.v1beta1.EnvVarSource.secret_key_ref:type_name -> ome.v1beta1.SecretKeySelector
+	64,  // 160: ome.v1beta1.EphemeralContainer.env:type_name -> ome.v1beta1.EnvVar
+	63,  // 161: ome.v1beta1.EphemeralContainer.env_from:type_name -> ome.v1beta1.EnvFromSource
+	87,  // 162: ome.v1beta1.EphemeralContainer.lifecycle:type_name -> ome.v1beta1.Lifecycle
+	114, // 163: ome.v1beta1.EphemeralContainer.liveness_probe:type_name -> ome.v1beta1.Probe
+	54,  // 164: ome.v1beta1.EphemeralContainer.ports:type_name -> ome.v1beta1.ContainerPort
+	114, // 165: ome.v1beta1.EphemeralContainer.readiness_probe:type_name -> ome.v1beta1.Probe
+	55,  // 166: ome.v1beta1.EphemeralContainer.resize_policy:type_name -> ome.v1beta1.ContainerResizePolicy
+	120, // 167: ome.v1beta1.EphemeralContainer.resources:type_name -> ome.v1beta1.ResourceRequirements
+	130, // 168: ome.v1beta1.EphemeralContainer.security_context:type_name -> ome.v1beta1.SecurityContext
+	114, // 169: ome.v1beta1.EphemeralContainer.startup_probe:type_name -> ome.v1beta1.Probe
+	143, // 170: ome.v1beta1.EphemeralContainer.volume_devices:type_name -> ome.v1beta1.VolumeDevice
+	144, // 171: ome.v1beta1.EphemeralContainer.volume_mounts:type_name -> ome.v1beta1.VolumeMount
+	98,  // 172: ome.v1beta1.EphemeralVolumeSource.volume_claim_template:type_name -> ome.v1beta1.PersistentVolumeClaimTemplate
+	168, // 173: ome.v1beta1.FlexVolumeSource.options:type_name -> ome.v1beta1.FlexVolumeSource.OptionsEntry
+	89,  // 174: ome.v1beta1.FlexVolumeSource.secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	77,  // 175: ome.v1beta1.HTTPGetAction.http_headers:type_name -> ome.v1beta1.HTTPHeader
+	195, // 176: ome.v1beta1.HTTPGetAction.port:type_name -> google.protobuf.Value
+	89,  // 177: ome.v1beta1.ISCSIVolumeSource.secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	41,  // 178: ome.v1beta1.KedaConfig.authentication_ref:type_name -> ome.v1beta1.AuthenticationRef
+	85,  // 179: ome.v1beta1.LabelSelector.match_expressions:type_name -> ome.v1beta1.LabelSelectorRequirement
+	169, // 180: ome.v1beta1.LabelSelector.match_labels:type_name -> ome.v1beta1.LabelSelector.MatchLabelsEntry
+	53,  // 181: ome.v1beta1.LeaderSpec.runner:type_name -> ome.v1beta1.Container
+	39,  // 182: ome.v1beta1.LeaderSpec.affinity:type_name -> ome.v1beta1.Affinity
+	53,  // 183: ome.v1beta1.LeaderSpec.containers:type_name -> ome.v1beta1.Container
+	104, // 184: ome.v1beta1.LeaderSpec.dns_config:type_name -> ome.v1beta1.PodDNSConfig
+	66,  // 185: ome.v1beta1.LeaderSpec.ephemeral_containers:type_name -> ome.v1beta1.EphemeralContainer
+	78,  // 186: ome.v1beta1.LeaderSpec.host_aliases:type_name -> ome.v1beta1.HostAlias
+	89,  // 187: ome.v1beta1.LeaderSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	53,  // 188: ome.v1beta1.LeaderSpec.init_containers:type_name -> ome.v1beta1.Container
+	170, // 189: ome.v1beta1.LeaderSpec.node_selector:type_name -> ome.v1beta1.LeaderSpec.NodeSelectorEntry
+	106, // 190: ome.v1beta1.LeaderSpec.os:type_name -> ome.v1beta1.PodOS
+	171, // 191: ome.v1beta1.LeaderSpec.overhead:type_name -> ome.v1beta1.LeaderSpec.OverheadEntry
+	107, // 192: ome.v1beta1.LeaderSpec.readiness_gates:type_name -> ome.v1beta1.PodReadinessGate
+	108, // 193: ome.v1beta1.LeaderSpec.resource_claims:type_name -> ome.v1beta1.PodResourceClaim
+	109, // 194: ome.v1beta1.LeaderSpec.scheduling_gates:type_name -> ome.v1beta1.PodSchedulingGate
+	110, // 195: ome.v1beta1.LeaderSpec.security_context:type_name -> ome.v1beta1.PodSecurityContext
+	138, // 196: ome.v1beta1.LeaderSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	139, // 197: ome.v1beta1.LeaderSpec.topology_spread_constraints:type_name -> ome.v1beta1.TopologySpreadConstraint
+	142, // 198: ome.v1beta1.LeaderSpec.volumes:type_name -> ome.v1beta1.Volume
+	88,  // 199: ome.v1beta1.Lifecycle.post_start:type_name -> ome.v1beta1.LifecycleHandler
+	88,  // 200: ome.v1beta1.Lifecycle.pre_stop:type_name -> ome.v1beta1.LifecycleHandler
+	68,  // 201: ome.v1beta1.LifecycleHandler.exec:type_name -> ome.v1beta1.ExecAction
+	76,  // 202: ome.v1beta1.LifecycleHandler.http_get:type_name -> ome.v1beta1.HTTPGetAction
+	133, // 203: ome.v1beta1.LifecycleHandler.sleep:type_name -> ome.v1beta1.SleepAction
+	136, // 204: ome.v1beta1.LifecycleHandler.tcp_socket:type_name -> ome.v1beta1.TCPSocketAction
+	64,  // 205: ome.v1beta1.ModelSpec.env:type_name -> ome.v1beta1.EnvVar
+	63,  // 206: ome.v1beta1.ModelSpec.env_from:type_name -> ome.v1beta1.EnvFromSource
+	87,  // 207: ome.v1beta1.ModelSpec.lifecycle:type_name -> ome.v1beta1.Lifecycle
+	114, // 208: ome.v1beta1.ModelSpec.liveness_probe:type_name -> ome.v1beta1.Probe
+	54,  // 209: ome.v1beta1.ModelSpec.ports:type_name -> ome.v1beta1.ContainerPort
+	114, // 210: ome.v1beta1.ModelSpec.readiness_probe:type_name -> ome.v1beta1.Probe
+	55,  // 211: ome.v1beta1.ModelSpec.resize_policy:type_name -> ome.v1beta1.ContainerResizePolicy
+	120, // 212: ome.v1beta1.ModelSpec.resources:type_name -> ome.v1beta1.ResourceRequirements
+	130, // 213: ome.v1beta1.ModelSpec.security_context:type_name -> ome.v1beta1.SecurityContext
+	114, // 214: ome.v1beta1.ModelSpec.startup_probe:type_name -> ome.v1beta1.Probe
+	143, // 215: ome.v1beta1.ModelSpec.volume_devices:type_name -> ome.v1beta1.VolumeDevice
+	144, // 216: ome.v1beta1.ModelSpec.volume_mounts:type_name -> ome.v1beta1.VolumeMount
+	113, // 217: ome.v1beta1.NodeAffinity.preferred_during_scheduling_ignored_during_execution:type_name -> ome.v1beta1.PreferredSchedulingTerm
+	93,  // 218: ome.v1beta1.NodeAffinity.required_during_scheduling_ignored_during_execution:type_name -> ome.v1beta1.NodeSelector
+	95,  // 219: ome.v1beta1.NodeSelector.node_selector_terms:type_name -> ome.v1beta1.NodeSelectorTerm
+	94,  // 220: ome.v1beta1.NodeSelectorTerm.match_expressions:type_name -> ome.v1beta1.NodeSelectorRequirement
+	94,  // 221: ome.v1beta1.NodeSelectorTerm.match_fields:type_name -> ome.v1beta1.NodeSelectorRequirement
+	140, // 222: ome.v1beta1.PersistentVolumeClaimSpec.data_source:type_name -> ome.v1beta1.TypedLocalObjectReference
+	141, // 223: ome.v1beta1.PersistentVolumeClaimSpec.data_source_ref:type_name -> ome.v1beta1.TypedObjectReference
+	146, // 224: ome.v1beta1.PersistentVolumeClaimSpec.resources:type_name -> ome.v1beta1.VolumeResourceRequirements
+	84,  // 225: ome.v1beta1.PersistentVolumeClaimSpec.selector:type_name -> ome.v1beta1.LabelSelector
+	194, // 226: ome.v1beta1.PersistentVolumeClaimTemplate.metadata:type_name -> google.protobuf.Struct
+	97,  // 227: ome.v1beta1.PersistentVolumeClaimTemplate.spec:type_name -> ome.v1beta1.PersistentVolumeClaimSpec
+	148, // 228: ome.v1beta1.PodAffinity.preferred_during_scheduling_ignored_during_execution:type_name -> ome.v1beta1.WeightedPodAffinityTerm
+	102, // 229: ome.v1beta1.PodAffinity.required_during_scheduling_ignored_during_execution:type_name -> ome.v1beta1.PodAffinityTerm
+	84,  // 230: ome.v1beta1.PodAffinityTerm.label_selector:type_name -> ome.v1beta1.LabelSelector
+	84,  // 231: ome.v1beta1.PodAffinityTerm.namespace_selector:type_name -> ome.v1beta1.LabelSelector
+	148, // 232: ome.v1beta1.PodAntiAffinity.preferred_during_scheduling_ignored_during_execution:type_name -> ome.v1beta1.WeightedPodAffinityTerm
+	102, // 233: ome.v1beta1.PodAntiAffinity.required_during_scheduling_ignored_during_execution:type_name -> ome.v1beta1.PodAffinityTerm
+	105, // 234: ome.v1beta1.PodDNSConfig.options:type_name -> ome.v1beta1.PodDNSConfigOption
+	40,  // 235: ome.v1beta1.PodSecurityContext.app_armor_profile:type_name -> ome.v1beta1.AppArmorProfile
+	123, // 236: ome.v1beta1.PodSecurityContext.se_linux_options:type_name -> ome.v1beta1.SELinuxOptions
+	125, // 237: ome.v1beta1.PodSecurityContext.seccomp_profile:type_name -> ome.v1beta1.SeccompProfile
+	135, // 238: ome.v1beta1.PodSecurityContext.sysctls:type_name -> ome.v1beta1.Sysctl
+	149, // 239: ome.v1beta1.PodSecurityContext.windows_options:type_name -> ome.v1beta1.WindowsSecurityContextOptions
+	39,  // 240: ome.v1beta1.PredictorSpec.affinity:type_name -> ome.v1beta1.Affinity
+	172, // 241: ome.v1beta1.PredictorSpec.annotations:type_name -> ome.v1beta1.PredictorSpec.AnnotationsEntry
+	53,  // 242: ome.v1beta1.PredictorSpec.containers:type_name -> ome.v1beta1.Container
+	57,  // 243: ome.v1beta1.PredictorSpec.deployment_strategy:type_name -> ome.v1beta1.DeploymentStrategy
+	104, // 244: ome.v1beta1.PredictorSpec.dns_config:type_name -> ome.v1beta1.PodDNSConfig
+	78,  // 245: ome.v1beta1.PredictorSpec.host_aliases:type_name -> ome.v1beta1.HostAlias
+	89,  // 246: ome.v1beta1.PredictorSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	53,  // 247: ome.v1beta1.PredictorSpec.init_containers:type_name -> ome.v1beta1.Container
+	82,  // 248: ome.v1beta1.PredictorSpec.keda_config:type_name -> ome.v1beta1.KedaConfig
+	173, // 249: ome.v1beta1.PredictorSpec.labels:type_name -> ome.v1beta1.PredictorSpec.LabelsEntry
+	195, // 250: ome.v1beta1.PredictorSpec.max_unavailable:type_name -> google.protobuf.Value
+	195, // 251: ome.v1beta1.PredictorSpec.min_available:type_name -> google.protobuf.Value
+	90,  // 252: ome.v1beta1.PredictorSpec.model:type_name -> ome.v1beta1.ModelSpec
+	174, // 253: ome.v1beta1.PredictorSpec.node_selector:type_name -> ome.v1beta1.PredictorSpec.NodeSelectorEntry
+	106, // 254: ome.v1beta1.PredictorSpec.os:type_name -> ome.v1beta1.PodOS
+	175, // 255: ome.v1beta1.PredictorSpec.overhead:type_name -> ome.v1beta1.PredictorSpec.OverheadEntry
+	107, // 256: ome.v1beta1.PredictorSpec.readiness_gates:type_name -> ome.v1beta1.PodReadinessGate
+	108, // 257: ome.v1beta1.PredictorSpec.resource_claims:type_name -> ome.v1beta1.PodResourceClaim
+	109, // 258: ome.v1beta1.PredictorSpec.scheduling_gates:type_name -> ome.v1beta1.PodSchedulingGate
+	110, // 259: ome.v1beta1.PredictorSpec.security_context:type_name -> ome.v1beta1.PodSecurityContext
+	138, // 260: ome.v1beta1.PredictorSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	139, // 261: ome.v1beta1.PredictorSpec.topology_spread_constraints:type_name -> ome.v1beta1.TopologySpreadConstraint
+	142, // 262: ome.v1beta1.PredictorSpec.volumes:type_name -> ome.v1beta1.Volume
+	151, // 263: ome.v1beta1.PredictorSpec.worker_spec:type_name -> ome.v1beta1.WorkerSpec
+	95,  // 264: ome.v1beta1.PreferredSchedulingTerm.preference:type_name -> ome.v1beta1.NodeSelectorTerm
+	68,  // 265: ome.v1beta1.Probe.exec:type_name -> ome.v1beta1.ExecAction
+	73,  // 266: ome.v1beta1.Probe.grpc:type_name -> ome.v1beta1.GRPCAction
+	76,  // 267: ome.v1beta1.Probe.http_get:type_name -> ome.v1beta1.HTTPGetAction
+	136, // 268: ome.v1beta1.Probe.tcp_socket:type_name -> ome.v1beta1.TCPSocketAction
+	145, // 269: ome.v1beta1.ProjectedVolumeSource.sources:type_name -> ome.v1beta1.VolumeProjection
+	89,  // 270: ome.v1beta1.RBDVolumeSource.secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	195, // 271: ome.v1beta1.ResourceFieldSelector.divisor:type_name -> google.protobuf.Value
+	118, // 272: ome.v1beta1.ResourceRequirements.claims:type_name -> ome.v1beta1.ResourceClaim
+	176, // 273: ome.v1beta1.ResourceRequirements.limits:type_name -> ome.v1beta1.ResourceRequirements.LimitsEntry
+	177, // 274: ome.v1beta1.ResourceRequirements.requests:type_name -> ome.v1beta1.ResourceRequirements.RequestsEntry
+	195, // 275: ome.v1beta1.RollingUpdateDeployment.max_surge:type_name -> google.protobuf.Value
+	195, // 276: ome.v1beta1.RollingUpdateDeployment.max_unavailable:type_name -> google.protobuf.Value
+	178, // 277: ome.v1beta1.RouterSpec.labels:type_name -> ome.v1beta1.RouterSpec.LabelsEntry
+	179, // 278: ome.v1beta1.RouterSpec.annotations:type_name -> ome.v1beta1.RouterSpec.AnnotationsEntry
+	53,  // 279: ome.v1beta1.RouterSpec.runner:type_name -> ome.v1beta1.Container
+	180, // 280: ome.v1beta1.RouterSpec.config:type_name -> ome.v1beta1.RouterSpec.ConfigEntry
+	57,  // 281: ome.v1beta1.RouterSpec.deployment_strategy:type_name -> ome.v1beta1.DeploymentStrategy
+	14,  // 282: ome.v1beta1.RouterSpec.autoscaler:type_name -> ome.v1beta1.ComponentAutoscaler
+	10,  // 283: ome.v1beta1.RouterSpec.autoscaler_policy_ref:type_name -> ome.v1beta1.AutoscalerPolicyRef
+	39,  // 284: ome.v1beta1.RouterSpec.affinity:type_name -> ome.v1beta1.Affinity
+	53,  // 285: ome.v1beta1.RouterSpec.containers:type_name -> ome.v1beta1.Container
+	104, // 286: ome.v1beta1.RouterSpec.dns_config:type_name -> ome.v1beta1.PodDNSConfig
+	66,  // 287: ome.v1beta1.RouterSpec.ephemeral_containers:type_name -> ome.v1beta1.EphemeralContainer
+	78,  // 288: ome.v1beta1.RouterSpec.host_aliases:type_name -> ome.v1beta1.HostAlias
+	89,  // 289: ome.v1beta1.RouterSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	53,  // 290: ome.v1beta1.RouterSpec.init_containers:type_name -> ome.v1beta1.Container
+	82,  // 291: ome.v1beta1.RouterSpec.keda_config:type_name -> ome.v1beta1.KedaConfig
+	195, // 292: ome.v1beta1.RouterSpec.max_unavailable:type_name -> google.protobuf.Value
+	195, // 293: ome.v1beta1.RouterSpec.min_available:type_name -> google.protobuf.Value
+	181, // 294: ome.v1beta1.RouterSpec.node_selector:type_name -> ome.v1beta1.RouterSpec.NodeSelectorEntry
+	106, // 295: ome.v1beta1.RouterSpec.os:type_name -> ome.v1beta1.PodOS
+	182, // 296: ome.v1beta1.RouterSpec.overhead:type_name -> ome.v1beta1.RouterSpec.OverheadEntry
+	107, // 297: ome.v1beta1.RouterSpec.readiness_gates:type_name -> ome.v1beta1.PodReadinessGate
+	108, // 298: ome.v1beta1.RouterSpec.resource_claims:type_name -> ome.v1beta1.PodResourceClaim
+	109, // 299: ome.v1beta1.RouterSpec.scheduling_gates:type_name -> ome.v1beta1.PodSchedulingGate
+	110, // 300: ome.v1beta1.RouterSpec.security_context:type_name -> ome.v1beta1.PodSecurityContext
+	138, // 301: ome.v1beta1.RouterSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	139, // 302: ome.v1beta1.RouterSpec.topology_spread_constraints:type_name -> ome.v1beta1.TopologySpreadConstraint
+	142, // 303: ome.v1beta1.RouterSpec.volumes:type_name -> ome.v1beta1.Volume
+	89,  // 304: ome.v1beta1.ScaleIOVolumeSource.secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	83,  // 305: ome.v1beta1.SecretProjection.items:type_name -> ome.v1beta1.KeyToPath
+	83,  // 306: ome.v1beta1.SecretVolumeSource.items:type_name -> ome.v1beta1.KeyToPath
+	40,  // 307: ome.v1beta1.SecurityContext.app_armor_profile:type_name -> ome.v1beta1.AppArmorProfile
+	45,  // 308: ome.v1beta1.SecurityContext.capabilities:type_name -> ome.v1beta1.Capabilities
+	123, // 309: ome.v1beta1.SecurityContext.se_linux_options:type_name -> ome.v1beta1.SELinuxOptions
+	125, // 310: ome.v1beta1.SecurityContext.seccomp_profile:type_name -> ome.v1beta1.SeccompProfile
+	149, // 311: ome.v1beta1.SecurityContext.windows_options:type_name -> ome.v1beta1.WindowsSecurityContextOptions
+	5,   // 312: ome.v1beta1.ServingRuntimeSpec.supported_model_formats:type_name -> ome.v1beta1.SupportedModelFormat
+	6,   // 313: ome.v1beta1.ServingRuntimeSpec.model_size_range:type_name -> ome.v1beta1.ModelSizeRangeSpec
+	62,  // 314: ome.v1beta1.ServingRuntimeSpec.engine_config:type_name -> ome.v1beta1.EngineSpec
+	56,  // 315: ome.v1beta1.ServingRuntimeSpec.decoder_config:type_name -> ome.v1beta1.DecoderSpec
+	122, // 316: ome.v1beta1.ServingRuntimeSpec.router_config:type_name -> ome.v1beta1.RouterSpec
+	7,   // 317: ome.v1beta1.ServingRuntimeSpec.accelerator_requirements:type_name -> ome.v1beta1.AcceleratorRequirements
+	16,  // 318: ome.v1beta1.ServingRuntimeSpec.scaling_policy:type_name -> ome.v1beta1.ScalingPolicy
+	39,  // 319: ome.v1beta1.ServingRuntimeSpec.affinity:type_name -> ome.v1beta1.Affinity
+	183, // 320: ome.v1beta1.ServingRuntimeSpec.annotations:type_name -> ome.v1beta1.ServingRuntimeSpec.AnnotationsEntry
+	53,  // 321: ome.v1beta1.ServingRuntimeSpec.containers:type_name -> ome.v1beta1.Container
+	89,  // 322: ome.v1beta1.ServingRuntimeSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	184, // 323: ome.v1beta1.ServingRuntimeSpec.labels:type_name -> ome.v1beta1.ServingRuntimeSpec.LabelsEntry
+	185, // 324: ome.v1beta1.ServingRuntimeSpec.node_selector:type_name -> ome.v1beta1.ServingRuntimeSpec.NodeSelectorEntry
+	138, // 325: ome.v1beta1.ServingRuntimeSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	142, // 326: ome.v1beta1.ServingRuntimeSpec.volumes:type_name -> ome.v1beta1.Volume
+	150, // 327: ome.v1beta1.ServingRuntimeSpec.workers:type_name -> ome.v1beta1.WorkerPodSpec
+	89,  // 328: ome.v1beta1.StorageOSVolumeSource.secret_ref:type_name -> ome.v1beta1.LocalObjectReference
+	195, // 329: ome.v1beta1.TCPSocketAction.port:type_name -> google.protobuf.Value
+	84,  // 330: ome.v1beta1.TopologySpreadConstraint.label_selector:type_name -> ome.v1beta1.LabelSelector
+	37,  // 331: ome.v1beta1.Volume.aws_elastic_block_store:type_name -> ome.v1beta1.AWSElasticBlockStoreVolumeSource
+	42,  // 332: ome.v1beta1.Volume.azure_disk:type_name -> ome.v1beta1.AzureDiskVolumeSource
+	43,  // 333: ome.v1beta1.Volume.azure_file:type_name -> ome.v1beta1.AzureFileVolumeSource
+	46,  // 334: ome.v1beta1.Volume.cephfs:type_name -> ome.v1beta1.CephFSVolumeSource
+	47,  // 335: ome.v1beta1.Volume.cinder:type_name -> ome.v1beta1.CinderVolumeSource
+	52,  // 336: ome.v1beta1.Volume.config_map:type_name -> ome.v1beta1.ConfigMapVolumeSource
+	44,  // 337: ome.v1beta1.Volume.csi:type_name -> ome.v1beta1.CSIVolumeSource
+	60,  // 338: ome.v1beta1.Volume.downward_api:type_name -> ome.v1beta1.DownwardAPIVolumeSource
+	61,  // 339: ome.v1beta1.Volume.empty_dir:type_name -> ome.v1beta1.EmptyDirVolumeSource
+	67,  // 340: ome.v1beta1.Volume.ephemeral:type_name -> ome.v1beta1.EphemeralVolumeSource
+	69,  // 341: ome.v1beta1.Volume.fc:type_name -> ome.v1beta1.FCVolumeSource
+	70,  // 342: ome.v1beta1.Volume.flex_volume:type_name -> ome.v1beta1.FlexVolumeSource
+	71,  // 343: ome.v1beta1.Volume.flocker:type_name -> ome.v1beta1.FlockerVolumeSource
+	72,  // 344: ome.v1beta1.Volume.gce_persistent_disk:type_name -> ome.v1beta1.GCEPersistentDiskVolumeSource
+	74,  // 345: ome.v1beta1.Volume.git_repo:type_name -> ome.v1beta1.GitRepoVolumeSource
+	75,  // 346: ome.v1beta1.Volume.glusterfs:type_name -> ome.v1beta1.GlusterfsVolumeSource
+	79,  // 347: ome.v1beta1.Volume.host_path:type_name -> ome.v1beta1.HostPathVolumeSource
+	81,  // 348: ome.v1beta1.Volume.image:type_name -> ome.v1beta1.ImageVolumeSource
+	80,  // 349: ome.v1beta1.Volume.iscsi:type_name -> ome.v1beta1.ISCSIVolumeSource
+	91,  // 350: ome.v1beta1.Volume.nfs:type_name -> ome.v1beta1.NFSVolumeSource
+	99,  // 351: ome.v1beta1.Volume.persistent_volume_claim:type_name -> ome.v1beta1.PersistentVolumeClaimVolumeSource
+	100, // 352: ome.v1beta1.Volume.photon_persistent_disk:type_name -> ome.v1beta1.PhotonPersistentDiskVolumeSource
+	111, // 353: ome.v1beta1.Volume.portworx_volume:type_name -> ome.v1beta1.PortworxVolumeSource
+	115, // 354: ome.v1beta1.Volume.projected:type_name -> ome.v1beta1.ProjectedVolumeSource
+	116, // 355: ome.v1beta1.Volume.quobyte:type_name -> ome.v1beta1.QuobyteVolumeSource
+	117, // 356: ome.v1beta1.Volume.rbd:type_name -> ome.v1beta1.RBDVolumeSource
+	124, // 357: ome.v1beta1.Volume.scale_io:type_name -> ome.v1beta1.ScaleIOVolumeSource
+	129, // 358: ome.v1beta1.Volume.secret:type_name -> ome.v1beta1.SecretVolumeSource
+	134, // 359: ome.v1beta1.Volume.storageos:type_name -> ome.v1beta1.StorageOSVolumeSource
+	147, // 360: ome.v1beta1.Volume.vsphere_volume:type_name -> ome.v1beta1.VsphereVirtualDiskVolumeSource
+	48,  // 361: ome.v1beta1.VolumeProjection.cluster_trust_bundle:type_name -> ome.v1beta1.ClusterTrustBundleProjection
+	51,  // 362: ome.v1beta1.VolumeProjection.config_map:type_name -> ome.v1beta1.ConfigMapProjection
+	58,  // 363: ome.v1beta1.VolumeProjection.downward_api:type_name -> ome.v1beta1.DownwardAPIProjection
+	128, // 364: ome.v1beta1.VolumeProjection.secret:type_name -> ome.v1beta1.SecretProjection
+	131, // 365: ome.v1beta1.VolumeProjection.service_account_token:type_name -> ome.v1beta1.ServiceAccountTokenProjection
+	186, // 366: ome.v1beta1.VolumeResourceRequirements.limits:type_name -> ome.v1beta1.VolumeResourceRequirements.LimitsEntry
+	187, // 367: ome.v1beta1.VolumeResourceRequirements.requests:type_name -> ome.v1beta1.VolumeResourceRequirements.RequestsEntry
+	102, // 368: ome.v1beta1.WeightedPodAffinityTerm.pod_affinity_term:type_name -> ome.v1beta1.PodAffinityTerm
+	39,  // 369: ome.v1beta1.WorkerPodSpec.affinity:type_name -> ome.v1beta1.Affinity
+	188, // 370: ome.v1beta1.WorkerPodSpec.annotations:type_name -> ome.v1beta1.WorkerPodSpec.AnnotationsEntry
+	53,  // 371: ome.v1beta1.WorkerPodSpec.containers:type_name -> ome.v1beta1.Container
+	89,  // 372: ome.v1beta1.WorkerPodSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	189, // 373: ome.v1beta1.WorkerPodSpec.labels:type_name -> ome.v1beta1.WorkerPodSpec.LabelsEntry
+	190, // 374: ome.v1beta1.WorkerPodSpec.node_selector:type_name -> ome.v1beta1.WorkerPodSpec.NodeSelectorEntry
+	138, // 375: ome.v1beta1.WorkerPodSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	142, // 376: ome.v1beta1.WorkerPodSpec.volumes:type_name -> ome.v1beta1.Volume
+	53,  // 377: ome.v1beta1.WorkerSpec.runner:type_name -> ome.v1beta1.Container
+	39,  // 378: ome.v1beta1.WorkerSpec.affinity:type_name -> ome.v1beta1.Affinity
+	53,  // 379: ome.v1beta1.WorkerSpec.containers:type_name -> ome.v1beta1.Container
+	104, // 380: ome.v1beta1.WorkerSpec.dns_config:type_name -> ome.v1beta1.PodDNSConfig
+	66,  // 381: ome.v1beta1.WorkerSpec.ephemeral_containers:type_name -> ome.v1beta1.EphemeralContainer
+	78,  // 382: ome.v1beta1.WorkerSpec.host_aliases:type_name -> ome.v1beta1.HostAlias
+	89,  // 383: ome.v1beta1.WorkerSpec.image_pull_secrets:type_name -> ome.v1beta1.LocalObjectReference
+	53,  // 384: ome.v1beta1.WorkerSpec.init_containers:type_name -> ome.v1beta1.Container
+	191, // 385: ome.v1beta1.WorkerSpec.node_selector:type_name -> ome.v1beta1.WorkerSpec.NodeSelectorEntry
+	106, // 386: ome.v1beta1.WorkerSpec.os:type_name -> ome.v1beta1.PodOS
+	192, // 387: ome.v1beta1.WorkerSpec.overhead:type_name -> ome.v1beta1.WorkerSpec.OverheadEntry
+	107, // 388: ome.v1beta1.WorkerSpec.readiness_gates:type_name -> ome.v1beta1.PodReadinessGate
+	108, // 389: ome.v1beta1.WorkerSpec.resource_claims:type_name -> ome.v1beta1.PodResourceClaim
+	109, // 390: ome.v1beta1.WorkerSpec.scheduling_gates:type_name -> ome.v1beta1.PodSchedulingGate
+	110, // 391: ome.v1beta1.WorkerSpec.security_context:type_name -> ome.v1beta1.PodSecurityContext
+	138, // 392: ome.v1beta1.WorkerSpec.tolerations:type_name -> ome.v1beta1.Toleration
+	139, // 393: ome.v1beta1.WorkerSpec.topology_spread_constraints:type_name -> ome.v1beta1.TopologySpreadConstraint
+	142, // 394: ome.v1beta1.WorkerSpec.volumes:type_name -> ome.v1beta1.Volume
+	3,   // 395: ome.v1beta1.DiffusionPipelineSpec.AdditionalComponentsEntry.value:type_name -> ome.v1beta1.DiffusionComponentSpec
+	38,  // 396: ome.v1beta1.SupportedModelFormat.AcceleratorConfigEntry.value:type_name -> ome.v1beta1.AcceleratorModelConfig
+	195, // 397: ome.v1beta1.DecoderSpec.OverheadEntry.value:type_name -> google.protobuf.Value
+	195, // 398: ome.v1beta1.EngineSpec.OverheadEntry.value:type_name -> google.protobuf.Value
+	195, // 399: ome.v1beta1.LeaderSpec.OverheadEntry.value:type_name -> google.protobuf.Value
+	195, // 400: ome.v1beta1.PredictorSpec.OverheadEntry.value:type_name -> google.protobuf.Value
+	195, // 401: ome.v1beta1.ResourceRequirements.LimitsEntry.value:type_name -> google.protobuf.Value
+	195, // 402: ome.v1beta1.ResourceRequirements.RequestsEntry.value:type_name -> google.protobuf.Value
+	195, // 403: ome.v1beta1.RouterSpec.OverheadEntry.value:type_name -> google.protobuf.Value
+	195, // 404: ome.v1beta1.VolumeResourceRequirements.LimitsEntry.value:type_name -> google.protobuf.Value
+	195, // 405: ome.v1beta1.VolumeResourceRequirements.RequestsEntry.value:type_name -> google.protobuf.Value
+	195, // 406: ome.v1beta1.WorkerSpec.OverheadEntry.value:type_name -> google.protobuf.Value
+	407, // [407:407] is the sub-list for method output_type
+	407, // [407:407] is the sub-list for method input_type
+	407, // [407:407] is the sub-list for extension type_name
+	407, // [407:407] is the sub-list for extension extendee
+	0,   // [0:407] is the sub-list for field type_name
 }
 
 func init() { file_ome_v1beta1_types_proto_init() }
@@ -4368,34 +16540,123 @@ func file_ome_v1beta1_types_proto_init() {
 	file_ome_v1beta1_types_proto_msgTypes[8].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[9].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[10].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[12].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[11].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[13].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[14].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[15].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[17].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[18].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[19].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[20].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[21].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[16].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[22].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[23].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[24].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[25].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[26].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[27].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[28].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[30].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[33].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[31].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[32].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[34].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[35].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[36].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[37].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[38].OneofWrappers = []any{}
-	file_ome_v1beta1_types_proto_msgTypes[39].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[40].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[41].OneofWrappers = []any{}
 	file_ome_v1beta1_types_proto_msgTypes[42].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[43].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[44].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[46].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[47].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[48].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[49].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[50].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[51].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[52].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[53].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[54].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[55].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[56].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[57].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[59].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[60].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[61].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[62].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[63].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[64].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[66].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[69].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[70].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[71].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[72].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[73].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[74].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[75].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[76].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[77].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[78].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[79].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[80].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[81].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[82].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[83].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[85].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[86].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[87].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[89].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[90].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[91].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[94].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[96].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[97].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[99].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[100].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[102].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[105].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[106].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[107].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[108].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[109].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[110].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[111].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[112].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[113].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[114].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[115].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[116].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[117].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[118].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[119].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[122].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[123].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[124].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[125].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[126].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[127].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[128].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[129].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[130].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[131].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[132].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[133].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[134].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[135].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[136].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[137].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[138].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[139].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[140].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[141].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[142].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[143].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[144].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[147].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[148].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[149].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[150].OneofWrappers = []any{}
+	file_ome_v1beta1_types_proto_msgTypes[151].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ome_v1beta1_types_proto_rawDesc), len(file_ome_v1beta1_types_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   57,
+			NumMessages:   193,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

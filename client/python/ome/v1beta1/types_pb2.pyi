@@ -338,6 +338,27 @@ class SupportedModelFormat(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class AcceleratorConfigEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> Global___AcceleratorModelConfig: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: Global___AcceleratorModelConfig | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     NAME_FIELD_NUMBER: _builtins.int
     MODEL_FORMAT_FIELD_NUMBER: _builtins.int
     MODEL_FRAMEWORK_FIELD_NUMBER: _builtins.int
@@ -349,6 +370,7 @@ class SupportedModelFormat(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     MODEL_TYPE_FIELD_NUMBER: _builtins.int
     MODEL_CACHE_PROVIDERS_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_CONFIG_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Legacy label; not used for matching."""
     model_architecture: _builtins.str
@@ -382,6 +404,10 @@ class SupportedModelFormat(_message.Message):
         model formats").
         """
 
+    @_builtins.property
+    def accelerator_config(self) -> _containers.MessageMap[_builtins.str, Global___AcceleratorModelConfig]:
+        """Per accelerator class name: the model's settings on that class. Not read by selection."""
+
     def __init__(
         self,
         *,
@@ -396,10 +422,11 @@ class SupportedModelFormat(_message.Message):
         version: _builtins.str | None = ...,
         model_type: _builtins.str | None = ...,
         model_cache_providers: _abc.Iterable[_builtins.str] | None = ...,
+        accelerator_config: _abc.Mapping[_builtins.str, Global___AcceleratorModelConfig] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_cache_providers", b"model_cache_providers", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "name", b"name", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select", "_model_architecture", b"_model_architecture", "_model_type", b"_model_type", "_priority", b"_priority", "_quantization", b"_quantization", "_version", b"_version", "accelerator_config", b"accelerator_config", "auto_select", b"auto_select", "diffusion_pipeline", b"diffusion_pipeline", "model_architecture", b"model_architecture", "model_cache_providers", b"model_cache_providers", "model_format", b"model_format", "model_framework", b"model_framework", "model_type", b"model_type", "name", b"name", "priority", b"priority", "quantization", b"quantization", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_select: _TypeAlias = _typing.Literal["auto_select"]  # noqa: Y015
     _WhichOneofArgType__auto_select: _TypeAlias = _typing.Literal["_auto_select", b"_auto_select"]  # noqa: Y015
@@ -631,130 +658,6 @@ class AcceleratorSelector(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__policy) -> _WhichOneofReturnType__policy | None: ...
 
 Global___AcceleratorSelector: _TypeAlias = AcceleratorSelector  # noqa: Y015
-
-@_typing.final
-class Container(_message.Message):
-    """Container: the runner (the fields selection and admission read, and the command line, whose
-    changes a pinned InferenceService reports as drift).
-    """
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    NAME_FIELD_NUMBER: _builtins.int
-    IMAGE_FIELD_NUMBER: _builtins.int
-    COMMAND_FIELD_NUMBER: _builtins.int
-    ARGS_FIELD_NUMBER: _builtins.int
-    name: _builtins.str
-    """Container name."""
-    image: _builtins.str
-    """Image; an engine with its own runner image defers auto-selection at admission."""
-    @_builtins.property
-    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Entrypoint; a child runtime's list replaces its parent's (runtime-inheritance.md)."""
-
-    @_builtins.property
-    def args(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Arguments; a child runtime's list replaces its parent's (runtime-inheritance.md)."""
-
-    def __init__(
-        self,
-        *,
-        name: _builtins.str = ...,
-        image: _builtins.str | None = ...,
-        command: _abc.Iterable[_builtins.str] | None = ...,
-        args: _abc.Iterable[_builtins.str] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "image", b"image"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "args", b"args", "command", b"command", "image", b"image", "name", b"name"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__image: _TypeAlias = _typing.Literal["image"]  # noqa: Y015
-    _WhichOneofArgType__image: _TypeAlias = _typing.Literal["_image", b"_image"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__image) -> _WhichOneofReturnType__image | None: ...
-
-Global___Container: _TypeAlias = Container  # noqa: Y015
-
-@_typing.final
-class LeaderSpec(_message.Message):
-    """LeaderSpec of a multi-node component."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    RUNNER_FIELD_NUMBER: _builtins.int
-    @_builtins.property
-    def runner(self) -> Global___Container:
-        """Leader runner."""
-
-    def __init__(
-        self,
-        *,
-        runner: Global___Container | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["runner", b"runner"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["runner", b"runner"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___LeaderSpec: _TypeAlias = LeaderSpec  # noqa: Y015
-
-@_typing.final
-class WorkerSpec(_message.Message):
-    """WorkerSpec of a multi-node component."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    SIZE_FIELD_NUMBER: _builtins.int
-    RUNNER_FIELD_NUMBER: _builtins.int
-    size: _builtins.int
-    """Worker pods per leader."""
-    @_builtins.property
-    def runner(self) -> Global___Container:
-        """Worker runner."""
-
-    def __init__(
-        self,
-        *,
-        size: _builtins.int | None = ...,
-        runner: Global___Container | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_size", b"_size", "runner", b"runner", "size", b"size"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_size", b"_size", "runner", b"runner", "size", b"size"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__size: _TypeAlias = _typing.Literal["size"]  # noqa: Y015
-    _WhichOneofArgType__size: _TypeAlias = _typing.Literal["_size", b"_size"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__size) -> _WhichOneofReturnType__size | None: ...
-
-Global___WorkerSpec: _TypeAlias = WorkerSpec  # noqa: Y015
-
-@_typing.final
-class DeploymentStrategy(_message.Message):
-    """DeploymentStrategy: a component's `deploymentStrategy` (Kubernetes apps/v1). Only
-    RawDeployment applies it; the InferenceService webhook warns when it is set under
-    `spec.deploymentMode: OMENative` (deployment-modes.md, "For the whole InferenceService").
-    `rollingUpdate` is accepted and not read.
-    """
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    TYPE_FIELD_NUMBER: _builtins.int
-    type: _builtins.str
-    """`Recreate` or `RollingUpdate`."""
-    def __init__(
-        self,
-        *,
-        type: _builtins.str | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "type", b"type"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "type", b"type"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
-    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
-
-Global___DeploymentStrategy: _TypeAlias = DeploymentStrategy  # noqa: Y015
 
 @_typing.final
 class AutoscalerPolicyRef(_message.Message):
@@ -1050,469 +953,6 @@ class ScalingPolicy(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__mode) -> _WhichOneofReturnType__mode | None: ...
 
 Global___ScalingPolicy: _TypeAlias = ScalingPolicy  # noqa: Y015
-
-@_typing.final
-class EngineSpec(_message.Message):
-    """EngineSpec: `spec.engine` of an InferenceService or `engineConfig` of a runtime."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    @_typing.final
-    class LabelsEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    @_typing.final
-    class AnnotationsEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    LABELS_FIELD_NUMBER: _builtins.int
-    ANNOTATIONS_FIELD_NUMBER: _builtins.int
-    MIN_REPLICAS_FIELD_NUMBER: _builtins.int
-    MAX_REPLICAS_FIELD_NUMBER: _builtins.int
-    RUNNER_FIELD_NUMBER: _builtins.int
-    LEADER_FIELD_NUMBER: _builtins.int
-    WORKER_FIELD_NUMBER: _builtins.int
-    ACCELERATOR_OVERRIDE_FIELD_NUMBER: _builtins.int
-    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
-    AUTOSCALER_FIELD_NUMBER: _builtins.int
-    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
-    min_replicas: _builtins.int
-    """Minimum replicas."""
-    max_replicas: _builtins.int
-    """Maximum replicas."""
-    @_builtins.property
-    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Component labels."""
-
-    @_builtins.property
-    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Component annotations; `ome.io/deploymentMode` declares the engine's mode."""
-
-    @_builtins.property
-    def runner(self) -> Global___Container:
-        """Main container."""
-
-    @_builtins.property
-    def leader(self) -> Global___LeaderSpec:
-        """Leader of a multi-node engine."""
-
-    @_builtins.property
-    def worker(self) -> Global___WorkerSpec:
-        """Workers of a multi-node engine."""
-
-    @_builtins.property
-    def accelerator_override(self) -> Global___AcceleratorSelector:
-        """Accelerator override; meaningful on the InferenceService only."""
-
-    @_builtins.property
-    def deployment_strategy(self) -> Global___DeploymentStrategy:
-        """Kubernetes Deployment strategy; applied in RawDeployment only."""
-
-    @_builtins.property
-    def autoscaler(self) -> Global___ComponentAutoscaler:
-        """Per-component autoscaler (since v1.3)."""
-
-    @_builtins.property
-    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
-        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
-
-    def __init__(
-        self,
-        *,
-        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-        min_replicas: _builtins.int | None = ...,
-        max_replicas: _builtins.int | None = ...,
-        runner: Global___Container | None = ...,
-        leader: Global___LeaderSpec | None = ...,
-        worker: Global___WorkerSpec | None = ...,
-        accelerator_override: Global___AcceleratorSelector | None = ...,
-        deployment_strategy: Global___DeploymentStrategy | None = ...,
-        autoscaler: Global___ComponentAutoscaler | None = ...,
-        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "annotations", b"annotations", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
-    _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
-    _WhichOneofReturnType__min_replicas: _TypeAlias = _typing.Literal["min_replicas"]  # noqa: Y015
-    _WhichOneofArgType__min_replicas: _TypeAlias = _typing.Literal["_min_replicas", b"_min_replicas"]  # noqa: Y015
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_replicas) -> _WhichOneofReturnType__max_replicas | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_replicas) -> _WhichOneofReturnType__min_replicas | None: ...
-
-Global___EngineSpec: _TypeAlias = EngineSpec  # noqa: Y015
-
-@_typing.final
-class DecoderSpec(_message.Message):
-    """DecoderSpec: same fields as EngineSpec."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    @_typing.final
-    class LabelsEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    @_typing.final
-    class AnnotationsEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    LABELS_FIELD_NUMBER: _builtins.int
-    ANNOTATIONS_FIELD_NUMBER: _builtins.int
-    MIN_REPLICAS_FIELD_NUMBER: _builtins.int
-    MAX_REPLICAS_FIELD_NUMBER: _builtins.int
-    RUNNER_FIELD_NUMBER: _builtins.int
-    LEADER_FIELD_NUMBER: _builtins.int
-    WORKER_FIELD_NUMBER: _builtins.int
-    ACCELERATOR_OVERRIDE_FIELD_NUMBER: _builtins.int
-    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
-    AUTOSCALER_FIELD_NUMBER: _builtins.int
-    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
-    min_replicas: _builtins.int
-    """Minimum replicas."""
-    max_replicas: _builtins.int
-    """Maximum replicas."""
-    @_builtins.property
-    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Component labels."""
-
-    @_builtins.property
-    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Component annotations; `ome.io/deploymentMode` declares the decoder's mode."""
-
-    @_builtins.property
-    def runner(self) -> Global___Container:
-        """Main container."""
-
-    @_builtins.property
-    def leader(self) -> Global___LeaderSpec:
-        """Leader of a multi-node decoder."""
-
-    @_builtins.property
-    def worker(self) -> Global___WorkerSpec:
-        """Workers of a multi-node decoder."""
-
-    @_builtins.property
-    def accelerator_override(self) -> Global___AcceleratorSelector:
-        """Accelerator override; meaningful on the InferenceService only."""
-
-    @_builtins.property
-    def deployment_strategy(self) -> Global___DeploymentStrategy:
-        """Kubernetes Deployment strategy; applied in RawDeployment only."""
-
-    @_builtins.property
-    def autoscaler(self) -> Global___ComponentAutoscaler:
-        """Per-component autoscaler (since v1.3)."""
-
-    @_builtins.property
-    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
-        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
-
-    def __init__(
-        self,
-        *,
-        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-        min_replicas: _builtins.int | None = ...,
-        max_replicas: _builtins.int | None = ...,
-        runner: Global___Container | None = ...,
-        leader: Global___LeaderSpec | None = ...,
-        worker: Global___WorkerSpec | None = ...,
-        accelerator_override: Global___AcceleratorSelector | None = ...,
-        deployment_strategy: Global___DeploymentStrategy | None = ...,
-        autoscaler: Global___ComponentAutoscaler | None = ...,
-        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "accelerator_override", b"accelerator_override", "annotations", b"annotations", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner", "worker", b"worker"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
-    _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
-    _WhichOneofReturnType__min_replicas: _TypeAlias = _typing.Literal["min_replicas"]  # noqa: Y015
-    _WhichOneofArgType__min_replicas: _TypeAlias = _typing.Literal["_min_replicas", b"_min_replicas"]  # noqa: Y015
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_replicas) -> _WhichOneofReturnType__max_replicas | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_replicas) -> _WhichOneofReturnType__min_replicas | None: ...
-
-Global___DecoderSpec: _TypeAlias = DecoderSpec  # noqa: Y015
-
-@_typing.final
-class RouterSpec(_message.Message):
-    """RouterSpec: the router component (never compared for deployment mode)."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    @_typing.final
-    class LabelsEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    @_typing.final
-    class AnnotationsEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    @_typing.final
-    class ConfigEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    LABELS_FIELD_NUMBER: _builtins.int
-    ANNOTATIONS_FIELD_NUMBER: _builtins.int
-    MIN_REPLICAS_FIELD_NUMBER: _builtins.int
-    MAX_REPLICAS_FIELD_NUMBER: _builtins.int
-    RUNNER_FIELD_NUMBER: _builtins.int
-    CONFIG_FIELD_NUMBER: _builtins.int
-    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
-    AUTOSCALER_FIELD_NUMBER: _builtins.int
-    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
-    min_replicas: _builtins.int
-    """Minimum replicas."""
-    max_replicas: _builtins.int
-    """Maximum replicas."""
-    @_builtins.property
-    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Component labels."""
-
-    @_builtins.property
-    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Component annotations."""
-
-    @_builtins.property
-    def runner(self) -> Global___Container:
-        """Main container."""
-
-    @_builtins.property
-    def config(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Router configuration."""
-
-    @_builtins.property
-    def deployment_strategy(self) -> Global___DeploymentStrategy:
-        """Kubernetes Deployment strategy; applied in RawDeployment only."""
-
-    @_builtins.property
-    def autoscaler(self) -> Global___ComponentAutoscaler:
-        """Per-component autoscaler (since v1.3)."""
-
-    @_builtins.property
-    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
-        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
-
-    def __init__(
-        self,
-        *,
-        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-        min_replicas: _builtins.int | None = ...,
-        max_replicas: _builtins.int | None = ...,
-        runner: Global___Container | None = ...,
-        config: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-        deployment_strategy: Global___DeploymentStrategy | None = ...,
-        autoscaler: Global___ComponentAutoscaler | None = ...,
-        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "deployment_strategy", b"deployment_strategy", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "annotations", b"annotations", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "config", b"config", "deployment_strategy", b"deployment_strategy", "labels", b"labels", "max_replicas", b"max_replicas", "min_replicas", b"min_replicas", "runner", b"runner"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
-    _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
-    _WhichOneofReturnType__min_replicas: _TypeAlias = _typing.Literal["min_replicas"]  # noqa: Y015
-    _WhichOneofArgType__min_replicas: _TypeAlias = _typing.Literal["_min_replicas", b"_min_replicas"]  # noqa: Y015
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_replicas) -> _WhichOneofReturnType__max_replicas | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_replicas) -> _WhichOneofReturnType__min_replicas | None: ...
-
-Global___RouterSpec: _TypeAlias = RouterSpec  # noqa: Y015
-
-@_typing.final
-class ServingRuntimeSpec(_message.Message):
-    """ServingRuntimeSpec: shared by ServingRuntime and ClusterServingRuntime."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    SUPPORTED_MODEL_FORMATS_FIELD_NUMBER: _builtins.int
-    MODEL_SIZE_RANGE_FIELD_NUMBER: _builtins.int
-    DISABLED_FIELD_NUMBER: _builtins.int
-    ENGINE_CONFIG_FIELD_NUMBER: _builtins.int
-    DECODER_CONFIG_FIELD_NUMBER: _builtins.int
-    ROUTER_CONFIG_FIELD_NUMBER: _builtins.int
-    PROTOCOL_VERSIONS_FIELD_NUMBER: _builtins.int
-    ACCELERATOR_REQUIREMENTS_FIELD_NUMBER: _builtins.int
-    SCALING_POLICY_FIELD_NUMBER: _builtins.int
-    disabled: _builtins.bool
-    """`true` disables the runtime; absent or false means enabled."""
-    @_builtins.property
-    def supported_model_formats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SupportedModelFormat]:
-        """What the runtime can serve."""
-
-    @_builtins.property
-    def model_size_range(self) -> Global___ModelSizeRangeSpec:
-        """Inclusive size range."""
-
-    @_builtins.property
-    def engine_config(self) -> Global___EngineSpec:
-        """Base for `spec.engine`."""
-
-    @_builtins.property
-    def decoder_config(self) -> Global___DecoderSpec:
-        """Base for `spec.decoder`."""
-
-    @_builtins.property
-    def router_config(self) -> Global___RouterSpec:
-        """Base for `spec.router`."""
-
-    @_builtins.property
-    def protocol_versions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Not used by selection."""
-
-    @_builtins.property
-    def accelerator_requirements(self) -> Global___AcceleratorRequirements:
-        """Accelerator classes the runtime runs on."""
-
-    @_builtins.property
-    def scaling_policy(self) -> Global___ScalingPolicy:
-        """Default scaling policy of the InferenceServices using the runtime (since v1.3); the webhook
-        rejects any mode but `Independent`.
-        """
-
-    def __init__(
-        self,
-        *,
-        supported_model_formats: _abc.Iterable[Global___SupportedModelFormat] | None = ...,
-        model_size_range: Global___ModelSizeRangeSpec | None = ...,
-        disabled: _builtins.bool | None = ...,
-        engine_config: Global___EngineSpec | None = ...,
-        decoder_config: Global___DecoderSpec | None = ...,
-        router_config: Global___RouterSpec | None = ...,
-        protocol_versions: _abc.Iterable[_builtins.str] | None = ...,
-        accelerator_requirements: Global___AcceleratorRequirements | None = ...,
-        scaling_policy: Global___ScalingPolicy | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "accelerator_requirements", b"accelerator_requirements", "decoder_config", b"decoder_config", "disabled", b"disabled", "engine_config", b"engine_config", "model_size_range", b"model_size_range", "router_config", b"router_config", "scaling_policy", b"scaling_policy"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "accelerator_requirements", b"accelerator_requirements", "decoder_config", b"decoder_config", "disabled", b"disabled", "engine_config", b"engine_config", "model_size_range", b"model_size_range", "protocol_versions", b"protocol_versions", "router_config", b"router_config", "scaling_policy", b"scaling_policy", "supported_model_formats", b"supported_model_formats"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__disabled: _TypeAlias = _typing.Literal["disabled"]  # noqa: Y015
-    _WhichOneofArgType__disabled: _TypeAlias = _typing.Literal["_disabled", b"_disabled"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__disabled) -> _WhichOneofReturnType__disabled | None: ...
-
-Global___ServingRuntimeSpec: _TypeAlias = ServingRuntimeSpec  # noqa: Y015
 
 @_typing.final
 class Condition(_message.Message):
@@ -2036,6 +1476,8 @@ class InferenceServiceSpec(_message.Message):
     ROUTER_FIELD_NUMBER: _builtins.int
     ACCELERATOR_SELECTOR_FIELD_NUMBER: _builtins.int
     DEPLOYMENT_MODE_FIELD_NUMBER: _builtins.int
+    PREDICTOR_FIELD_NUMBER: _builtins.int
+    KEDA_CONFIG_FIELD_NUMBER: _builtins.int
     deployment_mode: _builtins.str
     """`OMENative` or `RawDeployment` (since v1.3)."""
     @_builtins.property
@@ -2062,6 +1504,14 @@ class InferenceServiceSpec(_message.Message):
     def accelerator_selector(self) -> Global___AcceleratorSelector:
         """Accelerator selector for the whole service."""
 
+    @_builtins.property
+    def predictor(self) -> Global___PredictorSpec:
+        """Deprecated predictor component."""
+
+    @_builtins.property
+    def keda_config(self) -> Global___KedaConfig:
+        """KEDA settings of the service."""
+
     def __init__(
         self,
         *,
@@ -2072,10 +1522,12 @@ class InferenceServiceSpec(_message.Message):
         router: Global___RouterSpec | None = ...,
         accelerator_selector: Global___AcceleratorSelector | None = ...,
         deployment_mode: _builtins.str | None = ...,
+        predictor: Global___PredictorSpec | None = ...,
+        keda_config: Global___KedaConfig | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deployment_mode", b"_deployment_mode", "accelerator_selector", b"accelerator_selector", "decoder", b"decoder", "deployment_mode", b"deployment_mode", "engine", b"engine", "model", b"model", "router", b"router", "runtime", b"runtime"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deployment_mode", b"_deployment_mode", "accelerator_selector", b"accelerator_selector", "decoder", b"decoder", "deployment_mode", b"deployment_mode", "engine", b"engine", "keda_config", b"keda_config", "model", b"model", "predictor", b"predictor", "router", b"router", "runtime", b"runtime"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deployment_mode", b"_deployment_mode", "accelerator_selector", b"accelerator_selector", "decoder", b"decoder", "deployment_mode", b"deployment_mode", "engine", b"engine", "model", b"model", "router", b"router", "runtime", b"runtime"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deployment_mode", b"_deployment_mode", "accelerator_selector", b"accelerator_selector", "decoder", b"decoder", "deployment_mode", b"deployment_mode", "engine", b"engine", "keda_config", b"keda_config", "model", b"model", "predictor", b"predictor", "router", b"router", "runtime", b"runtime"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deployment_mode: _TypeAlias = _typing.Literal["deployment_mode"]  # noqa: Y015
     _WhichOneofArgType__deployment_mode: _TypeAlias = _typing.Literal["_deployment_mode", b"_deployment_mode"]  # noqa: Y015
@@ -2490,3 +1942,7386 @@ class AcceleratorClass(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AcceleratorClass: _TypeAlias = AcceleratorClass  # noqa: Y015
+
+@_typing.final
+class AWSElasticBlockStoreVolumeSource(_message.Message):
+    """---- Generated by protos/crdgen.py from the OME CRDs: do not edit below this line. ----
+
+    AWSElasticBlockStoreVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].awsElasticBlockStore`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    PARTITION_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    VOLUME_ID_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    partition: _builtins.int
+    read_only: _builtins.bool
+    volume_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        partition: _builtins.int | None = ...,
+        read_only: _builtins.bool | None = ...,
+        volume_id: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_partition", b"_partition", "_read_only", b"_read_only", "_volume_id", b"_volume_id", "fs_type", b"fs_type", "partition", b"partition", "read_only", b"read_only", "volume_id", b"volume_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_partition", b"_partition", "_read_only", b"_read_only", "_volume_id", b"_volume_id", "fs_type", b"fs_type", "partition", b"partition", "read_only", b"read_only", "volume_id", b"volume_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__partition: _TypeAlias = _typing.Literal["partition"]  # noqa: Y015
+    _WhichOneofArgType__partition: _TypeAlias = _typing.Literal["_partition", b"_partition"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__volume_id: _TypeAlias = _typing.Literal["volume_id"]  # noqa: Y015
+    _WhichOneofArgType__volume_id: _TypeAlias = _typing.Literal["_volume_id", b"_volume_id"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__partition) -> _WhichOneofReturnType__partition | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_id) -> _WhichOneofReturnType__volume_id | None: ...
+
+Global___AWSElasticBlockStoreVolumeSource: _TypeAlias = AWSElasticBlockStoreVolumeSource  # noqa: Y015
+
+@_typing.final
+class AcceleratorModelConfig(_message.Message):
+    """AcceleratorModelConfig: the CRD schema at `ServingRuntime.spec.supportedModelFormats[].acceleratorConfig`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class EnvironmentOverrideEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ENVIRONMENT_OVERRIDE_FIELD_NUMBER: _builtins.int
+    MIN_MEMORY_PER_BILLION_PARAMS_FIELD_NUMBER: _builtins.int
+    RUNTIME_ARGS_OVERRIDE_FIELD_NUMBER: _builtins.int
+    TENSOR_PARALLELISM_OVERRIDE_FIELD_NUMBER: _builtins.int
+    min_memory_per_billion_params: _builtins.int
+    @_builtins.property
+    def environment_override(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def runtime_args_override(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def tensor_parallelism_override(self) -> Global___TensorParallelismConfig: ...
+    def __init__(
+        self,
+        *,
+        environment_override: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        min_memory_per_billion_params: _builtins.int | None = ...,
+        runtime_args_override: _abc.Iterable[_builtins.str] | None = ...,
+        tensor_parallelism_override: Global___TensorParallelismConfig | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_min_memory_per_billion_params", b"_min_memory_per_billion_params", "min_memory_per_billion_params", b"min_memory_per_billion_params", "tensor_parallelism_override", b"tensor_parallelism_override"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_memory_per_billion_params", b"_min_memory_per_billion_params", "environment_override", b"environment_override", "min_memory_per_billion_params", b"min_memory_per_billion_params", "runtime_args_override", b"runtime_args_override", "tensor_parallelism_override", b"tensor_parallelism_override"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__min_memory_per_billion_params: _TypeAlias = _typing.Literal["min_memory_per_billion_params"]  # noqa: Y015
+    _WhichOneofArgType__min_memory_per_billion_params: _TypeAlias = _typing.Literal["_min_memory_per_billion_params", b"_min_memory_per_billion_params"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_memory_per_billion_params) -> _WhichOneofReturnType__min_memory_per_billion_params | None: ...
+
+Global___AcceleratorModelConfig: _TypeAlias = AcceleratorModelConfig  # noqa: Y015
+
+@_typing.final
+class Affinity(_message.Message):
+    """Affinity: the CRD schema at `ServingRuntime.spec.affinity`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NODE_AFFINITY_FIELD_NUMBER: _builtins.int
+    POD_AFFINITY_FIELD_NUMBER: _builtins.int
+    POD_ANTI_AFFINITY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def node_affinity(self) -> Global___NodeAffinity: ...
+    @_builtins.property
+    def pod_affinity(self) -> Global___PodAffinity: ...
+    @_builtins.property
+    def pod_anti_affinity(self) -> Global___PodAntiAffinity: ...
+    def __init__(
+        self,
+        *,
+        node_affinity: Global___NodeAffinity | None = ...,
+        pod_affinity: Global___PodAffinity | None = ...,
+        pod_anti_affinity: Global___PodAntiAffinity | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["node_affinity", b"node_affinity", "pod_affinity", b"pod_affinity", "pod_anti_affinity", b"pod_anti_affinity"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["node_affinity", b"node_affinity", "pod_affinity", b"pod_affinity", "pod_anti_affinity", b"pod_anti_affinity"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Affinity: _TypeAlias = Affinity  # noqa: Y015
+
+@_typing.final
+class AppArmorProfile(_message.Message):
+    """AppArmorProfile: the CRD schema at `ServingRuntime.spec.containers[].securityContext.appArmorProfile`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOCALHOST_PROFILE_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    localhost_profile: _builtins.str
+    type: _builtins.str
+    def __init__(
+        self,
+        *,
+        localhost_profile: _builtins.str | None = ...,
+        type: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_localhost_profile", b"_localhost_profile", "_type", b"_type", "localhost_profile", b"localhost_profile", "type", b"type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_localhost_profile", b"_localhost_profile", "_type", b"_type", "localhost_profile", b"localhost_profile", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__localhost_profile: _TypeAlias = _typing.Literal["localhost_profile"]  # noqa: Y015
+    _WhichOneofArgType__localhost_profile: _TypeAlias = _typing.Literal["_localhost_profile", b"_localhost_profile"]  # noqa: Y015
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__localhost_profile) -> _WhichOneofReturnType__localhost_profile | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+
+Global___AppArmorProfile: _TypeAlias = AppArmorProfile  # noqa: Y015
+
+@_typing.final
+class AuthenticationRef(_message.Message):
+    """AuthenticationRef: the CRD schema at `ServingRuntime.spec.decoderConfig.kedaConfig.authenticationRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_kind", b"_kind", "_name", b"_name", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_kind", b"_kind", "_name", b"_name", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__kind: _TypeAlias = _typing.Literal["kind"]  # noqa: Y015
+    _WhichOneofArgType__kind: _TypeAlias = _typing.Literal["_kind", b"_kind"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kind) -> _WhichOneofReturnType__kind | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___AuthenticationRef: _TypeAlias = AuthenticationRef  # noqa: Y015
+
+@_typing.final
+class AzureDiskVolumeSource(_message.Message):
+    """AzureDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].azureDisk`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CACHING_MODE_FIELD_NUMBER: _builtins.int
+    DISK_NAME_FIELD_NUMBER: _builtins.int
+    DISK_URI_FIELD_NUMBER: _builtins.int
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    caching_mode: _builtins.str
+    disk_name: _builtins.str
+    disk_uri: _builtins.str
+    fs_type: _builtins.str
+    kind: _builtins.str
+    read_only: _builtins.bool
+    def __init__(
+        self,
+        *,
+        caching_mode: _builtins.str | None = ...,
+        disk_name: _builtins.str | None = ...,
+        disk_uri: _builtins.str | None = ...,
+        fs_type: _builtins.str | None = ...,
+        kind: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_caching_mode", b"_caching_mode", "_disk_name", b"_disk_name", "_disk_uri", b"_disk_uri", "_fs_type", b"_fs_type", "_kind", b"_kind", "_read_only", b"_read_only", "caching_mode", b"caching_mode", "disk_name", b"disk_name", "disk_uri", b"disk_uri", "fs_type", b"fs_type", "kind", b"kind", "read_only", b"read_only"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_caching_mode", b"_caching_mode", "_disk_name", b"_disk_name", "_disk_uri", b"_disk_uri", "_fs_type", b"_fs_type", "_kind", b"_kind", "_read_only", b"_read_only", "caching_mode", b"caching_mode", "disk_name", b"disk_name", "disk_uri", b"disk_uri", "fs_type", b"fs_type", "kind", b"kind", "read_only", b"read_only"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__caching_mode: _TypeAlias = _typing.Literal["caching_mode"]  # noqa: Y015
+    _WhichOneofArgType__caching_mode: _TypeAlias = _typing.Literal["_caching_mode", b"_caching_mode"]  # noqa: Y015
+    _WhichOneofReturnType__disk_name: _TypeAlias = _typing.Literal["disk_name"]  # noqa: Y015
+    _WhichOneofArgType__disk_name: _TypeAlias = _typing.Literal["_disk_name", b"_disk_name"]  # noqa: Y015
+    _WhichOneofReturnType__disk_uri: _TypeAlias = _typing.Literal["disk_uri"]  # noqa: Y015
+    _WhichOneofArgType__disk_uri: _TypeAlias = _typing.Literal["_disk_uri", b"_disk_uri"]  # noqa: Y015
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__kind: _TypeAlias = _typing.Literal["kind"]  # noqa: Y015
+    _WhichOneofArgType__kind: _TypeAlias = _typing.Literal["_kind", b"_kind"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__caching_mode) -> _WhichOneofReturnType__caching_mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__disk_name) -> _WhichOneofReturnType__disk_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__disk_uri) -> _WhichOneofReturnType__disk_uri | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kind) -> _WhichOneofReturnType__kind | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+
+Global___AzureDiskVolumeSource: _TypeAlias = AzureDiskVolumeSource  # noqa: Y015
+
+@_typing.final
+class AzureFileVolumeSource(_message.Message):
+    """AzureFileVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].azureFile`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_NAME_FIELD_NUMBER: _builtins.int
+    SHARE_NAME_FIELD_NUMBER: _builtins.int
+    read_only: _builtins.bool
+    secret_name: _builtins.str
+    share_name: _builtins.str
+    def __init__(
+        self,
+        *,
+        read_only: _builtins.bool | None = ...,
+        secret_name: _builtins.str | None = ...,
+        share_name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_read_only", b"_read_only", "_secret_name", b"_secret_name", "_share_name", b"_share_name", "read_only", b"read_only", "secret_name", b"secret_name", "share_name", b"share_name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_read_only", b"_read_only", "_secret_name", b"_secret_name", "_share_name", b"_share_name", "read_only", b"read_only", "secret_name", b"secret_name", "share_name", b"share_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__secret_name: _TypeAlias = _typing.Literal["secret_name"]  # noqa: Y015
+    _WhichOneofArgType__secret_name: _TypeAlias = _typing.Literal["_secret_name", b"_secret_name"]  # noqa: Y015
+    _WhichOneofReturnType__share_name: _TypeAlias = _typing.Literal["share_name"]  # noqa: Y015
+    _WhichOneofArgType__share_name: _TypeAlias = _typing.Literal["_share_name", b"_share_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__secret_name) -> _WhichOneofReturnType__secret_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__share_name) -> _WhichOneofReturnType__share_name | None: ...
+
+Global___AzureFileVolumeSource: _TypeAlias = AzureFileVolumeSource  # noqa: Y015
+
+@_typing.final
+class CSIVolumeSource(_message.Message):
+    """CSIVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].csi`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class VolumeAttributesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    DRIVER_FIELD_NUMBER: _builtins.int
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    NODE_PUBLISH_SECRET_REF_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    VOLUME_ATTRIBUTES_FIELD_NUMBER: _builtins.int
+    driver: _builtins.str
+    fs_type: _builtins.str
+    read_only: _builtins.bool
+    @_builtins.property
+    def node_publish_secret_ref(self) -> Global___LocalObjectReference: ...
+    @_builtins.property
+    def volume_attributes(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        driver: _builtins.str | None = ...,
+        fs_type: _builtins.str | None = ...,
+        node_publish_secret_ref: Global___LocalObjectReference | None = ...,
+        read_only: _builtins.bool | None = ...,
+        volume_attributes: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_driver", b"_driver", "_fs_type", b"_fs_type", "_read_only", b"_read_only", "driver", b"driver", "fs_type", b"fs_type", "node_publish_secret_ref", b"node_publish_secret_ref", "read_only", b"read_only"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_driver", b"_driver", "_fs_type", b"_fs_type", "_read_only", b"_read_only", "driver", b"driver", "fs_type", b"fs_type", "node_publish_secret_ref", b"node_publish_secret_ref", "read_only", b"read_only", "volume_attributes", b"volume_attributes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__driver: _TypeAlias = _typing.Literal["driver"]  # noqa: Y015
+    _WhichOneofArgType__driver: _TypeAlias = _typing.Literal["_driver", b"_driver"]  # noqa: Y015
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__driver) -> _WhichOneofReturnType__driver | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+
+Global___CSIVolumeSource: _TypeAlias = CSIVolumeSource  # noqa: Y015
+
+@_typing.final
+class Capabilities(_message.Message):
+    """Capabilities: the CRD schema at `ServingRuntime.spec.containers[].securityContext.capabilities`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADD_FIELD_NUMBER: _builtins.int
+    DROP_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def add(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def drop(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        add: _abc.Iterable[_builtins.str] | None = ...,
+        drop: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["add", b"add", "drop", b"drop"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Capabilities: _TypeAlias = Capabilities  # noqa: Y015
+
+@_typing.final
+class CephFSVolumeSource(_message.Message):
+    """CephFSVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].cephfs`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MONITORS_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_FILE_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    read_only: _builtins.bool
+    secret_file: _builtins.str
+    user: _builtins.str
+    @_builtins.property
+    def monitors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def secret_ref(self) -> Global___LocalObjectReference: ...
+    def __init__(
+        self,
+        *,
+        monitors: _abc.Iterable[_builtins.str] | None = ...,
+        path: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        secret_file: _builtins.str | None = ...,
+        secret_ref: Global___LocalObjectReference | None = ...,
+        user: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "_read_only", b"_read_only", "_secret_file", b"_secret_file", "_user", b"_user", "path", b"path", "read_only", b"read_only", "secret_file", b"secret_file", "secret_ref", b"secret_ref", "user", b"user"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "_read_only", b"_read_only", "_secret_file", b"_secret_file", "_user", b"_user", "monitors", b"monitors", "path", b"path", "read_only", b"read_only", "secret_file", b"secret_file", "secret_ref", b"secret_ref", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__secret_file: _TypeAlias = _typing.Literal["secret_file"]  # noqa: Y015
+    _WhichOneofArgType__secret_file: _TypeAlias = _typing.Literal["_secret_file", b"_secret_file"]  # noqa: Y015
+    _WhichOneofReturnType__user: _TypeAlias = _typing.Literal["user"]  # noqa: Y015
+    _WhichOneofArgType__user: _TypeAlias = _typing.Literal["_user", b"_user"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__secret_file) -> _WhichOneofReturnType__secret_file | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__user) -> _WhichOneofReturnType__user | None: ...
+
+Global___CephFSVolumeSource: _TypeAlias = CephFSVolumeSource  # noqa: Y015
+
+@_typing.final
+class CinderVolumeSource(_message.Message):
+    """CinderVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].cinder`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    VOLUME_ID_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    read_only: _builtins.bool
+    volume_id: _builtins.str
+    @_builtins.property
+    def secret_ref(self) -> Global___LocalObjectReference: ...
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        secret_ref: Global___LocalObjectReference | None = ...,
+        volume_id: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_read_only", b"_read_only", "_volume_id", b"_volume_id", "fs_type", b"fs_type", "read_only", b"read_only", "secret_ref", b"secret_ref", "volume_id", b"volume_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_read_only", b"_read_only", "_volume_id", b"_volume_id", "fs_type", b"fs_type", "read_only", b"read_only", "secret_ref", b"secret_ref", "volume_id", b"volume_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__volume_id: _TypeAlias = _typing.Literal["volume_id"]  # noqa: Y015
+    _WhichOneofArgType__volume_id: _TypeAlias = _typing.Literal["_volume_id", b"_volume_id"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_id) -> _WhichOneofReturnType__volume_id | None: ...
+
+Global___CinderVolumeSource: _TypeAlias = CinderVolumeSource  # noqa: Y015
+
+@_typing.final
+class ClusterTrustBundleProjection(_message.Message):
+    """ClusterTrustBundleProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].clusterTrustBundle`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LABEL_SELECTOR_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    SIGNER_NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    optional: _builtins.bool
+    path: _builtins.str
+    signer_name: _builtins.str
+    @_builtins.property
+    def label_selector(self) -> Global___LabelSelector: ...
+    def __init__(
+        self,
+        *,
+        label_selector: Global___LabelSelector | None = ...,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+        path: _builtins.str | None = ...,
+        signer_name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "_path", b"_path", "_signer_name", b"_signer_name", "label_selector", b"label_selector", "name", b"name", "optional", b"optional", "path", b"path", "signer_name", b"signer_name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "_path", b"_path", "_signer_name", b"_signer_name", "label_selector", b"label_selector", "name", b"name", "optional", b"optional", "path", b"path", "signer_name", b"signer_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    _WhichOneofReturnType__signer_name: _TypeAlias = _typing.Literal["signer_name"]  # noqa: Y015
+    _WhichOneofArgType__signer_name: _TypeAlias = _typing.Literal["_signer_name", b"_signer_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__signer_name) -> _WhichOneofReturnType__signer_name | None: ...
+
+Global___ClusterTrustBundleProjection: _TypeAlias = ClusterTrustBundleProjection  # noqa: Y015
+
+@_typing.final
+class ConfigMapEnvSource(_message.Message):
+    """ConfigMapEnvSource: the CRD schema at `ServingRuntime.spec.containers[].envFrom[].configMapRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    optional: _builtins.bool
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+
+Global___ConfigMapEnvSource: _TypeAlias = ConfigMapEnvSource  # noqa: Y015
+
+@_typing.final
+class ConfigMapKeySelector(_message.Message):
+    """ConfigMapKeySelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.configMapKeyRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    name: _builtins.str
+    optional: _builtins.bool
+    def __init__(
+        self,
+        *,
+        key: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_name", b"_name", "_optional", b"_optional", "key", b"key", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_name", b"_name", "_optional", b"_optional", "key", b"key", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__key: _TypeAlias = _typing.Literal["key"]  # noqa: Y015
+    _WhichOneofArgType__key: _TypeAlias = _typing.Literal["_key", b"_key"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__key) -> _WhichOneofReturnType__key | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+
+Global___ConfigMapKeySelector: _TypeAlias = ConfigMapKeySelector  # noqa: Y015
+
+@_typing.final
+class ConfigMapProjection(_message.Message):
+    """ConfigMapProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].configMap`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    optional: _builtins.bool
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___KeyToPath]: ...
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___KeyToPath] | None = ...,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "items", b"items", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+
+Global___ConfigMapProjection: _TypeAlias = ConfigMapProjection  # noqa: Y015
+
+@_typing.final
+class ConfigMapVolumeSource(_message.Message):
+    """ConfigMapVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].configMap`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEFAULT_MODE_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    default_mode: _builtins.int
+    name: _builtins.str
+    optional: _builtins.bool
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___KeyToPath]: ...
+    def __init__(
+        self,
+        *,
+        default_mode: _builtins.int | None = ...,
+        items: _abc.Iterable[Global___KeyToPath] | None = ...,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "_name", b"_name", "_optional", b"_optional", "default_mode", b"default_mode", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "_name", b"_name", "_optional", b"_optional", "default_mode", b"default_mode", "items", b"items", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__default_mode: _TypeAlias = _typing.Literal["default_mode"]  # noqa: Y015
+    _WhichOneofArgType__default_mode: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__default_mode) -> _WhichOneofReturnType__default_mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+
+Global___ConfigMapVolumeSource: _TypeAlias = ConfigMapVolumeSource  # noqa: Y015
+
+@_typing.final
+class Container(_message.Message):
+    """Container: the CRD schema at `ServingRuntime.spec.containers[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    ARGS_FIELD_NUMBER: _builtins.int
+    ENV_FIELD_NUMBER: _builtins.int
+    ENV_FROM_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_POLICY_FIELD_NUMBER: _builtins.int
+    LIFECYCLE_FIELD_NUMBER: _builtins.int
+    LIVENESS_PROBE_FIELD_NUMBER: _builtins.int
+    PORTS_FIELD_NUMBER: _builtins.int
+    READINESS_PROBE_FIELD_NUMBER: _builtins.int
+    RESIZE_POLICY_FIELD_NUMBER: _builtins.int
+    RESOURCES_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    STARTUP_PROBE_FIELD_NUMBER: _builtins.int
+    STDIN_FIELD_NUMBER: _builtins.int
+    STDIN_ONCE_FIELD_NUMBER: _builtins.int
+    TERMINATION_MESSAGE_PATH_FIELD_NUMBER: _builtins.int
+    TERMINATION_MESSAGE_POLICY_FIELD_NUMBER: _builtins.int
+    TTY_FIELD_NUMBER: _builtins.int
+    VOLUME_DEVICES_FIELD_NUMBER: _builtins.int
+    VOLUME_MOUNTS_FIELD_NUMBER: _builtins.int
+    WORKING_DIR_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Container name."""
+    image: _builtins.str
+    """Image; an engine with its own runner image defers auto-selection at admission."""
+    image_pull_policy: _builtins.str
+    restart_policy: _builtins.str
+    stdin: _builtins.bool
+    stdin_once: _builtins.bool
+    termination_message_path: _builtins.str
+    termination_message_policy: _builtins.str
+    tty: _builtins.bool
+    working_dir: _builtins.str
+    @_builtins.property
+    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Entrypoint; a child runtime's list replaces its parent's (runtime-inheritance.md)."""
+
+    @_builtins.property
+    def args(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Arguments; a child runtime's list replaces its parent's (runtime-inheritance.md)."""
+
+    @_builtins.property
+    def env(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvVar]: ...
+    @_builtins.property
+    def env_from(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvFromSource]: ...
+    @_builtins.property
+    def lifecycle(self) -> Global___Lifecycle: ...
+    @_builtins.property
+    def liveness_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def ports(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerPort]: ...
+    @_builtins.property
+    def readiness_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def resize_policy(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerResizePolicy]: ...
+    @_builtins.property
+    def resources(self) -> Global___ResourceRequirements: ...
+    @_builtins.property
+    def security_context(self) -> Global___SecurityContext: ...
+    @_builtins.property
+    def startup_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def volume_devices(self) -> _containers.RepeatedCompositeFieldContainer[Global___VolumeDevice]: ...
+    @_builtins.property
+    def volume_mounts(self) -> _containers.RepeatedCompositeFieldContainer[Global___VolumeMount]: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        image: _builtins.str | None = ...,
+        command: _abc.Iterable[_builtins.str] | None = ...,
+        args: _abc.Iterable[_builtins.str] | None = ...,
+        env: _abc.Iterable[Global___EnvVar] | None = ...,
+        env_from: _abc.Iterable[Global___EnvFromSource] | None = ...,
+        image_pull_policy: _builtins.str | None = ...,
+        lifecycle: Global___Lifecycle | None = ...,
+        liveness_probe: Global___Probe | None = ...,
+        ports: _abc.Iterable[Global___ContainerPort] | None = ...,
+        readiness_probe: Global___Probe | None = ...,
+        resize_policy: _abc.Iterable[Global___ContainerResizePolicy] | None = ...,
+        resources: Global___ResourceRequirements | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        security_context: Global___SecurityContext | None = ...,
+        startup_probe: Global___Probe | None = ...,
+        stdin: _builtins.bool | None = ...,
+        stdin_once: _builtins.bool | None = ...,
+        termination_message_path: _builtins.str | None = ...,
+        termination_message_policy: _builtins.str | None = ...,
+        tty: _builtins.bool | None = ...,
+        volume_devices: _abc.Iterable[Global___VolumeDevice] | None = ...,
+        volume_mounts: _abc.Iterable[Global___VolumeMount] | None = ...,
+        working_dir: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "_image_pull_policy", b"_image_pull_policy", "_restart_policy", b"_restart_policy", "_stdin", b"_stdin", "_stdin_once", b"_stdin_once", "_termination_message_path", b"_termination_message_path", "_termination_message_policy", b"_termination_message_policy", "_tty", b"_tty", "_working_dir", b"_working_dir", "image", b"image", "image_pull_policy", b"image_pull_policy", "lifecycle", b"lifecycle", "liveness_probe", b"liveness_probe", "readiness_probe", b"readiness_probe", "resources", b"resources", "restart_policy", b"restart_policy", "security_context", b"security_context", "startup_probe", b"startup_probe", "stdin", b"stdin", "stdin_once", b"stdin_once", "termination_message_path", b"termination_message_path", "termination_message_policy", b"termination_message_policy", "tty", b"tty", "working_dir", b"working_dir"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "_image_pull_policy", b"_image_pull_policy", "_restart_policy", b"_restart_policy", "_stdin", b"_stdin", "_stdin_once", b"_stdin_once", "_termination_message_path", b"_termination_message_path", "_termination_message_policy", b"_termination_message_policy", "_tty", b"_tty", "_working_dir", b"_working_dir", "args", b"args", "command", b"command", "env", b"env", "env_from", b"env_from", "image", b"image", "image_pull_policy", b"image_pull_policy", "lifecycle", b"lifecycle", "liveness_probe", b"liveness_probe", "name", b"name", "ports", b"ports", "readiness_probe", b"readiness_probe", "resize_policy", b"resize_policy", "resources", b"resources", "restart_policy", b"restart_policy", "security_context", b"security_context", "startup_probe", b"startup_probe", "stdin", b"stdin", "stdin_once", b"stdin_once", "termination_message_path", b"termination_message_path", "termination_message_policy", b"termination_message_policy", "tty", b"tty", "volume_devices", b"volume_devices", "volume_mounts", b"volume_mounts", "working_dir", b"working_dir"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__image: _TypeAlias = _typing.Literal["image"]  # noqa: Y015
+    _WhichOneofArgType__image: _TypeAlias = _typing.Literal["_image", b"_image"]  # noqa: Y015
+    _WhichOneofReturnType__image_pull_policy: _TypeAlias = _typing.Literal["image_pull_policy"]  # noqa: Y015
+    _WhichOneofArgType__image_pull_policy: _TypeAlias = _typing.Literal["_image_pull_policy", b"_image_pull_policy"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__stdin: _TypeAlias = _typing.Literal["stdin"]  # noqa: Y015
+    _WhichOneofArgType__stdin: _TypeAlias = _typing.Literal["_stdin", b"_stdin"]  # noqa: Y015
+    _WhichOneofReturnType__stdin_once: _TypeAlias = _typing.Literal["stdin_once"]  # noqa: Y015
+    _WhichOneofArgType__stdin_once: _TypeAlias = _typing.Literal["_stdin_once", b"_stdin_once"]  # noqa: Y015
+    _WhichOneofReturnType__termination_message_path: _TypeAlias = _typing.Literal["termination_message_path"]  # noqa: Y015
+    _WhichOneofArgType__termination_message_path: _TypeAlias = _typing.Literal["_termination_message_path", b"_termination_message_path"]  # noqa: Y015
+    _WhichOneofReturnType__termination_message_policy: _TypeAlias = _typing.Literal["termination_message_policy"]  # noqa: Y015
+    _WhichOneofArgType__termination_message_policy: _TypeAlias = _typing.Literal["_termination_message_policy", b"_termination_message_policy"]  # noqa: Y015
+    _WhichOneofReturnType__tty: _TypeAlias = _typing.Literal["tty"]  # noqa: Y015
+    _WhichOneofArgType__tty: _TypeAlias = _typing.Literal["_tty", b"_tty"]  # noqa: Y015
+    _WhichOneofReturnType__working_dir: _TypeAlias = _typing.Literal["working_dir"]  # noqa: Y015
+    _WhichOneofArgType__working_dir: _TypeAlias = _typing.Literal["_working_dir", b"_working_dir"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__image) -> _WhichOneofReturnType__image | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__image_pull_policy) -> _WhichOneofReturnType__image_pull_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stdin) -> _WhichOneofReturnType__stdin | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stdin_once) -> _WhichOneofReturnType__stdin_once | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_message_path) -> _WhichOneofReturnType__termination_message_path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_message_policy) -> _WhichOneofReturnType__termination_message_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tty) -> _WhichOneofReturnType__tty | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__working_dir) -> _WhichOneofReturnType__working_dir | None: ...
+
+Global___Container: _TypeAlias = Container  # noqa: Y015
+
+@_typing.final
+class ContainerPort(_message.Message):
+    """ContainerPort: the CRD schema at `ServingRuntime.spec.containers[].ports[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_PORT_FIELD_NUMBER: _builtins.int
+    HOST_IP_FIELD_NUMBER: _builtins.int
+    HOST_PORT_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
+    container_port: _builtins.int
+    host_ip: _builtins.str
+    host_port: _builtins.int
+    name: _builtins.str
+    protocol: _builtins.str
+    def __init__(
+        self,
+        *,
+        container_port: _builtins.int | None = ...,
+        host_ip: _builtins.str | None = ...,
+        host_port: _builtins.int | None = ...,
+        name: _builtins.str | None = ...,
+        protocol: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_container_port", b"_container_port", "_host_ip", b"_host_ip", "_host_port", b"_host_port", "_name", b"_name", "_protocol", b"_protocol", "container_port", b"container_port", "host_ip", b"host_ip", "host_port", b"host_port", "name", b"name", "protocol", b"protocol"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_container_port", b"_container_port", "_host_ip", b"_host_ip", "_host_port", b"_host_port", "_name", b"_name", "_protocol", b"_protocol", "container_port", b"container_port", "host_ip", b"host_ip", "host_port", b"host_port", "name", b"name", "protocol", b"protocol"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__container_port: _TypeAlias = _typing.Literal["container_port"]  # noqa: Y015
+    _WhichOneofArgType__container_port: _TypeAlias = _typing.Literal["_container_port", b"_container_port"]  # noqa: Y015
+    _WhichOneofReturnType__host_ip: _TypeAlias = _typing.Literal["host_ip"]  # noqa: Y015
+    _WhichOneofArgType__host_ip: _TypeAlias = _typing.Literal["_host_ip", b"_host_ip"]  # noqa: Y015
+    _WhichOneofReturnType__host_port: _TypeAlias = _typing.Literal["host_port"]  # noqa: Y015
+    _WhichOneofArgType__host_port: _TypeAlias = _typing.Literal["_host_port", b"_host_port"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__protocol: _TypeAlias = _typing.Literal["protocol"]  # noqa: Y015
+    _WhichOneofArgType__protocol: _TypeAlias = _typing.Literal["_protocol", b"_protocol"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__container_port) -> _WhichOneofReturnType__container_port | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ip) -> _WhichOneofReturnType__host_ip | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_port) -> _WhichOneofReturnType__host_port | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__protocol) -> _WhichOneofReturnType__protocol | None: ...
+
+Global___ContainerPort: _TypeAlias = ContainerPort  # noqa: Y015
+
+@_typing.final
+class ContainerResizePolicy(_message.Message):
+    """ContainerResizePolicy: the CRD schema at `ServingRuntime.spec.containers[].resizePolicy[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESOURCE_NAME_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    resource_name: _builtins.str
+    restart_policy: _builtins.str
+    def __init__(
+        self,
+        *,
+        resource_name: _builtins.str | None = ...,
+        restart_policy: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_resource_name", b"_resource_name", "_restart_policy", b"_restart_policy", "resource_name", b"resource_name", "restart_policy", b"restart_policy"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resource_name", b"_resource_name", "_restart_policy", b"_restart_policy", "resource_name", b"resource_name", "restart_policy", b"restart_policy"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__resource_name: _TypeAlias = _typing.Literal["resource_name"]  # noqa: Y015
+    _WhichOneofArgType__resource_name: _TypeAlias = _typing.Literal["_resource_name", b"_resource_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resource_name) -> _WhichOneofReturnType__resource_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+
+Global___ContainerResizePolicy: _TypeAlias = ContainerResizePolicy  # noqa: Y015
+
+@_typing.final
+class DecoderSpec(_message.Message):
+    """DecoderSpec: the CRD schema at `InferenceService.spec.decoder`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class OverheadEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    MIN_REPLICAS_FIELD_NUMBER: _builtins.int
+    MAX_REPLICAS_FIELD_NUMBER: _builtins.int
+    RUNNER_FIELD_NUMBER: _builtins.int
+    LEADER_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_OVERRIDE_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
+    ACTIVE_DEADLINE_SECONDS_FIELD_NUMBER: _builtins.int
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    AUTOMOUNT_SERVICE_ACCOUNT_TOKEN_FIELD_NUMBER: _builtins.int
+    CANARY_TRAFFIC_PERCENT_FIELD_NUMBER: _builtins.int
+    CONTAINER_CONCURRENCY_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DNS_CONFIG_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    ENABLE_SERVICE_LINKS_FIELD_NUMBER: _builtins.int
+    EPHEMERAL_CONTAINERS_FIELD_NUMBER: _builtins.int
+    HOST_ALIASES_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    HOST_PID_FIELD_NUMBER: _builtins.int
+    HOST_USERS_FIELD_NUMBER: _builtins.int
+    HOSTNAME_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    INIT_CONTAINERS_FIELD_NUMBER: _builtins.int
+    KEDA_CONFIG_FIELD_NUMBER: _builtins.int
+    MAX_UNAVAILABLE_FIELD_NUMBER: _builtins.int
+    MIN_AVAILABLE_FIELD_NUMBER: _builtins.int
+    NODE_NAME_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    OS_FIELD_NUMBER: _builtins.int
+    OVERHEAD_FIELD_NUMBER: _builtins.int
+    PREEMPTION_POLICY_FIELD_NUMBER: _builtins.int
+    PRIORITY_FIELD_NUMBER: _builtins.int
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    READINESS_GATES_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIMS_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    RUNTIME_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    SCALE_METRIC_FIELD_NUMBER: _builtins.int
+    SCALE_TARGET_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULING_GATES_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _builtins.int
+    SET_HOSTNAME_AS_FQDN_FIELD_NUMBER: _builtins.int
+    SHARE_PROCESS_NAMESPACE_FIELD_NUMBER: _builtins.int
+    SUBDOMAIN_FIELD_NUMBER: _builtins.int
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    TIMEOUT_SECONDS_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_SPREAD_CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    min_replicas: _builtins.int
+    """Minimum replicas."""
+    max_replicas: _builtins.int
+    """Maximum replicas."""
+    active_deadline_seconds: _builtins.int
+    automount_service_account_token: _builtins.bool
+    canary_traffic_percent: _builtins.int
+    container_concurrency: _builtins.int
+    dns_policy: _builtins.str
+    enable_service_links: _builtins.bool
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    host_pid: _builtins.bool
+    host_users: _builtins.bool
+    hostname: _builtins.str
+    node_name: _builtins.str
+    preemption_policy: _builtins.str
+    priority: _builtins.int
+    priority_class_name: _builtins.str
+    restart_policy: _builtins.str
+    runtime_class_name: _builtins.str
+    scale_metric: _builtins.str
+    scale_target: _builtins.int
+    scheduler_name: _builtins.str
+    service_account: _builtins.str
+    service_account_name: _builtins.str
+    set_hostname_as_fqdn: _builtins.bool
+    share_process_namespace: _builtins.bool
+    subdomain: _builtins.str
+    termination_grace_period_seconds: _builtins.int
+    timeout_seconds: _builtins.int
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Component labels."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Component annotations; `ome.io/deploymentMode` declares the decoder's mode."""
+
+    @_builtins.property
+    def runner(self) -> Global___Container:
+        """Main container."""
+
+    @_builtins.property
+    def leader(self) -> Global___LeaderSpec:
+        """Leader of a multi-node decoder."""
+
+    @_builtins.property
+    def worker(self) -> Global___WorkerSpec:
+        """Workers of a multi-node decoder."""
+
+    @_builtins.property
+    def accelerator_override(self) -> Global___AcceleratorSelector:
+        """Accelerator override; meaningful on the InferenceService only."""
+
+    @_builtins.property
+    def deployment_strategy(self) -> Global___DeploymentStrategy:
+        """Kubernetes Deployment strategy; applied in RawDeployment only."""
+
+    @_builtins.property
+    def autoscaler(self) -> Global___ComponentAutoscaler:
+        """Per-component autoscaler (since v1.3)."""
+
+    @_builtins.property
+    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
+        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
+
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def dns_config(self) -> Global___PodDNSConfig: ...
+    @_builtins.property
+    def ephemeral_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___EphemeralContainer]: ...
+    @_builtins.property
+    def host_aliases(self) -> _containers.RepeatedCompositeFieldContainer[Global___HostAlias]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def init_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def keda_config(self) -> Global___KedaConfig: ...
+    @_builtins.property
+    def max_unavailable(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def min_available(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def os(self) -> Global___PodOS: ...
+    @_builtins.property
+    def overhead(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def readiness_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodReadinessGate]: ...
+    @_builtins.property
+    def resource_claims(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodResourceClaim]: ...
+    @_builtins.property
+    def scheduling_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodSchedulingGate]: ...
+    @_builtins.property
+    def security_context(self) -> Global___PodSecurityContext: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def topology_spread_constraints(self) -> _containers.RepeatedCompositeFieldContainer[Global___TopologySpreadConstraint]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    def __init__(
+        self,
+        *,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        min_replicas: _builtins.int | None = ...,
+        max_replicas: _builtins.int | None = ...,
+        runner: Global___Container | None = ...,
+        leader: Global___LeaderSpec | None = ...,
+        worker: Global___WorkerSpec | None = ...,
+        accelerator_override: Global___AcceleratorSelector | None = ...,
+        deployment_strategy: Global___DeploymentStrategy | None = ...,
+        autoscaler: Global___ComponentAutoscaler | None = ...,
+        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
+        active_deadline_seconds: _builtins.int | None = ...,
+        affinity: Global___Affinity | None = ...,
+        automount_service_account_token: _builtins.bool | None = ...,
+        canary_traffic_percent: _builtins.int | None = ...,
+        container_concurrency: _builtins.int | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        dns_config: Global___PodDNSConfig | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        enable_service_links: _builtins.bool | None = ...,
+        ephemeral_containers: _abc.Iterable[Global___EphemeralContainer] | None = ...,
+        host_aliases: _abc.Iterable[Global___HostAlias] | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        host_pid: _builtins.bool | None = ...,
+        host_users: _builtins.bool | None = ...,
+        hostname: _builtins.str | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        init_containers: _abc.Iterable[Global___Container] | None = ...,
+        keda_config: Global___KedaConfig | None = ...,
+        max_unavailable: _struct_pb2.Value | None = ...,
+        min_available: _struct_pb2.Value | None = ...,
+        node_name: _builtins.str | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        os: Global___PodOS | None = ...,
+        overhead: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        preemption_policy: _builtins.str | None = ...,
+        priority: _builtins.int | None = ...,
+        priority_class_name: _builtins.str | None = ...,
+        readiness_gates: _abc.Iterable[Global___PodReadinessGate] | None = ...,
+        resource_claims: _abc.Iterable[Global___PodResourceClaim] | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        runtime_class_name: _builtins.str | None = ...,
+        scale_metric: _builtins.str | None = ...,
+        scale_target: _builtins.int | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        scheduling_gates: _abc.Iterable[Global___PodSchedulingGate] | None = ...,
+        security_context: Global___PodSecurityContext | None = ...,
+        service_account: _builtins.str | None = ...,
+        service_account_name: _builtins.str | None = ...,
+        set_hostname_as_fqdn: _builtins.bool | None = ...,
+        share_process_namespace: _builtins.bool | None = ...,
+        subdomain: _builtins.str | None = ...,
+        termination_grace_period_seconds: _builtins.int | None = ...,
+        timeout_seconds: _builtins.int | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        topology_spread_constraints: _abc.Iterable[Global___TopologySpreadConstraint] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "accelerator_override", b"accelerator_override", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "canary_traffic_percent", b"canary_traffic_percent", "container_concurrency", b"container_concurrency", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "keda_config", b"keda_config", "leader", b"leader", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "node_name", b"node_name", "os", b"os", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds", "worker", b"worker"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "accelerator_override", b"accelerator_override", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "annotations", b"annotations", "automount_service_account_token", b"automount_service_account_token", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "canary_traffic_percent", b"canary_traffic_percent", "container_concurrency", b"container_concurrency", "containers", b"containers", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "ephemeral_containers", b"ephemeral_containers", "host_aliases", b"host_aliases", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "image_pull_secrets", b"image_pull_secrets", "init_containers", b"init_containers", "keda_config", b"keda_config", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "node_name", b"node_name", "node_selector", b"node_selector", "os", b"os", "overhead", b"overhead", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "readiness_gates", b"readiness_gates", "resource_claims", b"resource_claims", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "scheduling_gates", b"scheduling_gates", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds", "tolerations", b"tolerations", "topology_spread_constraints", b"topology_spread_constraints", "volumes", b"volumes", "worker", b"worker"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__active_deadline_seconds: _TypeAlias = _typing.Literal["active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofArgType__active_deadline_seconds: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__automount_service_account_token: _TypeAlias = _typing.Literal["automount_service_account_token"]  # noqa: Y015
+    _WhichOneofArgType__automount_service_account_token: _TypeAlias = _typing.Literal["_automount_service_account_token", b"_automount_service_account_token"]  # noqa: Y015
+    _WhichOneofReturnType__canary_traffic_percent: _TypeAlias = _typing.Literal["canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofArgType__canary_traffic_percent: _TypeAlias = _typing.Literal["_canary_traffic_percent", b"_canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofReturnType__container_concurrency: _TypeAlias = _typing.Literal["container_concurrency"]  # noqa: Y015
+    _WhichOneofArgType__container_concurrency: _TypeAlias = _typing.Literal["_container_concurrency", b"_container_concurrency"]  # noqa: Y015
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__enable_service_links: _TypeAlias = _typing.Literal["enable_service_links"]  # noqa: Y015
+    _WhichOneofArgType__enable_service_links: _TypeAlias = _typing.Literal["_enable_service_links", b"_enable_service_links"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__host_pid: _TypeAlias = _typing.Literal["host_pid"]  # noqa: Y015
+    _WhichOneofArgType__host_pid: _TypeAlias = _typing.Literal["_host_pid", b"_host_pid"]  # noqa: Y015
+    _WhichOneofReturnType__host_users: _TypeAlias = _typing.Literal["host_users"]  # noqa: Y015
+    _WhichOneofArgType__host_users: _TypeAlias = _typing.Literal["_host_users", b"_host_users"]  # noqa: Y015
+    _WhichOneofReturnType__hostname: _TypeAlias = _typing.Literal["hostname"]  # noqa: Y015
+    _WhichOneofArgType__hostname: _TypeAlias = _typing.Literal["_hostname", b"_hostname"]  # noqa: Y015
+    _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
+    _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__min_replicas: _TypeAlias = _typing.Literal["min_replicas"]  # noqa: Y015
+    _WhichOneofArgType__min_replicas: _TypeAlias = _typing.Literal["_min_replicas", b"_min_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__node_name: _TypeAlias = _typing.Literal["node_name"]  # noqa: Y015
+    _WhichOneofArgType__node_name: _TypeAlias = _typing.Literal["_node_name", b"_node_name"]  # noqa: Y015
+    _WhichOneofReturnType__preemption_policy: _TypeAlias = _typing.Literal["preemption_policy"]  # noqa: Y015
+    _WhichOneofArgType__preemption_policy: _TypeAlias = _typing.Literal["_preemption_policy", b"_preemption_policy"]  # noqa: Y015
+    _WhichOneofReturnType__priority: _TypeAlias = _typing.Literal["priority"]  # noqa: Y015
+    _WhichOneofArgType__priority: _TypeAlias = _typing.Literal["_priority", b"_priority"]  # noqa: Y015
+    _WhichOneofReturnType__priority_class_name: _TypeAlias = _typing.Literal["priority_class_name"]  # noqa: Y015
+    _WhichOneofArgType__priority_class_name: _TypeAlias = _typing.Literal["_priority_class_name", b"_priority_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__runtime_class_name: _TypeAlias = _typing.Literal["runtime_class_name"]  # noqa: Y015
+    _WhichOneofArgType__runtime_class_name: _TypeAlias = _typing.Literal["_runtime_class_name", b"_runtime_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__scale_metric: _TypeAlias = _typing.Literal["scale_metric"]  # noqa: Y015
+    _WhichOneofArgType__scale_metric: _TypeAlias = _typing.Literal["_scale_metric", b"_scale_metric"]  # noqa: Y015
+    _WhichOneofReturnType__scale_target: _TypeAlias = _typing.Literal["scale_target"]  # noqa: Y015
+    _WhichOneofArgType__scale_target: _TypeAlias = _typing.Literal["_scale_target", b"_scale_target"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    _WhichOneofReturnType__service_account: _TypeAlias = _typing.Literal["service_account"]  # noqa: Y015
+    _WhichOneofArgType__service_account: _TypeAlias = _typing.Literal["_service_account", b"_service_account"]  # noqa: Y015
+    _WhichOneofReturnType__service_account_name: _TypeAlias = _typing.Literal["service_account_name"]  # noqa: Y015
+    _WhichOneofArgType__service_account_name: _TypeAlias = _typing.Literal["_service_account_name", b"_service_account_name"]  # noqa: Y015
+    _WhichOneofReturnType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofArgType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["_set_hostname_as_fqdn", b"_set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofReturnType__share_process_namespace: _TypeAlias = _typing.Literal["share_process_namespace"]  # noqa: Y015
+    _WhichOneofArgType__share_process_namespace: _TypeAlias = _typing.Literal["_share_process_namespace", b"_share_process_namespace"]  # noqa: Y015
+    _WhichOneofReturnType__subdomain: _TypeAlias = _typing.Literal["subdomain"]  # noqa: Y015
+    _WhichOneofArgType__subdomain: _TypeAlias = _typing.Literal["_subdomain", b"_subdomain"]  # noqa: Y015
+    _WhichOneofReturnType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["_termination_grace_period_seconds", b"_termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__timeout_seconds: _TypeAlias = _typing.Literal["timeout_seconds"]  # noqa: Y015
+    _WhichOneofArgType__timeout_seconds: _TypeAlias = _typing.Literal["_timeout_seconds", b"_timeout_seconds"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__active_deadline_seconds) -> _WhichOneofReturnType__active_deadline_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__automount_service_account_token) -> _WhichOneofReturnType__automount_service_account_token | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__canary_traffic_percent) -> _WhichOneofReturnType__canary_traffic_percent | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__container_concurrency) -> _WhichOneofReturnType__container_concurrency | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__enable_service_links) -> _WhichOneofReturnType__enable_service_links | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_pid) -> _WhichOneofReturnType__host_pid | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_users) -> _WhichOneofReturnType__host_users | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hostname) -> _WhichOneofReturnType__hostname | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_replicas) -> _WhichOneofReturnType__max_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_replicas) -> _WhichOneofReturnType__min_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_name) -> _WhichOneofReturnType__node_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__preemption_policy) -> _WhichOneofReturnType__preemption_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority) -> _WhichOneofReturnType__priority | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority_class_name) -> _WhichOneofReturnType__priority_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime_class_name) -> _WhichOneofReturnType__runtime_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_metric) -> _WhichOneofReturnType__scale_metric | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_target) -> _WhichOneofReturnType__scale_target | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account) -> _WhichOneofReturnType__service_account | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account_name) -> _WhichOneofReturnType__service_account_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__set_hostname_as_fqdn) -> _WhichOneofReturnType__set_hostname_as_fqdn | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__share_process_namespace) -> _WhichOneofReturnType__share_process_namespace | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__subdomain) -> _WhichOneofReturnType__subdomain | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_grace_period_seconds) -> _WhichOneofReturnType__termination_grace_period_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__timeout_seconds) -> _WhichOneofReturnType__timeout_seconds | None: ...
+
+Global___DecoderSpec: _TypeAlias = DecoderSpec  # noqa: Y015
+
+@_typing.final
+class DeploymentStrategy(_message.Message):
+    """DeploymentStrategy: the CRD schema at `ServingRuntime.spec.decoderConfig.deploymentStrategy`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    ROLLING_UPDATE_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """`Recreate` or `RollingUpdate`."""
+    @_builtins.property
+    def rolling_update(self) -> Global___RollingUpdateDeployment: ...
+    def __init__(
+        self,
+        *,
+        type: _builtins.str | None = ...,
+        rolling_update: Global___RollingUpdateDeployment | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "rolling_update", b"rolling_update", "type", b"type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_type", b"_type", "rolling_update", b"rolling_update", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+
+Global___DeploymentStrategy: _TypeAlias = DeploymentStrategy  # noqa: Y015
+
+@_typing.final
+class DownwardAPIProjection(_message.Message):
+    """DownwardAPIProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].downwardAPI`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___DownwardAPIVolumeFile]: ...
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___DownwardAPIVolumeFile] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DownwardAPIProjection: _TypeAlias = DownwardAPIProjection  # noqa: Y015
+
+@_typing.final
+class DownwardAPIVolumeFile(_message.Message):
+    """DownwardAPIVolumeFile: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].downwardAPI.items[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIELD_REF_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    RESOURCE_FIELD_REF_FIELD_NUMBER: _builtins.int
+    mode: _builtins.int
+    path: _builtins.str
+    @_builtins.property
+    def field_ref(self) -> Global___ObjectFieldSelector: ...
+    @_builtins.property
+    def resource_field_ref(self) -> Global___ResourceFieldSelector: ...
+    def __init__(
+        self,
+        *,
+        field_ref: Global___ObjectFieldSelector | None = ...,
+        mode: _builtins.int | None = ...,
+        path: _builtins.str | None = ...,
+        resource_field_ref: Global___ResourceFieldSelector | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_mode", b"_mode", "_path", b"_path", "field_ref", b"field_ref", "mode", b"mode", "path", b"path", "resource_field_ref", b"resource_field_ref"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_mode", b"_mode", "_path", b"_path", "field_ref", b"field_ref", "mode", b"mode", "path", b"path", "resource_field_ref", b"resource_field_ref"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__mode: _TypeAlias = _typing.Literal["mode"]  # noqa: Y015
+    _WhichOneofArgType__mode: _TypeAlias = _typing.Literal["_mode", b"_mode"]  # noqa: Y015
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mode) -> _WhichOneofReturnType__mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+
+Global___DownwardAPIVolumeFile: _TypeAlias = DownwardAPIVolumeFile  # noqa: Y015
+
+@_typing.final
+class DownwardAPIVolumeSource(_message.Message):
+    """DownwardAPIVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].downwardAPI`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEFAULT_MODE_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    default_mode: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___DownwardAPIVolumeFile]: ...
+    def __init__(
+        self,
+        *,
+        default_mode: _builtins.int | None = ...,
+        items: _abc.Iterable[Global___DownwardAPIVolumeFile] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "default_mode", b"default_mode"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "default_mode", b"default_mode", "items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__default_mode: _TypeAlias = _typing.Literal["default_mode"]  # noqa: Y015
+    _WhichOneofArgType__default_mode: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__default_mode) -> _WhichOneofReturnType__default_mode | None: ...
+
+Global___DownwardAPIVolumeSource: _TypeAlias = DownwardAPIVolumeSource  # noqa: Y015
+
+@_typing.final
+class EmptyDirVolumeSource(_message.Message):
+    """EmptyDirVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].emptyDir`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEDIUM_FIELD_NUMBER: _builtins.int
+    SIZE_LIMIT_FIELD_NUMBER: _builtins.int
+    medium: _builtins.str
+    @_builtins.property
+    def size_limit(self) -> _struct_pb2.Value: ...
+    def __init__(
+        self,
+        *,
+        medium: _builtins.str | None = ...,
+        size_limit: _struct_pb2.Value | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_medium", b"_medium", "medium", b"medium", "size_limit", b"size_limit"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_medium", b"_medium", "medium", b"medium", "size_limit", b"size_limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__medium: _TypeAlias = _typing.Literal["medium"]  # noqa: Y015
+    _WhichOneofArgType__medium: _TypeAlias = _typing.Literal["_medium", b"_medium"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__medium) -> _WhichOneofReturnType__medium | None: ...
+
+Global___EmptyDirVolumeSource: _TypeAlias = EmptyDirVolumeSource  # noqa: Y015
+
+@_typing.final
+class EngineSpec(_message.Message):
+    """EngineSpec: the CRD schema at `InferenceService.spec.engine`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class OverheadEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    MIN_REPLICAS_FIELD_NUMBER: _builtins.int
+    MAX_REPLICAS_FIELD_NUMBER: _builtins.int
+    RUNNER_FIELD_NUMBER: _builtins.int
+    LEADER_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_OVERRIDE_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
+    ACTIVE_DEADLINE_SECONDS_FIELD_NUMBER: _builtins.int
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    AUTOMOUNT_SERVICE_ACCOUNT_TOKEN_FIELD_NUMBER: _builtins.int
+    CANARY_TRAFFIC_PERCENT_FIELD_NUMBER: _builtins.int
+    CONTAINER_CONCURRENCY_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DNS_CONFIG_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    ENABLE_SERVICE_LINKS_FIELD_NUMBER: _builtins.int
+    EPHEMERAL_CONTAINERS_FIELD_NUMBER: _builtins.int
+    HOST_ALIASES_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    HOST_PID_FIELD_NUMBER: _builtins.int
+    HOST_USERS_FIELD_NUMBER: _builtins.int
+    HOSTNAME_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    INIT_CONTAINERS_FIELD_NUMBER: _builtins.int
+    KEDA_CONFIG_FIELD_NUMBER: _builtins.int
+    MAX_UNAVAILABLE_FIELD_NUMBER: _builtins.int
+    MIN_AVAILABLE_FIELD_NUMBER: _builtins.int
+    NODE_NAME_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    OS_FIELD_NUMBER: _builtins.int
+    OVERHEAD_FIELD_NUMBER: _builtins.int
+    PREEMPTION_POLICY_FIELD_NUMBER: _builtins.int
+    PRIORITY_FIELD_NUMBER: _builtins.int
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    READINESS_GATES_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIMS_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    RUNTIME_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    SCALE_METRIC_FIELD_NUMBER: _builtins.int
+    SCALE_TARGET_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULING_GATES_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _builtins.int
+    SET_HOSTNAME_AS_FQDN_FIELD_NUMBER: _builtins.int
+    SHARE_PROCESS_NAMESPACE_FIELD_NUMBER: _builtins.int
+    SUBDOMAIN_FIELD_NUMBER: _builtins.int
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    TIMEOUT_SECONDS_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_SPREAD_CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    min_replicas: _builtins.int
+    """Minimum replicas."""
+    max_replicas: _builtins.int
+    """Maximum replicas."""
+    active_deadline_seconds: _builtins.int
+    automount_service_account_token: _builtins.bool
+    canary_traffic_percent: _builtins.int
+    container_concurrency: _builtins.int
+    dns_policy: _builtins.str
+    enable_service_links: _builtins.bool
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    host_pid: _builtins.bool
+    host_users: _builtins.bool
+    hostname: _builtins.str
+    node_name: _builtins.str
+    preemption_policy: _builtins.str
+    priority: _builtins.int
+    priority_class_name: _builtins.str
+    restart_policy: _builtins.str
+    runtime_class_name: _builtins.str
+    scale_metric: _builtins.str
+    scale_target: _builtins.int
+    scheduler_name: _builtins.str
+    service_account: _builtins.str
+    service_account_name: _builtins.str
+    set_hostname_as_fqdn: _builtins.bool
+    share_process_namespace: _builtins.bool
+    subdomain: _builtins.str
+    termination_grace_period_seconds: _builtins.int
+    timeout_seconds: _builtins.int
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Component labels."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Component annotations; `ome.io/deploymentMode` declares the engine's mode."""
+
+    @_builtins.property
+    def runner(self) -> Global___Container:
+        """Main container."""
+
+    @_builtins.property
+    def leader(self) -> Global___LeaderSpec:
+        """Leader of a multi-node engine."""
+
+    @_builtins.property
+    def worker(self) -> Global___WorkerSpec:
+        """Workers of a multi-node engine."""
+
+    @_builtins.property
+    def accelerator_override(self) -> Global___AcceleratorSelector:
+        """Accelerator override; meaningful on the InferenceService only."""
+
+    @_builtins.property
+    def deployment_strategy(self) -> Global___DeploymentStrategy:
+        """Kubernetes Deployment strategy; applied in RawDeployment only."""
+
+    @_builtins.property
+    def autoscaler(self) -> Global___ComponentAutoscaler:
+        """Per-component autoscaler (since v1.3)."""
+
+    @_builtins.property
+    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
+        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
+
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def dns_config(self) -> Global___PodDNSConfig: ...
+    @_builtins.property
+    def ephemeral_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___EphemeralContainer]: ...
+    @_builtins.property
+    def host_aliases(self) -> _containers.RepeatedCompositeFieldContainer[Global___HostAlias]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def init_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def keda_config(self) -> Global___KedaConfig: ...
+    @_builtins.property
+    def max_unavailable(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def min_available(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def os(self) -> Global___PodOS: ...
+    @_builtins.property
+    def overhead(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def readiness_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodReadinessGate]: ...
+    @_builtins.property
+    def resource_claims(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodResourceClaim]: ...
+    @_builtins.property
+    def scheduling_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodSchedulingGate]: ...
+    @_builtins.property
+    def security_context(self) -> Global___PodSecurityContext: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def topology_spread_constraints(self) -> _containers.RepeatedCompositeFieldContainer[Global___TopologySpreadConstraint]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    def __init__(
+        self,
+        *,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        min_replicas: _builtins.int | None = ...,
+        max_replicas: _builtins.int | None = ...,
+        runner: Global___Container | None = ...,
+        leader: Global___LeaderSpec | None = ...,
+        worker: Global___WorkerSpec | None = ...,
+        accelerator_override: Global___AcceleratorSelector | None = ...,
+        deployment_strategy: Global___DeploymentStrategy | None = ...,
+        autoscaler: Global___ComponentAutoscaler | None = ...,
+        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
+        active_deadline_seconds: _builtins.int | None = ...,
+        affinity: Global___Affinity | None = ...,
+        automount_service_account_token: _builtins.bool | None = ...,
+        canary_traffic_percent: _builtins.int | None = ...,
+        container_concurrency: _builtins.int | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        dns_config: Global___PodDNSConfig | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        enable_service_links: _builtins.bool | None = ...,
+        ephemeral_containers: _abc.Iterable[Global___EphemeralContainer] | None = ...,
+        host_aliases: _abc.Iterable[Global___HostAlias] | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        host_pid: _builtins.bool | None = ...,
+        host_users: _builtins.bool | None = ...,
+        hostname: _builtins.str | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        init_containers: _abc.Iterable[Global___Container] | None = ...,
+        keda_config: Global___KedaConfig | None = ...,
+        max_unavailable: _struct_pb2.Value | None = ...,
+        min_available: _struct_pb2.Value | None = ...,
+        node_name: _builtins.str | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        os: Global___PodOS | None = ...,
+        overhead: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        preemption_policy: _builtins.str | None = ...,
+        priority: _builtins.int | None = ...,
+        priority_class_name: _builtins.str | None = ...,
+        readiness_gates: _abc.Iterable[Global___PodReadinessGate] | None = ...,
+        resource_claims: _abc.Iterable[Global___PodResourceClaim] | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        runtime_class_name: _builtins.str | None = ...,
+        scale_metric: _builtins.str | None = ...,
+        scale_target: _builtins.int | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        scheduling_gates: _abc.Iterable[Global___PodSchedulingGate] | None = ...,
+        security_context: Global___PodSecurityContext | None = ...,
+        service_account: _builtins.str | None = ...,
+        service_account_name: _builtins.str | None = ...,
+        set_hostname_as_fqdn: _builtins.bool | None = ...,
+        share_process_namespace: _builtins.bool | None = ...,
+        subdomain: _builtins.str | None = ...,
+        termination_grace_period_seconds: _builtins.int | None = ...,
+        timeout_seconds: _builtins.int | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        topology_spread_constraints: _abc.Iterable[Global___TopologySpreadConstraint] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "accelerator_override", b"accelerator_override", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "canary_traffic_percent", b"canary_traffic_percent", "container_concurrency", b"container_concurrency", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "keda_config", b"keda_config", "leader", b"leader", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "node_name", b"node_name", "os", b"os", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds", "worker", b"worker"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "accelerator_override", b"accelerator_override", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "annotations", b"annotations", "automount_service_account_token", b"automount_service_account_token", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "canary_traffic_percent", b"canary_traffic_percent", "container_concurrency", b"container_concurrency", "containers", b"containers", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "ephemeral_containers", b"ephemeral_containers", "host_aliases", b"host_aliases", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "image_pull_secrets", b"image_pull_secrets", "init_containers", b"init_containers", "keda_config", b"keda_config", "labels", b"labels", "leader", b"leader", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "node_name", b"node_name", "node_selector", b"node_selector", "os", b"os", "overhead", b"overhead", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "readiness_gates", b"readiness_gates", "resource_claims", b"resource_claims", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "scheduling_gates", b"scheduling_gates", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds", "tolerations", b"tolerations", "topology_spread_constraints", b"topology_spread_constraints", "volumes", b"volumes", "worker", b"worker"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__active_deadline_seconds: _TypeAlias = _typing.Literal["active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofArgType__active_deadline_seconds: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__automount_service_account_token: _TypeAlias = _typing.Literal["automount_service_account_token"]  # noqa: Y015
+    _WhichOneofArgType__automount_service_account_token: _TypeAlias = _typing.Literal["_automount_service_account_token", b"_automount_service_account_token"]  # noqa: Y015
+    _WhichOneofReturnType__canary_traffic_percent: _TypeAlias = _typing.Literal["canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofArgType__canary_traffic_percent: _TypeAlias = _typing.Literal["_canary_traffic_percent", b"_canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofReturnType__container_concurrency: _TypeAlias = _typing.Literal["container_concurrency"]  # noqa: Y015
+    _WhichOneofArgType__container_concurrency: _TypeAlias = _typing.Literal["_container_concurrency", b"_container_concurrency"]  # noqa: Y015
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__enable_service_links: _TypeAlias = _typing.Literal["enable_service_links"]  # noqa: Y015
+    _WhichOneofArgType__enable_service_links: _TypeAlias = _typing.Literal["_enable_service_links", b"_enable_service_links"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__host_pid: _TypeAlias = _typing.Literal["host_pid"]  # noqa: Y015
+    _WhichOneofArgType__host_pid: _TypeAlias = _typing.Literal["_host_pid", b"_host_pid"]  # noqa: Y015
+    _WhichOneofReturnType__host_users: _TypeAlias = _typing.Literal["host_users"]  # noqa: Y015
+    _WhichOneofArgType__host_users: _TypeAlias = _typing.Literal["_host_users", b"_host_users"]  # noqa: Y015
+    _WhichOneofReturnType__hostname: _TypeAlias = _typing.Literal["hostname"]  # noqa: Y015
+    _WhichOneofArgType__hostname: _TypeAlias = _typing.Literal["_hostname", b"_hostname"]  # noqa: Y015
+    _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
+    _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__min_replicas: _TypeAlias = _typing.Literal["min_replicas"]  # noqa: Y015
+    _WhichOneofArgType__min_replicas: _TypeAlias = _typing.Literal["_min_replicas", b"_min_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__node_name: _TypeAlias = _typing.Literal["node_name"]  # noqa: Y015
+    _WhichOneofArgType__node_name: _TypeAlias = _typing.Literal["_node_name", b"_node_name"]  # noqa: Y015
+    _WhichOneofReturnType__preemption_policy: _TypeAlias = _typing.Literal["preemption_policy"]  # noqa: Y015
+    _WhichOneofArgType__preemption_policy: _TypeAlias = _typing.Literal["_preemption_policy", b"_preemption_policy"]  # noqa: Y015
+    _WhichOneofReturnType__priority: _TypeAlias = _typing.Literal["priority"]  # noqa: Y015
+    _WhichOneofArgType__priority: _TypeAlias = _typing.Literal["_priority", b"_priority"]  # noqa: Y015
+    _WhichOneofReturnType__priority_class_name: _TypeAlias = _typing.Literal["priority_class_name"]  # noqa: Y015
+    _WhichOneofArgType__priority_class_name: _TypeAlias = _typing.Literal["_priority_class_name", b"_priority_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__runtime_class_name: _TypeAlias = _typing.Literal["runtime_class_name"]  # noqa: Y015
+    _WhichOneofArgType__runtime_class_name: _TypeAlias = _typing.Literal["_runtime_class_name", b"_runtime_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__scale_metric: _TypeAlias = _typing.Literal["scale_metric"]  # noqa: Y015
+    _WhichOneofArgType__scale_metric: _TypeAlias = _typing.Literal["_scale_metric", b"_scale_metric"]  # noqa: Y015
+    _WhichOneofReturnType__scale_target: _TypeAlias = _typing.Literal["scale_target"]  # noqa: Y015
+    _WhichOneofArgType__scale_target: _TypeAlias = _typing.Literal["_scale_target", b"_scale_target"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    _WhichOneofReturnType__service_account: _TypeAlias = _typing.Literal["service_account"]  # noqa: Y015
+    _WhichOneofArgType__service_account: _TypeAlias = _typing.Literal["_service_account", b"_service_account"]  # noqa: Y015
+    _WhichOneofReturnType__service_account_name: _TypeAlias = _typing.Literal["service_account_name"]  # noqa: Y015
+    _WhichOneofArgType__service_account_name: _TypeAlias = _typing.Literal["_service_account_name", b"_service_account_name"]  # noqa: Y015
+    _WhichOneofReturnType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofArgType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["_set_hostname_as_fqdn", b"_set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofReturnType__share_process_namespace: _TypeAlias = _typing.Literal["share_process_namespace"]  # noqa: Y015
+    _WhichOneofArgType__share_process_namespace: _TypeAlias = _typing.Literal["_share_process_namespace", b"_share_process_namespace"]  # noqa: Y015
+    _WhichOneofReturnType__subdomain: _TypeAlias = _typing.Literal["subdomain"]  # noqa: Y015
+    _WhichOneofArgType__subdomain: _TypeAlias = _typing.Literal["_subdomain", b"_subdomain"]  # noqa: Y015
+    _WhichOneofReturnType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["_termination_grace_period_seconds", b"_termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__timeout_seconds: _TypeAlias = _typing.Literal["timeout_seconds"]  # noqa: Y015
+    _WhichOneofArgType__timeout_seconds: _TypeAlias = _typing.Literal["_timeout_seconds", b"_timeout_seconds"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__active_deadline_seconds) -> _WhichOneofReturnType__active_deadline_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__automount_service_account_token) -> _WhichOneofReturnType__automount_service_account_token | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__canary_traffic_percent) -> _WhichOneofReturnType__canary_traffic_percent | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__container_concurrency) -> _WhichOneofReturnType__container_concurrency | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__enable_service_links) -> _WhichOneofReturnType__enable_service_links | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_pid) -> _WhichOneofReturnType__host_pid | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_users) -> _WhichOneofReturnType__host_users | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hostname) -> _WhichOneofReturnType__hostname | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_replicas) -> _WhichOneofReturnType__max_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_replicas) -> _WhichOneofReturnType__min_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_name) -> _WhichOneofReturnType__node_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__preemption_policy) -> _WhichOneofReturnType__preemption_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority) -> _WhichOneofReturnType__priority | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority_class_name) -> _WhichOneofReturnType__priority_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime_class_name) -> _WhichOneofReturnType__runtime_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_metric) -> _WhichOneofReturnType__scale_metric | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_target) -> _WhichOneofReturnType__scale_target | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account) -> _WhichOneofReturnType__service_account | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account_name) -> _WhichOneofReturnType__service_account_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__set_hostname_as_fqdn) -> _WhichOneofReturnType__set_hostname_as_fqdn | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__share_process_namespace) -> _WhichOneofReturnType__share_process_namespace | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__subdomain) -> _WhichOneofReturnType__subdomain | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_grace_period_seconds) -> _WhichOneofReturnType__termination_grace_period_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__timeout_seconds) -> _WhichOneofReturnType__timeout_seconds | None: ...
+
+Global___EngineSpec: _TypeAlias = EngineSpec  # noqa: Y015
+
+@_typing.final
+class EnvFromSource(_message.Message):
+    """EnvFromSource: the CRD schema at `ServingRuntime.spec.containers[].envFrom[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONFIG_MAP_REF_FIELD_NUMBER: _builtins.int
+    PREFIX_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    prefix: _builtins.str
+    @_builtins.property
+    def config_map_ref(self) -> Global___ConfigMapEnvSource: ...
+    @_builtins.property
+    def secret_ref(self) -> Global___SecretEnvSource: ...
+    def __init__(
+        self,
+        *,
+        config_map_ref: Global___ConfigMapEnvSource | None = ...,
+        prefix: _builtins.str | None = ...,
+        secret_ref: Global___SecretEnvSource | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_prefix", b"_prefix", "config_map_ref", b"config_map_ref", "prefix", b"prefix", "secret_ref", b"secret_ref"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_prefix", b"_prefix", "config_map_ref", b"config_map_ref", "prefix", b"prefix", "secret_ref", b"secret_ref"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__prefix: _TypeAlias = _typing.Literal["prefix"]  # noqa: Y015
+    _WhichOneofArgType__prefix: _TypeAlias = _typing.Literal["_prefix", b"_prefix"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__prefix) -> _WhichOneofReturnType__prefix | None: ...
+
+Global___EnvFromSource: _TypeAlias = EnvFromSource  # noqa: Y015
+
+@_typing.final
+class EnvVar(_message.Message):
+    """EnvVar: the CRD schema at `ServingRuntime.spec.containers[].env[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    VALUE_FROM_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    value: _builtins.str
+    @_builtins.property
+    def value_from(self) -> Global___EnvVarSource: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        value: _builtins.str | None = ...,
+        value_from: Global___EnvVarSource | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value", "value_from", b"value_from"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value", "value_from", b"value_from"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__value: _TypeAlias = _typing.Literal["value"]  # noqa: Y015
+    _WhichOneofArgType__value: _TypeAlias = _typing.Literal["_value", b"_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__value) -> _WhichOneofReturnType__value | None: ...
+
+Global___EnvVar: _TypeAlias = EnvVar  # noqa: Y015
+
+@_typing.final
+class EnvVarSource(_message.Message):
+    """EnvVarSource: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONFIG_MAP_KEY_REF_FIELD_NUMBER: _builtins.int
+    FIELD_REF_FIELD_NUMBER: _builtins.int
+    RESOURCE_FIELD_REF_FIELD_NUMBER: _builtins.int
+    SECRET_KEY_REF_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def config_map_key_ref(self) -> Global___ConfigMapKeySelector: ...
+    @_builtins.property
+    def field_ref(self) -> Global___ObjectFieldSelector: ...
+    @_builtins.property
+    def resource_field_ref(self) -> Global___ResourceFieldSelector: ...
+    @_builtins.property
+    def secret_key_ref(self) -> Global___SecretKeySelector: ...
+    def __init__(
+        self,
+        *,
+        config_map_key_ref: Global___ConfigMapKeySelector | None = ...,
+        field_ref: Global___ObjectFieldSelector | None = ...,
+        resource_field_ref: Global___ResourceFieldSelector | None = ...,
+        secret_key_ref: Global___SecretKeySelector | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config_map_key_ref", b"config_map_key_ref", "field_ref", b"field_ref", "resource_field_ref", b"resource_field_ref", "secret_key_ref", b"secret_key_ref"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config_map_key_ref", b"config_map_key_ref", "field_ref", b"field_ref", "resource_field_ref", b"resource_field_ref", "secret_key_ref", b"secret_key_ref"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnvVarSource: _TypeAlias = EnvVarSource  # noqa: Y015
+
+@_typing.final
+class EphemeralContainer(_message.Message):
+    """EphemeralContainer: the CRD schema at `ServingRuntime.spec.decoderConfig.ephemeralContainers[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ARGS_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    ENV_FIELD_NUMBER: _builtins.int
+    ENV_FROM_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_POLICY_FIELD_NUMBER: _builtins.int
+    LIFECYCLE_FIELD_NUMBER: _builtins.int
+    LIVENESS_PROBE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PORTS_FIELD_NUMBER: _builtins.int
+    READINESS_PROBE_FIELD_NUMBER: _builtins.int
+    RESIZE_POLICY_FIELD_NUMBER: _builtins.int
+    RESOURCES_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    STARTUP_PROBE_FIELD_NUMBER: _builtins.int
+    STDIN_FIELD_NUMBER: _builtins.int
+    STDIN_ONCE_FIELD_NUMBER: _builtins.int
+    TARGET_CONTAINER_NAME_FIELD_NUMBER: _builtins.int
+    TERMINATION_MESSAGE_PATH_FIELD_NUMBER: _builtins.int
+    TERMINATION_MESSAGE_POLICY_FIELD_NUMBER: _builtins.int
+    TTY_FIELD_NUMBER: _builtins.int
+    VOLUME_DEVICES_FIELD_NUMBER: _builtins.int
+    VOLUME_MOUNTS_FIELD_NUMBER: _builtins.int
+    WORKING_DIR_FIELD_NUMBER: _builtins.int
+    image: _builtins.str
+    image_pull_policy: _builtins.str
+    name: _builtins.str
+    restart_policy: _builtins.str
+    stdin: _builtins.bool
+    stdin_once: _builtins.bool
+    target_container_name: _builtins.str
+    termination_message_path: _builtins.str
+    termination_message_policy: _builtins.str
+    tty: _builtins.bool
+    working_dir: _builtins.str
+    @_builtins.property
+    def args(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def env(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvVar]: ...
+    @_builtins.property
+    def env_from(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvFromSource]: ...
+    @_builtins.property
+    def lifecycle(self) -> Global___Lifecycle: ...
+    @_builtins.property
+    def liveness_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def ports(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerPort]: ...
+    @_builtins.property
+    def readiness_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def resize_policy(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerResizePolicy]: ...
+    @_builtins.property
+    def resources(self) -> Global___ResourceRequirements: ...
+    @_builtins.property
+    def security_context(self) -> Global___SecurityContext: ...
+    @_builtins.property
+    def startup_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def volume_devices(self) -> _containers.RepeatedCompositeFieldContainer[Global___VolumeDevice]: ...
+    @_builtins.property
+    def volume_mounts(self) -> _containers.RepeatedCompositeFieldContainer[Global___VolumeMount]: ...
+    def __init__(
+        self,
+        *,
+        args: _abc.Iterable[_builtins.str] | None = ...,
+        command: _abc.Iterable[_builtins.str] | None = ...,
+        env: _abc.Iterable[Global___EnvVar] | None = ...,
+        env_from: _abc.Iterable[Global___EnvFromSource] | None = ...,
+        image: _builtins.str | None = ...,
+        image_pull_policy: _builtins.str | None = ...,
+        lifecycle: Global___Lifecycle | None = ...,
+        liveness_probe: Global___Probe | None = ...,
+        name: _builtins.str | None = ...,
+        ports: _abc.Iterable[Global___ContainerPort] | None = ...,
+        readiness_probe: Global___Probe | None = ...,
+        resize_policy: _abc.Iterable[Global___ContainerResizePolicy] | None = ...,
+        resources: Global___ResourceRequirements | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        security_context: Global___SecurityContext | None = ...,
+        startup_probe: Global___Probe | None = ...,
+        stdin: _builtins.bool | None = ...,
+        stdin_once: _builtins.bool | None = ...,
+        target_container_name: _builtins.str | None = ...,
+        termination_message_path: _builtins.str | None = ...,
+        termination_message_policy: _builtins.str | None = ...,
+        tty: _builtins.bool | None = ...,
+        volume_devices: _abc.Iterable[Global___VolumeDevice] | None = ...,
+        volume_mounts: _abc.Iterable[Global___VolumeMount] | None = ...,
+        working_dir: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "_image_pull_policy", b"_image_pull_policy", "_name", b"_name", "_restart_policy", b"_restart_policy", "_stdin", b"_stdin", "_stdin_once", b"_stdin_once", "_target_container_name", b"_target_container_name", "_termination_message_path", b"_termination_message_path", "_termination_message_policy", b"_termination_message_policy", "_tty", b"_tty", "_working_dir", b"_working_dir", "image", b"image", "image_pull_policy", b"image_pull_policy", "lifecycle", b"lifecycle", "liveness_probe", b"liveness_probe", "name", b"name", "readiness_probe", b"readiness_probe", "resources", b"resources", "restart_policy", b"restart_policy", "security_context", b"security_context", "startup_probe", b"startup_probe", "stdin", b"stdin", "stdin_once", b"stdin_once", "target_container_name", b"target_container_name", "termination_message_path", b"termination_message_path", "termination_message_policy", b"termination_message_policy", "tty", b"tty", "working_dir", b"working_dir"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_image", b"_image", "_image_pull_policy", b"_image_pull_policy", "_name", b"_name", "_restart_policy", b"_restart_policy", "_stdin", b"_stdin", "_stdin_once", b"_stdin_once", "_target_container_name", b"_target_container_name", "_termination_message_path", b"_termination_message_path", "_termination_message_policy", b"_termination_message_policy", "_tty", b"_tty", "_working_dir", b"_working_dir", "args", b"args", "command", b"command", "env", b"env", "env_from", b"env_from", "image", b"image", "image_pull_policy", b"image_pull_policy", "lifecycle", b"lifecycle", "liveness_probe", b"liveness_probe", "name", b"name", "ports", b"ports", "readiness_probe", b"readiness_probe", "resize_policy", b"resize_policy", "resources", b"resources", "restart_policy", b"restart_policy", "security_context", b"security_context", "startup_probe", b"startup_probe", "stdin", b"stdin", "stdin_once", b"stdin_once", "target_container_name", b"target_container_name", "termination_message_path", b"termination_message_path", "termination_message_policy", b"termination_message_policy", "tty", b"tty", "volume_devices", b"volume_devices", "volume_mounts", b"volume_mounts", "working_dir", b"working_dir"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__image: _TypeAlias = _typing.Literal["image"]  # noqa: Y015
+    _WhichOneofArgType__image: _TypeAlias = _typing.Literal["_image", b"_image"]  # noqa: Y015
+    _WhichOneofReturnType__image_pull_policy: _TypeAlias = _typing.Literal["image_pull_policy"]  # noqa: Y015
+    _WhichOneofArgType__image_pull_policy: _TypeAlias = _typing.Literal["_image_pull_policy", b"_image_pull_policy"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__stdin: _TypeAlias = _typing.Literal["stdin"]  # noqa: Y015
+    _WhichOneofArgType__stdin: _TypeAlias = _typing.Literal["_stdin", b"_stdin"]  # noqa: Y015
+    _WhichOneofReturnType__stdin_once: _TypeAlias = _typing.Literal["stdin_once"]  # noqa: Y015
+    _WhichOneofArgType__stdin_once: _TypeAlias = _typing.Literal["_stdin_once", b"_stdin_once"]  # noqa: Y015
+    _WhichOneofReturnType__target_container_name: _TypeAlias = _typing.Literal["target_container_name"]  # noqa: Y015
+    _WhichOneofArgType__target_container_name: _TypeAlias = _typing.Literal["_target_container_name", b"_target_container_name"]  # noqa: Y015
+    _WhichOneofReturnType__termination_message_path: _TypeAlias = _typing.Literal["termination_message_path"]  # noqa: Y015
+    _WhichOneofArgType__termination_message_path: _TypeAlias = _typing.Literal["_termination_message_path", b"_termination_message_path"]  # noqa: Y015
+    _WhichOneofReturnType__termination_message_policy: _TypeAlias = _typing.Literal["termination_message_policy"]  # noqa: Y015
+    _WhichOneofArgType__termination_message_policy: _TypeAlias = _typing.Literal["_termination_message_policy", b"_termination_message_policy"]  # noqa: Y015
+    _WhichOneofReturnType__tty: _TypeAlias = _typing.Literal["tty"]  # noqa: Y015
+    _WhichOneofArgType__tty: _TypeAlias = _typing.Literal["_tty", b"_tty"]  # noqa: Y015
+    _WhichOneofReturnType__working_dir: _TypeAlias = _typing.Literal["working_dir"]  # noqa: Y015
+    _WhichOneofArgType__working_dir: _TypeAlias = _typing.Literal["_working_dir", b"_working_dir"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__image) -> _WhichOneofReturnType__image | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__image_pull_policy) -> _WhichOneofReturnType__image_pull_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stdin) -> _WhichOneofReturnType__stdin | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stdin_once) -> _WhichOneofReturnType__stdin_once | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__target_container_name) -> _WhichOneofReturnType__target_container_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_message_path) -> _WhichOneofReturnType__termination_message_path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_message_policy) -> _WhichOneofReturnType__termination_message_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tty) -> _WhichOneofReturnType__tty | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__working_dir) -> _WhichOneofReturnType__working_dir | None: ...
+
+Global___EphemeralContainer: _TypeAlias = EphemeralContainer  # noqa: Y015
+
+@_typing.final
+class EphemeralVolumeSource(_message.Message):
+    """EphemeralVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VOLUME_CLAIM_TEMPLATE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def volume_claim_template(self) -> Global___PersistentVolumeClaimTemplate: ...
+    def __init__(
+        self,
+        *,
+        volume_claim_template: Global___PersistentVolumeClaimTemplate | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["volume_claim_template", b"volume_claim_template"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["volume_claim_template", b"volume_claim_template"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EphemeralVolumeSource: _TypeAlias = EphemeralVolumeSource  # noqa: Y015
+
+@_typing.final
+class ExecAction(_message.Message):
+    """ExecAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.exec`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMMAND_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        command: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecAction: _TypeAlias = ExecAction  # noqa: Y015
+
+@_typing.final
+class FCVolumeSource(_message.Message):
+    """FCVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].fc`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    LUN_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    TARGET_WW_NS_FIELD_NUMBER: _builtins.int
+    WWIDS_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    lun: _builtins.int
+    read_only: _builtins.bool
+    @_builtins.property
+    def target_ww_ns(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def wwids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        lun: _builtins.int | None = ...,
+        read_only: _builtins.bool | None = ...,
+        target_ww_ns: _abc.Iterable[_builtins.str] | None = ...,
+        wwids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_lun", b"_lun", "_read_only", b"_read_only", "fs_type", b"fs_type", "lun", b"lun", "read_only", b"read_only"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_lun", b"_lun", "_read_only", b"_read_only", "fs_type", b"fs_type", "lun", b"lun", "read_only", b"read_only", "target_ww_ns", b"target_ww_ns", "wwids", b"wwids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__lun: _TypeAlias = _typing.Literal["lun"]  # noqa: Y015
+    _WhichOneofArgType__lun: _TypeAlias = _typing.Literal["_lun", b"_lun"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__lun) -> _WhichOneofReturnType__lun | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+
+Global___FCVolumeSource: _TypeAlias = FCVolumeSource  # noqa: Y015
+
+@_typing.final
+class FlexVolumeSource(_message.Message):
+    """FlexVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].flexVolume`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class OptionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    DRIVER_FIELD_NUMBER: _builtins.int
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    driver: _builtins.str
+    fs_type: _builtins.str
+    read_only: _builtins.bool
+    @_builtins.property
+    def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def secret_ref(self) -> Global___LocalObjectReference: ...
+    def __init__(
+        self,
+        *,
+        driver: _builtins.str | None = ...,
+        fs_type: _builtins.str | None = ...,
+        options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        read_only: _builtins.bool | None = ...,
+        secret_ref: Global___LocalObjectReference | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_driver", b"_driver", "_fs_type", b"_fs_type", "_read_only", b"_read_only", "driver", b"driver", "fs_type", b"fs_type", "read_only", b"read_only", "secret_ref", b"secret_ref"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_driver", b"_driver", "_fs_type", b"_fs_type", "_read_only", b"_read_only", "driver", b"driver", "fs_type", b"fs_type", "options", b"options", "read_only", b"read_only", "secret_ref", b"secret_ref"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__driver: _TypeAlias = _typing.Literal["driver"]  # noqa: Y015
+    _WhichOneofArgType__driver: _TypeAlias = _typing.Literal["_driver", b"_driver"]  # noqa: Y015
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__driver) -> _WhichOneofReturnType__driver | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+
+Global___FlexVolumeSource: _TypeAlias = FlexVolumeSource  # noqa: Y015
+
+@_typing.final
+class FlockerVolumeSource(_message.Message):
+    """FlockerVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].flocker`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATASET_NAME_FIELD_NUMBER: _builtins.int
+    DATASET_UUID_FIELD_NUMBER: _builtins.int
+    dataset_name: _builtins.str
+    dataset_uuid: _builtins.str
+    def __init__(
+        self,
+        *,
+        dataset_name: _builtins.str | None = ...,
+        dataset_uuid: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dataset_name", b"_dataset_name", "_dataset_uuid", b"_dataset_uuid", "dataset_name", b"dataset_name", "dataset_uuid", b"dataset_uuid"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dataset_name", b"_dataset_name", "_dataset_uuid", b"_dataset_uuid", "dataset_name", b"dataset_name", "dataset_uuid", b"dataset_uuid"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__dataset_name: _TypeAlias = _typing.Literal["dataset_name"]  # noqa: Y015
+    _WhichOneofArgType__dataset_name: _TypeAlias = _typing.Literal["_dataset_name", b"_dataset_name"]  # noqa: Y015
+    _WhichOneofReturnType__dataset_uuid: _TypeAlias = _typing.Literal["dataset_uuid"]  # noqa: Y015
+    _WhichOneofArgType__dataset_uuid: _TypeAlias = _typing.Literal["_dataset_uuid", b"_dataset_uuid"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dataset_name) -> _WhichOneofReturnType__dataset_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dataset_uuid) -> _WhichOneofReturnType__dataset_uuid | None: ...
+
+Global___FlockerVolumeSource: _TypeAlias = FlockerVolumeSource  # noqa: Y015
+
+@_typing.final
+class GCEPersistentDiskVolumeSource(_message.Message):
+    """GCEPersistentDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].gcePersistentDisk`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    PARTITION_FIELD_NUMBER: _builtins.int
+    PD_NAME_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    partition: _builtins.int
+    pd_name: _builtins.str
+    read_only: _builtins.bool
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        partition: _builtins.int | None = ...,
+        pd_name: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_partition", b"_partition", "_pd_name", b"_pd_name", "_read_only", b"_read_only", "fs_type", b"fs_type", "partition", b"partition", "pd_name", b"pd_name", "read_only", b"read_only"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_partition", b"_partition", "_pd_name", b"_pd_name", "_read_only", b"_read_only", "fs_type", b"fs_type", "partition", b"partition", "pd_name", b"pd_name", "read_only", b"read_only"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__partition: _TypeAlias = _typing.Literal["partition"]  # noqa: Y015
+    _WhichOneofArgType__partition: _TypeAlias = _typing.Literal["_partition", b"_partition"]  # noqa: Y015
+    _WhichOneofReturnType__pd_name: _TypeAlias = _typing.Literal["pd_name"]  # noqa: Y015
+    _WhichOneofArgType__pd_name: _TypeAlias = _typing.Literal["_pd_name", b"_pd_name"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__partition) -> _WhichOneofReturnType__partition | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__pd_name) -> _WhichOneofReturnType__pd_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+
+Global___GCEPersistentDiskVolumeSource: _TypeAlias = GCEPersistentDiskVolumeSource  # noqa: Y015
+
+@_typing.final
+class GRPCAction(_message.Message):
+    """GRPCAction: the CRD schema at `ServingRuntime.spec.containers[].livenessProbe.grpc`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PORT_FIELD_NUMBER: _builtins.int
+    SERVICE_FIELD_NUMBER: _builtins.int
+    port: _builtins.int
+    service: _builtins.str
+    def __init__(
+        self,
+        *,
+        port: _builtins.int | None = ...,
+        service: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_port", b"_port", "_service", b"_service", "port", b"port", "service", b"service"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_port", b"_port", "_service", b"_service", "port", b"port", "service", b"service"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__port: _TypeAlias = _typing.Literal["port"]  # noqa: Y015
+    _WhichOneofArgType__port: _TypeAlias = _typing.Literal["_port", b"_port"]  # noqa: Y015
+    _WhichOneofReturnType__service: _TypeAlias = _typing.Literal["service"]  # noqa: Y015
+    _WhichOneofArgType__service: _TypeAlias = _typing.Literal["_service", b"_service"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__port) -> _WhichOneofReturnType__port | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service) -> _WhichOneofReturnType__service | None: ...
+
+Global___GRPCAction: _TypeAlias = GRPCAction  # noqa: Y015
+
+@_typing.final
+class GitRepoVolumeSource(_message.Message):
+    """GitRepoVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].gitRepo`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DIRECTORY_FIELD_NUMBER: _builtins.int
+    REPOSITORY_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    directory: _builtins.str
+    repository: _builtins.str
+    revision: _builtins.str
+    def __init__(
+        self,
+        *,
+        directory: _builtins.str | None = ...,
+        repository: _builtins.str | None = ...,
+        revision: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_directory", b"_directory", "_repository", b"_repository", "_revision", b"_revision", "directory", b"directory", "repository", b"repository", "revision", b"revision"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_directory", b"_directory", "_repository", b"_repository", "_revision", b"_revision", "directory", b"directory", "repository", b"repository", "revision", b"revision"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__directory: _TypeAlias = _typing.Literal["directory"]  # noqa: Y015
+    _WhichOneofArgType__directory: _TypeAlias = _typing.Literal["_directory", b"_directory"]  # noqa: Y015
+    _WhichOneofReturnType__repository: _TypeAlias = _typing.Literal["repository"]  # noqa: Y015
+    _WhichOneofArgType__repository: _TypeAlias = _typing.Literal["_repository", b"_repository"]  # noqa: Y015
+    _WhichOneofReturnType__revision: _TypeAlias = _typing.Literal["revision"]  # noqa: Y015
+    _WhichOneofArgType__revision: _TypeAlias = _typing.Literal["_revision", b"_revision"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__directory) -> _WhichOneofReturnType__directory | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__repository) -> _WhichOneofReturnType__repository | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__revision) -> _WhichOneofReturnType__revision | None: ...
+
+Global___GitRepoVolumeSource: _TypeAlias = GitRepoVolumeSource  # noqa: Y015
+
+@_typing.final
+class GlusterfsVolumeSource(_message.Message):
+    """GlusterfsVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].glusterfs`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENDPOINTS_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    endpoints: _builtins.str
+    path: _builtins.str
+    read_only: _builtins.bool
+    def __init__(
+        self,
+        *,
+        endpoints: _builtins.str | None = ...,
+        path: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_endpoints", b"_endpoints", "_path", b"_path", "_read_only", b"_read_only", "endpoints", b"endpoints", "path", b"path", "read_only", b"read_only"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_endpoints", b"_endpoints", "_path", b"_path", "_read_only", b"_read_only", "endpoints", b"endpoints", "path", b"path", "read_only", b"read_only"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__endpoints: _TypeAlias = _typing.Literal["endpoints"]  # noqa: Y015
+    _WhichOneofArgType__endpoints: _TypeAlias = _typing.Literal["_endpoints", b"_endpoints"]  # noqa: Y015
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__endpoints) -> _WhichOneofReturnType__endpoints | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+
+Global___GlusterfsVolumeSource: _TypeAlias = GlusterfsVolumeSource  # noqa: Y015
+
+@_typing.final
+class HTTPGetAction(_message.Message):
+    """HTTPGetAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.httpGet`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOST_FIELD_NUMBER: _builtins.int
+    HTTP_HEADERS_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    PORT_FIELD_NUMBER: _builtins.int
+    SCHEME_FIELD_NUMBER: _builtins.int
+    host: _builtins.str
+    path: _builtins.str
+    scheme: _builtins.str
+    @_builtins.property
+    def http_headers(self) -> _containers.RepeatedCompositeFieldContainer[Global___HTTPHeader]: ...
+    @_builtins.property
+    def port(self) -> _struct_pb2.Value: ...
+    def __init__(
+        self,
+        *,
+        host: _builtins.str | None = ...,
+        http_headers: _abc.Iterable[Global___HTTPHeader] | None = ...,
+        path: _builtins.str | None = ...,
+        port: _struct_pb2.Value | None = ...,
+        scheme: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_host", b"_host", "_path", b"_path", "_scheme", b"_scheme", "host", b"host", "path", b"path", "port", b"port", "scheme", b"scheme"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_host", b"_host", "_path", b"_path", "_scheme", b"_scheme", "host", b"host", "http_headers", b"http_headers", "path", b"path", "port", b"port", "scheme", b"scheme"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__host: _TypeAlias = _typing.Literal["host"]  # noqa: Y015
+    _WhichOneofArgType__host: _TypeAlias = _typing.Literal["_host", b"_host"]  # noqa: Y015
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    _WhichOneofReturnType__scheme: _TypeAlias = _typing.Literal["scheme"]  # noqa: Y015
+    _WhichOneofArgType__scheme: _TypeAlias = _typing.Literal["_scheme", b"_scheme"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host) -> _WhichOneofReturnType__host | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheme) -> _WhichOneofReturnType__scheme | None: ...
+
+Global___HTTPGetAction: _TypeAlias = HTTPGetAction  # noqa: Y015
+
+@_typing.final
+class HTTPHeader(_message.Message):
+    """HTTPHeader: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.httpGet.httpHeaders[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    value: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        value: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__value: _TypeAlias = _typing.Literal["value"]  # noqa: Y015
+    _WhichOneofArgType__value: _TypeAlias = _typing.Literal["_value", b"_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__value) -> _WhichOneofReturnType__value | None: ...
+
+Global___HTTPHeader: _TypeAlias = HTTPHeader  # noqa: Y015
+
+@_typing.final
+class HostAlias(_message.Message):
+    """HostAlias: the CRD schema at `ServingRuntime.spec.decoderConfig.hostAliases[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOSTNAMES_FIELD_NUMBER: _builtins.int
+    IP_FIELD_NUMBER: _builtins.int
+    ip: _builtins.str
+    @_builtins.property
+    def hostnames(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        hostnames: _abc.Iterable[_builtins.str] | None = ...,
+        ip: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_ip", b"_ip", "ip", b"ip"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ip", b"_ip", "hostnames", b"hostnames", "ip", b"ip"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__ip: _TypeAlias = _typing.Literal["ip"]  # noqa: Y015
+    _WhichOneofArgType__ip: _TypeAlias = _typing.Literal["_ip", b"_ip"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ip) -> _WhichOneofReturnType__ip | None: ...
+
+Global___HostAlias: _TypeAlias = HostAlias  # noqa: Y015
+
+@_typing.final
+class HostPathVolumeSource(_message.Message):
+    """HostPathVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].hostPath`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    type: _builtins.str
+    def __init__(
+        self,
+        *,
+        path: _builtins.str | None = ...,
+        type: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "_type", b"_type", "path", b"path", "type", b"type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "_type", b"_type", "path", b"path", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+
+Global___HostPathVolumeSource: _TypeAlias = HostPathVolumeSource  # noqa: Y015
+
+@_typing.final
+class ISCSIVolumeSource(_message.Message):
+    """ISCSIVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].iscsi`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHAP_AUTH_DISCOVERY_FIELD_NUMBER: _builtins.int
+    CHAP_AUTH_SESSION_FIELD_NUMBER: _builtins.int
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    INITIATOR_NAME_FIELD_NUMBER: _builtins.int
+    IQN_FIELD_NUMBER: _builtins.int
+    ISCSI_INTERFACE_FIELD_NUMBER: _builtins.int
+    LUN_FIELD_NUMBER: _builtins.int
+    PORTALS_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    TARGET_PORTAL_FIELD_NUMBER: _builtins.int
+    chap_auth_discovery: _builtins.bool
+    chap_auth_session: _builtins.bool
+    fs_type: _builtins.str
+    initiator_name: _builtins.str
+    iqn: _builtins.str
+    iscsi_interface: _builtins.str
+    lun: _builtins.int
+    read_only: _builtins.bool
+    target_portal: _builtins.str
+    @_builtins.property
+    def portals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def secret_ref(self) -> Global___LocalObjectReference: ...
+    def __init__(
+        self,
+        *,
+        chap_auth_discovery: _builtins.bool | None = ...,
+        chap_auth_session: _builtins.bool | None = ...,
+        fs_type: _builtins.str | None = ...,
+        initiator_name: _builtins.str | None = ...,
+        iqn: _builtins.str | None = ...,
+        iscsi_interface: _builtins.str | None = ...,
+        lun: _builtins.int | None = ...,
+        portals: _abc.Iterable[_builtins.str] | None = ...,
+        read_only: _builtins.bool | None = ...,
+        secret_ref: Global___LocalObjectReference | None = ...,
+        target_portal: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_chap_auth_discovery", b"_chap_auth_discovery", "_chap_auth_session", b"_chap_auth_session", "_fs_type", b"_fs_type", "_initiator_name", b"_initiator_name", "_iqn", b"_iqn", "_iscsi_interface", b"_iscsi_interface", "_lun", b"_lun", "_read_only", b"_read_only", "_target_portal", b"_target_portal", "chap_auth_discovery", b"chap_auth_discovery", "chap_auth_session", b"chap_auth_session", "fs_type", b"fs_type", "initiator_name", b"initiator_name", "iqn", b"iqn", "iscsi_interface", b"iscsi_interface", "lun", b"lun", "read_only", b"read_only", "secret_ref", b"secret_ref", "target_portal", b"target_portal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_chap_auth_discovery", b"_chap_auth_discovery", "_chap_auth_session", b"_chap_auth_session", "_fs_type", b"_fs_type", "_initiator_name", b"_initiator_name", "_iqn", b"_iqn", "_iscsi_interface", b"_iscsi_interface", "_lun", b"_lun", "_read_only", b"_read_only", "_target_portal", b"_target_portal", "chap_auth_discovery", b"chap_auth_discovery", "chap_auth_session", b"chap_auth_session", "fs_type", b"fs_type", "initiator_name", b"initiator_name", "iqn", b"iqn", "iscsi_interface", b"iscsi_interface", "lun", b"lun", "portals", b"portals", "read_only", b"read_only", "secret_ref", b"secret_ref", "target_portal", b"target_portal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__chap_auth_discovery: _TypeAlias = _typing.Literal["chap_auth_discovery"]  # noqa: Y015
+    _WhichOneofArgType__chap_auth_discovery: _TypeAlias = _typing.Literal["_chap_auth_discovery", b"_chap_auth_discovery"]  # noqa: Y015
+    _WhichOneofReturnType__chap_auth_session: _TypeAlias = _typing.Literal["chap_auth_session"]  # noqa: Y015
+    _WhichOneofArgType__chap_auth_session: _TypeAlias = _typing.Literal["_chap_auth_session", b"_chap_auth_session"]  # noqa: Y015
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__initiator_name: _TypeAlias = _typing.Literal["initiator_name"]  # noqa: Y015
+    _WhichOneofArgType__initiator_name: _TypeAlias = _typing.Literal["_initiator_name", b"_initiator_name"]  # noqa: Y015
+    _WhichOneofReturnType__iqn: _TypeAlias = _typing.Literal["iqn"]  # noqa: Y015
+    _WhichOneofArgType__iqn: _TypeAlias = _typing.Literal["_iqn", b"_iqn"]  # noqa: Y015
+    _WhichOneofReturnType__iscsi_interface: _TypeAlias = _typing.Literal["iscsi_interface"]  # noqa: Y015
+    _WhichOneofArgType__iscsi_interface: _TypeAlias = _typing.Literal["_iscsi_interface", b"_iscsi_interface"]  # noqa: Y015
+    _WhichOneofReturnType__lun: _TypeAlias = _typing.Literal["lun"]  # noqa: Y015
+    _WhichOneofArgType__lun: _TypeAlias = _typing.Literal["_lun", b"_lun"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__target_portal: _TypeAlias = _typing.Literal["target_portal"]  # noqa: Y015
+    _WhichOneofArgType__target_portal: _TypeAlias = _typing.Literal["_target_portal", b"_target_portal"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__chap_auth_discovery) -> _WhichOneofReturnType__chap_auth_discovery | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__chap_auth_session) -> _WhichOneofReturnType__chap_auth_session | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__initiator_name) -> _WhichOneofReturnType__initiator_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__iqn) -> _WhichOneofReturnType__iqn | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__iscsi_interface) -> _WhichOneofReturnType__iscsi_interface | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__lun) -> _WhichOneofReturnType__lun | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__target_portal) -> _WhichOneofReturnType__target_portal | None: ...
+
+Global___ISCSIVolumeSource: _TypeAlias = ISCSIVolumeSource  # noqa: Y015
+
+@_typing.final
+class ImageVolumeSource(_message.Message):
+    """ImageVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].image`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PULL_POLICY_FIELD_NUMBER: _builtins.int
+    REFERENCE_FIELD_NUMBER: _builtins.int
+    pull_policy: _builtins.str
+    reference: _builtins.str
+    def __init__(
+        self,
+        *,
+        pull_policy: _builtins.str | None = ...,
+        reference: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_pull_policy", b"_pull_policy", "_reference", b"_reference", "pull_policy", b"pull_policy", "reference", b"reference"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_pull_policy", b"_pull_policy", "_reference", b"_reference", "pull_policy", b"pull_policy", "reference", b"reference"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__pull_policy: _TypeAlias = _typing.Literal["pull_policy"]  # noqa: Y015
+    _WhichOneofArgType__pull_policy: _TypeAlias = _typing.Literal["_pull_policy", b"_pull_policy"]  # noqa: Y015
+    _WhichOneofReturnType__reference: _TypeAlias = _typing.Literal["reference"]  # noqa: Y015
+    _WhichOneofArgType__reference: _TypeAlias = _typing.Literal["_reference", b"_reference"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__pull_policy) -> _WhichOneofReturnType__pull_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reference) -> _WhichOneofReturnType__reference | None: ...
+
+Global___ImageVolumeSource: _TypeAlias = ImageVolumeSource  # noqa: Y015
+
+@_typing.final
+class KedaConfig(_message.Message):
+    """KedaConfig: the CRD schema at `ServingRuntime.spec.decoderConfig.kedaConfig`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AUTH_MODES_FIELD_NUMBER: _builtins.int
+    AUTHENTICATION_REF_FIELD_NUMBER: _builtins.int
+    CUSTOM_PROM_QUERY_FIELD_NUMBER: _builtins.int
+    ENABLE_KEDA_FIELD_NUMBER: _builtins.int
+    PROM_SERVER_ADDRESS_FIELD_NUMBER: _builtins.int
+    SCALING_OPERATOR_FIELD_NUMBER: _builtins.int
+    SCALING_THRESHOLD_FIELD_NUMBER: _builtins.int
+    auth_modes: _builtins.str
+    custom_prom_query: _builtins.str
+    enable_keda: _builtins.bool
+    prom_server_address: _builtins.str
+    scaling_operator: _builtins.str
+    scaling_threshold: _builtins.str
+    @_builtins.property
+    def authentication_ref(self) -> Global___AuthenticationRef: ...
+    def __init__(
+        self,
+        *,
+        auth_modes: _builtins.str | None = ...,
+        authentication_ref: Global___AuthenticationRef | None = ...,
+        custom_prom_query: _builtins.str | None = ...,
+        enable_keda: _builtins.bool | None = ...,
+        prom_server_address: _builtins.str | None = ...,
+        scaling_operator: _builtins.str | None = ...,
+        scaling_threshold: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_auth_modes", b"_auth_modes", "_custom_prom_query", b"_custom_prom_query", "_enable_keda", b"_enable_keda", "_prom_server_address", b"_prom_server_address", "_scaling_operator", b"_scaling_operator", "_scaling_threshold", b"_scaling_threshold", "auth_modes", b"auth_modes", "authentication_ref", b"authentication_ref", "custom_prom_query", b"custom_prom_query", "enable_keda", b"enable_keda", "prom_server_address", b"prom_server_address", "scaling_operator", b"scaling_operator", "scaling_threshold", b"scaling_threshold"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auth_modes", b"_auth_modes", "_custom_prom_query", b"_custom_prom_query", "_enable_keda", b"_enable_keda", "_prom_server_address", b"_prom_server_address", "_scaling_operator", b"_scaling_operator", "_scaling_threshold", b"_scaling_threshold", "auth_modes", b"auth_modes", "authentication_ref", b"authentication_ref", "custom_prom_query", b"custom_prom_query", "enable_keda", b"enable_keda", "prom_server_address", b"prom_server_address", "scaling_operator", b"scaling_operator", "scaling_threshold", b"scaling_threshold"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__auth_modes: _TypeAlias = _typing.Literal["auth_modes"]  # noqa: Y015
+    _WhichOneofArgType__auth_modes: _TypeAlias = _typing.Literal["_auth_modes", b"_auth_modes"]  # noqa: Y015
+    _WhichOneofReturnType__custom_prom_query: _TypeAlias = _typing.Literal["custom_prom_query"]  # noqa: Y015
+    _WhichOneofArgType__custom_prom_query: _TypeAlias = _typing.Literal["_custom_prom_query", b"_custom_prom_query"]  # noqa: Y015
+    _WhichOneofReturnType__enable_keda: _TypeAlias = _typing.Literal["enable_keda"]  # noqa: Y015
+    _WhichOneofArgType__enable_keda: _TypeAlias = _typing.Literal["_enable_keda", b"_enable_keda"]  # noqa: Y015
+    _WhichOneofReturnType__prom_server_address: _TypeAlias = _typing.Literal["prom_server_address"]  # noqa: Y015
+    _WhichOneofArgType__prom_server_address: _TypeAlias = _typing.Literal["_prom_server_address", b"_prom_server_address"]  # noqa: Y015
+    _WhichOneofReturnType__scaling_operator: _TypeAlias = _typing.Literal["scaling_operator"]  # noqa: Y015
+    _WhichOneofArgType__scaling_operator: _TypeAlias = _typing.Literal["_scaling_operator", b"_scaling_operator"]  # noqa: Y015
+    _WhichOneofReturnType__scaling_threshold: _TypeAlias = _typing.Literal["scaling_threshold"]  # noqa: Y015
+    _WhichOneofArgType__scaling_threshold: _TypeAlias = _typing.Literal["_scaling_threshold", b"_scaling_threshold"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__auth_modes) -> _WhichOneofReturnType__auth_modes | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__custom_prom_query) -> _WhichOneofReturnType__custom_prom_query | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__enable_keda) -> _WhichOneofReturnType__enable_keda | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__prom_server_address) -> _WhichOneofReturnType__prom_server_address | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scaling_operator) -> _WhichOneofReturnType__scaling_operator | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scaling_threshold) -> _WhichOneofReturnType__scaling_threshold | None: ...
+
+Global___KedaConfig: _TypeAlias = KedaConfig  # noqa: Y015
+
+@_typing.final
+class KeyToPath(_message.Message):
+    """KeyToPath: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].configMap.items[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    mode: _builtins.int
+    path: _builtins.str
+    def __init__(
+        self,
+        *,
+        key: _builtins.str | None = ...,
+        mode: _builtins.int | None = ...,
+        path: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_mode", b"_mode", "_path", b"_path", "key", b"key", "mode", b"mode", "path", b"path"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_mode", b"_mode", "_path", b"_path", "key", b"key", "mode", b"mode", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__key: _TypeAlias = _typing.Literal["key"]  # noqa: Y015
+    _WhichOneofArgType__key: _TypeAlias = _typing.Literal["_key", b"_key"]  # noqa: Y015
+    _WhichOneofReturnType__mode: _TypeAlias = _typing.Literal["mode"]  # noqa: Y015
+    _WhichOneofArgType__mode: _TypeAlias = _typing.Literal["_mode", b"_mode"]  # noqa: Y015
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__key) -> _WhichOneofReturnType__key | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mode) -> _WhichOneofReturnType__mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+
+Global___KeyToPath: _TypeAlias = KeyToPath  # noqa: Y015
+
+@_typing.final
+class LabelSelector(_message.Message):
+    """LabelSelector: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.labelSelector`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class MatchLabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    MATCH_EXPRESSIONS_FIELD_NUMBER: _builtins.int
+    MATCH_LABELS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match_expressions(self) -> _containers.RepeatedCompositeFieldContainer[Global___LabelSelectorRequirement]: ...
+    @_builtins.property
+    def match_labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        match_expressions: _abc.Iterable[Global___LabelSelectorRequirement] | None = ...,
+        match_labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_expressions", b"match_expressions", "match_labels", b"match_labels"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LabelSelector: _TypeAlias = LabelSelector  # noqa: Y015
+
+@_typing.final
+class LabelSelectorRequirement(_message.Message):
+    """LabelSelectorRequirement: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.labelSelector.matchExpressions[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    OPERATOR_FIELD_NUMBER: _builtins.int
+    VALUES_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    operator: _builtins.str
+    @_builtins.property
+    def values(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        key: _builtins.str | None = ...,
+        operator: _builtins.str | None = ...,
+        values: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_operator", b"_operator", "key", b"key", "operator", b"operator"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_operator", b"_operator", "key", b"key", "operator", b"operator", "values", b"values"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__key: _TypeAlias = _typing.Literal["key"]  # noqa: Y015
+    _WhichOneofArgType__key: _TypeAlias = _typing.Literal["_key", b"_key"]  # noqa: Y015
+    _WhichOneofReturnType__operator: _TypeAlias = _typing.Literal["operator"]  # noqa: Y015
+    _WhichOneofArgType__operator: _TypeAlias = _typing.Literal["_operator", b"_operator"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__key) -> _WhichOneofReturnType__key | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__operator) -> _WhichOneofReturnType__operator | None: ...
+
+Global___LabelSelectorRequirement: _TypeAlias = LabelSelectorRequirement  # noqa: Y015
+
+@_typing.final
+class LeaderSpec(_message.Message):
+    """LeaderSpec: the CRD schema at `ServingRuntime.spec.decoderConfig.leader`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class OverheadEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    RUNNER_FIELD_NUMBER: _builtins.int
+    ACTIVE_DEADLINE_SECONDS_FIELD_NUMBER: _builtins.int
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    AUTOMOUNT_SERVICE_ACCOUNT_TOKEN_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DNS_CONFIG_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    ENABLE_SERVICE_LINKS_FIELD_NUMBER: _builtins.int
+    EPHEMERAL_CONTAINERS_FIELD_NUMBER: _builtins.int
+    HOST_ALIASES_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    HOST_PID_FIELD_NUMBER: _builtins.int
+    HOST_USERS_FIELD_NUMBER: _builtins.int
+    HOSTNAME_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    INIT_CONTAINERS_FIELD_NUMBER: _builtins.int
+    NODE_NAME_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    OS_FIELD_NUMBER: _builtins.int
+    OVERHEAD_FIELD_NUMBER: _builtins.int
+    PREEMPTION_POLICY_FIELD_NUMBER: _builtins.int
+    PRIORITY_FIELD_NUMBER: _builtins.int
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    READINESS_GATES_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIMS_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    RUNTIME_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULING_GATES_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _builtins.int
+    SET_HOSTNAME_AS_FQDN_FIELD_NUMBER: _builtins.int
+    SHARE_PROCESS_NAMESPACE_FIELD_NUMBER: _builtins.int
+    SUBDOMAIN_FIELD_NUMBER: _builtins.int
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_SPREAD_CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    active_deadline_seconds: _builtins.int
+    automount_service_account_token: _builtins.bool
+    dns_policy: _builtins.str
+    enable_service_links: _builtins.bool
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    host_pid: _builtins.bool
+    host_users: _builtins.bool
+    hostname: _builtins.str
+    node_name: _builtins.str
+    preemption_policy: _builtins.str
+    priority: _builtins.int
+    priority_class_name: _builtins.str
+    restart_policy: _builtins.str
+    runtime_class_name: _builtins.str
+    scheduler_name: _builtins.str
+    service_account: _builtins.str
+    service_account_name: _builtins.str
+    set_hostname_as_fqdn: _builtins.bool
+    share_process_namespace: _builtins.bool
+    subdomain: _builtins.str
+    termination_grace_period_seconds: _builtins.int
+    @_builtins.property
+    def runner(self) -> Global___Container:
+        """Leader runner."""
+
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def dns_config(self) -> Global___PodDNSConfig: ...
+    @_builtins.property
+    def ephemeral_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___EphemeralContainer]: ...
+    @_builtins.property
+    def host_aliases(self) -> _containers.RepeatedCompositeFieldContainer[Global___HostAlias]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def init_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def os(self) -> Global___PodOS: ...
+    @_builtins.property
+    def overhead(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def readiness_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodReadinessGate]: ...
+    @_builtins.property
+    def resource_claims(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodResourceClaim]: ...
+    @_builtins.property
+    def scheduling_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodSchedulingGate]: ...
+    @_builtins.property
+    def security_context(self) -> Global___PodSecurityContext: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def topology_spread_constraints(self) -> _containers.RepeatedCompositeFieldContainer[Global___TopologySpreadConstraint]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    def __init__(
+        self,
+        *,
+        runner: Global___Container | None = ...,
+        active_deadline_seconds: _builtins.int | None = ...,
+        affinity: Global___Affinity | None = ...,
+        automount_service_account_token: _builtins.bool | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        dns_config: Global___PodDNSConfig | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        enable_service_links: _builtins.bool | None = ...,
+        ephemeral_containers: _abc.Iterable[Global___EphemeralContainer] | None = ...,
+        host_aliases: _abc.Iterable[Global___HostAlias] | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        host_pid: _builtins.bool | None = ...,
+        host_users: _builtins.bool | None = ...,
+        hostname: _builtins.str | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        init_containers: _abc.Iterable[Global___Container] | None = ...,
+        node_name: _builtins.str | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        os: Global___PodOS | None = ...,
+        overhead: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        preemption_policy: _builtins.str | None = ...,
+        priority: _builtins.int | None = ...,
+        priority_class_name: _builtins.str | None = ...,
+        readiness_gates: _abc.Iterable[Global___PodReadinessGate] | None = ...,
+        resource_claims: _abc.Iterable[Global___PodResourceClaim] | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        runtime_class_name: _builtins.str | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        scheduling_gates: _abc.Iterable[Global___PodSchedulingGate] | None = ...,
+        security_context: Global___PodSecurityContext | None = ...,
+        service_account: _builtins.str | None = ...,
+        service_account_name: _builtins.str | None = ...,
+        set_hostname_as_fqdn: _builtins.bool | None = ...,
+        share_process_namespace: _builtins.bool | None = ...,
+        subdomain: _builtins.str | None = ...,
+        termination_grace_period_seconds: _builtins.int | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        topology_spread_constraints: _abc.Iterable[Global___TopologySpreadConstraint] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "node_name", b"node_name", "os", b"os", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scheduler_name", b"scheduler_name", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "containers", b"containers", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "ephemeral_containers", b"ephemeral_containers", "host_aliases", b"host_aliases", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "image_pull_secrets", b"image_pull_secrets", "init_containers", b"init_containers", "node_name", b"node_name", "node_selector", b"node_selector", "os", b"os", "overhead", b"overhead", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "readiness_gates", b"readiness_gates", "resource_claims", b"resource_claims", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scheduler_name", b"scheduler_name", "scheduling_gates", b"scheduling_gates", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "tolerations", b"tolerations", "topology_spread_constraints", b"topology_spread_constraints", "volumes", b"volumes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__active_deadline_seconds: _TypeAlias = _typing.Literal["active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofArgType__active_deadline_seconds: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__automount_service_account_token: _TypeAlias = _typing.Literal["automount_service_account_token"]  # noqa: Y015
+    _WhichOneofArgType__automount_service_account_token: _TypeAlias = _typing.Literal["_automount_service_account_token", b"_automount_service_account_token"]  # noqa: Y015
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__enable_service_links: _TypeAlias = _typing.Literal["enable_service_links"]  # noqa: Y015
+    _WhichOneofArgType__enable_service_links: _TypeAlias = _typing.Literal["_enable_service_links", b"_enable_service_links"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__host_pid: _TypeAlias = _typing.Literal["host_pid"]  # noqa: Y015
+    _WhichOneofArgType__host_pid: _TypeAlias = _typing.Literal["_host_pid", b"_host_pid"]  # noqa: Y015
+    _WhichOneofReturnType__host_users: _TypeAlias = _typing.Literal["host_users"]  # noqa: Y015
+    _WhichOneofArgType__host_users: _TypeAlias = _typing.Literal["_host_users", b"_host_users"]  # noqa: Y015
+    _WhichOneofReturnType__hostname: _TypeAlias = _typing.Literal["hostname"]  # noqa: Y015
+    _WhichOneofArgType__hostname: _TypeAlias = _typing.Literal["_hostname", b"_hostname"]  # noqa: Y015
+    _WhichOneofReturnType__node_name: _TypeAlias = _typing.Literal["node_name"]  # noqa: Y015
+    _WhichOneofArgType__node_name: _TypeAlias = _typing.Literal["_node_name", b"_node_name"]  # noqa: Y015
+    _WhichOneofReturnType__preemption_policy: _TypeAlias = _typing.Literal["preemption_policy"]  # noqa: Y015
+    _WhichOneofArgType__preemption_policy: _TypeAlias = _typing.Literal["_preemption_policy", b"_preemption_policy"]  # noqa: Y015
+    _WhichOneofReturnType__priority: _TypeAlias = _typing.Literal["priority"]  # noqa: Y015
+    _WhichOneofArgType__priority: _TypeAlias = _typing.Literal["_priority", b"_priority"]  # noqa: Y015
+    _WhichOneofReturnType__priority_class_name: _TypeAlias = _typing.Literal["priority_class_name"]  # noqa: Y015
+    _WhichOneofArgType__priority_class_name: _TypeAlias = _typing.Literal["_priority_class_name", b"_priority_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__runtime_class_name: _TypeAlias = _typing.Literal["runtime_class_name"]  # noqa: Y015
+    _WhichOneofArgType__runtime_class_name: _TypeAlias = _typing.Literal["_runtime_class_name", b"_runtime_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    _WhichOneofReturnType__service_account: _TypeAlias = _typing.Literal["service_account"]  # noqa: Y015
+    _WhichOneofArgType__service_account: _TypeAlias = _typing.Literal["_service_account", b"_service_account"]  # noqa: Y015
+    _WhichOneofReturnType__service_account_name: _TypeAlias = _typing.Literal["service_account_name"]  # noqa: Y015
+    _WhichOneofArgType__service_account_name: _TypeAlias = _typing.Literal["_service_account_name", b"_service_account_name"]  # noqa: Y015
+    _WhichOneofReturnType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofArgType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["_set_hostname_as_fqdn", b"_set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofReturnType__share_process_namespace: _TypeAlias = _typing.Literal["share_process_namespace"]  # noqa: Y015
+    _WhichOneofArgType__share_process_namespace: _TypeAlias = _typing.Literal["_share_process_namespace", b"_share_process_namespace"]  # noqa: Y015
+    _WhichOneofReturnType__subdomain: _TypeAlias = _typing.Literal["subdomain"]  # noqa: Y015
+    _WhichOneofArgType__subdomain: _TypeAlias = _typing.Literal["_subdomain", b"_subdomain"]  # noqa: Y015
+    _WhichOneofReturnType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["_termination_grace_period_seconds", b"_termination_grace_period_seconds"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__active_deadline_seconds) -> _WhichOneofReturnType__active_deadline_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__automount_service_account_token) -> _WhichOneofReturnType__automount_service_account_token | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__enable_service_links) -> _WhichOneofReturnType__enable_service_links | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_pid) -> _WhichOneofReturnType__host_pid | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_users) -> _WhichOneofReturnType__host_users | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hostname) -> _WhichOneofReturnType__hostname | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_name) -> _WhichOneofReturnType__node_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__preemption_policy) -> _WhichOneofReturnType__preemption_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority) -> _WhichOneofReturnType__priority | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority_class_name) -> _WhichOneofReturnType__priority_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime_class_name) -> _WhichOneofReturnType__runtime_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account) -> _WhichOneofReturnType__service_account | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account_name) -> _WhichOneofReturnType__service_account_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__set_hostname_as_fqdn) -> _WhichOneofReturnType__set_hostname_as_fqdn | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__share_process_namespace) -> _WhichOneofReturnType__share_process_namespace | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__subdomain) -> _WhichOneofReturnType__subdomain | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_grace_period_seconds) -> _WhichOneofReturnType__termination_grace_period_seconds | None: ...
+
+Global___LeaderSpec: _TypeAlias = LeaderSpec  # noqa: Y015
+
+@_typing.final
+class Lifecycle(_message.Message):
+    """Lifecycle: the CRD schema at `ServingRuntime.spec.containers[].lifecycle`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POST_START_FIELD_NUMBER: _builtins.int
+    PRE_STOP_FIELD_NUMBER: _builtins.int
+    STOP_SIGNAL_FIELD_NUMBER: _builtins.int
+    stop_signal: _builtins.str
+    @_builtins.property
+    def post_start(self) -> Global___LifecycleHandler: ...
+    @_builtins.property
+    def pre_stop(self) -> Global___LifecycleHandler: ...
+    def __init__(
+        self,
+        *,
+        post_start: Global___LifecycleHandler | None = ...,
+        pre_stop: Global___LifecycleHandler | None = ...,
+        stop_signal: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_stop_signal", b"_stop_signal", "post_start", b"post_start", "pre_stop", b"pre_stop", "stop_signal", b"stop_signal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stop_signal", b"_stop_signal", "post_start", b"post_start", "pre_stop", b"pre_stop", "stop_signal", b"stop_signal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__stop_signal: _TypeAlias = _typing.Literal["stop_signal"]  # noqa: Y015
+    _WhichOneofArgType__stop_signal: _TypeAlias = _typing.Literal["_stop_signal", b"_stop_signal"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stop_signal) -> _WhichOneofReturnType__stop_signal | None: ...
+
+Global___Lifecycle: _TypeAlias = Lifecycle  # noqa: Y015
+
+@_typing.final
+class LifecycleHandler(_message.Message):
+    """LifecycleHandler: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXEC_FIELD_NUMBER: _builtins.int
+    HTTP_GET_FIELD_NUMBER: _builtins.int
+    SLEEP_FIELD_NUMBER: _builtins.int
+    TCP_SOCKET_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def exec(self) -> Global___ExecAction: ...
+    @_builtins.property
+    def http_get(self) -> Global___HTTPGetAction: ...
+    @_builtins.property
+    def sleep(self) -> Global___SleepAction: ...
+    @_builtins.property
+    def tcp_socket(self) -> Global___TCPSocketAction: ...
+    def __init__(
+        self,
+        *,
+        exec: Global___ExecAction | None = ...,
+        http_get: Global___HTTPGetAction | None = ...,
+        sleep: Global___SleepAction | None = ...,
+        tcp_socket: Global___TCPSocketAction | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["exec", b"exec", "http_get", b"http_get", "sleep", b"sleep", "tcp_socket", b"tcp_socket"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exec", b"exec", "http_get", b"http_get", "sleep", b"sleep", "tcp_socket", b"tcp_socket"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LifecycleHandler: _TypeAlias = LifecycleHandler  # noqa: Y015
+
+@_typing.final
+class LocalObjectReference(_message.Message):
+    """LocalObjectReference: the CRD schema at `ServingRuntime.spec.decoderConfig.imagePullSecrets[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "name", b"name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___LocalObjectReference: _TypeAlias = LocalObjectReference  # noqa: Y015
+
+@_typing.final
+class ModelSpec(_message.Message):
+    """ModelSpec: the CRD schema at `InferenceService.spec.predictor.model`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ARGS_FIELD_NUMBER: _builtins.int
+    BASE_MODEL_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    ENV_FIELD_NUMBER: _builtins.int
+    ENV_FROM_FIELD_NUMBER: _builtins.int
+    FINE_TUNED_WEIGHTS_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_POLICY_FIELD_NUMBER: _builtins.int
+    LIFECYCLE_FIELD_NUMBER: _builtins.int
+    LIVENESS_PROBE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PORTS_FIELD_NUMBER: _builtins.int
+    PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
+    READINESS_PROBE_FIELD_NUMBER: _builtins.int
+    RESIZE_POLICY_FIELD_NUMBER: _builtins.int
+    RESOURCES_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
+    RUNTIME_VERSION_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    STARTUP_PROBE_FIELD_NUMBER: _builtins.int
+    STDIN_FIELD_NUMBER: _builtins.int
+    STDIN_ONCE_FIELD_NUMBER: _builtins.int
+    STORAGE_URI_FIELD_NUMBER: _builtins.int
+    TERMINATION_MESSAGE_PATH_FIELD_NUMBER: _builtins.int
+    TERMINATION_MESSAGE_POLICY_FIELD_NUMBER: _builtins.int
+    TTY_FIELD_NUMBER: _builtins.int
+    VOLUME_DEVICES_FIELD_NUMBER: _builtins.int
+    VOLUME_MOUNTS_FIELD_NUMBER: _builtins.int
+    WORKING_DIR_FIELD_NUMBER: _builtins.int
+    base_model: _builtins.str
+    image: _builtins.str
+    image_pull_policy: _builtins.str
+    name: _builtins.str
+    protocol_version: _builtins.str
+    restart_policy: _builtins.str
+    runtime: _builtins.str
+    runtime_version: _builtins.str
+    stdin: _builtins.bool
+    stdin_once: _builtins.bool
+    storage_uri: _builtins.str
+    termination_message_path: _builtins.str
+    termination_message_policy: _builtins.str
+    tty: _builtins.bool
+    working_dir: _builtins.str
+    @_builtins.property
+    def args(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def env(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvVar]: ...
+    @_builtins.property
+    def env_from(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvFromSource]: ...
+    @_builtins.property
+    def fine_tuned_weights(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def lifecycle(self) -> Global___Lifecycle: ...
+    @_builtins.property
+    def liveness_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def ports(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerPort]: ...
+    @_builtins.property
+    def readiness_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def resize_policy(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerResizePolicy]: ...
+    @_builtins.property
+    def resources(self) -> Global___ResourceRequirements: ...
+    @_builtins.property
+    def security_context(self) -> Global___SecurityContext: ...
+    @_builtins.property
+    def startup_probe(self) -> Global___Probe: ...
+    @_builtins.property
+    def volume_devices(self) -> _containers.RepeatedCompositeFieldContainer[Global___VolumeDevice]: ...
+    @_builtins.property
+    def volume_mounts(self) -> _containers.RepeatedCompositeFieldContainer[Global___VolumeMount]: ...
+    def __init__(
+        self,
+        *,
+        args: _abc.Iterable[_builtins.str] | None = ...,
+        base_model: _builtins.str | None = ...,
+        command: _abc.Iterable[_builtins.str] | None = ...,
+        env: _abc.Iterable[Global___EnvVar] | None = ...,
+        env_from: _abc.Iterable[Global___EnvFromSource] | None = ...,
+        fine_tuned_weights: _abc.Iterable[_builtins.str] | None = ...,
+        image: _builtins.str | None = ...,
+        image_pull_policy: _builtins.str | None = ...,
+        lifecycle: Global___Lifecycle | None = ...,
+        liveness_probe: Global___Probe | None = ...,
+        name: _builtins.str | None = ...,
+        ports: _abc.Iterable[Global___ContainerPort] | None = ...,
+        protocol_version: _builtins.str | None = ...,
+        readiness_probe: Global___Probe | None = ...,
+        resize_policy: _abc.Iterable[Global___ContainerResizePolicy] | None = ...,
+        resources: Global___ResourceRequirements | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        runtime: _builtins.str | None = ...,
+        runtime_version: _builtins.str | None = ...,
+        security_context: Global___SecurityContext | None = ...,
+        startup_probe: Global___Probe | None = ...,
+        stdin: _builtins.bool | None = ...,
+        stdin_once: _builtins.bool | None = ...,
+        storage_uri: _builtins.str | None = ...,
+        termination_message_path: _builtins.str | None = ...,
+        termination_message_policy: _builtins.str | None = ...,
+        tty: _builtins.bool | None = ...,
+        volume_devices: _abc.Iterable[Global___VolumeDevice] | None = ...,
+        volume_mounts: _abc.Iterable[Global___VolumeMount] | None = ...,
+        working_dir: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_base_model", b"_base_model", "_image", b"_image", "_image_pull_policy", b"_image_pull_policy", "_name", b"_name", "_protocol_version", b"_protocol_version", "_restart_policy", b"_restart_policy", "_runtime", b"_runtime", "_runtime_version", b"_runtime_version", "_stdin", b"_stdin", "_stdin_once", b"_stdin_once", "_storage_uri", b"_storage_uri", "_termination_message_path", b"_termination_message_path", "_termination_message_policy", b"_termination_message_policy", "_tty", b"_tty", "_working_dir", b"_working_dir", "base_model", b"base_model", "image", b"image", "image_pull_policy", b"image_pull_policy", "lifecycle", b"lifecycle", "liveness_probe", b"liveness_probe", "name", b"name", "protocol_version", b"protocol_version", "readiness_probe", b"readiness_probe", "resources", b"resources", "restart_policy", b"restart_policy", "runtime", b"runtime", "runtime_version", b"runtime_version", "security_context", b"security_context", "startup_probe", b"startup_probe", "stdin", b"stdin", "stdin_once", b"stdin_once", "storage_uri", b"storage_uri", "termination_message_path", b"termination_message_path", "termination_message_policy", b"termination_message_policy", "tty", b"tty", "working_dir", b"working_dir"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_base_model", b"_base_model", "_image", b"_image", "_image_pull_policy", b"_image_pull_policy", "_name", b"_name", "_protocol_version", b"_protocol_version", "_restart_policy", b"_restart_policy", "_runtime", b"_runtime", "_runtime_version", b"_runtime_version", "_stdin", b"_stdin", "_stdin_once", b"_stdin_once", "_storage_uri", b"_storage_uri", "_termination_message_path", b"_termination_message_path", "_termination_message_policy", b"_termination_message_policy", "_tty", b"_tty", "_working_dir", b"_working_dir", "args", b"args", "base_model", b"base_model", "command", b"command", "env", b"env", "env_from", b"env_from", "fine_tuned_weights", b"fine_tuned_weights", "image", b"image", "image_pull_policy", b"image_pull_policy", "lifecycle", b"lifecycle", "liveness_probe", b"liveness_probe", "name", b"name", "ports", b"ports", "protocol_version", b"protocol_version", "readiness_probe", b"readiness_probe", "resize_policy", b"resize_policy", "resources", b"resources", "restart_policy", b"restart_policy", "runtime", b"runtime", "runtime_version", b"runtime_version", "security_context", b"security_context", "startup_probe", b"startup_probe", "stdin", b"stdin", "stdin_once", b"stdin_once", "storage_uri", b"storage_uri", "termination_message_path", b"termination_message_path", "termination_message_policy", b"termination_message_policy", "tty", b"tty", "volume_devices", b"volume_devices", "volume_mounts", b"volume_mounts", "working_dir", b"working_dir"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__base_model: _TypeAlias = _typing.Literal["base_model"]  # noqa: Y015
+    _WhichOneofArgType__base_model: _TypeAlias = _typing.Literal["_base_model", b"_base_model"]  # noqa: Y015
+    _WhichOneofReturnType__image: _TypeAlias = _typing.Literal["image"]  # noqa: Y015
+    _WhichOneofArgType__image: _TypeAlias = _typing.Literal["_image", b"_image"]  # noqa: Y015
+    _WhichOneofReturnType__image_pull_policy: _TypeAlias = _typing.Literal["image_pull_policy"]  # noqa: Y015
+    _WhichOneofArgType__image_pull_policy: _TypeAlias = _typing.Literal["_image_pull_policy", b"_image_pull_policy"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__protocol_version: _TypeAlias = _typing.Literal["protocol_version"]  # noqa: Y015
+    _WhichOneofArgType__protocol_version: _TypeAlias = _typing.Literal["_protocol_version", b"_protocol_version"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__runtime: _TypeAlias = _typing.Literal["runtime"]  # noqa: Y015
+    _WhichOneofArgType__runtime: _TypeAlias = _typing.Literal["_runtime", b"_runtime"]  # noqa: Y015
+    _WhichOneofReturnType__runtime_version: _TypeAlias = _typing.Literal["runtime_version"]  # noqa: Y015
+    _WhichOneofArgType__runtime_version: _TypeAlias = _typing.Literal["_runtime_version", b"_runtime_version"]  # noqa: Y015
+    _WhichOneofReturnType__stdin: _TypeAlias = _typing.Literal["stdin"]  # noqa: Y015
+    _WhichOneofArgType__stdin: _TypeAlias = _typing.Literal["_stdin", b"_stdin"]  # noqa: Y015
+    _WhichOneofReturnType__stdin_once: _TypeAlias = _typing.Literal["stdin_once"]  # noqa: Y015
+    _WhichOneofArgType__stdin_once: _TypeAlias = _typing.Literal["_stdin_once", b"_stdin_once"]  # noqa: Y015
+    _WhichOneofReturnType__storage_uri: _TypeAlias = _typing.Literal["storage_uri"]  # noqa: Y015
+    _WhichOneofArgType__storage_uri: _TypeAlias = _typing.Literal["_storage_uri", b"_storage_uri"]  # noqa: Y015
+    _WhichOneofReturnType__termination_message_path: _TypeAlias = _typing.Literal["termination_message_path"]  # noqa: Y015
+    _WhichOneofArgType__termination_message_path: _TypeAlias = _typing.Literal["_termination_message_path", b"_termination_message_path"]  # noqa: Y015
+    _WhichOneofReturnType__termination_message_policy: _TypeAlias = _typing.Literal["termination_message_policy"]  # noqa: Y015
+    _WhichOneofArgType__termination_message_policy: _TypeAlias = _typing.Literal["_termination_message_policy", b"_termination_message_policy"]  # noqa: Y015
+    _WhichOneofReturnType__tty: _TypeAlias = _typing.Literal["tty"]  # noqa: Y015
+    _WhichOneofArgType__tty: _TypeAlias = _typing.Literal["_tty", b"_tty"]  # noqa: Y015
+    _WhichOneofReturnType__working_dir: _TypeAlias = _typing.Literal["working_dir"]  # noqa: Y015
+    _WhichOneofArgType__working_dir: _TypeAlias = _typing.Literal["_working_dir", b"_working_dir"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__base_model) -> _WhichOneofReturnType__base_model | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__image) -> _WhichOneofReturnType__image | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__image_pull_policy) -> _WhichOneofReturnType__image_pull_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__protocol_version) -> _WhichOneofReturnType__protocol_version | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime) -> _WhichOneofReturnType__runtime | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime_version) -> _WhichOneofReturnType__runtime_version | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stdin) -> _WhichOneofReturnType__stdin | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stdin_once) -> _WhichOneofReturnType__stdin_once | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__storage_uri) -> _WhichOneofReturnType__storage_uri | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_message_path) -> _WhichOneofReturnType__termination_message_path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_message_policy) -> _WhichOneofReturnType__termination_message_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tty) -> _WhichOneofReturnType__tty | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__working_dir) -> _WhichOneofReturnType__working_dir | None: ...
+
+Global___ModelSpec: _TypeAlias = ModelSpec  # noqa: Y015
+
+@_typing.final
+class NFSVolumeSource(_message.Message):
+    """NFSVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].nfs`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SERVER_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    read_only: _builtins.bool
+    server: _builtins.str
+    def __init__(
+        self,
+        *,
+        path: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        server: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "_read_only", b"_read_only", "_server", b"_server", "path", b"path", "read_only", b"read_only", "server", b"server"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "_read_only", b"_read_only", "_server", b"_server", "path", b"path", "read_only", b"read_only", "server", b"server"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__server: _TypeAlias = _typing.Literal["server"]  # noqa: Y015
+    _WhichOneofArgType__server: _TypeAlias = _typing.Literal["_server", b"_server"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__server) -> _WhichOneofReturnType__server | None: ...
+
+Global___NFSVolumeSource: _TypeAlias = NFSVolumeSource  # noqa: Y015
+
+@_typing.final
+class NodeAffinity(_message.Message):
+    """NodeAffinity: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PREFERRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _builtins.int
+    REQUIRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def preferred_during_scheduling_ignored_during_execution(self) -> _containers.RepeatedCompositeFieldContainer[Global___PreferredSchedulingTerm]: ...
+    @_builtins.property
+    def required_during_scheduling_ignored_during_execution(self) -> Global___NodeSelector: ...
+    def __init__(
+        self,
+        *,
+        preferred_during_scheduling_ignored_during_execution: _abc.Iterable[Global___PreferredSchedulingTerm] | None = ...,
+        required_during_scheduling_ignored_during_execution: Global___NodeSelector | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["required_during_scheduling_ignored_during_execution", b"required_during_scheduling_ignored_during_execution"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["preferred_during_scheduling_ignored_during_execution", b"preferred_during_scheduling_ignored_during_execution", "required_during_scheduling_ignored_during_execution", b"required_during_scheduling_ignored_during_execution"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NodeAffinity: _TypeAlias = NodeAffinity  # noqa: Y015
+
+@_typing.final
+class NodeSelector(_message.Message):
+    """NodeSelector: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NODE_SELECTOR_TERMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def node_selector_terms(self) -> _containers.RepeatedCompositeFieldContainer[Global___NodeSelectorTerm]: ...
+    def __init__(
+        self,
+        *,
+        node_selector_terms: _abc.Iterable[Global___NodeSelectorTerm] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["node_selector_terms", b"node_selector_terms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NodeSelector: _TypeAlias = NodeSelector  # noqa: Y015
+
+@_typing.final
+class NodeSelectorRequirement(_message.Message):
+    """NodeSelectorRequirement: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].preference.matchExpressions[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    OPERATOR_FIELD_NUMBER: _builtins.int
+    VALUES_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    operator: _builtins.str
+    @_builtins.property
+    def values(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        key: _builtins.str | None = ...,
+        operator: _builtins.str | None = ...,
+        values: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_operator", b"_operator", "key", b"key", "operator", b"operator"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_operator", b"_operator", "key", b"key", "operator", b"operator", "values", b"values"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__key: _TypeAlias = _typing.Literal["key"]  # noqa: Y015
+    _WhichOneofArgType__key: _TypeAlias = _typing.Literal["_key", b"_key"]  # noqa: Y015
+    _WhichOneofReturnType__operator: _TypeAlias = _typing.Literal["operator"]  # noqa: Y015
+    _WhichOneofArgType__operator: _TypeAlias = _typing.Literal["_operator", b"_operator"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__key) -> _WhichOneofReturnType__key | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__operator) -> _WhichOneofReturnType__operator | None: ...
+
+Global___NodeSelectorRequirement: _TypeAlias = NodeSelectorRequirement  # noqa: Y015
+
+@_typing.final
+class NodeSelectorTerm(_message.Message):
+    """NodeSelectorTerm: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].preference`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_EXPRESSIONS_FIELD_NUMBER: _builtins.int
+    MATCH_FIELDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match_expressions(self) -> _containers.RepeatedCompositeFieldContainer[Global___NodeSelectorRequirement]: ...
+    @_builtins.property
+    def match_fields(self) -> _containers.RepeatedCompositeFieldContainer[Global___NodeSelectorRequirement]: ...
+    def __init__(
+        self,
+        *,
+        match_expressions: _abc.Iterable[Global___NodeSelectorRequirement] | None = ...,
+        match_fields: _abc.Iterable[Global___NodeSelectorRequirement] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_expressions", b"match_expressions", "match_fields", b"match_fields"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NodeSelectorTerm: _TypeAlias = NodeSelectorTerm  # noqa: Y015
+
+@_typing.final
+class ObjectFieldSelector(_message.Message):
+    """ObjectFieldSelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.fieldRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    API_VERSION_FIELD_NUMBER: _builtins.int
+    FIELD_PATH_FIELD_NUMBER: _builtins.int
+    api_version: _builtins.str
+    field_path: _builtins.str
+    def __init__(
+        self,
+        *,
+        api_version: _builtins.str | None = ...,
+        field_path: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_api_version", b"_api_version", "_field_path", b"_field_path", "api_version", b"api_version", "field_path", b"field_path"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_api_version", b"_api_version", "_field_path", b"_field_path", "api_version", b"api_version", "field_path", b"field_path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__api_version: _TypeAlias = _typing.Literal["api_version"]  # noqa: Y015
+    _WhichOneofArgType__api_version: _TypeAlias = _typing.Literal["_api_version", b"_api_version"]  # noqa: Y015
+    _WhichOneofReturnType__field_path: _TypeAlias = _typing.Literal["field_path"]  # noqa: Y015
+    _WhichOneofArgType__field_path: _TypeAlias = _typing.Literal["_field_path", b"_field_path"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__api_version) -> _WhichOneofReturnType__api_version | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__field_path) -> _WhichOneofReturnType__field_path | None: ...
+
+Global___ObjectFieldSelector: _TypeAlias = ObjectFieldSelector  # noqa: Y015
+
+@_typing.final
+class PersistentVolumeClaimSpec(_message.Message):
+    """PersistentVolumeClaimSpec: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCESS_MODES_FIELD_NUMBER: _builtins.int
+    DATA_SOURCE_FIELD_NUMBER: _builtins.int
+    DATA_SOURCE_REF_FIELD_NUMBER: _builtins.int
+    RESOURCES_FIELD_NUMBER: _builtins.int
+    SELECTOR_FIELD_NUMBER: _builtins.int
+    STORAGE_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    VOLUME_ATTRIBUTES_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    VOLUME_MODE_FIELD_NUMBER: _builtins.int
+    VOLUME_NAME_FIELD_NUMBER: _builtins.int
+    storage_class_name: _builtins.str
+    volume_attributes_class_name: _builtins.str
+    volume_mode: _builtins.str
+    volume_name: _builtins.str
+    @_builtins.property
+    def access_modes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def data_source(self) -> Global___TypedLocalObjectReference: ...
+    @_builtins.property
+    def data_source_ref(self) -> Global___TypedObjectReference: ...
+    @_builtins.property
+    def resources(self) -> Global___VolumeResourceRequirements: ...
+    @_builtins.property
+    def selector(self) -> Global___LabelSelector: ...
+    def __init__(
+        self,
+        *,
+        access_modes: _abc.Iterable[_builtins.str] | None = ...,
+        data_source: Global___TypedLocalObjectReference | None = ...,
+        data_source_ref: Global___TypedObjectReference | None = ...,
+        resources: Global___VolumeResourceRequirements | None = ...,
+        selector: Global___LabelSelector | None = ...,
+        storage_class_name: _builtins.str | None = ...,
+        volume_attributes_class_name: _builtins.str | None = ...,
+        volume_mode: _builtins.str | None = ...,
+        volume_name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_storage_class_name", b"_storage_class_name", "_volume_attributes_class_name", b"_volume_attributes_class_name", "_volume_mode", b"_volume_mode", "_volume_name", b"_volume_name", "data_source", b"data_source", "data_source_ref", b"data_source_ref", "resources", b"resources", "selector", b"selector", "storage_class_name", b"storage_class_name", "volume_attributes_class_name", b"volume_attributes_class_name", "volume_mode", b"volume_mode", "volume_name", b"volume_name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_storage_class_name", b"_storage_class_name", "_volume_attributes_class_name", b"_volume_attributes_class_name", "_volume_mode", b"_volume_mode", "_volume_name", b"_volume_name", "access_modes", b"access_modes", "data_source", b"data_source", "data_source_ref", b"data_source_ref", "resources", b"resources", "selector", b"selector", "storage_class_name", b"storage_class_name", "volume_attributes_class_name", b"volume_attributes_class_name", "volume_mode", b"volume_mode", "volume_name", b"volume_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__storage_class_name: _TypeAlias = _typing.Literal["storage_class_name"]  # noqa: Y015
+    _WhichOneofArgType__storage_class_name: _TypeAlias = _typing.Literal["_storage_class_name", b"_storage_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__volume_attributes_class_name: _TypeAlias = _typing.Literal["volume_attributes_class_name"]  # noqa: Y015
+    _WhichOneofArgType__volume_attributes_class_name: _TypeAlias = _typing.Literal["_volume_attributes_class_name", b"_volume_attributes_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__volume_mode: _TypeAlias = _typing.Literal["volume_mode"]  # noqa: Y015
+    _WhichOneofArgType__volume_mode: _TypeAlias = _typing.Literal["_volume_mode", b"_volume_mode"]  # noqa: Y015
+    _WhichOneofReturnType__volume_name: _TypeAlias = _typing.Literal["volume_name"]  # noqa: Y015
+    _WhichOneofArgType__volume_name: _TypeAlias = _typing.Literal["_volume_name", b"_volume_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__storage_class_name) -> _WhichOneofReturnType__storage_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_attributes_class_name) -> _WhichOneofReturnType__volume_attributes_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_mode) -> _WhichOneofReturnType__volume_mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_name) -> _WhichOneofReturnType__volume_name | None: ...
+
+Global___PersistentVolumeClaimSpec: _TypeAlias = PersistentVolumeClaimSpec  # noqa: Y015
+
+@_typing.final
+class PersistentVolumeClaimTemplate(_message.Message):
+    """PersistentVolumeClaimTemplate: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METADATA_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def metadata(self) -> _struct_pb2.Struct: ...
+    @_builtins.property
+    def spec(self) -> Global___PersistentVolumeClaimSpec: ...
+    def __init__(
+        self,
+        *,
+        metadata: _struct_pb2.Struct | None = ...,
+        spec: Global___PersistentVolumeClaimSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "spec", b"spec"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PersistentVolumeClaimTemplate: _TypeAlias = PersistentVolumeClaimTemplate  # noqa: Y015
+
+@_typing.final
+class PersistentVolumeClaimVolumeSource(_message.Message):
+    """PersistentVolumeClaimVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].persistentVolumeClaim`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLAIM_NAME_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    claim_name: _builtins.str
+    read_only: _builtins.bool
+    def __init__(
+        self,
+        *,
+        claim_name: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_claim_name", b"_claim_name", "_read_only", b"_read_only", "claim_name", b"claim_name", "read_only", b"read_only"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_claim_name", b"_claim_name", "_read_only", b"_read_only", "claim_name", b"claim_name", "read_only", b"read_only"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__claim_name: _TypeAlias = _typing.Literal["claim_name"]  # noqa: Y015
+    _WhichOneofArgType__claim_name: _TypeAlias = _typing.Literal["_claim_name", b"_claim_name"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__claim_name) -> _WhichOneofReturnType__claim_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+
+Global___PersistentVolumeClaimVolumeSource: _TypeAlias = PersistentVolumeClaimVolumeSource  # noqa: Y015
+
+@_typing.final
+class PhotonPersistentDiskVolumeSource(_message.Message):
+    """PhotonPersistentDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].photonPersistentDisk`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    PD_ID_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    pd_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        pd_id: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_pd_id", b"_pd_id", "fs_type", b"fs_type", "pd_id", b"pd_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_pd_id", b"_pd_id", "fs_type", b"fs_type", "pd_id", b"pd_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__pd_id: _TypeAlias = _typing.Literal["pd_id"]  # noqa: Y015
+    _WhichOneofArgType__pd_id: _TypeAlias = _typing.Literal["_pd_id", b"_pd_id"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__pd_id) -> _WhichOneofReturnType__pd_id | None: ...
+
+Global___PhotonPersistentDiskVolumeSource: _TypeAlias = PhotonPersistentDiskVolumeSource  # noqa: Y015
+
+@_typing.final
+class PodAffinity(_message.Message):
+    """PodAffinity: the CRD schema at `ServingRuntime.spec.affinity.podAffinity`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PREFERRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _builtins.int
+    REQUIRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def preferred_during_scheduling_ignored_during_execution(self) -> _containers.RepeatedCompositeFieldContainer[Global___WeightedPodAffinityTerm]: ...
+    @_builtins.property
+    def required_during_scheduling_ignored_during_execution(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodAffinityTerm]: ...
+    def __init__(
+        self,
+        *,
+        preferred_during_scheduling_ignored_during_execution: _abc.Iterable[Global___WeightedPodAffinityTerm] | None = ...,
+        required_during_scheduling_ignored_during_execution: _abc.Iterable[Global___PodAffinityTerm] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["preferred_during_scheduling_ignored_during_execution", b"preferred_during_scheduling_ignored_during_execution", "required_during_scheduling_ignored_during_execution", b"required_during_scheduling_ignored_during_execution"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodAffinity: _TypeAlias = PodAffinity  # noqa: Y015
+
+@_typing.final
+class PodAffinityTerm(_message.Message):
+    """PodAffinityTerm: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LABEL_SELECTOR_FIELD_NUMBER: _builtins.int
+    MATCH_LABEL_KEYS_FIELD_NUMBER: _builtins.int
+    MISMATCH_LABEL_KEYS_FIELD_NUMBER: _builtins.int
+    NAMESPACE_SELECTOR_FIELD_NUMBER: _builtins.int
+    NAMESPACES_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_KEY_FIELD_NUMBER: _builtins.int
+    topology_key: _builtins.str
+    @_builtins.property
+    def label_selector(self) -> Global___LabelSelector: ...
+    @_builtins.property
+    def match_label_keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def mismatch_label_keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def namespace_selector(self) -> Global___LabelSelector: ...
+    @_builtins.property
+    def namespaces(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        label_selector: Global___LabelSelector | None = ...,
+        match_label_keys: _abc.Iterable[_builtins.str] | None = ...,
+        mismatch_label_keys: _abc.Iterable[_builtins.str] | None = ...,
+        namespace_selector: Global___LabelSelector | None = ...,
+        namespaces: _abc.Iterable[_builtins.str] | None = ...,
+        topology_key: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_topology_key", b"_topology_key", "label_selector", b"label_selector", "namespace_selector", b"namespace_selector", "topology_key", b"topology_key"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_topology_key", b"_topology_key", "label_selector", b"label_selector", "match_label_keys", b"match_label_keys", "mismatch_label_keys", b"mismatch_label_keys", "namespace_selector", b"namespace_selector", "namespaces", b"namespaces", "topology_key", b"topology_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__topology_key: _TypeAlias = _typing.Literal["topology_key"]  # noqa: Y015
+    _WhichOneofArgType__topology_key: _TypeAlias = _typing.Literal["_topology_key", b"_topology_key"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__topology_key) -> _WhichOneofReturnType__topology_key | None: ...
+
+Global___PodAffinityTerm: _TypeAlias = PodAffinityTerm  # noqa: Y015
+
+@_typing.final
+class PodAntiAffinity(_message.Message):
+    """PodAntiAffinity: the CRD schema at `ServingRuntime.spec.affinity.podAntiAffinity`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PREFERRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _builtins.int
+    REQUIRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def preferred_during_scheduling_ignored_during_execution(self) -> _containers.RepeatedCompositeFieldContainer[Global___WeightedPodAffinityTerm]: ...
+    @_builtins.property
+    def required_during_scheduling_ignored_during_execution(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodAffinityTerm]: ...
+    def __init__(
+        self,
+        *,
+        preferred_during_scheduling_ignored_during_execution: _abc.Iterable[Global___WeightedPodAffinityTerm] | None = ...,
+        required_during_scheduling_ignored_during_execution: _abc.Iterable[Global___PodAffinityTerm] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["preferred_during_scheduling_ignored_during_execution", b"preferred_during_scheduling_ignored_during_execution", "required_during_scheduling_ignored_during_execution", b"required_during_scheduling_ignored_during_execution"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodAntiAffinity: _TypeAlias = PodAntiAffinity  # noqa: Y015
+
+@_typing.final
+class PodDNSConfig(_message.Message):
+    """PodDNSConfig: the CRD schema at `ServingRuntime.spec.decoderConfig.dnsConfig`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESERVERS_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    SEARCHES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def nameservers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodDNSConfigOption]: ...
+    @_builtins.property
+    def searches(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        nameservers: _abc.Iterable[_builtins.str] | None = ...,
+        options: _abc.Iterable[Global___PodDNSConfigOption] | None = ...,
+        searches: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["nameservers", b"nameservers", "options", b"options", "searches", b"searches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodDNSConfig: _TypeAlias = PodDNSConfig  # noqa: Y015
+
+@_typing.final
+class PodDNSConfigOption(_message.Message):
+    """PodDNSConfigOption: the CRD schema at `ServingRuntime.spec.decoderConfig.dnsConfig.options[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    value: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        value: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__value: _TypeAlias = _typing.Literal["value"]  # noqa: Y015
+    _WhichOneofArgType__value: _TypeAlias = _typing.Literal["_value", b"_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__value) -> _WhichOneofReturnType__value | None: ...
+
+Global___PodDNSConfigOption: _TypeAlias = PodDNSConfigOption  # noqa: Y015
+
+@_typing.final
+class PodOS(_message.Message):
+    """PodOS: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.os`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "name", b"name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___PodOS: _TypeAlias = PodOS  # noqa: Y015
+
+@_typing.final
+class PodReadinessGate(_message.Message):
+    """PodReadinessGate: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.readinessGates[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONDITION_TYPE_FIELD_NUMBER: _builtins.int
+    condition_type: _builtins.str
+    def __init__(
+        self,
+        *,
+        condition_type: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_condition_type", b"_condition_type", "condition_type", b"condition_type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_condition_type", b"_condition_type", "condition_type", b"condition_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__condition_type: _TypeAlias = _typing.Literal["condition_type"]  # noqa: Y015
+    _WhichOneofArgType__condition_type: _TypeAlias = _typing.Literal["_condition_type", b"_condition_type"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__condition_type) -> _WhichOneofReturnType__condition_type | None: ...
+
+Global___PodReadinessGate: _TypeAlias = PodReadinessGate  # noqa: Y015
+
+@_typing.final
+class PodResourceClaim(_message.Message):
+    """PodResourceClaim: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.resourceClaims[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIM_NAME_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIM_TEMPLATE_NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    resource_claim_name: _builtins.str
+    resource_claim_template_name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        resource_claim_name: _builtins.str | None = ...,
+        resource_claim_template_name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_resource_claim_name", b"_resource_claim_name", "_resource_claim_template_name", b"_resource_claim_template_name", "name", b"name", "resource_claim_name", b"resource_claim_name", "resource_claim_template_name", b"resource_claim_template_name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_resource_claim_name", b"_resource_claim_name", "_resource_claim_template_name", b"_resource_claim_template_name", "name", b"name", "resource_claim_name", b"resource_claim_name", "resource_claim_template_name", b"resource_claim_template_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__resource_claim_name: _TypeAlias = _typing.Literal["resource_claim_name"]  # noqa: Y015
+    _WhichOneofArgType__resource_claim_name: _TypeAlias = _typing.Literal["_resource_claim_name", b"_resource_claim_name"]  # noqa: Y015
+    _WhichOneofReturnType__resource_claim_template_name: _TypeAlias = _typing.Literal["resource_claim_template_name"]  # noqa: Y015
+    _WhichOneofArgType__resource_claim_template_name: _TypeAlias = _typing.Literal["_resource_claim_template_name", b"_resource_claim_template_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resource_claim_name) -> _WhichOneofReturnType__resource_claim_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resource_claim_template_name) -> _WhichOneofReturnType__resource_claim_template_name | None: ...
+
+Global___PodResourceClaim: _TypeAlias = PodResourceClaim  # noqa: Y015
+
+@_typing.final
+class PodSchedulingGate(_message.Message):
+    """PodSchedulingGate: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.schedulingGates[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "name", b"name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___PodSchedulingGate: _TypeAlias = PodSchedulingGate  # noqa: Y015
+
+@_typing.final
+class PodSecurityContext(_message.Message):
+    """PodSecurityContext: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.securityContext`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    APP_ARMOR_PROFILE_FIELD_NUMBER: _builtins.int
+    FS_GROUP_FIELD_NUMBER: _builtins.int
+    FS_GROUP_CHANGE_POLICY_FIELD_NUMBER: _builtins.int
+    RUN_AS_GROUP_FIELD_NUMBER: _builtins.int
+    RUN_AS_NON_ROOT_FIELD_NUMBER: _builtins.int
+    RUN_AS_USER_FIELD_NUMBER: _builtins.int
+    SE_LINUX_CHANGE_POLICY_FIELD_NUMBER: _builtins.int
+    SE_LINUX_OPTIONS_FIELD_NUMBER: _builtins.int
+    SECCOMP_PROFILE_FIELD_NUMBER: _builtins.int
+    SUPPLEMENTAL_GROUPS_FIELD_NUMBER: _builtins.int
+    SUPPLEMENTAL_GROUPS_POLICY_FIELD_NUMBER: _builtins.int
+    SYSCTLS_FIELD_NUMBER: _builtins.int
+    WINDOWS_OPTIONS_FIELD_NUMBER: _builtins.int
+    fs_group: _builtins.int
+    fs_group_change_policy: _builtins.str
+    run_as_group: _builtins.int
+    run_as_non_root: _builtins.bool
+    run_as_user: _builtins.int
+    se_linux_change_policy: _builtins.str
+    supplemental_groups_policy: _builtins.str
+    @_builtins.property
+    def app_armor_profile(self) -> Global___AppArmorProfile: ...
+    @_builtins.property
+    def se_linux_options(self) -> Global___SELinuxOptions: ...
+    @_builtins.property
+    def seccomp_profile(self) -> Global___SeccompProfile: ...
+    @_builtins.property
+    def supplemental_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def sysctls(self) -> _containers.RepeatedCompositeFieldContainer[Global___Sysctl]: ...
+    @_builtins.property
+    def windows_options(self) -> Global___WindowsSecurityContextOptions: ...
+    def __init__(
+        self,
+        *,
+        app_armor_profile: Global___AppArmorProfile | None = ...,
+        fs_group: _builtins.int | None = ...,
+        fs_group_change_policy: _builtins.str | None = ...,
+        run_as_group: _builtins.int | None = ...,
+        run_as_non_root: _builtins.bool | None = ...,
+        run_as_user: _builtins.int | None = ...,
+        se_linux_change_policy: _builtins.str | None = ...,
+        se_linux_options: Global___SELinuxOptions | None = ...,
+        seccomp_profile: Global___SeccompProfile | None = ...,
+        supplemental_groups: _abc.Iterable[_builtins.int] | None = ...,
+        supplemental_groups_policy: _builtins.str | None = ...,
+        sysctls: _abc.Iterable[Global___Sysctl] | None = ...,
+        windows_options: Global___WindowsSecurityContextOptions | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_group", b"_fs_group", "_fs_group_change_policy", b"_fs_group_change_policy", "_run_as_group", b"_run_as_group", "_run_as_non_root", b"_run_as_non_root", "_run_as_user", b"_run_as_user", "_se_linux_change_policy", b"_se_linux_change_policy", "_supplemental_groups_policy", b"_supplemental_groups_policy", "app_armor_profile", b"app_armor_profile", "fs_group", b"fs_group", "fs_group_change_policy", b"fs_group_change_policy", "run_as_group", b"run_as_group", "run_as_non_root", b"run_as_non_root", "run_as_user", b"run_as_user", "se_linux_change_policy", b"se_linux_change_policy", "se_linux_options", b"se_linux_options", "seccomp_profile", b"seccomp_profile", "supplemental_groups_policy", b"supplemental_groups_policy", "windows_options", b"windows_options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_group", b"_fs_group", "_fs_group_change_policy", b"_fs_group_change_policy", "_run_as_group", b"_run_as_group", "_run_as_non_root", b"_run_as_non_root", "_run_as_user", b"_run_as_user", "_se_linux_change_policy", b"_se_linux_change_policy", "_supplemental_groups_policy", b"_supplemental_groups_policy", "app_armor_profile", b"app_armor_profile", "fs_group", b"fs_group", "fs_group_change_policy", b"fs_group_change_policy", "run_as_group", b"run_as_group", "run_as_non_root", b"run_as_non_root", "run_as_user", b"run_as_user", "se_linux_change_policy", b"se_linux_change_policy", "se_linux_options", b"se_linux_options", "seccomp_profile", b"seccomp_profile", "supplemental_groups", b"supplemental_groups", "supplemental_groups_policy", b"supplemental_groups_policy", "sysctls", b"sysctls", "windows_options", b"windows_options"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_group: _TypeAlias = _typing.Literal["fs_group"]  # noqa: Y015
+    _WhichOneofArgType__fs_group: _TypeAlias = _typing.Literal["_fs_group", b"_fs_group"]  # noqa: Y015
+    _WhichOneofReturnType__fs_group_change_policy: _TypeAlias = _typing.Literal["fs_group_change_policy"]  # noqa: Y015
+    _WhichOneofArgType__fs_group_change_policy: _TypeAlias = _typing.Literal["_fs_group_change_policy", b"_fs_group_change_policy"]  # noqa: Y015
+    _WhichOneofReturnType__run_as_group: _TypeAlias = _typing.Literal["run_as_group"]  # noqa: Y015
+    _WhichOneofArgType__run_as_group: _TypeAlias = _typing.Literal["_run_as_group", b"_run_as_group"]  # noqa: Y015
+    _WhichOneofReturnType__run_as_non_root: _TypeAlias = _typing.Literal["run_as_non_root"]  # noqa: Y015
+    _WhichOneofArgType__run_as_non_root: _TypeAlias = _typing.Literal["_run_as_non_root", b"_run_as_non_root"]  # noqa: Y015
+    _WhichOneofReturnType__run_as_user: _TypeAlias = _typing.Literal["run_as_user"]  # noqa: Y015
+    _WhichOneofArgType__run_as_user: _TypeAlias = _typing.Literal["_run_as_user", b"_run_as_user"]  # noqa: Y015
+    _WhichOneofReturnType__se_linux_change_policy: _TypeAlias = _typing.Literal["se_linux_change_policy"]  # noqa: Y015
+    _WhichOneofArgType__se_linux_change_policy: _TypeAlias = _typing.Literal["_se_linux_change_policy", b"_se_linux_change_policy"]  # noqa: Y015
+    _WhichOneofReturnType__supplemental_groups_policy: _TypeAlias = _typing.Literal["supplemental_groups_policy"]  # noqa: Y015
+    _WhichOneofArgType__supplemental_groups_policy: _TypeAlias = _typing.Literal["_supplemental_groups_policy", b"_supplemental_groups_policy"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_group) -> _WhichOneofReturnType__fs_group | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_group_change_policy) -> _WhichOneofReturnType__fs_group_change_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__run_as_group) -> _WhichOneofReturnType__run_as_group | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__run_as_non_root) -> _WhichOneofReturnType__run_as_non_root | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__run_as_user) -> _WhichOneofReturnType__run_as_user | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__se_linux_change_policy) -> _WhichOneofReturnType__se_linux_change_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__supplemental_groups_policy) -> _WhichOneofReturnType__supplemental_groups_policy | None: ...
+
+Global___PodSecurityContext: _TypeAlias = PodSecurityContext  # noqa: Y015
+
+@_typing.final
+class PortworxVolumeSource(_message.Message):
+    """PortworxVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].portworxVolume`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    VOLUME_ID_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    read_only: _builtins.bool
+    volume_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        volume_id: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_read_only", b"_read_only", "_volume_id", b"_volume_id", "fs_type", b"fs_type", "read_only", b"read_only", "volume_id", b"volume_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_read_only", b"_read_only", "_volume_id", b"_volume_id", "fs_type", b"fs_type", "read_only", b"read_only", "volume_id", b"volume_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__volume_id: _TypeAlias = _typing.Literal["volume_id"]  # noqa: Y015
+    _WhichOneofArgType__volume_id: _TypeAlias = _typing.Literal["_volume_id", b"_volume_id"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_id) -> _WhichOneofReturnType__volume_id | None: ...
+
+Global___PortworxVolumeSource: _TypeAlias = PortworxVolumeSource  # noqa: Y015
+
+@_typing.final
+class PredictorSpec(_message.Message):
+    """PredictorSpec: the CRD schema at `InferenceService.spec.predictor`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class OverheadEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ACTIVE_DEADLINE_SECONDS_FIELD_NUMBER: _builtins.int
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    AUTOMOUNT_SERVICE_ACCOUNT_TOKEN_FIELD_NUMBER: _builtins.int
+    CANARY_TRAFFIC_PERCENT_FIELD_NUMBER: _builtins.int
+    CONTAINER_CONCURRENCY_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
+    DNS_CONFIG_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    ENABLE_SERVICE_LINKS_FIELD_NUMBER: _builtins.int
+    HOST_ALIASES_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    HOST_PID_FIELD_NUMBER: _builtins.int
+    HOST_USERS_FIELD_NUMBER: _builtins.int
+    HOSTNAME_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    INIT_CONTAINERS_FIELD_NUMBER: _builtins.int
+    KEDA_CONFIG_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    MAX_REPLICAS_FIELD_NUMBER: _builtins.int
+    MAX_UNAVAILABLE_FIELD_NUMBER: _builtins.int
+    MIN_AVAILABLE_FIELD_NUMBER: _builtins.int
+    MIN_REPLICAS_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    NODE_NAME_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    OS_FIELD_NUMBER: _builtins.int
+    OVERHEAD_FIELD_NUMBER: _builtins.int
+    PREEMPTION_POLICY_FIELD_NUMBER: _builtins.int
+    PRIORITY_FIELD_NUMBER: _builtins.int
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    READINESS_GATES_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIMS_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    RUNTIME_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    SCALE_METRIC_FIELD_NUMBER: _builtins.int
+    SCALE_TARGET_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULING_GATES_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _builtins.int
+    SET_HOSTNAME_AS_FQDN_FIELD_NUMBER: _builtins.int
+    SHARE_PROCESS_NAMESPACE_FIELD_NUMBER: _builtins.int
+    SUBDOMAIN_FIELD_NUMBER: _builtins.int
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    TIMEOUT_SECONDS_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_SPREAD_CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    WORKER_SPEC_FIELD_NUMBER: _builtins.int
+    active_deadline_seconds: _builtins.int
+    automount_service_account_token: _builtins.bool
+    canary_traffic_percent: _builtins.int
+    container_concurrency: _builtins.int
+    dns_policy: _builtins.str
+    enable_service_links: _builtins.bool
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    host_pid: _builtins.bool
+    host_users: _builtins.bool
+    hostname: _builtins.str
+    max_replicas: _builtins.int
+    min_replicas: _builtins.int
+    node_name: _builtins.str
+    preemption_policy: _builtins.str
+    priority: _builtins.int
+    priority_class_name: _builtins.str
+    restart_policy: _builtins.str
+    runtime_class_name: _builtins.str
+    scale_metric: _builtins.str
+    scale_target: _builtins.int
+    scheduler_name: _builtins.str
+    service_account: _builtins.str
+    service_account_name: _builtins.str
+    set_hostname_as_fqdn: _builtins.bool
+    share_process_namespace: _builtins.bool
+    subdomain: _builtins.str
+    termination_grace_period_seconds: _builtins.int
+    timeout_seconds: _builtins.int
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def deployment_strategy(self) -> Global___DeploymentStrategy: ...
+    @_builtins.property
+    def dns_config(self) -> Global___PodDNSConfig: ...
+    @_builtins.property
+    def host_aliases(self) -> _containers.RepeatedCompositeFieldContainer[Global___HostAlias]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def init_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def keda_config(self) -> Global___KedaConfig: ...
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def max_unavailable(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def min_available(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def model(self) -> Global___ModelSpec: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def os(self) -> Global___PodOS: ...
+    @_builtins.property
+    def overhead(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def readiness_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodReadinessGate]: ...
+    @_builtins.property
+    def resource_claims(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodResourceClaim]: ...
+    @_builtins.property
+    def scheduling_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodSchedulingGate]: ...
+    @_builtins.property
+    def security_context(self) -> Global___PodSecurityContext: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def topology_spread_constraints(self) -> _containers.RepeatedCompositeFieldContainer[Global___TopologySpreadConstraint]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    @_builtins.property
+    def worker_spec(self) -> Global___WorkerSpec: ...
+    def __init__(
+        self,
+        *,
+        active_deadline_seconds: _builtins.int | None = ...,
+        affinity: Global___Affinity | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        automount_service_account_token: _builtins.bool | None = ...,
+        canary_traffic_percent: _builtins.int | None = ...,
+        container_concurrency: _builtins.int | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        deployment_strategy: Global___DeploymentStrategy | None = ...,
+        dns_config: Global___PodDNSConfig | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        enable_service_links: _builtins.bool | None = ...,
+        host_aliases: _abc.Iterable[Global___HostAlias] | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        host_pid: _builtins.bool | None = ...,
+        host_users: _builtins.bool | None = ...,
+        hostname: _builtins.str | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        init_containers: _abc.Iterable[Global___Container] | None = ...,
+        keda_config: Global___KedaConfig | None = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        max_replicas: _builtins.int | None = ...,
+        max_unavailable: _struct_pb2.Value | None = ...,
+        min_available: _struct_pb2.Value | None = ...,
+        min_replicas: _builtins.int | None = ...,
+        model: Global___ModelSpec | None = ...,
+        node_name: _builtins.str | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        os: Global___PodOS | None = ...,
+        overhead: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        preemption_policy: _builtins.str | None = ...,
+        priority: _builtins.int | None = ...,
+        priority_class_name: _builtins.str | None = ...,
+        readiness_gates: _abc.Iterable[Global___PodReadinessGate] | None = ...,
+        resource_claims: _abc.Iterable[Global___PodResourceClaim] | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        runtime_class_name: _builtins.str | None = ...,
+        scale_metric: _builtins.str | None = ...,
+        scale_target: _builtins.int | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        scheduling_gates: _abc.Iterable[Global___PodSchedulingGate] | None = ...,
+        security_context: Global___PodSecurityContext | None = ...,
+        service_account: _builtins.str | None = ...,
+        service_account_name: _builtins.str | None = ...,
+        set_hostname_as_fqdn: _builtins.bool | None = ...,
+        share_process_namespace: _builtins.bool | None = ...,
+        subdomain: _builtins.str | None = ...,
+        termination_grace_period_seconds: _builtins.int | None = ...,
+        timeout_seconds: _builtins.int | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        topology_spread_constraints: _abc.Iterable[Global___TopologySpreadConstraint] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+        worker_spec: Global___WorkerSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "canary_traffic_percent", b"canary_traffic_percent", "container_concurrency", b"container_concurrency", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "keda_config", b"keda_config", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "model", b"model", "node_name", b"node_name", "os", b"os", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "restart_policy", b"restart_policy", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds", "worker_spec", b"worker_spec"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "annotations", b"annotations", "automount_service_account_token", b"automount_service_account_token", "canary_traffic_percent", b"canary_traffic_percent", "container_concurrency", b"container_concurrency", "containers", b"containers", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "host_aliases", b"host_aliases", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "image_pull_secrets", b"image_pull_secrets", "init_containers", b"init_containers", "keda_config", b"keda_config", "labels", b"labels", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "model", b"model", "node_name", b"node_name", "node_selector", b"node_selector", "os", b"os", "overhead", b"overhead", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "readiness_gates", b"readiness_gates", "resource_claims", b"resource_claims", "restart_policy", b"restart_policy", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "scheduling_gates", b"scheduling_gates", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds", "tolerations", b"tolerations", "topology_spread_constraints", b"topology_spread_constraints", "volumes", b"volumes", "worker_spec", b"worker_spec"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__active_deadline_seconds: _TypeAlias = _typing.Literal["active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofArgType__active_deadline_seconds: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__automount_service_account_token: _TypeAlias = _typing.Literal["automount_service_account_token"]  # noqa: Y015
+    _WhichOneofArgType__automount_service_account_token: _TypeAlias = _typing.Literal["_automount_service_account_token", b"_automount_service_account_token"]  # noqa: Y015
+    _WhichOneofReturnType__canary_traffic_percent: _TypeAlias = _typing.Literal["canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofArgType__canary_traffic_percent: _TypeAlias = _typing.Literal["_canary_traffic_percent", b"_canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofReturnType__container_concurrency: _TypeAlias = _typing.Literal["container_concurrency"]  # noqa: Y015
+    _WhichOneofArgType__container_concurrency: _TypeAlias = _typing.Literal["_container_concurrency", b"_container_concurrency"]  # noqa: Y015
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__enable_service_links: _TypeAlias = _typing.Literal["enable_service_links"]  # noqa: Y015
+    _WhichOneofArgType__enable_service_links: _TypeAlias = _typing.Literal["_enable_service_links", b"_enable_service_links"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__host_pid: _TypeAlias = _typing.Literal["host_pid"]  # noqa: Y015
+    _WhichOneofArgType__host_pid: _TypeAlias = _typing.Literal["_host_pid", b"_host_pid"]  # noqa: Y015
+    _WhichOneofReturnType__host_users: _TypeAlias = _typing.Literal["host_users"]  # noqa: Y015
+    _WhichOneofArgType__host_users: _TypeAlias = _typing.Literal["_host_users", b"_host_users"]  # noqa: Y015
+    _WhichOneofReturnType__hostname: _TypeAlias = _typing.Literal["hostname"]  # noqa: Y015
+    _WhichOneofArgType__hostname: _TypeAlias = _typing.Literal["_hostname", b"_hostname"]  # noqa: Y015
+    _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
+    _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__min_replicas: _TypeAlias = _typing.Literal["min_replicas"]  # noqa: Y015
+    _WhichOneofArgType__min_replicas: _TypeAlias = _typing.Literal["_min_replicas", b"_min_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__node_name: _TypeAlias = _typing.Literal["node_name"]  # noqa: Y015
+    _WhichOneofArgType__node_name: _TypeAlias = _typing.Literal["_node_name", b"_node_name"]  # noqa: Y015
+    _WhichOneofReturnType__preemption_policy: _TypeAlias = _typing.Literal["preemption_policy"]  # noqa: Y015
+    _WhichOneofArgType__preemption_policy: _TypeAlias = _typing.Literal["_preemption_policy", b"_preemption_policy"]  # noqa: Y015
+    _WhichOneofReturnType__priority: _TypeAlias = _typing.Literal["priority"]  # noqa: Y015
+    _WhichOneofArgType__priority: _TypeAlias = _typing.Literal["_priority", b"_priority"]  # noqa: Y015
+    _WhichOneofReturnType__priority_class_name: _TypeAlias = _typing.Literal["priority_class_name"]  # noqa: Y015
+    _WhichOneofArgType__priority_class_name: _TypeAlias = _typing.Literal["_priority_class_name", b"_priority_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__runtime_class_name: _TypeAlias = _typing.Literal["runtime_class_name"]  # noqa: Y015
+    _WhichOneofArgType__runtime_class_name: _TypeAlias = _typing.Literal["_runtime_class_name", b"_runtime_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__scale_metric: _TypeAlias = _typing.Literal["scale_metric"]  # noqa: Y015
+    _WhichOneofArgType__scale_metric: _TypeAlias = _typing.Literal["_scale_metric", b"_scale_metric"]  # noqa: Y015
+    _WhichOneofReturnType__scale_target: _TypeAlias = _typing.Literal["scale_target"]  # noqa: Y015
+    _WhichOneofArgType__scale_target: _TypeAlias = _typing.Literal["_scale_target", b"_scale_target"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    _WhichOneofReturnType__service_account: _TypeAlias = _typing.Literal["service_account"]  # noqa: Y015
+    _WhichOneofArgType__service_account: _TypeAlias = _typing.Literal["_service_account", b"_service_account"]  # noqa: Y015
+    _WhichOneofReturnType__service_account_name: _TypeAlias = _typing.Literal["service_account_name"]  # noqa: Y015
+    _WhichOneofArgType__service_account_name: _TypeAlias = _typing.Literal["_service_account_name", b"_service_account_name"]  # noqa: Y015
+    _WhichOneofReturnType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofArgType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["_set_hostname_as_fqdn", b"_set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofReturnType__share_process_namespace: _TypeAlias = _typing.Literal["share_process_namespace"]  # noqa: Y015
+    _WhichOneofArgType__share_process_namespace: _TypeAlias = _typing.Literal["_share_process_namespace", b"_share_process_namespace"]  # noqa: Y015
+    _WhichOneofReturnType__subdomain: _TypeAlias = _typing.Literal["subdomain"]  # noqa: Y015
+    _WhichOneofArgType__subdomain: _TypeAlias = _typing.Literal["_subdomain", b"_subdomain"]  # noqa: Y015
+    _WhichOneofReturnType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["_termination_grace_period_seconds", b"_termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__timeout_seconds: _TypeAlias = _typing.Literal["timeout_seconds"]  # noqa: Y015
+    _WhichOneofArgType__timeout_seconds: _TypeAlias = _typing.Literal["_timeout_seconds", b"_timeout_seconds"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__active_deadline_seconds) -> _WhichOneofReturnType__active_deadline_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__automount_service_account_token) -> _WhichOneofReturnType__automount_service_account_token | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__canary_traffic_percent) -> _WhichOneofReturnType__canary_traffic_percent | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__container_concurrency) -> _WhichOneofReturnType__container_concurrency | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__enable_service_links) -> _WhichOneofReturnType__enable_service_links | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_pid) -> _WhichOneofReturnType__host_pid | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_users) -> _WhichOneofReturnType__host_users | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hostname) -> _WhichOneofReturnType__hostname | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_replicas) -> _WhichOneofReturnType__max_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_replicas) -> _WhichOneofReturnType__min_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_name) -> _WhichOneofReturnType__node_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__preemption_policy) -> _WhichOneofReturnType__preemption_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority) -> _WhichOneofReturnType__priority | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority_class_name) -> _WhichOneofReturnType__priority_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime_class_name) -> _WhichOneofReturnType__runtime_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_metric) -> _WhichOneofReturnType__scale_metric | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_target) -> _WhichOneofReturnType__scale_target | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account) -> _WhichOneofReturnType__service_account | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account_name) -> _WhichOneofReturnType__service_account_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__set_hostname_as_fqdn) -> _WhichOneofReturnType__set_hostname_as_fqdn | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__share_process_namespace) -> _WhichOneofReturnType__share_process_namespace | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__subdomain) -> _WhichOneofReturnType__subdomain | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_grace_period_seconds) -> _WhichOneofReturnType__termination_grace_period_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__timeout_seconds) -> _WhichOneofReturnType__timeout_seconds | None: ...
+
+Global___PredictorSpec: _TypeAlias = PredictorSpec  # noqa: Y015
+
+@_typing.final
+class PreferredSchedulingTerm(_message.Message):
+    """PreferredSchedulingTerm: the CRD schema at `ServingRuntime.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PREFERENCE_FIELD_NUMBER: _builtins.int
+    WEIGHT_FIELD_NUMBER: _builtins.int
+    weight: _builtins.int
+    @_builtins.property
+    def preference(self) -> Global___NodeSelectorTerm: ...
+    def __init__(
+        self,
+        *,
+        preference: Global___NodeSelectorTerm | None = ...,
+        weight: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_weight", b"_weight", "preference", b"preference", "weight", b"weight"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_weight", b"_weight", "preference", b"preference", "weight", b"weight"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__weight: _TypeAlias = _typing.Literal["weight"]  # noqa: Y015
+    _WhichOneofArgType__weight: _TypeAlias = _typing.Literal["_weight", b"_weight"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__weight) -> _WhichOneofReturnType__weight | None: ...
+
+Global___PreferredSchedulingTerm: _TypeAlias = PreferredSchedulingTerm  # noqa: Y015
+
+@_typing.final
+class Probe(_message.Message):
+    """Probe: the CRD schema at `ServingRuntime.spec.containers[].livenessProbe`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXEC_FIELD_NUMBER: _builtins.int
+    FAILURE_THRESHOLD_FIELD_NUMBER: _builtins.int
+    GRPC_FIELD_NUMBER: _builtins.int
+    HTTP_GET_FIELD_NUMBER: _builtins.int
+    INITIAL_DELAY_SECONDS_FIELD_NUMBER: _builtins.int
+    PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    SUCCESS_THRESHOLD_FIELD_NUMBER: _builtins.int
+    TCP_SOCKET_FIELD_NUMBER: _builtins.int
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    TIMEOUT_SECONDS_FIELD_NUMBER: _builtins.int
+    failure_threshold: _builtins.int
+    initial_delay_seconds: _builtins.int
+    period_seconds: _builtins.int
+    success_threshold: _builtins.int
+    termination_grace_period_seconds: _builtins.int
+    timeout_seconds: _builtins.int
+    @_builtins.property
+    def exec(self) -> Global___ExecAction: ...
+    @_builtins.property
+    def grpc(self) -> Global___GRPCAction: ...
+    @_builtins.property
+    def http_get(self) -> Global___HTTPGetAction: ...
+    @_builtins.property
+    def tcp_socket(self) -> Global___TCPSocketAction: ...
+    def __init__(
+        self,
+        *,
+        exec: Global___ExecAction | None = ...,
+        failure_threshold: _builtins.int | None = ...,
+        grpc: Global___GRPCAction | None = ...,
+        http_get: Global___HTTPGetAction | None = ...,
+        initial_delay_seconds: _builtins.int | None = ...,
+        period_seconds: _builtins.int | None = ...,
+        success_threshold: _builtins.int | None = ...,
+        tcp_socket: Global___TCPSocketAction | None = ...,
+        termination_grace_period_seconds: _builtins.int | None = ...,
+        timeout_seconds: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_failure_threshold", b"_failure_threshold", "_initial_delay_seconds", b"_initial_delay_seconds", "_period_seconds", b"_period_seconds", "_success_threshold", b"_success_threshold", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "exec", b"exec", "failure_threshold", b"failure_threshold", "grpc", b"grpc", "http_get", b"http_get", "initial_delay_seconds", b"initial_delay_seconds", "period_seconds", b"period_seconds", "success_threshold", b"success_threshold", "tcp_socket", b"tcp_socket", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_failure_threshold", b"_failure_threshold", "_initial_delay_seconds", b"_initial_delay_seconds", "_period_seconds", b"_period_seconds", "_success_threshold", b"_success_threshold", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "exec", b"exec", "failure_threshold", b"failure_threshold", "grpc", b"grpc", "http_get", b"http_get", "initial_delay_seconds", b"initial_delay_seconds", "period_seconds", b"period_seconds", "success_threshold", b"success_threshold", "tcp_socket", b"tcp_socket", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__failure_threshold: _TypeAlias = _typing.Literal["failure_threshold"]  # noqa: Y015
+    _WhichOneofArgType__failure_threshold: _TypeAlias = _typing.Literal["_failure_threshold", b"_failure_threshold"]  # noqa: Y015
+    _WhichOneofReturnType__initial_delay_seconds: _TypeAlias = _typing.Literal["initial_delay_seconds"]  # noqa: Y015
+    _WhichOneofArgType__initial_delay_seconds: _TypeAlias = _typing.Literal["_initial_delay_seconds", b"_initial_delay_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__period_seconds: _TypeAlias = _typing.Literal["period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__period_seconds: _TypeAlias = _typing.Literal["_period_seconds", b"_period_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__success_threshold: _TypeAlias = _typing.Literal["success_threshold"]  # noqa: Y015
+    _WhichOneofArgType__success_threshold: _TypeAlias = _typing.Literal["_success_threshold", b"_success_threshold"]  # noqa: Y015
+    _WhichOneofReturnType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["_termination_grace_period_seconds", b"_termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__timeout_seconds: _TypeAlias = _typing.Literal["timeout_seconds"]  # noqa: Y015
+    _WhichOneofArgType__timeout_seconds: _TypeAlias = _typing.Literal["_timeout_seconds", b"_timeout_seconds"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__failure_threshold) -> _WhichOneofReturnType__failure_threshold | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__initial_delay_seconds) -> _WhichOneofReturnType__initial_delay_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__period_seconds) -> _WhichOneofReturnType__period_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__success_threshold) -> _WhichOneofReturnType__success_threshold | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_grace_period_seconds) -> _WhichOneofReturnType__termination_grace_period_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__timeout_seconds) -> _WhichOneofReturnType__timeout_seconds | None: ...
+
+Global___Probe: _TypeAlias = Probe  # noqa: Y015
+
+@_typing.final
+class ProjectedVolumeSource(_message.Message):
+    """ProjectedVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEFAULT_MODE_FIELD_NUMBER: _builtins.int
+    SOURCES_FIELD_NUMBER: _builtins.int
+    default_mode: _builtins.int
+    @_builtins.property
+    def sources(self) -> _containers.RepeatedCompositeFieldContainer[Global___VolumeProjection]: ...
+    def __init__(
+        self,
+        *,
+        default_mode: _builtins.int | None = ...,
+        sources: _abc.Iterable[Global___VolumeProjection] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "default_mode", b"default_mode"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "default_mode", b"default_mode", "sources", b"sources"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__default_mode: _TypeAlias = _typing.Literal["default_mode"]  # noqa: Y015
+    _WhichOneofArgType__default_mode: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__default_mode) -> _WhichOneofReturnType__default_mode | None: ...
+
+Global___ProjectedVolumeSource: _TypeAlias = ProjectedVolumeSource  # noqa: Y015
+
+@_typing.final
+class QuobyteVolumeSource(_message.Message):
+    """QuobyteVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].quobyte`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GROUP_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    REGISTRY_FIELD_NUMBER: _builtins.int
+    TENANT_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    VOLUME_FIELD_NUMBER: _builtins.int
+    group: _builtins.str
+    read_only: _builtins.bool
+    registry: _builtins.str
+    tenant: _builtins.str
+    user: _builtins.str
+    volume: _builtins.str
+    def __init__(
+        self,
+        *,
+        group: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        registry: _builtins.str | None = ...,
+        tenant: _builtins.str | None = ...,
+        user: _builtins.str | None = ...,
+        volume: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_group", b"_group", "_read_only", b"_read_only", "_registry", b"_registry", "_tenant", b"_tenant", "_user", b"_user", "_volume", b"_volume", "group", b"group", "read_only", b"read_only", "registry", b"registry", "tenant", b"tenant", "user", b"user", "volume", b"volume"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_group", b"_group", "_read_only", b"_read_only", "_registry", b"_registry", "_tenant", b"_tenant", "_user", b"_user", "_volume", b"_volume", "group", b"group", "read_only", b"read_only", "registry", b"registry", "tenant", b"tenant", "user", b"user", "volume", b"volume"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__group: _TypeAlias = _typing.Literal["group"]  # noqa: Y015
+    _WhichOneofArgType__group: _TypeAlias = _typing.Literal["_group", b"_group"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__registry: _TypeAlias = _typing.Literal["registry"]  # noqa: Y015
+    _WhichOneofArgType__registry: _TypeAlias = _typing.Literal["_registry", b"_registry"]  # noqa: Y015
+    _WhichOneofReturnType__tenant: _TypeAlias = _typing.Literal["tenant"]  # noqa: Y015
+    _WhichOneofArgType__tenant: _TypeAlias = _typing.Literal["_tenant", b"_tenant"]  # noqa: Y015
+    _WhichOneofReturnType__user: _TypeAlias = _typing.Literal["user"]  # noqa: Y015
+    _WhichOneofArgType__user: _TypeAlias = _typing.Literal["_user", b"_user"]  # noqa: Y015
+    _WhichOneofReturnType__volume: _TypeAlias = _typing.Literal["volume"]  # noqa: Y015
+    _WhichOneofArgType__volume: _TypeAlias = _typing.Literal["_volume", b"_volume"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__group) -> _WhichOneofReturnType__group | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__registry) -> _WhichOneofReturnType__registry | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tenant) -> _WhichOneofReturnType__tenant | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__user) -> _WhichOneofReturnType__user | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume) -> _WhichOneofReturnType__volume | None: ...
+
+Global___QuobyteVolumeSource: _TypeAlias = QuobyteVolumeSource  # noqa: Y015
+
+@_typing.final
+class RBDVolumeSource(_message.Message):
+    """RBDVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].rbd`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    KEYRING_FIELD_NUMBER: _builtins.int
+    MONITORS_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    image: _builtins.str
+    keyring: _builtins.str
+    pool: _builtins.str
+    read_only: _builtins.bool
+    user: _builtins.str
+    @_builtins.property
+    def monitors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def secret_ref(self) -> Global___LocalObjectReference: ...
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        image: _builtins.str | None = ...,
+        keyring: _builtins.str | None = ...,
+        monitors: _abc.Iterable[_builtins.str] | None = ...,
+        pool: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        secret_ref: Global___LocalObjectReference | None = ...,
+        user: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_image", b"_image", "_keyring", b"_keyring", "_pool", b"_pool", "_read_only", b"_read_only", "_user", b"_user", "fs_type", b"fs_type", "image", b"image", "keyring", b"keyring", "pool", b"pool", "read_only", b"read_only", "secret_ref", b"secret_ref", "user", b"user"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_image", b"_image", "_keyring", b"_keyring", "_pool", b"_pool", "_read_only", b"_read_only", "_user", b"_user", "fs_type", b"fs_type", "image", b"image", "keyring", b"keyring", "monitors", b"monitors", "pool", b"pool", "read_only", b"read_only", "secret_ref", b"secret_ref", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__image: _TypeAlias = _typing.Literal["image"]  # noqa: Y015
+    _WhichOneofArgType__image: _TypeAlias = _typing.Literal["_image", b"_image"]  # noqa: Y015
+    _WhichOneofReturnType__keyring: _TypeAlias = _typing.Literal["keyring"]  # noqa: Y015
+    _WhichOneofArgType__keyring: _TypeAlias = _typing.Literal["_keyring", b"_keyring"]  # noqa: Y015
+    _WhichOneofReturnType__pool: _TypeAlias = _typing.Literal["pool"]  # noqa: Y015
+    _WhichOneofArgType__pool: _TypeAlias = _typing.Literal["_pool", b"_pool"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__user: _TypeAlias = _typing.Literal["user"]  # noqa: Y015
+    _WhichOneofArgType__user: _TypeAlias = _typing.Literal["_user", b"_user"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__image) -> _WhichOneofReturnType__image | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__keyring) -> _WhichOneofReturnType__keyring | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__pool) -> _WhichOneofReturnType__pool | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__user) -> _WhichOneofReturnType__user | None: ...
+
+Global___RBDVolumeSource: _TypeAlias = RBDVolumeSource  # noqa: Y015
+
+@_typing.final
+class ResourceClaim(_message.Message):
+    """ResourceClaim: the CRD schema at `ServingRuntime.spec.containers[].resources.claims[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    REQUEST_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    request: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        request: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_request", b"_request", "name", b"name", "request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_request", b"_request", "name", b"name", "request", b"request"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__request: _TypeAlias = _typing.Literal["request"]  # noqa: Y015
+    _WhichOneofArgType__request: _TypeAlias = _typing.Literal["_request", b"_request"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__request) -> _WhichOneofReturnType__request | None: ...
+
+Global___ResourceClaim: _TypeAlias = ResourceClaim  # noqa: Y015
+
+@_typing.final
+class ResourceFieldSelector(_message.Message):
+    """ResourceFieldSelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.resourceFieldRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_NAME_FIELD_NUMBER: _builtins.int
+    DIVISOR_FIELD_NUMBER: _builtins.int
+    RESOURCE_FIELD_NUMBER: _builtins.int
+    container_name: _builtins.str
+    resource: _builtins.str
+    @_builtins.property
+    def divisor(self) -> _struct_pb2.Value: ...
+    def __init__(
+        self,
+        *,
+        container_name: _builtins.str | None = ...,
+        divisor: _struct_pb2.Value | None = ...,
+        resource: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_container_name", b"_container_name", "_resource", b"_resource", "container_name", b"container_name", "divisor", b"divisor", "resource", b"resource"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_container_name", b"_container_name", "_resource", b"_resource", "container_name", b"container_name", "divisor", b"divisor", "resource", b"resource"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__container_name: _TypeAlias = _typing.Literal["container_name"]  # noqa: Y015
+    _WhichOneofArgType__container_name: _TypeAlias = _typing.Literal["_container_name", b"_container_name"]  # noqa: Y015
+    _WhichOneofReturnType__resource: _TypeAlias = _typing.Literal["resource"]  # noqa: Y015
+    _WhichOneofArgType__resource: _TypeAlias = _typing.Literal["_resource", b"_resource"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__container_name) -> _WhichOneofReturnType__container_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resource) -> _WhichOneofReturnType__resource | None: ...
+
+Global___ResourceFieldSelector: _TypeAlias = ResourceFieldSelector  # noqa: Y015
+
+@_typing.final
+class ResourceRequirements(_message.Message):
+    """ResourceRequirements: the CRD schema at `ServingRuntime.spec.containers[].resources`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LimitsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class RequestsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    CLAIMS_FIELD_NUMBER: _builtins.int
+    LIMITS_FIELD_NUMBER: _builtins.int
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def claims(self) -> _containers.RepeatedCompositeFieldContainer[Global___ResourceClaim]: ...
+    @_builtins.property
+    def limits(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def requests(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    def __init__(
+        self,
+        *,
+        claims: _abc.Iterable[Global___ResourceClaim] | None = ...,
+        limits: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        requests: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claims", b"claims", "limits", b"limits", "requests", b"requests"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResourceRequirements: _TypeAlias = ResourceRequirements  # noqa: Y015
+
+@_typing.final
+class RollingUpdateDeployment(_message.Message):
+    """RollingUpdateDeployment: the CRD schema at `ServingRuntime.spec.decoderConfig.deploymentStrategy.rollingUpdate`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MAX_SURGE_FIELD_NUMBER: _builtins.int
+    MAX_UNAVAILABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def max_surge(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def max_unavailable(self) -> _struct_pb2.Value: ...
+    def __init__(
+        self,
+        *,
+        max_surge: _struct_pb2.Value | None = ...,
+        max_unavailable: _struct_pb2.Value | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["max_surge", b"max_surge", "max_unavailable", b"max_unavailable"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_surge", b"max_surge", "max_unavailable", b"max_unavailable"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RollingUpdateDeployment: _TypeAlias = RollingUpdateDeployment  # noqa: Y015
+
+@_typing.final
+class RouterSpec(_message.Message):
+    """RouterSpec: the CRD schema at `InferenceService.spec.router`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class ConfigEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class OverheadEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    MIN_REPLICAS_FIELD_NUMBER: _builtins.int
+    MAX_REPLICAS_FIELD_NUMBER: _builtins.int
+    RUNNER_FIELD_NUMBER: _builtins.int
+    CONFIG_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_STRATEGY_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_FIELD_NUMBER: _builtins.int
+    AUTOSCALER_POLICY_REF_FIELD_NUMBER: _builtins.int
+    ACTIVE_DEADLINE_SECONDS_FIELD_NUMBER: _builtins.int
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    AUTOMOUNT_SERVICE_ACCOUNT_TOKEN_FIELD_NUMBER: _builtins.int
+    CANARY_TRAFFIC_PERCENT_FIELD_NUMBER: _builtins.int
+    CONTAINER_CONCURRENCY_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DNS_CONFIG_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    ENABLE_SERVICE_LINKS_FIELD_NUMBER: _builtins.int
+    EPHEMERAL_CONTAINERS_FIELD_NUMBER: _builtins.int
+    HOST_ALIASES_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    HOST_PID_FIELD_NUMBER: _builtins.int
+    HOST_USERS_FIELD_NUMBER: _builtins.int
+    HOSTNAME_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    INIT_CONTAINERS_FIELD_NUMBER: _builtins.int
+    KEDA_CONFIG_FIELD_NUMBER: _builtins.int
+    MAX_UNAVAILABLE_FIELD_NUMBER: _builtins.int
+    MIN_AVAILABLE_FIELD_NUMBER: _builtins.int
+    NODE_NAME_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    OS_FIELD_NUMBER: _builtins.int
+    OVERHEAD_FIELD_NUMBER: _builtins.int
+    PREEMPTION_POLICY_FIELD_NUMBER: _builtins.int
+    PRIORITY_FIELD_NUMBER: _builtins.int
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    READINESS_GATES_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIMS_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    RUNTIME_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    SCALE_METRIC_FIELD_NUMBER: _builtins.int
+    SCALE_TARGET_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULING_GATES_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _builtins.int
+    SET_HOSTNAME_AS_FQDN_FIELD_NUMBER: _builtins.int
+    SHARE_PROCESS_NAMESPACE_FIELD_NUMBER: _builtins.int
+    SUBDOMAIN_FIELD_NUMBER: _builtins.int
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    TIMEOUT_SECONDS_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_SPREAD_CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    min_replicas: _builtins.int
+    """Minimum replicas."""
+    max_replicas: _builtins.int
+    """Maximum replicas."""
+    active_deadline_seconds: _builtins.int
+    automount_service_account_token: _builtins.bool
+    canary_traffic_percent: _builtins.int
+    container_concurrency: _builtins.int
+    dns_policy: _builtins.str
+    enable_service_links: _builtins.bool
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    host_pid: _builtins.bool
+    host_users: _builtins.bool
+    hostname: _builtins.str
+    node_name: _builtins.str
+    preemption_policy: _builtins.str
+    priority: _builtins.int
+    priority_class_name: _builtins.str
+    restart_policy: _builtins.str
+    runtime_class_name: _builtins.str
+    scale_metric: _builtins.str
+    scale_target: _builtins.int
+    scheduler_name: _builtins.str
+    service_account: _builtins.str
+    service_account_name: _builtins.str
+    set_hostname_as_fqdn: _builtins.bool
+    share_process_namespace: _builtins.bool
+    subdomain: _builtins.str
+    termination_grace_period_seconds: _builtins.int
+    timeout_seconds: _builtins.int
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Component labels."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Component annotations."""
+
+    @_builtins.property
+    def runner(self) -> Global___Container:
+        """Main container."""
+
+    @_builtins.property
+    def config(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Router configuration."""
+
+    @_builtins.property
+    def deployment_strategy(self) -> Global___DeploymentStrategy:
+        """Kubernetes Deployment strategy; applied in RawDeployment only."""
+
+    @_builtins.property
+    def autoscaler(self) -> Global___ComponentAutoscaler:
+        """Per-component autoscaler (since v1.3)."""
+
+    @_builtins.property
+    def autoscaler_policy_ref(self) -> Global___AutoscalerPolicyRef:
+        """AutoscalerPolicy reference (since v1.3); the runtime webhook rejects it in a runtime."""
+
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def dns_config(self) -> Global___PodDNSConfig: ...
+    @_builtins.property
+    def ephemeral_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___EphemeralContainer]: ...
+    @_builtins.property
+    def host_aliases(self) -> _containers.RepeatedCompositeFieldContainer[Global___HostAlias]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def init_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def keda_config(self) -> Global___KedaConfig: ...
+    @_builtins.property
+    def max_unavailable(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def min_available(self) -> _struct_pb2.Value: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def os(self) -> Global___PodOS: ...
+    @_builtins.property
+    def overhead(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def readiness_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodReadinessGate]: ...
+    @_builtins.property
+    def resource_claims(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodResourceClaim]: ...
+    @_builtins.property
+    def scheduling_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodSchedulingGate]: ...
+    @_builtins.property
+    def security_context(self) -> Global___PodSecurityContext: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def topology_spread_constraints(self) -> _containers.RepeatedCompositeFieldContainer[Global___TopologySpreadConstraint]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    def __init__(
+        self,
+        *,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        min_replicas: _builtins.int | None = ...,
+        max_replicas: _builtins.int | None = ...,
+        runner: Global___Container | None = ...,
+        config: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        deployment_strategy: Global___DeploymentStrategy | None = ...,
+        autoscaler: Global___ComponentAutoscaler | None = ...,
+        autoscaler_policy_ref: Global___AutoscalerPolicyRef | None = ...,
+        active_deadline_seconds: _builtins.int | None = ...,
+        affinity: Global___Affinity | None = ...,
+        automount_service_account_token: _builtins.bool | None = ...,
+        canary_traffic_percent: _builtins.int | None = ...,
+        container_concurrency: _builtins.int | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        dns_config: Global___PodDNSConfig | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        enable_service_links: _builtins.bool | None = ...,
+        ephemeral_containers: _abc.Iterable[Global___EphemeralContainer] | None = ...,
+        host_aliases: _abc.Iterable[Global___HostAlias] | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        host_pid: _builtins.bool | None = ...,
+        host_users: _builtins.bool | None = ...,
+        hostname: _builtins.str | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        init_containers: _abc.Iterable[Global___Container] | None = ...,
+        keda_config: Global___KedaConfig | None = ...,
+        max_unavailable: _struct_pb2.Value | None = ...,
+        min_available: _struct_pb2.Value | None = ...,
+        node_name: _builtins.str | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        os: Global___PodOS | None = ...,
+        overhead: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        preemption_policy: _builtins.str | None = ...,
+        priority: _builtins.int | None = ...,
+        priority_class_name: _builtins.str | None = ...,
+        readiness_gates: _abc.Iterable[Global___PodReadinessGate] | None = ...,
+        resource_claims: _abc.Iterable[Global___PodResourceClaim] | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        runtime_class_name: _builtins.str | None = ...,
+        scale_metric: _builtins.str | None = ...,
+        scale_target: _builtins.int | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        scheduling_gates: _abc.Iterable[Global___PodSchedulingGate] | None = ...,
+        security_context: Global___PodSecurityContext | None = ...,
+        service_account: _builtins.str | None = ...,
+        service_account_name: _builtins.str | None = ...,
+        set_hostname_as_fqdn: _builtins.bool | None = ...,
+        share_process_namespace: _builtins.bool | None = ...,
+        subdomain: _builtins.str | None = ...,
+        termination_grace_period_seconds: _builtins.int | None = ...,
+        timeout_seconds: _builtins.int | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        topology_spread_constraints: _abc.Iterable[Global___TopologySpreadConstraint] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "canary_traffic_percent", b"canary_traffic_percent", "container_concurrency", b"container_concurrency", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "keda_config", b"keda_config", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "node_name", b"node_name", "os", b"os", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_canary_traffic_percent", b"_canary_traffic_percent", "_container_concurrency", b"_container_concurrency", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_max_replicas", b"_max_replicas", "_min_replicas", b"_min_replicas", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scale_metric", b"_scale_metric", "_scale_target", b"_scale_target", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "_timeout_seconds", b"_timeout_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "annotations", b"annotations", "automount_service_account_token", b"automount_service_account_token", "autoscaler", b"autoscaler", "autoscaler_policy_ref", b"autoscaler_policy_ref", "canary_traffic_percent", b"canary_traffic_percent", "config", b"config", "container_concurrency", b"container_concurrency", "containers", b"containers", "deployment_strategy", b"deployment_strategy", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "ephemeral_containers", b"ephemeral_containers", "host_aliases", b"host_aliases", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "image_pull_secrets", b"image_pull_secrets", "init_containers", b"init_containers", "keda_config", b"keda_config", "labels", b"labels", "max_replicas", b"max_replicas", "max_unavailable", b"max_unavailable", "min_available", b"min_available", "min_replicas", b"min_replicas", "node_name", b"node_name", "node_selector", b"node_selector", "os", b"os", "overhead", b"overhead", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "readiness_gates", b"readiness_gates", "resource_claims", b"resource_claims", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scale_metric", b"scale_metric", "scale_target", b"scale_target", "scheduler_name", b"scheduler_name", "scheduling_gates", b"scheduling_gates", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "timeout_seconds", b"timeout_seconds", "tolerations", b"tolerations", "topology_spread_constraints", b"topology_spread_constraints", "volumes", b"volumes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__active_deadline_seconds: _TypeAlias = _typing.Literal["active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofArgType__active_deadline_seconds: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__automount_service_account_token: _TypeAlias = _typing.Literal["automount_service_account_token"]  # noqa: Y015
+    _WhichOneofArgType__automount_service_account_token: _TypeAlias = _typing.Literal["_automount_service_account_token", b"_automount_service_account_token"]  # noqa: Y015
+    _WhichOneofReturnType__canary_traffic_percent: _TypeAlias = _typing.Literal["canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofArgType__canary_traffic_percent: _TypeAlias = _typing.Literal["_canary_traffic_percent", b"_canary_traffic_percent"]  # noqa: Y015
+    _WhichOneofReturnType__container_concurrency: _TypeAlias = _typing.Literal["container_concurrency"]  # noqa: Y015
+    _WhichOneofArgType__container_concurrency: _TypeAlias = _typing.Literal["_container_concurrency", b"_container_concurrency"]  # noqa: Y015
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__enable_service_links: _TypeAlias = _typing.Literal["enable_service_links"]  # noqa: Y015
+    _WhichOneofArgType__enable_service_links: _TypeAlias = _typing.Literal["_enable_service_links", b"_enable_service_links"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__host_pid: _TypeAlias = _typing.Literal["host_pid"]  # noqa: Y015
+    _WhichOneofArgType__host_pid: _TypeAlias = _typing.Literal["_host_pid", b"_host_pid"]  # noqa: Y015
+    _WhichOneofReturnType__host_users: _TypeAlias = _typing.Literal["host_users"]  # noqa: Y015
+    _WhichOneofArgType__host_users: _TypeAlias = _typing.Literal["_host_users", b"_host_users"]  # noqa: Y015
+    _WhichOneofReturnType__hostname: _TypeAlias = _typing.Literal["hostname"]  # noqa: Y015
+    _WhichOneofArgType__hostname: _TypeAlias = _typing.Literal["_hostname", b"_hostname"]  # noqa: Y015
+    _WhichOneofReturnType__max_replicas: _TypeAlias = _typing.Literal["max_replicas"]  # noqa: Y015
+    _WhichOneofArgType__max_replicas: _TypeAlias = _typing.Literal["_max_replicas", b"_max_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__min_replicas: _TypeAlias = _typing.Literal["min_replicas"]  # noqa: Y015
+    _WhichOneofArgType__min_replicas: _TypeAlias = _typing.Literal["_min_replicas", b"_min_replicas"]  # noqa: Y015
+    _WhichOneofReturnType__node_name: _TypeAlias = _typing.Literal["node_name"]  # noqa: Y015
+    _WhichOneofArgType__node_name: _TypeAlias = _typing.Literal["_node_name", b"_node_name"]  # noqa: Y015
+    _WhichOneofReturnType__preemption_policy: _TypeAlias = _typing.Literal["preemption_policy"]  # noqa: Y015
+    _WhichOneofArgType__preemption_policy: _TypeAlias = _typing.Literal["_preemption_policy", b"_preemption_policy"]  # noqa: Y015
+    _WhichOneofReturnType__priority: _TypeAlias = _typing.Literal["priority"]  # noqa: Y015
+    _WhichOneofArgType__priority: _TypeAlias = _typing.Literal["_priority", b"_priority"]  # noqa: Y015
+    _WhichOneofReturnType__priority_class_name: _TypeAlias = _typing.Literal["priority_class_name"]  # noqa: Y015
+    _WhichOneofArgType__priority_class_name: _TypeAlias = _typing.Literal["_priority_class_name", b"_priority_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__runtime_class_name: _TypeAlias = _typing.Literal["runtime_class_name"]  # noqa: Y015
+    _WhichOneofArgType__runtime_class_name: _TypeAlias = _typing.Literal["_runtime_class_name", b"_runtime_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__scale_metric: _TypeAlias = _typing.Literal["scale_metric"]  # noqa: Y015
+    _WhichOneofArgType__scale_metric: _TypeAlias = _typing.Literal["_scale_metric", b"_scale_metric"]  # noqa: Y015
+    _WhichOneofReturnType__scale_target: _TypeAlias = _typing.Literal["scale_target"]  # noqa: Y015
+    _WhichOneofArgType__scale_target: _TypeAlias = _typing.Literal["_scale_target", b"_scale_target"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    _WhichOneofReturnType__service_account: _TypeAlias = _typing.Literal["service_account"]  # noqa: Y015
+    _WhichOneofArgType__service_account: _TypeAlias = _typing.Literal["_service_account", b"_service_account"]  # noqa: Y015
+    _WhichOneofReturnType__service_account_name: _TypeAlias = _typing.Literal["service_account_name"]  # noqa: Y015
+    _WhichOneofArgType__service_account_name: _TypeAlias = _typing.Literal["_service_account_name", b"_service_account_name"]  # noqa: Y015
+    _WhichOneofReturnType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofArgType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["_set_hostname_as_fqdn", b"_set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofReturnType__share_process_namespace: _TypeAlias = _typing.Literal["share_process_namespace"]  # noqa: Y015
+    _WhichOneofArgType__share_process_namespace: _TypeAlias = _typing.Literal["_share_process_namespace", b"_share_process_namespace"]  # noqa: Y015
+    _WhichOneofReturnType__subdomain: _TypeAlias = _typing.Literal["subdomain"]  # noqa: Y015
+    _WhichOneofArgType__subdomain: _TypeAlias = _typing.Literal["_subdomain", b"_subdomain"]  # noqa: Y015
+    _WhichOneofReturnType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["_termination_grace_period_seconds", b"_termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__timeout_seconds: _TypeAlias = _typing.Literal["timeout_seconds"]  # noqa: Y015
+    _WhichOneofArgType__timeout_seconds: _TypeAlias = _typing.Literal["_timeout_seconds", b"_timeout_seconds"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__active_deadline_seconds) -> _WhichOneofReturnType__active_deadline_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__automount_service_account_token) -> _WhichOneofReturnType__automount_service_account_token | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__canary_traffic_percent) -> _WhichOneofReturnType__canary_traffic_percent | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__container_concurrency) -> _WhichOneofReturnType__container_concurrency | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__enable_service_links) -> _WhichOneofReturnType__enable_service_links | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_pid) -> _WhichOneofReturnType__host_pid | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_users) -> _WhichOneofReturnType__host_users | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hostname) -> _WhichOneofReturnType__hostname | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_replicas) -> _WhichOneofReturnType__max_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_replicas) -> _WhichOneofReturnType__min_replicas | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_name) -> _WhichOneofReturnType__node_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__preemption_policy) -> _WhichOneofReturnType__preemption_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority) -> _WhichOneofReturnType__priority | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority_class_name) -> _WhichOneofReturnType__priority_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime_class_name) -> _WhichOneofReturnType__runtime_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_metric) -> _WhichOneofReturnType__scale_metric | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scale_target) -> _WhichOneofReturnType__scale_target | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account) -> _WhichOneofReturnType__service_account | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account_name) -> _WhichOneofReturnType__service_account_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__set_hostname_as_fqdn) -> _WhichOneofReturnType__set_hostname_as_fqdn | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__share_process_namespace) -> _WhichOneofReturnType__share_process_namespace | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__subdomain) -> _WhichOneofReturnType__subdomain | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_grace_period_seconds) -> _WhichOneofReturnType__termination_grace_period_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__timeout_seconds) -> _WhichOneofReturnType__timeout_seconds | None: ...
+
+Global___RouterSpec: _TypeAlias = RouterSpec  # noqa: Y015
+
+@_typing.final
+class SELinuxOptions(_message.Message):
+    """SELinuxOptions: the CRD schema at `ServingRuntime.spec.containers[].securityContext.seLinuxOptions`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LEVEL_FIELD_NUMBER: _builtins.int
+    ROLE_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    level: _builtins.str
+    role: _builtins.str
+    type: _builtins.str
+    user: _builtins.str
+    def __init__(
+        self,
+        *,
+        level: _builtins.str | None = ...,
+        role: _builtins.str | None = ...,
+        type: _builtins.str | None = ...,
+        user: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_level", b"_level", "_role", b"_role", "_type", b"_type", "_user", b"_user", "level", b"level", "role", b"role", "type", b"type", "user", b"user"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_level", b"_level", "_role", b"_role", "_type", b"_type", "_user", b"_user", "level", b"level", "role", b"role", "type", b"type", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__level: _TypeAlias = _typing.Literal["level"]  # noqa: Y015
+    _WhichOneofArgType__level: _TypeAlias = _typing.Literal["_level", b"_level"]  # noqa: Y015
+    _WhichOneofReturnType__role: _TypeAlias = _typing.Literal["role"]  # noqa: Y015
+    _WhichOneofArgType__role: _TypeAlias = _typing.Literal["_role", b"_role"]  # noqa: Y015
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    _WhichOneofReturnType__user: _TypeAlias = _typing.Literal["user"]  # noqa: Y015
+    _WhichOneofArgType__user: _TypeAlias = _typing.Literal["_user", b"_user"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__level) -> _WhichOneofReturnType__level | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__role) -> _WhichOneofReturnType__role | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__user) -> _WhichOneofReturnType__user | None: ...
+
+Global___SELinuxOptions: _TypeAlias = SELinuxOptions  # noqa: Y015
+
+@_typing.final
+class ScaleIOVolumeSource(_message.Message):
+    """ScaleIOVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].scaleIO`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    GATEWAY_FIELD_NUMBER: _builtins.int
+    PROTECTION_DOMAIN_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    SSL_ENABLED_FIELD_NUMBER: _builtins.int
+    STORAGE_MODE_FIELD_NUMBER: _builtins.int
+    STORAGE_POOL_FIELD_NUMBER: _builtins.int
+    SYSTEM_FIELD_NUMBER: _builtins.int
+    VOLUME_NAME_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    gateway: _builtins.str
+    protection_domain: _builtins.str
+    read_only: _builtins.bool
+    ssl_enabled: _builtins.bool
+    storage_mode: _builtins.str
+    storage_pool: _builtins.str
+    system: _builtins.str
+    volume_name: _builtins.str
+    @_builtins.property
+    def secret_ref(self) -> Global___LocalObjectReference: ...
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        gateway: _builtins.str | None = ...,
+        protection_domain: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        secret_ref: Global___LocalObjectReference | None = ...,
+        ssl_enabled: _builtins.bool | None = ...,
+        storage_mode: _builtins.str | None = ...,
+        storage_pool: _builtins.str | None = ...,
+        system: _builtins.str | None = ...,
+        volume_name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_gateway", b"_gateway", "_protection_domain", b"_protection_domain", "_read_only", b"_read_only", "_ssl_enabled", b"_ssl_enabled", "_storage_mode", b"_storage_mode", "_storage_pool", b"_storage_pool", "_system", b"_system", "_volume_name", b"_volume_name", "fs_type", b"fs_type", "gateway", b"gateway", "protection_domain", b"protection_domain", "read_only", b"read_only", "secret_ref", b"secret_ref", "ssl_enabled", b"ssl_enabled", "storage_mode", b"storage_mode", "storage_pool", b"storage_pool", "system", b"system", "volume_name", b"volume_name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_gateway", b"_gateway", "_protection_domain", b"_protection_domain", "_read_only", b"_read_only", "_ssl_enabled", b"_ssl_enabled", "_storage_mode", b"_storage_mode", "_storage_pool", b"_storage_pool", "_system", b"_system", "_volume_name", b"_volume_name", "fs_type", b"fs_type", "gateway", b"gateway", "protection_domain", b"protection_domain", "read_only", b"read_only", "secret_ref", b"secret_ref", "ssl_enabled", b"ssl_enabled", "storage_mode", b"storage_mode", "storage_pool", b"storage_pool", "system", b"system", "volume_name", b"volume_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__gateway: _TypeAlias = _typing.Literal["gateway"]  # noqa: Y015
+    _WhichOneofArgType__gateway: _TypeAlias = _typing.Literal["_gateway", b"_gateway"]  # noqa: Y015
+    _WhichOneofReturnType__protection_domain: _TypeAlias = _typing.Literal["protection_domain"]  # noqa: Y015
+    _WhichOneofArgType__protection_domain: _TypeAlias = _typing.Literal["_protection_domain", b"_protection_domain"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__ssl_enabled: _TypeAlias = _typing.Literal["ssl_enabled"]  # noqa: Y015
+    _WhichOneofArgType__ssl_enabled: _TypeAlias = _typing.Literal["_ssl_enabled", b"_ssl_enabled"]  # noqa: Y015
+    _WhichOneofReturnType__storage_mode: _TypeAlias = _typing.Literal["storage_mode"]  # noqa: Y015
+    _WhichOneofArgType__storage_mode: _TypeAlias = _typing.Literal["_storage_mode", b"_storage_mode"]  # noqa: Y015
+    _WhichOneofReturnType__storage_pool: _TypeAlias = _typing.Literal["storage_pool"]  # noqa: Y015
+    _WhichOneofArgType__storage_pool: _TypeAlias = _typing.Literal["_storage_pool", b"_storage_pool"]  # noqa: Y015
+    _WhichOneofReturnType__system: _TypeAlias = _typing.Literal["system"]  # noqa: Y015
+    _WhichOneofArgType__system: _TypeAlias = _typing.Literal["_system", b"_system"]  # noqa: Y015
+    _WhichOneofReturnType__volume_name: _TypeAlias = _typing.Literal["volume_name"]  # noqa: Y015
+    _WhichOneofArgType__volume_name: _TypeAlias = _typing.Literal["_volume_name", b"_volume_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__gateway) -> _WhichOneofReturnType__gateway | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__protection_domain) -> _WhichOneofReturnType__protection_domain | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ssl_enabled) -> _WhichOneofReturnType__ssl_enabled | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__storage_mode) -> _WhichOneofReturnType__storage_mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__storage_pool) -> _WhichOneofReturnType__storage_pool | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__system) -> _WhichOneofReturnType__system | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_name) -> _WhichOneofReturnType__volume_name | None: ...
+
+Global___ScaleIOVolumeSource: _TypeAlias = ScaleIOVolumeSource  # noqa: Y015
+
+@_typing.final
+class SeccompProfile(_message.Message):
+    """SeccompProfile: the CRD schema at `ServingRuntime.spec.containers[].securityContext.seccompProfile`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOCALHOST_PROFILE_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    localhost_profile: _builtins.str
+    type: _builtins.str
+    def __init__(
+        self,
+        *,
+        localhost_profile: _builtins.str | None = ...,
+        type: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_localhost_profile", b"_localhost_profile", "_type", b"_type", "localhost_profile", b"localhost_profile", "type", b"type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_localhost_profile", b"_localhost_profile", "_type", b"_type", "localhost_profile", b"localhost_profile", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__localhost_profile: _TypeAlias = _typing.Literal["localhost_profile"]  # noqa: Y015
+    _WhichOneofArgType__localhost_profile: _TypeAlias = _typing.Literal["_localhost_profile", b"_localhost_profile"]  # noqa: Y015
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__localhost_profile) -> _WhichOneofReturnType__localhost_profile | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+
+Global___SeccompProfile: _TypeAlias = SeccompProfile  # noqa: Y015
+
+@_typing.final
+class SecretEnvSource(_message.Message):
+    """SecretEnvSource: the CRD schema at `ServingRuntime.spec.containers[].envFrom[].secretRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    optional: _builtins.bool
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+
+Global___SecretEnvSource: _TypeAlias = SecretEnvSource  # noqa: Y015
+
+@_typing.final
+class SecretKeySelector(_message.Message):
+    """SecretKeySelector: the CRD schema at `ServingRuntime.spec.containers[].env[].valueFrom.secretKeyRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    name: _builtins.str
+    optional: _builtins.bool
+    def __init__(
+        self,
+        *,
+        key: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_name", b"_name", "_optional", b"_optional", "key", b"key", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_key", b"_key", "_name", b"_name", "_optional", b"_optional", "key", b"key", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__key: _TypeAlias = _typing.Literal["key"]  # noqa: Y015
+    _WhichOneofArgType__key: _TypeAlias = _typing.Literal["_key", b"_key"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__key) -> _WhichOneofReturnType__key | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+
+Global___SecretKeySelector: _TypeAlias = SecretKeySelector  # noqa: Y015
+
+@_typing.final
+class SecretProjection(_message.Message):
+    """SecretProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].secret`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    optional: _builtins.bool
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___KeyToPath]: ...
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___KeyToPath] | None = ...,
+        name: _builtins.str | None = ...,
+        optional: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_optional", b"_optional", "items", b"items", "name", b"name", "optional", b"optional"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+
+Global___SecretProjection: _TypeAlias = SecretProjection  # noqa: Y015
+
+@_typing.final
+class SecretVolumeSource(_message.Message):
+    """SecretVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].secret`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEFAULT_MODE_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    OPTIONAL_FIELD_NUMBER: _builtins.int
+    SECRET_NAME_FIELD_NUMBER: _builtins.int
+    default_mode: _builtins.int
+    optional: _builtins.bool
+    secret_name: _builtins.str
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___KeyToPath]: ...
+    def __init__(
+        self,
+        *,
+        default_mode: _builtins.int | None = ...,
+        items: _abc.Iterable[Global___KeyToPath] | None = ...,
+        optional: _builtins.bool | None = ...,
+        secret_name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "_optional", b"_optional", "_secret_name", b"_secret_name", "default_mode", b"default_mode", "optional", b"optional", "secret_name", b"secret_name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode", "_optional", b"_optional", "_secret_name", b"_secret_name", "default_mode", b"default_mode", "items", b"items", "optional", b"optional", "secret_name", b"secret_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__default_mode: _TypeAlias = _typing.Literal["default_mode"]  # noqa: Y015
+    _WhichOneofArgType__default_mode: _TypeAlias = _typing.Literal["_default_mode", b"_default_mode"]  # noqa: Y015
+    _WhichOneofReturnType__optional: _TypeAlias = _typing.Literal["optional"]  # noqa: Y015
+    _WhichOneofArgType__optional: _TypeAlias = _typing.Literal["_optional", b"_optional"]  # noqa: Y015
+    _WhichOneofReturnType__secret_name: _TypeAlias = _typing.Literal["secret_name"]  # noqa: Y015
+    _WhichOneofArgType__secret_name: _TypeAlias = _typing.Literal["_secret_name", b"_secret_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__default_mode) -> _WhichOneofReturnType__default_mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__optional) -> _WhichOneofReturnType__optional | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__secret_name) -> _WhichOneofReturnType__secret_name | None: ...
+
+Global___SecretVolumeSource: _TypeAlias = SecretVolumeSource  # noqa: Y015
+
+@_typing.final
+class SecurityContext(_message.Message):
+    """SecurityContext: the CRD schema at `ServingRuntime.spec.containers[].securityContext`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ALLOW_PRIVILEGE_ESCALATION_FIELD_NUMBER: _builtins.int
+    APP_ARMOR_PROFILE_FIELD_NUMBER: _builtins.int
+    CAPABILITIES_FIELD_NUMBER: _builtins.int
+    PRIVILEGED_FIELD_NUMBER: _builtins.int
+    PROC_MOUNT_FIELD_NUMBER: _builtins.int
+    READ_ONLY_ROOT_FILESYSTEM_FIELD_NUMBER: _builtins.int
+    RUN_AS_GROUP_FIELD_NUMBER: _builtins.int
+    RUN_AS_NON_ROOT_FIELD_NUMBER: _builtins.int
+    RUN_AS_USER_FIELD_NUMBER: _builtins.int
+    SE_LINUX_OPTIONS_FIELD_NUMBER: _builtins.int
+    SECCOMP_PROFILE_FIELD_NUMBER: _builtins.int
+    WINDOWS_OPTIONS_FIELD_NUMBER: _builtins.int
+    allow_privilege_escalation: _builtins.bool
+    privileged: _builtins.bool
+    proc_mount: _builtins.str
+    read_only_root_filesystem: _builtins.bool
+    run_as_group: _builtins.int
+    run_as_non_root: _builtins.bool
+    run_as_user: _builtins.int
+    @_builtins.property
+    def app_armor_profile(self) -> Global___AppArmorProfile: ...
+    @_builtins.property
+    def capabilities(self) -> Global___Capabilities: ...
+    @_builtins.property
+    def se_linux_options(self) -> Global___SELinuxOptions: ...
+    @_builtins.property
+    def seccomp_profile(self) -> Global___SeccompProfile: ...
+    @_builtins.property
+    def windows_options(self) -> Global___WindowsSecurityContextOptions: ...
+    def __init__(
+        self,
+        *,
+        allow_privilege_escalation: _builtins.bool | None = ...,
+        app_armor_profile: Global___AppArmorProfile | None = ...,
+        capabilities: Global___Capabilities | None = ...,
+        privileged: _builtins.bool | None = ...,
+        proc_mount: _builtins.str | None = ...,
+        read_only_root_filesystem: _builtins.bool | None = ...,
+        run_as_group: _builtins.int | None = ...,
+        run_as_non_root: _builtins.bool | None = ...,
+        run_as_user: _builtins.int | None = ...,
+        se_linux_options: Global___SELinuxOptions | None = ...,
+        seccomp_profile: Global___SeccompProfile | None = ...,
+        windows_options: Global___WindowsSecurityContextOptions | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_privilege_escalation", b"_allow_privilege_escalation", "_privileged", b"_privileged", "_proc_mount", b"_proc_mount", "_read_only_root_filesystem", b"_read_only_root_filesystem", "_run_as_group", b"_run_as_group", "_run_as_non_root", b"_run_as_non_root", "_run_as_user", b"_run_as_user", "allow_privilege_escalation", b"allow_privilege_escalation", "app_armor_profile", b"app_armor_profile", "capabilities", b"capabilities", "privileged", b"privileged", "proc_mount", b"proc_mount", "read_only_root_filesystem", b"read_only_root_filesystem", "run_as_group", b"run_as_group", "run_as_non_root", b"run_as_non_root", "run_as_user", b"run_as_user", "se_linux_options", b"se_linux_options", "seccomp_profile", b"seccomp_profile", "windows_options", b"windows_options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_privilege_escalation", b"_allow_privilege_escalation", "_privileged", b"_privileged", "_proc_mount", b"_proc_mount", "_read_only_root_filesystem", b"_read_only_root_filesystem", "_run_as_group", b"_run_as_group", "_run_as_non_root", b"_run_as_non_root", "_run_as_user", b"_run_as_user", "allow_privilege_escalation", b"allow_privilege_escalation", "app_armor_profile", b"app_armor_profile", "capabilities", b"capabilities", "privileged", b"privileged", "proc_mount", b"proc_mount", "read_only_root_filesystem", b"read_only_root_filesystem", "run_as_group", b"run_as_group", "run_as_non_root", b"run_as_non_root", "run_as_user", b"run_as_user", "se_linux_options", b"se_linux_options", "seccomp_profile", b"seccomp_profile", "windows_options", b"windows_options"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__allow_privilege_escalation: _TypeAlias = _typing.Literal["allow_privilege_escalation"]  # noqa: Y015
+    _WhichOneofArgType__allow_privilege_escalation: _TypeAlias = _typing.Literal["_allow_privilege_escalation", b"_allow_privilege_escalation"]  # noqa: Y015
+    _WhichOneofReturnType__privileged: _TypeAlias = _typing.Literal["privileged"]  # noqa: Y015
+    _WhichOneofArgType__privileged: _TypeAlias = _typing.Literal["_privileged", b"_privileged"]  # noqa: Y015
+    _WhichOneofReturnType__proc_mount: _TypeAlias = _typing.Literal["proc_mount"]  # noqa: Y015
+    _WhichOneofArgType__proc_mount: _TypeAlias = _typing.Literal["_proc_mount", b"_proc_mount"]  # noqa: Y015
+    _WhichOneofReturnType__read_only_root_filesystem: _TypeAlias = _typing.Literal["read_only_root_filesystem"]  # noqa: Y015
+    _WhichOneofArgType__read_only_root_filesystem: _TypeAlias = _typing.Literal["_read_only_root_filesystem", b"_read_only_root_filesystem"]  # noqa: Y015
+    _WhichOneofReturnType__run_as_group: _TypeAlias = _typing.Literal["run_as_group"]  # noqa: Y015
+    _WhichOneofArgType__run_as_group: _TypeAlias = _typing.Literal["_run_as_group", b"_run_as_group"]  # noqa: Y015
+    _WhichOneofReturnType__run_as_non_root: _TypeAlias = _typing.Literal["run_as_non_root"]  # noqa: Y015
+    _WhichOneofArgType__run_as_non_root: _TypeAlias = _typing.Literal["_run_as_non_root", b"_run_as_non_root"]  # noqa: Y015
+    _WhichOneofReturnType__run_as_user: _TypeAlias = _typing.Literal["run_as_user"]  # noqa: Y015
+    _WhichOneofArgType__run_as_user: _TypeAlias = _typing.Literal["_run_as_user", b"_run_as_user"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_privilege_escalation) -> _WhichOneofReturnType__allow_privilege_escalation | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__privileged) -> _WhichOneofReturnType__privileged | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__proc_mount) -> _WhichOneofReturnType__proc_mount | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only_root_filesystem) -> _WhichOneofReturnType__read_only_root_filesystem | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__run_as_group) -> _WhichOneofReturnType__run_as_group | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__run_as_non_root) -> _WhichOneofReturnType__run_as_non_root | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__run_as_user) -> _WhichOneofReturnType__run_as_user | None: ...
+
+Global___SecurityContext: _TypeAlias = SecurityContext  # noqa: Y015
+
+@_typing.final
+class ServiceAccountTokenProjection(_message.Message):
+    """ServiceAccountTokenProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[].serviceAccountToken`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AUDIENCE_FIELD_NUMBER: _builtins.int
+    EXPIRATION_SECONDS_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    audience: _builtins.str
+    expiration_seconds: _builtins.int
+    path: _builtins.str
+    def __init__(
+        self,
+        *,
+        audience: _builtins.str | None = ...,
+        expiration_seconds: _builtins.int | None = ...,
+        path: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_audience", b"_audience", "_expiration_seconds", b"_expiration_seconds", "_path", b"_path", "audience", b"audience", "expiration_seconds", b"expiration_seconds", "path", b"path"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_audience", b"_audience", "_expiration_seconds", b"_expiration_seconds", "_path", b"_path", "audience", b"audience", "expiration_seconds", b"expiration_seconds", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__audience: _TypeAlias = _typing.Literal["audience"]  # noqa: Y015
+    _WhichOneofArgType__audience: _TypeAlias = _typing.Literal["_audience", b"_audience"]  # noqa: Y015
+    _WhichOneofReturnType__expiration_seconds: _TypeAlias = _typing.Literal["expiration_seconds"]  # noqa: Y015
+    _WhichOneofArgType__expiration_seconds: _TypeAlias = _typing.Literal["_expiration_seconds", b"_expiration_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__audience) -> _WhichOneofReturnType__audience | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expiration_seconds) -> _WhichOneofReturnType__expiration_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
+
+Global___ServiceAccountTokenProjection: _TypeAlias = ServiceAccountTokenProjection  # noqa: Y015
+
+@_typing.final
+class ServingRuntimeSpec(_message.Message):
+    """ServingRuntimeSpec: the CRD schema at `ServingRuntime.spec`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    SUPPORTED_MODEL_FORMATS_FIELD_NUMBER: _builtins.int
+    MODEL_SIZE_RANGE_FIELD_NUMBER: _builtins.int
+    DISABLED_FIELD_NUMBER: _builtins.int
+    ENGINE_CONFIG_FIELD_NUMBER: _builtins.int
+    DECODER_CONFIG_FIELD_NUMBER: _builtins.int
+    ROUTER_CONFIG_FIELD_NUMBER: _builtins.int
+    PROTOCOL_VERSIONS_FIELD_NUMBER: _builtins.int
+    ACCELERATOR_REQUIREMENTS_FIELD_NUMBER: _builtins.int
+    SCALING_POLICY_FIELD_NUMBER: _builtins.int
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    WORKERS_FIELD_NUMBER: _builtins.int
+    disabled: _builtins.bool
+    """`true` disables the runtime; absent or false means enabled."""
+    dns_policy: _builtins.str
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    scheduler_name: _builtins.str
+    @_builtins.property
+    def supported_model_formats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SupportedModelFormat]:
+        """What the runtime can serve."""
+
+    @_builtins.property
+    def model_size_range(self) -> Global___ModelSizeRangeSpec:
+        """Inclusive size range."""
+
+    @_builtins.property
+    def engine_config(self) -> Global___EngineSpec:
+        """Base for `spec.engine`."""
+
+    @_builtins.property
+    def decoder_config(self) -> Global___DecoderSpec:
+        """Base for `spec.decoder`."""
+
+    @_builtins.property
+    def router_config(self) -> Global___RouterSpec:
+        """Base for `spec.router`."""
+
+    @_builtins.property
+    def protocol_versions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Not used by selection."""
+
+    @_builtins.property
+    def accelerator_requirements(self) -> Global___AcceleratorRequirements:
+        """Accelerator classes the runtime runs on."""
+
+    @_builtins.property
+    def scaling_policy(self) -> Global___ScalingPolicy:
+        """Default scaling policy of the InferenceServices using the runtime (since v1.3); the webhook
+        rejects any mode but `Independent`.
+        """
+
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    @_builtins.property
+    def workers(self) -> Global___WorkerPodSpec: ...
+    def __init__(
+        self,
+        *,
+        supported_model_formats: _abc.Iterable[Global___SupportedModelFormat] | None = ...,
+        model_size_range: Global___ModelSizeRangeSpec | None = ...,
+        disabled: _builtins.bool | None = ...,
+        engine_config: Global___EngineSpec | None = ...,
+        decoder_config: Global___DecoderSpec | None = ...,
+        router_config: Global___RouterSpec | None = ...,
+        protocol_versions: _abc.Iterable[_builtins.str] | None = ...,
+        accelerator_requirements: Global___AcceleratorRequirements | None = ...,
+        scaling_policy: Global___ScalingPolicy | None = ...,
+        affinity: Global___Affinity | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+        workers: Global___WorkerPodSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "_dns_policy", b"_dns_policy", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_scheduler_name", b"_scheduler_name", "accelerator_requirements", b"accelerator_requirements", "affinity", b"affinity", "decoder_config", b"decoder_config", "disabled", b"disabled", "dns_policy", b"dns_policy", "engine_config", b"engine_config", "host_ipc", b"host_ipc", "host_network", b"host_network", "model_size_range", b"model_size_range", "router_config", b"router_config", "scaling_policy", b"scaling_policy", "scheduler_name", b"scheduler_name", "workers", b"workers"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_disabled", b"_disabled", "_dns_policy", b"_dns_policy", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_scheduler_name", b"_scheduler_name", "accelerator_requirements", b"accelerator_requirements", "affinity", b"affinity", "annotations", b"annotations", "containers", b"containers", "decoder_config", b"decoder_config", "disabled", b"disabled", "dns_policy", b"dns_policy", "engine_config", b"engine_config", "host_ipc", b"host_ipc", "host_network", b"host_network", "image_pull_secrets", b"image_pull_secrets", "labels", b"labels", "model_size_range", b"model_size_range", "node_selector", b"node_selector", "protocol_versions", b"protocol_versions", "router_config", b"router_config", "scaling_policy", b"scaling_policy", "scheduler_name", b"scheduler_name", "supported_model_formats", b"supported_model_formats", "tolerations", b"tolerations", "volumes", b"volumes", "workers", b"workers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__disabled: _TypeAlias = _typing.Literal["disabled"]  # noqa: Y015
+    _WhichOneofArgType__disabled: _TypeAlias = _typing.Literal["_disabled", b"_disabled"]  # noqa: Y015
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__disabled) -> _WhichOneofReturnType__disabled | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+
+Global___ServingRuntimeSpec: _TypeAlias = ServingRuntimeSpec  # noqa: Y015
+
+@_typing.final
+class SleepAction(_message.Message):
+    """SleepAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.sleep`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SECONDS_FIELD_NUMBER: _builtins.int
+    seconds: _builtins.int
+    def __init__(
+        self,
+        *,
+        seconds: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "seconds", b"seconds"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "seconds", b"seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seconds: _TypeAlias = _typing.Literal["seconds"]  # noqa: Y015
+    _WhichOneofArgType__seconds: _TypeAlias = _typing.Literal["_seconds", b"_seconds"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seconds) -> _WhichOneofReturnType__seconds | None: ...
+
+Global___SleepAction: _TypeAlias = SleepAction  # noqa: Y015
+
+@_typing.final
+class StorageOSVolumeSource(_message.Message):
+    """StorageOSVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].storageos`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    SECRET_REF_FIELD_NUMBER: _builtins.int
+    VOLUME_NAME_FIELD_NUMBER: _builtins.int
+    VOLUME_NAMESPACE_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    read_only: _builtins.bool
+    volume_name: _builtins.str
+    volume_namespace: _builtins.str
+    @_builtins.property
+    def secret_ref(self) -> Global___LocalObjectReference: ...
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        secret_ref: Global___LocalObjectReference | None = ...,
+        volume_name: _builtins.str | None = ...,
+        volume_namespace: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_read_only", b"_read_only", "_volume_name", b"_volume_name", "_volume_namespace", b"_volume_namespace", "fs_type", b"fs_type", "read_only", b"read_only", "secret_ref", b"secret_ref", "volume_name", b"volume_name", "volume_namespace", b"volume_namespace"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_read_only", b"_read_only", "_volume_name", b"_volume_name", "_volume_namespace", b"_volume_namespace", "fs_type", b"fs_type", "read_only", b"read_only", "secret_ref", b"secret_ref", "volume_name", b"volume_name", "volume_namespace", b"volume_namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__volume_name: _TypeAlias = _typing.Literal["volume_name"]  # noqa: Y015
+    _WhichOneofArgType__volume_name: _TypeAlias = _typing.Literal["_volume_name", b"_volume_name"]  # noqa: Y015
+    _WhichOneofReturnType__volume_namespace: _TypeAlias = _typing.Literal["volume_namespace"]  # noqa: Y015
+    _WhichOneofArgType__volume_namespace: _TypeAlias = _typing.Literal["_volume_namespace", b"_volume_namespace"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_name) -> _WhichOneofReturnType__volume_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_namespace) -> _WhichOneofReturnType__volume_namespace | None: ...
+
+Global___StorageOSVolumeSource: _TypeAlias = StorageOSVolumeSource  # noqa: Y015
+
+@_typing.final
+class Sysctl(_message.Message):
+    """Sysctl: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.securityContext.sysctls[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    value: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str | None = ...,
+        value: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "_value", b"_value", "name", b"name", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__value: _TypeAlias = _typing.Literal["value"]  # noqa: Y015
+    _WhichOneofArgType__value: _TypeAlias = _typing.Literal["_value", b"_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__value) -> _WhichOneofReturnType__value | None: ...
+
+Global___Sysctl: _TypeAlias = Sysctl  # noqa: Y015
+
+@_typing.final
+class TCPSocketAction(_message.Message):
+    """TCPSocketAction: the CRD schema at `ServingRuntime.spec.containers[].lifecycle.postStart.tcpSocket`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOST_FIELD_NUMBER: _builtins.int
+    PORT_FIELD_NUMBER: _builtins.int
+    host: _builtins.str
+    @_builtins.property
+    def port(self) -> _struct_pb2.Value: ...
+    def __init__(
+        self,
+        *,
+        host: _builtins.str | None = ...,
+        port: _struct_pb2.Value | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_host", b"_host", "host", b"host", "port", b"port"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_host", b"_host", "host", b"host", "port", b"port"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__host: _TypeAlias = _typing.Literal["host"]  # noqa: Y015
+    _WhichOneofArgType__host: _TypeAlias = _typing.Literal["_host", b"_host"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host) -> _WhichOneofReturnType__host | None: ...
+
+Global___TCPSocketAction: _TypeAlias = TCPSocketAction  # noqa: Y015
+
+@_typing.final
+class TensorParallelismConfig(_message.Message):
+    """TensorParallelismConfig: the CRD schema at `ServingRuntime.spec.supportedModelFormats[].acceleratorConfig.tensorParallelismOverride`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATA_PARALLEL_SIZE_FIELD_NUMBER: _builtins.int
+    PIPELINE_PARALLEL_SIZE_FIELD_NUMBER: _builtins.int
+    TENSOR_PARALLEL_SIZE_FIELD_NUMBER: _builtins.int
+    data_parallel_size: _builtins.int
+    pipeline_parallel_size: _builtins.int
+    tensor_parallel_size: _builtins.int
+    def __init__(
+        self,
+        *,
+        data_parallel_size: _builtins.int | None = ...,
+        pipeline_parallel_size: _builtins.int | None = ...,
+        tensor_parallel_size: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_data_parallel_size", b"_data_parallel_size", "_pipeline_parallel_size", b"_pipeline_parallel_size", "_tensor_parallel_size", b"_tensor_parallel_size", "data_parallel_size", b"data_parallel_size", "pipeline_parallel_size", b"pipeline_parallel_size", "tensor_parallel_size", b"tensor_parallel_size"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_data_parallel_size", b"_data_parallel_size", "_pipeline_parallel_size", b"_pipeline_parallel_size", "_tensor_parallel_size", b"_tensor_parallel_size", "data_parallel_size", b"data_parallel_size", "pipeline_parallel_size", b"pipeline_parallel_size", "tensor_parallel_size", b"tensor_parallel_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__data_parallel_size: _TypeAlias = _typing.Literal["data_parallel_size"]  # noqa: Y015
+    _WhichOneofArgType__data_parallel_size: _TypeAlias = _typing.Literal["_data_parallel_size", b"_data_parallel_size"]  # noqa: Y015
+    _WhichOneofReturnType__pipeline_parallel_size: _TypeAlias = _typing.Literal["pipeline_parallel_size"]  # noqa: Y015
+    _WhichOneofArgType__pipeline_parallel_size: _TypeAlias = _typing.Literal["_pipeline_parallel_size", b"_pipeline_parallel_size"]  # noqa: Y015
+    _WhichOneofReturnType__tensor_parallel_size: _TypeAlias = _typing.Literal["tensor_parallel_size"]  # noqa: Y015
+    _WhichOneofArgType__tensor_parallel_size: _TypeAlias = _typing.Literal["_tensor_parallel_size", b"_tensor_parallel_size"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__data_parallel_size) -> _WhichOneofReturnType__data_parallel_size | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__pipeline_parallel_size) -> _WhichOneofReturnType__pipeline_parallel_size | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tensor_parallel_size) -> _WhichOneofReturnType__tensor_parallel_size | None: ...
+
+Global___TensorParallelismConfig: _TypeAlias = TensorParallelismConfig  # noqa: Y015
+
+@_typing.final
+class Toleration(_message.Message):
+    """Toleration: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.tolerations[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EFFECT_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    OPERATOR_FIELD_NUMBER: _builtins.int
+    TOLERATION_SECONDS_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    effect: _builtins.str
+    key: _builtins.str
+    operator: _builtins.str
+    toleration_seconds: _builtins.int
+    value: _builtins.str
+    def __init__(
+        self,
+        *,
+        effect: _builtins.str | None = ...,
+        key: _builtins.str | None = ...,
+        operator: _builtins.str | None = ...,
+        toleration_seconds: _builtins.int | None = ...,
+        value: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_effect", b"_effect", "_key", b"_key", "_operator", b"_operator", "_toleration_seconds", b"_toleration_seconds", "_value", b"_value", "effect", b"effect", "key", b"key", "operator", b"operator", "toleration_seconds", b"toleration_seconds", "value", b"value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_effect", b"_effect", "_key", b"_key", "_operator", b"_operator", "_toleration_seconds", b"_toleration_seconds", "_value", b"_value", "effect", b"effect", "key", b"key", "operator", b"operator", "toleration_seconds", b"toleration_seconds", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__effect: _TypeAlias = _typing.Literal["effect"]  # noqa: Y015
+    _WhichOneofArgType__effect: _TypeAlias = _typing.Literal["_effect", b"_effect"]  # noqa: Y015
+    _WhichOneofReturnType__key: _TypeAlias = _typing.Literal["key"]  # noqa: Y015
+    _WhichOneofArgType__key: _TypeAlias = _typing.Literal["_key", b"_key"]  # noqa: Y015
+    _WhichOneofReturnType__operator: _TypeAlias = _typing.Literal["operator"]  # noqa: Y015
+    _WhichOneofArgType__operator: _TypeAlias = _typing.Literal["_operator", b"_operator"]  # noqa: Y015
+    _WhichOneofReturnType__toleration_seconds: _TypeAlias = _typing.Literal["toleration_seconds"]  # noqa: Y015
+    _WhichOneofArgType__toleration_seconds: _TypeAlias = _typing.Literal["_toleration_seconds", b"_toleration_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__value: _TypeAlias = _typing.Literal["value"]  # noqa: Y015
+    _WhichOneofArgType__value: _TypeAlias = _typing.Literal["_value", b"_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__effect) -> _WhichOneofReturnType__effect | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__key) -> _WhichOneofReturnType__key | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__operator) -> _WhichOneofReturnType__operator | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__toleration_seconds) -> _WhichOneofReturnType__toleration_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__value) -> _WhichOneofReturnType__value | None: ...
+
+Global___Toleration: _TypeAlias = Toleration  # noqa: Y015
+
+@_typing.final
+class TopologySpreadConstraint(_message.Message):
+    """TopologySpreadConstraint: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.topologySpreadConstraints[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LABEL_SELECTOR_FIELD_NUMBER: _builtins.int
+    MATCH_LABEL_KEYS_FIELD_NUMBER: _builtins.int
+    MAX_SKEW_FIELD_NUMBER: _builtins.int
+    MIN_DOMAINS_FIELD_NUMBER: _builtins.int
+    NODE_AFFINITY_POLICY_FIELD_NUMBER: _builtins.int
+    NODE_TAINTS_POLICY_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_KEY_FIELD_NUMBER: _builtins.int
+    WHEN_UNSATISFIABLE_FIELD_NUMBER: _builtins.int
+    max_skew: _builtins.int
+    min_domains: _builtins.int
+    node_affinity_policy: _builtins.str
+    node_taints_policy: _builtins.str
+    topology_key: _builtins.str
+    when_unsatisfiable: _builtins.str
+    @_builtins.property
+    def label_selector(self) -> Global___LabelSelector: ...
+    @_builtins.property
+    def match_label_keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        label_selector: Global___LabelSelector | None = ...,
+        match_label_keys: _abc.Iterable[_builtins.str] | None = ...,
+        max_skew: _builtins.int | None = ...,
+        min_domains: _builtins.int | None = ...,
+        node_affinity_policy: _builtins.str | None = ...,
+        node_taints_policy: _builtins.str | None = ...,
+        topology_key: _builtins.str | None = ...,
+        when_unsatisfiable: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_skew", b"_max_skew", "_min_domains", b"_min_domains", "_node_affinity_policy", b"_node_affinity_policy", "_node_taints_policy", b"_node_taints_policy", "_topology_key", b"_topology_key", "_when_unsatisfiable", b"_when_unsatisfiable", "label_selector", b"label_selector", "max_skew", b"max_skew", "min_domains", b"min_domains", "node_affinity_policy", b"node_affinity_policy", "node_taints_policy", b"node_taints_policy", "topology_key", b"topology_key", "when_unsatisfiable", b"when_unsatisfiable"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_skew", b"_max_skew", "_min_domains", b"_min_domains", "_node_affinity_policy", b"_node_affinity_policy", "_node_taints_policy", b"_node_taints_policy", "_topology_key", b"_topology_key", "_when_unsatisfiable", b"_when_unsatisfiable", "label_selector", b"label_selector", "match_label_keys", b"match_label_keys", "max_skew", b"max_skew", "min_domains", b"min_domains", "node_affinity_policy", b"node_affinity_policy", "node_taints_policy", b"node_taints_policy", "topology_key", b"topology_key", "when_unsatisfiable", b"when_unsatisfiable"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__max_skew: _TypeAlias = _typing.Literal["max_skew"]  # noqa: Y015
+    _WhichOneofArgType__max_skew: _TypeAlias = _typing.Literal["_max_skew", b"_max_skew"]  # noqa: Y015
+    _WhichOneofReturnType__min_domains: _TypeAlias = _typing.Literal["min_domains"]  # noqa: Y015
+    _WhichOneofArgType__min_domains: _TypeAlias = _typing.Literal["_min_domains", b"_min_domains"]  # noqa: Y015
+    _WhichOneofReturnType__node_affinity_policy: _TypeAlias = _typing.Literal["node_affinity_policy"]  # noqa: Y015
+    _WhichOneofArgType__node_affinity_policy: _TypeAlias = _typing.Literal["_node_affinity_policy", b"_node_affinity_policy"]  # noqa: Y015
+    _WhichOneofReturnType__node_taints_policy: _TypeAlias = _typing.Literal["node_taints_policy"]  # noqa: Y015
+    _WhichOneofArgType__node_taints_policy: _TypeAlias = _typing.Literal["_node_taints_policy", b"_node_taints_policy"]  # noqa: Y015
+    _WhichOneofReturnType__topology_key: _TypeAlias = _typing.Literal["topology_key"]  # noqa: Y015
+    _WhichOneofArgType__topology_key: _TypeAlias = _typing.Literal["_topology_key", b"_topology_key"]  # noqa: Y015
+    _WhichOneofReturnType__when_unsatisfiable: _TypeAlias = _typing.Literal["when_unsatisfiable"]  # noqa: Y015
+    _WhichOneofArgType__when_unsatisfiable: _TypeAlias = _typing.Literal["_when_unsatisfiable", b"_when_unsatisfiable"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_skew) -> _WhichOneofReturnType__max_skew | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_domains) -> _WhichOneofReturnType__min_domains | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_affinity_policy) -> _WhichOneofReturnType__node_affinity_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_taints_policy) -> _WhichOneofReturnType__node_taints_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__topology_key) -> _WhichOneofReturnType__topology_key | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__when_unsatisfiable) -> _WhichOneofReturnType__when_unsatisfiable | None: ...
+
+Global___TopologySpreadConstraint: _TypeAlias = TopologySpreadConstraint  # noqa: Y015
+
+@_typing.final
+class TypedLocalObjectReference(_message.Message):
+    """TypedLocalObjectReference: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec.dataSource`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    API_GROUP_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    api_group: _builtins.str
+    kind: _builtins.str
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        api_group: _builtins.str | None = ...,
+        kind: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_api_group", b"_api_group", "_kind", b"_kind", "_name", b"_name", "api_group", b"api_group", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_api_group", b"_api_group", "_kind", b"_kind", "_name", b"_name", "api_group", b"api_group", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__api_group: _TypeAlias = _typing.Literal["api_group"]  # noqa: Y015
+    _WhichOneofArgType__api_group: _TypeAlias = _typing.Literal["_api_group", b"_api_group"]  # noqa: Y015
+    _WhichOneofReturnType__kind: _TypeAlias = _typing.Literal["kind"]  # noqa: Y015
+    _WhichOneofArgType__kind: _TypeAlias = _typing.Literal["_kind", b"_kind"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__api_group) -> _WhichOneofReturnType__api_group | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kind) -> _WhichOneofReturnType__kind | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___TypedLocalObjectReference: _TypeAlias = TypedLocalObjectReference  # noqa: Y015
+
+@_typing.final
+class TypedObjectReference(_message.Message):
+    """TypedObjectReference: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec.dataSourceRef`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    API_GROUP_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    api_group: _builtins.str
+    kind: _builtins.str
+    name: _builtins.str
+    namespace: _builtins.str
+    def __init__(
+        self,
+        *,
+        api_group: _builtins.str | None = ...,
+        kind: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+        namespace: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_api_group", b"_api_group", "_kind", b"_kind", "_name", b"_name", "_namespace", b"_namespace", "api_group", b"api_group", "kind", b"kind", "name", b"name", "namespace", b"namespace"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_api_group", b"_api_group", "_kind", b"_kind", "_name", b"_name", "_namespace", b"_namespace", "api_group", b"api_group", "kind", b"kind", "name", b"name", "namespace", b"namespace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__api_group: _TypeAlias = _typing.Literal["api_group"]  # noqa: Y015
+    _WhichOneofArgType__api_group: _TypeAlias = _typing.Literal["_api_group", b"_api_group"]  # noqa: Y015
+    _WhichOneofReturnType__kind: _TypeAlias = _typing.Literal["kind"]  # noqa: Y015
+    _WhichOneofArgType__kind: _TypeAlias = _typing.Literal["_kind", b"_kind"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__namespace: _TypeAlias = _typing.Literal["namespace"]  # noqa: Y015
+    _WhichOneofArgType__namespace: _TypeAlias = _typing.Literal["_namespace", b"_namespace"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__api_group) -> _WhichOneofReturnType__api_group | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kind) -> _WhichOneofReturnType__kind | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__namespace) -> _WhichOneofReturnType__namespace | None: ...
+
+Global___TypedObjectReference: _TypeAlias = TypedObjectReference  # noqa: Y015
+
+@_typing.final
+class Volume(_message.Message):
+    """Volume: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AWS_ELASTIC_BLOCK_STORE_FIELD_NUMBER: _builtins.int
+    AZURE_DISK_FIELD_NUMBER: _builtins.int
+    AZURE_FILE_FIELD_NUMBER: _builtins.int
+    CEPHFS_FIELD_NUMBER: _builtins.int
+    CINDER_FIELD_NUMBER: _builtins.int
+    CONFIG_MAP_FIELD_NUMBER: _builtins.int
+    CSI_FIELD_NUMBER: _builtins.int
+    DOWNWARD_API_FIELD_NUMBER: _builtins.int
+    EMPTY_DIR_FIELD_NUMBER: _builtins.int
+    EPHEMERAL_FIELD_NUMBER: _builtins.int
+    FC_FIELD_NUMBER: _builtins.int
+    FLEX_VOLUME_FIELD_NUMBER: _builtins.int
+    FLOCKER_FIELD_NUMBER: _builtins.int
+    GCE_PERSISTENT_DISK_FIELD_NUMBER: _builtins.int
+    GIT_REPO_FIELD_NUMBER: _builtins.int
+    GLUSTERFS_FIELD_NUMBER: _builtins.int
+    HOST_PATH_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    ISCSI_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    NFS_FIELD_NUMBER: _builtins.int
+    PERSISTENT_VOLUME_CLAIM_FIELD_NUMBER: _builtins.int
+    PHOTON_PERSISTENT_DISK_FIELD_NUMBER: _builtins.int
+    PORTWORX_VOLUME_FIELD_NUMBER: _builtins.int
+    PROJECTED_FIELD_NUMBER: _builtins.int
+    QUOBYTE_FIELD_NUMBER: _builtins.int
+    RBD_FIELD_NUMBER: _builtins.int
+    SCALE_IO_FIELD_NUMBER: _builtins.int
+    SECRET_FIELD_NUMBER: _builtins.int
+    STORAGEOS_FIELD_NUMBER: _builtins.int
+    VSPHERE_VOLUME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    @_builtins.property
+    def aws_elastic_block_store(self) -> Global___AWSElasticBlockStoreVolumeSource: ...
+    @_builtins.property
+    def azure_disk(self) -> Global___AzureDiskVolumeSource: ...
+    @_builtins.property
+    def azure_file(self) -> Global___AzureFileVolumeSource: ...
+    @_builtins.property
+    def cephfs(self) -> Global___CephFSVolumeSource: ...
+    @_builtins.property
+    def cinder(self) -> Global___CinderVolumeSource: ...
+    @_builtins.property
+    def config_map(self) -> Global___ConfigMapVolumeSource: ...
+    @_builtins.property
+    def csi(self) -> Global___CSIVolumeSource: ...
+    @_builtins.property
+    def downward_api(self) -> Global___DownwardAPIVolumeSource: ...
+    @_builtins.property
+    def empty_dir(self) -> Global___EmptyDirVolumeSource: ...
+    @_builtins.property
+    def ephemeral(self) -> Global___EphemeralVolumeSource: ...
+    @_builtins.property
+    def fc(self) -> Global___FCVolumeSource: ...
+    @_builtins.property
+    def flex_volume(self) -> Global___FlexVolumeSource: ...
+    @_builtins.property
+    def flocker(self) -> Global___FlockerVolumeSource: ...
+    @_builtins.property
+    def gce_persistent_disk(self) -> Global___GCEPersistentDiskVolumeSource: ...
+    @_builtins.property
+    def git_repo(self) -> Global___GitRepoVolumeSource: ...
+    @_builtins.property
+    def glusterfs(self) -> Global___GlusterfsVolumeSource: ...
+    @_builtins.property
+    def host_path(self) -> Global___HostPathVolumeSource: ...
+    @_builtins.property
+    def image(self) -> Global___ImageVolumeSource: ...
+    @_builtins.property
+    def iscsi(self) -> Global___ISCSIVolumeSource: ...
+    @_builtins.property
+    def nfs(self) -> Global___NFSVolumeSource: ...
+    @_builtins.property
+    def persistent_volume_claim(self) -> Global___PersistentVolumeClaimVolumeSource: ...
+    @_builtins.property
+    def photon_persistent_disk(self) -> Global___PhotonPersistentDiskVolumeSource: ...
+    @_builtins.property
+    def portworx_volume(self) -> Global___PortworxVolumeSource: ...
+    @_builtins.property
+    def projected(self) -> Global___ProjectedVolumeSource: ...
+    @_builtins.property
+    def quobyte(self) -> Global___QuobyteVolumeSource: ...
+    @_builtins.property
+    def rbd(self) -> Global___RBDVolumeSource: ...
+    @_builtins.property
+    def scale_io(self) -> Global___ScaleIOVolumeSource: ...
+    @_builtins.property
+    def secret(self) -> Global___SecretVolumeSource: ...
+    @_builtins.property
+    def storageos(self) -> Global___StorageOSVolumeSource: ...
+    @_builtins.property
+    def vsphere_volume(self) -> Global___VsphereVirtualDiskVolumeSource: ...
+    def __init__(
+        self,
+        *,
+        aws_elastic_block_store: Global___AWSElasticBlockStoreVolumeSource | None = ...,
+        azure_disk: Global___AzureDiskVolumeSource | None = ...,
+        azure_file: Global___AzureFileVolumeSource | None = ...,
+        cephfs: Global___CephFSVolumeSource | None = ...,
+        cinder: Global___CinderVolumeSource | None = ...,
+        config_map: Global___ConfigMapVolumeSource | None = ...,
+        csi: Global___CSIVolumeSource | None = ...,
+        downward_api: Global___DownwardAPIVolumeSource | None = ...,
+        empty_dir: Global___EmptyDirVolumeSource | None = ...,
+        ephemeral: Global___EphemeralVolumeSource | None = ...,
+        fc: Global___FCVolumeSource | None = ...,
+        flex_volume: Global___FlexVolumeSource | None = ...,
+        flocker: Global___FlockerVolumeSource | None = ...,
+        gce_persistent_disk: Global___GCEPersistentDiskVolumeSource | None = ...,
+        git_repo: Global___GitRepoVolumeSource | None = ...,
+        glusterfs: Global___GlusterfsVolumeSource | None = ...,
+        host_path: Global___HostPathVolumeSource | None = ...,
+        image: Global___ImageVolumeSource | None = ...,
+        iscsi: Global___ISCSIVolumeSource | None = ...,
+        name: _builtins.str | None = ...,
+        nfs: Global___NFSVolumeSource | None = ...,
+        persistent_volume_claim: Global___PersistentVolumeClaimVolumeSource | None = ...,
+        photon_persistent_disk: Global___PhotonPersistentDiskVolumeSource | None = ...,
+        portworx_volume: Global___PortworxVolumeSource | None = ...,
+        projected: Global___ProjectedVolumeSource | None = ...,
+        quobyte: Global___QuobyteVolumeSource | None = ...,
+        rbd: Global___RBDVolumeSource | None = ...,
+        scale_io: Global___ScaleIOVolumeSource | None = ...,
+        secret: Global___SecretVolumeSource | None = ...,
+        storageos: Global___StorageOSVolumeSource | None = ...,
+        vsphere_volume: Global___VsphereVirtualDiskVolumeSource | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "aws_elastic_block_store", b"aws_elastic_block_store", "azure_disk", b"azure_disk", "azure_file", b"azure_file", "cephfs", b"cephfs", "cinder", b"cinder", "config_map", b"config_map", "csi", b"csi", "downward_api", b"downward_api", "empty_dir", b"empty_dir", "ephemeral", b"ephemeral", "fc", b"fc", "flex_volume", b"flex_volume", "flocker", b"flocker", "gce_persistent_disk", b"gce_persistent_disk", "git_repo", b"git_repo", "glusterfs", b"glusterfs", "host_path", b"host_path", "image", b"image", "iscsi", b"iscsi", "name", b"name", "nfs", b"nfs", "persistent_volume_claim", b"persistent_volume_claim", "photon_persistent_disk", b"photon_persistent_disk", "portworx_volume", b"portworx_volume", "projected", b"projected", "quobyte", b"quobyte", "rbd", b"rbd", "scale_io", b"scale_io", "secret", b"secret", "storageos", b"storageos", "vsphere_volume", b"vsphere_volume"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_name", b"_name", "aws_elastic_block_store", b"aws_elastic_block_store", "azure_disk", b"azure_disk", "azure_file", b"azure_file", "cephfs", b"cephfs", "cinder", b"cinder", "config_map", b"config_map", "csi", b"csi", "downward_api", b"downward_api", "empty_dir", b"empty_dir", "ephemeral", b"ephemeral", "fc", b"fc", "flex_volume", b"flex_volume", "flocker", b"flocker", "gce_persistent_disk", b"gce_persistent_disk", "git_repo", b"git_repo", "glusterfs", b"glusterfs", "host_path", b"host_path", "image", b"image", "iscsi", b"iscsi", "name", b"name", "nfs", b"nfs", "persistent_volume_claim", b"persistent_volume_claim", "photon_persistent_disk", b"photon_persistent_disk", "portworx_volume", b"portworx_volume", "projected", b"projected", "quobyte", b"quobyte", "rbd", b"rbd", "scale_io", b"scale_io", "secret", b"secret", "storageos", b"storageos", "vsphere_volume", b"vsphere_volume"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___Volume: _TypeAlias = Volume  # noqa: Y015
+
+@_typing.final
+class VolumeDevice(_message.Message):
+    """VolumeDevice: the CRD schema at `ServingRuntime.spec.containers[].volumeDevices[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEVICE_PATH_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    device_path: _builtins.str
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        device_path: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_device_path", b"_device_path", "_name", b"_name", "device_path", b"device_path", "name", b"name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_device_path", b"_device_path", "_name", b"_name", "device_path", b"device_path", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__device_path: _TypeAlias = _typing.Literal["device_path"]  # noqa: Y015
+    _WhichOneofArgType__device_path: _TypeAlias = _typing.Literal["_device_path", b"_device_path"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__device_path) -> _WhichOneofReturnType__device_path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___VolumeDevice: _TypeAlias = VolumeDevice  # noqa: Y015
+
+@_typing.final
+class VolumeMount(_message.Message):
+    """VolumeMount: the CRD schema at `ServingRuntime.spec.containers[].volumeMounts[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOUNT_PATH_FIELD_NUMBER: _builtins.int
+    MOUNT_PROPAGATION_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    RECURSIVE_READ_ONLY_FIELD_NUMBER: _builtins.int
+    SUB_PATH_FIELD_NUMBER: _builtins.int
+    SUB_PATH_EXPR_FIELD_NUMBER: _builtins.int
+    mount_path: _builtins.str
+    mount_propagation: _builtins.str
+    name: _builtins.str
+    read_only: _builtins.bool
+    recursive_read_only: _builtins.str
+    sub_path: _builtins.str
+    sub_path_expr: _builtins.str
+    def __init__(
+        self,
+        *,
+        mount_path: _builtins.str | None = ...,
+        mount_propagation: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+        read_only: _builtins.bool | None = ...,
+        recursive_read_only: _builtins.str | None = ...,
+        sub_path: _builtins.str | None = ...,
+        sub_path_expr: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_mount_path", b"_mount_path", "_mount_propagation", b"_mount_propagation", "_name", b"_name", "_read_only", b"_read_only", "_recursive_read_only", b"_recursive_read_only", "_sub_path", b"_sub_path", "_sub_path_expr", b"_sub_path_expr", "mount_path", b"mount_path", "mount_propagation", b"mount_propagation", "name", b"name", "read_only", b"read_only", "recursive_read_only", b"recursive_read_only", "sub_path", b"sub_path", "sub_path_expr", b"sub_path_expr"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_mount_path", b"_mount_path", "_mount_propagation", b"_mount_propagation", "_name", b"_name", "_read_only", b"_read_only", "_recursive_read_only", b"_recursive_read_only", "_sub_path", b"_sub_path", "_sub_path_expr", b"_sub_path_expr", "mount_path", b"mount_path", "mount_propagation", b"mount_propagation", "name", b"name", "read_only", b"read_only", "recursive_read_only", b"recursive_read_only", "sub_path", b"sub_path", "sub_path_expr", b"sub_path_expr"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__mount_path: _TypeAlias = _typing.Literal["mount_path"]  # noqa: Y015
+    _WhichOneofArgType__mount_path: _TypeAlias = _typing.Literal["_mount_path", b"_mount_path"]  # noqa: Y015
+    _WhichOneofReturnType__mount_propagation: _TypeAlias = _typing.Literal["mount_propagation"]  # noqa: Y015
+    _WhichOneofArgType__mount_propagation: _TypeAlias = _typing.Literal["_mount_propagation", b"_mount_propagation"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__read_only: _TypeAlias = _typing.Literal["read_only"]  # noqa: Y015
+    _WhichOneofArgType__read_only: _TypeAlias = _typing.Literal["_read_only", b"_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__recursive_read_only: _TypeAlias = _typing.Literal["recursive_read_only"]  # noqa: Y015
+    _WhichOneofArgType__recursive_read_only: _TypeAlias = _typing.Literal["_recursive_read_only", b"_recursive_read_only"]  # noqa: Y015
+    _WhichOneofReturnType__sub_path: _TypeAlias = _typing.Literal["sub_path"]  # noqa: Y015
+    _WhichOneofArgType__sub_path: _TypeAlias = _typing.Literal["_sub_path", b"_sub_path"]  # noqa: Y015
+    _WhichOneofReturnType__sub_path_expr: _TypeAlias = _typing.Literal["sub_path_expr"]  # noqa: Y015
+    _WhichOneofArgType__sub_path_expr: _TypeAlias = _typing.Literal["_sub_path_expr", b"_sub_path_expr"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mount_path) -> _WhichOneofReturnType__mount_path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mount_propagation) -> _WhichOneofReturnType__mount_propagation | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only) -> _WhichOneofReturnType__read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__recursive_read_only) -> _WhichOneofReturnType__recursive_read_only | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__sub_path) -> _WhichOneofReturnType__sub_path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__sub_path_expr) -> _WhichOneofReturnType__sub_path_expr | None: ...
+
+Global___VolumeMount: _TypeAlias = VolumeMount  # noqa: Y015
+
+@_typing.final
+class VolumeProjection(_message.Message):
+    """VolumeProjection: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].projected.sources[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUSTER_TRUST_BUNDLE_FIELD_NUMBER: _builtins.int
+    CONFIG_MAP_FIELD_NUMBER: _builtins.int
+    DOWNWARD_API_FIELD_NUMBER: _builtins.int
+    SECRET_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_TOKEN_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cluster_trust_bundle(self) -> Global___ClusterTrustBundleProjection: ...
+    @_builtins.property
+    def config_map(self) -> Global___ConfigMapProjection: ...
+    @_builtins.property
+    def downward_api(self) -> Global___DownwardAPIProjection: ...
+    @_builtins.property
+    def secret(self) -> Global___SecretProjection: ...
+    @_builtins.property
+    def service_account_token(self) -> Global___ServiceAccountTokenProjection: ...
+    def __init__(
+        self,
+        *,
+        cluster_trust_bundle: Global___ClusterTrustBundleProjection | None = ...,
+        config_map: Global___ConfigMapProjection | None = ...,
+        downward_api: Global___DownwardAPIProjection | None = ...,
+        secret: Global___SecretProjection | None = ...,
+        service_account_token: Global___ServiceAccountTokenProjection | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cluster_trust_bundle", b"cluster_trust_bundle", "config_map", b"config_map", "downward_api", b"downward_api", "secret", b"secret", "service_account_token", b"service_account_token"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cluster_trust_bundle", b"cluster_trust_bundle", "config_map", b"config_map", "downward_api", b"downward_api", "secret", b"secret", "service_account_token", b"service_account_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VolumeProjection: _TypeAlias = VolumeProjection  # noqa: Y015
+
+@_typing.final
+class VolumeResourceRequirements(_message.Message):
+    """VolumeResourceRequirements: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].ephemeral.volumeClaimTemplate.spec.resources`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LimitsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class RequestsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    LIMITS_FIELD_NUMBER: _builtins.int
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def limits(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def requests(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    def __init__(
+        self,
+        *,
+        limits: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        requests: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limits", b"limits", "requests", b"requests"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VolumeResourceRequirements: _TypeAlias = VolumeResourceRequirements  # noqa: Y015
+
+@_typing.final
+class VsphereVirtualDiskVolumeSource(_message.Message):
+    """VsphereVirtualDiskVolumeSource: the CRD schema at `ServingRuntime.spec.decoderConfig.leader.volumes[].vsphereVolume`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FS_TYPE_FIELD_NUMBER: _builtins.int
+    STORAGE_POLICY_ID_FIELD_NUMBER: _builtins.int
+    STORAGE_POLICY_NAME_FIELD_NUMBER: _builtins.int
+    VOLUME_PATH_FIELD_NUMBER: _builtins.int
+    fs_type: _builtins.str
+    storage_policy_id: _builtins.str
+    storage_policy_name: _builtins.str
+    volume_path: _builtins.str
+    def __init__(
+        self,
+        *,
+        fs_type: _builtins.str | None = ...,
+        storage_policy_id: _builtins.str | None = ...,
+        storage_policy_name: _builtins.str | None = ...,
+        volume_path: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_storage_policy_id", b"_storage_policy_id", "_storage_policy_name", b"_storage_policy_name", "_volume_path", b"_volume_path", "fs_type", b"fs_type", "storage_policy_id", b"storage_policy_id", "storage_policy_name", b"storage_policy_name", "volume_path", b"volume_path"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type", "_storage_policy_id", b"_storage_policy_id", "_storage_policy_name", b"_storage_policy_name", "_volume_path", b"_volume_path", "fs_type", b"fs_type", "storage_policy_id", b"storage_policy_id", "storage_policy_name", b"storage_policy_name", "volume_path", b"volume_path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__fs_type: _TypeAlias = _typing.Literal["fs_type"]  # noqa: Y015
+    _WhichOneofArgType__fs_type: _TypeAlias = _typing.Literal["_fs_type", b"_fs_type"]  # noqa: Y015
+    _WhichOneofReturnType__storage_policy_id: _TypeAlias = _typing.Literal["storage_policy_id"]  # noqa: Y015
+    _WhichOneofArgType__storage_policy_id: _TypeAlias = _typing.Literal["_storage_policy_id", b"_storage_policy_id"]  # noqa: Y015
+    _WhichOneofReturnType__storage_policy_name: _TypeAlias = _typing.Literal["storage_policy_name"]  # noqa: Y015
+    _WhichOneofArgType__storage_policy_name: _TypeAlias = _typing.Literal["_storage_policy_name", b"_storage_policy_name"]  # noqa: Y015
+    _WhichOneofReturnType__volume_path: _TypeAlias = _typing.Literal["volume_path"]  # noqa: Y015
+    _WhichOneofArgType__volume_path: _TypeAlias = _typing.Literal["_volume_path", b"_volume_path"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fs_type) -> _WhichOneofReturnType__fs_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__storage_policy_id) -> _WhichOneofReturnType__storage_policy_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__storage_policy_name) -> _WhichOneofReturnType__storage_policy_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__volume_path) -> _WhichOneofReturnType__volume_path | None: ...
+
+Global___VsphereVirtualDiskVolumeSource: _TypeAlias = VsphereVirtualDiskVolumeSource  # noqa: Y015
+
+@_typing.final
+class WeightedPodAffinityTerm(_message.Message):
+    """WeightedPodAffinityTerm: the CRD schema at `ServingRuntime.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POD_AFFINITY_TERM_FIELD_NUMBER: _builtins.int
+    WEIGHT_FIELD_NUMBER: _builtins.int
+    weight: _builtins.int
+    @_builtins.property
+    def pod_affinity_term(self) -> Global___PodAffinityTerm: ...
+    def __init__(
+        self,
+        *,
+        pod_affinity_term: Global___PodAffinityTerm | None = ...,
+        weight: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_weight", b"_weight", "pod_affinity_term", b"pod_affinity_term", "weight", b"weight"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_weight", b"_weight", "pod_affinity_term", b"pod_affinity_term", "weight", b"weight"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__weight: _TypeAlias = _typing.Literal["weight"]  # noqa: Y015
+    _WhichOneofArgType__weight: _TypeAlias = _typing.Literal["_weight", b"_weight"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__weight) -> _WhichOneofReturnType__weight | None: ...
+
+Global___WeightedPodAffinityTerm: _TypeAlias = WeightedPodAffinityTerm  # noqa: Y015
+
+@_typing.final
+class WindowsSecurityContextOptions(_message.Message):
+    """WindowsSecurityContextOptions: the CRD schema at `ServingRuntime.spec.containers[].securityContext.windowsOptions`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GMSA_CREDENTIAL_SPEC_FIELD_NUMBER: _builtins.int
+    GMSA_CREDENTIAL_SPEC_NAME_FIELD_NUMBER: _builtins.int
+    HOST_PROCESS_FIELD_NUMBER: _builtins.int
+    RUN_AS_USER_NAME_FIELD_NUMBER: _builtins.int
+    gmsa_credential_spec: _builtins.str
+    gmsa_credential_spec_name: _builtins.str
+    host_process: _builtins.bool
+    run_as_user_name: _builtins.str
+    def __init__(
+        self,
+        *,
+        gmsa_credential_spec: _builtins.str | None = ...,
+        gmsa_credential_spec_name: _builtins.str | None = ...,
+        host_process: _builtins.bool | None = ...,
+        run_as_user_name: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_gmsa_credential_spec", b"_gmsa_credential_spec", "_gmsa_credential_spec_name", b"_gmsa_credential_spec_name", "_host_process", b"_host_process", "_run_as_user_name", b"_run_as_user_name", "gmsa_credential_spec", b"gmsa_credential_spec", "gmsa_credential_spec_name", b"gmsa_credential_spec_name", "host_process", b"host_process", "run_as_user_name", b"run_as_user_name"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_gmsa_credential_spec", b"_gmsa_credential_spec", "_gmsa_credential_spec_name", b"_gmsa_credential_spec_name", "_host_process", b"_host_process", "_run_as_user_name", b"_run_as_user_name", "gmsa_credential_spec", b"gmsa_credential_spec", "gmsa_credential_spec_name", b"gmsa_credential_spec_name", "host_process", b"host_process", "run_as_user_name", b"run_as_user_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__gmsa_credential_spec: _TypeAlias = _typing.Literal["gmsa_credential_spec"]  # noqa: Y015
+    _WhichOneofArgType__gmsa_credential_spec: _TypeAlias = _typing.Literal["_gmsa_credential_spec", b"_gmsa_credential_spec"]  # noqa: Y015
+    _WhichOneofReturnType__gmsa_credential_spec_name: _TypeAlias = _typing.Literal["gmsa_credential_spec_name"]  # noqa: Y015
+    _WhichOneofArgType__gmsa_credential_spec_name: _TypeAlias = _typing.Literal["_gmsa_credential_spec_name", b"_gmsa_credential_spec_name"]  # noqa: Y015
+    _WhichOneofReturnType__host_process: _TypeAlias = _typing.Literal["host_process"]  # noqa: Y015
+    _WhichOneofArgType__host_process: _TypeAlias = _typing.Literal["_host_process", b"_host_process"]  # noqa: Y015
+    _WhichOneofReturnType__run_as_user_name: _TypeAlias = _typing.Literal["run_as_user_name"]  # noqa: Y015
+    _WhichOneofArgType__run_as_user_name: _TypeAlias = _typing.Literal["_run_as_user_name", b"_run_as_user_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__gmsa_credential_spec) -> _WhichOneofReturnType__gmsa_credential_spec | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__gmsa_credential_spec_name) -> _WhichOneofReturnType__gmsa_credential_spec_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_process) -> _WhichOneofReturnType__host_process | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__run_as_user_name) -> _WhichOneofReturnType__run_as_user_name | None: ...
+
+Global___WindowsSecurityContextOptions: _TypeAlias = WindowsSecurityContextOptions  # noqa: Y015
+
+@_typing.final
+class WorkerPodSpec(_message.Message):
+    """WorkerPodSpec: the CRD schema at `ServingRuntime.spec.workers`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    dns_policy: _builtins.str
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    scheduler_name: _builtins.str
+    size: _builtins.int
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    def __init__(
+        self,
+        *,
+        affinity: Global___Affinity | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        size: _builtins.int | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_scheduler_name", b"_scheduler_name", "_size", b"_size", "affinity", b"affinity", "dns_policy", b"dns_policy", "host_ipc", b"host_ipc", "host_network", b"host_network", "scheduler_name", b"scheduler_name", "size", b"size"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_scheduler_name", b"_scheduler_name", "_size", b"_size", "affinity", b"affinity", "annotations", b"annotations", "containers", b"containers", "dns_policy", b"dns_policy", "host_ipc", b"host_ipc", "host_network", b"host_network", "image_pull_secrets", b"image_pull_secrets", "labels", b"labels", "node_selector", b"node_selector", "scheduler_name", b"scheduler_name", "size", b"size", "tolerations", b"tolerations", "volumes", b"volumes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    _WhichOneofReturnType__size: _TypeAlias = _typing.Literal["size"]  # noqa: Y015
+    _WhichOneofArgType__size: _TypeAlias = _typing.Literal["_size", b"_size"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__size) -> _WhichOneofReturnType__size | None: ...
+
+Global___WorkerPodSpec: _TypeAlias = WorkerPodSpec  # noqa: Y015
+
+@_typing.final
+class WorkerSpec(_message.Message):
+    """WorkerSpec: the CRD schema at `ServingRuntime.spec.decoderConfig.worker`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class NodeSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class OverheadEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> _struct_pb2.Value: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _struct_pb2.Value | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    SIZE_FIELD_NUMBER: _builtins.int
+    RUNNER_FIELD_NUMBER: _builtins.int
+    ACTIVE_DEADLINE_SECONDS_FIELD_NUMBER: _builtins.int
+    AFFINITY_FIELD_NUMBER: _builtins.int
+    AUTOMOUNT_SERVICE_ACCOUNT_TOKEN_FIELD_NUMBER: _builtins.int
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    DNS_CONFIG_FIELD_NUMBER: _builtins.int
+    DNS_POLICY_FIELD_NUMBER: _builtins.int
+    ENABLE_SERVICE_LINKS_FIELD_NUMBER: _builtins.int
+    EPHEMERAL_CONTAINERS_FIELD_NUMBER: _builtins.int
+    HOST_ALIASES_FIELD_NUMBER: _builtins.int
+    HOST_IPC_FIELD_NUMBER: _builtins.int
+    HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    HOST_PID_FIELD_NUMBER: _builtins.int
+    HOST_USERS_FIELD_NUMBER: _builtins.int
+    HOSTNAME_FIELD_NUMBER: _builtins.int
+    IMAGE_PULL_SECRETS_FIELD_NUMBER: _builtins.int
+    INIT_CONTAINERS_FIELD_NUMBER: _builtins.int
+    NODE_NAME_FIELD_NUMBER: _builtins.int
+    NODE_SELECTOR_FIELD_NUMBER: _builtins.int
+    OS_FIELD_NUMBER: _builtins.int
+    OVERHEAD_FIELD_NUMBER: _builtins.int
+    PREEMPTION_POLICY_FIELD_NUMBER: _builtins.int
+    PRIORITY_FIELD_NUMBER: _builtins.int
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    READINESS_GATES_FIELD_NUMBER: _builtins.int
+    RESOURCE_CLAIMS_FIELD_NUMBER: _builtins.int
+    RESTART_POLICY_FIELD_NUMBER: _builtins.int
+    RUNTIME_CLASS_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULER_NAME_FIELD_NUMBER: _builtins.int
+    SCHEDULING_GATES_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_FIELD_NUMBER: _builtins.int
+    SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _builtins.int
+    SET_HOSTNAME_AS_FQDN_FIELD_NUMBER: _builtins.int
+    SHARE_PROCESS_NAMESPACE_FIELD_NUMBER: _builtins.int
+    SUBDOMAIN_FIELD_NUMBER: _builtins.int
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _builtins.int
+    TOLERATIONS_FIELD_NUMBER: _builtins.int
+    TOPOLOGY_SPREAD_CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    VOLUMES_FIELD_NUMBER: _builtins.int
+    size: _builtins.int
+    """Worker pods per leader."""
+    active_deadline_seconds: _builtins.int
+    automount_service_account_token: _builtins.bool
+    dns_policy: _builtins.str
+    enable_service_links: _builtins.bool
+    host_ipc: _builtins.bool
+    host_network: _builtins.bool
+    host_pid: _builtins.bool
+    host_users: _builtins.bool
+    hostname: _builtins.str
+    node_name: _builtins.str
+    preemption_policy: _builtins.str
+    priority: _builtins.int
+    priority_class_name: _builtins.str
+    restart_policy: _builtins.str
+    runtime_class_name: _builtins.str
+    scheduler_name: _builtins.str
+    service_account: _builtins.str
+    service_account_name: _builtins.str
+    set_hostname_as_fqdn: _builtins.bool
+    share_process_namespace: _builtins.bool
+    subdomain: _builtins.str
+    termination_grace_period_seconds: _builtins.int
+    @_builtins.property
+    def runner(self) -> Global___Container:
+        """Worker runner."""
+
+    @_builtins.property
+    def affinity(self) -> Global___Affinity: ...
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def dns_config(self) -> Global___PodDNSConfig: ...
+    @_builtins.property
+    def ephemeral_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___EphemeralContainer]: ...
+    @_builtins.property
+    def host_aliases(self) -> _containers.RepeatedCompositeFieldContainer[Global___HostAlias]: ...
+    @_builtins.property
+    def image_pull_secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___LocalObjectReference]: ...
+    @_builtins.property
+    def init_containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]: ...
+    @_builtins.property
+    def node_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def os(self) -> Global___PodOS: ...
+    @_builtins.property
+    def overhead(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]: ...
+    @_builtins.property
+    def readiness_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodReadinessGate]: ...
+    @_builtins.property
+    def resource_claims(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodResourceClaim]: ...
+    @_builtins.property
+    def scheduling_gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodSchedulingGate]: ...
+    @_builtins.property
+    def security_context(self) -> Global___PodSecurityContext: ...
+    @_builtins.property
+    def tolerations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Toleration]: ...
+    @_builtins.property
+    def topology_spread_constraints(self) -> _containers.RepeatedCompositeFieldContainer[Global___TopologySpreadConstraint]: ...
+    @_builtins.property
+    def volumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Volume]: ...
+    def __init__(
+        self,
+        *,
+        size: _builtins.int | None = ...,
+        runner: Global___Container | None = ...,
+        active_deadline_seconds: _builtins.int | None = ...,
+        affinity: Global___Affinity | None = ...,
+        automount_service_account_token: _builtins.bool | None = ...,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+        dns_config: Global___PodDNSConfig | None = ...,
+        dns_policy: _builtins.str | None = ...,
+        enable_service_links: _builtins.bool | None = ...,
+        ephemeral_containers: _abc.Iterable[Global___EphemeralContainer] | None = ...,
+        host_aliases: _abc.Iterable[Global___HostAlias] | None = ...,
+        host_ipc: _builtins.bool | None = ...,
+        host_network: _builtins.bool | None = ...,
+        host_pid: _builtins.bool | None = ...,
+        host_users: _builtins.bool | None = ...,
+        hostname: _builtins.str | None = ...,
+        image_pull_secrets: _abc.Iterable[Global___LocalObjectReference] | None = ...,
+        init_containers: _abc.Iterable[Global___Container] | None = ...,
+        node_name: _builtins.str | None = ...,
+        node_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        os: Global___PodOS | None = ...,
+        overhead: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        preemption_policy: _builtins.str | None = ...,
+        priority: _builtins.int | None = ...,
+        priority_class_name: _builtins.str | None = ...,
+        readiness_gates: _abc.Iterable[Global___PodReadinessGate] | None = ...,
+        resource_claims: _abc.Iterable[Global___PodResourceClaim] | None = ...,
+        restart_policy: _builtins.str | None = ...,
+        runtime_class_name: _builtins.str | None = ...,
+        scheduler_name: _builtins.str | None = ...,
+        scheduling_gates: _abc.Iterable[Global___PodSchedulingGate] | None = ...,
+        security_context: Global___PodSecurityContext | None = ...,
+        service_account: _builtins.str | None = ...,
+        service_account_name: _builtins.str | None = ...,
+        set_hostname_as_fqdn: _builtins.bool | None = ...,
+        share_process_namespace: _builtins.bool | None = ...,
+        subdomain: _builtins.str | None = ...,
+        termination_grace_period_seconds: _builtins.int | None = ...,
+        tolerations: _abc.Iterable[Global___Toleration] | None = ...,
+        topology_spread_constraints: _abc.Iterable[Global___TopologySpreadConstraint] | None = ...,
+        volumes: _abc.Iterable[Global___Volume] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_size", b"_size", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "node_name", b"node_name", "os", b"os", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scheduler_name", b"scheduler_name", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "size", b"size", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds", "_automount_service_account_token", b"_automount_service_account_token", "_dns_policy", b"_dns_policy", "_enable_service_links", b"_enable_service_links", "_host_ipc", b"_host_ipc", "_host_network", b"_host_network", "_host_pid", b"_host_pid", "_host_users", b"_host_users", "_hostname", b"_hostname", "_node_name", b"_node_name", "_preemption_policy", b"_preemption_policy", "_priority", b"_priority", "_priority_class_name", b"_priority_class_name", "_restart_policy", b"_restart_policy", "_runtime_class_name", b"_runtime_class_name", "_scheduler_name", b"_scheduler_name", "_service_account", b"_service_account", "_service_account_name", b"_service_account_name", "_set_hostname_as_fqdn", b"_set_hostname_as_fqdn", "_share_process_namespace", b"_share_process_namespace", "_size", b"_size", "_subdomain", b"_subdomain", "_termination_grace_period_seconds", b"_termination_grace_period_seconds", "active_deadline_seconds", b"active_deadline_seconds", "affinity", b"affinity", "automount_service_account_token", b"automount_service_account_token", "containers", b"containers", "dns_config", b"dns_config", "dns_policy", b"dns_policy", "enable_service_links", b"enable_service_links", "ephemeral_containers", b"ephemeral_containers", "host_aliases", b"host_aliases", "host_ipc", b"host_ipc", "host_network", b"host_network", "host_pid", b"host_pid", "host_users", b"host_users", "hostname", b"hostname", "image_pull_secrets", b"image_pull_secrets", "init_containers", b"init_containers", "node_name", b"node_name", "node_selector", b"node_selector", "os", b"os", "overhead", b"overhead", "preemption_policy", b"preemption_policy", "priority", b"priority", "priority_class_name", b"priority_class_name", "readiness_gates", b"readiness_gates", "resource_claims", b"resource_claims", "restart_policy", b"restart_policy", "runner", b"runner", "runtime_class_name", b"runtime_class_name", "scheduler_name", b"scheduler_name", "scheduling_gates", b"scheduling_gates", "security_context", b"security_context", "service_account", b"service_account", "service_account_name", b"service_account_name", "set_hostname_as_fqdn", b"set_hostname_as_fqdn", "share_process_namespace", b"share_process_namespace", "size", b"size", "subdomain", b"subdomain", "termination_grace_period_seconds", b"termination_grace_period_seconds", "tolerations", b"tolerations", "topology_spread_constraints", b"topology_spread_constraints", "volumes", b"volumes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__active_deadline_seconds: _TypeAlias = _typing.Literal["active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofArgType__active_deadline_seconds: _TypeAlias = _typing.Literal["_active_deadline_seconds", b"_active_deadline_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__automount_service_account_token: _TypeAlias = _typing.Literal["automount_service_account_token"]  # noqa: Y015
+    _WhichOneofArgType__automount_service_account_token: _TypeAlias = _typing.Literal["_automount_service_account_token", b"_automount_service_account_token"]  # noqa: Y015
+    _WhichOneofReturnType__dns_policy: _TypeAlias = _typing.Literal["dns_policy"]  # noqa: Y015
+    _WhichOneofArgType__dns_policy: _TypeAlias = _typing.Literal["_dns_policy", b"_dns_policy"]  # noqa: Y015
+    _WhichOneofReturnType__enable_service_links: _TypeAlias = _typing.Literal["enable_service_links"]  # noqa: Y015
+    _WhichOneofArgType__enable_service_links: _TypeAlias = _typing.Literal["_enable_service_links", b"_enable_service_links"]  # noqa: Y015
+    _WhichOneofReturnType__host_ipc: _TypeAlias = _typing.Literal["host_ipc"]  # noqa: Y015
+    _WhichOneofArgType__host_ipc: _TypeAlias = _typing.Literal["_host_ipc", b"_host_ipc"]  # noqa: Y015
+    _WhichOneofReturnType__host_network: _TypeAlias = _typing.Literal["host_network"]  # noqa: Y015
+    _WhichOneofArgType__host_network: _TypeAlias = _typing.Literal["_host_network", b"_host_network"]  # noqa: Y015
+    _WhichOneofReturnType__host_pid: _TypeAlias = _typing.Literal["host_pid"]  # noqa: Y015
+    _WhichOneofArgType__host_pid: _TypeAlias = _typing.Literal["_host_pid", b"_host_pid"]  # noqa: Y015
+    _WhichOneofReturnType__host_users: _TypeAlias = _typing.Literal["host_users"]  # noqa: Y015
+    _WhichOneofArgType__host_users: _TypeAlias = _typing.Literal["_host_users", b"_host_users"]  # noqa: Y015
+    _WhichOneofReturnType__hostname: _TypeAlias = _typing.Literal["hostname"]  # noqa: Y015
+    _WhichOneofArgType__hostname: _TypeAlias = _typing.Literal["_hostname", b"_hostname"]  # noqa: Y015
+    _WhichOneofReturnType__node_name: _TypeAlias = _typing.Literal["node_name"]  # noqa: Y015
+    _WhichOneofArgType__node_name: _TypeAlias = _typing.Literal["_node_name", b"_node_name"]  # noqa: Y015
+    _WhichOneofReturnType__preemption_policy: _TypeAlias = _typing.Literal["preemption_policy"]  # noqa: Y015
+    _WhichOneofArgType__preemption_policy: _TypeAlias = _typing.Literal["_preemption_policy", b"_preemption_policy"]  # noqa: Y015
+    _WhichOneofReturnType__priority: _TypeAlias = _typing.Literal["priority"]  # noqa: Y015
+    _WhichOneofArgType__priority: _TypeAlias = _typing.Literal["_priority", b"_priority"]  # noqa: Y015
+    _WhichOneofReturnType__priority_class_name: _TypeAlias = _typing.Literal["priority_class_name"]  # noqa: Y015
+    _WhichOneofArgType__priority_class_name: _TypeAlias = _typing.Literal["_priority_class_name", b"_priority_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__restart_policy: _TypeAlias = _typing.Literal["restart_policy"]  # noqa: Y015
+    _WhichOneofArgType__restart_policy: _TypeAlias = _typing.Literal["_restart_policy", b"_restart_policy"]  # noqa: Y015
+    _WhichOneofReturnType__runtime_class_name: _TypeAlias = _typing.Literal["runtime_class_name"]  # noqa: Y015
+    _WhichOneofArgType__runtime_class_name: _TypeAlias = _typing.Literal["_runtime_class_name", b"_runtime_class_name"]  # noqa: Y015
+    _WhichOneofReturnType__scheduler_name: _TypeAlias = _typing.Literal["scheduler_name"]  # noqa: Y015
+    _WhichOneofArgType__scheduler_name: _TypeAlias = _typing.Literal["_scheduler_name", b"_scheduler_name"]  # noqa: Y015
+    _WhichOneofReturnType__service_account: _TypeAlias = _typing.Literal["service_account"]  # noqa: Y015
+    _WhichOneofArgType__service_account: _TypeAlias = _typing.Literal["_service_account", b"_service_account"]  # noqa: Y015
+    _WhichOneofReturnType__service_account_name: _TypeAlias = _typing.Literal["service_account_name"]  # noqa: Y015
+    _WhichOneofArgType__service_account_name: _TypeAlias = _typing.Literal["_service_account_name", b"_service_account_name"]  # noqa: Y015
+    _WhichOneofReturnType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofArgType__set_hostname_as_fqdn: _TypeAlias = _typing.Literal["_set_hostname_as_fqdn", b"_set_hostname_as_fqdn"]  # noqa: Y015
+    _WhichOneofReturnType__share_process_namespace: _TypeAlias = _typing.Literal["share_process_namespace"]  # noqa: Y015
+    _WhichOneofArgType__share_process_namespace: _TypeAlias = _typing.Literal["_share_process_namespace", b"_share_process_namespace"]  # noqa: Y015
+    _WhichOneofReturnType__size: _TypeAlias = _typing.Literal["size"]  # noqa: Y015
+    _WhichOneofArgType__size: _TypeAlias = _typing.Literal["_size", b"_size"]  # noqa: Y015
+    _WhichOneofReturnType__subdomain: _TypeAlias = _typing.Literal["subdomain"]  # noqa: Y015
+    _WhichOneofArgType__subdomain: _TypeAlias = _typing.Literal["_subdomain", b"_subdomain"]  # noqa: Y015
+    _WhichOneofReturnType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["termination_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofArgType__termination_grace_period_seconds: _TypeAlias = _typing.Literal["_termination_grace_period_seconds", b"_termination_grace_period_seconds"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__active_deadline_seconds) -> _WhichOneofReturnType__active_deadline_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__automount_service_account_token) -> _WhichOneofReturnType__automount_service_account_token | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dns_policy) -> _WhichOneofReturnType__dns_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__enable_service_links) -> _WhichOneofReturnType__enable_service_links | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_ipc) -> _WhichOneofReturnType__host_ipc | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_network) -> _WhichOneofReturnType__host_network | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_pid) -> _WhichOneofReturnType__host_pid | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__host_users) -> _WhichOneofReturnType__host_users | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hostname) -> _WhichOneofReturnType__hostname | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__node_name) -> _WhichOneofReturnType__node_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__preemption_policy) -> _WhichOneofReturnType__preemption_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority) -> _WhichOneofReturnType__priority | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__priority_class_name) -> _WhichOneofReturnType__priority_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restart_policy) -> _WhichOneofReturnType__restart_policy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__runtime_class_name) -> _WhichOneofReturnType__runtime_class_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__scheduler_name) -> _WhichOneofReturnType__scheduler_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account) -> _WhichOneofReturnType__service_account | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__service_account_name) -> _WhichOneofReturnType__service_account_name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__set_hostname_as_fqdn) -> _WhichOneofReturnType__set_hostname_as_fqdn | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__share_process_namespace) -> _WhichOneofReturnType__share_process_namespace | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__size) -> _WhichOneofReturnType__size | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__subdomain) -> _WhichOneofReturnType__subdomain | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__termination_grace_period_seconds) -> _WhichOneofReturnType__termination_grace_period_seconds | None: ...
+
+Global___WorkerSpec: _TypeAlias = WorkerSpec  # noqa: Y015

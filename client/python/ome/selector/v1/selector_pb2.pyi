@@ -2697,6 +2697,7 @@ class GetEffectiveRuntimeResponse(_message.Message):
     SERVICE_FIELD_NUMBER: _builtins.int
     API_VERSION_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """`Available` or `Unavailable`."""
     reason: _builtins.str
@@ -2743,6 +2744,13 @@ class GetEffectiveRuntimeResponse(_message.Message):
     def service(self) -> Global___EffectiveService:
         """The Service rows: PIN, SYNC, STATUS, DRIFT, LIVE-RELATION and the ISSUE codes."""
 
+    @_builtins.property
+    def spec(self) -> _types_pb2.ServingRuntimeSpec:
+        """The Live view's spec: a named runtime's spec merged over its chain, a selected runtime's own
+        spec (runtime-inheritance.md, "When the merged spec applies"); unset without a runtime or
+        with a broken chain.
+        """
+
     def __init__(
         self,
         *,
@@ -2761,10 +2769,11 @@ class GetEffectiveRuntimeResponse(_message.Message):
         service: Global___EffectiveService | None = ...,
         api_version: _builtins.str = ...,
         kind: _builtins.str = ...,
+        spec: _types_pb2.ServingRuntimeSpec | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "runtime_ref", b"runtime_ref", "service", b"service"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "runtime_ref", b"runtime_ref", "service", b"service", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "api_version", b"api_version", "cache_version", b"cache_version", "components", b"components", "hash", b"hash", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "inheritance_reason", b"inheritance_reason", "kind", b"kind", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "service", b"service", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "api_version", b"api_version", "cache_version", b"cache_version", "components", b"components", "hash", b"hash", "inheritance_chain", b"inheritance_chain", "inheritance_error", b"inheritance_error", "inheritance_reason", b"inheritance_reason", "kind", b"kind", "reason", b"reason", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "selection", b"selection", "service", b"service", "spec", b"spec", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2783,6 +2792,7 @@ class EffectiveView(_message.Message):
     REVISION_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
     COMPONENTS_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """`Available` or `Unavailable`."""
     reason: _builtins.str
@@ -2801,6 +2811,12 @@ class EffectiveView(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComponentConfiguration]:
         """Each component the InferenceService declares, rendered from the view's spec."""
 
+    @_builtins.property
+    def spec(self) -> _types_pb2.ServingRuntimeSpec:
+        """The spec the InferenceService is meant to run: the pinned revision's `data`, or the Live
+        view's spec; unset when Unavailable.
+        """
+
     def __init__(
         self,
         *,
@@ -2811,10 +2827,11 @@ class EffectiveView(_message.Message):
         revision: _builtins.str = ...,
         hash: _builtins.str = ...,
         components: _abc.Iterable[Global___ComponentConfiguration] | None = ...,
+        spec: _types_pb2.ServingRuntimeSpec | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["runtime_ref", b"runtime_ref", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "hash", b"hash", "reason", b"reason", "revision", b"revision", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "hash", b"hash", "reason", b"reason", "revision", b"revision", "runtime", b"runtime", "runtime_ref", b"runtime_ref", "spec", b"spec", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
