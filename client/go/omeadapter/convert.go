@@ -14,27 +14,22 @@ import (
 
 // The protos mirror the CRDs' JSON (proto field `supported_model_formats` is JSON
 // `supportedModelFormats`), so OME's Go objects convert through their JSON: encoding/json one
-// way, protojson the other. The protos model what selection, admission and revisions read;
-// ToProto drops the rest (protojson's DiscardUnknown). Dropped, by kind:
+// way, protojson the other. The protos carry the whole spec of ServingRuntime,
+// ClusterServingRuntime and the InferenceService components (generated from the CRDs by
+// protos/crdgen.py; a Kubernetes quantity or int-or-string is a google.protobuf.Value holding
+// the number or string as written). ToProto drops the rest (protojson's DiscardUnknown):
 //
 //   - every kind: `metadata` other than name, namespace, labels, annotations, uid,
 //     resourceVersion, generation and creationTimestamp (managedFields, ownerReferences,
 //     finalizers, deletionTimestamp ...);
-//   - ServingRuntime / ClusterServingRuntime `spec`: the pod-level fields of the spec and of
-//     engineConfig, decoderConfig, routerConfig and their leader and worker (volumes,
-//     nodeSelector, affinity, tolerations, hostNetwork, hostIPC, dnsPolicy, imagePullSecrets,
-//     the spec's pod labels and annotations ...), and of each container and runner everything
-//     but name, image, command and args (env, resources, ports, probes, volumeMounts,
-//     securityContext ...), `supportedModelFormats[].acceleratorConfig`; `status` other than
-//     inheritanceChain and conditions;
+//   - ServingRuntime / ClusterServingRuntime: `status` other than inheritanceChain and conditions;
 //   - BaseModel / ClusterBaseModel `spec`: storage, modelConfiguration, apiCapabilities,
 //     servingMode, maxTokens, additionalMetadata, compartmentID; all of `status`;
-//   - InferenceService: the pod specs of engine/decoder/router and the deprecated predictor,
-//     kedaConfig; `status` other than conditions and observedGeneration;
+//   - InferenceService: `status` other than conditions and observedGeneration;
 //   - AcceleratorClass: `status`.
 //
 // TestRoundTripEveryCatalogObject lists the dropped JSON paths of every catalog object and
-// fails on one outside this list.
+// fails on one outside this list, and on any under the spec of a runtime or InferenceService.
 
 // ToProto converts an OME API object (or spec) to its proto message m through JSON, dropping
 // the fields the protos do not model. OME's Go types cannot tell an absent `weight` from

@@ -40,10 +40,55 @@ def _is_map(fd: Any) -> bool:
 # ``modelFramework`` (a message whose only bound is its version: no call for it).
 _LIST, _LIST_OF_MESSAGES, _MAP, _MAP_OF_MESSAGES, _MESSAGE, _VERSION, _VERSION_OF = range(7)
 _PLANS: dict[str, dict[Any, int] | None] = {}  # message type -> field descriptor -> what to do
-# Lists nothing reads item by item (a runner's command line is merged, hashed and copied whole):
-# the object's size bounds them, and the walk never visits a runner for them.
-_UNCOUNTED = frozenset(
-    {(types_pb2.Container.DESCRIPTOR.full_name, "command"), (types_pb2.Container.DESCRIPTOR.full_name, "args")}
+# The OME messages of a runtime spec and an InferenceService whose lists and maps rules read
+# item by item. Every other message under them is a Kubernetes type (a container, a volume, a
+# probe ...) or a part no rule reads (the predictor, `workers`, KEDA settings): nothing reads
+# its lists item by item (a runner's command line is merged, hashed and copied whole), so the
+# object's size bounds them, and the walk never visits them.
+_WALKED = frozenset(
+    m.DESCRIPTOR.full_name
+    for m in (
+        types_pb2.ServingRuntimeSpec,
+        types_pb2.SupportedModelFormat,
+        types_pb2.ModelFormat,
+        types_pb2.ModelFrameworkSpec,
+        types_pb2.DiffusionPipelineSpec,
+        types_pb2.DiffusionComponentSpec,
+        types_pb2.ModelSizeRangeSpec,
+        types_pb2.AcceleratorRequirements,
+        types_pb2.AcceleratorSelector,
+        types_pb2.AcceleratorConstraints,
+        types_pb2.EngineSpec,
+        types_pb2.DecoderSpec,
+        types_pb2.RouterSpec,
+        types_pb2.LeaderSpec,
+        types_pb2.WorkerSpec,
+        types_pb2.ComponentAutoscaler,
+        types_pb2.KedaAutoscaler,
+        types_pb2.HPAAutoscaler,
+        types_pb2.MetricSpec,
+        types_pb2.ScalingPolicy,
+        types_pb2.ProportionalPolicy,
+        types_pb2.InferenceServiceSpec,
+    )
+)
+
+
+def _reachable(desc: Any, out: set[str]) -> set[str]:
+    if desc.full_name not in out:
+        out.add(desc.full_name)
+        for fd in desc.fields:
+            if fd.message_type is not None:
+                _reachable(fd.message_type, out)
+    return out
+
+
+_SIZE_BOUNDED = (
+    frozenset(
+        _reachable(types_pb2.ServingRuntimeSpec.DESCRIPTOR, set())
+        | _reachable(types_pb2.InferenceServiceSpec.DESCRIPTOR, set())
+    )
+    - _WALKED
 )
 
 
@@ -53,6 +98,9 @@ def _plan(desc: Any) -> dict[Any, int] | None:
     so the walk never visits it. ``None`` while a recursive type is being planned (visit it)."""
     if desc.full_name in _PLANS:
         return _PLANS[desc.full_name]
+    if desc.full_name in _SIZE_BOUNDED:
+        _PLANS[desc.full_name] = {}
+        return _PLANS[desc.full_name]
     _PLANS[desc.full_name] = None
     plan: dict[Any, int] = {}
     versioned = desc.full_name in _VERSIONED
@@ -60,8 +108,6 @@ def _plan(desc: Any) -> dict[Any, int] | None:
         if _is_map(fd):
             value_type = fd.message_type.fields_by_name["value"].message_type
             plan[fd] = _MAP_OF_MESSAGES if value_type is not None and _plan(value_type) != {} else _MAP
-        elif (desc.full_name, fd.name) in _UNCOUNTED:
-            continue
         elif fd.is_repeated:
             plan[fd] = _LIST_OF_MESSAGES if fd.message_type is not None and _plan(fd.message_type) != {} else _LIST
         elif fd.message_type is not None:

@@ -83,7 +83,10 @@ def test_a_runtime_with_every_field_loads_with_no_warning(tmp_path: Path) -> Non
         "proportional": {"anchor": "engine", "ratios": {"decoder": "1", "router": "250m", "other": "0.5"}},
     }
     engine, router = got["engineConfig"], got["routerConfig"]
-    assert engine["deploymentStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "25%"}}
+    assert engine["deploymentStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "25%"},
+    }
     assert engine["autoscaler"] == {
         "class": "KEDA",
         "keda": {

@@ -4805,7 +4805,11 @@ type GetEffectiveRuntimeResponse struct {
 	// `cli.ome.io/v1alpha1`, as kubectl-ome's report.
 	ApiVersion string `protobuf:"bytes,14,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
 	// `RuntimeEffectiveReport`.
-	Kind          string `protobuf:"bytes,15,opt,name=kind,proto3" json:"kind,omitempty"`
+	Kind string `protobuf:"bytes,15,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The Live view's spec: a named runtime's spec merged over its chain, a selected runtime's own
+	// spec (runtime-inheritance.md, "When the merged spec applies"); unset without a runtime or
+	// with a broken chain.
+	Spec          *v1beta1.ServingRuntimeSpec `protobuf:"bytes,16,opt,name=spec,proto3" json:"spec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4945,6 +4949,13 @@ func (x *GetEffectiveRuntimeResponse) GetKind() string {
 	return ""
 }
 
+func (x *GetEffectiveRuntimeResponse) GetSpec() *v1beta1.ServingRuntimeSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
 // EffectiveView: the Active view of `kubectl ome runtime effective`.
 type EffectiveView struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4961,7 +4972,10 @@ type EffectiveView struct {
 	// Short hash of the view's spec.
 	Hash string `protobuf:"bytes,6,opt,name=hash,proto3" json:"hash,omitempty"`
 	// Each component the InferenceService declares, rendered from the view's spec.
-	Components    []*ComponentConfiguration `protobuf:"bytes,7,rep,name=components,proto3" json:"components,omitempty"`
+	Components []*ComponentConfiguration `protobuf:"bytes,7,rep,name=components,proto3" json:"components,omitempty"`
+	// The spec the InferenceService is meant to run: the pinned revision's `data`, or the Live
+	// view's spec; unset when Unavailable.
+	Spec          *v1beta1.ServingRuntimeSpec `protobuf:"bytes,8,opt,name=spec,proto3" json:"spec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5041,6 +5055,13 @@ func (x *EffectiveView) GetHash() string {
 func (x *EffectiveView) GetComponents() []*ComponentConfiguration {
 	if x != nil {
 		return x.Components
+	}
+	return nil
+}
+
+func (x *EffectiveView) GetSpec() *v1beta1.ServingRuntimeSpec {
+	if x != nil {
+		return x.Spec
 	}
 	return nil
 }
@@ -8562,7 +8583,7 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\x1aGetEffectiveRuntimeRequest\x12J\n" +
 	"\x11inference_service\x18\x01 \x01(\v2\x1d.ome.v1beta1.InferenceServiceR\x10inferenceService\x12#\n" +
 	"\rome_namespace\x18\x02 \x01(\tR\fomeNamespace\x12)\n" +
-	"\x10collection_limit\x18\x03 \x01(\x05R\x0fcollectionLimit\"\x93\x05\n" +
+	"\x10collection_limit\x18\x03 \x01(\x05R\x0fcollectionLimit\"\xc8\x05\n" +
 	"\x1bGetEffectiveRuntimeResponse\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
@@ -8583,7 +8604,8 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\aservice\x18\r \x01(\v2!.ome.selector.v1.EffectiveServiceR\aservice\x12\x1f\n" +
 	"\vapi_version\x18\x0e \x01(\tR\n" +
 	"apiVersion\x12\x12\n" +
-	"\x04kind\x18\x0f \x01(\tR\x04kind\"\x8e\x02\n" +
+	"\x04kind\x18\x0f \x01(\tR\x04kind\x123\n" +
+	"\x04spec\x18\x10 \x01(\v2\x1f.ome.v1beta1.ServingRuntimeSpecR\x04spec\"\xc3\x02\n" +
 	"\rEffectiveView\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
@@ -8594,7 +8616,8 @@ const file_ome_selector_v1_selector_proto_rawDesc = "" +
 	"\x04hash\x18\x06 \x01(\tR\x04hash\x12G\n" +
 	"\n" +
 	"components\x18\a \x03(\v2'.ome.selector.v1.ComponentConfigurationR\n" +
-	"components\"g\n" +
+	"components\x123\n" +
+	"\x04spec\x18\b \x01(\v2\x1f.ome.v1beta1.ServingRuntimeSpecR\x04spec\"g\n" +
 	"\x05Issue\x12.\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x1a.ome.selector.v1.IssueCodeR\x04code\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\tR\brevision\x12\x12\n" +
@@ -9261,11 +9284,11 @@ var file_ome_selector_v1_selector_proto_goTypes = []any{
 	(*v1beta1.InferenceService)(nil),          // 105: ome.v1beta1.InferenceService
 	(*v1beta1.BaseModelSpec)(nil),             // 106: ome.v1beta1.BaseModelSpec
 	(*v1beta1.ControllerRevision)(nil),        // 107: ome.v1beta1.ControllerRevision
-	(*v1beta1.ServingRuntime)(nil),            // 108: ome.v1beta1.ServingRuntime
-	(*v1beta1.ClusterServingRuntime)(nil),     // 109: ome.v1beta1.ClusterServingRuntime
-	(*ObjectKey)(nil),                         // 110: ome.selector.v1.ObjectKey
-	(*CacheObject)(nil),                       // 111: ome.selector.v1.CacheObject
-	(*v1beta1.ServingRuntimeSpec)(nil),        // 112: ome.v1beta1.ServingRuntimeSpec
+	(*v1beta1.ServingRuntimeSpec)(nil),        // 108: ome.v1beta1.ServingRuntimeSpec
+	(*v1beta1.ServingRuntime)(nil),            // 109: ome.v1beta1.ServingRuntime
+	(*v1beta1.ClusterServingRuntime)(nil),     // 110: ome.v1beta1.ClusterServingRuntime
+	(*ObjectKey)(nil),                         // 111: ome.selector.v1.ObjectKey
+	(*CacheObject)(nil),                       // 112: ome.selector.v1.CacheObject
 	(*v1beta1.ServingRuntimeStatus)(nil),      // 113: ome.v1beta1.ServingRuntimeStatus
 	(ObjectKind)(0),                           // 114: ome.selector.v1.ObjectKind
 }
@@ -9330,129 +9353,131 @@ var file_ome_selector_v1_selector_proto_depIdxs = []int32{
 	62,  // 57: ome.selector.v1.GetEffectiveRuntimeResponse.components:type_name -> ome.selector.v1.ComponentConfiguration
 	65,  // 58: ome.selector.v1.GetEffectiveRuntimeResponse.active:type_name -> ome.selector.v1.EffectiveView
 	67,  // 59: ome.selector.v1.GetEffectiveRuntimeResponse.service:type_name -> ome.selector.v1.EffectiveService
-	39,  // 60: ome.selector.v1.EffectiveView.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
-	62,  // 61: ome.selector.v1.EffectiveView.components:type_name -> ome.selector.v1.ComponentConfiguration
-	19,  // 62: ome.selector.v1.Issue.code:type_name -> ome.selector.v1.IssueCode
-	9,   // 63: ome.selector.v1.EffectiveService.pin_mode:type_name -> ome.selector.v1.PinMode
-	10,  // 64: ome.selector.v1.EffectiveService.pin_state:type_name -> ome.selector.v1.PinState
-	12,  // 65: ome.selector.v1.EffectiveService.sync:type_name -> ome.selector.v1.SyncState
-	16,  // 66: ome.selector.v1.EffectiveService.status:type_name -> ome.selector.v1.GenerationStatus
-	17,  // 67: ome.selector.v1.EffectiveService.drift_state:type_name -> ome.selector.v1.DriftState
-	18,  // 68: ome.selector.v1.EffectiveService.drift_cause:type_name -> ome.selector.v1.DriftCause
-	13,  // 69: ome.selector.v1.EffectiveService.live_relation:type_name -> ome.selector.v1.LiveRelation
-	66,  // 70: ome.selector.v1.EffectiveService.issues:type_name -> ome.selector.v1.Issue
-	108, // 71: ome.selector.v1.ValidateServingRuntimeRequest.serving_runtime:type_name -> ome.v1beta1.ServingRuntime
-	109, // 72: ome.selector.v1.ValidateServingRuntimeRequest.cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
-	8,   // 73: ome.selector.v1.ValidateServingRuntimeRequest.operation:type_name -> ome.selector.v1.AdmissionOperation
-	108, // 74: ome.selector.v1.ValidateServingRuntimeRequest.old_serving_runtime:type_name -> ome.v1beta1.ServingRuntime
-	109, // 75: ome.selector.v1.ValidateServingRuntimeRequest.old_cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
-	39,  // 76: ome.selector.v1.SelectionOutcome.runtime:type_name -> ome.selector.v1.RuntimeRef
-	5,   // 77: ome.selector.v1.SelectionOutcome.mode:type_name -> ome.selector.v1.SelectionMode
-	56,  // 78: ome.selector.v1.SelectionOutcome.runtime_ready:type_name -> ome.selector.v1.Condition
-	57,  // 79: ome.selector.v1.SelectionOutcome.warnings:type_name -> ome.selector.v1.Event
-	62,  // 80: ome.selector.v1.SelectionOutcome.components:type_name -> ome.selector.v1.ComponentConfiguration
-	20,  // 81: ome.selector.v1.ChangeReason.step:type_name -> ome.selector.v1.ChangeStep
-	39,  // 82: ome.selector.v1.ChangeReason.runtime:type_name -> ome.selector.v1.RuntimeRef
-	1,   // 83: ome.selector.v1.ChangeReason.check:type_name -> ome.selector.v1.Check
-	4,   // 84: ome.selector.v1.ChangeReason.tie_break:type_name -> ome.selector.v1.TieBreak
-	110, // 85: ome.selector.v1.ObjectChange.key:type_name -> ome.selector.v1.ObjectKey
-	70,  // 86: ome.selector.v1.SelectionChange.before:type_name -> ome.selector.v1.SelectionOutcome
-	70,  // 87: ome.selector.v1.SelectionChange.after:type_name -> ome.selector.v1.SelectionOutcome
-	72,  // 88: ome.selector.v1.SelectionChange.causes:type_name -> ome.selector.v1.ObjectChange
-	71,  // 89: ome.selector.v1.SelectionChange.reason:type_name -> ome.selector.v1.ChangeReason
-	70,  // 90: ome.selector.v1.WatchSelectionsResponse.current:type_name -> ome.selector.v1.SelectionOutcome
-	75,  // 91: ome.selector.v1.WatchSelectionsResponse.initial_events_end:type_name -> ome.selector.v1.InitialEventsEnd
-	73,  // 92: ome.selector.v1.WatchSelectionsResponse.change:type_name -> ome.selector.v1.SelectionChange
-	76,  // 93: ome.selector.v1.WatchSelectionsResponse.write:type_name -> ome.selector.v1.WriteStats
-	77,  // 94: ome.selector.v1.WatchSelectionsResponse.resync:type_name -> ome.selector.v1.Resync
-	111, // 95: ome.selector.v1.PreviewCacheChangeRequest.upserts:type_name -> ome.selector.v1.CacheObject
-	110, // 96: ome.selector.v1.PreviewCacheChangeRequest.deletes:type_name -> ome.selector.v1.ObjectKey
-	73,  // 97: ome.selector.v1.PreviewCacheChangeResponse.changes:type_name -> ome.selector.v1.SelectionChange
-	110, // 98: ome.selector.v1.PreviewCacheChangeResponse.not_found:type_name -> ome.selector.v1.ObjectKey
-	39,  // 99: ome.selector.v1.GetRuntimeStatusRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 100: ome.selector.v1.GetRuntimeStatusResponse.runtime:type_name -> ome.selector.v1.RuntimeRef
-	112, // 101: ome.selector.v1.GetRuntimeStatusResponse.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
-	39,  // 102: ome.selector.v1.GetRuntimeStatusResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
-	113, // 103: ome.selector.v1.GetRuntimeStatusResponse.status:type_name -> ome.v1beta1.ServingRuntimeStatus
-	57,  // 104: ome.selector.v1.GetRuntimeStatusResponse.events:type_name -> ome.selector.v1.Event
-	105, // 105: ome.selector.v1.GetRuntimeHistoryRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	23,  // 106: ome.selector.v1.HistoryRevision.roles:type_name -> ome.selector.v1.RevisionRole
-	39,  // 107: ome.selector.v1.HistoryRevision.source:type_name -> ome.selector.v1.RuntimeRef
-	24,  // 108: ome.selector.v1.HistoryRevision.consistency:type_name -> ome.selector.v1.RevisionConsistency
-	25,  // 109: ome.selector.v1.HistoryRevision.relation:type_name -> ome.selector.v1.RevisionRelation
-	66,  // 110: ome.selector.v1.HistoryRevision.issues:type_name -> ome.selector.v1.Issue
-	21,  // 111: ome.selector.v1.GetRuntimeHistoryResponse.observation:type_name -> ome.selector.v1.HistoryObservation
-	22,  // 112: ome.selector.v1.GetRuntimeHistoryResponse.completeness:type_name -> ome.selector.v1.HistoryCompleteness
-	84,  // 113: ome.selector.v1.GetRuntimeHistoryResponse.revisions:type_name -> ome.selector.v1.HistoryRevision
-	66,  // 114: ome.selector.v1.GetRuntimeHistoryResponse.report_issues:type_name -> ome.selector.v1.Issue
-	105, // 115: ome.selector.v1.PlanRuntimeSyncRequest.inference_service:type_name -> ome.v1beta1.InferenceService
-	26,  // 116: ome.selector.v1.PlanRuntimeSyncResponse.refusal:type_name -> ome.selector.v1.SyncRefusal
-	87,  // 117: ome.selector.v1.PlanRuntimeSyncResponse.preview:type_name -> ome.selector.v1.PreviewField
-	88,  // 118: ome.selector.v1.PlanRuntimeSyncResponse.result:type_name -> ome.selector.v1.ActionResult
-	39,  // 119: ome.selector.v1.RuntimeTreeNode.runtime:type_name -> ome.selector.v1.RuntimeRef
-	29,  // 120: ome.selector.v1.RuntimeTreeIssue.code:type_name -> ome.selector.v1.RuntimeTreeIssueCode
-	39,  // 121: ome.selector.v1.RuntimeTreeIssue.subject:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 122: ome.selector.v1.RuntimeTreeIssue.parent:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 123: ome.selector.v1.RuntimeTreeIssue.path:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 124: ome.selector.v1.RuntimeTreeHead.runtime:type_name -> ome.selector.v1.RuntimeRef
-	91,  // 125: ome.selector.v1.RuntimeTreeHead.chain:type_name -> ome.selector.v1.RuntimeTreeNode
-	92,  // 126: ome.selector.v1.RuntimeTreeHead.issues:type_name -> ome.selector.v1.RuntimeTreeIssue
-	93,  // 127: ome.selector.v1.RuntimeTreeHead.users:type_name -> ome.selector.v1.RuntimeTreeUser
-	27,  // 128: ome.selector.v1.RuntimeTreeContext.scope:type_name -> ome.selector.v1.RuntimeTreeContextScope
-	28,  // 129: ome.selector.v1.RuntimeTreeContext.resolution:type_name -> ome.selector.v1.RuntimeTreeResolution
-	94,  // 130: ome.selector.v1.RuntimeTreeContext.heads:type_name -> ome.selector.v1.RuntimeTreeHead
-	114, // 131: ome.selector.v1.RuntimeTreeCollection.kind:type_name -> ome.selector.v1.ObjectKind
-	31,  // 132: ome.selector.v1.RuntimeTreeCollection.scope:type_name -> ome.selector.v1.RuntimeTreeCollectionScope
-	32,  // 133: ome.selector.v1.RuntimeTreeCollection.status:type_name -> ome.selector.v1.RuntimeTreeCollectionStatus
-	34,  // 134: ome.selector.v1.RuntimeTreeUnattributedUser.state:type_name -> ome.selector.v1.RuntimeTreeUnattributedState
-	35,  // 135: ome.selector.v1.RuntimeTreeUnattributedUser.reason:type_name -> ome.selector.v1.RuntimeTreeUnattributedReason
-	97,  // 136: ome.selector.v1.RuntimeTreeUnattributed.users:type_name -> ome.selector.v1.RuntimeTreeUnattributedUser
-	39,  // 137: ome.selector.v1.GetRuntimeTreeResponse.target:type_name -> ome.selector.v1.RuntimeRef
-	95,  // 138: ome.selector.v1.GetRuntimeTreeResponse.contexts:type_name -> ome.selector.v1.RuntimeTreeContext
-	98,  // 139: ome.selector.v1.GetRuntimeTreeResponse.unattributed:type_name -> ome.selector.v1.RuntimeTreeUnattributed
-	30,  // 140: ome.selector.v1.GetRuntimeTreeResponse.snapshot:type_name -> ome.selector.v1.RuntimeTreeSnapshot
-	96,  // 141: ome.selector.v1.GetRuntimeTreeResponse.collections:type_name -> ome.selector.v1.RuntimeTreeCollection
-	33,  // 142: ome.selector.v1.GetRuntimeTreeResponse.warnings:type_name -> ome.selector.v1.RuntimeTreeWarning
-	39,  // 143: ome.selector.v1.PlanRevisionGCRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
-	39,  // 144: ome.selector.v1.RevisionGCEntry.source:type_name -> ome.selector.v1.RuntimeRef
-	36,  // 145: ome.selector.v1.RevisionGCEntry.verdict:type_name -> ome.selector.v1.RevisionGCVerdict
-	37,  // 146: ome.selector.v1.RevisionGCEntry.action:type_name -> ome.selector.v1.RevisionGCAction
-	38,  // 147: ome.selector.v1.RevisionGCEntry.reason:type_name -> ome.selector.v1.RevisionGCReason
-	101, // 148: ome.selector.v1.PlanRevisionGCResponse.revisions:type_name -> ome.selector.v1.RevisionGCEntry
-	105, // 149: ome.selector.v1.GetInferenceServiceResponse.inference_service:type_name -> ome.v1beta1.InferenceService
-	46,  // 150: ome.selector.v1.SelectionService.SelectRuntime:input_type -> ome.selector.v1.SelectRuntimeRequest
-	50,  // 151: ome.selector.v1.SelectionService.ExplainRuntimes:input_type -> ome.selector.v1.ExplainRuntimesRequest
-	54,  // 152: ome.selector.v1.SelectionService.AdmitInferenceService:input_type -> ome.selector.v1.AdmitInferenceServiceRequest
-	58,  // 153: ome.selector.v1.SelectionService.ReconcileInferenceService:input_type -> ome.selector.v1.ReconcileInferenceServiceRequest
-	63,  // 154: ome.selector.v1.SelectionService.GetEffectiveRuntime:input_type -> ome.selector.v1.GetEffectiveRuntimeRequest
-	68,  // 155: ome.selector.v1.SelectionService.ValidateServingRuntime:input_type -> ome.selector.v1.ValidateServingRuntimeRequest
-	74,  // 156: ome.selector.v1.SelectionService.WatchSelections:input_type -> ome.selector.v1.WatchSelectionsRequest
-	79,  // 157: ome.selector.v1.SelectionService.PreviewCacheChange:input_type -> ome.selector.v1.PreviewCacheChangeRequest
-	81,  // 158: ome.selector.v1.SelectionService.GetRuntimeStatus:input_type -> ome.selector.v1.GetRuntimeStatusRequest
-	83,  // 159: ome.selector.v1.SelectionService.GetRuntimeHistory:input_type -> ome.selector.v1.GetRuntimeHistoryRequest
-	86,  // 160: ome.selector.v1.SelectionService.PlanRuntimeSync:input_type -> ome.selector.v1.PlanRuntimeSyncRequest
-	90,  // 161: ome.selector.v1.SelectionService.GetRuntimeTree:input_type -> ome.selector.v1.GetRuntimeTreeRequest
-	100, // 162: ome.selector.v1.SelectionService.PlanRevisionGC:input_type -> ome.selector.v1.PlanRevisionGCRequest
-	103, // 163: ome.selector.v1.SelectionService.GetInferenceService:input_type -> ome.selector.v1.GetInferenceServiceRequest
-	49,  // 164: ome.selector.v1.SelectionService.SelectRuntime:output_type -> ome.selector.v1.SelectRuntimeResponse
-	53,  // 165: ome.selector.v1.SelectionService.ExplainRuntimes:output_type -> ome.selector.v1.ExplainRuntimesResponse
-	55,  // 166: ome.selector.v1.SelectionService.AdmitInferenceService:output_type -> ome.selector.v1.AdmitInferenceServiceResponse
-	59,  // 167: ome.selector.v1.SelectionService.ReconcileInferenceService:output_type -> ome.selector.v1.ReconcileInferenceServiceResponse
-	64,  // 168: ome.selector.v1.SelectionService.GetEffectiveRuntime:output_type -> ome.selector.v1.GetEffectiveRuntimeResponse
-	69,  // 169: ome.selector.v1.SelectionService.ValidateServingRuntime:output_type -> ome.selector.v1.ValidateServingRuntimeResponse
-	78,  // 170: ome.selector.v1.SelectionService.WatchSelections:output_type -> ome.selector.v1.WatchSelectionsResponse
-	80,  // 171: ome.selector.v1.SelectionService.PreviewCacheChange:output_type -> ome.selector.v1.PreviewCacheChangeResponse
-	82,  // 172: ome.selector.v1.SelectionService.GetRuntimeStatus:output_type -> ome.selector.v1.GetRuntimeStatusResponse
-	85,  // 173: ome.selector.v1.SelectionService.GetRuntimeHistory:output_type -> ome.selector.v1.GetRuntimeHistoryResponse
-	89,  // 174: ome.selector.v1.SelectionService.PlanRuntimeSync:output_type -> ome.selector.v1.PlanRuntimeSyncResponse
-	99,  // 175: ome.selector.v1.SelectionService.GetRuntimeTree:output_type -> ome.selector.v1.GetRuntimeTreeResponse
-	102, // 176: ome.selector.v1.SelectionService.PlanRevisionGC:output_type -> ome.selector.v1.PlanRevisionGCResponse
-	104, // 177: ome.selector.v1.SelectionService.GetInferenceService:output_type -> ome.selector.v1.GetInferenceServiceResponse
-	164, // [164:178] is the sub-list for method output_type
-	150, // [150:164] is the sub-list for method input_type
-	150, // [150:150] is the sub-list for extension type_name
-	150, // [150:150] is the sub-list for extension extendee
-	0,   // [0:150] is the sub-list for field type_name
+	108, // 60: ome.selector.v1.GetEffectiveRuntimeResponse.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
+	39,  // 61: ome.selector.v1.EffectiveView.runtime_ref:type_name -> ome.selector.v1.RuntimeRef
+	62,  // 62: ome.selector.v1.EffectiveView.components:type_name -> ome.selector.v1.ComponentConfiguration
+	108, // 63: ome.selector.v1.EffectiveView.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
+	19,  // 64: ome.selector.v1.Issue.code:type_name -> ome.selector.v1.IssueCode
+	9,   // 65: ome.selector.v1.EffectiveService.pin_mode:type_name -> ome.selector.v1.PinMode
+	10,  // 66: ome.selector.v1.EffectiveService.pin_state:type_name -> ome.selector.v1.PinState
+	12,  // 67: ome.selector.v1.EffectiveService.sync:type_name -> ome.selector.v1.SyncState
+	16,  // 68: ome.selector.v1.EffectiveService.status:type_name -> ome.selector.v1.GenerationStatus
+	17,  // 69: ome.selector.v1.EffectiveService.drift_state:type_name -> ome.selector.v1.DriftState
+	18,  // 70: ome.selector.v1.EffectiveService.drift_cause:type_name -> ome.selector.v1.DriftCause
+	13,  // 71: ome.selector.v1.EffectiveService.live_relation:type_name -> ome.selector.v1.LiveRelation
+	66,  // 72: ome.selector.v1.EffectiveService.issues:type_name -> ome.selector.v1.Issue
+	109, // 73: ome.selector.v1.ValidateServingRuntimeRequest.serving_runtime:type_name -> ome.v1beta1.ServingRuntime
+	110, // 74: ome.selector.v1.ValidateServingRuntimeRequest.cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
+	8,   // 75: ome.selector.v1.ValidateServingRuntimeRequest.operation:type_name -> ome.selector.v1.AdmissionOperation
+	109, // 76: ome.selector.v1.ValidateServingRuntimeRequest.old_serving_runtime:type_name -> ome.v1beta1.ServingRuntime
+	110, // 77: ome.selector.v1.ValidateServingRuntimeRequest.old_cluster_serving_runtime:type_name -> ome.v1beta1.ClusterServingRuntime
+	39,  // 78: ome.selector.v1.SelectionOutcome.runtime:type_name -> ome.selector.v1.RuntimeRef
+	5,   // 79: ome.selector.v1.SelectionOutcome.mode:type_name -> ome.selector.v1.SelectionMode
+	56,  // 80: ome.selector.v1.SelectionOutcome.runtime_ready:type_name -> ome.selector.v1.Condition
+	57,  // 81: ome.selector.v1.SelectionOutcome.warnings:type_name -> ome.selector.v1.Event
+	62,  // 82: ome.selector.v1.SelectionOutcome.components:type_name -> ome.selector.v1.ComponentConfiguration
+	20,  // 83: ome.selector.v1.ChangeReason.step:type_name -> ome.selector.v1.ChangeStep
+	39,  // 84: ome.selector.v1.ChangeReason.runtime:type_name -> ome.selector.v1.RuntimeRef
+	1,   // 85: ome.selector.v1.ChangeReason.check:type_name -> ome.selector.v1.Check
+	4,   // 86: ome.selector.v1.ChangeReason.tie_break:type_name -> ome.selector.v1.TieBreak
+	111, // 87: ome.selector.v1.ObjectChange.key:type_name -> ome.selector.v1.ObjectKey
+	70,  // 88: ome.selector.v1.SelectionChange.before:type_name -> ome.selector.v1.SelectionOutcome
+	70,  // 89: ome.selector.v1.SelectionChange.after:type_name -> ome.selector.v1.SelectionOutcome
+	72,  // 90: ome.selector.v1.SelectionChange.causes:type_name -> ome.selector.v1.ObjectChange
+	71,  // 91: ome.selector.v1.SelectionChange.reason:type_name -> ome.selector.v1.ChangeReason
+	70,  // 92: ome.selector.v1.WatchSelectionsResponse.current:type_name -> ome.selector.v1.SelectionOutcome
+	75,  // 93: ome.selector.v1.WatchSelectionsResponse.initial_events_end:type_name -> ome.selector.v1.InitialEventsEnd
+	73,  // 94: ome.selector.v1.WatchSelectionsResponse.change:type_name -> ome.selector.v1.SelectionChange
+	76,  // 95: ome.selector.v1.WatchSelectionsResponse.write:type_name -> ome.selector.v1.WriteStats
+	77,  // 96: ome.selector.v1.WatchSelectionsResponse.resync:type_name -> ome.selector.v1.Resync
+	112, // 97: ome.selector.v1.PreviewCacheChangeRequest.upserts:type_name -> ome.selector.v1.CacheObject
+	111, // 98: ome.selector.v1.PreviewCacheChangeRequest.deletes:type_name -> ome.selector.v1.ObjectKey
+	73,  // 99: ome.selector.v1.PreviewCacheChangeResponse.changes:type_name -> ome.selector.v1.SelectionChange
+	111, // 100: ome.selector.v1.PreviewCacheChangeResponse.not_found:type_name -> ome.selector.v1.ObjectKey
+	39,  // 101: ome.selector.v1.GetRuntimeStatusRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 102: ome.selector.v1.GetRuntimeStatusResponse.runtime:type_name -> ome.selector.v1.RuntimeRef
+	108, // 103: ome.selector.v1.GetRuntimeStatusResponse.spec:type_name -> ome.v1beta1.ServingRuntimeSpec
+	39,  // 104: ome.selector.v1.GetRuntimeStatusResponse.inheritance_chain:type_name -> ome.selector.v1.RuntimeRef
+	113, // 105: ome.selector.v1.GetRuntimeStatusResponse.status:type_name -> ome.v1beta1.ServingRuntimeStatus
+	57,  // 106: ome.selector.v1.GetRuntimeStatusResponse.events:type_name -> ome.selector.v1.Event
+	105, // 107: ome.selector.v1.GetRuntimeHistoryRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	23,  // 108: ome.selector.v1.HistoryRevision.roles:type_name -> ome.selector.v1.RevisionRole
+	39,  // 109: ome.selector.v1.HistoryRevision.source:type_name -> ome.selector.v1.RuntimeRef
+	24,  // 110: ome.selector.v1.HistoryRevision.consistency:type_name -> ome.selector.v1.RevisionConsistency
+	25,  // 111: ome.selector.v1.HistoryRevision.relation:type_name -> ome.selector.v1.RevisionRelation
+	66,  // 112: ome.selector.v1.HistoryRevision.issues:type_name -> ome.selector.v1.Issue
+	21,  // 113: ome.selector.v1.GetRuntimeHistoryResponse.observation:type_name -> ome.selector.v1.HistoryObservation
+	22,  // 114: ome.selector.v1.GetRuntimeHistoryResponse.completeness:type_name -> ome.selector.v1.HistoryCompleteness
+	84,  // 115: ome.selector.v1.GetRuntimeHistoryResponse.revisions:type_name -> ome.selector.v1.HistoryRevision
+	66,  // 116: ome.selector.v1.GetRuntimeHistoryResponse.report_issues:type_name -> ome.selector.v1.Issue
+	105, // 117: ome.selector.v1.PlanRuntimeSyncRequest.inference_service:type_name -> ome.v1beta1.InferenceService
+	26,  // 118: ome.selector.v1.PlanRuntimeSyncResponse.refusal:type_name -> ome.selector.v1.SyncRefusal
+	87,  // 119: ome.selector.v1.PlanRuntimeSyncResponse.preview:type_name -> ome.selector.v1.PreviewField
+	88,  // 120: ome.selector.v1.PlanRuntimeSyncResponse.result:type_name -> ome.selector.v1.ActionResult
+	39,  // 121: ome.selector.v1.RuntimeTreeNode.runtime:type_name -> ome.selector.v1.RuntimeRef
+	29,  // 122: ome.selector.v1.RuntimeTreeIssue.code:type_name -> ome.selector.v1.RuntimeTreeIssueCode
+	39,  // 123: ome.selector.v1.RuntimeTreeIssue.subject:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 124: ome.selector.v1.RuntimeTreeIssue.parent:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 125: ome.selector.v1.RuntimeTreeIssue.path:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 126: ome.selector.v1.RuntimeTreeHead.runtime:type_name -> ome.selector.v1.RuntimeRef
+	91,  // 127: ome.selector.v1.RuntimeTreeHead.chain:type_name -> ome.selector.v1.RuntimeTreeNode
+	92,  // 128: ome.selector.v1.RuntimeTreeHead.issues:type_name -> ome.selector.v1.RuntimeTreeIssue
+	93,  // 129: ome.selector.v1.RuntimeTreeHead.users:type_name -> ome.selector.v1.RuntimeTreeUser
+	27,  // 130: ome.selector.v1.RuntimeTreeContext.scope:type_name -> ome.selector.v1.RuntimeTreeContextScope
+	28,  // 131: ome.selector.v1.RuntimeTreeContext.resolution:type_name -> ome.selector.v1.RuntimeTreeResolution
+	94,  // 132: ome.selector.v1.RuntimeTreeContext.heads:type_name -> ome.selector.v1.RuntimeTreeHead
+	114, // 133: ome.selector.v1.RuntimeTreeCollection.kind:type_name -> ome.selector.v1.ObjectKind
+	31,  // 134: ome.selector.v1.RuntimeTreeCollection.scope:type_name -> ome.selector.v1.RuntimeTreeCollectionScope
+	32,  // 135: ome.selector.v1.RuntimeTreeCollection.status:type_name -> ome.selector.v1.RuntimeTreeCollectionStatus
+	34,  // 136: ome.selector.v1.RuntimeTreeUnattributedUser.state:type_name -> ome.selector.v1.RuntimeTreeUnattributedState
+	35,  // 137: ome.selector.v1.RuntimeTreeUnattributedUser.reason:type_name -> ome.selector.v1.RuntimeTreeUnattributedReason
+	97,  // 138: ome.selector.v1.RuntimeTreeUnattributed.users:type_name -> ome.selector.v1.RuntimeTreeUnattributedUser
+	39,  // 139: ome.selector.v1.GetRuntimeTreeResponse.target:type_name -> ome.selector.v1.RuntimeRef
+	95,  // 140: ome.selector.v1.GetRuntimeTreeResponse.contexts:type_name -> ome.selector.v1.RuntimeTreeContext
+	98,  // 141: ome.selector.v1.GetRuntimeTreeResponse.unattributed:type_name -> ome.selector.v1.RuntimeTreeUnattributed
+	30,  // 142: ome.selector.v1.GetRuntimeTreeResponse.snapshot:type_name -> ome.selector.v1.RuntimeTreeSnapshot
+	96,  // 143: ome.selector.v1.GetRuntimeTreeResponse.collections:type_name -> ome.selector.v1.RuntimeTreeCollection
+	33,  // 144: ome.selector.v1.GetRuntimeTreeResponse.warnings:type_name -> ome.selector.v1.RuntimeTreeWarning
+	39,  // 145: ome.selector.v1.PlanRevisionGCRequest.runtime:type_name -> ome.selector.v1.RuntimeRef
+	39,  // 146: ome.selector.v1.RevisionGCEntry.source:type_name -> ome.selector.v1.RuntimeRef
+	36,  // 147: ome.selector.v1.RevisionGCEntry.verdict:type_name -> ome.selector.v1.RevisionGCVerdict
+	37,  // 148: ome.selector.v1.RevisionGCEntry.action:type_name -> ome.selector.v1.RevisionGCAction
+	38,  // 149: ome.selector.v1.RevisionGCEntry.reason:type_name -> ome.selector.v1.RevisionGCReason
+	101, // 150: ome.selector.v1.PlanRevisionGCResponse.revisions:type_name -> ome.selector.v1.RevisionGCEntry
+	105, // 151: ome.selector.v1.GetInferenceServiceResponse.inference_service:type_name -> ome.v1beta1.InferenceService
+	46,  // 152: ome.selector.v1.SelectionService.SelectRuntime:input_type -> ome.selector.v1.SelectRuntimeRequest
+	50,  // 153: ome.selector.v1.SelectionService.ExplainRuntimes:input_type -> ome.selector.v1.ExplainRuntimesRequest
+	54,  // 154: ome.selector.v1.SelectionService.AdmitInferenceService:input_type -> ome.selector.v1.AdmitInferenceServiceRequest
+	58,  // 155: ome.selector.v1.SelectionService.ReconcileInferenceService:input_type -> ome.selector.v1.ReconcileInferenceServiceRequest
+	63,  // 156: ome.selector.v1.SelectionService.GetEffectiveRuntime:input_type -> ome.selector.v1.GetEffectiveRuntimeRequest
+	68,  // 157: ome.selector.v1.SelectionService.ValidateServingRuntime:input_type -> ome.selector.v1.ValidateServingRuntimeRequest
+	74,  // 158: ome.selector.v1.SelectionService.WatchSelections:input_type -> ome.selector.v1.WatchSelectionsRequest
+	79,  // 159: ome.selector.v1.SelectionService.PreviewCacheChange:input_type -> ome.selector.v1.PreviewCacheChangeRequest
+	81,  // 160: ome.selector.v1.SelectionService.GetRuntimeStatus:input_type -> ome.selector.v1.GetRuntimeStatusRequest
+	83,  // 161: ome.selector.v1.SelectionService.GetRuntimeHistory:input_type -> ome.selector.v1.GetRuntimeHistoryRequest
+	86,  // 162: ome.selector.v1.SelectionService.PlanRuntimeSync:input_type -> ome.selector.v1.PlanRuntimeSyncRequest
+	90,  // 163: ome.selector.v1.SelectionService.GetRuntimeTree:input_type -> ome.selector.v1.GetRuntimeTreeRequest
+	100, // 164: ome.selector.v1.SelectionService.PlanRevisionGC:input_type -> ome.selector.v1.PlanRevisionGCRequest
+	103, // 165: ome.selector.v1.SelectionService.GetInferenceService:input_type -> ome.selector.v1.GetInferenceServiceRequest
+	49,  // 166: ome.selector.v1.SelectionService.SelectRuntime:output_type -> ome.selector.v1.SelectRuntimeResponse
+	53,  // 167: ome.selector.v1.SelectionService.ExplainRuntimes:output_type -> ome.selector.v1.ExplainRuntimesResponse
+	55,  // 168: ome.selector.v1.SelectionService.AdmitInferenceService:output_type -> ome.selector.v1.AdmitInferenceServiceResponse
+	59,  // 169: ome.selector.v1.SelectionService.ReconcileInferenceService:output_type -> ome.selector.v1.ReconcileInferenceServiceResponse
+	64,  // 170: ome.selector.v1.SelectionService.GetEffectiveRuntime:output_type -> ome.selector.v1.GetEffectiveRuntimeResponse
+	69,  // 171: ome.selector.v1.SelectionService.ValidateServingRuntime:output_type -> ome.selector.v1.ValidateServingRuntimeResponse
+	78,  // 172: ome.selector.v1.SelectionService.WatchSelections:output_type -> ome.selector.v1.WatchSelectionsResponse
+	80,  // 173: ome.selector.v1.SelectionService.PreviewCacheChange:output_type -> ome.selector.v1.PreviewCacheChangeResponse
+	82,  // 174: ome.selector.v1.SelectionService.GetRuntimeStatus:output_type -> ome.selector.v1.GetRuntimeStatusResponse
+	85,  // 175: ome.selector.v1.SelectionService.GetRuntimeHistory:output_type -> ome.selector.v1.GetRuntimeHistoryResponse
+	89,  // 176: ome.selector.v1.SelectionService.PlanRuntimeSync:output_type -> ome.selector.v1.PlanRuntimeSyncResponse
+	99,  // 177: ome.selector.v1.SelectionService.GetRuntimeTree:output_type -> ome.selector.v1.GetRuntimeTreeResponse
+	102, // 178: ome.selector.v1.SelectionService.PlanRevisionGC:output_type -> ome.selector.v1.PlanRevisionGCResponse
+	104, // 179: ome.selector.v1.SelectionService.GetInferenceService:output_type -> ome.selector.v1.GetInferenceServiceResponse
+	166, // [166:180] is the sub-list for method output_type
+	152, // [152:166] is the sub-list for method input_type
+	152, // [152:152] is the sub-list for extension type_name
+	152, // [152:152] is the sub-list for extension extendee
+	0,   // [0:152] is the sub-list for field type_name
 }
 
 func init() { file_ome_selector_v1_selector_proto_init() }
