@@ -100,17 +100,15 @@ def encode_effective(
         api_version=messages.REPORT_API_VERSION,
         kind=messages.EFFECTIVE_REPORT_KIND,
     )
-    named = view.selection == "Explicit"
     if view.runtime is not None:
         response.runtime = view.runtime.display
         response.runtime_ref.CopyFrom(runtime_ref(view.runtime))
         if not view.inheritance_error:
-            response.spec.CopyFrom(view.runtime.named_spec if named else view.runtime.spec)
+            response.spec.CopyFrom(view.runtime.named_spec)
     if active.runtime is not None:
         response.active.runtime = active.runtime.display
         response.active.runtime_ref.CopyFrom(runtime_ref(active.runtime))
-        # A revision's runtime holds its data as its own spec (no chain).
-        response.active.spec.CopyFrom(active.runtime.named_spec if named or active.revision else active.runtime.spec)
+        response.active.spec.CopyFrom(active.runtime.named_spec)  # a revision's: its data
     return response
 
 

@@ -4806,9 +4806,9 @@ type GetEffectiveRuntimeResponse struct {
 	ApiVersion string `protobuf:"bytes,14,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
 	// `RuntimeEffectiveReport`.
 	Kind string `protobuf:"bytes,15,opt,name=kind,proto3" json:"kind,omitempty"`
-	// The Live view's spec: a named runtime's spec merged over its chain, a selected runtime's own
-	// spec (runtime-inheritance.md, "When the merged spec applies"); unset without a runtime or
-	// with a broken chain.
+	// The Live view's spec: the runtime's spec merged over its chain (runtime-inheritance.md, "What
+	// merges"), for a selected runtime too, as `components`; unset without a runtime or with a
+	// broken chain.
 	Spec          *v1beta1.ServingRuntimeSpec `protobuf:"bytes,16,opt,name=spec,proto3" json:"spec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

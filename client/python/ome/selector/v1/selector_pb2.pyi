@@ -2746,9 +2746,9 @@ class GetEffectiveRuntimeResponse(_message.Message):
 
     @_builtins.property
     def spec(self) -> _types_pb2.ServingRuntimeSpec:
-        """The Live view's spec: a named runtime's spec merged over its chain, a selected runtime's own
-        spec (runtime-inheritance.md, "When the merged spec applies"); unset without a runtime or
-        with a broken chain.
+        """The Live view's spec: the runtime's spec merged over its chain (runtime-inheritance.md, "What
+        merges"), for a selected runtime too, as `components`; unset without a runtime or with a
+        broken chain.
         """
 
     def __init__(
