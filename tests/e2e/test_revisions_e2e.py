@@ -28,8 +28,8 @@ from ome_selector_client import SelectorClient, SelectorError
 RUNTIME_FILE = CATALOG_RUNTIMES / "srt/meta/llama-3-2-3b-instruct-rt.yaml"
 RUNTIME = yaml.safe_load(RUNTIME_FILE.read_text())
 SHARED_REVISION = "cr-srt-llama-3-2-3b-instruct-590753e8"  # the catalog runtime's spec, as OME stored it
-CATALOG_HASH = "2f4787b5"  # this service's hash of that spec
-CHANGED_HASH = "5ef8471b"  # after --mem-frac 0.9 -> 0.85
+CATALOG_HASH = "53f7b6c8"  # this service's hash of that spec
+CHANGED_HASH = "e733dc5c"  # after --mem-frac 0.9 -> 0.85
 MISMATCH = (
     "pinned cr-srt-llama-3-2-3b-instruct-590753e8, live spec differs; bump ome.io/runtime-sync annotation to advance"
 )

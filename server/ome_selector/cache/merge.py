@@ -56,7 +56,9 @@ def merge_specs(parent: Message, child: Message) -> Message:
 def _merge_into(out: Message, child: Message) -> None:
     for fd, value in child.ListFields():
         if _is_map(fd):
-            _merge_map(getattr(out, fd.name), value, fd.message_type.fields_by_name["value"].message_type)
+            entry = fd.message_type
+            assert entry is not None
+            _merge_map(getattr(out, fd.name), value, entry.fields_by_name["value"].message_type)
         elif fd.is_repeated:
             if not len(value):
                 continue
