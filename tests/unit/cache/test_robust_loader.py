@@ -295,3 +295,29 @@ def test_the_real_catalog_and_cluster_have_no_unknown_fields() -> None:
     result = load_manifests([str(CATALOG_RUNTIMES), str(CATALOG_MODELS), str(OME_CLUSTER)])
     assert result.errors == [] and result.rejected_count == 0
     assert [w for w in result.warnings if "unknown field" in w] == []
+
+
+def test_an_int_or_string_value_is_a_number_or_a_string(tmp_path: Path) -> None:
+    """Kubernetes quantities and int-or-string fields (google.protobuf.Value in the protos) take a
+    number or a string as written; anything else rejects the object, naming the path."""
+    isvc = (
+        "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: s, namespace: ns}\n"
+        "spec:\n  model: {name: m}\n  engine:\n    minAvailable: [1]\n    runner:\n      name: c\n"
+        "      resources: {limits: {cpu: 2, memory: 8Gi, nvidia.com/gpu: true}}\n"
+        "      readinessProbe: {httpGet: {port: {name: http}}}\n"
+    )
+    file = write(tmp_path / "isvc.yaml", isvc)
+    with pytest.raises(ManifestError) as caught:
+        read_inference_services(file)
+    where = f"{file}: document 0: invalid InferenceService s"
+    assert str(caught.value).splitlines() == [
+        f'{where}: spec.engine.minAvailable: Invalid value: "[1]": must be of type integer or string',
+        f"{where}: spec.engine.runner.resources.limits[nvidia.com/gpu]: Invalid value: true: must be of type integer or string",
+        f'{where}: spec.engine.runner.readinessProbe.httpGet.port: Invalid value: "{{name: http}}": must be of type integer or string',
+    ]
+    good = isvc.replace("[1]", "25%").replace("true", "1").replace("{name: http}", "http")
+    [service] = read_inference_services(write(tmp_path / "good.yaml", good))
+    runner = service.spec.engine.runner
+    assert (runner.resources.limits["cpu"].number_value, runner.resources.limits["memory"].string_value) == (2, "8Gi")
+    assert runner.readiness_probe.http_get.port.string_value == "http"
+    assert service.spec.engine.min_available.string_value == "25%"
