@@ -316,7 +316,8 @@ def test_an_int_or_string_value_is_a_number_or_a_string(tmp_path: Path) -> None:
         f'{where}: spec.engine.runner.readinessProbe.httpGet.port: Invalid value: "{{name: http}}": must be of type integer or string',
     ]
     good = isvc.replace("[1]", "25%").replace("true", "1").replace("{name: http}", "http")
-    [service] = read_inference_services(write(tmp_path / "good.yaml", good))
+    [service], warnings = read_inference_services(write(tmp_path / "good.yaml", good))
+    assert warnings == []
     runner = service.spec.engine.runner
     assert (runner.resources.limits["cpu"].number_value, runner.resources.limits["memory"].string_value) == (2, "8Gi")
     assert runner.readiness_probe.http_get.port.string_value == "http"
