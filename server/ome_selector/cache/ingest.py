@@ -234,8 +234,11 @@ def _created(meta: types_pb2.ObjectMeta) -> float | None:
     return ts.seconds + ts.nanos / 1e9
 
 
-def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime) -> d.Runtime:
-    """Compile a (defaulted, validated) runtime object."""
+def compile_runtime(
+    kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime, own: d.Compiled | None = None
+) -> d.Runtime:
+    """Compile a (defaulted, validated) runtime object; ``own``: its spec already compiled
+    (``cache.specs``), else it is compiled here."""
     meta = message.metadata
     parent = meta.annotations.get(d.INHERIT_FROM_ANNOTATION) or None
     return d.Runtime(
@@ -244,7 +247,7 @@ def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.Clu
         name=meta.name,
         created=_created(meta),
         parent=parent,
-        own=compile_spec(message.spec),
+        own=compile_spec(message.spec) if own is None else own,
         spec=message.spec,
         last_chain=tuple(message.status.inheritance_chain),
     )

@@ -7,6 +7,7 @@ it was. Readers take ``store.snapshot`` once per request.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 
@@ -16,7 +17,9 @@ from ome.selector.v1 import cache_pb2
 from ome_selector import validation as bounds
 from ome_selector.cache.ingest import apply_defaults
 from ome_selector.cache.snapshot import Snapshot
+from ome_selector.cache.specs import SHARED, SharedSpecs
 from ome_selector.domain import errors
+from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.texts import requests
@@ -44,15 +47,33 @@ def _count_bound(field: str, count: int, limit: int, flag: str) -> list[FieldVio
     return [FieldViolation(field, f"{errors.too_many(count, limit)} (the server's {flag})")] if count > limit else []
 
 
-def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
-    """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``),
-    unique by key and defaulted (``ingest.apply_defaults``); raises ``RequestError``
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """The objects of a write, validated, unique by key and defaulted (``prepare_write``), and
+    each runtime's own spec compiled (``cache.specs``: shared with every equal spec)."""
+
+    objects: dict[Key, cache_pb2.CacheObject]
+    specs: dict[Key, d.Compiled]
+
+
+_RUNTIME_FIELDS = frozenset({"serving_runtime", "cluster_serving_runtime"})
+
+
+def prepare_write(
+    objects: Sequence[cache_pb2.CacheObject], field: str = "objects", shared: SharedSpecs = SHARED
+) -> Prepared:
+    """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``;
+    a runtime's spec found in ``shared`` is not checked again), unique by key and defaulted
+    (``ingest.apply_defaults``), with each runtime's compiled spec; raises ``RequestError``
     (INVALID_ARGUMENT) with every violation."""
     violations: list[FieldViolation] = []
     prepared: dict[Key, cache_pb2.CacheObject] = {}
+    specs: dict[Key, d.Compiled] = {}
     first_index: dict[Key, int] = {}
     for i, obj in enumerate(objects):
-        found = validate_object(obj, f"{field}[{i}].")
+        which = obj.WhichOneof("object")
+        lookup = shared.find(getattr(obj, which).spec) if which in _RUNTIME_FIELDS else None
+        found = validate_object(obj, f"{field}[{i}].", spec_checked=lookup is not None and lookup.checked)
         if found:
             violations += found
             continue
@@ -66,10 +87,18 @@ def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") ->
             )
             continue
         first_index[key] = i
-        prepared[key] = apply_defaults(obj)
+        out = prepared[key] = apply_defaults(obj)
+        if lookup is not None:
+            specs[key] = shared.compiled(lookup, getattr(out, which).spec)
     if violations:
         raise RequestError.invalid(violations)
-    return prepared
+    return Prepared(prepared, specs)
+
+
+def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
+    """The objects of a write, validated (paths ``<field>[i]...``), unique by key and defaulted
+    (``prepare_write``'s objects); raises ``RequestError`` (INVALID_ARGUMENT) with every violation."""
+    return prepare_write(objects, field).objects
 
 
 def resolve_keys(keys: Sequence[cache_pb2.ObjectKey], field: str = "keys") -> tuple[list[Key], list[FieldViolation]]:
@@ -167,7 +196,7 @@ class CacheStore:
             if too_many:
                 raise RequestError.invalid(violations + too_many)
             try:
-                prepared = prepare(objects)
+                prepared = prepare_write(objects)
             except RequestError as err:
                 raise RequestError.invalid(violations + err.violations) from None
             if violations:
@@ -177,11 +206,12 @@ class CacheStore:
             return self._swap(
                 Snapshot(
                     version,
-                    prepared,
+                    prepared.objects,
                     synced=True,
                     generation=old.generation + 1,
                     previous=old,
                     max_message_bytes=self.max_message_bytes,
+                    specs=prepared.specs,
                 )
             )
 
@@ -194,11 +224,17 @@ class CacheStore:
             violations += _count_bound("objects", len(objects), self.max_write_objects, "--max-write-objects")
             if violations:
                 raise RequestError.invalid(violations)
-            prepared = prepare(objects)
+            prepared = prepare_write(objects)
             old = self._snapshot
             generation = old.generation + 1
             return self._swap(
-                old.with_changes(self._version(version, generation), prepared, synced=old.synced, generation=generation)
+                old.with_changes(
+                    self._version(version, generation),
+                    prepared.objects,
+                    synced=old.synced,
+                    generation=generation,
+                    specs=prepared.specs,
+                )
             )
 
     def delete(

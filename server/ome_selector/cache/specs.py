@@ -1,0 +1,117 @@
+"""Runtime specs by content: what a cache write learns of a ServingRuntimeSpec once, shared by
+every runtime object that carries the same spec (a cluster of 10,000 runtimes holds a few hundred
+distinct specs, and a controller's resync sends the same ones again).
+
+A spec found here has passed the spec checks of ``validation.validate_object`` (bounds, the
+CRD-required entry fields, the scaling enums), so a write checks only the object's own fields
+again, and the spec's ``ingest.compile_spec`` (of the defaulted spec) is shared by identity.
+
+- Keys are the spec's serialized bytes as the writer sent it (before the CRD defaults): equal
+  bytes are equal specs; a spec serialized another way is a miss, never a wrong hit.
+- Specs that differ only in their entries' ``priority`` share a template (the spec with every
+  priority cleared). A priority is read by one check only (at least 1 when set) and compiles
+  into ``Entry.priority`` only, so a template's verdict plus that check is the spec's verdict,
+  and its compiled spec with each entry's priority replaced is the spec's.
+- Only valid specs are held, in tables with weak values: an entry lasts while some snapshot's
+  runtime holds its compiled spec, so the tables never outgrow the cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import weakref
+
+from ome.v1beta1 import types_pb2
+
+from ome_selector.cache.ingest import compile_spec
+from ome_selector.domain import objects as d
+
+_ServingRuntimeSpec = types_pb2.ServingRuntimeSpec
+
+
+@dataclasses.dataclass(slots=True)
+class Lookup:
+    """What the tables know of one spec: ``checked`` when it passes the spec checks (no need to
+    run them); ``compiled`` when its compiled form is already known; ``raw`` (its serialized
+    bytes) and ``template`` (the template's key, or None when not computed) for ``remember``."""
+
+    raw: bytes
+    checked: bool
+    compiled: d.Compiled | None
+    template: bytes | None
+    template_compiled: d.Compiled | None
+
+
+class SharedSpecs:
+    """The tables (see the module docstring). ``find`` before validation, ``compiled`` after
+    the defaults; safe to use from several threads."""
+
+    def __init__(self) -> None:
+        self._by_bytes: weakref.WeakValueDictionary[bytes, d.Compiled] = weakref.WeakValueDictionary()
+        self._templates: weakref.WeakValueDictionary[bytes, d.Compiled] = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._by_bytes)
+
+    def find(self, spec: types_pb2.ServingRuntimeSpec) -> Lookup:
+        """What is known of ``spec`` (as the writer sent it, before defaults)."""
+        raw = spec.SerializeToString()
+        found = self._by_bytes.get(raw)
+        if found is not None:
+            return Lookup(raw, True, found, None, None)
+        template = _template_key(raw)
+        shared = self._templates.get(template)
+        checked = shared is not None and all(
+            e.priority >= 1 for e in spec.supported_model_formats if e.HasField("priority")
+        )
+        return Lookup(raw, checked, None, template, shared if checked else None)
+
+    def compiled(self, lookup: Lookup, defaulted: types_pb2.ServingRuntimeSpec) -> d.Compiled:
+        """The compiled form of ``defaulted`` (the looked-up spec with the CRD defaults, which
+        passed the spec checks), shared with every equal spec, remembered for the next ones."""
+        if lookup.compiled is not None:
+            return lookup.compiled
+        if lookup.template_compiled is not None:
+            out = _with_priorities(lookup.template_compiled, defaulted)
+        else:
+            out = compile_spec(defaulted)
+        with self._lock:
+            self._by_bytes[lookup.raw] = out
+            if lookup.template is not None and lookup.template not in self._templates:
+                self._templates[lookup.template] = out
+        lookup.compiled = out
+        return out
+
+    def clear(self) -> None:
+        """Forget every spec."""
+        with self._lock:
+            self._by_bytes.clear()
+            self._templates.clear()
+
+
+def _template_key(raw: bytes) -> bytes:
+    """The serialized bytes of the spec ``raw`` with every entry's ``priority`` cleared."""
+    spec = _ServingRuntimeSpec.FromString(raw)
+    for entry in spec.supported_model_formats:
+        entry.ClearField("priority")
+    return spec.SerializeToString()
+
+
+def _with_priorities(template: d.Compiled, spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
+    """``template`` (the compiled form of a spec equal to ``spec`` but for its priorities) with
+    each entry's priority read from ``spec``."""
+    entries = tuple(
+        entry
+        if entry.priority == (priority := e.priority if e.HasField("priority") else None)
+        else dataclasses.replace(entry, priority=priority)
+        for entry, e in zip(template.entries, spec.supported_model_formats, strict=True)
+    )
+    if all(a is b for a, b in zip(entries, template.entries)):
+        return template
+    return dataclasses.replace(template, entries=entries)
+
+
+# The server's tables: every store's writes share them (keys are content, so sharing is safe).
+SHARED = SharedSpecs()
