@@ -24,7 +24,7 @@ import weakref
 
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import compile_spec
+from ome_selector.cache.ingest import SpecDefaults, compile_spec, spec_defaults
 from ome_selector.domain import objects as d
 
 _ServingRuntimeSpec = types_pb2.ServingRuntimeSpec
@@ -33,14 +33,16 @@ _ServingRuntimeSpec = types_pb2.ServingRuntimeSpec
 @dataclasses.dataclass(slots=True)
 class Lookup:
     """What the tables know of one spec: ``checked`` when it passes the spec checks (no need to
-    run them); ``compiled`` when its compiled form is already known; ``raw`` (its serialized
-    bytes) and ``template`` (the template's key, or None when not computed) for ``remember``."""
+    run them); ``compiled`` when its compiled form is known; ``defaults``: what
+    ``ingest.apply_defaults`` sets in it; ``raw`` (its serialized bytes), ``template`` (the
+    template's key, None when not needed) and ``template_compiled`` for ``compiled``."""
 
     raw: bytes
     checked: bool
     compiled: d.Compiled | None
-    template: bytes | None
-    template_compiled: d.Compiled | None
+    defaults: SpecDefaults
+    template: bytes | None = None
+    template_compiled: d.Compiled | None = None
 
 
 class SharedSpecs:
@@ -50,6 +52,7 @@ class SharedSpecs:
     def __init__(self) -> None:
         self._by_bytes: weakref.WeakValueDictionary[bytes, d.Compiled] = weakref.WeakValueDictionary()
         self._templates: weakref.WeakValueDictionary[bytes, d.Compiled] = weakref.WeakValueDictionary()
+        self._defaults: weakref.WeakKeyDictionary[d.Compiled, SpecDefaults] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -60,13 +63,15 @@ class SharedSpecs:
         raw = spec.SerializeToString()
         found = self._by_bytes.get(raw)
         if found is not None:
-            return Lookup(raw, True, found, None, None)
+            defaults = self._defaults.get(found)
+            if defaults is not None:
+                return Lookup(raw, True, found, defaults)
         template = _template_key(raw)
         shared = self._templates.get(template)
         checked = shared is not None and all(
             e.priority >= 1 for e in spec.supported_model_formats if e.HasField("priority")
         )
-        return Lookup(raw, checked, None, template, shared if checked else None)
+        return Lookup(raw, checked, None, spec_defaults(spec), template, shared if checked else None)
 
     def compiled(self, lookup: Lookup, defaulted: types_pb2.ServingRuntimeSpec) -> d.Compiled:
         """The compiled form of ``defaulted`` (the looked-up spec with the CRD defaults, which
@@ -79,6 +84,7 @@ class SharedSpecs:
             out = compile_spec(defaulted)
         with self._lock:
             self._by_bytes[lookup.raw] = out
+            self._defaults[out] = lookup.defaults
             if lookup.template is not None and lookup.template not in self._templates:
                 self._templates[lookup.template] = out
         lookup.compiled = out
@@ -89,6 +95,7 @@ class SharedSpecs:
         with self._lock:
             self._by_bytes.clear()
             self._templates.clear()
+            self._defaults.clear()
 
 
 def _template_key(raw: bytes) -> bytes:

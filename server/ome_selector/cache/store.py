@@ -60,11 +60,16 @@ _RUNTIME_FIELDS = frozenset({"serving_runtime", "cluster_serving_runtime"})
 
 
 def prepare_write(
-    objects: Sequence[cache_pb2.CacheObject], field: str = "objects", shared: SharedSpecs = SHARED
+    objects: Sequence[cache_pb2.CacheObject],
+    field: str = "objects",
+    shared: SharedSpecs = SHARED,
+    *,
+    adopt: bool = False,
 ) -> Prepared:
     """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``;
     a runtime's spec found in ``shared`` is not checked again), unique by key and defaulted
-    (``ingest.apply_defaults``), with each runtime's compiled spec; raises ``RequestError``
+    (``ingest.apply_defaults``: copies, or with ``adopt`` the objects themselves, which the
+    caller then no longer uses), with each runtime's compiled spec; raises ``RequestError``
     (INVALID_ARGUMENT) with every violation."""
     violations: list[FieldViolation] = []
     prepared: dict[Key, cache_pb2.CacheObject] = {}
@@ -87,7 +92,9 @@ def prepare_write(
             )
             continue
         first_index[key] = i
-        out = prepared[key] = apply_defaults(obj)
+        out = prepared[key] = apply_defaults(
+            obj, copy=not adopt, runtime_defaults=lookup.defaults if lookup is not None else None
+        )
         if lookup is not None:
             specs[key] = shared.compiled(lookup, getattr(out, which).spec)
     if violations:
@@ -186,8 +193,12 @@ class CacheStore:
             return version
         return f"{self._base_version or 'unversioned'}+{generation}"
 
-    def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
-        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
+    def apply_snapshot(
+        self, version: str, objects: Sequence[cache_pb2.CacheObject], *, adopt: bool = False
+    ) -> cache_pb2.CacheStatus:
+        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required.
+        ``adopt``: the cache keeps ``objects`` themselves (defaulted in place) instead of copies;
+        the caller must not use or change them afterwards (a decoded request's objects)."""
         with self._lock:
             violations = (
                 bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
@@ -196,7 +207,7 @@ class CacheStore:
             if too_many:
                 raise RequestError.invalid(violations + too_many)
             try:
-                prepared = prepare_write(objects)
+                prepared = prepare_write(objects, adopt=adopt)
             except RequestError as err:
                 raise RequestError.invalid(violations + err.violations) from None
             if violations:
@@ -215,8 +226,11 @@ class CacheStore:
                 )
             )
 
-    def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
-        """Create or replace ``objects`` (all or nothing). An empty version derives ``<previous>+<generation>``."""
+    def upsert(
+        self, version: str, objects: Sequence[cache_pb2.CacheObject], *, adopt: bool = False
+    ) -> cache_pb2.CacheStatus:
+        """Create or replace ``objects`` (all or nothing). An empty version derives
+        ``<previous>+<generation>``. ``adopt``: as for ``apply_snapshot``."""
         with self._lock:
             violations = bounds.cache_version(version, "version")
             if not objects:
@@ -224,7 +238,7 @@ class CacheStore:
             violations += _count_bound("objects", len(objects), self.max_write_objects, "--max-write-objects")
             if violations:
                 raise RequestError.invalid(violations)
-            prepared = prepare_write(objects)
+            prepared = prepare_write(objects, adopt=adopt)
             old = self._snapshot
             generation = old.generation + 1
             return self._swap(
