@@ -79,14 +79,14 @@ class Snapshot:
         generation: int,
         previous: Snapshot | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        specs: Mapping[Key, d.Compiled] | None = None,
+        compiled: Mapping[Key, Any] | None = None,
     ) -> None:
-        """A snapshot of ``objects`` (validated and defaulted), every object compiled (a runtime's
-        own spec is taken from ``specs`` when there, as ``store.prepare_write`` compiled it). A
-        runtime whose chain no longer resolves keeps the last chain it had in ``previous``."""
+        """A snapshot of ``objects`` (validated and defaulted), every object compiled (``compiled``:
+        objects already compiled, as ``store.prepare_write`` compiles runtimes). A runtime whose
+        chain no longer resolves keeps the last chain it had in ``previous``."""
         objects = dict(objects)
-        specs = specs or {}
-        compiled = {key: _compile(key, obj, specs.get(key)) for key, obj in objects.items()}
+        done = compiled or {}
+        compiled = {key: done[key] if key in done else _compile(key, obj) for key, obj in objects.items()}
         parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)
@@ -135,13 +135,13 @@ class Snapshot:
         *,
         synced: bool,
         generation: int,
-        specs: Mapping[Key, d.Compiled] | None = None,
+        compiled: Mapping[Key, Any] | None = None,
     ) -> Snapshot:
         """The next snapshot: this one with ``upserts`` (validated, defaulted objects) created or
-        replaced and ``deletes`` removed (``specs``: runtimes' own specs already compiled, as in
+        replaced and ``deletes`` removed (``compiled``: upserts already compiled, as in
         ``Snapshot``). Costs what the write carries plus a copy of the key tables, not a
         recompilation of the cache."""
-        specs = specs or {}
+        done = compiled or {}
         old = self._parts
         parts = _Parts(
             dict(old.objects),
@@ -164,7 +164,7 @@ class Snapshot:
                     changed.add(key)
         for key, obj in upserts.items():
             parts.objects[key] = obj
-            value = parts.compiled[key] = _compile(key, obj, specs.get(key))
+            value = parts.compiled[key] = done[key] if key in done else _compile(key, obj)
             _index(parts, key, value)
             if key[0] in _RUNTIME_KINDS:
                 changed.add(key)
@@ -246,12 +246,12 @@ def _stored(
     return cluster.get(key[2]) if key[0] == d.CLUSTER_SERVING_RUNTIME else serving.get((key[1], key[2]))
 
 
-def _compile(key: Key, obj: cache_pb2.CacheObject, own: d.Compiled | None = None) -> Any:
+def _compile(key: Key, obj: cache_pb2.CacheObject) -> Any:
     unwrapped = unwrap(obj)
     assert unwrapped is not None
     kind, message = unwrapped
     if kind in _RUNTIME_KINDS:
-        return compile_runtime(kind, message, own)  # type: ignore[arg-type]
+        return compile_runtime(kind, message)  # type: ignore[arg-type]
     if kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
         return compile_model(kind, key[1], key[2], message.spec)  # type: ignore[attr-defined]
     if kind == d.CONTROLLER_REVISION:

@@ -12,15 +12,14 @@ again, and the spec's ``ingest.compile_spec`` (of the defaulted spec) is shared 
   priority cleared). A priority is read by one check only (at least 1 when set) and compiles
   into ``Entry.priority`` only, so a template's verdict plus that check is the spec's verdict,
   and its compiled spec with each entry's priority replaced is the spec's.
-- Only valid specs are held, in tables with weak values: an entry lasts while some snapshot's
-  runtime holds its compiled spec, so the tables never outgrow the cache.
+- Only valid specs are held. The tables hold at most ``MAX_TABLE_BYTES`` (64 MiB) of keys; a
+  new spec when they are full starts them afresh (the next writes check and compile again).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-import weakref
 
 from ome.v1beta1 import types_pb2
 
@@ -28,6 +27,7 @@ from ome_selector.cache.ingest import SpecDefaults, compile_spec, spec_defaults
 from ome_selector.domain import objects as d
 
 _ServingRuntimeSpec = types_pb2.ServingRuntimeSpec
+MAX_TABLE_BYTES = 64 * 1024 * 1024
 
 
 @dataclasses.dataclass(slots=True)
@@ -47,12 +47,13 @@ class Lookup:
 
 class SharedSpecs:
     """The tables (see the module docstring). ``find`` before validation, ``compiled`` after
-    the defaults; safe to use from several threads."""
+    the defaults; safe to use from several threads. ``max_bytes``: the keys' bytes at most."""
 
-    def __init__(self) -> None:
-        self._by_bytes: weakref.WeakValueDictionary[bytes, d.Compiled] = weakref.WeakValueDictionary()
-        self._templates: weakref.WeakValueDictionary[bytes, d.Compiled] = weakref.WeakValueDictionary()
-        self._defaults: weakref.WeakKeyDictionary[d.Compiled, SpecDefaults] = weakref.WeakKeyDictionary()
+    def __init__(self, max_bytes: int = MAX_TABLE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._by_bytes: dict[bytes, tuple[d.Compiled, SpecDefaults]] = {}
+        self._templates: dict[bytes, d.Compiled] = {}
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -63,9 +64,7 @@ class SharedSpecs:
         raw = spec.SerializeToString()
         found = self._by_bytes.get(raw)
         if found is not None:
-            defaults = self._defaults.get(found)
-            if defaults is not None:
-                return Lookup(raw, True, found, defaults)
+            return Lookup(raw, True, found[0], found[1])
         template = _template_key(raw)
         shared = self._templates.get(template)
         checked = shared is not None and all(
@@ -83,19 +82,30 @@ class SharedSpecs:
         else:
             out = compile_spec(defaulted)
         with self._lock:
-            self._by_bytes[lookup.raw] = out
-            self._defaults[out] = lookup.defaults
+            added = len(lookup.raw) + (0 if lookup.template is None else len(lookup.template))
+            if self._bytes + added > self.max_bytes:
+                self._by_bytes.clear()
+                self._templates.clear()
+                self._bytes = 0
+            self._by_bytes[lookup.raw] = (out, lookup.defaults)
+            self._bytes += len(lookup.raw)
             if lookup.template is not None and lookup.template not in self._templates:
                 self._templates[lookup.template] = out
+                self._bytes += len(lookup.template)
         lookup.compiled = out
         return out
+
+    @property
+    def size(self) -> int:
+        """Bytes of keys held."""
+        return self._bytes
 
     def clear(self) -> None:
         """Forget every spec."""
         with self._lock:
             self._by_bytes.clear()
             self._templates.clear()
-            self._defaults.clear()
+            self._bytes = 0
 
 
 def _template_key(raw: bytes) -> bytes:
@@ -109,15 +119,31 @@ def _template_key(raw: bytes) -> bytes:
 def _with_priorities(template: d.Compiled, spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
     """``template`` (the compiled form of a spec equal to ``spec`` but for its priorities) with
     each entry's priority read from ``spec``."""
-    entries = tuple(
-        entry
-        if entry.priority == (priority := e.priority if e.HasField("priority") else None)
-        else dataclasses.replace(entry, priority=priority)
-        for entry, e in zip(template.entries, spec.supported_model_formats, strict=True)
-    )
-    if all(a is b for a, b in zip(entries, template.entries)):
+    entries = []
+    changed = False
+    for entry, e in zip(template.entries, spec.supported_model_formats, strict=True):
+        priority = e.priority if e.HasField("priority") else None
+        if priority != entry.priority:
+            changed = True
+            entry = d.Entry(
+                index=entry.index,
+                model_format=entry.model_format,
+                model_framework=entry.model_framework,
+                architecture=entry.architecture,
+                quantization=entry.quantization,
+                pipeline=entry.pipeline,
+                auto_select=entry.auto_select,
+                priority=priority,
+            )
+        entries.append(entry)
+    if not changed:
         return template
-    return dataclasses.replace(template, entries=entries)
+    fields = {name: getattr(template, name) for name in _COMPILED_FIELDS}
+    fields["entries"] = tuple(entries)
+    return d.Compiled(**fields)
+
+
+_COMPILED_FIELDS = tuple(f.name for f in dataclasses.fields(d.Compiled))
 
 
 # The server's tables: every store's writes share them (keys are content, so sharing is safe).

@@ -15,7 +15,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from ome.selector.v1 import cache_pb2
 
 from ome_selector import validation as bounds
-from ome_selector.cache.ingest import apply_defaults
+from ome_selector.cache.ingest import apply_defaults, compile_runtime
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.cache.specs import SHARED, SharedSpecs
 from ome_selector.domain import errors
@@ -50,13 +50,14 @@ def _count_bound(field: str, count: int, limit: int, flag: str) -> list[FieldVio
 @dataclasses.dataclass(frozen=True, slots=True)
 class Prepared:
     """The objects of a write, validated, unique by key and defaulted (``prepare_write``), and
-    each runtime's own spec compiled (``cache.specs``: shared with every equal spec)."""
+    the runtimes among them compiled (``ingest.compile_runtime``; each spec compiled once,
+    ``cache.specs``)."""
 
     objects: dict[Key, cache_pb2.CacheObject]
-    specs: dict[Key, d.Compiled]
+    runtimes: dict[Key, d.Runtime]
 
 
-_RUNTIME_FIELDS = frozenset({"serving_runtime", "cluster_serving_runtime"})
+_RUNTIME_FIELDS = {"serving_runtime": d.SERVING_RUNTIME, "cluster_serving_runtime": d.CLUSTER_SERVING_RUNTIME}
 
 
 def prepare_write(
@@ -69,20 +70,29 @@ def prepare_write(
     """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``;
     a runtime's spec found in ``shared`` is not checked again), unique by key and defaulted
     (``ingest.apply_defaults``: copies, or with ``adopt`` the objects themselves, which the
-    caller then no longer uses), with each runtime's compiled spec; raises ``RequestError``
+    caller then no longer uses), with the runtimes compiled; raises ``RequestError``
     (INVALID_ARGUMENT) with every violation."""
     violations: list[FieldViolation] = []
     prepared: dict[Key, cache_pb2.CacheObject] = {}
-    specs: dict[Key, d.Compiled] = {}
+    runtimes: dict[Key, d.Runtime] = {}
     first_index: dict[Key, int] = {}
     for i, obj in enumerate(objects):
         which = obj.WhichOneof("object")
-        lookup = shared.find(getattr(obj, which).spec) if which in _RUNTIME_FIELDS else None
-        found = validate_object(obj, f"{field}[{i}].", spec_checked=lookup is not None and lookup.checked)
+        kind = _RUNTIME_FIELDS.get(which) if which is not None else None
+        if kind is None:
+            lookup = None
+            found = validate_object(obj, f"{field}[{i}].")
+        else:
+            lookup = shared.find(getattr(obj, which).spec)
+            found = validate_object(obj, f"{field}[{i}].", spec_checked=lookup.checked)
         if found:
             violations += found
             continue
-        key = object_key(obj)
+        if lookup is None:
+            key = object_key(obj)
+        else:
+            meta = getattr(obj, which).metadata
+            key = (kind, meta.namespace if kind == d.SERVING_RUNTIME else "", meta.name)
         if key in first_index:
             violations.append(
                 FieldViolation(
@@ -96,10 +106,11 @@ def prepare_write(
             obj, copy=not adopt, runtime_defaults=lookup.defaults if lookup is not None else None
         )
         if lookup is not None:
-            specs[key] = shared.compiled(lookup, getattr(out, which).spec)
+            message = getattr(out, which)
+            runtimes[key] = compile_runtime(kind, message, shared.compiled(lookup, message.spec))
     if violations:
         raise RequestError.invalid(violations)
-    return Prepared(prepared, specs)
+    return Prepared(prepared, runtimes)
 
 
 def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
@@ -222,7 +233,7 @@ class CacheStore:
                     generation=old.generation + 1,
                     previous=old,
                     max_message_bytes=self.max_message_bytes,
-                    specs=prepared.specs,
+                    compiled=prepared.runtimes,
                 )
             )
 
@@ -247,7 +258,7 @@ class CacheStore:
                     prepared.objects,
                     synced=old.synced,
                     generation=generation,
-                    specs=prepared.specs,
+                    compiled=prepared.runtimes,
                 )
             )
 

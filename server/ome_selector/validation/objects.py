@@ -112,11 +112,11 @@ def validate_object(
     own fields are checked. Those checks add nothing to a spec that passes them, so the
     violations are the same.
     """
-    unwrapped = unwrap(obj)
-    if unwrapped is None:
+    which = obj.WhichOneof("object")
+    if which is None:
         return [FieldViolation(field_prefix.rstrip(".") or "object", requests.ONE_KIND)]
-    kind, message = unwrapped
-    base = f"{field_prefix}{obj.WhichOneof('object')}"
+    kind, message = _ONEOF_KIND[which], getattr(obj, which)
+    base = f"{field_prefix}{which}"
     too_big = object_size(message, base)
     if too_big:
         return too_big  # nothing else of it is read

@@ -5,7 +5,6 @@ for word, the same defaulted objects and the same compiled specs."""
 from __future__ import annotations
 
 import dataclasses
-import gc
 from typing import Any
 
 import pytest
@@ -50,7 +49,7 @@ def _outcome(objects: list[cache_pb2.CacheObject], shared: SharedSpecs) -> Any:
         return [(v.field, v.description) for v in error.violations]
     return (
         {key: obj.SerializeToString(deterministic=True) for key, obj in prepared.objects.items()},
-        {key: _fields(compiled) for key, compiled in prepared.specs.items()},
+        {key: _fields(rt.own) for key, rt in prepared.runtimes.items()},
     )
 
 
@@ -101,12 +100,11 @@ class _Forgetful(SharedSpecs):
 
 
 WARM = SharedSpecs()
-_HELD = []  # the compiled specs WARM's weak tables hold while the tests run
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm() -> None:
-    _HELD.append(prepare_write(CATALOG, shared=WARM))
+    prepare_write(CATALOG, shared=WARM)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -119,7 +117,7 @@ def test_a_seen_spec_gives_what_a_first_look_gives(draws: list[tuple[int, list[i
     assert _outcome(objects, SharedSpecs()) == first_look
     assert _outcome(objects, WARM) == first_look
     if isinstance(first_look, tuple):
-        _HELD.append(prepare_write(objects, shared=WARM))  # what it learnt stays for the next draws
+        prepare_write(objects, shared=WARM)  # what it learnt stays for the next draws
     assert _outcome(objects, WARM) == first_look
 
 
@@ -136,7 +134,7 @@ def test_a_priority_below_1_is_reported_when_the_template_is_known() -> None:
             "Invalid value: 0: must be greater than or equal to 1",
         )
     ]
-    assert held.specs
+    assert held.runtimes
 
 
 def test_known_specs_skip_the_spec_checks_and_the_compilation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,21 +147,29 @@ def test_known_specs_skip_the_spec_checks_and_the_compilation(monkeypatch: pytes
     monkeypatch.setattr(validation_objects, "_crd_runtime_violations", refuse)
     monkeypatch.setattr(specs, "compile_spec", refuse)
     same = prepare_write([_variant(3, "rt-b", [2], "")], shared=shared)
-    assert same.specs[("ClusterServingRuntime", "", "rt-b")] is held.specs[("ClusterServingRuntime", "", "rt-a")]
+    assert (
+        same.runtimes[("ClusterServingRuntime", "", "rt-b")].own
+        is held.runtimes[("ClusterServingRuntime", "", "rt-a")].own
+    )
     other_priority = prepare_write([_variant(3, "rt-c", [7], "")], shared=shared)  # the template's
-    (entry,) = other_priority.specs[("ClusterServingRuntime", "", "rt-c")].entries[:1]
+    (entry,) = other_priority.runtimes[("ClusterServingRuntime", "", "rt-c")].own.entries[:1]
     assert entry.priority == 7
     with pytest.raises(AssertionError, match="called for a known spec"):
         prepare_write([_variant(4, "rt-d", [2], "")], shared=shared)
 
 
-def test_the_tables_hold_only_what_some_snapshot_holds() -> None:
-    shared = SharedSpecs()
-    held = prepare_write(CATALOG[:20], shared=shared)
-    assert len(shared) == len({o.cluster_serving_runtime.spec.SerializeToString() for o in CATALOG[:20]})
-    del held
-    gc.collect()
-    assert len(shared) == 0
+def test_the_tables_start_afresh_when_full() -> None:
+    runtimes = CATALOG[:20]
+    raws = [o.cluster_serving_runtime.spec.SerializeToString() for o in runtimes]
+    shared = SharedSpecs(max_bytes=10**9)
+    prepare_write(runtimes, shared=shared)
+    assert len(shared) == len(set(raws))
+    assert shared.size >= sum(len(r) for r in set(raws))
+    small = SharedSpecs(max_bytes=2 * max(raws, key=len).__len__() + 10)
+    prepare_write(runtimes, shared=small)
+    assert 1 <= len(small) < len(set(raws))
+    assert small.size <= small.max_bytes
+    assert _outcome(runtimes, small) == _outcome(runtimes, _Forgetful())
 
 
 def test_adopting_writes_keep_the_objects_and_others_copy_them() -> None:
