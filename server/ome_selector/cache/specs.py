@@ -12,7 +12,7 @@ again, and the spec's ``ingest.compile_spec`` (of the defaulted spec) is shared 
   priority cleared). A priority is read by one check only (at least 1 when set) and compiles
   into ``Entry.priority`` only, so a template's verdict plus that check is the spec's verdict,
   and its compiled spec with each entry's priority replaced is the spec's.
-- Only valid specs are held. The tables hold at most ``MAX_TABLE_BYTES`` (64 MiB) of keys; a
+- Only valid specs are held. The tables hold at most ``MAX_TABLE_BYTES`` (32 MiB) of keys; a
   new spec when they are full starts them afresh (the next writes check and compile again).
 """
 
@@ -27,7 +27,7 @@ from ome_selector.cache.ingest import SpecDefaults, compile_spec, spec_defaults
 from ome_selector.domain import objects as d
 
 _ServingRuntimeSpec = types_pb2.ServingRuntimeSpec
-MAX_TABLE_BYTES = 64 * 1024 * 1024
+MAX_TABLE_BYTES = 32 * 1024 * 1024
 
 
 @dataclasses.dataclass(slots=True)
