@@ -77,18 +77,15 @@ def prepare_write(
     runtimes: dict[Key, d.Runtime] = {}
     first_index: dict[Key, int] = {}
     for i, obj in enumerate(objects):
-        which = obj.WhichOneof("object")
-        kind = _RUNTIME_FIELDS.get(which) if which is not None else None
-        if kind is None:
-            lookup = None
-            found = validate_object(obj, f"{field}[{i}].")
-        else:
-            lookup = shared.find(getattr(obj, which).spec)
-            found = validate_object(obj, f"{field}[{i}].", spec_checked=lookup.checked)
+        which = obj.WhichOneof("object") or ""
+        kind = _RUNTIME_FIELDS.get(which)
+        lookup = None if kind is None else shared.find(getattr(obj, which).spec)
+        found = validate_object(obj, f"{field}[{i}].", spec_checked=lookup is not None and lookup.checked)
         if found:
             violations += found
             continue
-        if lookup is None:
+        key: Key
+        if kind is None:
             key = object_key(obj)
         else:
             meta = getattr(obj, which).metadata
@@ -105,7 +102,7 @@ def prepare_write(
         out = prepared[key] = apply_defaults(
             obj, copy=not adopt, runtime_defaults=lookup.defaults if lookup is not None else None
         )
-        if lookup is not None:
+        if kind is not None and lookup is not None:
             message = getattr(out, which)
             runtimes[key] = compile_runtime(kind, message, shared.compiled(lookup, message.spec))
     if violations:
