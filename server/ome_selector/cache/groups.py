@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Sequence
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ome_selector.domain import objects as d
@@ -90,13 +90,14 @@ class RuntimeGroup:
     @classmethod
     def build(cls, runtimes: Iterable[d.Runtime]) -> RuntimeGroup:
         """A group of ``runtimes`` (any order)."""
-        order = fetch_order(runtimes)
+        keyed = sorted(((fetch_key(rt), rt) for rt in runtimes), key=_FIRST)
+        order = tuple(rt for _, rt in keyed)
         positions: dict[tuple[object, ...], list[int]] = {}
         for i, rt in enumerate(order):
             for key in rt.own.index_keys:
                 positions.setdefault(key, []).append(i)
         masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
-        return cls(order, tuple(fetch_key(rt) for rt in order), masks)
+        return cls(order, tuple(k for k, _ in keyed), masks)
 
     def __len__(self) -> int:
         return len(self.order)
@@ -171,6 +172,7 @@ class RuntimeGroup:
 
 
 _NAME: Callable[[d.Runtime], str] = attrgetter("name")
+_FIRST = itemgetter(0)
 _FORMAT_ID: Callable[[d.Runtime], int] = attrgetter("own.format_id")
 
 

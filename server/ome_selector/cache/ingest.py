@@ -29,10 +29,46 @@ def _default_format(message: Message, owner: Message, field: str) -> None:
             sub.weight = 1
 
 
-def apply_defaults(obj: cache_pb2.CacheObject) -> cache_pb2.CacheObject:
-    """A copy of ``obj`` with the CRD defaults applied (see the module docstring)."""
-    out = cache_pb2.CacheObject()
-    out.CopyFrom(obj)
+# What ``apply_defaults`` sets in a ServingRuntimeSpec: (entry index, ``model_format`` or
+# ``model_framework``, whether to set ``operator``, whether to set ``weight``) per requirement
+# that lacks one of them.
+SpecDefaults = tuple[tuple[int, str, bool, bool], ...]
+
+
+def spec_defaults(spec: types_pb2.ServingRuntimeSpec) -> SpecDefaults:
+    """The defaults ``apply_defaults`` sets in ``spec``'s entries (``SpecDefaults``)."""
+    out = []
+    for i, entry in enumerate(spec.supported_model_formats):
+        for field in ("model_format", "model_framework"):
+            if entry.HasField(field):
+                sub = getattr(entry, field)
+                operator, weight = not sub.HasField("operator"), not sub.HasField("weight")
+                if operator or weight:
+                    out.append((i, field, operator, weight))
+    return tuple(out)
+
+
+def _set_spec_defaults(spec: types_pb2.ServingRuntimeSpec, defaults: SpecDefaults) -> None:
+    entries = spec.supported_model_formats
+    for i, field, operator, weight in defaults:
+        sub = getattr(entries[i], field)
+        if operator:
+            sub.operator = "Equal"
+        if weight:
+            sub.weight = 1
+
+
+def apply_defaults(
+    obj: cache_pb2.CacheObject, *, copy: bool = True, runtime_defaults: SpecDefaults | None = None
+) -> cache_pb2.CacheObject:
+    """``obj`` with the CRD defaults applied (see the module docstring): a copy, or ``obj``
+    itself changed when ``copy`` is False. ``runtime_defaults``: what a runtime's spec needs
+    (``spec_defaults`` of it, as ``cache.specs`` keeps it per spec), else found here."""
+    if copy:
+        out = cache_pb2.CacheObject()
+        out.CopyFrom(obj)
+    else:
+        out = obj
     unwrapped = unwrap(out)
     assert unwrapped is not None
     kind, message = unwrapped
@@ -40,9 +76,9 @@ def apply_defaults(obj: cache_pb2.CacheObject) -> cache_pb2.CacheObject:
         # A revision holds a spec OME copied from defaulted runtimes: the same defaults, so a
         # revision and the runtime it was taken from hash alike.
         spec = message.data if kind == d.CONTROLLER_REVISION else message.spec  # type: ignore[attr-defined]
-        for entry in spec.supported_model_formats:
-            _default_format(message, entry, "model_format")
-            _default_format(message, entry, "model_framework")
+        if runtime_defaults is None or kind == d.CONTROLLER_REVISION:
+            runtime_defaults = spec_defaults(spec)
+        _set_spec_defaults(spec, runtime_defaults)
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
         _default_format(message, message.spec, "model_format")  # type: ignore[attr-defined]
         _default_format(message, message.spec, "model_framework")  # type: ignore[attr-defined]
@@ -233,8 +269,11 @@ def _created(meta: types_pb2.ObjectMeta) -> float | None:
     return ts.seconds + ts.nanos / 1e9
 
 
-def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime) -> d.Runtime:
-    """Compile a (defaulted, validated) runtime object."""
+def compile_runtime(
+    kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime, own: d.Compiled | None = None
+) -> d.Runtime:
+    """Compile a (defaulted, validated) runtime object; ``own``: its spec already compiled
+    (``cache.specs``), else it is compiled here."""
     meta = message.metadata
     parent = meta.annotations.get(d.INHERIT_FROM_ANNOTATION) or None
     return d.Runtime(
@@ -243,9 +282,9 @@ def compile_runtime(kind: str, message: types_pb2.ServingRuntime | types_pb2.Clu
         name=meta.name,
         created=_created(meta),
         parent=parent,
-        own=compile_spec(message.spec),
+        own=compile_spec(message.spec) if own is None else own,
         spec=message.spec,
-        last_chain=tuple(message.status.inheritance_chain),
+        last_chain=tuple(message.status.inheritance_chain) if message.HasField("status") else (),
     )
 
 

@@ -80,11 +80,14 @@ class Snapshot:
         generation: int,
         previous: Snapshot | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        compiled: Mapping[Key, Any] | None = None,
     ) -> None:
-        """A snapshot of ``objects`` (validated and defaulted), every object compiled. A runtime
-        whose chain no longer resolves keeps the last chain it had in ``previous``."""
+        """A snapshot of ``objects`` (validated and defaulted), every object compiled (``compiled``:
+        objects already compiled, as ``store.prepare_write`` compiles runtimes). A runtime whose
+        chain no longer resolves keeps the last chain it had in ``previous``."""
         objects = dict(objects)
-        compiled = {key: _compile(key, obj) for key, obj in objects.items()}
+        done = compiled or {}
+        compiled = {key: done[key] if key in done else _compile(key, obj) for key, obj in objects.items()}
         parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)
@@ -133,10 +136,13 @@ class Snapshot:
         *,
         synced: bool,
         generation: int,
+        compiled: Mapping[Key, Any] | None = None,
     ) -> Snapshot:
         """The next snapshot: this one with ``upserts`` (validated, defaulted objects) created or
-        replaced and ``deletes`` removed. Costs what the write carries plus a copy of the key
-        tables, not a recompilation of the cache."""
+        replaced and ``deletes`` removed (``compiled``: upserts already compiled, as in
+        ``Snapshot``). Costs what the write carries plus a copy of the key tables, not a
+        recompilation of the cache."""
+        done = compiled or {}
         old = self._parts
         parts = _Parts(
             dict(old.objects),
@@ -159,7 +165,7 @@ class Snapshot:
                     changed.add(key)
         for key, obj in upserts.items():
             parts.objects[key] = obj
-            value = parts.compiled[key] = _compile(key, obj)
+            value = parts.compiled[key] = done[key] if key in done else _compile(key, obj)
             _index(parts, key, value)
             if key[0] in _RUNTIME_KINDS:
                 changed.add(key)

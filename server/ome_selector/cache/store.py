@@ -7,6 +7,7 @@ it was. Readers take ``store.snapshot`` once per request.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 
@@ -14,9 +15,11 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from ome.selector.v1 import cache_pb2
 
 from ome_selector import validation as bounds
-from ome_selector.cache.ingest import apply_defaults
+from ome_selector.cache.ingest import apply_defaults, compile_runtime
 from ome_selector.cache.snapshot import Snapshot
+from ome_selector.cache.specs import SHARED, SharedSpecs
 from ome_selector.domain import errors
+from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.texts import requests
@@ -44,19 +47,49 @@ def _count_bound(field: str, count: int, limit: int, flag: str) -> list[FieldVio
     return [FieldViolation(field, f"{errors.too_many(count, limit)} (the server's {flag})")] if count > limit else []
 
 
-def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
-    """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``),
-    unique by key and defaulted (``ingest.apply_defaults``); raises ``RequestError``
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """The objects of a write, validated, unique by key and defaulted (``prepare_write``), and
+    the runtimes among them compiled (``ingest.compile_runtime``; each spec compiled once,
+    ``cache.specs``)."""
+
+    objects: dict[Key, cache_pb2.CacheObject]
+    runtimes: dict[Key, d.Runtime]
+
+
+_RUNTIME_FIELDS = {"serving_runtime": d.SERVING_RUNTIME, "cluster_serving_runtime": d.CLUSTER_SERVING_RUNTIME}
+
+
+def prepare_write(
+    objects: Sequence[cache_pb2.CacheObject],
+    field: str = "objects",
+    shared: SharedSpecs = SHARED,
+    *,
+    adopt: bool = False,
+) -> Prepared:
+    """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``;
+    a runtime's spec found in ``shared`` is not checked again), unique by key and defaulted
+    (``ingest.apply_defaults``: copies, or with ``adopt`` the objects themselves, which the
+    caller then no longer uses), with the runtimes compiled; raises ``RequestError``
     (INVALID_ARGUMENT) with every violation."""
     violations: list[FieldViolation] = []
     prepared: dict[Key, cache_pb2.CacheObject] = {}
+    runtimes: dict[Key, d.Runtime] = {}
     first_index: dict[Key, int] = {}
     for i, obj in enumerate(objects):
-        found = validate_object(obj, f"{field}[{i}].")
+        which = obj.WhichOneof("object") or ""
+        kind = _RUNTIME_FIELDS.get(which)
+        lookup = None if kind is None else shared.find(getattr(obj, which).spec)
+        found = validate_object(obj, f"{field}[{i}].", spec_checked=lookup is not None and lookup.checked)
         if found:
             violations += found
             continue
-        key = object_key(obj)
+        key: Key
+        if kind is None:
+            key = object_key(obj)
+        else:
+            meta = getattr(obj, which).metadata
+            key = (kind, meta.namespace if kind == d.SERVING_RUNTIME else "", meta.name)
         if key in first_index:
             violations.append(
                 FieldViolation(
@@ -66,10 +99,21 @@ def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") ->
             )
             continue
         first_index[key] = i
-        prepared[key] = apply_defaults(obj)
+        out = prepared[key] = apply_defaults(
+            obj, copy=not adopt, runtime_defaults=lookup.defaults if lookup is not None else None
+        )
+        if kind is not None and lookup is not None:
+            message = getattr(out, which)
+            runtimes[key] = compile_runtime(kind, message, shared.compiled(lookup, message.spec))
     if violations:
         raise RequestError.invalid(violations)
-    return prepared
+    return Prepared(prepared, runtimes)
+
+
+def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
+    """The objects of a write, validated (paths ``<field>[i]...``), unique by key and defaulted
+    (``prepare_write``'s objects); raises ``RequestError`` (INVALID_ARGUMENT) with every violation."""
+    return prepare_write(objects, field).objects
 
 
 def resolve_keys(keys: Sequence[cache_pb2.ObjectKey], field: str = "keys") -> tuple[list[Key], list[FieldViolation]]:
@@ -157,8 +201,12 @@ class CacheStore:
             return version
         return f"{self._base_version or 'unversioned'}+{generation}"
 
-    def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
-        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
+    def apply_snapshot(
+        self, version: str, objects: Sequence[cache_pb2.CacheObject], *, adopt: bool = False
+    ) -> cache_pb2.CacheStatus:
+        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required.
+        ``adopt``: the cache keeps ``objects`` themselves (defaulted in place) instead of copies;
+        the caller must not use or change them afterwards (a decoded request's objects)."""
         with self._lock:
             violations = (
                 bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
@@ -167,7 +215,7 @@ class CacheStore:
             if too_many:
                 raise RequestError.invalid(violations + too_many)
             try:
-                prepared = prepare(objects)
+                prepared = prepare_write(objects, adopt=adopt)
             except RequestError as err:
                 raise RequestError.invalid(violations + err.violations) from None
             if violations:
@@ -177,16 +225,20 @@ class CacheStore:
             return self._swap(
                 Snapshot(
                     version,
-                    prepared,
+                    prepared.objects,
                     synced=True,
                     generation=old.generation + 1,
                     previous=old,
                     max_message_bytes=self.max_message_bytes,
+                    compiled=prepared.runtimes,
                 )
             )
 
-    def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
-        """Create or replace ``objects`` (all or nothing). An empty version derives ``<previous>+<generation>``."""
+    def upsert(
+        self, version: str, objects: Sequence[cache_pb2.CacheObject], *, adopt: bool = False
+    ) -> cache_pb2.CacheStatus:
+        """Create or replace ``objects`` (all or nothing). An empty version derives
+        ``<previous>+<generation>``. ``adopt``: as for ``apply_snapshot``."""
         with self._lock:
             violations = bounds.cache_version(version, "version")
             if not objects:
@@ -194,11 +246,17 @@ class CacheStore:
             violations += _count_bound("objects", len(objects), self.max_write_objects, "--max-write-objects")
             if violations:
                 raise RequestError.invalid(violations)
-            prepared = prepare(objects)
+            prepared = prepare_write(objects, adopt=adopt)
             old = self._snapshot
             generation = old.generation + 1
             return self._swap(
-                old.with_changes(self._version(version, generation), prepared, synced=old.synced, generation=generation)
+                old.with_changes(
+                    self._version(version, generation),
+                    prepared.objects,
+                    synced=old.synced,
+                    generation=generation,
+                    compiled=prepared.runtimes,
+                )
             )
 
     def delete(

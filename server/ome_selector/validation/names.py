@@ -109,7 +109,9 @@ def qualified_name(key: str, path: str) -> list[FieldViolation]:
 def metadata(meta: Message, path: str) -> list[FieldViolation]:
     """Violations of ``labels`` and ``annotations`` under ``path`` (an ObjectMeta)."""
     out: list[FieldViolation] = []
-    labels = meta.labels  # type: ignore[attr-defined]
+    labels, annotations = meta.labels, meta.annotations  # type: ignore[attr-defined]
+    if not labels and not annotations:
+        return out
     for key in sorted(labels):
         out += qualified_name(key, f"{path}.labels")
         value = labels[key]
@@ -119,7 +121,6 @@ def metadata(meta: Message, path: str) -> list[FieldViolation]:
             out.append(FieldViolation(f"{path}.labels", errors.invalid_value(value, LABEL_VALUE_RULE)))
         if len(out) >= MAX_VIOLATIONS_PER_OBJECT:
             return out
-    annotations = meta.annotations  # type: ignore[attr-defined]
     total = 0
     for key in sorted(annotations):
         out += qualified_name(key, f"{path}.annotations")
@@ -164,4 +165,8 @@ def validate_name(value: str, path: str, what: str = "name") -> list[FieldViolat
     must be no more than 63 characters``; ``Invalid value: "Bad_Name": a lowercase RFC 1123
     subdomain must ...``), the value cut to ``errors.VALUE_PREVIEW`` characters; see py.
     """
-    return label(value, path) if what == "namespace" else subdomain(value, path)
+    if what == "namespace":
+        return label(value, path)
+    if len(value) <= MAX_NAME_LENGTH and _SUBDOMAIN.match(value):
+        return []  # the common case, without the calls that word a violation
+    return subdomain(value, path)

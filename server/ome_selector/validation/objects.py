@@ -91,7 +91,9 @@ def isvc_spec_violations(spec: types_pb2.InferenceServiceSpec, base: str) -> lis
     return violations
 
 
-def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[FieldViolation]:
+def validate_object(
+    obj: cache_pb2.CacheObject, field_prefix: str = "", *, spec_checked: bool = False
+) -> list[FieldViolation]:
     """Every violation of one CacheObject (at most ``MAX_VIOLATIONS_PER_OBJECT`` of the
     bounds); paths are proto field paths under ``field_prefix`` (``fieldpaths.json_path`` gives
     the manifest's camelCase).
@@ -104,12 +106,17 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
     entry, and ``runtime_spec_violations``; for models, ``model_spec_violations``; for
     InferenceServices, the CRD enums (``isvc_spec_violations``); for runtime revisions, ``data``
     (checked as a runtime spec) and a non-negative ``revision``.
+
+    ``spec_checked``: the caller knows a runtime's spec passes the spec checks (the bounds under
+    it and the runtime CRD's; ``cache.specs`` remembers the specs that did), so only the object's
+    own fields are checked. Those checks add nothing to a spec that passes them, so the
+    violations are the same.
     """
-    unwrapped = unwrap(obj)
-    if unwrapped is None:
+    which = obj.WhichOneof("object")
+    if which is None:
         return [FieldViolation(field_prefix.rstrip(".") or "object", requests.ONE_KIND)]
-    kind, message = unwrapped
-    base = f"{field_prefix}{obj.WhichOneof('object')}"
+    kind, message = _ONEOF_KIND[which], getattr(obj, which)
+    base = f"{field_prefix}{which}"
     too_big = object_size(message, base)
     if too_big:
         return too_big  # nothing else of it is read
@@ -125,6 +132,8 @@ def validate_object(obj: cache_pb2.CacheObject, field_prefix: str = "") -> list[
         out.append(FieldViolation(f"{base}.kind", errors.unsupported(message.kind, (kind,))))  # type: ignore[attr-defined]
     if message.api_version and message.api_version != api_version:  # type: ignore[attr-defined]
         out.append(FieldViolation(f"{base}.api_version", errors.unsupported(message.api_version, (api_version,))))  # type: ignore[attr-defined]
+    if spec_checked and kind in RUNTIME_KINDS:
+        return out
     _bounded(getattr(message, body), f"{base}.{body}", out)
     if kind == d.INFERENCE_SERVICE:
         out += isvc_spec_violations(message.spec, base)  # type: ignore[attr-defined]

@@ -1,0 +1,150 @@
+"""Runtime specs by content: what a cache write learns of a ServingRuntimeSpec once, shared by
+every runtime object that carries the same spec (a cluster of 10,000 runtimes holds a few hundred
+distinct specs, and a controller's resync sends the same ones again).
+
+A spec found here has passed the spec checks of ``validation.validate_object`` (bounds, the
+CRD-required entry fields, the scaling enums), so a write checks only the object's own fields
+again, and the spec's ``ingest.compile_spec`` (of the defaulted spec) is shared by identity.
+
+- Keys are the spec's serialized bytes as the writer sent it (before the CRD defaults): equal
+  bytes are equal specs; a spec serialized another way is a miss, never a wrong hit.
+- Specs that differ only in their entries' ``priority`` share a template (the spec with every
+  priority cleared). A priority is read by one check only (at least 1 when set) and compiles
+  into ``Entry.priority`` only, so a template's verdict plus that check is the spec's verdict,
+  and its compiled spec with each entry's priority replaced is the spec's.
+- Only valid specs are held. The tables hold at most ``MAX_TABLE_BYTES`` (32 MiB) of keys; a
+  new spec when they are full starts them afresh (the next writes check and compile again).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+from ome.v1beta1 import types_pb2
+
+from ome_selector.cache.ingest import SpecDefaults, compile_spec, spec_defaults
+from ome_selector.domain import objects as d
+
+_ServingRuntimeSpec = types_pb2.ServingRuntimeSpec
+MAX_TABLE_BYTES = 32 * 1024 * 1024
+
+
+@dataclasses.dataclass(slots=True)
+class Lookup:
+    """What the tables know of one spec: ``checked`` when it passes the spec checks (no need to
+    run them); ``compiled`` when its compiled form is known; ``defaults``: what
+    ``ingest.apply_defaults`` sets in it; ``raw`` (its serialized bytes), ``template`` (the
+    template's key, None when not needed) and ``template_compiled`` for ``compiled``."""
+
+    raw: bytes
+    checked: bool
+    compiled: d.Compiled | None
+    defaults: SpecDefaults
+    template: bytes | None = None
+    template_compiled: d.Compiled | None = None
+
+
+class SharedSpecs:
+    """The tables (see the module docstring). ``find`` before validation, ``compiled`` after
+    the defaults; safe to use from several threads. ``max_bytes``: the keys' bytes at most."""
+
+    def __init__(self, max_bytes: int = MAX_TABLE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._by_bytes: dict[bytes, tuple[d.Compiled, SpecDefaults]] = {}
+        self._templates: dict[bytes, d.Compiled] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._by_bytes)
+
+    def find(self, spec: types_pb2.ServingRuntimeSpec) -> Lookup:
+        """What is known of ``spec`` (as the writer sent it, before defaults)."""
+        raw = spec.SerializeToString()
+        found = self._by_bytes.get(raw)
+        if found is not None:
+            return Lookup(raw, True, found[0], found[1])
+        template = _template_key(raw)
+        shared = self._templates.get(template)
+        checked = shared is not None and all(
+            e.priority >= 1 for e in spec.supported_model_formats if e.HasField("priority")
+        )
+        return Lookup(raw, checked, None, spec_defaults(spec), template, shared if checked else None)
+
+    def compiled(self, lookup: Lookup, defaulted: types_pb2.ServingRuntimeSpec) -> d.Compiled:
+        """The compiled form of ``defaulted`` (the looked-up spec with the CRD defaults, which
+        passed the spec checks), shared with every equal spec, remembered for the next ones."""
+        if lookup.compiled is not None:
+            return lookup.compiled
+        if lookup.template_compiled is not None:
+            out = _with_priorities(lookup.template_compiled, defaulted)
+        else:
+            out = compile_spec(defaulted)
+        with self._lock:
+            added = len(lookup.raw) + (0 if lookup.template is None else len(lookup.template))
+            if self._bytes + added > self.max_bytes:
+                self._by_bytes.clear()
+                self._templates.clear()
+                self._bytes = 0
+            self._by_bytes[lookup.raw] = (out, lookup.defaults)
+            self._bytes += len(lookup.raw)
+            if lookup.template is not None and lookup.template not in self._templates:
+                self._templates[lookup.template] = out
+                self._bytes += len(lookup.template)
+        lookup.compiled = out
+        return out
+
+    @property
+    def size(self) -> int:
+        """Bytes of keys held."""
+        return self._bytes
+
+    def clear(self) -> None:
+        """Forget every spec."""
+        with self._lock:
+            self._by_bytes.clear()
+            self._templates.clear()
+            self._bytes = 0
+
+
+def _template_key(raw: bytes) -> bytes:
+    """The serialized bytes of the spec ``raw`` with every entry's ``priority`` cleared."""
+    spec = _ServingRuntimeSpec.FromString(raw)
+    for entry in spec.supported_model_formats:
+        entry.ClearField("priority")
+    return spec.SerializeToString()
+
+
+def _with_priorities(template: d.Compiled, spec: types_pb2.ServingRuntimeSpec) -> d.Compiled:
+    """``template`` (the compiled form of a spec equal to ``spec`` but for its priorities) with
+    each entry's priority read from ``spec``."""
+    entries = []
+    changed = False
+    for entry, e in zip(template.entries, spec.supported_model_formats, strict=True):
+        priority = e.priority if e.HasField("priority") else None
+        if priority != entry.priority:
+            changed = True
+            entry = d.Entry(
+                index=entry.index,
+                model_format=entry.model_format,
+                model_framework=entry.model_framework,
+                architecture=entry.architecture,
+                quantization=entry.quantization,
+                pipeline=entry.pipeline,
+                auto_select=entry.auto_select,
+                priority=priority,
+            )
+        entries.append(entry)
+    if not changed:
+        return template
+    fields = {name: getattr(template, name) for name in _COMPILED_FIELDS}
+    fields["entries"] = tuple(entries)
+    return d.Compiled(**fields)
+
+
+_COMPILED_FIELDS = tuple(f.name for f in dataclasses.fields(d.Compiled))
+
+
+# The server's tables: every store's writes share them (keys are content, so sharing is safe).
+SHARED = SharedSpecs()
