@@ -281,7 +281,7 @@ class TestBytes:
         tracker = SelectionTracker(store, queue_bytes=10**6, synchronous=True)
         watcher = tracker.subscribe()
         store.delete("v2", [key("CLUSTER_SERVING_RUNTIME", HOPPER)])
-        assert watcher._bytes == sum(e.ByteSize() for e in watcher._pending)
+        assert watcher._bytes == sum(len(e) for e in watcher._pending)
         assert watcher._bytes > 2000
         watcher.take()
         assert watcher._bytes == 0
