@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from heapq import merge
-from itertools import compress
+from itertools import compress, islice
 from operator import attrgetter, getitem
 from typing import Any
 
@@ -52,12 +52,23 @@ def message(auto: AutoSelection) -> str:
     cap = auto.max_message_bytes
     excluded = sum(auto.counts[check] for check in _LISTED)
     head = messages.no_runtime_head(auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster)
-    if not cap or not excluded or excluded * _MIN_ENTRY_BYTES - len(messages.EXCLUDED_SEPARATOR) <= cap:
+    if not cap or not excluded or _fewest_list_bytes(auto, excluded) <= cap:
         # OME's text may fit: build it whole and measure it.
         text = full_message(auto)
         if not cap or not excluded or len(text.encode()) <= cap:  # no list: nothing to cap
             return text
     return _capped(auto, head, excluded, cap)
+
+
+def _fewest_list_bytes(auto: AutoSelection, excluded: int) -> int:
+    """The fewest bytes OME's list of ``excluded`` runtimes can take: the shortest names of the
+    groups, each entry with the shortest primary reason, and the separators."""
+    groups = [result.group for result in auto.results if len(result.group)]
+    if len(groups) == 1:
+        shortest = groups[0].shortest_names_bytes(excluded)
+    else:
+        shortest = sum(islice(merge(*(group.name_bytes() for group in groups)), excluded))
+    return shortest + excluded * (_MIN_ENTRY_BYTES - 1) - len(messages.EXCLUDED_SEPARATOR)
 
 
 def full_message(auto: AutoSelection) -> str:

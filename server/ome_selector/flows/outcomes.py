@@ -231,15 +231,34 @@ def _mentions_probe(value: object) -> bool:
 
 
 def _localized(value: object, namespace: str) -> object:
-    """``value`` with ``_PROBE`` replaced by ``namespace`` in every text."""
+    """``value`` with ``_PROBE`` replaced by ``namespace`` in every text (the parts that hold
+    none are kept as they are)."""
     if isinstance(value, str):
-        return value.replace(_PROBE, namespace)
+        return value.replace(_PROBE, namespace) if _PROBE in value else value
     if isinstance(value, tuple):
-        return tuple(_localized(v, namespace) for v in value)
+        items = tuple(_localized(v, namespace) for v in value)
+        return value if all(a is b for a, b in zip(items, value)) else items
     if hasattr(value, "__dataclass_fields__"):
-        changes = {f.name: _localized(getattr(value, f.name), namespace) for f in fields(value)}  # type: ignore[arg-type]
-        return replace(value, **changes)  # type: ignore[type-var]
+        changes = {}
+        for f in fields(value):  # type: ignore[arg-type]
+            old = getattr(value, f.name)
+            new = _localized(old, namespace)
+            if new is not old:
+                changes[f.name] = new
+        return replace(value, **changes) if changes else value  # type: ignore[type-var]
     return value
+
+
+def _probe_fields(value: object) -> tuple[str, ...]:
+    """The names of the fields of the dataclass ``value`` whose texts hold ``_PROBE``."""
+    return tuple(f.name for f in fields(value) if _mentions_probe(getattr(value, f.name)))  # type: ignore[arg-type]
+
+
+def _localized_fields(value: object, names: tuple[str, ...], namespace: str) -> object:
+    """The dataclass ``value`` with ``_PROBE`` replaced by ``namespace`` in the fields ``names``."""
+    if not names:
+        return value
+    return replace(value, **{name: _localized(getattr(value, name), namespace) for name in names})  # type: ignore[type-var]
 
 
 class Evaluations:
@@ -255,7 +274,8 @@ class Evaluations:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.count = 0
-        self._results: dict[tuple[Inputs, str | None, bool], tuple[reconcile.Reconcile, Outcome, bool]] = {}
+        # (inputs, scope, condition) -> (result, outcome, the outcome's fields that hold _PROBE)
+        self._results: dict[tuple[Inputs, str | None, bool], tuple[reconcile.Reconcile, Outcome, tuple[str, ...]]] = {}
         self._tracked: dict[tuple[Inputs, str, bool], Tracked] = {}
 
     def tracked(self, isvc: types_pb2.InferenceService, known: Inputs | None = None, written: bool = False) -> Tracked:
@@ -277,11 +297,11 @@ class Evaluations:
                 subject.metadata.namespace = _PROBE
             result = reconcile.reconcile(self.snapshot, subject, has_condition)
             outcome = _outcome(isvc, result)
-            shared = self._results[(found_inputs, scope, has_condition)] = (result, outcome, _mentions_probe(outcome))
+            shared = self._results[(found_inputs, scope, has_condition)] = (result, outcome, _probe_fields(outcome))
             self.count += 1
         result, outcome, mentions = shared
         if mentions:
-            outcome = _localized(outcome, namespace)  # type: ignore[assignment]
+            outcome = _localized_fields(outcome, mentions, namespace)  # type: ignore[assignment]
         tracked = Tracked(outcome, _dependencies(isvc, result), found_inputs)
         found = self._tracked[(found_inputs, namespace, has_condition)] = tracked
         return found
