@@ -254,6 +254,25 @@ def _probe_fields(value: object) -> tuple[str, ...]:
     return tuple(f.name for f in fields(value) if _mentions_probe(getattr(value, f.name)))  # type: ignore[arg-type]
 
 
+# (outcome evaluated in _PROBE, namespace) -> that outcome localized, kept across evaluations: a
+# write re-evaluates the InferenceServices it can move, and most of them get the outcome they had,
+# whose texts (a ``no runtime found`` message is up to --max-message-bytes) need not be rewritten
+# again. Emptied past _LOCALIZED_LIMIT entries.
+_LOCALIZED: dict[tuple[Outcome, str], Outcome] = {}
+_LOCALIZED_LIMIT = 4096
+
+
+def _localized_outcome(outcome: Outcome, names: tuple[str, ...], namespace: str) -> Outcome:
+    """``_localized_fields`` of an outcome, the same object as the last time for an equal one."""
+    key = (outcome, namespace)
+    found = _LOCALIZED.get(key)
+    if found is None:
+        if len(_LOCALIZED) >= _LOCALIZED_LIMIT:
+            _LOCALIZED.clear()
+        found = _LOCALIZED[key] = _localized_fields(outcome, names, namespace)  # type: ignore[assignment]
+    return found  # type: ignore[return-value]
+
+
 def _localized_fields(value: object, names: tuple[str, ...], namespace: str) -> object:
     """The dataclass ``value`` with ``_PROBE`` replaced by ``namespace`` in the fields ``names``."""
     if not names:
@@ -301,7 +320,7 @@ class Evaluations:
             self.count += 1
         result, outcome, mentions = shared
         if mentions:
-            outcome = _localized_fields(outcome, mentions, namespace)  # type: ignore[assignment]
+            outcome = _localized_outcome(outcome, mentions, namespace)
         tracked = Tracked(outcome, _dependencies(isvc, result), found_inputs)
         found = self._tracked[(found_inputs, namespace, has_condition)] = tracked
         return found
