@@ -40,7 +40,9 @@ What an outcome depends on (its index keys), and what a write touches:
   lose its place to a runtime with an entry of the model's format key in the same scope (the
   namespace, or None for cluster scope): ``domain.Compiled.index_keys``, the masks of the fast path.
 - ``("scope", scope)``: without a candidate, OME's ``no runtime found`` message lists every runtime
-  in scope, so any runtime write in the namespace (or at cluster scope) can change it."""
+  in scope, so any runtime write in the namespace (or at cluster scope) can change it, except one
+  that changes only priorities (``index_keys_of``): such an outcome depends on its model's format
+  keys too, since a runtime can only become a candidate through an entry of the model's key."""
 
 from __future__ import annotations
 
@@ -148,11 +150,10 @@ def _dependencies(isvc: types_pb2.InferenceService, result: reconcile.Reconcile)
                 deps.add(("object", (d.CONTROLLER_REVISION, d.DEFAULT_OME_NAMESPACE, revision)))
     auto = result.decision.auto if result.decision is not None else None
     if auto is not None:
-        if auto.ranked:
-            model = auto.model
-            key = (model.model_format.name, model.architecture, model.quantization)
-            deps |= {("format", namespace, key), ("format", None, key)}
-        else:
+        model = auto.model
+        key = (model.model_format.name, model.architecture, model.quantization)
+        deps |= {("format", namespace, key), ("format", None, key)}  # a runtime that can become a candidate
+        if not auto.ranked:
             deps |= {("scope", namespace), ("scope", None)}
     runtime = result.runtime
     if runtime is not None:
@@ -365,12 +366,41 @@ def diff(old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> 
     return frozenset(touched), frozenset(rechained - touched)
 
 
+def _priorities_only(old: Snapshot, new: Snapshot, key: Key) -> bool:
+    """Whether the runtime ``key`` is in both snapshots and differs only in its
+    supportedModelFormats entries' ``priority``."""
+    a, b = old.objects.get(key), new.objects.get(key)
+    if a is None or b is None:
+        return False
+    which = a.WhichOneof("object")
+    if which != b.WhichOneof("object") or which is None:
+        return False
+    a_spec, b_spec = getattr(a, which).spec, getattr(b, which).spec
+    if len(a_spec.supported_model_formats) != len(b_spec.supported_model_formats):
+        return False
+    if all(x.priority == y.priority for x, y in zip(a_spec.supported_model_formats, b_spec.supported_model_formats)):
+        return False  # a change elsewhere
+    unprioritized = []
+    for obj in (a, b):
+        copy = type(obj)()
+        copy.CopyFrom(obj)
+        for entry in getattr(copy, which).spec.supported_model_formats:
+            entry.ClearField("priority")
+        unprioritized.append(copy)
+    return unprioritized[0] == unprioritized[1]
+
+
 def index_keys_of(old: Snapshot, new: Snapshot, key: Key) -> set[IndexKey]:
-    """The index keys a write of the object ``key`` touches (its old and new version)."""
+    """The index keys a write of the object ``key`` touches (its old and new version). A
+    runtime's scope key is left out when only its entries' priorities changed: a priority is a
+    factor of the score alone (ome-selection-facts.md 3.12), so no runtime's primary reason in a
+    ``no runtime found`` message changes; a runtime that becomes a candidate has an entry of the
+    model's format key, which every outcome of auto-selection depends on."""
     out: set[IndexKey] = {("object", key)}
     if key[0] in _RUNTIME_KINDS:
         scope = key[1] if key[0] == d.SERVING_RUNTIME else None
-        out.add(("scope", scope))
+        if not _priorities_only(old, new, key):
+            out.add(("scope", scope))
         for snapshot in (old, new):
             rt = _runtime(snapshot, key)
             if rt is not None:

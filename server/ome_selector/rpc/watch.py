@@ -190,9 +190,9 @@ class Watcher:
         while not self.closed:
             self._wake.clear()
             sent = False
-            for event in self._take():  # a resync's state too is built as it is sent
+            for queued in self._take():  # a resync's state too is built as it is sent
                 sent = True
-                yield event if wire else _decoded(event)
+                yield queued if wire else _decoded(queued)
             if not sent and not self.closed:
                 await self._wake.wait()
 

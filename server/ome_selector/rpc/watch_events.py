@@ -131,12 +131,12 @@ class AdvanceEvents:
         out = []
         total = 0
         for event in events:
-            if event.HasField("write"):  # built per filter
-                data = event.SerializeToString()
-            else:
-                data = self._encoded.get(id(event))
-                if data is None:
-                    data = self._encoded[id(event)] = event.SerializeToString()
+            found = None if event.HasField("write") else self._encoded.get(id(event))  # WriteStats: per filter
+            if found is None:
+                found = event.SerializeToString()
+                if not event.HasField("write"):
+                    self._encoded[id(event)] = found
+            data = found
             out.append(data)
             total += len(data)
         return out, total
