@@ -256,7 +256,7 @@ class TestReadYourWrites:
             f"ClusterServingRuntime {HOPPER}: priority 2 → 5",
             f"ClusterServingRuntime {OMENATIVE}: priority 3 → 1",
         ]
-        assert got[-1] == ("write", "v4", 8, 2, 2)
+        assert got[-1] == ("write", "v4", 6, 2, 2)
         assert (tracker.writes, tracker.advances) == (3, 2)
 
 
