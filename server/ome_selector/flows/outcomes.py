@@ -89,11 +89,14 @@ class Outcome:
 class Tracked:
     """One InferenceService's outcome, the index keys it depends on, and ``inputs``
     (``inputs(isvc)``: what of the InferenceService besides its namespace the outcome reads).
-    InferenceServices of one namespace with the same inputs share one ``Tracked``."""
+    InferenceServices of one namespace with the same inputs share one ``Tracked``. ``probe``: the
+    outcome as evaluated in ``_PROBE``, before ``outcome`` named the namespace in it (an
+    evaluation shared between namespaces), else None."""
 
     outcome: Outcome
     deps: frozenset[IndexKey]
     inputs: Inputs = ()
+    probe: Outcome | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,25 +258,6 @@ def _probe_fields(value: object) -> tuple[str, ...]:
     return tuple(f.name for f in fields(value) if _mentions_probe(getattr(value, f.name)))  # type: ignore[arg-type]
 
 
-# (outcome evaluated in _PROBE, namespace) -> that outcome localized, kept across evaluations: a
-# write re-evaluates the InferenceServices it can move, and most of them get the outcome they had,
-# whose texts (a ``no runtime found`` message is up to --max-message-bytes) need not be rewritten
-# again. Emptied past _LOCALIZED_LIMIT entries.
-_LOCALIZED: dict[tuple[Outcome, str], Outcome] = {}
-_LOCALIZED_LIMIT = 4096
-
-
-def _localized_outcome(outcome: Outcome, names: tuple[str, ...], namespace: str) -> Outcome:
-    """``_localized_fields`` of an outcome, the same object as the last time for an equal one."""
-    key = (outcome, namespace)
-    found = _LOCALIZED.get(key)
-    if found is None:
-        if len(_LOCALIZED) >= _LOCALIZED_LIMIT:
-            _LOCALIZED.clear()
-        found = _LOCALIZED[key] = _localized_fields(outcome, names, namespace)  # type: ignore[assignment]
-    return found  # type: ignore[return-value]
-
-
 def _localized_fields(value: object, names: tuple[str, ...], namespace: str) -> object:
     """The dataclass ``value`` with ``_PROBE`` replaced by ``namespace`` in the fields ``names``."""
     if not names:
@@ -298,9 +282,18 @@ class Evaluations:
         self._results: dict[tuple[Inputs, str | None, bool], tuple[reconcile.Reconcile, Outcome, tuple[str, ...]]] = {}
         self._tracked: dict[tuple[Inputs, str, bool], Tracked] = {}
 
-    def tracked(self, isvc: types_pb2.InferenceService, known: Inputs | None = None, written: bool = False) -> Tracked:
+    def tracked(
+        self,
+        isvc: types_pb2.InferenceService,
+        known: Inputs | None = None,
+        written: bool = False,
+        previous: Tracked | None = None,
+    ) -> Tracked:
         """The outcome of ``isvc`` and its dependencies; ``known``: its ``inputs`` when the caller
-        has them; ``written``: a previous outcome had a ``RuntimeReady`` condition (``evaluate``)."""
+        has them; ``written``: a previous outcome had a ``RuntimeReady`` condition (``evaluate``);
+        ``previous``: its ``Tracked`` of an earlier snapshot, whose outcome is reused when the
+        shared evaluation gives the same one (its texts, a ``no runtime found`` message is up to
+        ``--max-message-bytes``, are not rewritten for the namespace again)."""
         found_inputs = known if known is not None else inputs(isvc)
         has_condition = written or bool(found_inputs[-1])
         namespace = isvc.metadata.namespace
@@ -320,9 +313,14 @@ class Evaluations:
             shared = self._results[(found_inputs, scope, has_condition)] = (result, outcome, _probe_fields(outcome))
             self.count += 1
         result, outcome, mentions = shared
+        probe = None
         if mentions:
-            outcome = _localized_outcome(outcome, mentions, namespace)
-        tracked = Tracked(outcome, _dependencies(isvc, result), found_inputs)
+            probe = outcome
+            if previous is not None and previous.probe is not None and previous.probe == probe:
+                outcome = previous.outcome  # the same key: the same namespace
+            else:
+                outcome = _localized_fields(outcome, mentions, namespace)  # type: ignore[assignment]
+        tracked = Tracked(outcome, _dependencies(isvc, result), found_inputs, probe)
         found = self._tracked[(found_inputs, namespace, has_condition)] = tracked
         return found
 
@@ -486,7 +484,8 @@ class Selections:
             else:
                 same = before is not None and old.inference_services.get(key) is isvc
                 had_condition = carry and before is not None and before.outcome.condition is not None
-                after = evaluations.tracked(isvc, before.inputs if same and before is not None else None, had_condition)
+                known = before.inputs if same and before is not None else None
+                after = evaluations.tracked(isvc, known, had_condition, before)
             if after is None:
                 tracked.pop(key, None)
             else:
