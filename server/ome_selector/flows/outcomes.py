@@ -38,11 +38,13 @@ What an outcome depends on (its index keys), and what a write touches:
   the rule the snapshot re-resolves chains by).
 - ``("format", scope, (format, architecture, quantization))``: an auto-selected runtime can only
   lose its place to a runtime with an entry of the model's format key in the same scope (the
-  namespace, or None for cluster scope): ``domain.Compiled.index_keys``, the masks of the fast path.
+  namespace, or None for cluster scope), and only such a runtime can become a candidate:
+  ``domain.Compiled.index_keys``, the masks of the fast path. Every outcome of auto-selection, with
+  or without a candidate, depends on its model's key.
 - ``("scope", scope)``: without a candidate, OME's ``no runtime found`` message lists every runtime
-  in scope, so any runtime write in the namespace (or at cluster scope) can change it, except one
-  that changes only priorities (``index_keys_of``): such an outcome depends on its model's format
-  keys too, since a runtime can only become a candidate through an entry of the model's key."""
+  in scope, so a runtime write in the namespace (or at cluster scope) can change it; not one that
+  changes only its entries' priorities (``index_keys_of``): a priority (at least 1) only scales a
+  score (ome-selection-facts.md 3.12), so it changes no primary reason and no runtime's candidacy."""
 
 from __future__ import annotations
 
@@ -389,11 +391,9 @@ def _priorities_only(old: Snapshot, new: Snapshot, key: Key) -> bool:
 
 
 def index_keys_of(old: Snapshot, new: Snapshot, key: Key) -> set[IndexKey]:
-    """The index keys a write of the object ``key`` touches (its old and new version). A
-    runtime's scope key is left out when only its entries' priorities changed: a priority is a
-    factor of the score alone (ome-selection-facts.md 3.12), so no runtime's primary reason in a
-    ``no runtime found`` message changes; a runtime that becomes a candidate has an entry of the
-    model's format key, which every outcome of auto-selection depends on."""
+    """The index keys a write of the object ``key`` touches (its old and new version); a
+    runtime's scope key only when more than its entries' priorities changed (see the module
+    docstring)."""
     out: set[IndexKey] = {("object", key)}
     if key[0] in _RUNTIME_KINDS:
         scope = key[1] if key[0] == d.SERVING_RUNTIME else None
