@@ -106,6 +106,7 @@ class Settings:
     watchers: int = 0
     slow: int = 0
     rate: float = 20.0
+    watchers_nice: int = 0
 
 
 def parse_args(argv: Sequence[str]) -> Settings:
@@ -132,6 +133,13 @@ def parse_args(argv: Sequence[str]) -> Settings:
     load.add_argument("--watchers", type=int, default=0, metavar="N", help="the watchers run: N watchers")
     load.add_argument("--slow", type=int, default=0, metavar="K", help="of them, K reading 50 events/s (0)")
     load.add_argument("--rate", type=float, default=20.0, metavar="R", help="writes/s of the watchers run (20)")
+    load.add_argument(
+        "--watchers-nice",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the watchers' process runs at nice N (0): clients on other machines, not taking the server's CPU",
+    )
     args = parser.parse_args(argv)
     for name in ("runtimes", "inference_services", "moves", "repeat"):
         if getattr(args, name) < 1:
@@ -150,6 +158,7 @@ def parse_args(argv: Sequence[str]) -> Settings:
         watchers=args.watchers,
         slow=min(args.slow, args.watchers),
         rate=args.rate,
+        watchers_nice=args.watchers_nice,
         shared=args.shared if args.shared is not None else bench.default_shared(),
         runtimes=args.runtimes,
         inference_services=args.inference_services,
@@ -676,6 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     settings.seconds,
                     settings.rate_isvcs[0],
                     settings.seed,
+                    settings.watchers_nice,
                 )
             print(f"\nwall time {time.monotonic() - started:.0f} s")
             return status

@@ -33,13 +33,16 @@ writes/s as above, except that every tenth write disables or re-enables the cata
 ClusterServingRuntime that the most InferenceServices use, so each such write gives them OME's
 ``no runtime found`` outcome (the largest events) or gives it back. Figures: the server's RSS
 before, at most and after; the UpsertObjects latency p50, p99 and max; the events the watchers
-received and the resyncs they got.
+received and the resyncs they got. The watchers' process takes about a core reading their
+events; ``--watchers-nice N`` runs it at nice N, as clients on other machines that do not take
+the CPU the server and the writer need (on a 2-core machine the writes otherwise wait for it).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import threading
@@ -407,9 +410,9 @@ def watchers_child(address: str, count: int, slow: int, seconds: float) -> int:
 
 
 def run_watchers(
-    catalog: bench.Catalog, count: int, slow: int, rate: float, seconds: float, isvcs: int, seed: int
+    catalog: bench.Catalog, count: int, slow: int, rate: float, seconds: float, isvcs: int, seed: int, nice: int = 0
 ) -> int:
-    """The watchers table (see the module docstring)."""
+    """The watchers table (see the module docstring); ``nice``: the watchers' process's nice value."""
     bench.progress(f"drawing {isvcs:,} InferenceServices with a runtime")
     load = build_load(catalog, isvcs, seed)
     disable = most_used_runtime(load)
@@ -423,6 +426,7 @@ def run_watchers(
             + [str(seconds + 5)],
             stdout=subprocess.PIPE,
             text=True,
+            preexec_fn=(lambda: os.nice(nice)) if nice else None,
         )
         assert child.stdout is not None
         if child.stdout.readline().strip() != "ready":
@@ -439,6 +443,7 @@ def run_watchers(
         f"\n[watchers] {count} WatchSelections of every namespace ({slow} reading 50 events/s), "
         f"{isvcs:,} InferenceServices, {rate:g} writes/s for {seconds:g} s "
         f"(every tenth toggles disabled on ClusterServingRuntime {_csr(disable).metadata.name})"
+        + (f"; the watchers' process at nice {nice}" if nice else "")
     )
     reached = len(writes.done) / writes.elapsed_s if writes.elapsed_s else 0.0
     print(f"  writes answered        {len(writes.done):>8,}   failed {writes.failures}   ({reached:.1f}/s)")

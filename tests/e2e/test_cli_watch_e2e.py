@@ -144,7 +144,7 @@ def test_watch_prints_the_state_then_each_writes_changes_until_the_server_ends(
             f"ClusterServingRuntime {HOPPER}: priority 2 → 4   v2",
             f"llama-70b-native           llama-demo     {OMENATIVE}   {HOPPER}      {RANKED} / "
             f"ClusterServingRuntime {HOPPER}: priority 2 → 4   v2",
-            "# write v2 (generation 2): 8 re-evaluated, 2 changed, 2 in this watch; 8 InferenceServices cached",
+            "# write v2 (generation 2): 6 re-evaluated, 2 changed, 2 in this watch; 8 InferenceServices cached",
         ]
         # what-if against the same server: the priority back to 2 would move them back; nothing applied.
         back = tmp_path / "hopper-2.yaml"
@@ -159,7 +159,7 @@ def test_watch_prints_the_state_then_each_writes_changes_until_the_server_ends(
                 f"llama-70b-native   llama-demo   {HOPPER}   {OMENATIVE}   {ranked_back}",
             ],
             [
-                "Note: 2 of 8 cached InferenceServices would change (8 re-evaluated) at cache version v2; nothing was applied."
+                "Note: 2 of 8 cached InferenceServices would change (6 re-evaluated) at cache version v2; nothing was applied."
             ],
         )
         assert client.get_cache_status().version == "v2"
@@ -183,7 +183,7 @@ def test_the_watch_table_fits_120_columns(server: ServerProcess, tmp_path: Path)
         assert changes == [
             f"llama-70b                  llama-demo     {OMENATIVE_SHORT}   {HOPPER_SHORT}   Ranking",
             f"llama-70b-native           llama-demo     {OMENATIVE_SHORT}   {HOPPER_SHORT}   Ranking",
-            "# write v2 (generation 2): 8 re-evaluated, 2 changed, 2 in this watch; 8 InferenceServices cached",
+            "# write v2 (generation 2): 6 re-evaluated, 2 changed, 2 in this watch; 8 InferenceServices cached",
         ]
         assert max(len(line) for line in TABLE_INITIAL + changes) <= 120
         assert server.stop() == 0
@@ -205,7 +205,7 @@ def test_watch_json_lines_of_one_namespace(server: ServerProcess) -> None:
     with SelectorClient(server.address) as client:
         client.upsert_objects(objects(hopper(4)), "v2")  # moves nothing in team-a
     assert [json.loads(line) for line in watch.until('{"write"')] == [
-        {"write": {"cacheVersion": "v2", "generation": "2", "reevaluated": 8, "changed": 2, "inferenceServices": 8}}
+        {"write": {"cacheVersion": "v2", "generation": "2", "reevaluated": 6, "changed": 2, "inferenceServices": 8}}
     ]
     watch.process.send_signal(signal.SIGINT)  # Ctrl-C
     assert watch.finish() == (130, [], "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -73,6 +74,15 @@ class RuntimeGroup:
     def by_name(self) -> tuple[d.Runtime, ...]:
         """The runtimes sorted by name."""
         return self._derive("by_name", lambda: tuple(sorted(self.order, key=attrgetter("name"))))  # type: ignore[no-any-return]
+
+    def name_bytes(self) -> tuple[int, ...]:
+        """The runtimes' name lengths in UTF-8 bytes, shortest first."""
+        return self._derive("name_bytes", lambda: tuple(sorted(len(n.encode()) for n in self.names())))  # type: ignore[no-any-return]
+
+    def shortest_names_bytes(self, count: int) -> int:
+        """The UTF-8 bytes of the ``count`` shortest names together (every name past ``len``)."""
+        sums: tuple[int, ...] = self._derive("name_bytes_sums", lambda: (0, *accumulate(self.name_bytes())))
+        return sums[min(count, len(self.order))]
 
     def names(self) -> tuple[str, ...]:
         """The runtimes' names, by position."""
@@ -154,6 +164,10 @@ class RuntimeGroup:
         after a write does not rebuild them (a list copy and a few inserts instead of a call per
         runtime). The name order is kept only when no runtime moved."""
         for key, value in previous._derived.items():
+            if key in ("name_bytes", "name_bytes_sums"):  # a runtime replaced in place keeps its name
+                if all(op == "set" for op, _, _ in edits):
+                    self._derived[key] = value
+                continue
             if key == "by_name":
                 if all(op == "set" for op, _, _ in edits):
                     swap = {rt.name: rt for _, _, rt in edits if rt is not None}

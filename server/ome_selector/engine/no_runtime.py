@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from heapq import merge
-from itertools import compress
+from itertools import compress, islice
 from operator import attrgetter, getitem
 from typing import Any
 
@@ -52,12 +52,23 @@ def message(auto: AutoSelection) -> str:
     cap = auto.max_message_bytes
     excluded = sum(auto.counts[check] for check in _LISTED)
     head = messages.no_runtime_head(auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster)
-    if not cap or not excluded or excluded * _MIN_ENTRY_BYTES - len(messages.EXCLUDED_SEPARATOR) <= cap:
+    if not cap or not excluded or _fewest_list_bytes(auto, excluded) <= cap:
         # OME's text may fit: build it whole and measure it.
         text = full_message(auto)
         if not cap or not excluded or len(text.encode()) <= cap:  # no list: nothing to cap
             return text
     return _capped(auto, head, excluded, cap)
+
+
+def _fewest_list_bytes(auto: AutoSelection, excluded: int) -> int:
+    """The fewest bytes OME's list of ``excluded`` runtimes can take: the shortest names of the
+    groups, each entry with the shortest primary reason, and the separators."""
+    groups = [result.group for result in auto.results if len(result.group)]
+    if len(groups) == 1:
+        shortest = groups[0].shortest_names_bytes(excluded)
+    else:
+        shortest = sum(islice(merge(*(group.name_bytes() for group in groups)), excluded))
+    return shortest + excluded * (_MIN_ENTRY_BYTES - 1) - len(messages.EXCLUDED_SEPARATOR)
 
 
 def full_message(auto: AutoSelection) -> str:
@@ -103,6 +114,7 @@ def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
     """(primary check, entry) of each excluded runtime: the checks latest first, each check's
     runtimes in fetch order (ServingRuntimes, then ClusterServingRuntimes)."""
     model, request = auto.model, auto.request
+    texts = caches.FORMAT_FAILURES.table(model.cache_key)
     for check in _LISTED:
         for result in auto.results:
             order = result.group.order
@@ -111,9 +123,9 @@ def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
                 for i, e in result.evaluated.items()
                 if e.verdict is Verdict.EXCLUDED and e.failures[0].check is check
             ]
-            masked: Iterator[tuple[int, str]] = iter(())
+            masked: Iterator[tuple[int, str]] | None = None
             if check is Check.MODEL_FORMAT and result.model_format:
-                masked = ((i, _format_reason(order[i], model)) for i in set_positions(result.model_format))
+                masked = ((i, _format_reason(order[i], model, texts)) for i in set_positions(result.model_format))
             elif check is Check.DEPLOYMENT_MODE and result.deployment_mode:
                 masked = (
                     (i, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message)
@@ -123,12 +135,13 @@ def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
                 masked = ((i, messages.ACCELERATOR_CLASS) for i in set_positions(result.accelerator_class))
             elif check is Check.DISABLED and result.disabled:
                 masked = ((i, messages.RUNTIME_DISABLED) for i in set_positions(result.disabled))
-            for i, reason in merge(evaluated, masked):
+            pairs = evaluated if masked is None else merge(evaluated, masked) if evaluated else masked
+            for i, reason in pairs:
                 yield check, messages.excluded_runtime(order[i].name, reason)
 
 
-def _format_reason(runtime: d.Runtime, model: d.Model) -> str:
-    failure = format_failure(runtime.own, model)
+def _format_reason(runtime: d.Runtime, model: d.Model, texts: Any) -> str:
+    failure = format_failure(runtime.own, model, texts)
     assert failure is not None  # the mask holds runtimes whose entries cannot match
     return failure.message
 

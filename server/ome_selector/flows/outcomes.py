@@ -38,9 +38,13 @@ What an outcome depends on (its index keys), and what a write touches:
   the rule the snapshot re-resolves chains by).
 - ``("format", scope, (format, architecture, quantization))``: an auto-selected runtime can only
   lose its place to a runtime with an entry of the model's format key in the same scope (the
-  namespace, or None for cluster scope): ``domain.Compiled.index_keys``, the masks of the fast path.
+  namespace, or None for cluster scope), and only such a runtime can become a candidate:
+  ``domain.Compiled.index_keys``, the masks of the fast path. Every outcome of auto-selection, with
+  or without a candidate, depends on its model's key.
 - ``("scope", scope)``: without a candidate, OME's ``no runtime found`` message lists every runtime
-  in scope, so any runtime write in the namespace (or at cluster scope) can change it."""
+  in scope, so a runtime write in the namespace (or at cluster scope) can change it; not one that
+  changes only its entries' priorities (``index_keys_of``): a priority (at least 1) only scales a
+  score (ome-selection-facts.md 3.12), so it changes no primary reason and no runtime's candidacy."""
 
 from __future__ import annotations
 
@@ -87,11 +91,14 @@ class Outcome:
 class Tracked:
     """One InferenceService's outcome, the index keys it depends on, and ``inputs``
     (``inputs(isvc)``: what of the InferenceService besides its namespace the outcome reads).
-    InferenceServices of one namespace with the same inputs share one ``Tracked``."""
+    InferenceServices of one namespace with the same inputs share one ``Tracked``. ``probe``: the
+    outcome as evaluated in ``_PROBE``, before ``outcome`` named the namespace in it (an
+    evaluation shared between namespaces), else None."""
 
     outcome: Outcome
     deps: frozenset[IndexKey]
     inputs: Inputs = ()
+    probe: Outcome | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +155,10 @@ def _dependencies(isvc: types_pb2.InferenceService, result: reconcile.Reconcile)
                 deps.add(("object", (d.CONTROLLER_REVISION, d.DEFAULT_OME_NAMESPACE, revision)))
     auto = result.decision.auto if result.decision is not None else None
     if auto is not None:
-        if auto.ranked:
-            model = auto.model
-            key = (model.model_format.name, model.architecture, model.quantization)
-            deps |= {("format", namespace, key), ("format", None, key)}
-        else:
+        model = auto.model
+        key = (model.model_format.name, model.architecture, model.quantization)
+        deps |= {("format", namespace, key), ("format", None, key)}  # a runtime that can become a candidate
+        if not auto.ranked:
             deps |= {("scope", namespace), ("scope", None)}
     runtime = result.runtime
     if runtime is not None:
@@ -231,15 +237,34 @@ def _mentions_probe(value: object) -> bool:
 
 
 def _localized(value: object, namespace: str) -> object:
-    """``value`` with ``_PROBE`` replaced by ``namespace`` in every text."""
+    """``value`` with ``_PROBE`` replaced by ``namespace`` in every text (the parts that hold
+    none are kept as they are)."""
     if isinstance(value, str):
-        return value.replace(_PROBE, namespace)
+        return value.replace(_PROBE, namespace) if _PROBE in value else value
     if isinstance(value, tuple):
-        return tuple(_localized(v, namespace) for v in value)
+        items = tuple(_localized(v, namespace) for v in value)
+        return value if all(a is b for a, b in zip(items, value)) else items
     if hasattr(value, "__dataclass_fields__"):
-        changes = {f.name: _localized(getattr(value, f.name), namespace) for f in fields(value)}  # type: ignore[arg-type]
-        return replace(value, **changes)  # type: ignore[type-var]
+        changes = {}
+        for f in fields(value):  # type: ignore[arg-type]
+            old = getattr(value, f.name)
+            new = _localized(old, namespace)
+            if new is not old:
+                changes[f.name] = new
+        return replace(value, **changes) if changes else value  # type: ignore[type-var]
     return value
+
+
+def _probe_fields(value: object) -> tuple[str, ...]:
+    """The names of the fields of the dataclass ``value`` whose texts hold ``_PROBE``."""
+    return tuple(f.name for f in fields(value) if _mentions_probe(getattr(value, f.name)))  # type: ignore[arg-type]
+
+
+def _localized_fields(value: object, names: tuple[str, ...], namespace: str) -> object:
+    """The dataclass ``value`` with ``_PROBE`` replaced by ``namespace`` in the fields ``names``."""
+    if not names:
+        return value
+    return replace(value, **{name: _localized(getattr(value, name), namespace) for name in names})  # type: ignore[type-var]
 
 
 class Evaluations:
@@ -255,12 +280,22 @@ class Evaluations:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.count = 0
-        self._results: dict[tuple[Inputs, str | None, bool], tuple[reconcile.Reconcile, Outcome, bool]] = {}
+        # (inputs, scope, condition) -> (result, outcome, the outcome's fields that hold _PROBE)
+        self._results: dict[tuple[Inputs, str | None, bool], tuple[reconcile.Reconcile, Outcome, tuple[str, ...]]] = {}
         self._tracked: dict[tuple[Inputs, str, bool], Tracked] = {}
 
-    def tracked(self, isvc: types_pb2.InferenceService, known: Inputs | None = None, written: bool = False) -> Tracked:
+    def tracked(
+        self,
+        isvc: types_pb2.InferenceService,
+        known: Inputs | None = None,
+        written: bool = False,
+        previous: Tracked | None = None,
+    ) -> Tracked:
         """The outcome of ``isvc`` and its dependencies; ``known``: its ``inputs`` when the caller
-        has them; ``written``: a previous outcome had a ``RuntimeReady`` condition (``evaluate``)."""
+        has them; ``written``: a previous outcome had a ``RuntimeReady`` condition (``evaluate``);
+        ``previous``: its ``Tracked`` of an earlier snapshot, whose outcome is reused when the
+        shared evaluation gives the same one (its texts, a ``no runtime found`` message is up to
+        ``--max-message-bytes``, are not rewritten for the namespace again)."""
         found_inputs = known if known is not None else inputs(isvc)
         has_condition = written or bool(found_inputs[-1])
         namespace = isvc.metadata.namespace
@@ -277,12 +312,17 @@ class Evaluations:
                 subject.metadata.namespace = _PROBE
             result = reconcile.reconcile(self.snapshot, subject, has_condition)
             outcome = _outcome(isvc, result)
-            shared = self._results[(found_inputs, scope, has_condition)] = (result, outcome, _mentions_probe(outcome))
+            shared = self._results[(found_inputs, scope, has_condition)] = (result, outcome, _probe_fields(outcome))
             self.count += 1
         result, outcome, mentions = shared
+        probe = None
         if mentions:
-            outcome = _localized(outcome, namespace)  # type: ignore[assignment]
-        tracked = Tracked(outcome, _dependencies(isvc, result), found_inputs)
+            probe = outcome
+            if previous is not None and previous.probe is not None and previous.probe == probe:
+                outcome = previous.outcome  # the same key: the same namespace
+            else:
+                outcome = _localized_fields(outcome, mentions, namespace)  # type: ignore[assignment]
+        tracked = Tracked(outcome, _dependencies(isvc, result), found_inputs, probe)
         found = self._tracked[(found_inputs, namespace, has_condition)] = tracked
         return found
 
@@ -326,12 +366,39 @@ def diff(old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> 
     return frozenset(touched), frozenset(rechained - touched)
 
 
+def _priorities_only(old: Snapshot, new: Snapshot, key: Key) -> bool:
+    """Whether the runtime ``key`` is in both snapshots and differs only in its
+    supportedModelFormats entries' ``priority``."""
+    a, b = old.objects.get(key), new.objects.get(key)
+    if a is None or b is None:
+        return False
+    which = a.WhichOneof("object")
+    if which != b.WhichOneof("object") or which is None:
+        return False
+    a_spec, b_spec = getattr(a, which).spec, getattr(b, which).spec
+    if len(a_spec.supported_model_formats) != len(b_spec.supported_model_formats):
+        return False
+    if all(x.priority == y.priority for x, y in zip(a_spec.supported_model_formats, b_spec.supported_model_formats)):
+        return False  # a change elsewhere
+    unprioritized = []
+    for obj in (a, b):
+        copy = type(obj)()
+        copy.CopyFrom(obj)
+        for entry in getattr(copy, which).spec.supported_model_formats:
+            entry.ClearField("priority")
+        unprioritized.append(copy)
+    return unprioritized[0] == unprioritized[1]
+
+
 def index_keys_of(old: Snapshot, new: Snapshot, key: Key) -> set[IndexKey]:
-    """The index keys a write of the object ``key`` touches (its old and new version)."""
+    """The index keys a write of the object ``key`` touches (its old and new version); a
+    runtime's scope key only when more than its entries' priorities changed (see the module
+    docstring)."""
     out: set[IndexKey] = {("object", key)}
     if key[0] in _RUNTIME_KINDS:
         scope = key[1] if key[0] == d.SERVING_RUNTIME else None
-        out.add(("scope", scope))
+        if not _priorities_only(old, new, key):
+            out.add(("scope", scope))
         for snapshot in (old, new):
             rt = _runtime(snapshot, key)
             if rt is not None:
@@ -417,7 +484,8 @@ class Selections:
             else:
                 same = before is not None and old.inference_services.get(key) is isvc
                 had_condition = carry and before is not None and before.outcome.condition is not None
-                after = evaluations.tracked(isvc, before.inputs if same and before is not None else None, had_condition)
+                known = before.inputs if same and before is not None else None
+                after = evaluations.tracked(isvc, known, had_condition, before)
             if after is None:
                 tracked.pop(key, None)
             else:

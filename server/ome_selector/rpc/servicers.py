@@ -118,9 +118,11 @@ class SelectionServicer:
 
     async def WatchSelections(
         self, request: selector_pb2.WatchSelectionsRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[selector_pb2.WatchSelectionsResponse]:
+    ) -> AsyncIterator[selector_pb2.WatchSelectionsResponse | bytes]:
         """``ome.selector.v1.SelectionService/WatchSelections``: the tracker's events for the
-        request's namespace and label selector until the client leaves or the server drains."""
+        request's namespace and label selector until the client leaves or the server drains.
+        An advance's events come already serialized (``bytes``, shared by the watchers of one
+        filter), which the method's serializer sends as they are (``wire.passthrough``)."""
         if self._tracker is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "WatchSelections needs a selection tracker")
             return
@@ -130,7 +132,7 @@ class SelectionServicer:
             await context.abort_with_status(rpc_status.to_status(rich_status(error)))  # type: ignore[attr-defined]
             return
         try:
-            async for event in watcher.stream():
+            async for event in watcher.stream(wire=True):
                 yield event
         finally:
             watcher.close()

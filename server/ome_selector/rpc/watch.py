@@ -21,6 +21,8 @@ or later (read-your-writes: a stream opened after a write returned starts at tha
 after it); when the tracker has not processed that version yet, the initial state is sent once
 it has, at most one evaluation later.
 
+An advance's events are built and serialized once per distinct (namespace, label selector) of
+its watchers; each watcher's queue holds those shared bytes, which the stream sends as they are.
 Each ``Watcher`` has a queue bounded in events (``queue_limit``, ``--watch-queue``) and in
 serialized bytes (``queue_bytes``, ``--watch-queue-bytes``): an advance whose events do not fit
 drops the watcher's queue and marks it behind; its next ``take`` returns a ``Resync`` event and
@@ -79,7 +81,7 @@ class Watcher:
         self._initial: list[pb.WatchSelectionsResponse] | None = None
         self.ready = False
         self.closed = False
-        self._pending: deque[pb.WatchSelectionsResponse] = deque()
+        self._pending: deque[bytes] = deque()  # serialized events, shared with other watchers
         self._bytes = 0
         self._behind: str | None = None  # the resync reason once behind
         self._lock = threading.Lock()
@@ -105,9 +107,9 @@ class Watcher:
             self._initial = list(state_events(self, *self._start))
         return self._initial
 
-    def offer(self, events: list[pb.WatchSelectionsResponse], size: int) -> None:
-        """Queue one advance's events (``size``: their serialized bytes), or fall behind when
-        they do not fit (the tracker, under its lock)."""
+    def offer(self, events: list[bytes], size: int) -> None:
+        """Queue one advance's serialized events (``size``: their bytes in all), or fall behind
+        when they do not fit (the tracker, under its lock)."""
         with self._lock:
             if self.closed or self._behind is not None:
                 return
@@ -141,9 +143,10 @@ class Watcher:
 
     def take(self) -> list[pb.WatchSelectionsResponse]:
         """Every queued event; after falling behind, ``Resync`` and the full state instead."""
-        return list(self._take())
+        return [_decoded(event) for event in self._take()]
 
-    def _take(self) -> Iterable[pb.WatchSelectionsResponse]:
+    def _take(self) -> Iterable[pb.WatchSelectionsResponse | bytes]:
+        """The queued events, serialized; or ``Resync`` and the full state, as protos."""
         with self._lock:
             if self._behind is None:
                 out = list(self._pending)
@@ -168,9 +171,11 @@ class Watcher:
         self._tracker.leave(self)
         self._notify()
 
-    async def stream(self) -> AsyncIterator[pb.WatchSelectionsResponse]:
+    async def stream(self, wire: bool = False) -> AsyncIterator[pb.WatchSelectionsResponse | bytes]:
         """The stream's events: ``initial`` once ready, then each advance's events as they come,
-        until closed."""
+        until closed. ``wire``: an advance's events come serialized (``bytes``, shared by every
+        watcher of the advance: the servicer sends them as they are, ``wire.passthrough``); the
+        initial state and a resync's always come as protos."""
         assert self._wake is not None, "subscribe with a loop to stream"
         while not self.ready and not self.closed:
             self._wake.clear()
@@ -185,11 +190,15 @@ class Watcher:
         while not self.closed:
             self._wake.clear()
             sent = False
-            for event in self._take():  # a resync's state too is built as it is sent
+            for queued in self._take():  # a resync's state too is built as it is sent
                 sent = True
-                yield event
+                yield queued if wire else _decoded(queued)
             if not sent and not self.closed:
                 await self._wake.wait()
+
+
+def _decoded(event: pb.WatchSelectionsResponse | bytes) -> pb.WatchSelectionsResponse:
+    return pb.WatchSelectionsResponse.FromString(event) if isinstance(event, bytes) else event
 
 
 def state_events(
@@ -310,12 +319,13 @@ class SelectionTracker:
             outcomes.register(new, result.selections)
             events = AdvanceEvents(old, new, before, result)
             batches = []
-            by_filter: dict[tuple[str, labels.Selector], tuple[list[pb.WatchSelectionsResponse], int]] = {}
+            by_filter: dict[tuple[str, labels.Selector], tuple[list[bytes], int]] = {}
             for watcher in watchers:  # built outside the lock: watchers are only added at ``new``
                 found = by_filter.get((watcher.namespace, watcher.selector))
                 if found is None:  # once per distinct filter: the lists are shared, never changed
-                    batch = events.for_watcher(watcher.matches)
-                    found = by_filter[(watcher.namespace, watcher.selector)] = (batch, events.sizes(batch))
+                    found = by_filter[(watcher.namespace, watcher.selector)] = events.encode(
+                        events.for_watcher(watcher.matches)
+                    )
                 batches.append((watcher, *found))
         except BaseException:
             with self._lock:

@@ -1,7 +1,7 @@
 """The events one advance of the watch tracker sends each watcher: the changed outcomes it
 matches, the InferenceServices that enter or leave its namespace and label selector, and the
-``WriteStats`` (rpc/watch.py). No gRPC imports; the protos are built once per advance and shared
-by every watcher that gets them (never changed once built).
+``WriteStats`` (rpc/watch.py). No gRPC imports; the protos are built and serialized once per
+advance and shared by every watcher that gets them (never changed once built).
 
 A watcher matches an InferenceService when it is in the watch's namespace (any, when empty) and
 its labels match the watch's label selector. As Kubernetes' watch sends ``ADDED`` / ``DELETED``
@@ -42,7 +42,7 @@ def matches(namespace: str, selector: labels.Selector, key: outcomes.IsvcKey, sn
 class AdvanceEvents:
     """The shared protos of one advance from ``old`` to ``new`` (``result`` =
     ``before.advance(old, new)``), built as watchers ask for them: ``for_watcher(match)`` is the
-    list one watcher gets and ``size(event)`` its serialized bytes (computed once per event)."""
+    list one watcher gets and ``encode(events)`` those serialized (each event once)."""
 
     old: Snapshot
     new: Snapshot
@@ -50,7 +50,7 @@ class AdvanceEvents:
     result: outcomes.Advance
     _changes: list[Event] | None = None
     _crossing: dict[tuple[outcomes.IsvcKey, bool], Event] = field(default_factory=dict)
-    _sizes: dict[int, int] = field(default_factory=dict)
+    _encoded: dict[int, bytes] = field(default_factory=dict)
     _relabelled: list[outcomes.IsvcKey] | None = None
 
     def _change_events(self) -> list[Event]:
@@ -124,16 +124,19 @@ class AdvanceEvents:
         )
         return [*(event for _, event in picked), Event(write=stats)]
 
-    def sizes(self, events: Sequence[Event]) -> int:
-        """The serialized bytes of ``events`` (of ``for_watcher``'s lists: each shared change
-        measured once per advance, while this object holds it)."""
+    def encode(self, events: Sequence[Event]) -> tuple[list[bytes], int]:
+        """The serialized ``events`` (one of ``for_watcher``'s lists) and their bytes in all: each
+        shared change serialized once per advance, while this object holds it, so watchers of
+        any filter that get it share the same bytes (the stream sends them as they are)."""
+        out = []
         total = 0
         for event in events:
-            if event.HasField("write"):  # built per watcher
-                total += event.ByteSize()
-                continue
-            found = self._sizes.get(id(event))
+            found = None if event.HasField("write") else self._encoded.get(id(event))  # WriteStats: per filter
             if found is None:
-                found = self._sizes[id(event)] = event.ByteSize()
-            total += found
-        return total
+                found = event.SerializeToString()
+                if not event.HasField("write"):
+                    self._encoded[id(event)] = found
+            data = found
+            out.append(data)
+            total += len(data)
+        return out, total

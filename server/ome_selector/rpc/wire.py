@@ -9,7 +9,8 @@ gRPC calls a handler's ``request_deserializer`` before the servicer runs; when t
   aborts the call with INVALID_ARGUMENT and a ``google.rpc.BadRequest`` (field ``request``)
   without calling the servicer;
 - ``add_selection_service`` / ``add_cache_service`` register the servicers the way the generated
-  ``add_*Servicer_to_server`` functions do, with both wrappers.
+  ``add_*Servicer_to_server`` functions do, with both wrappers; a server-streaming method's
+  serializer sends ``bytes`` responses as they are (``passthrough``).
 
 The marker also raises ``RequestError`` (INVALID_ARGUMENT) on any attribute access, so a servicer
 that receives one without ``guard`` still answers INVALID_ARGUMENT.
@@ -100,6 +101,16 @@ def guard_stream(
     return guarded
 
 
+def passthrough(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """A response serializer that sends ``bytes`` as they are (a message serialized once for
+    many streams: WatchSelections' events) and serializes anything else with ``serialize``."""
+
+    def serializer(response: Any) -> bytes:
+        return response if type(response) is bytes else serialize(response)
+
+    return serializer
+
+
 def _register(
     service: Any, module: Any, servicer: Any, server: grpc.aio.Server, serializer: Callable[[Any], bytes] | None
 ) -> None:
@@ -111,10 +122,11 @@ def _register(
             if method.server_streaming
             else (grpc.unary_unary_rpc_method_handler, guard(behavior))
         )
+        serialize = serializer or getattr(module, method.output_type.name).SerializeToString
         handlers[method.name] = make(
             wrapped,
             request_deserializer=safe_deserializer(getattr(module, method.input_type.name)),
-            response_serializer=serializer or getattr(module, method.output_type.name).SerializeToString,
+            response_serializer=passthrough(serialize) if method.server_streaming else serialize,
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
 

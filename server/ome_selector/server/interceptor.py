@@ -96,6 +96,7 @@ class _Call:
         quiet = service in QUIET_SERVICES
         self.level = logging.DEBUG if quiet else logging.INFO
         self.in_flight = None if quiet else in_flight
+        self._count_sent: Callable[[], None] | None = None
 
     def started(self) -> float:
         if self.metrics is not None:
@@ -110,7 +111,9 @@ class _Call:
 
     def sent(self) -> None:
         if self.metrics is not None:
-            self.metrics.message_sent(self.kind, self.service, self.name)
+            if self._count_sent is None:
+                self._count_sent = self.metrics.sent_counter(self.kind, self.service, self.name)
+            self._count_sent()
 
     def requests(self, request: Any) -> Any:
         """The request, or for a request stream an iterator that counts each message. The

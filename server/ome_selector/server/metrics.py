@@ -57,7 +57,7 @@ import os
 import platform
 import time
 from importlib import metadata
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ome.selector.v1 import selector_pb2
 from prometheus_client import (
@@ -279,6 +279,10 @@ class ServerMetrics:
     def message_sent(self, kind: str, service: str, method: str) -> None:
         """Count one response message of an RPC."""
         self.msg_sent.labels(kind, service, method).inc()
+
+    def sent_counter(self, kind: str, service: str, method: str) -> Callable[[], None]:
+        """What counts one response message of an RPC, looked up once (a stream sends many)."""
+        return self.msg_sent.labels(kind, service, method).inc  # type: ignore[no-any-return]
 
     def rpc_finished(self, kind: str, service: str, method: str, code: str, seconds: float, response: Any) -> None:
         """Record one finished RPC: its ``grpc_type``, grpcio's status ``code`` name

@@ -57,7 +57,7 @@ def test_what_if_prints_the_inference_services_a_runtime_change_moves(
     code, out, err = run(capsys, "what-if", "-f", hopper_4, "--manifests", *CLUSTER)
     assert (code, out) == (1, WHAT_IF_HOPPER_4)
     [note] = notes(err)
-    assert note.startswith("Note: 2 of 8 cached InferenceServices would change (8 re-evaluated) at cache version ")
+    assert note.startswith("Note: 2 of 8 cached InferenceServices would change (6 re-evaluated) at cache version ")
     assert note.endswith("; nothing was applied.")
 
 
@@ -126,7 +126,7 @@ def test_what_if_json_is_the_response(capsys: pytest.CaptureFixture[str], hopper
         ("llama-70b", OMENATIVE, HOPPER),
         ("llama-70b-native", OMENATIVE, HOPPER),
     ]
-    assert (response["reevaluated"], response["inferenceServices"]) == (8, 8)
+    assert (response["reevaluated"], response["inferenceServices"]) == (6, 8)
 
 
 def test_what_if_takes_an_inference_service_and_names_its_namespace(

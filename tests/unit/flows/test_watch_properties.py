@@ -173,6 +173,42 @@ def test_incremental_outcomes_equal_evaluating_every_inference_service(initial: 
             assert c.reason.step != selector_pb2.CHANGE_STEP_UNSPECIFIED and c.reason.text and c.causes
 
 
+def reprioritized(obj: cache_pb2.CacheObject, priorities: list[int]) -> cache_pb2.CacheObject:
+    """A copy of the runtime ``obj`` whose entries' priorities are ``priorities`` (cycled)."""
+    out = cache_pb2.CacheObject()
+    out.CopyFrom(obj)
+    which = out.WhichOneof("object")
+    assert which in ("serving_runtime", "cluster_serving_runtime")
+    for n, e in enumerate(getattr(out, which).spec.supported_model_formats):
+        e.priority = priorities[n % len(priorities)]
+    return out
+
+
+@BOUNDED
+@given(initial_objects, st.data())
+def test_a_write_of_priorities_alone_moves_what_a_rebuild_moves(initial: list, data: st.DataObject) -> None:
+    """A runtime write that changes only its entries' priorities does not touch the scope keys
+    that the ``no runtime found`` outcomes depend on: the outcomes and the change events still
+    equal evaluating every InferenceService, and every outcome it changes had or has a runtime
+    (a priority only scales a score, ome-selection-facts.md 3.12)."""
+    store = CacheStore()
+    store.apply_snapshot("v0", unique(initial))
+    held = [o for o in store.snapshot.objects.values() if o.WhichOneof("object").endswith("serving_runtime")]
+    if not held:
+        return
+    target = data.draw(st.sampled_from(held))
+    priorities = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=2))
+    tracker = SelectionTracker(store, synchronous=True)
+    watcher = tracker.subscribe()
+    before = tracker.selections.outcomes()
+    store.upsert("v1", [reprioritized(target, priorities)])
+    after = evaluate_all(store, before)
+    assert tracker.selections.outcomes() == after
+    events = [e.change for e in watcher.take() if e.HasField("change")]
+    assert [(c.namespace, c.name) for c in events] == changed(before, after)
+    assert all(after[k].runtime is not None or before[k].runtime is not None for k in changed(before, after))
+
+
 @BOUNDED
 @given(
     initial_objects,

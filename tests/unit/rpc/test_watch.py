@@ -126,10 +126,12 @@ class TestWrites:
                 "CHANGE_STEP_RANKING",
                 RANKED_ABOVE_OMENATIVE,
             ),
-            # the 5 InferenceServices of the model's format key and the 3 without a runtime
-            ("write", "v2", 8, 2, 2),
+            # the 5 InferenceServices of the model's format key, and llama-70b-l40s, whose model
+            # has that key but no runtime; the 2 other no-runtime outcomes are not evaluated
+            # again: a priority alone changes no runtime's reason in a no-runtime message
+            ("write", "v2", 6, 2, 2),
         ]
-        assert tracker.reevaluations == 8
+        assert tracker.reevaluations == 6
         store.upsert("v3", objects(hopper(2)))
         back = f"ClusterServingRuntime {OMENATIVE} ranks above ClusterServingRuntime {HOPPER} now: score 6 > 4"
         assert [(r[0], r[2], r[4], r[6]) for r in rows(watcher.take())[:2]] == [
@@ -451,10 +453,11 @@ class TestSharedEvaluations:
             ),
             ("team-b/twin-2", OMENATIVE, HOPPER, ABSENT, *ranking),
             ("team-c/twin-3", OMENATIVE, HOPPER, ABSENT, *ranking),
-            ("write", "v3", 12, 6, 6),
+            ("write", "v3", 10, 6, 6),
         ]
-        # 12 InferenceServices, 8 evaluations: llama-70b and the four twins share one.
-        assert tracker.evaluations - evaluations == 8
+        # 10 InferenceServices (the 2 no-runtime outcomes of other format keys are not evaluated
+        # again), 6 evaluations: llama-70b and the four twins share one.
+        assert tracker.evaluations - evaluations == 6
         tracked_ = tracker.selections.tracked
         assert tracked_[("llama-demo", "twin-0")] is tracked_[("llama-demo", "llama-70b")]
         assert tracked_[("team-c", "twin-3")].outcome is tracked_[("llama-demo", "llama-70b")].outcome
@@ -464,7 +467,9 @@ class TestSharedEvaluations:
         self.twins(store, watcher, accelerator_class="nvidia-l40s-48gb")  # llama-70b-l40s's spec
         evaluations = tracker.evaluations
         store.upsert("v3", objects(nobody_serving_runtime()))  # a runtime in nobody's namespace
-        store.upsert("v4", objects(hopper(4)))  # a runtime in every no-runtime message
+        relabelled = hopper(4)  # more than its priority: every no-runtime outcome is evaluated again
+        relabelled["metadata"].setdefault("labels", {})["team"] = "x"
+        store.upsert("v4", objects(relabelled))  # a runtime in every no-runtime message
         # The no-runtime messages list the hopper runtime with the same reason before and after.
         assert [r[0] if r[0] != "write" else r for r in rows(watcher.take())] == [
             ("write", "v3", 0, 0, 0),
@@ -493,7 +498,7 @@ class TestFilters:
         watcher = tracker.subscribe("team-a")
         assert rows(watcher.initial)[-1] == ("initial_events_end", "v1", 2)
         store.upsert("v2", objects(hopper(4)))
-        assert rows(watcher.take()) == [("write", "v2", 8, 2, 0)]
+        assert rows(watcher.take()) == [("write", "v2", 6, 2, 0)]
 
     def test_a_label_selector_watch(self) -> None:
         labelled = [
@@ -606,7 +611,7 @@ def test_the_reevaluations_are_a_metric() -> None:
     store.upsert("v2", objects(hopper(4)))
     store.upsert("v3", objects(nobody_serving_runtime()))
     text = generate_latest(metrics.registry).decode()
-    assert "ome_selector_watch_reevaluations_total 8.0" in text
+    assert "ome_selector_watch_reevaluations_total 6.0" in text
     assert "ome_selector_watch_writes_total 2.0" in text
     assert "ome_selector_watch_advances_total 2.0" in text
     assert "ome_selector_watchers 1.0" in text

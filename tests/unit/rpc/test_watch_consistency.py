@@ -256,7 +256,7 @@ class TestReadYourWrites:
             f"ClusterServingRuntime {HOPPER}: priority 2 → 5",
             f"ClusterServingRuntime {OMENATIVE}: priority 3 → 1",
         ]
-        assert got[-1] == ("write", "v4", 8, 2, 2)
+        assert got[-1] == ("write", "v4", 6, 2, 2)
         assert (tracker.writes, tracker.advances) == (3, 2)
 
 
@@ -281,7 +281,7 @@ class TestBytes:
         tracker = SelectionTracker(store, queue_bytes=10**6, synchronous=True)
         watcher = tracker.subscribe()
         store.delete("v2", [key("CLUSTER_SERVING_RUNTIME", HOPPER)])
-        assert watcher._bytes == sum(e.ByteSize() for e in watcher._pending)
+        assert watcher._bytes == sum(len(e) for e in watcher._pending)
         assert watcher._bytes > 2000
         watcher.take()
         assert watcher._bytes == 0
