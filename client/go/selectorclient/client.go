@@ -252,7 +252,7 @@ func (c *Client) WaitUntilServing(ctx context.Context, service string) error {
 			return nil
 		case err == nil:
 			last = resp.GetStatus().String()
-		case ctx.Err() == nil: // a call cut by ctx's own end keeps the last answer
+		case ctx.Err() == nil && !pastDeadline(ctx): // a call cut by ctx's own end keeps the last answer
 			last = status.Convert(err).Message()
 		}
 		select {
@@ -265,6 +265,13 @@ func (c *Client) WaitUntilServing(ctx context.Context, service string) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// pastDeadline says whether ctx's deadline has passed. gRPC's timer for a call's deadline can
+// end the call just before ctx's own timer sets ctx.Err().
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // deadline is the timeout of a call to method: a CallTimeout, else the client's.
