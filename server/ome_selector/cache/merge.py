@@ -23,6 +23,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from ome_selector.validation.bounds import is_map
+
 # List field (JSON name) -> the JSON name of its items' merge key.
 MERGE_KEYS = {
     "env": "name",
@@ -35,14 +37,6 @@ MERGE_KEYS = {
     "topologySpreadConstraints": "topologyKey",
 }
 _WHOLE = frozenset({"google.protobuf.Value", "google.protobuf.Struct", "google.protobuf.Timestamp"})
-_MAP_ENTRY: dict[Any, bool] = {}  # field descriptor -> whether it is a map (GetOptions is slow)
-
-
-def _is_map(fd: Any) -> bool:
-    found = _MAP_ENTRY.get(fd)
-    if found is None:
-        found = _MAP_ENTRY[fd] = fd.message_type is not None and fd.message_type.GetOptions().map_entry
-    return found
 
 
 def merge_specs(parent: Message, child: Message) -> Message:
@@ -55,7 +49,7 @@ def merge_specs(parent: Message, child: Message) -> Message:
 
 def _merge_into(out: Message, child: Message) -> None:
     for fd, value in child.ListFields():
-        if _is_map(fd):
+        if is_map(fd):
             entry = fd.message_type
             assert entry is not None
             _merge_map(getattr(out, fd.name), value, entry.fields_by_name["value"].message_type)

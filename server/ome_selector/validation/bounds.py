@@ -28,7 +28,8 @@ _VERSIONED = frozenset({types_pb2.ModelFormat.DESCRIPTOR.full_name, types_pb2.Mo
 _MAP_ENTRY: dict[object, bool] = {}  # field descriptor -> whether it is a map (GetOptions is slow)
 
 
-def _is_map(fd: Any) -> bool:
+def is_map(fd: Any) -> bool:
+    """Whether field ``fd`` is a map (cached: GetOptions is slow)."""
     found = _MAP_ENTRY.get(fd)
     if found is None:
         found = _MAP_ENTRY[fd] = fd.message_type is not None and fd.message_type.GetOptions().map_entry
@@ -105,7 +106,7 @@ def _plan(desc: Any) -> dict[Any, int] | None:
     plan: dict[Any, int] = {}
     versioned = desc.full_name in _VERSIONED
     for fd in desc.fields:
-        if _is_map(fd):
+        if is_map(fd):
             value_type = fd.message_type.fields_by_name["value"].message_type
             plan[fd] = _MAP_OF_MESSAGES if value_type is not None and _plan(value_type) != {} else _MAP
         elif fd.is_repeated:
