@@ -275,6 +275,7 @@ def test_rotated_certificates_are_served_without_a_restart(
         assert check_fails(old) == grpc.StatusCode.UNAVAILABLE  # the old CA no longer verifies the server
     with grpc.secure_channel(server.address, rotated.credentials(pki.client_cert, pki.client_key)) as old_client:
         assert check_fails(old_client) == grpc.StatusCode.UNAVAILABLE  # the new client CA refuses old clients
+    server.wait_for_line("reloaded", timeout=10)  # the log line can reach stderr after the handshake
     assert [line.split(" INFO ", 1)[1] for line in server.lines if "reloaded" in line] == [
         f"ome_selector.server: TLS certificate reloaded from {secret / 'tls.crt'}"
     ]
