@@ -39,8 +39,13 @@ import (
 // SelectionServiceName is the health service name that turns SERVING once the cache is loaded.
 const SelectionServiceName = "ome.selector.v1.SelectionService"
 
-// MaxMessageBytes is the message limit each way, the server's (64 MiB).
+// MaxMessageBytes is the limit of the answers, the server's (64 MiB).
 const MaxMessageBytes = 64 * 1024 * 1024
+
+// MaxWriteBytes is the limit of the requests the client sends: the server takes up to 256 MiB
+// on the listener of CacheService (an ApplySnapshot of 50,000 runtimes is about 77 MiB) and
+// 64 MiB on a listener without it.
+const MaxWriteBytes = 256 * 1024 * 1024
 
 // MaxRetries is gRPC's cap: at most 5 attempts, the first included.
 const MaxRetries = 4
@@ -210,7 +215,7 @@ func New(target string, opts ...Option) (*Client, error) {
 		grpc.WithTransportCredentials(cfg.creds),
 		grpc.WithDefaultServiceConfig(sc),
 		grpc.WithKeepaliveParams(cfg.keepalive),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxWriteBytes)),
 		grpc.WithChainUnaryInterceptor(c.unary),
 		grpc.WithChainStreamInterceptor(c.stream),
 	}

@@ -35,10 +35,13 @@ __all__ = ["SelectionWatch", "SelectorClient", "SelectorError", "channel_options
 _Response = TypeVar("_Response")
 _HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-# Explaining a large cluster (10,000+ runtimes) answers with more than gRPC's 4 MiB default.
+MAX_WRITE_BYTES = 256 * 1024 * 1024
+# The server's limits: answers up to 64 MiB (explaining 10,000+ runtimes is more than gRPC's
+# 4 MiB default); requests up to 256 MiB to the listener of CacheService (an ApplySnapshot of
+# 50,000 runtimes is about 77 MiB), 64 MiB to the others (the server refuses past them).
 CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_WRITE_BYTES),
 ]
 # gRPC caps maxAttempts (the first attempt included) at 5.
 MAX_RETRIES = 4

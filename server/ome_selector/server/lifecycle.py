@@ -53,9 +53,12 @@ from ome_selector.server.tls import server_credentials
 
 log = logging.getLogger("ome_selector.server")
 
-# Message limits, both directions: a snapshot of a large cluster (10,000 runtimes is about
-# 4.5 MB) and its ExplainRuntimes answer (about 8 MB) exceed gRPC's 4 MiB default.
+# Message limits: answers (an ExplainRuntimes of 10,000 runtimes is about 8 MB, past gRPC's
+# 4 MiB default) and requests of a listener without CacheService, 64 MiB; requests of the
+# listener carrying CacheService, 256 MiB: an ApplySnapshot of OME's catalog runtimes is about
+# 1.6 KB per runtime (15.5 MB at 10,000, 77 MiB at 50,000; ``--max-objects`` is 100,000).
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_WRITE_BYTES = 256 * 1024 * 1024
 # Keepalive enforcement (what the server accepts from clients), documented in the README:
 # - pings without calls in flight are allowed (a controller's channel is idle most of the time);
 # - a client may ping every 500 ms at most (Go's keepalive.ClientParameters cannot go below
@@ -84,10 +87,13 @@ def display_address(listen: str, port: int) -> str:
     return f"{host}:{port}" if colon and not host.endswith(":") else f"{listen}:{port}"
 
 
-def server_options(max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS) -> list[tuple[str, int]]:
-    """The ``grpc.aio.server`` channel arguments: message limits, keepalive policy, stream cap."""
+def server_options(
+    max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS, max_receive_bytes: int = MAX_MESSAGE_BYTES
+) -> list[tuple[str, int]]:
+    """The ``grpc.aio.server`` channel arguments: message limits (requests ``max_receive_bytes``,
+    answers ``MAX_MESSAGE_BYTES``), keepalive policy, stream cap."""
     return [
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", max_receive_bytes),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_concurrent_streams", max_concurrent_streams),
         *KEEPALIVE_OPTIONS,
@@ -233,17 +239,17 @@ class _Server:
             return None
         return server_credentials(o.tls_cert, o.tls_key, o.tls_client_ca)
 
-    def _grpc_server(self) -> grpc.aio.Server:
+    def _grpc_server(self, max_receive_bytes: int) -> grpc.aio.Server:
         server = grpc.aio.server(
             interceptors=[RpcInterceptor(self.metrics, self.in_flight)],
-            options=server_options(self.options.max_concurrent_streams),
+            options=server_options(self.options.max_concurrent_streams, max_receive_bytes),
         )
         self.servers.append(server)
         return server
 
     async def _serve(self, credentials: grpc.ServerCredentials | None) -> int:
         o = self.options
-        api = self._grpc_server()
+        api = self._grpc_server(MAX_MESSAGE_BYTES if o.cache_listen is not None else MAX_WRITE_BYTES)
         wire.add_selection_service(SelectionServicer(self.store, self.tracker), api)
         health_servicer = await attach_health(self.store, api)
         cache_servicer = CacheServicer(self.store)
@@ -253,7 +259,7 @@ class _Server:
             wire.add_cache_service(cache_servicer, api)
             api_services.append(CACHE_SERVICE)
         else:
-            cache_server = self._grpc_server()
+            cache_server = self._grpc_server(MAX_WRITE_BYTES)
             wire.add_cache_service(cache_servicer, cache_server)
             health_pb2_grpc.add_HealthServicer_to_server(health_servicer, cache_server)
             if o.reflection:
