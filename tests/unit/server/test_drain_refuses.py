@@ -111,6 +111,14 @@ async def test_after_the_drain_delay_new_calls_are_refused_while_the_call_in_fli
                 assert (codes[-1:], details) == ([grpc.StatusCode.UNAVAILABLE], "server is shutting down"), codes[-5:]
                 assert set(codes[:-1]) <= {grpc.StatusCode.OK}, codes
             assert not held.done()  # refused while the held call is in flight
+            stream = stub.WatchSelections(selector_pb2.WatchSelectionsRequest(), timeout=10)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:  # a streamed response too
+                async for _ in stream:
+                    pass
+            assert (refused.value.code(), refused.value.details()) == (
+                grpc.StatusCode.UNAVAILABLE,
+                "server is shutting down",
+            )
 
             release.set()
             response = await held
