@@ -33,16 +33,26 @@ writes/s as above, except that every tenth write disables or re-enables the cata
 ClusterServingRuntime that the most InferenceServices use, so each such write gives them OME's
 ``no runtime found`` outcome (the largest events) or gives it back. Figures: the server's RSS
 before, at most and after; the UpsertObjects latency p50, p99 and max; the events the watchers
-received and the resyncs they got. The watchers' process takes about a core reading their
-events; ``--watchers-nice N`` runs it at nice N, as clients on other machines that do not take
-the CPU the server and the writer need (on a 2-core machine the writes otherwise wait for it).
+received (by kind, with their bytes) and the resyncs they got; the CPU the server, the writer
+and the watchers' process took (% of one core).
+
+The watchers are a load generator, so they cost little CPU per event and the figures measure
+the server: the N streams share one grpc.aio event loop (no thread per stream), each on its own
+channel and connection, and read raw bytes (no response deserializer). An event's kind is its
+first byte (the tag of the ``event`` oneof, ``EVENT_TAGS``); the small events (initial end,
+write stats, resync) are parsed, and one large event (current, change) in ``VERIFY_EVERY``, to
+check that byte: the run fails when one disagrees. ``--watchers-nice N`` runs the watchers'
+process at nice N (default 0), as clients on other machines that do not take the CPU the server
+and the writer need.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import threading
@@ -50,6 +60,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 from ome.selector.v1 import cache_pb2, selector_pb2
@@ -365,48 +376,118 @@ def most_used_runtime(load: Load) -> cache_pb2.CacheObject:
     return next(o for o in load.runtimes if _csr(o).metadata.name == name)
 
 
-def watchers_child(address: str, count: int, slow: int, seconds: float) -> int:
-    """The child process of ``run_watchers``: ``count`` streams (``slow`` of them slow) for
-    ``seconds``; prints one JSON line of totals."""
-    totals = Counter()
-    lock = threading.Lock()
-    ready = threading.Barrier(count + 1)
-    calls = []
+# A WatchSelectionsResponse holds nothing but its ``event`` oneof, so the first byte of an event on
+# the wire is the tag of its one field (field number << 3 | 2, length-delimited): the watchers
+# count events by it without parsing them.
+EVENT_TAGS = {
+    (f.number << 3) | 2: f.name for f in selector_pb2.WatchSelectionsResponse.DESCRIPTOR.oneofs_by_name["event"].fields
+}
+LARGE_EVENTS = frozenset(("current", "change"))  # the others are parsed, each (a few per advance)
+VERIFY_EVERY = 64  # one large event in this many is parsed too, to check its tag
+WATCH_METHOD = "/ome.selector.v1.SelectionService/WatchSelections"
 
-    def read(i: int) -> None:
-        channel = grpc.insecure_channel(address, options=bench.CHANNEL_OPTIONS)
-        call = bench.Server.stubs(channel).selection.WatchSelections(selector_pb2.WatchSelectionsRequest())
-        calls.append(call)
-        seen = Counter()
-        started = False
+
+class WatchTotals:
+    """What the watchers of the child process received: events per kind (by tag), their bytes,
+    the events parsed and how many of those disagreed with their tag."""
+
+    def __init__(self) -> None:
+        self.kinds: Counter[str] = Counter()
+        self.bytes: Counter[str] = Counter()
+        self.parsed = 0
+        self.mismatched = 0
+        self.cpu_at_ready = 0.0  # this process's CPU seconds once every stream had its state
+        self.ready_at = 0.0  # and the time.monotonic() then
+        self._large = 0
+
+    def add(self, raw: bytes) -> str:
+        """Count one serialized event; its kind (``other`` for an unknown tag)."""
+        kind = EVENT_TAGS.get(raw[0], "other") if raw else "other"
+        self.kinds[kind] += 1
+        self.bytes[kind] += len(raw)
+        check = kind not in LARGE_EVENTS
+        if not check:
+            self._large += 1
+            check = self._large % VERIFY_EVERY == 0
+        if check:
+            self.parsed += 1
+            if selector_pb2.WatchSelectionsResponse.FromString(raw).WhichOneof("event") != kind:
+                self.mismatched += 1
+        return kind
+
+    def as_json(self) -> str:
+        """The totals, and the CPU and wall seconds since ``ready`` (``cpu_s``, ``wall_s``), as
+        one JSON line."""
+        counts = {"kinds": dict(self.kinds), "bytes": dict(self.bytes)}
+        checks = {"parsed": self.parsed, "mismatched": self.mismatched}
+        cpu = {"cpu_s": own_cpu_s() - self.cpu_at_ready, "wall_s": time.monotonic() - self.ready_at}
+        return json.dumps({**counts, **checks, **cpu})
+
+
+async def _watchers(address: str, count: int, slow: int, seconds: float) -> WatchTotals:
+    """``count`` streams in one event loop (grpc.aio), each on its own channel and connection,
+    reading raw bytes (no response deserializer); the first ``slow`` sleep 20 ms per event."""
+    totals = WatchTotals()
+    started = 0
+    all_started = asyncio.Event()
+    channels = [grpc.aio.insecure_channel(address, options=bench.CHANNEL_OPTIONS) for _ in range(count)]
+    request = selector_pb2.WatchSelectionsRequest().SerializeToString()
+    calls = [
+        ch.unary_stream(WATCH_METHOD, request_serializer=lambda b: b, response_deserializer=None)(request)
+        for ch in channels
+    ]
+
+    async def read(i: int, call: grpc.aio.UnaryStreamCall) -> None:
+        nonlocal started
+        seen_end = False
         try:
-            for event in call:
-                which = event.WhichOneof("event")
-                seen[which] += 1
-                if which == "initial_events_end" and not started:
-                    started = True
-                    ready.wait(120)
+            async for raw in call:
+                kind = totals.add(raw)
+                if kind == "initial_events_end" and not seen_end:
+                    seen_end = True
+                    started += 1
+                    if started == count:
+                        all_started.set()
                 if i < slow:
-                    time.sleep(SLOW_READ_S)
-        except (grpc.RpcError, threading.BrokenBarrierError):
+                    await asyncio.sleep(SLOW_READ_S)
+        except (grpc.RpcError, asyncio.CancelledError):
             pass
-        finally:
-            channel.close()
-            with lock:
-                totals.update(seen)
 
-    threads = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(count)]
-    for t in threads:
-        t.start()
-    ready.wait(300)
+    tasks = [asyncio.create_task(read(i, call)) for i, call in enumerate(calls)]
+    await asyncio.wait_for(all_started.wait(), 300)
+    totals.cpu_at_ready, totals.ready_at = own_cpu_s(), time.monotonic()
     print("ready", flush=True)
-    time.sleep(seconds)
+    await asyncio.sleep(seconds)
     for call in calls:
         call.cancel()
-    for t in threads:
-        t.join(30)
-    print(json.dumps(dict(totals)), flush=True)
+    await asyncio.wait(tasks, timeout=30)
+    for ch in channels:
+        await ch.close()
+    return totals
+
+
+def watchers_child(address: str, count: int, slow: int, seconds: float) -> int:
+    """The child process of ``run_watchers``: ``count`` streams (``slow`` of them slow) for
+    ``seconds``; prints ``ready`` once every stream has its initial state, then one JSON line of
+    totals (``WatchTotals.as_json``)."""
+    totals = asyncio.run(_watchers(address, count, slow, seconds))
+    print(totals.as_json(), flush=True)
     return 0
+
+
+def own_cpu_s() -> float:
+    """This process's CPU seconds (user and system, every thread)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_cpu_s(pid: int) -> float:
+    """The CPU seconds (user and system) of process ``pid`` (/proc/PID/stat); NaN once gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_watchers(
@@ -433,8 +514,11 @@ def run_watchers(
             raise SystemExit("bench_watch: the watchers did not start")
         sampler = bench.RssSampler(server)
         writes = Writes()
+        assert server.proc is not None
+        cpu_before = (process_cpu_s(server.proc.pid), own_cpu_s())
         with bench.background(sampler):
             write_at(server, WriteCycle(load, disable), rate, seconds, writes)
+        cpu = (process_cpu_s(server.proc.pid) - cpu_before[0], own_cpu_s() - cpu_before[1])
         totals = json.loads(child.stdout.readline() or "{}")
         child.wait(120)
         rss_after = server.status_mb()
@@ -453,9 +537,30 @@ def run_watchers(
     print(f"  server RSS before      {rss_before:>8.0f} MB")
     print(f"  server RSS max         {max(sampler.samples, default=float('nan')):>8.0f} MB")
     print(f"  server RSS after       {rss_after:>8.0f} MB")
-    events = sum(v for k, v in totals.items() if k != "resync")
-    print(f"  events received        {events:>8,}   resyncs {totals.get('resync', 0):,}")
-    return 1 if writes.failures else 0
+    kinds: dict[str, int] = totals.get("kinds", {})
+    sizes: dict[str, int] = totals.get("bytes", {})
+    events = sum(v for k, v in kinds.items() if k != "resync")
+    print(
+        f"  events received        {events:>8,}   resyncs {kinds.get('resync', 0):,}   "
+        f"{sum(sizes.values()) / 2**20:,.0f} MB"
+    )
+    for kind, n in sorted(kinds.items()):
+        print(f"    {kind:<20} {n:>8,}   {sizes.get(kind, 0) / 2**20:>8,.1f} MB")
+    print(
+        f"    parsed to check      {totals.get('parsed', 0):>8,}   not of their first byte's kind "
+        f"{totals.get('mismatched', 0)} (every small event, one large in {VERIFY_EVERY})"
+    )
+    elapsed = writes.elapsed_s or math.nan
+    child_wall = totals.get("wall_s") or math.nan
+    print(
+        f"  CPU, % of one core     server {100 * cpu[0] / elapsed:.0f} %, writer {100 * cpu[1] / elapsed:.0f} % "
+        f"(over the writes' {writes.elapsed_s:.0f} s); watchers' process "
+        f"{100 * totals.get('cpu_s', math.nan) / child_wall:.0f} % (over its {child_wall:.0f} s)"
+    )
+    bad = totals.get("mismatched", 0) or kinds.get("other", 0)
+    if bad:
+        print("  bench_watch: events whose first byte is not their kind's tag: the counts are wrong")
+    return 1 if writes.failures or bad or not totals else 0
 
 
 if __name__ == "__main__":  # the watchers' child process

@@ -1,6 +1,7 @@
 """The per-RPC interceptor: one log line per call (health and reflection at DEBUG), the gRPC
 metrics (``grpc_type`` from the handler kind, request and response messages counted as they
-pass), and the calls in flight that drain waits for."""
+pass), the calls in flight that drain waits for, and the refusal of new calls once the drain
+delay is over (``InFlight.refusing``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from grpc_health.v1 import health
 from grpc_reflection.v1alpha import reflection
 
 from ome_selector.server.metrics import GRPC_TYPES, ServerMetrics
+from ome_selector.texts.requests import SHUTTING_DOWN
 
 rpc_log = logging.getLogger("ome_selector.rpc")
 
@@ -29,7 +31,9 @@ QUIET_PERIOD = 0.5
 class RpcInterceptor(grpc.aio.ServerInterceptor):
     """For every RPC: counts it started and finished in ``metrics`` (when given), and logs one
     line when it ends with method, status code name and duration in ms (DEBUG for health and
-    reflection, ERROR for UNKNOWN/INTERNAL, else INFO)."""
+    reflection, ERROR for UNKNOWN/INTERNAL, else INFO). Once ``in_flight.refusing``, a new call
+    of any service gets UNAVAILABLE ``server is shutting down`` instead of its handler (logged
+    and counted as such)."""
 
     def __init__(self, metrics: ServerMetrics | None = None, in_flight: InFlight | None = None) -> None:
         self._metrics = metrics
@@ -46,6 +50,8 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         for attribute, make, wrap in _handler_kinds():
             behavior = getattr(handler, attribute)
             if behavior is not None:
+                if self._in_flight is not None and self._in_flight.refusing:
+                    behavior = _refuse_stream if attribute.endswith("_stream") else _refuse
                 call = _Call(handler_call_details.method, GRPC_TYPES[attribute], self._metrics, self._in_flight)
                 return make(  # type: ignore[no-any-return]
                     wrap(call, behavior),
@@ -61,10 +67,12 @@ RpcLoggingInterceptor = RpcInterceptor  # the name before metrics were added
 class InFlight:
     """How many API and cache calls are running, and when (``time.monotonic()``) one last
     started or ended. Health and reflection calls, such as long-lived health Watch streams, are
-    not counted. Touched on the event loop only."""
+    not counted. ``refusing``: new calls get UNAVAILABLE (the drain delay is over). Touched on
+    the event loop only."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.refusing = False
         self.changed = time.monotonic()
         self.recent_longest = 0.0  # seconds: the longest call that ended in the last 2 s (about)
         self._recent_since = self.changed
@@ -150,6 +158,17 @@ class _Call:
             "rpc",
             extra={"fields": {"method": self.method, "code": code, "duration_ms": round(seconds * 1000, 3)}},
         )
+
+
+async def _refuse(request: Any, context: Any) -> Any:
+    """The handler of a call that comes once the server refuses calls (unary response)."""
+    await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
+
+
+async def _refuse_stream(request: Any, context: Any) -> Any:
+    """The same for a streamed response."""
+    await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
+    yield  # pragma: no cover  (never reached: an async generator, as the handler kind needs)
 
 
 def _handler_kinds() -> tuple[

@@ -369,14 +369,28 @@ class _Server:
         if self.tracker is not None:
             self.tracker.close_watchers()  # WatchSelections streams end with OK
         await self._quiesce(min(deadline, loop.time() + self._flush_limit()))
-        # From here new calls get UNAVAILABLE (GOAWAY); calls in flight get the rest of the grace.
+        # From here new calls get UNAVAILABLE: from the interceptor while the calls in flight get
+        # the rest of the grace, then from gRPC once the listeners close (GOAWAY). gRPC itself
+        # would end a call that reaches C-core while it stops with CANCELLED, not UNAVAILABLE, so
+        # the listeners close only once nothing is in flight and the calls queued in C-core
+        # (refused as the loop takes them) are taken.
+        self.in_flight.refusing = True
+        await self._settle(deadline)
+        await self._quiesce(min(deadline, loop.time() + self._flush_limit()))
         await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
         log.info("stopped")
 
+    async def _settle(self, deadline: float) -> None:
+        """Wait (until ``deadline``, loop time) until no call is in flight."""
+        loop = asyncio.get_running_loop()
+        while self.in_flight.count and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+
     def _flush_limit(self) -> float:
-        """How long (seconds) ``_quiesce`` may take calls queued before the drain delay ended:
-        ``FLUSH_QUIET_PERIODS`` quiet periods, at most half the grace. Callers that ignore
-        readiness keep the server from ever being quiet; past this they are refused."""
+        """How long (seconds) ``_quiesce`` may take the calls queued in C-core (answered before
+        the refusal, refused after it): ``FLUSH_QUIET_PERIODS`` quiet periods, at most half the
+        grace. Callers that ignore readiness keep the server from ever being quiet; past this
+        they are refused, and past the second one the listeners close."""
         return min(self.options.grace / 2, FLUSH_QUIET_PERIODS * self.in_flight.quiet_period())
 
     async def _quiesce(self, deadline: float) -> None:

@@ -1,7 +1,9 @@
-"""ome-selector's own texts for a request it refuses (not OME's): the status message of an
-unsynced cache and the field-violation descriptions of the selection requests."""
+"""ome-selector's own texts for a request it refuses (not OME's): the status messages of an
+unsynced cache and of a server that drains, and the field-violation descriptions of the
+selection requests."""
 
 NOT_SYNCED = "cache not synced yet"
+SHUTTING_DOWN = "server is shutting down"  # UNAVAILABLE for a call that comes after the drain delay
 REQUIRED_WITH_MODEL_SPEC = "required with model_spec (OME's messages name the model)"
 MODEL_REQUIRED = "a model is required when spec.runtime.name is not set"
 MODEL_OR_ISVC = "exactly one of model or inference_service is required"

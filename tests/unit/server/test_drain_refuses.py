@@ -1,13 +1,21 @@
 """The drain ends for callers that ignore readiness: once ``--drain-delay`` is over and the calls
-queued before it are taken, a new call gets UNAVAILABLE (the server no longer accepts calls, as
-after a GOAWAY), a call already in flight still finishes OK within ``--grace``, and ``serve``
-returns 0: the process exits (docs/deploy.md "Probes, health and drain").
+queued before it are taken, a new call gets UNAVAILABLE ``server is shutting down`` from the
+server itself while a call already in flight still finishes OK within ``--grace``, and
+``serve`` returns 0: the process exits (docs/deploy.md "Probes, health and drain").
 
 In process: ``serve`` on 127.0.0.1:0 with the real servicers, one of which
 (``GetRuntimeTree``) waits until the test releases it, so exactly one call stays in flight for
 as long as the test wants, while the event loop stays free to answer (and refuse) new calls.
-Nothing is timed: the test waits for events (the drain delay's end in the log, the first
-UNAVAILABLE), each wait bounded by the grace.
+Nothing is timed: the test waits for events (the drain delay's end in the log, each caller's
+first UNAVAILABLE), each wait bounded by the grace.
+
+Why no call may end CANCELLED: when a gRPC server stops, C-core drops ("zombifies") the calls
+it holds that no handler has taken yet, and those that reach it as it stops, and a call whose
+handler never ran ends CANCELLED, not UNAVAILABLE (server.cc ``ZombifyPending``,
+filter_stack_call.cc ``ExternalUnref``). So the listeners close only once no call is in flight,
+and until then the interceptor refuses new calls itself: a caller that stops at its first
+UNAVAILABLE never meets gRPC's stop. (Before, the listeners closed with the held call in
+flight: the callers met GOAWAY's UNAVAILABLE with gRPC's own text, or CANCELLED racing it.)
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from ome_selector.server.config import ServeOptions
 
 GRACE = 60.0  # seconds: long enough that "before the grace ends" is never a race
 DRAIN_DELAY = 0.2
+CALLERS = 4  # callers that ignore readiness, concurrent
 DRAIN_DELAY_OVER = "shutting down, draining in-flight calls for up to 60.0s"
 
 
@@ -79,28 +88,37 @@ async def test_after_the_drain_delay_new_calls_are_refused_while_the_call_in_fli
 
             stop.set()  # SIGTERM
             await asyncio.wait_for(lines.seen.wait(), GRACE)  # the drain delay is over
-            # A caller that ignores readiness keeps calling; the server refuses it well within
-            # the grace while the held call is still in flight (before the fix it answered every
-            # new call until the grace ended, then cancelled the held call).
-            codes: list[grpc.StatusCode] = []
+            # Callers that ignore readiness keep calling, each until its first error; the server
+            # refuses them well within the grace while the held call is still in flight.
             loop = asyncio.get_running_loop()
             give_up = loop.time() + GRACE / 2
-            while grpc.StatusCode.UNAVAILABLE not in codes and loop.time() < give_up:
-                try:
-                    answer = await stub.SelectRuntime(select, timeout=10)
-                except grpc.aio.AioRpcError as error:
-                    codes.append(error.code())
-                else:
+
+            async def caller() -> tuple[list[grpc.StatusCode], str]:
+                codes: list[grpc.StatusCode] = []
+                while loop.time() < give_up:
+                    try:
+                        answer = await stub.SelectRuntime(select, timeout=10)
+                    except grpc.aio.AioRpcError as error:
+                        codes.append(error.code())
+                        return codes, error.details() or ""
                     assert answer.selection.runtime.name == "llama-3-3-70b-hopper"
                     codes.append(grpc.StatusCode.OK)
                     await asyncio.sleep(0.01)
-            assert codes and codes[-1] == grpc.StatusCode.UNAVAILABLE, codes[-5:]
-            # Before the first UNAVAILABLE every call is OK, except that one call racing the stop
-            # has been seen to end CANCELLED (once, in CI).
-            before = codes[: codes.index(grpc.StatusCode.UNAVAILABLE)]
-            assert set(before) <= {grpc.StatusCode.OK, grpc.StatusCode.CANCELLED}, codes
-            assert before.count(grpc.StatusCode.CANCELLED) <= 1, codes
+                return codes, "gave up"
+
+            results = await asyncio.gather(*(caller() for _ in range(CALLERS)))
+            for codes, details in results:
+                assert (codes[-1:], details) == ([grpc.StatusCode.UNAVAILABLE], "server is shutting down"), codes[-5:]
+                assert set(codes[:-1]) <= {grpc.StatusCode.OK}, codes
             assert not held.done()  # refused while the held call is in flight
+            stream = stub.WatchSelections(selector_pb2.WatchSelectionsRequest(), timeout=10)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:  # a streamed response too
+                async for _ in stream:
+                    pass
+            assert (refused.value.code(), refused.value.details()) == (
+                grpc.StatusCode.UNAVAILABLE,
+                "server is shutting down",
+            )
 
             release.set()
             response = await held
