@@ -235,10 +235,6 @@ class Write:
     advance_s: list[float] = field(default_factory=list)
 
 
-def _runtime_name(obj: cache_pb2.CacheObject) -> str:
-    return obj.cluster_serving_runtime.metadata.name
-
-
 def bumped(obj: cache_pb2.CacheObject, priority: int = BUMPED_PRIORITY) -> cache_pb2.CacheObject:
     """A copy of the runtime ``obj`` with every entry's priority set to ``priority``."""
     out = cache_pb2.CacheObject()
@@ -299,7 +295,11 @@ def choose_writes(store: CacheStore, selections: outcomes.Selections, settings: 
             if index_key[0] == "format":
                 by_key.setdefault(index_key[1], []).append(rt.name)
     served = {key[2] for key in selections.index if key[0] == "format" and key[1] is None}
-    objects = {_runtime_name(o): o for o in snapshot.objects.values() if o.HasField("cluster_serving_runtime")}
+    objects = {
+        key[2]: obj
+        for key in snapshot.objects
+        if key[0] == "ClusterServingRuntime" and (obj := snapshot.stored_object(key)) is not None
+    }
     trials: list[tuple[str, Write]] = []
     for format_key in sorted(served, key=repr):
         names = sorted(set(by_key.get(format_key, ())))

@@ -356,7 +356,7 @@ class TestModelVersionMatching:
         """Row 2: "The API sets Equal": the stored entry carries operator Equal."""
         store = CacheStore()
         store.apply_snapshot("v1", objects(runtime("rt", entry(format=spec_of("safetensors", "1.0.0")))))
-        stored = store.snapshot.objects[("ClusterServingRuntime", "", "rt")].cluster_serving_runtime
+        stored = store.snapshot.cluster_serving_runtimes["rt"]
         assert stored.spec.supported_model_formats[0].model_format.operator == "Equal"
 
     # ---- "Mismatch reasons" table ----------------------------------------------------------------

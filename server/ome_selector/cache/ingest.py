@@ -48,7 +48,8 @@ def spec_defaults(spec: types_pb2.ServingRuntimeSpec) -> SpecDefaults:
     return tuple(out)
 
 
-def _set_spec_defaults(spec: types_pb2.ServingRuntimeSpec, defaults: SpecDefaults) -> None:
+def set_spec_defaults(spec: types_pb2.ServingRuntimeSpec, defaults: SpecDefaults) -> None:
+    """Set ``defaults`` (``spec_defaults`` of ``spec``) in ``spec``."""
     entries = spec.supported_model_formats
     for i, field, operator, weight in defaults:
         sub = getattr(entries[i], field)
@@ -78,7 +79,7 @@ def apply_defaults(
         spec = message.data if kind == d.CONTROLLER_REVISION else message.spec  # type: ignore[attr-defined]
         if runtime_defaults is None or kind == d.CONTROLLER_REVISION:
             runtime_defaults = spec_defaults(spec)
-        _set_spec_defaults(spec, runtime_defaults)
+        set_spec_defaults(spec, runtime_defaults)
     elif kind in (d.BASE_MODEL, d.CLUSTER_BASE_MODEL):
         _default_format(message, message.spec, "model_format")  # type: ignore[attr-defined]
         _default_format(message, message.spec, "model_framework")  # type: ignore[attr-defined]
@@ -270,10 +271,14 @@ def _created(meta: types_pb2.ObjectMeta) -> float | None:
 
 
 def compile_runtime(
-    kind: str, message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime, own: d.Compiled | None = None
+    kind: str,
+    message: types_pb2.ServingRuntime | types_pb2.ClusterServingRuntime,
+    own: d.Compiled | None = None,
+    spec: types_pb2.ServingRuntimeSpec | None = None,
 ) -> d.Runtime:
-    """Compile a (defaulted, validated) runtime object; ``own``: its spec already compiled
-    (``cache.specs``), else it is compiled here."""
+    """Compile a (defaulted, validated) runtime object; ``own`` and ``spec``: its spec compiled
+    and its defaulted spec, shared (``cache.specs``; ``message`` then need not hold the spec),
+    else ``message.spec``, compiled here."""
     meta = message.metadata
     parent = meta.annotations.get(d.INHERIT_FROM_ANNOTATION) or None
     return d.Runtime(
@@ -283,7 +288,7 @@ def compile_runtime(
         created=_created(meta),
         parent=parent,
         own=compile_spec(message.spec) if own is None else own,
-        spec=message.spec,
+        spec=message.spec if spec is None else spec,
         last_chain=tuple(message.status.inheritance_chain) if message.HasField("status") else (),
     )
 

@@ -34,6 +34,7 @@ from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
 from ome_selector.validation import Key, unwrap
 
 _RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
+_RUNTIME_FIELDS = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
 # (revision namespace, owner runtime name, content hash): what a roll forward looks revisions up by.
 ContentKey = tuple[str, str, str]
 
@@ -58,8 +59,10 @@ class Snapshot:
     """A complete, consistent, versioned view of the cache. Do not mutate.
 
     Attributes: ``version``, ``synced``, ``generation``, ``last_update`` (epoch seconds or None);
-    ``objects`` (key -> defaulted CacheObject); ``serving_runtimes`` ((namespace, name) ->
-    Runtime) and ``cluster_serving_runtimes`` (name -> Runtime), with inheritance resolved;
+    ``objects`` (key -> defaulted CacheObject; a runtime's as ``store.prepare_write`` keeps it,
+    without its spec, which is its Runtime's ``spec``: ``stored_object`` puts it back);
+    ``serving_runtimes`` ((namespace, name) -> Runtime) and ``cluster_serving_runtimes``
+    (name -> Runtime), with inheritance resolved;
     ``namespaced`` (namespace -> RuntimeGroup) and ``cluster`` (RuntimeGroup); ``base_models``,
     ``cluster_models``, ``accelerator_classes``; ``inference_services`` ((namespace, name) ->
     InferenceService; selection never reads them, their outcomes live beside the snapshot in
@@ -127,6 +130,21 @@ class Snapshot:
         self.namespaced = namespaced
         self.cluster = cluster
         self.written: frozenset[Key] | None = None  # set by with_changes
+
+    def stored_object(self, key: Key) -> cache_pb2.CacheObject | None:
+        """The object cached under ``key`` as written (with the CRD defaults), a runtime with
+        its spec; a new message, or None when nothing is cached under ``key``."""
+        obj = self.objects.get(key)
+        if obj is None:
+            return None
+        out = cache_pb2.CacheObject()
+        out.CopyFrom(obj)
+        if key[0] not in _RUNTIME_KINDS:
+            return out
+        runtime = _stored(self.serving_runtimes, self.cluster_serving_runtimes, key)
+        if runtime is not None:
+            getattr(out, _RUNTIME_FIELDS[key[0]]).spec.CopyFrom(runtime.spec)
+        return out
 
     def with_changes(
         self,

@@ -4,7 +4,11 @@ distinct specs, and a controller's resync sends the same ones again).
 
 A spec found here has passed the spec checks of ``validation.validate_object`` (bounds, the
 CRD-required entry fields, the scaling enums), so a write checks only the object's own fields
-again, and the spec's ``ingest.compile_spec`` (of the defaulted spec) is shared by identity.
+again. The spec with the CRD defaults (``ingest.apply_defaults``; a message of the tables' own,
+never the writer's) and its ``ingest.compile_spec`` are shared by identity: every cached
+runtime with that spec holds these two (``Runtime.spec``, ``Runtime.own``), and nothing may
+change them. At 10,000 runtimes of a few hundred distinct specs that is a few hundred decoded
+specs instead of 10,000 (a decoded spec of OME's catalog is about 6 times its 1.6 KB of bytes).
 
 - Keys are the spec's serialized bytes as the writer sent it (before the CRD defaults): equal
   bytes are equal specs; a spec serialized another way is a miss, never a wrong hit.
@@ -12,8 +16,9 @@ again, and the spec's ``ingest.compile_spec`` (of the defaulted spec) is shared 
   priority cleared). A priority is read by one check only (at least 1 when set) and compiles
   into ``Entry.priority`` only, so a template's verdict plus that check is the spec's verdict,
   and its compiled spec with each entry's priority replaced is the spec's.
-- Only valid specs are held. The tables hold at most ``MAX_TABLE_BYTES`` (32 MiB) of keys; a
-  new spec when they are full starts them afresh (the next writes check and compile again).
+- Only valid specs are held. The tables hold at most ``MAX_TABLE_BYTES`` (8 MiB) of keys and
+  the specs they decode to (about 6 times as much); a new spec when they are full starts them
+  afresh (the next writes check and compile again; the runtimes cached keep theirs).
 """
 
 from __future__ import annotations
@@ -23,23 +28,23 @@ import threading
 
 from ome.v1beta1 import types_pb2
 
-from ome_selector.cache.ingest import SpecDefaults, compile_spec, spec_defaults
+from ome_selector.cache.ingest import SpecDefaults, compile_spec, set_spec_defaults, spec_defaults
 from ome_selector.domain import objects as d
 
 _ServingRuntimeSpec = types_pb2.ServingRuntimeSpec
-MAX_TABLE_BYTES = 32 * 1024 * 1024
+MAX_TABLE_BYTES = 8 * 1024 * 1024
 
 
 @dataclasses.dataclass(slots=True)
 class Lookup:
     """What the tables know of one spec: ``checked`` when it passes the spec checks (no need to
-    run them); ``compiled`` when its compiled form is known; ``defaults``: what
-    ``ingest.apply_defaults`` sets in it; ``raw`` (its serialized bytes), ``template`` (the
-    template's key, None when not needed) and ``template_compiled`` for ``compiled``."""
+    run them); ``shared`` when its defaulted spec and compiled form are known; ``defaults``:
+    what ``ingest.apply_defaults`` sets in it; ``raw`` (its serialized bytes), ``template`` (the
+    template's key, None when not needed) and ``template_compiled`` for ``shared``."""
 
     raw: bytes
     checked: bool
-    compiled: d.Compiled | None
+    shared: tuple[_ServingRuntimeSpec, d.Compiled] | None
     defaults: SpecDefaults
     template: bytes | None = None
     template_compiled: d.Compiled | None = None
@@ -51,7 +56,7 @@ class SharedSpecs:
 
     def __init__(self, max_bytes: int = MAX_TABLE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._by_bytes: dict[bytes, tuple[d.Compiled, SpecDefaults]] = {}
+        self._by_bytes: dict[bytes, tuple[_ServingRuntimeSpec, d.Compiled]] = {}
         self._templates: dict[bytes, d.Compiled] = {}
         self._bytes = 0
         self._lock = threading.Lock()
@@ -64,7 +69,7 @@ class SharedSpecs:
         raw = spec.SerializeToString()
         found = self._by_bytes.get(raw)
         if found is not None:
-            return Lookup(raw, True, found[0], found[1])
+            return Lookup(raw, True, found, ())
         template = _template_key(raw)
         shared = self._templates.get(template)
         checked = shared is not None and all(
@@ -72,27 +77,31 @@ class SharedSpecs:
         )
         return Lookup(raw, checked, None, spec_defaults(spec), template, shared if checked else None)
 
-    def compiled(self, lookup: Lookup, defaulted: types_pb2.ServingRuntimeSpec) -> d.Compiled:
-        """The compiled form of ``defaulted`` (the looked-up spec with the CRD defaults, which
-        passed the spec checks), shared with every equal spec, remembered for the next ones."""
-        if lookup.compiled is not None:
-            return lookup.compiled
+    def shared(self, lookup: Lookup) -> tuple[_ServingRuntimeSpec, d.Compiled]:
+        """(the looked-up spec with the CRD defaults, its compiled form), for a spec that passed
+        the spec checks: the same two objects for every equal spec, remembered for the next ones.
+        Neither may be changed."""
+        if lookup.shared is not None:
+            return lookup.shared
+        spec = _ServingRuntimeSpec.FromString(lookup.raw)
+        set_spec_defaults(spec, lookup.defaults)
         if lookup.template_compiled is not None:
-            out = _with_priorities(lookup.template_compiled, defaulted)
+            compiled = _with_priorities(lookup.template_compiled, spec)
         else:
-            out = compile_spec(defaulted)
+            compiled = compile_spec(spec)
+        out = (spec, compiled)
         with self._lock:
             added = len(lookup.raw) + (0 if lookup.template is None else len(lookup.template))
             if self._bytes + added > self.max_bytes:
                 self._by_bytes.clear()
                 self._templates.clear()
                 self._bytes = 0
-            self._by_bytes[lookup.raw] = (out, lookup.defaults)
+            self._by_bytes[lookup.raw] = out
             self._bytes += len(lookup.raw)
             if lookup.template is not None and lookup.template not in self._templates:
-                self._templates[lookup.template] = out
+                self._templates[lookup.template] = compiled
                 self._bytes += len(lookup.template)
-        lookup.compiled = out
+        lookup.shared = out
         return out
 
     @property

@@ -51,7 +51,8 @@ def _count_bound(field: str, count: int, limit: int, flag: str) -> list[FieldVio
 class Prepared:
     """The objects of a write, validated, unique by key and defaulted (``prepare_write``), and
     the runtimes among them compiled (``ingest.compile_runtime``; each spec compiled once,
-    ``cache.specs``)."""
+    ``cache.specs``). A runtime's object holds everything but its spec, which is the compiled
+    runtime's ``spec`` (shared by every runtime with an equal spec)."""
 
     objects: dict[Key, cache_pb2.CacheObject]
     runtimes: dict[Key, d.Runtime]
@@ -64,14 +65,16 @@ def prepare_write(
     objects: Sequence[cache_pb2.CacheObject],
     field: str = "objects",
     shared: SharedSpecs = SHARED,
-    *,
-    adopt: bool = False,
 ) -> Prepared:
     """The objects of a write, validated (``validation.validate_object``, paths ``<field>[i]...``;
     a runtime's spec found in ``shared`` is not checked again), unique by key and defaulted
-    (``ingest.apply_defaults``: copies, or with ``adopt`` the objects themselves, which the
-    caller then no longer uses), with the runtimes compiled; raises ``RequestError``
-    (INVALID_ARGUMENT) with every violation."""
+    (``ingest.apply_defaults``), with the runtimes compiled; raises ``RequestError``
+    (INVALID_ARGUMENT) with every violation.
+
+    The prepared objects are new messages, never ``objects`` themselves or parts of them: a
+    decoded request's messages all live in one block of memory that a single kept part would
+    keep whole. A runtime's object is stored without its spec (``_without_spec``); its
+    defaulted spec is ``shared``'s (``Runtime.spec``)."""
     violations: list[FieldViolation] = []
     prepared: dict[Key, cache_pb2.CacheObject] = {}
     runtimes: dict[Key, d.Runtime] = {}
@@ -99,21 +102,28 @@ def prepare_write(
             )
             continue
         first_index[key] = i
-        out = prepared[key] = apply_defaults(
-            obj, copy=not adopt, runtime_defaults=lookup.defaults if lookup is not None else None
-        )
-        if kind is not None and lookup is not None:
-            message = getattr(out, which)
-            runtimes[key] = compile_runtime(kind, message, shared.compiled(lookup, message.spec))
+        if kind is None or lookup is None:
+            prepared[key] = apply_defaults(obj)
+            continue
+        spec, own = shared.shared(lookup)
+        slim = prepared[key] = _without_spec(obj, which)
+        runtimes[key] = compile_runtime(kind, getattr(slim, which), own, spec)
     if violations:
         raise RequestError.invalid(violations)
     return Prepared(prepared, runtimes)
 
 
-def prepare(objects: Sequence[cache_pb2.CacheObject], field: str = "objects") -> dict[Key, cache_pb2.CacheObject]:
-    """The objects of a write, validated (paths ``<field>[i]...``), unique by key and defaulted
-    (``prepare_write``'s objects); raises ``RequestError`` (INVALID_ARGUMENT) with every violation."""
-    return prepare_write(objects, field).objects
+def _without_spec(obj: cache_pb2.CacheObject, which: str) -> cache_pb2.CacheObject:
+    """A new CacheObject with the runtime ``obj.<which>`` but for its spec (apiVersion, kind,
+    metadata, status)."""
+    out = cache_pb2.CacheObject()
+    source, target = getattr(obj, which), getattr(out, which)
+    target.api_version = source.api_version
+    target.kind = source.kind
+    target.metadata.CopyFrom(source.metadata)
+    if source.HasField("status"):
+        target.status.CopyFrom(source.status)
+    return out
 
 
 def resolve_keys(keys: Sequence[cache_pb2.ObjectKey], field: str = "keys") -> tuple[list[Key], list[FieldViolation]]:
@@ -201,12 +211,8 @@ class CacheStore:
             return version
         return f"{self._base_version or 'unversioned'}+{generation}"
 
-    def apply_snapshot(
-        self, version: str, objects: Sequence[cache_pb2.CacheObject], *, adopt: bool = False
-    ) -> cache_pb2.CacheStatus:
-        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required.
-        ``adopt``: the cache keeps ``objects`` themselves (defaulted in place) instead of copies;
-        the caller must not use or change them afterwards (a decoded request's objects)."""
+    def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
+        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
         with self._lock:
             violations = (
                 bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
@@ -215,7 +221,7 @@ class CacheStore:
             if too_many:
                 raise RequestError.invalid(violations + too_many)
             try:
-                prepared = prepare_write(objects, adopt=adopt)
+                prepared = prepare_write(objects)
             except RequestError as err:
                 raise RequestError.invalid(violations + err.violations) from None
             if violations:
@@ -234,11 +240,9 @@ class CacheStore:
                 )
             )
 
-    def upsert(
-        self, version: str, objects: Sequence[cache_pb2.CacheObject], *, adopt: bool = False
-    ) -> cache_pb2.CacheStatus:
+    def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Create or replace ``objects`` (all or nothing). An empty version derives
-        ``<previous>+<generation>``. ``adopt``: as for ``apply_snapshot``."""
+        ``<previous>+<generation>``."""
         with self._lock:
             violations = bounds.cache_version(version, "version")
             if not objects:
@@ -246,7 +250,7 @@ class CacheStore:
             violations += _count_bound("objects", len(objects), self.max_write_objects, "--max-write-objects")
             if violations:
                 raise RequestError.invalid(violations)
-            prepared = prepare_write(objects, adopt=adopt)
+            prepared = prepare_write(objects)
             old = self._snapshot
             generation = old.generation + 1
             return self._swap(

@@ -55,6 +55,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from itertools import chain
 
+from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
 from ome_selector.cache.chains import chain_can_reach
@@ -345,14 +346,10 @@ def diff(old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> 
     old_objects, new_objects = old.objects, new.objects
     if written is None:
         touched = {key for key, obj in new_objects.items() if old_objects.get(key) is not obj}
-        touched = {key for key in touched if old_objects.get(key) != new_objects[key]}
+        touched = {key for key in touched if not _same_object(old, new, key)}
         touched.update(key for key in old_objects if key not in new_objects)
     else:
-        touched = {
-            key
-            for key in written
-            if old_objects.get(key) is not new_objects.get(key) and old_objects.get(key) != new_objects.get(key)
-        }
+        touched = {key for key in written if not _same_object(old, new, key)}
     runtimes = {key for key in touched if key[0] in _RUNTIME_KINDS}
     rechained: set[Key] = set()
     if runtimes:
@@ -366,25 +363,55 @@ def diff(old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> 
     return frozenset(touched), frozenset(rechained - touched)
 
 
+def _same_runtime_fields(a: cache_pb2.CacheObject, b: cache_pb2.CacheObject) -> bool:
+    """Whether two runtime objects are equal but for their spec (a stored runtime holds none:
+    ``store.prepare_write``; a proposed one may)."""
+    which = a.WhichOneof("object")
+    if which is None or which != b.WhichOneof("object"):
+        return False
+    x, y = getattr(a, which), getattr(b, which)
+    return (
+        x.api_version == y.api_version
+        and x.kind == y.kind
+        and x.metadata == y.metadata
+        and x.HasField("status") == y.HasField("status")
+        and x.status == y.status
+    )
+
+
+def _same_object(old: Snapshot, new: Snapshot, key: Key) -> bool:
+    """Whether the object ``key`` is the same in both snapshots (absent from both counts as the
+    same); a runtime's spec is its compiled runtime's (``Runtime.spec``)."""
+    a, b = old.objects.get(key), new.objects.get(key)
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    if key[0] not in _RUNTIME_KINDS:
+        return a == b
+    x, y = _runtime(old, key), _runtime(new, key)
+    if x is None or y is None:
+        return a == b
+    return (x.spec is y.spec or x.spec == y.spec) and _same_runtime_fields(a, b)
+
+
 def _priorities_only(old: Snapshot, new: Snapshot, key: Key) -> bool:
     """Whether the runtime ``key`` is in both snapshots and differs only in its
     supportedModelFormats entries' ``priority``."""
     a, b = old.objects.get(key), new.objects.get(key)
-    if a is None or b is None:
+    x, y = _runtime(old, key), _runtime(new, key)
+    if a is None or b is None or x is None or y is None or not _same_runtime_fields(a, b):
         return False
-    which = a.WhichOneof("object")
-    if which != b.WhichOneof("object") or which is None:
-        return False
-    a_spec, b_spec = getattr(a, which).spec, getattr(b, which).spec
+    a_spec, b_spec = x.spec, y.spec
     if len(a_spec.supported_model_formats) != len(b_spec.supported_model_formats):
         return False
-    if all(x.priority == y.priority for x, y in zip(a_spec.supported_model_formats, b_spec.supported_model_formats)):
+    if all(p.priority == q.priority for p, q in zip(a_spec.supported_model_formats, b_spec.supported_model_formats)):
         return False  # a change elsewhere
     unprioritized = []
-    for obj in (a, b):
-        copy = type(obj)()
-        copy.CopyFrom(obj)
-        for entry in getattr(copy, which).spec.supported_model_formats:
+    for spec in (a_spec, b_spec):
+        copy = types_pb2.ServingRuntimeSpec()
+        copy.CopyFrom(spec)
+        for entry in copy.supported_model_formats:
             entry.ClearField("priority")
         unprioritized.append(copy)
     return unprioritized[0] == unprioritized[1]

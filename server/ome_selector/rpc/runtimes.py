@@ -10,7 +10,7 @@ from ome.selector.v1 import selector_pb2 as pb
 from ome.v1beta1 import types_pb2
 
 from ome_selector.cache.snapshot import Snapshot
-from ome_selector.cache.store import prepare, resolve_keys
+from ome_selector.cache.store import prepare_write, resolve_keys
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
 from ome_selector.domain.errors import FieldViolation, RequestError
@@ -147,9 +147,10 @@ def decode_preview(snapshot: Snapshot, request: pb.PreviewCacheChangeRequest) ->
     _require_synced(snapshot)
     violations: list[FieldViolation] = []
     try:
-        upserts = prepare(request.upserts, "upserts")
+        prepared = prepare_write(request.upserts, "upserts")
+        upserts, runtimes = prepared.objects, prepared.runtimes
     except RequestError as error:
-        upserts, violations = {}, list(error.violations)
+        upserts, runtimes, violations = {}, {}, list(error.violations)
     deletes, found = resolve_keys(request.deletes, "deletes")
     violations += found
     if not request.upserts and not request.deletes:
@@ -159,15 +160,17 @@ def decode_preview(snapshot: Snapshot, request: pb.PreviewCacheChangeRequest) ->
             violations.append(FieldViolation(f"deletes[{i}]", requests.UPSERTED_AND_DELETED))
     if violations:
         raise RequestError.invalid(violations)
-    return ProposedWrite(upserts, deletes, tuple(request.deletes))
+    return ProposedWrite(upserts, runtimes, deletes, tuple(request.deletes))
 
 
 @dataclass(frozen=True, slots=True)
 class ProposedWrite:
-    """A validated PreviewCacheChangeRequest: the objects by key, the keys deleted and, in the
-    same order, the request's own ObjectKeys."""
+    """A validated PreviewCacheChangeRequest: the objects by key (``store.Prepared``: runtimes
+    without their spec) and the runtimes among them compiled, the keys deleted and, in the same
+    order, the request's own ObjectKeys."""
 
     upserts: dict[tuple[str, str, str], cache_pb2.CacheObject]
+    runtimes: dict[tuple[str, str, str], d.Runtime]
     deletes: list[tuple[str, str, str]]
     delete_keys: tuple[cache_pb2.ObjectKey, ...]
 
@@ -183,7 +186,12 @@ class Preview:
 
 def run_preview(snapshot: Snapshot, write: ProposedWrite) -> Preview:
     proposed = snapshot.with_changes(
-        snapshot.version, write.upserts, write.deletes, synced=snapshot.synced, generation=snapshot.generation
+        snapshot.version,
+        write.upserts,
+        write.deletes,
+        synced=snapshot.synced,
+        generation=snapshot.generation,
+        compiled=write.runtimes,
     )
     before = outcomes.selections_for(snapshot)
     return Preview(proposed, before, before.advance(snapshot, proposed))

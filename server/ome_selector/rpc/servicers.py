@@ -185,13 +185,12 @@ class SelectionServicer:
         return await self._answer(context, "GetInferenceService", request)
 
 
-# The writes adopt the decoded request's objects (the request is not read after the write).
 def _apply_snapshot(store: CacheStore, request: cache_pb2.ApplySnapshotRequest) -> cache_pb2.ApplySnapshotResponse:
-    return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, request.objects, adopt=True))
+    return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, request.objects))
 
 
 def _upsert_objects(store: CacheStore, request: cache_pb2.UpsertObjectsRequest) -> cache_pb2.UpsertObjectsResponse:
-    return cache_pb2.UpsertObjectsResponse(status=store.upsert(request.version, request.objects, adopt=True))
+    return cache_pb2.UpsertObjectsResponse(status=store.upsert(request.version, request.objects))
 
 
 def _delete_objects(store: CacheStore, request: cache_pb2.DeleteObjectsRequest) -> cache_pb2.DeleteObjectsResponse:

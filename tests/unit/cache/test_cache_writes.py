@@ -224,9 +224,7 @@ spec:
 
     def test_defaults_are_stored_on_ingestion(self) -> None:
         store = load(self.YAML_RUNTIME)
-        stored = store.snapshot.objects[
-            ("ClusterServingRuntime", "", "plain")
-        ].cluster_serving_runtime.spec.supported_model_formats[0]
+        stored = store.snapshot.cluster_serving_runtimes["plain"].spec.supported_model_formats[0]
         assert (
             stored.model_format.weight,
             stored.model_format.operator,
@@ -245,9 +243,7 @@ spec:
             "rt", entry(format={"name": "safetensors", "version": "1.0.0", "weight": 3, "operator": "GreaterThan"})
         )
         store = load(rt)
-        stored = store.snapshot.objects[
-            ("ClusterServingRuntime", "", "rt")
-        ].cluster_serving_runtime.spec.supported_model_formats[0]
+        stored = store.snapshot.cluster_serving_runtimes["rt"].spec.supported_model_formats[0]
         assert (stored.model_format.weight, stored.model_format.operator) == (3, "GreaterThan")
 
 

@@ -48,9 +48,20 @@ def _outcome(objects: list[cache_pb2.CacheObject], shared: SharedSpecs) -> Any:
     except RequestError as error:
         return [(v.field, v.description) for v in error.violations]
     return (
-        {key: obj.SerializeToString(deterministic=True) for key, obj in prepared.objects.items()},
+        {key: _with_spec(obj, prepared.runtimes.get(key)) for key, obj in prepared.objects.items()},
         {key: _fields(rt.own) for key, rt in prepared.runtimes.items()},
     )
+
+
+def _with_spec(obj: cache_pb2.CacheObject, runtime: d.Runtime | None) -> bytes:
+    """The bytes of a prepared object with its runtime's spec put back (a runtime is stored without it)."""
+    out = cache_pb2.CacheObject()
+    out.CopyFrom(obj)
+    if runtime is not None:
+        which = out.WhichOneof("object")
+        assert which is not None and not getattr(out, which).HasField("spec")
+        getattr(out, which).spec.CopyFrom(runtime.spec)
+    return out.SerializeToString(deterministic=True)
 
 
 def _variant(source: int, name: str, priorities: list[int | None], breakage: str) -> cache_pb2.CacheObject:
@@ -92,11 +103,14 @@ _variants = st.lists(
 class _Forgetful(SharedSpecs):
     """Tables that never remember: every spec is checked and compiled (the reference)."""
 
-    def find(self, spec: Any) -> specs.Lookup:
+    def find(self, spec: Any, raw: bytes | None = None) -> specs.Lookup:
         return specs.Lookup(spec.SerializeToString(), False, None, ingest.spec_defaults(spec))
 
-    def compiled(self, lookup: specs.Lookup, defaulted: Any) -> d.Compiled:
-        return ingest.compile_spec(defaulted)
+    def shared(self, lookup: specs.Lookup) -> tuple[Any, d.Compiled]:
+        obj = cache_pb2.CacheObject()
+        obj.cluster_serving_runtime.spec.MergeFromString(lookup.raw)
+        spec = ingest.apply_defaults(obj).cluster_serving_runtime.spec
+        return spec, ingest.compile_spec(spec)
 
 
 WARM = SharedSpecs()
@@ -172,18 +186,26 @@ def test_the_tables_start_afresh_when_full() -> None:
     assert _outcome(runtimes, small) == _outcome(runtimes, _Forgetful())
 
 
-def test_adopting_writes_keep_the_objects_and_others_copy_them() -> None:
-    obj = _variant(0, "rt-a", [None], "")
-    assert not obj.cluster_serving_runtime.spec.supported_model_formats[0].model_format.HasField("operator")
-    copied = prepare_write([obj], shared=SharedSpecs()).objects[("ClusterServingRuntime", "", "rt-a")]
-    assert copied is not obj
-    assert not obj.cluster_serving_runtime.spec.supported_model_formats[0].model_format.HasField("operator")
+def test_writes_keep_new_messages_and_one_spec_per_distinct_spec() -> None:
+    """The cache holds none of the written messages (a decoded request's messages share one
+    block of memory), stores a runtime without its spec, and holds one defaulted spec for all
+    the runtimes whose specs are equal."""
+    objs = [_variant(0, "rt-a", [None], ""), _variant(0, "rt-b", [None], ""), _variant(1, "rt-c", [None], "")]
+    sent = [o.SerializeToString(deterministic=True) for o in objs]
     store = CacheStore()
-    store.apply_snapshot("v1", [obj], adopt=True)
-    kept = store.snapshot.objects[("ClusterServingRuntime", "", "rt-a")]
-    assert kept is obj
-    assert kept.cluster_serving_runtime.spec.supported_model_formats[0].model_format.operator == "Equal"
-    assert obj.cluster_serving_runtime.spec.supported_model_formats[0].model_format.operator == "Equal"
-    assert kept.SerializeToString(deterministic=True) == ingest.apply_defaults(
-        _variant(0, "rt-a", [None], "")
-    ).SerializeToString(deterministic=True)
+    store.apply_snapshot("v1", objs)
+    assert [o.SerializeToString(deterministic=True) for o in objs] == sent  # the caller's objects unchanged
+    kept = {name: store.snapshot.objects[("ClusterServingRuntime", "", name)] for name in ("rt-a", "rt-b", "rt-c")}
+    assert all(k is not o for k in kept.values() for o in objs)
+    assert [k.cluster_serving_runtime.HasField("spec") for k in kept.values()] == [False, False, False]
+    assert kept["rt-a"].cluster_serving_runtime.metadata == objs[0].cluster_serving_runtime.metadata
+    runtimes = store.snapshot.cluster_serving_runtimes
+    assert runtimes["rt-a"].spec is runtimes["rt-b"].spec
+    assert runtimes["rt-a"].spec is not runtimes["rt-c"].spec
+    assert runtimes["rt-a"].spec.supported_model_formats[0].model_format.operator == "Equal"
+    for name, obj in zip(("rt-a", "rt-c"), (objs[0], objs[2])):
+        stored = store.snapshot.stored_object(("ClusterServingRuntime", "", name))
+        assert stored is not None
+        assert stored.SerializeToString(deterministic=True) == ingest.apply_defaults(obj).SerializeToString(
+            deterministic=True
+        )

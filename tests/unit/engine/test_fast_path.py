@@ -214,7 +214,8 @@ def test_a_snapshot_derived_write_by_write_equals_one_built_from_scratch(
         else:
             store.delete(f"v{i + 2}", [item])
     derived = store.snapshot
-    rebuilt = Snapshot(derived.version, derived.objects, synced=True, generation=derived.generation)
+    stored = {key: derived.stored_object(key) for key in derived.objects}
+    rebuilt = Snapshot(derived.version, stored, synced=True, generation=derived.generation)  # type: ignore[arg-type]
     assert _shape(derived) == _shape(rebuilt)
 
 

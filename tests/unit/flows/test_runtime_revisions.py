@@ -191,7 +191,7 @@ class TestPinAnInferenceService:
         }
         assert (created.api_version, created.kind, created.revision) == ("apps/v1", "ControllerRevision", 1)
         # It holds the runtime's spec as cached (with the CRD defaults).
-        cached = store.snapshot.objects[("ServingRuntime", "llama-demo", "sglang-llama-3-2-3b")].serving_runtime.spec
+        cached = store.snapshot.serving_runtimes[("llama-demo", "sglang-llama-3-2-3b")].spec
         assert created.data == cached
         assert list(created.data.engine_config.runner.args)[-1] == "--mem-frac=0.9"
 

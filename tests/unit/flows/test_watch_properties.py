@@ -193,7 +193,7 @@ def test_a_write_of_priorities_alone_moves_what_a_rebuild_moves(initial: list, d
     (a priority only scales a score, ome-selection-facts.md 3.12)."""
     store = CacheStore()
     store.apply_snapshot("v0", unique(initial))
-    held = [o for o in store.snapshot.objects.values() if o.WhichOneof("object").endswith("serving_runtime")]
+    held = [store.snapshot.stored_object(k) for k in store.snapshot.objects if k[0].endswith("ServingRuntime")]
     if not held:
         return
     target = data.draw(st.sampled_from(held))
