@@ -31,10 +31,9 @@ from ome_selector.cache.ingest import compile_model, compile_revision, compile_r
 from ome_selector.cache.merge import merge_specs
 from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
-from ome_selector.validation import Key, unwrap
+from ome_selector.validation import KIND_TO_FIELD, Key, unwrap
 
 _RUNTIME_KINDS = (d.SERVING_RUNTIME, d.CLUSTER_SERVING_RUNTIME)
-_RUNTIME_FIELDS = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
 # (revision namespace, owner runtime name, content hash): what a roll forward looks revisions up by.
 ContentKey = tuple[str, str, str]
 
@@ -143,7 +142,7 @@ class Snapshot:
             return out
         runtime = _stored(self.serving_runtimes, self.cluster_serving_runtimes, key)
         if runtime is not None:
-            getattr(out, _RUNTIME_FIELDS[key[0]]).spec.CopyFrom(runtime.spec)
+            getattr(out, KIND_TO_FIELD[key[0]]).spec.CopyFrom(runtime.spec)
         return out
 
     def with_changes(

@@ -43,7 +43,7 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.errors import RequestError
 from ome_selector.domain.quantities import parse_quantity
 from ome_selector.texts import messages
-from ome_selector.validation import COMPONENT_CONFIGS, object_key, validate_object
+from ome_selector.validation import COMPONENT_CONFIGS, KIND_TO_FIELD, object_key, validate_object
 
 SERVING_RUNTIME_WEBHOOK = "servingruntime.ome-webhook-server.validator"
 CLUSTER_SERVING_RUNTIME_WEBHOOK = "clusterservingruntime.ome-webhook-server.validator"
@@ -54,7 +54,6 @@ _MESSAGE_TYPES = {
     d.SERVING_RUNTIME: types_pb2.ServingRuntime,
     d.CLUSTER_SERVING_RUNTIME: types_pb2.ClusterServingRuntime,
 }
-_ONEOF_FIELDS = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +78,7 @@ def as_cache_object(
     if not isinstance(runtime, expected):
         raise TypeError(f"a {kind} needs a {expected.__name__} message, not {type(runtime).__name__}")
     obj = cache_pb2.CacheObject()
-    getattr(obj, _ONEOF_FIELDS[kind]).CopyFrom(runtime)
+    getattr(obj, KIND_TO_FIELD[kind]).CopyFrom(runtime)
     violations = validate_object(obj)
     if violations:
         raise RequestError.invalid(violations)
@@ -235,7 +234,7 @@ def validate_runtime(
     enum value outside the CRD's, ...), ``ValueError`` / ``TypeError`` for an unknown ``kind`` or
     a message of the other kind."""
     obj = as_cache_object(kind, runtime)
-    message = getattr(obj, _ONEOF_FIELDS[kind])
+    message = getattr(obj, KIND_TO_FIELD[kind])
     webhook = _WEBHOOKS[kind]
     spec = message.spec
     disabled = spec.HasField("disabled") and spec.disabled

@@ -23,7 +23,7 @@ from ome_selector.rpc.enums import RUNTIME_KIND_FROM_PB
 from ome_selector.rpc.lifecycle import _admission_objects, _operation
 from ome_selector.rpc.outcomes import change_pbs
 from ome_selector.texts import messages, requests
-from ome_selector.validation import object_key, validate_name
+from ome_selector.validation import KIND_TO_FIELD, object_key, validate_name
 
 
 def decode_validate(snapshot: Snapshot, request: pb.ValidateServingRuntimeRequest) -> RuntimeAdmission:
@@ -253,7 +253,7 @@ def encode_status(
     found, status = outcome
     if found is None or status is None:
         raise RequestError("NOT_FOUND", messages.runtime_object_not_found(key[0] == d.CLUSTER_SERVING_RUNTIME, key[2]))
-    generation = getattr(snapshot.objects[found.key], _RUNTIME_FIELD[found.kind]).metadata.generation
+    generation = getattr(snapshot.objects[found.key], KIND_TO_FIELD[found.kind]).metadata.generation
     response = pb.GetRuntimeStatusResponse(
         runtime=runtime_ref(found),
         inheritance_chain=[_ref(key) for key in status.chain],
@@ -274,6 +274,5 @@ def encode_status(
     return response
 
 
-_RUNTIME_FIELD = {d.SERVING_RUNTIME: "serving_runtime", d.CLUSTER_SERVING_RUNTIME: "cluster_serving_runtime"}
 RUNTIME_STATUS = Rpc(decode_status, run_status, encode_status)
 get_runtime_status = RUNTIME_STATUS

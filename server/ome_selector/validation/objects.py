@@ -26,6 +26,7 @@ _ONEOF_KIND = {
     "inference_service": d.INFERENCE_SERVICE,
     "controller_revision": d.CONTROLLER_REVISION,
 }
+KIND_TO_FIELD = {kind: field for field, kind in _ONEOF_KIND.items()}  # kind -> CacheObject's oneof field
 NAMESPACED = frozenset({d.SERVING_RUNTIME, d.BASE_MODEL, d.INFERENCE_SERVICE, d.CONTROLLER_REVISION})
 KIND_TO_ENUM = {
     d.SERVING_RUNTIME: cache_pb2.OBJECT_KIND_SERVING_RUNTIME,
