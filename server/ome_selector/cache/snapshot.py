@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
@@ -255,6 +257,12 @@ def _lookup(snapshot: Snapshot | None) -> Callable[[Key], d.Runtime | None]:
     if snapshot is None:
         return lambda key: None
     return lambda key: _stored(snapshot.serving_runtimes, snapshot.cluster_serving_runtimes, key)
+
+
+def fields_but_spec(runtime: Message) -> list[tuple[FieldDescriptor, Any]]:
+    """``ListFields()`` of a ServingRuntime or ClusterServingRuntime message without ``spec``:
+    what a stored runtime object keeps (``store.prepare_write``)."""
+    return [(fd, value) for fd, value in runtime.ListFields() if fd.name != "spec"]
 
 
 def _stored(

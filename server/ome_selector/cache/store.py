@@ -16,7 +16,7 @@ from ome.selector.v1 import cache_pb2
 
 from ome_selector import validation as bounds
 from ome_selector.cache.ingest import apply_defaults, compile_runtime
-from ome_selector.cache.snapshot import Snapshot
+from ome_selector.cache.snapshot import Snapshot, fields_but_spec
 from ome_selector.cache.specs import SHARED, SharedSpecs
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
@@ -114,15 +114,14 @@ def prepare_write(
 
 
 def _without_spec(obj: cache_pb2.CacheObject, which: str) -> cache_pb2.CacheObject:
-    """A new CacheObject with the runtime ``obj.<which>`` but for its spec (apiVersion, kind,
-    metadata, status)."""
+    """A new CacheObject with the runtime ``obj.<which>`` but for its spec (``fields_but_spec``)."""
     out = cache_pb2.CacheObject()
-    source, target = getattr(obj, which), getattr(out, which)
-    target.api_version = source.api_version
-    target.kind = source.kind
-    target.metadata.CopyFrom(source.metadata)
-    if source.HasField("status"):
-        target.status.CopyFrom(source.status)
+    target = getattr(out, which)
+    for fd, value in fields_but_spec(getattr(obj, which)):
+        if fd.message_type is None:
+            setattr(target, fd.name, value)
+        else:
+            getattr(target, fd.name).CopyFrom(value)
     return out
 
 

@@ -59,7 +59,7 @@ from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
 
 from ome_selector.cache.chains import chain_can_reach
-from ome_selector.cache.snapshot import Snapshot
+from ome_selector.cache.snapshot import Snapshot, fields_but_spec
 from ome_selector.domain import objects as d
 from ome_selector.flows import reconcile
 from ome_selector.flows.components import ComponentConfig
@@ -369,14 +369,7 @@ def _same_runtime_fields(a: cache_pb2.CacheObject, b: cache_pb2.CacheObject) -> 
     which = a.WhichOneof("object")
     if which is None or which != b.WhichOneof("object"):
         return False
-    x, y = getattr(a, which), getattr(b, which)
-    return (
-        x.api_version == y.api_version
-        and x.kind == y.kind
-        and x.metadata == y.metadata
-        and x.HasField("status") == y.HasField("status")
-        and x.status == y.status
-    )
+    return fields_but_spec(getattr(a, which)) == fields_but_spec(getattr(b, which))
 
 
 def _same_object(old: Snapshot, new: Snapshot, key: Key) -> bool:
