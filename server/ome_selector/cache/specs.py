@@ -44,7 +44,7 @@ class Lookup:
 
     raw: bytes
     checked: bool
-    shared: tuple[_ServingRuntimeSpec, d.Compiled] | None
+    shared: tuple[types_pb2.ServingRuntimeSpec, d.Compiled] | None
     defaults: SpecDefaults
     template: bytes | None = None
     template_compiled: d.Compiled | None = None
@@ -56,7 +56,7 @@ class SharedSpecs:
 
     def __init__(self, max_bytes: int = MAX_TABLE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._by_bytes: dict[bytes, tuple[_ServingRuntimeSpec, d.Compiled]] = {}
+        self._by_bytes: dict[bytes, tuple[types_pb2.ServingRuntimeSpec, d.Compiled]] = {}
         self._templates: dict[bytes, d.Compiled] = {}
         self._bytes = 0
         self._lock = threading.Lock()
@@ -77,7 +77,7 @@ class SharedSpecs:
         )
         return Lookup(raw, checked, None, spec_defaults(spec), template, shared if checked else None)
 
-    def shared(self, lookup: Lookup) -> tuple[_ServingRuntimeSpec, d.Compiled]:
+    def shared(self, lookup: Lookup) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled]:
         """(the looked-up spec with the CRD defaults, its compiled form), for a spec that passed
         the spec checks: the same two objects for every equal spec, remembered for the next ones.
         Neither may be changed."""
