@@ -62,7 +62,7 @@ def _length(n: int) -> bytes:
 def _int(tag: bytes, value: int) -> bytes:
     """An int32 or int64 field: a negative value is its 64-bit two's complement, as protobuf
     writes both."""
-    return tag + varint(value & _UINT64)
+    return tag + (_SMALL[value] if 0 <= value < 16384 else varint(value & _UINT64))
 
 
 # supported_model_format_index -> its field (none for 0), for the usual indexes.
