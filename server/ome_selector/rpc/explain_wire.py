@@ -71,33 +71,51 @@ _INDEXES = {i: _int(_INDEX, i) if i else b"" for i in range(-1, 64)}
 
 @dataclass(frozen=True, slots=True)
 class _Part:
-    """Some failures' fields of a ``RuntimeExplanation``, serialized: their ``reasons`` (field 7)
-    with the first primary and with none primary (``secondary``: they follow the request-side
-    ones), and ``reason`` (field 8), the first one's text."""
+    """Some failures' fields of a ``RuntimeExplanation``, serialized once, each byte held once:
+    the first failure's ``Reason`` (field 7) is ``head`` (its fields 1 to 5), then ``primary:
+    true`` (field 6) or nothing, then ``tail`` (field 7, the entry mismatches), after the tag and
+    length of ``primary`` or ``secondary``; ``rest``: the other failures' ``Reason`` s (none
+    primary); ``reason``: field 8, the first failure's text."""
 
     primary: bytes
     secondary: bytes
+    head: bytes
+    tail: bytes
+    rest: bytes
     reason: bytes
+
+
+_REASON_TAG = b"\x3a"  # RuntimeExplanation.reasons: field 7, length-delimited
+_PRIMARY = pb.Reason(primary=True).SerializeToString()  # Reason.primary: field 6
 
 
 def _part(failures: Sequence[Failure]) -> _Part:
     """The ``_Part`` of at least one failure."""
-    primary, secondary = pb.RuntimeExplanation(), pb.RuntimeExplanation()
-    add_reasons(primary.reasons, failures)
-    add_reasons(secondary.reasons, failures, primary=False)
+    first, rest = pb.RuntimeExplanation(), pb.RuntimeExplanation()
+    add_reasons(first.reasons, failures[:1], primary=False, entries=False)
+    add_reasons(rest.reasons, failures[1:], primary=False)
+    head = first.reasons[0].SerializeToString()
+    tail = pb.Reason(entry_mismatches=first.reasons[0].entry_mismatches).SerializeToString()
+    for m in failures[0].entries:
+        tail += pb.Reason(
+            entry_mismatches=[pb.EntryMismatch(index=m.index, differences=m.differences)]
+        ).SerializeToString()
     return _Part(
-        primary.SerializeToString(),
-        secondary.SerializeToString(),
+        _REASON_TAG + _length(len(head) + len(_PRIMARY) + len(tail)),
+        _REASON_TAG + _length(len(head) + len(tail)),
+        head,
+        tail,
+        rest.SerializeToString(),
         pb.RuntimeExplanation(reason=failures[0].message).SerializeToString(),
     )
 
 
-_NO_FAILURE = _Part(b"", b"", b"")  # the model-side part of a spec the model fits
+_NO_FAILURE = _Part(b"", b"", b"", b"", b"", b"")  # the model-side part of a spec the model fits
 
 
 def _part_size(part: object) -> int:
     assert isinstance(part, _Part)
-    return 150 + len(part.primary) + len(part.secondary) + len(part.reason)
+    return 160 + len(part.head) + len(part.tail) + len(part.rest) + len(part.reason)
 
 
 class _Table(Generic[V]):
@@ -130,7 +148,7 @@ _REQUEST_PARTS: _Table[tuple[RequestChecks, _Part | None]] = _Table(
     4 << 20, lambda v: 0 if v[1] is None else _part_size(v[1])
 )
 # Model cache_key -> fit_id -> the _Part of the model-side failures (``FitBase``).
-MODEL_PARTS: caches.ModelKeyedCache[object] = caches.ModelKeyedCache(32 << 20, _part_size)
+MODEL_PARTS: caches.ModelKeyedCache[object] = caches.ModelKeyedCache(24 << 20, _part_size)
 
 
 def _ref_field(runtime: d.Runtime) -> bytes:
@@ -169,9 +187,14 @@ def excluded_rows(rows: Sequence[Excluded], model_key: object, out: list[bytes])
         ref = refs.get(runtime.key) or _ref_field(runtime)
         index = _INDEXES[row.match_index] if -1 <= row.match_index < 64 else _int(_INDEX, row.match_index)
         if request is None:
-            body = b"".join((ref, _EXCLUDED, model.primary, model.reason, index))
-        else:
-            body = b"".join((ref, _EXCLUDED, request.primary, model.secondary, request.reason, index))
+            m = model
+            body = b"".join((ref, _EXCLUDED, m.primary, m.head, _PRIMARY, m.tail, m.rest, m.reason, index))
+        else:  # the model-side part follows, none primary (empty for _NO_FAILURE)
+            r, m = request, model
+            body = b"".join(
+                (ref, _EXCLUDED, r.primary, r.head, _PRIMARY, r.tail, r.rest)
+                + (m.secondary, m.head, m.tail, m.rest, r.reason, index)
+            )
         out += (_ROW_TAG, _length(len(body)), body)
 
 
