@@ -24,6 +24,7 @@ from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import FieldViolation, RequestError, bound
 from ome_selector.rpc import api
+from ome_selector.rpc.common import Rpc
 from ome_selector.rpc.watch import SelectionTracker
 from ome_selector.texts import fieldpaths
 
@@ -150,9 +151,16 @@ class SelectionServicer:
         full = getattr(request, "view", None) == selector_pb2.SELECT_RUNTIME_VIEW_FULL
         page_size = getattr(request, "page_size", 0)
         offload = ANSWERS if _offloaded(method, full, len(snapshot.cluster), page_size) else None
-        # An answer may come serialized (``Rpc.parsed``): the method's serializer sends bytes as they are.
-        answer = api.SELECTION_RPCS[method]
-        return await _answer(context, method, lambda: answer(snapshot, request, True), offload=offload)
+        # An Rpc row may give its answer serialized (``Rpc.parsed``): the method's serializer sends
+        # bytes as they are. Anything else in the table is called as ``row(snapshot, request)``.
+        row = api.SELECTION_RPCS[method]
+        serialized = isinstance(row, Rpc)
+        return await _answer(
+            context,
+            method,
+            lambda: row(snapshot, request, True) if serialized else row(snapshot, request),
+            offload=offload,
+        )
 
     async def SelectRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "SelectRuntime", request)
