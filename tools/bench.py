@@ -7,7 +7,7 @@ Usage::
 
     python -m tools.bench [--shared PATH] [--sizes catalog,10000,50000] [--calls N]
                                  [--repeat K] [--soak-seconds S] [--max-run-seconds S]
-                                 [--rss-guard-mb MB] [--quick] [--json]
+                                 [--rss-guard-mb MB] [--quick] [--only explain] [--json]
 
 Options:
 
@@ -31,6 +31,9 @@ Options:
 ``--rss-guard-mb MB``   memory guard: once the server's VmRSS passes MB (default 60 % of the
                         machine's memory) every measured run stops and the report says so.
 ``--quick``             small numbers for a smoke run (about a minute on 2 cores).
+``--only explain``      per size, only the cache load, the idle floor and section 5
+                        (ExplainRuntimes and the FULL view), ``--repeat`` times; no headline, no
+                        in-process or growth sections.
 ``--json``              also print one JSON object per figure (after the text report).
 
 For each size the benchmark builds the objects the way ``shared/tools/real_traffic.py`` does:
@@ -193,6 +196,7 @@ class Settings:
     emit_json: bool
     rss_guard_mb: float
     argv: tuple[str, ...]
+    only: str = ""  # "explain": section 5 alone (with the cache load and its floor)
 
 
 def _repo_root() -> Path:
@@ -286,6 +290,12 @@ def parse_args(argv: Sequence[str]) -> Settings:
         help="stop measuring when the server's RSS passes this (default 60%% of memory)",
     )
     parser.add_argument("--quick", action="store_true", help="small numbers for a smoke run")
+    parser.add_argument(
+        "--only",
+        choices=("explain",),
+        default="",
+        help="explain: only the cache load, the floor and section 5 (ExplainRuntimes, FULL view)",
+    )
     parser.add_argument("--json", action="store_true", help="also print one JSON object per figure")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -316,6 +326,7 @@ def parse_args(argv: Sequence[str]) -> Settings:
         emit_json=args.json,
         rss_guard_mb=args.rss_guard_mb if args.rss_guard_mb is not None else default_rss_guard_mb(),
         argv=tuple(argv),
+        only=args.only,
     )
 
 
@@ -1570,10 +1581,14 @@ def memo_hits(server: Server, catalog: Catalog, settings: Settings, report: Size
     sec.notes.append(floor_note(floor))
 
 
-def explain_and_full(server: Server, catalog: Catalog, settings: Settings, report: SizeReport, floor: Floor) -> None:
-    """ExplainRuntimes (all rows) and FULL-view SelectRuntime on new InferenceServices, writer running."""
+def explain_and_full(
+    server: Server, catalog: Catalog, settings: Settings, report: SizeReport, floor: Floor, run: str = ""
+) -> None:
+    """ExplainRuntimes (all rows) and FULL-view SelectRuntime on new InferenceServices, writer running;
+    ``run`` is appended to the section's title (``--only explain`` repeats it)."""
     sec = report.section(
         "[5] ExplainRuntimes (every row) and SelectRuntime view FULL — new InferenceServices, writer running, 1 client"
+        + run
     )
     progress(f"{report.label}: ExplainRuntimes")
     writer = Writer(server, catalog, 21)
@@ -1947,6 +1962,12 @@ def bench_size(
             cache_sec, "apply_grpc", f"ApplySnapshot over gRPC ({apply_bytes / 2**20:.1f} MB request)", apply_s, "s"
         )
         report.add(cache_sec, "rss_after_apply", "server RSS after ApplySnapshot", server.status_mb(), "MB")
+        if settings.only == "explain":
+            for k in range(settings.repeat):
+                progress(f"{report.label}: idle floor (run {k + 1}/{settings.repeat})")
+                floor = measure_floor(server, settings)
+                explain_and_full(server, catalog, settings, report, floor, f" (run {k + 1}/{settings.repeat})")
+            return report
         rss = headline(server, catalog, settings, report)
         time.sleep(SETTLE_S)  # let the writer's last upsert and the server's clean-up pass
         last_floor = measure_floor(server, settings)
@@ -2115,6 +2136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = bench_size(size, catalog, settings, inproc_cache)
             reports.append(report)
             print("\n" + render_size(report, settings.repeat), flush=True)
+        if settings.only:
+            return 0
         growth = growth_report(catalog, settings, inproc_cache)
         reports.append(growth)
         print("\n" + render_size(growth, 1), flush=True)

@@ -162,16 +162,14 @@ class RuntimeGroup:
     def _carry(self, previous: RuntimeGroup, edits: Sequence[tuple[str, int, d.Runtime | None]]) -> None:
         """Replay ``changed``'s edits on ``previous``'s per-position tables, so the first answer
         after a write does not rebuild them (a list copy and a few inserts instead of a call per
-        runtime). The name order is kept only when no runtime moved."""
+        runtime, or a sort of every name)."""
         for key, value in previous._derived.items():
             if key in ("name_bytes", "name_bytes_sums"):  # a runtime replaced in place keeps its name
                 if all(op == "set" for op, _, _ in edits):
                     self._derived[key] = value
                 continue
             if key == "by_name":
-                if all(op == "set" for op, _, _ in edits):
-                    swap = {rt.name: rt for _, _, rt in edits if rt is not None}
-                    self._derived[key] = tuple(swap.get(rt.name, rt) for rt in value) if swap else value
+                self._derived[key] = _by_name_after(previous.order, value, edits)
                 continue
             element = _element(key)
             table = list(value)
@@ -183,6 +181,30 @@ class RuntimeGroup:
                 else:
                     table[i] = element(rt)  # type: ignore[arg-type]
             self._derived[key] = tuple(table)
+
+
+def _by_name_after(
+    order: tuple[d.Runtime, ...],
+    by_name: tuple[d.Runtime, ...],
+    edits: Sequence[tuple[str, int, d.Runtime | None]],
+) -> tuple[d.Runtime, ...]:
+    """``by_name`` (``order`` sorted by name; names are unique in a group) after ``changed``'s
+    edits of ``order``, each found by bisection instead of a sort of every name."""
+    current, names = list(order), list(by_name)
+    for op, i, rt in edits:
+        if op == "ins":
+            assert rt is not None
+            current.insert(i, rt)
+            names.insert(bisect.bisect_left(names, rt.name, key=_NAME), rt)
+            continue
+        old = current[i]
+        j = bisect.bisect_left(names, old.name, key=_NAME)
+        if op == "del":
+            del current[i], names[j]
+        else:  # "set": a runtime of the same fetch key, so of the same name
+            assert rt is not None
+            current[i] = names[j] = rt
+    return tuple(names)
 
 
 _NAME: Callable[[d.Runtime], str] = attrgetter("name")

@@ -14,6 +14,7 @@ property tests compare it with), at the cost of the runtimes that can match.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.sizes import distance
 from ome_selector.engine import memo as caches
 from ome_selector.engine.bits import selector, set_positions
-from ome_selector.engine.fits import fit, fit_base, format_failure
+from ome_selector.engine.fits import FitBase, fit, fit_base, format_failure
 from ome_selector.engine.ranking import (  # the types every answer reads, re-exported
     Evaluation,
     Picked,
@@ -75,7 +76,18 @@ def evaluate(runtime: d.Runtime, spec: d.Compiled, model: d.Model, request: d.Re
 
 def _evaluate_past_masks(runtime: d.Runtime, model: d.Model) -> Evaluation:
     """``evaluate`` of a runtime the group's masks passed (disabled, accelerator class, deployment
-    mode) and whose entries match the model: only the model-size check can still fail."""
+    mode) and whose entries match the model: only the model-size check can still fail. It reads
+    the runtime and the model only, so it is kept in ``caches.EVALUATIONS``."""
+    table = caches.EVALUATIONS.table(model.cache_key)
+    found = table.get(id(runtime))
+    if found is not None and found[0] is runtime:  # type: ignore[index]
+        return found[1]  # type: ignore[index,no-any-return]
+    made = _evaluate_fitting(runtime, model)
+    caches.EVALUATIONS.add(model.cache_key, table, id(runtime), (runtime, made))
+    return made
+
+
+def _evaluate_fitting(runtime: d.Runtime, model: d.Model) -> Evaluation:
     spec = runtime.own
     model_fit = fit(spec, model)
     failures = () if model_fit.size_failure is None else (model_fit.size_failure,)
@@ -131,13 +143,20 @@ class Evaluated(Mapping[int, Evaluation]):
     def __init__(self, order: tuple[d.Runtime, ...], model: d.Model, positions: list[int]) -> None:
         self._order = order
         self._model = model
-        self._positions = positions
+        self._positions = positions  # ascending
         self._made: dict[int, Evaluation] = {}
+
+    def _has(self, position: object) -> bool:
+        positions = self._positions
+        if not isinstance(position, int):
+            return False
+        i = bisect.bisect_left(positions, position)
+        return i < len(positions) and positions[i] == position
 
     def __getitem__(self, position: int) -> Evaluation:
         found = self._made.get(position)
         if found is None:
-            if position not in self._positions:
+            if not self._has(position):
                 raise KeyError(position)
             found = self._made[position] = _evaluate_past_masks(self._order[position], self._model)
         return found
@@ -149,7 +168,7 @@ class Evaluated(Mapping[int, Evaluation]):
         return len(self._positions)
 
     def __contains__(self, position: object) -> bool:
-        return position in self._made or position in self._positions
+        return position in self._made or self._has(position)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +242,7 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
         # model-size check (the fit's, shared by ``fit_id``) and the score are left.
         size, format_ids = len(group), group.format_ids()
         texts = caches.FORMAT_FAILURES.table(model.cache_key)
+        bases = caches.FIT_BASES.table(model.cache_key)
         rejected = []
         for i in set_positions(rest):
             rt = order[i]
@@ -234,7 +254,10 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
                 continue
             passed.append(i)
             spec = rt.own
-            base = fit_base(spec, model)
+            base = bases.get(spec.fit_id) if spec.fit_id else None  # fit_base, its table read once
+            if base is None:
+                base = fit_base(spec, model)
+            assert isinstance(base, FitBase)
             if base.size_failure is not None:
                 skipped[Check.MODEL_SIZE] += 1
                 continue

@@ -8,6 +8,13 @@ cache write never makes an entry wrong and never has to empty them:
 - ``FORMAT_FAILURES``: the model-format check's failure (or None) of a model against a runtime's
   entries, keyed by ``Model.cache_key`` and ``Compiled.format_id``; runtimes with the same
   entries share it, which is what makes the ``no runtime found`` message cheap to write.
+- ``EVALUATIONS``: a model's ``Evaluation`` of a runtime whose entries can match it and that the
+  request-side checks passed (it then reads only the two), keyed by ``Model.cache_key`` and the
+  runtime object (by ``id``; the entry holds the runtime, so the id is not reused while it is
+  kept): candidates listed again (FULL view, ExplainRuntimes pages) are not evaluated again.
+- ``REQUEST_CHECKS``: the disabled, accelerator-class and deployment-mode failures of a request
+  (``Request`` without its namespace and model name, which no check reads) against a spec's
+  ``disabled``, ``classes`` and declared modes (``engine.explain_rows``): a few per request.
 
 Each is bounded in bytes (an estimate: the texts held plus a fixed overhead per entry); when over
 budget, the models seen longest ago are dropped first. Safe to use from several threads.
@@ -17,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, MutableMapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 _ENTRY_OVERHEAD = 160  # bytes: dict slot, key and value objects, roughly
@@ -97,5 +104,19 @@ def _failure_size(failure: object) -> int:
     return 240 + (0 if failure is None else len(failure.message) * 2)  # type: ignore[attr-defined]
 
 
+def _messages_size(failures: Any) -> int:
+    return sum(len(f.message) * 2 for f in failures)  # type: ignore[no-any-return]
+
+
+def _evaluation_size(entry: Any) -> int:
+    return 700 + _messages_size(entry[1].failures)
+
+
+def _failures_size(checks: Any) -> int:
+    return 120 + 240 * len(checks.failures) + _messages_size(checks.failures)
+
+
 FIT_BASES: ModelKeyedCache[object] = ModelKeyedCache(24 << 20, _fit_size)
 FORMAT_FAILURES: ModelKeyedCache[object] = ModelKeyedCache(24 << 20, _failure_size)
+REQUEST_CHECKS: ModelKeyedCache[object] = ModelKeyedCache(4 << 20, _failures_size)
+EVALUATIONS: ModelKeyedCache[object] = ModelKeyedCache(16 << 20, _evaluation_size)

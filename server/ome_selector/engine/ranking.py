@@ -107,8 +107,11 @@ class RankedCandidates(Sequence[Ranked]):
 
     def _upto(self, stop: int) -> None:
         rows, ordered = self._rows, self._ordered
+        previous = rows[-1].evaluation if rows else None
         for i in range(len(rows), min(stop, len(ordered))):
-            rows.append(Ranked(ordered[i], i + 1, _tie_break(ordered[i - 1] if i else None, ordered[i])))
+            current = ordered[i]  # each read once: a Picked one is looked up
+            rows.append(Ranked(current, i + 1, _tie_break(previous, current)))
+            previous = current
 
     @overload
     def __getitem__(self, index: int) -> Ranked: ...

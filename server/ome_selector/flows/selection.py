@@ -8,6 +8,7 @@ import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import NamedTuple
 
 from ome.v1beta1 import types_pb2
 
@@ -16,6 +17,7 @@ from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.engine import evaluation as engine
 from ome_selector.engine.evaluation import AutoSelection, Evaluation, GroupResult
+from ome_selector.engine.explain_rows import Excluded, RowMaker
 from ome_selector.flows.resolution import ModelResolution, model_errors, resolve_model
 from ome_selector.rules.scoring import explain_columns
 from ome_selector.texts import messages
@@ -38,9 +40,9 @@ class ExplainQuery:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class CandidateRow:
-    """A candidate row: its rank, and the explain PRIORITY and WEIGHT columns (None: no match)."""
+class CandidateRow(NamedTuple):
+    """A candidate row: its rank, and the explain PRIORITY and WEIGHT columns (None: no match).
+    A named tuple, as ``Excluded``: one is made per row listed."""
 
     ranked: engine.Ranked
     columns: tuple[int, int] | None
@@ -55,7 +57,7 @@ class Explained:
 
     model: ModelResolution
     notes: tuple[str, ...]
-    rows: tuple[CandidateRow | Evaluation, ...] = ()
+    rows: tuple[CandidateRow | Excluded | Evaluation, ...] = ()
     total: int = 0
     next_offset: int | None = None
 
@@ -74,8 +76,15 @@ def explain(snapshot: Snapshot, query: ExplainQuery) -> Explained:
     notes += () if result.total else (messages.NO_RUNTIMES_NOTE,)
     total, rows = _explain_rows(result, query.runtime_name)
     end = total if query.page_size == 0 else min(total, query.offset + query.page_size)
-    page = tuple(_row(row, res.model, compiled) for row in rows(query.offset, end))
-    return Explained(res, notes, page, total, end if end < total else None)
+    listed = list(rows(query.offset, end))
+    candidates = next((i for i, row in enumerate(listed) if not isinstance(row, engine.Ranked)), len(listed))
+    page: list[CandidateRow | Excluded | Evaluation] = [
+        CandidateRow(row, explain_columns(row.evaluation.fit))
+        for row in listed[:candidates]
+        if isinstance(row, engine.Ranked)
+    ]
+    page += RowMaker(res.model, compiled).rows(listed[candidates:])  # type: ignore[arg-type]  # runtimes only
+    return Explained(res, notes, tuple(page), total, end if end < total else None)
 
 
 def _explained_model(snapshot: Snapshot, query: ExplainQuery) -> ModelResolution:
@@ -95,12 +104,6 @@ def _explained_model(snapshot: Snapshot, query: ExplainQuery) -> ModelResolution
     return res
 
 
-def _row(row: engine.Ranked | d.Runtime, model: d.Model, request: d.Request | None) -> CandidateRow | Evaluation:
-    if isinstance(row, engine.Ranked):
-        return CandidateRow(row, explain_columns(row.evaluation.fit))
-    return engine.evaluate(row, row.own, model, request)
-
-
 def _explain_rows(
     result: AutoSelection, name: str
 ) -> tuple[int, Callable[[int, int], Iterator[engine.Ranked | d.Runtime]]]:
@@ -113,19 +116,18 @@ def _explain_rows(
         others = [rt for gr in result.results for rt in _named(gr.group.by_name(), name) if not _is_candidate(gr, rt)]
         listed: list[engine.Ranked | d.Runtime] = [*ranked, *others]
         return len(listed), lambda start, stop: iter(listed[start:stop])
-    groups = [(gr.group.by_name(), _candidate_places(gr)) for gr in result.results]
     candidates = len(result.ranked)
-    total = candidates + sum(len(by_name) - len(places) for by_name, places in groups)
+    total = candidates + sum(len(gr.group) - len(gr.keys) for gr in result.results)
 
     def rows(start: int, stop: int) -> Iterator[engine.Ranked | d.Runtime]:
         for i in range(start, min(stop, candidates)):
             yield result.ranked[i]
         first = candidates  # row number of the group's first non-candidate
-        for by_name, places in groups:
-            count = len(by_name) - len(places)
+        for gr in result.results:
+            count = len(gr.group) - len(gr.keys)
             lo, hi = max(start, first) - first, min(stop, first + count) - first
-            if lo < hi:
-                yield from _skipping(by_name, places, lo, hi)
+            if lo < hi:  # a page within the candidates never sorts a group by name
+                yield from _skipping(gr.group.by_name(), _candidate_places(gr), lo, hi)
             first += count
 
     return total, rows

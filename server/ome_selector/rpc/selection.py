@@ -8,7 +8,6 @@ import base64
 import hashlib
 import json
 
-from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from ome.selector.v1 import selector_pb2 as pb
 
 from ome_selector import validation
@@ -17,34 +16,17 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_CANDIDATE_LIMIT
 from ome_selector.domain.errors import FieldViolation, RequestError
 from ome_selector.engine.evaluation import AutoSelection, Verdict
+from ome_selector.engine.explain_rows import Excluded
 from ome_selector.flows import selection
 from ome_selector.flows.resolution import Decision, Resolved, SelectQuery, decide
 from ome_selector.flows.selection import CandidateRow, Explained, ExplainQuery
-from ome_selector.rpc.common import Rpc, _require_synced, runtime_ref
-from ome_selector.rpc.enums import CHECK_TO_PB, COMPONENT_TO_PB, TIE_BREAK_TO_PB, VERDICT_TO_PB
-from ome_selector.rules.results import Check, Failure
+from ome_selector.rpc import explain_wire
+from ome_selector.rpc.common import Rpc, _require_synced, add_reasons, runtime_ref
+from ome_selector.rpc.enums import CHECK_TO_PB, TIE_BREAK_TO_PB, VERDICT_TO_PB
+from ome_selector.rules.results import Check
 from ome_selector.texts import messages, requests
 
 MAX_PAGE_SIZE = 1000
-
-
-def _add_reasons(
-    reasons: RepeatedCompositeFieldContainer[pb.Reason], failures: tuple[Failure, ...], *, entries: bool = True
-) -> None:
-    """Append a ``Reason`` per failure to the repeated field ``reasons`` (built in place, not
-    copied in); ``entries`` False leaves out the per-entry mismatches."""
-    for i, f in enumerate(failures):
-        reason = reasons.add(
-            check=CHECK_TO_PB[f.check],
-            component=COMPONENT_TO_PB[f.component],
-            runtime_value=f.runtime_value,
-            requested_value=f.requested_value,
-            message=f.message,
-            primary=i == 0,
-        )
-        if entries:
-            for m in f.entries:
-                reason.entry_mismatches.add(index=m.index, differences=m.differences)
 
 
 def _model_identity(model: d.Model) -> pb.ModelIdentity:
@@ -94,7 +76,7 @@ def selection_pb(decision: Decision) -> pb.Selection | None:
         score=score,
     )
     if entry is not None and evaluation is not None and evaluation.verdict is Verdict.EXCLUDED:
-        _add_reasons(selection.reasons, evaluation.failures)
+        add_reasons(selection.reasons, evaluation.failures)
     return selection
 
 
@@ -150,7 +132,7 @@ def _auto_selection(response: pb.SelectRuntimeResponse, auto: AutoSelection, lim
         for x in auto.exclusions():
             # The primary reason only; ExplainRuntimes lists every failing check with details.
             exclusion = response.exclusions.add(runtime=runtime_ref(x.runtime), verdict=VERDICT_TO_PB[x.verdict])
-            _add_reasons(exclusion.reasons, (x.primary,), entries=False)
+            add_reasons(exclusion.reasons, (x.primary,), entries=False)
 
 
 def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
@@ -200,10 +182,9 @@ def run_explain(snapshot: Snapshot, decoded: tuple[ExplainQuery, str]) -> Explai
     return selection.explain(snapshot, decoded[0])
 
 
-def encode_explain(
-    snapshot: Snapshot, decoded: tuple[ExplainQuery, str], outcome: Explained
-) -> pb.ExplainRuntimesResponse:
-    """The ExplainRuntimesResponse page of ``outcome``; NOT_FOUND for an unknown model."""
+def encode_explain(snapshot: Snapshot, decoded: tuple[ExplainQuery, str], outcome: Explained) -> bytes:
+    """The ExplainRuntimesResponse page of ``outcome``, serialized (``explain_wire``: the rows
+    joined from parts serialized once, then the other fields); NOT_FOUND for an unknown model."""
     res = outcome.model
     if res.not_found:
         raise RequestError("NOT_FOUND", res.not_found)
@@ -212,32 +193,28 @@ def encode_explain(
         cache_version=snapshot.version, model=_model_identity(res.model), notes=outcome.notes, model_error=res.error
     )
     if res.error:
-        return response
+        return response.SerializeToString()
     response.total_size = outcome.total
-    for row in outcome.rows:
-        if isinstance(row, CandidateRow):
-            e = row.ranked.evaluation
-            out = response.runtimes.add(
-                runtime=runtime_ref(e.runtime),
-                verdict=pb.VERDICT_CANDIDATE,
-                rank=row.ranked.rank,
-                score=e.fit.score,
-                reason="-",
-                supported_model_format_index=e.fit.match.index if e.fit.match is not None else -1,
-            )
-            if row.columns is not None:
-                out.priority, out.weight = row.columns
-            continue
-        added = response.runtimes.add(
-            runtime=runtime_ref(row.runtime),
-            verdict=VERDICT_TO_PB[row.verdict],
-            reason=row.failures[0].message,
-            supported_model_format_index=row.fit.match.index if row.fit.match is not None else -1,
-        )
-        _add_reasons(added.reasons, row.failures)
     if outcome.next_offset is not None:
         response.next_page_token = _page_token(decoded[1], outcome.next_offset)
-    return response
+    out: list[bytes] = []
+    excluded: list[Excluded] = []
+    for row in outcome.rows:
+        if isinstance(row, Excluded):
+            excluded.append(row)
+            continue
+        if excluded:
+            explain_wire.excluded_rows(excluded, res.model.cache_key, out)
+            excluded = []
+        if isinstance(row, CandidateRow):
+            e = row.ranked.evaluation
+            index = e.fit.match.index if e.fit.match is not None else -1
+            explain_wire.candidate_row(e.runtime, row.ranked.rank, e.fit.score, index, row.columns, out)
+        else:
+            explain_wire.evaluated_row(row, out)
+    explain_wire.excluded_rows(excluded, res.model.cache_key, out)
+    out.append(response.SerializeToString())  # fields 2 to 7 come after the rows (field 1)
+    return b"".join(out)
 
 
 def _request_fingerprint(request: pb.ExplainRuntimesRequest) -> str:
@@ -275,5 +252,5 @@ def _page(request: pb.ExplainRuntimesRequest, fingerprint: str) -> tuple[int, in
     return request.page_size, offset
 
 
-EXPLAIN = Rpc(decode_explain, run_explain, encode_explain)
+EXPLAIN = Rpc(decode_explain, run_explain, encode_explain, pb.ExplainRuntimesResponse)
 explain_runtimes = EXPLAIN

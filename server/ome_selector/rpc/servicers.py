@@ -24,6 +24,7 @@ from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import FieldViolation, RequestError, bound
 from ome_selector.rpc import api
+from ome_selector.rpc.common import Rpc
 from ome_selector.rpc.watch import SelectionTracker
 from ome_selector.texts import fieldpaths
 
@@ -92,17 +93,23 @@ async def _answer(
 # can match, a capped no-runtime message), the thread hop and the GIL hand-offs cost more than
 # the answer (measured with shared/tools/real_traffic.py at 10,094 runtimes: 3.7 -> 2.8x the
 # floor, health stall 1.5 -> 1.3).
+# An ExplainRuntimes page of at most ``BOUNDED_PAGE`` rows is bounded too: the candidates that can
+# match, then the page's rows.
 OFFLOAD_RUNTIMES = 1000
 BOUNDED_ANSWERS = frozenset({"SelectRuntime", "AdmitInferenceService", "ReconcileInferenceService"})
+BOUNDED_PAGE = 100
 
 
-def _offloaded(method: str, full_view: bool, cluster_runtimes: int) -> bool:
+def _offloaded(method: str, full_view: bool, cluster_runtimes: int, page_size: int = 0) -> bool:
     """Whether ``method``'s answer runs in the ``ANSWERS`` worker thread; ``full_view``: the
-    request asks for SelectRuntime's FULL view (every exclusion)."""
+    request asks for SelectRuntime's FULL view (every exclusion); ``page_size``: the request's
+    (ExplainRuntimes; 0 is every row)."""
     if cluster_runtimes < OFFLOAD_RUNTIMES:
         return False
     if method == "SelectRuntime":
         return full_view
+    if method == "ExplainRuntimes":
+        return not 0 < page_size <= BOUNDED_PAGE
     return method not in BOUNDED_ANSWERS
 
 
@@ -137,51 +144,61 @@ class SelectionServicer:
         finally:
             watcher.close()
 
-    async def _answer(self, context: grpc.aio.ServicerContext, method: str, request: Message) -> Message:
+    async def _answer(self, context: grpc.aio.ServicerContext, method: str, request: Message) -> Message | bytes:
         """The ``api.SELECTION_RPCS`` row ``method`` on the snapshot read once: on the event loop
         for a small cache, in a worker thread for a large one."""
         snapshot = self._store.snapshot
         full = getattr(request, "view", None) == selector_pb2.SELECT_RUNTIME_VIEW_FULL
-        offload = ANSWERS if _offloaded(method, full, len(snapshot.cluster)) else None
-        return await _answer(context, method, lambda: api.SELECTION_RPCS[method](snapshot, request), offload=offload)
+        page_size = getattr(request, "page_size", 0)
+        offload = ANSWERS if _offloaded(method, full, len(snapshot.cluster), page_size) else None
+        # An Rpc row may give its answer serialized (``Rpc.parsed``): the method's serializer sends
+        # bytes as they are. Anything else in the table is called as ``row(snapshot, request)``.
+        row = api.SELECTION_RPCS[method]
+        serialized = isinstance(row, Rpc)
+        return await _answer(
+            context,
+            method,
+            lambda: row(snapshot, request, True) if serialized else row(snapshot, request),
+            offload=offload,
+        )
 
-    async def SelectRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def SelectRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "SelectRuntime", request)
 
-    async def ExplainRuntimes(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def ExplainRuntimes(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "ExplainRuntimes", request)
 
-    async def AdmitInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def AdmitInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "AdmitInferenceService", request)
 
-    async def ReconcileInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def ReconcileInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "ReconcileInferenceService", request)
 
-    async def GetEffectiveRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def GetEffectiveRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "GetEffectiveRuntime", request)
 
-    async def ValidateServingRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def ValidateServingRuntime(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "ValidateServingRuntime", request)
 
-    async def PreviewCacheChange(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def PreviewCacheChange(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "PreviewCacheChange", request)
 
-    async def GetRuntimeStatus(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def GetRuntimeStatus(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "GetRuntimeStatus", request)
 
-    async def GetRuntimeHistory(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def GetRuntimeHistory(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "GetRuntimeHistory", request)
 
-    async def PlanRuntimeSync(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def PlanRuntimeSync(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "PlanRuntimeSync", request)
 
-    async def GetRuntimeTree(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def GetRuntimeTree(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "GetRuntimeTree", request)
 
-    async def PlanRevisionGC(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def PlanRevisionGC(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "PlanRevisionGC", request)
 
-    async def GetInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def GetInferenceService(self, request: Message, context: grpc.aio.ServicerContext) -> Message | bytes:
         return await self._answer(context, "GetInferenceService", request)
 
 

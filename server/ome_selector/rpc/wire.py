@@ -9,8 +9,9 @@ gRPC calls a handler's ``request_deserializer`` before the servicer runs; when t
   aborts the call with INVALID_ARGUMENT and a ``google.rpc.BadRequest`` (field ``request``)
   without calling the servicer;
 - ``add_selection_service`` / ``add_cache_service`` register the servicers the way the generated
-  ``add_*Servicer_to_server`` functions do, with both wrappers; a server-streaming method's
-  serializer sends ``bytes`` responses as they are (``passthrough``).
+  ``add_*Servicer_to_server`` functions do, with both wrappers; every method's serializer sends
+  ``bytes`` responses as they are (``passthrough``: WatchSelections' events, the answers an
+  ``Rpc`` row encodes serialized).
 
 The marker also raises ``RequestError`` (INVALID_ARGUMENT) on any attribute access, so a servicer
 that receives one without ``guard`` still answers INVALID_ARGUMENT.
@@ -126,7 +127,7 @@ def _register(
         handlers[method.name] = make(
             wrapped,
             request_deserializer=safe_deserializer(getattr(module, method.input_type.name)),
-            response_serializer=passthrough(serialize) if method.server_streaming else serialize,
+            response_serializer=passthrough(serialize),
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
 

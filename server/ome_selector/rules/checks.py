@@ -15,3 +15,7 @@ from ome_selector.rules.model_format import check_model_format
 from ome_selector.rules.model_size import check_model_size
 
 CHECKS = (check_disabled, check_accelerator_class, check_deployment_mode, check_model_format, check_model_size)
+# The checks that read the request and the spec's ``disabled``, ``classes`` and declared modes,
+# never the model's fit; the rest read the fit only. ``REQUEST_SIDE + MODEL_SIDE == CHECKS``.
+REQUEST_SIDE = CHECKS[:3]
+MODEL_SIDE = CHECKS[3:]
