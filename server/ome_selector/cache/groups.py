@@ -16,6 +16,8 @@ from ome_selector.texts import messages
 
 # Above this many changed runtimes in one group, rebuilding the group beats editing it.
 _REBUILD_FRACTION = 8
+# How many groups back ``RuntimeGroup.previous`` links reach (each holds its runtimes and masks).
+PREVIOUS_DEPTH = 4
 
 
 def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
@@ -46,7 +48,7 @@ class RuntimeGroup:
     runtime. Immutable: ``changed`` returns a new group.
     """
 
-    __slots__ = ("order", "keys", "masks", "all", "_derived")
+    __slots__ = ("order", "keys", "masks", "all", "_derived", "memo", "previous")
 
     def __init__(
         self,
@@ -59,6 +61,10 @@ class RuntimeGroup:
         self.masks = masks
         self.all = (1 << len(order)) - 1
         self._derived: dict[object, Any] = {}  # computed once per group, when first asked for
+        self.memo: dict[object, Any] = {}  # the engine's results over this group
+        # (the group ``changed`` made this one from, its edits): the engine carries what it kept
+        # there through the edits. The links reach PREVIOUS_DEPTH groups back at most.
+        self.previous: tuple[RuntimeGroup, tuple[tuple[str, int, d.Runtime | None], ...]] | None = None
 
     def _derive(self, key: object, make: Callable[[], Any]) -> Any:
         found = self._derived.get(key)
@@ -157,16 +163,25 @@ class RuntimeGroup:
                 masks[key] = masks.get(key, 0) | bit
         group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
         group._carry(self, edits)
+        group.previous = (self, tuple(edits))
+        link, depth = self, 1
+        while link.previous is not None and depth < PREVIOUS_DEPTH:
+            link, depth = link.previous[0], depth + 1
+        link.previous = None
         return group
 
     def _carry(self, previous: RuntimeGroup, edits: Sequence[tuple[str, int, d.Runtime | None]]) -> None:
         """Replay ``changed``'s edits on ``previous``'s per-position tables, so the first answer
         after a write does not rebuild them (a list copy and a few inserts instead of a call per
         runtime, or a sort of every name)."""
+        in_place = all(op == "set" for op, _, _ in edits)  # a runtime replaced in place keeps its name
         for key, value in previous._derived.items():
-            if key in ("name_bytes", "name_bytes_sums"):  # a runtime replaced in place keeps its name
-                if all(op == "set" for op, _, _ in edits):
+            if key == "name_bytes_sums":
+                if in_place:
                     self._derived[key] = value
+                continue
+            if key == "name_bytes":
+                self._derived[key] = value if in_place else _name_bytes_after(previous.order, value, edits)
                 continue
             if key == "by_name":
                 self._derived[key] = _by_name_after(previous.order, value, edits)
@@ -181,6 +196,25 @@ class RuntimeGroup:
                 else:
                     table[i] = element(rt)  # type: ignore[arg-type]
             self._derived[key] = tuple(table)
+
+
+def _name_bytes_after(
+    order: tuple[d.Runtime, ...], name_bytes: tuple[int, ...], edits: Sequence[tuple[str, int, d.Runtime | None]]
+) -> tuple[int, ...]:
+    """``name_bytes`` (the UTF-8 lengths of ``order``'s names, ascending) after ``changed``'s
+    edits of ``order``, each by bisection instead of a sort of every name."""
+    current, lengths = list(order), list(name_bytes)
+    for op, i, rt in edits:
+        if op == "ins":
+            assert rt is not None
+            current.insert(i, rt)
+            bisect.insort(lengths, len(rt.name.encode()))
+        elif op == "del":
+            del lengths[bisect.bisect_left(lengths, len(current.pop(i).name.encode()))]
+        else:  # "set": the same name
+            assert rt is not None
+            current[i] = rt
+    return tuple(lengths)
 
 
 def _by_name_after(

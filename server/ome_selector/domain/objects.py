@@ -280,6 +280,12 @@ class Request:
         classes = None if self.required_classes is None else tuple(sorted(self.required_classes))
         return (self.namespace, classes, self.engine_mode, self.decoder_mode, self.has_decoder)
 
+    @property
+    def checks_key(self) -> tuple[object, ...]:
+        """What the request-side checks (accelerator class, deployment mode) read of it."""
+        classes = None if self.required_classes is None else tuple(sorted(self.required_classes))
+        return (classes, self.engine_mode, self.decoder_mode, self.has_decoder)
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

@@ -14,9 +14,9 @@ property tests compare it with), at the cost of the runtimes that can match.
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ome_selector.cache.groups import RuntimeGroup, mask_from_positions
 from ome_selector.cache.snapshot import Snapshot
@@ -24,7 +24,7 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.sizes import distance
 from ome_selector.engine import memo as caches
 from ome_selector.engine.bits import selector, set_positions
-from ome_selector.engine.fits import FitBase, fit, fit_base, format_failure
+from ome_selector.engine.fits import fit, fit_base, format_failure
 from ome_selector.engine.ranking import (  # the types every answer reads, re-exported
     Evaluation,
     Picked,
@@ -33,6 +33,7 @@ from ome_selector.engine.ranking import (  # the types every answer reads, re-ex
     TieBreak,
     Verdict,
     rank,
+    rank_order,
     tie_break,
     total_order,
 )
@@ -112,13 +113,27 @@ def _verdict(
 def _rank_candidates(results: tuple[GroupResult, GroupResult]) -> RankedCandidates:
     """``rank`` of the candidates of ``results`` (ServingRuntimes, ClusterServingRuntimes) by
     their keys, with no evaluation made; when the distances do not make the order total, the
-    candidates are evaluated and ranked by ``rank``."""
+    candidates are evaluated and ranked by ``rank``. The order is kept on the second result for
+    the first (``GroupResult.memo``): requests that share both results share it."""
+    namespaced, cluster = results
+    partner = id(namespaced) if namespaced.keys else 0  # without candidates it changes nothing
+    found = cluster.memo.get(partner)
+    if found is not None and (not partner or found[0] is namespaced):
+        return RankedCandidates(found[1])
+    ordered: Sequence[Evaluation] = _candidate_order(results)
+    if len(cluster.memo) >= ORDERS_PER_RESULT:
+        cluster.memo.clear()
+    cluster.memo[partner] = (namespaced, ordered)  # holds it: the id is not reused meanwhile
+    return RankedCandidates(ordered)
+
+
+def _candidate_order(results: tuple[GroupResult, GroupResult]) -> Sequence[Evaluation]:
     ordered: list[tuple[Evaluated, int]] = []
     for result in results:
         if not total_order({key[1] for key in result.keys}):
-            return rank([r.evaluated[key[3]] for r in results for key in r.keys])
+            return tuple(rank_order([r.evaluated[key[3]] for r in results for key in r.keys]))
         ordered += [(result.evaluated, key[3]) for key in sorted(result.keys)]
-    return RankedCandidates(Picked(ordered))
+    return Picked(ordered)
 
 
 # ---- auto-selection: the fast path ----------------------------------------------------------
@@ -135,40 +150,40 @@ _DISABLED, _CLASS, _MODE, _FORMAT, _EVALUATED = 1, 2, 3, 4, 5
 
 class Evaluated(Mapping[int, Evaluation]):
     """The exhaustive evaluation of the runtimes a group's masks and the model-format check
-    passed, by position (fetch order), each made when first read: a request that shows only a
-    few candidates never builds the others."""
+    passed, by position (fetch order: bit i of ``mask``), each made when first read: a request
+    that shows only a few candidates never builds the others. ``made`` holds those made so far
+    (given ones are kept: the same runtimes, model and positions)."""
 
-    __slots__ = ("_order", "_model", "_positions", "_made")
+    __slots__ = ("_order", "_model", "_mask", "_len", "made")
 
-    def __init__(self, order: tuple[d.Runtime, ...], model: d.Model, positions: list[int]) -> None:
+    def __init__(
+        self, order: tuple[d.Runtime, ...], model: d.Model, mask: int, made: dict[int, Evaluation] | None = None
+    ) -> None:
         self._order = order
         self._model = model
-        self._positions = positions  # ascending
-        self._made: dict[int, Evaluation] = {}
+        self._mask = mask
+        self._len = mask.bit_count()
+        self.made: dict[int, Evaluation] = {} if made is None else made
 
     def _has(self, position: object) -> bool:
-        positions = self._positions
-        if not isinstance(position, int):
-            return False
-        i = bisect.bisect_left(positions, position)
-        return i < len(positions) and positions[i] == position
+        return isinstance(position, int) and position >= 0 and bool(self._mask >> position & 1)
 
     def __getitem__(self, position: int) -> Evaluation:
-        found = self._made.get(position)
+        found = self.made.get(position)
         if found is None:
             if not self._has(position):
                 raise KeyError(position)
-            found = self._made[position] = _evaluate_past_masks(self._order[position], self._model)
+            found = self.made[position] = _evaluate_past_masks(self._order[position], self._model)
         return found
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._positions)
+        return set_positions(self._mask)
 
     def __len__(self) -> int:
-        return len(self._positions)
+        return self._len
 
     def __contains__(self, position: object) -> bool:
-        return position in self._made or self._has(position)
+        return self._has(position)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,9 +192,12 @@ class GroupResult:
     disabled, accelerator-class and deployment-mode checks and by the model-format check without
     a possible entry; ``evaluated`` holds the exhaustive evaluation of every other runtime, by
     position, in fetch order. ``keys`` are the candidates among them as (-score, size distance
-    or 0 without a model size, name, position), in fetch order, and
+    or 0 without a model size, name, position), in no set order, and
     ``skipped`` counts the others by primary reason (model size, or why auto-selection skips a
-    compatible runtime): both known without an evaluation."""
+    compatible runtime): both known without an evaluation. The last four masks split the
+    runtimes past the masks that are not candidates: rejected by the model-format check on their
+    entries (also in ``model_format``), model size, auto-selection skipping them for
+    ``autoSelect`` or for the score (``_classify``)."""
 
     group: RuntimeGroup
     disabled: int
@@ -189,6 +207,12 @@ class GroupResult:
     evaluated: Evaluated
     keys: list[tuple[int, float, str, int]]
     skipped: dict[Check, int]
+    format_rejected: int
+    size_failed: int
+    not_auto: int
+    not_scored: int
+    # What requests sharing this result share (``_rank_candidates``): {id(other result): (it, order)}.
+    memo: dict[int, tuple[GroupResult, Sequence[Evaluation]]] = field(default_factory=dict, compare=False, repr=False)
 
     def codes(self) -> bytes:
         """The primary-reason code of each position, in fetch order."""
@@ -208,9 +232,68 @@ class GroupResult:
         return bytes(codes)
 
 
-def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
-    """Apply the checks in the documented order (troubleshoot-runtime-selection.md, Step 2) to a
-    group: each runtime's primary reason is the first check it fails."""
+# Group results kept per group (``RuntimeGroup.memo``), keyed by the model's content and the
+# request's checked fields: the requests for one model and the same checks between two writes
+# share one. At most RESULTS_PER_GROUP of them and about MEMO_BYTES per group (an estimate:
+# ``_result_bytes``); past either the group's are dropped. A result keeps the candidate orders
+# of at most ORDERS_PER_RESULT other results (``_rank_candidates``).
+RESULTS_PER_GROUP = 128
+MEMO_BYTES = 8 << 20
+ORDERS_PER_RESULT = 8
+_USED = "bytes"  # the memo's own entry: the estimated bytes of the results it holds
+
+
+def group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
+    """``_group_result``, kept on ``group`` (an immutable group, so the result stays true while
+    the group lives)."""
+    if not group.order:
+        return _group_result(group, model, request)
+    key = (model.cache_key, None if request is None else request.checks_key)
+    memo = group.memo
+    found = memo.get(key)
+    if found is None:
+        before, edits = _kept_before(group, key)
+        if before is not None:
+            found = _carried(before, group, edits, model, request)
+        else:
+            found = _group_result(group, model, request)
+        size = _result_bytes(found)
+        used = memo.get(_USED, 0) + size
+        if used > MEMO_BYTES or len(memo) > RESULTS_PER_GROUP:
+            memo.clear()
+            used = size
+        memo[key] = found
+        memo[_USED] = used
+    return found  # type: ignore[no-any-return]
+
+
+def _kept_before(
+    group: RuntimeGroup, key: object
+) -> tuple[GroupResult | None, tuple[tuple[str, int, d.Runtime | None], ...]]:
+    """The result kept under ``key`` on the nearest earlier group (``RuntimeGroup.previous``)
+    and the edits from that group to ``group``, in order; (None, ()) when none is kept."""
+    edits: tuple[tuple[str, int, d.Runtime | None], ...] = ()
+    link = group.previous
+    while link is not None:
+        earlier, step = link
+        edits = step + edits
+        found = earlier.memo.get(key)
+        if found is not None:
+            return found, edits
+        link = earlier.previous
+    return None, ()
+
+
+def _result_bytes(result: GroupResult) -> int:
+    """About what ``result`` holds: its four masks, a candidate key and a passed position each,
+    and its candidate order and evaluations when made (a share of the candidates)."""
+    return 4 * (len(result.group) // 8) + 256 * len(result.keys) + 64 * len(result.evaluated) + 512
+
+
+def _request_masks(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> tuple[int, int, int, int, int]:
+    """The checks the group's masks answer, in the documented order (troubleshoot-runtime-
+    selection.md, Step 2): (disabled, accelerator class, deployment mode, model format without a
+    possible entry, the rest), each runtime in the mask of the first check it fails."""
     rest = group.all
     disabled = rest & group.mask(("disabled",))
     rest &= ~disabled
@@ -230,47 +313,158 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
         mode = rest & mismatch
         rest &= ~mode
     possible = group.mask(("format", (model.model_format.name, model.architecture, model.quantization)))
-    model_format = rest & ~possible
-    rest &= possible
-    passed: list[int] = []
-    keys: list[tuple[int, float, str, int]] = []
-    skipped = dict.fromkeys((Check.MODEL_SIZE, Check.AUTO_SELECT, Check.SCORE), 0)
-    order = group.order
-    if rest:
-        # The model-format check depends only on the entries (format_id): runtimes with entries
-        # already known not to match are rejected with one lookup. The others pass it; only the
-        # model-size check (the fit's, shared by ``fit_id``) and the score are left.
-        size, format_ids = len(group), group.format_ids()
-        texts = caches.FORMAT_FAILURES.table(model.cache_key)
-        bases = caches.FIT_BASES.table(model.cache_key)
-        rejected = []
-        for i in set_positions(rest):
+    return disabled, accelerator, mode, rest & ~possible, rest & possible
+
+
+# What ``_classify`` finds of a runtime past the masks: the index of its bit mask in
+# ``_Past.masks``, or CANDIDATE.
+_REJECTED, _SIZE, _NOT_AUTO, _NOT_SCORED, CANDIDATE = 0, 1, 2, 3, 4
+
+
+class _Past:
+    """The runtimes past the masks, by what ``_classify`` found: ``masks[code]`` for the four
+    non-candidate codes, ``keys`` for the candidates; filled in place, then frozen in a
+    ``GroupResult``."""
+
+    __slots__ = ("masks", "keys", "model", "texts", "bases", "format_ids", "order")
+
+    def __init__(self, group: RuntimeGroup, model: d.Model, masks: list[int], keys: list[tuple[int, float, str, int]]):
+        self.masks, self.keys, self.model, self.order = masks, keys, model, group.order
+        self.texts = caches.FORMAT_FAILURES.table(model.cache_key)
+        self.bases = caches.FIT_BASES.table(model.cache_key)
+        self.format_ids = group.format_ids()
+
+    def classify(self, positions: Iterator[int] | list[int]) -> None:
+        """Add each position (ascending, or any order) to its mask or to the keys."""
+        found: list[list[int]] = [[], [], [], []]
+        keys, order, format_ids, texts, bases, model = (
+            self.keys,
+            self.order,
+            self.format_ids,
+            self.texts,
+            self.bases,
+            self.model,
+        )
+        for i in positions:
             rt = order[i]
-            failure = texts.get(format_ids[i], texts)
-            if failure is texts:
-                failure = format_failure(rt.own, model, texts)
-            if failure is not None:
-                rejected.append(i)
-                continue
-            passed.append(i)
-            spec = rt.own
-            base = bases.get(spec.fit_id) if spec.fit_id else None  # fit_base, its table read once
-            if base is None:
-                base = fit_base(spec, model)
-            assert isinstance(base, FitBase)
-            if base.size_failure is not None:
-                skipped[Check.MODEL_SIZE] += 1
-                continue
-            score = base.score(spec) if spec.any_auto_select else 0
-            if score > 0:
-                dist = 0.0 if model.size is None else distance(model.size, base.distance_low, base.distance_high)
-                keys.append((-score, dist, rt.name, i))
-            else:  # the reason of rules.auto_select.auto_select_failure
-                match = spec.entries[base.match] if spec.any_auto_select and base.match >= 0 else None
-                skipped[Check.SCORE if match is not None and match.auto_select is True else Check.AUTO_SELECT] += 1
-        if rejected:
-            model_format |= mask_from_positions(rejected, size)
-    return GroupResult(group, disabled, accelerator, mode, model_format, Evaluated(order, model, passed), keys, skipped)
+            code, key = _classify(rt, i, format_ids[i], model, texts, bases)
+            if key is not None:
+                keys.append(key)
+            else:
+                found[code].append(i)
+        size = len(order)
+        for code, positions_found in enumerate(found):
+            if positions_found:
+                self.masks[code] |= mask_from_positions(positions_found, size)
+
+
+def _classify(
+    rt: d.Runtime,
+    i: int,
+    format_id: int,
+    model: d.Model,
+    texts: MutableMapping[object, Any],
+    bases: MutableMapping[object, Any],
+) -> tuple[int, tuple[int, float, str, int] | None]:
+    """A runtime at position ``i`` that the group's masks passed: the model-format check (it
+    depends only on the entries, ``format_id``: one lookup once known), then the model-size check
+    (the fit's, shared by ``fit_id``) and the score. (code, None), or (CANDIDATE, its key)."""
+    failure = texts.get(format_id, texts)
+    if failure is texts:
+        failure = format_failure(rt.own, model, texts)
+    if failure is not None:
+        return _REJECTED, None
+    spec = rt.own
+    base = bases.get(spec.fit_id) if spec.fit_id else None  # fit_base, its table read once
+    if base is None:
+        base = fit_base(spec, model)
+    if base.size_failure is not None:
+        return _SIZE, None
+    score = base.score(spec) if spec.any_auto_select else 0
+    if score > 0:
+        dist = 0.0 if model.size is None else distance(model.size, base.distance_low, base.distance_high)
+        return CANDIDATE, (-score, dist, rt.name, i)
+    # the reason of rules.auto_select.auto_select_failure
+    match = spec.entries[base.match] if spec.any_auto_select and base.match >= 0 else None
+    return (_NOT_SCORED if match is not None and match.auto_select is True else _NOT_AUTO), None
+
+
+def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
+    """Apply the checks in the documented order (troubleshoot-runtime-selection.md, Step 2) to a
+    group: each runtime's primary reason is the first check it fails."""
+    disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
+    past = _Past(group, model, [0, 0, 0, 0], [])
+    if rest:
+        past.classify(set_positions(rest))
+    return _result(group, model, (disabled, accelerator, mode, no_entry), past, {})
+
+
+def _carried(
+    before: GroupResult,
+    group: RuntimeGroup,
+    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    model: d.Model,
+    request: d.Request | None,
+) -> GroupResult:
+    """``_group_result`` of ``group``, made from ``before`` (the same model and request checks
+    over the group ``changed`` made ``group`` from, with ``edits``): the masks are asked again
+    (a few integer operations), the runtimes of the other positions keep what ``before`` found
+    (their bits and keys move with the inserts and deletes), and only the edited positions past
+    the masks are classified."""
+    masks = [before.format_rejected, before.size_failed, before.not_auto, before.not_scored]
+    keys = list(before.keys)
+    made = dict(before.evaluated.made)
+    dirty: set[int] = set()
+    for op, i, _ in edits:
+        bit, low = 1 << i, (1 << i) - 1
+        if op == "set":
+            masks = [m & ~bit for m in masks]
+            keys = [k for k in keys if k[3] != i]
+            made.pop(i, None)
+            dirty.add(i)
+        elif op == "del":
+            masks = [(m & low) | ((m >> (i + 1)) << i) for m in masks]
+            keys = [k if k[3] < i else (k[0], k[1], k[2], k[3] - 1) for k in keys if k[3] != i]
+            made = {j if j < i else j - 1: e for j, e in made.items() if j != i}
+            dirty = {j if j < i else j - 1 for j in dirty if j != i}
+        else:  # "ins"
+            masks = [(m & low) | ((m >> i) << (i + 1)) for m in masks]
+            keys = [k if k[3] < i else (k[0], k[1], k[2], k[3] + 1) for k in keys]
+            made = {j if j < i else j + 1: e for j, e in made.items()}
+            dirty = {j if j < i else j + 1 for j in dirty}
+            dirty.add(i)
+    disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
+    past = _Past(group, model, masks, keys)
+    past.classify(sorted(i for i in dirty if rest >> i & 1))
+    return _result(group, model, (disabled, accelerator, mode, no_entry), past, made)
+
+
+def _result(
+    group: RuntimeGroup, model: d.Model, masked: tuple[int, int, int, int], past: _Past, made: dict[int, Evaluation]
+) -> GroupResult:
+    disabled, accelerator, mode, no_entry = masked
+    rejected, size, not_auto, not_scored = past.masks
+    candidates = mask_from_positions([k[3] for k in past.keys], len(group)) if past.keys else 0
+    skipped = {
+        Check.MODEL_SIZE: size.bit_count(),
+        Check.AUTO_SELECT: not_auto.bit_count(),
+        Check.SCORE: not_scored.bit_count(),
+    }
+    evaluated = Evaluated(group.order, model, size | not_auto | not_scored | candidates, made)
+    return GroupResult(
+        group,
+        disabled,
+        accelerator,
+        mode,
+        no_entry | rejected,
+        evaluated,
+        past.keys,
+        skipped,
+        rejected,
+        size,
+        not_auto,
+        not_scored,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,7 +586,7 @@ def auto_select(snapshot: Snapshot, model: d.Model, request: d.Request | None, n
         model,
         request,
         namespace,
-        (_group_result(namespaced, model, request), _group_result(cluster, model, request)),
+        (group_result(namespaced, model, request), group_result(cluster, model, request)),
         snapshot.max_message_bytes,
     )
 

@@ -62,13 +62,17 @@ def message(auto: AutoSelection) -> str:
 
 def _fewest_list_bytes(auto: AutoSelection, excluded: int) -> int:
     """The fewest bytes OME's list of ``excluded`` runtimes can take: the shortest names of the
-    groups, each entry with the shortest primary reason, and the separators."""
+    groups, each entry with the shortest primary reason, and the separators; past the cap, a
+    lower bound past the cap (one byte per name)."""
+    separators = excluded * (_MIN_ENTRY_BYTES - 1) - len(messages.EXCLUDED_SEPARATOR)
+    if excluded + separators > auto.max_message_bytes > 0:
+        return excluded + separators  # a bound is enough: every name has a byte at least
     groups = [result.group for result in auto.results if len(result.group)]
     if len(groups) == 1:
         shortest = groups[0].shortest_names_bytes(excluded)
     else:
         shortest = sum(islice(merge(*(group.name_bytes() for group in groups)), excluded))
-    return shortest + excluded * (_MIN_ENTRY_BYTES - 1) - len(messages.EXCLUDED_SEPARATOR)
+    return shortest + separators
 
 
 def full_message(auto: AutoSelection) -> str:

@@ -191,7 +191,12 @@ def rank(candidates: list[Evaluation]) -> RankedCandidates:
     higher score, smaller size distance (model with a size; sub-1.0 differences tie), name
     (ome-selection-facts.md 3.14): the candidates in name order, then a stable sort on score
     and distance (a key sort when the distances make the comparison a total order)."""
+    return RankedCandidates(rank_order(candidates))
+
+
+def rank_order(candidates: list[Evaluation]) -> list[Evaluation]:
+    """The candidates in ``rank``'s order."""
     by_name = sorted(candidates, key=_NAME)
     ordered = _sorted([e for e in by_name if not e.runtime.is_cluster])
     ordered += _sorted([e for e in by_name if e.runtime.is_cluster])
-    return RankedCandidates(ordered)
+    return ordered

@@ -51,11 +51,11 @@ def test_the_ranking_builds_only_the_evaluations_it_is_asked_for() -> None:
     auto = engine.auto_select(snapshot, mdl, compile_request(inference_service(isvc())), "llama-demo")
     assert len(auto.ranked) == 30
     evaluated = auto.results[1].evaluated
-    assert len(evaluated._made) == 0  # counted and ranked from keys alone
+    assert len(evaluated.made) == 0  # counted and ranked from keys alone
     top = auto.ranked[:3]
     assert [(r.rank, r.evaluation.runtime.name, r.evaluation.fit.score) for r in top] == [
         (1, "rt-08", 18),
         (2, "rt-17", 18),
         (3, "rt-26", 18),
     ]
-    assert len(evaluated._made) == 3
+    assert len(evaluated.made) == 3
