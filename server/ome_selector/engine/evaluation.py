@@ -211,8 +211,9 @@ class GroupResult:
     size_failed: int
     not_auto: int
     not_scored: int
-    # What requests sharing this result share (``_rank_candidates``): {id(other result): (it, order)}.
-    memo: dict[int, tuple[GroupResult, Sequence[Evaluation]]] = field(default_factory=dict, compare=False, repr=False)
+    # What requests sharing this result share: {id(other result): (it, candidate order)}
+    # (``_rank_candidates``) and {("message", ...): (other result, list)} (``no_runtime.message``).
+    memo: dict[object, tuple[GroupResult, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def codes(self) -> bytes:
         """The primary-reason code of each position, in fetch order."""
@@ -236,10 +237,11 @@ class GroupResult:
 # request's checked fields: the requests for one model and the same checks between two writes
 # share one. At most RESULTS_PER_GROUP of them and about MEMO_BYTES per group (an estimate:
 # ``_result_bytes``); past either the group's are dropped. A result keeps the candidate orders
-# of at most ORDERS_PER_RESULT other results (``_rank_candidates``).
+# of at most ORDERS_PER_RESULT other results (``_rank_candidates``) and messages
+# (``no_runtime.message``), together.
 RESULTS_PER_GROUP = 128
 MEMO_BYTES = 8 << 20
-ORDERS_PER_RESULT = 8
+ORDERS_PER_RESULT = 16
 _USED = "bytes"  # the memo's own entry: the estimated bytes of the results it holds
 
 

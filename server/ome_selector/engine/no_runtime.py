@@ -27,6 +27,7 @@ from ome_selector.engine.evaluation import (
     _FORMAT,
     _MODE,
     _NO_FIT,
+    ORDERS_PER_RESULT,
     AutoSelection,
     GroupResult,
     Verdict,
@@ -46,18 +47,44 @@ _MIN_ENTRY_BYTES = len(messages.excluded_runtime("x", messages.RUNTIME_DISABLED)
 _CANONICAL = tuple(check for check in Check if check in _LISTED)
 
 
+# A message's list (what follows its head) is kept on the ClusterServingRuntimes' group result
+# (``GroupResult.memo``), which requests for the same model and checks share across namespaces:
+# the list depends on the head only through its length. Lists longer than this are not kept.
+KEPT_LIST_BYTES = 64 << 10
+
+
 def message(auto: AutoSelection) -> str:
     """The ``no runtime found`` message of ``auto`` (which has no candidate), capped at
     ``auto.max_message_bytes``."""
+    head = messages.no_runtime_head(auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster)
+    head_bytes = len(head.encode())
+    namespaced, cluster = auto.results
+    partner = id(namespaced) if len(namespaced.group) else 0  # an empty group lists nothing
+    key = ("message", partner, head_bytes, auto.max_message_bytes)
+    found = cluster.memo.get(key)
+    if found is not None and (not partner or found[0] is namespaced):
+        return head + found[1]  # type: ignore[no-any-return]
+    listed = _listed(auto, head_bytes)
+    if len(listed) <= KEPT_LIST_BYTES:
+        if len(cluster.memo) >= ORDERS_PER_RESULT:
+            cluster.memo.clear()
+        cluster.memo[key] = (namespaced, listed)  # holds it: the id is not reused meanwhile
+    return head + listed
+
+
+def _listed(auto: AutoSelection, head_bytes: int) -> str:
+    """The message after its head (of ``head_bytes`` UTF-8 bytes): OME's list of every excluded
+    runtime when it fits the cap (or there is none), else the capped list."""
     cap = auto.max_message_bytes
     excluded = sum(auto.counts[check] for check in _LISTED)
-    head = messages.no_runtime_head(auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster)
-    if not cap or not excluded or _fewest_list_bytes(auto, excluded) <= cap:
+    if not excluded:
+        return ""
+    if not cap or _fewest_list_bytes(auto, excluded) <= cap:
         # OME's text may fit: build it whole and measure it.
-        text = full_message(auto)
-        if not cap or not excluded or len(text.encode()) <= cap:  # no list: nothing to cap
-            return text
-    return _capped(auto, head, excluded, cap)
+        listed = messages.EXCLUDED_RUNTIMES + messages.EXCLUDED_SEPARATOR.join(_all_excluded(auto))
+        if not cap or head_bytes + len(listed.encode()) <= cap:
+            return listed
+    return _capped(auto, head_bytes, excluded, cap)
 
 
 def _fewest_list_bytes(auto: AutoSelection, excluded: int) -> int:
@@ -77,19 +104,23 @@ def _fewest_list_bytes(auto: AutoSelection, excluded: int) -> int:
 
 def full_message(auto: AutoSelection) -> str:
     """OME's text, every excluded runtime in fetch order, at any size."""
-    excluded = [piece for result in auto.results for piece in _excluded_pieces(result, auto.model, auto.request)]
     return messages.no_runtime_found(
-        auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster, excluded
+        auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster, _all_excluded(auto)
     )
 
 
-def _capped(auto: AutoSelection, head: str, excluded: int, cap: int) -> str:
-    """The head, the entries that fit (nearest misses first) and the tail counting the rest.
-    Each entry is tried against the tail as it is now (the longest it can be, since counts only
-    fall) and, when that does not fit, against the tail it would leave."""
+def _all_excluded(auto: AutoSelection) -> list[str]:
+    """``<runtime> (<primary reason>)`` of every excluded runtime, in fetch order."""
+    return [piece for result in auto.results for piece in _excluded_pieces(result, auto.model, auto.request)]
+
+
+def _capped(auto: AutoSelection, head_bytes: int, excluded: int, cap: int) -> str:
+    """After a head of ``head_bytes``: the entries that fit (nearest misses first) and the tail
+    counting the rest. Each entry is tried against the tail as it is now (the longest it can be,
+    since counts only fall) and, when that does not fit, against the tail it would leave."""
     left = {check: auto.counts[check] for check in _LISTED}
-    text = head + messages.EXCLUDED_RUNTIMES
-    used = len(text.encode())
+    text = messages.EXCLUDED_RUNTIMES
+    used = head_bytes + len(text.encode())
     reserve = len(messages.EXCLUDED_SEPARATOR) + len(_tail(left).encode())
     shown: list[str] = []
     separator = len(messages.EXCLUDED_SEPARATOR)

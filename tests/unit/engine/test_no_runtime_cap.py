@@ -172,3 +172,26 @@ def test_no_runtime_in_scope_is_the_bare_head(cap: int) -> None:
     assert _message(store) == (
         "no runtime found to support model safetensors with format safetensors in namespace llama-demo"
     )
+
+
+def test_a_kept_list_is_shared_only_by_heads_of_its_length() -> None:
+    # The ClusterServingRuntimes' result is shared across namespaces, and the message's list is
+    # kept on it per head length: at 371 bytes "llama-demo" fits two near misses, a namespace
+    # one byte longer fits one, a namespace as long as "llama-demo" shares the first list.
+    docs = [*DOCS[:-1], model(namespace=None)]
+    shared = _store(371, docs)
+
+    def asked(store: CacheStore, namespace: str) -> str:
+        doc = isvc(namespace=namespace)
+        request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(doc))
+        return selection.select_runtime(store.snapshot, request).no_runtime_message
+
+    answers = {ns: asked(shared, ns) for ns in ("llama-demo", "llama-demo2", "llama-demx", "llama-demo")}
+    assert answers == {ns: asked(_store(371, docs), ns) for ns in answers}  # each from a fresh store
+    assert answers["llama-demo"].endswith(
+        f"{BIG}; {SMALL}; … and 3 more: 1 disabled, 2 model format; ExplainRuntimes lists each"
+    )
+    assert answers["llama-demo2"].endswith(
+        f"{BIG}; … and 4 more: 1 disabled, 2 model format, 1 model size; ExplainRuntimes lists each"
+    )
+    assert answers["llama-demx"] == answers["llama-demo"].replace("llama-demo", "llama-demx")
