@@ -54,6 +54,9 @@ class _Parts:
     inference_services: dict[tuple[str, str], types_pb2.InferenceService]
     revisions: dict[tuple[str, str], d.Revision]
     revisions_by_content: dict[ContentKey, tuple[str, ...]]
+    # The keys of the runtimes that name a parent (``ome.io/inherit-from``), so a write finds
+    # the chains it can break without a pass over every runtime.
+    parented: dict[Key, None]
 
 
 class Snapshot:
@@ -92,7 +95,7 @@ class Snapshot:
         objects = dict(objects)
         done = compiled or {}
         compiled = {key: done[key] if key in done else _compile(key, obj) for key, obj in objects.items()}
-        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {}, {})
+        parts = _Parts(objects, compiled, {}, {}, {}, {}, {}, {}, {}, {}, {})
         for key, value in compiled.items():
             _index(parts, key, value)
         _resolve_all(parts, _lookup(previous))
@@ -174,6 +177,7 @@ class Snapshot:
             dict(old.inference_services),
             dict(old.revisions),
             dict(old.revisions_by_content),
+            dict(old.parented),
         )
         changed: set[Key] = set()  # runtime keys the write carries
         for key in deletes:
@@ -291,6 +295,11 @@ def _content_key(revision: d.Revision) -> ContentKey:
 
 def _index(parts: _Parts, key: Key, value: Any) -> None:
     kind = key[0]
+    if kind in _RUNTIME_KINDS:
+        if value.parent is not None:
+            parts.parented[key] = None
+        else:
+            parts.parented.pop(key, None)
     if kind == d.SERVING_RUNTIME:
         parts.serving_runtimes[(key[1], key[2])] = value
     elif kind == d.CLUSTER_SERVING_RUNTIME:
@@ -324,6 +333,7 @@ def _unindex_content(parts: _Parts, revision: d.Revision) -> None:
 def _unindex(parts: _Parts, key: Key) -> Any:
     """Remove ``key`` from the per-kind table and return what was stored there."""
     kind = key[0]
+    parts.parented.pop(key, None)
     if kind == d.SERVING_RUNTIME:
         return parts.serving_runtimes.pop((key[1], key[2]), None)
     if kind == d.CLUSTER_SERVING_RUNTIME:
@@ -350,11 +360,9 @@ def _store_runtime(parts: _Parts, rt: d.Runtime) -> None:
 
 
 def _with_parent(parts: _Parts) -> list[d.Runtime]:
-    return [
-        rt
-        for rt in (*parts.serving_runtimes.values(), *parts.cluster_serving_runtimes.values())
-        if rt.parent is not None
-    ]
+    """The runtimes that name a parent: ServingRuntimes, then ClusterServingRuntimes."""
+    namespaced = [parts.serving_runtimes[(k[1], k[2])] for k in parts.parented if k[0] == d.SERVING_RUNTIME]
+    return namespaced + [parts.cluster_serving_runtimes[k[2]] for k in parts.parented if k[0] != d.SERVING_RUNTIME]
 
 
 Previous = Callable[[Key], "d.Runtime | None"]

@@ -14,11 +14,12 @@ from operator import attrgetter
 from typing import overload
 
 from ome_selector.domain import objects as d
+from ome_selector.domain.enums import IdentityEnum
 from ome_selector.domain.sizes import distance_order
 from ome_selector.rules.results import Failure, ModelFit
 
 
-class Verdict(enum.Enum):
+class Verdict(IdentityEnum):
     """A runtime's verdict; the same names as the proto enum ``ome.selector.v1.Verdict``."""
 
     CANDIDATE = enum.auto()
@@ -26,7 +27,7 @@ class Verdict(enum.Enum):
     COMPATIBLE_NOT_AUTO_SELECTABLE = enum.auto()
 
 
-class TieBreak(enum.Enum):
+class TieBreak(IdentityEnum):
     """What placed a candidate after the one above it (proto ``ome.selector.v1.TieBreak``)."""
 
     UNSPECIFIED = enum.auto()

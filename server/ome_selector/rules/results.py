@@ -6,11 +6,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from ome_selector.domain.enums import IdentityEnum
 from ome_selector.domain.objects import Entry
 from ome_selector.texts import messages
 
 
-class Check(enum.Enum):
+class Check(IdentityEnum):
     """Check names, in canonical order; the same names as the proto enum ``ome.selector.v1.Check``
     (rpc/enums.py ``CHECK_TO_PB`` maps them)."""
 
