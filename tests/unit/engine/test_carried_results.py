@@ -100,30 +100,12 @@ def test_a_write_carries_the_kept_result_instead_of_computing_it_again(
     request = compile_request(inference_service(isvc("m", namespace="team-a")))
     before = engine.auto_select(store.snapshot, store.snapshot.cluster_models["m"], request, "team-a")
     assert len(before.ranked) == 26
-    if write == "replace in place":
-        store.upsert(
-            "v2",
-            objects(
-                runtime(
-                    "rt-7",
-                    entry(format={"name": "safetensors", "version": "1.0.0"}, priority=9),
-                    created="2025-01-01T00:00:00Z",
-                )
-            ),
-        )
-    elif write == "insert":
-        store.upsert(
-            "v2",
-            objects(
-                runtime(
-                    "rt-7b",
-                    entry(format={"name": "safetensors", "version": "1.0.0"}, priority=9),
-                    created="2025-01-01T00:00:00Z",
-                )
-            ),
-        )
-    else:
+    if write == "delete":
         store.delete("v2", [cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="rt-7")])
+    else:  # rt-7 again (its fetch key unchanged: in place), or a new name (inserted)
+        favoured = entry(format={"name": "safetensors", "version": "1.0.0"}, priority=9)
+        name = "rt-7" if write == "replace in place" else "rt-7b"
+        store.upsert("v2", objects(runtime(name, favoured, created="2025-01-01T00:00:00Z")))
     group = store.snapshot.cluster
     assert group.previous is not None
     assert tuple(op for op, _, _ in group.previous[1]) == carried_edits
