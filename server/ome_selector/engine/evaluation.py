@@ -235,12 +235,16 @@ class GroupResult:
 
 # Group results kept per group (``RuntimeGroup.memo``), keyed by the model's content and the
 # request's checked fields: the requests for one model and the same checks between two writes
-# share one. At most RESULTS_PER_GROUP of them and about MEMO_BYTES per group (an estimate:
-# ``_result_bytes``); past either the group's are dropped. A result keeps the candidate orders
-# of at most ORDERS_PER_RESULT other results (``_rank_candidates``) and messages
-# (``no_runtime.message``), together.
+# share one. Only groups of MEMO_MIN_RUNTIMES or more keep them (a smaller one costs a few
+# microseconds to check again). At most RESULTS_PER_GROUP per group, and about
+# MEMO_BYTES_PER_RUNTIME bytes per runtime of the group up to MEMO_BYTES (an estimate:
+# ``_result_bytes``), so what is kept stays proportional to the cache; past either the group's
+# are dropped. A result keeps the candidate orders of at most ORDERS_PER_RESULT other results
+# (``_rank_candidates``) and messages (``no_runtime.message``), together.
+MEMO_MIN_RUNTIMES = 32
 RESULTS_PER_GROUP = 128
 MEMO_BYTES = 8 << 20
+MEMO_BYTES_PER_RUNTIME = 2 << 10
 ORDERS_PER_RESULT = 16
 _USED = "bytes"  # the memo's own entry: the estimated bytes of the results it holds
 
@@ -248,7 +252,7 @@ _USED = "bytes"  # the memo's own entry: the estimated bytes of the results it h
 def group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
     """``_group_result``, kept on ``group`` (an immutable group, so the result stays true while
     the group lives)."""
-    if not group.order:
+    if len(group.order) < MEMO_MIN_RUNTIMES:
         return _group_result(group, model, request)
     key = (model.cache_key, None if request is None else request.checks_key)
     memo = group.memo
@@ -261,7 +265,7 @@ def group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None)
             found = _group_result(group, model, request)
         size = _result_bytes(found)
         used = memo.get(_USED, 0) + size
-        if used > MEMO_BYTES or len(memo) > RESULTS_PER_GROUP:
+        if used > min(MEMO_BYTES, MEMO_BYTES_PER_RUNTIME * len(group.order)) or len(memo) > RESULTS_PER_GROUP:
             memo.clear()
             used = size
         memo[key] = found

@@ -7,6 +7,7 @@ replace a runtime in place or move it, inserts and deletes) and random requests.
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from helpers_docs import entry, inference_service, isvc, model, objects, runtime
@@ -64,6 +65,13 @@ def _ask(store: CacheStore, docs: list[dict[str, Any]]) -> None:
 @SETTINGS
 @given(clusters(), writes(), models(), st.lists(services(), min_size=1, max_size=3))
 def test_results_carried_through_writes_equal_fresh_ones(
+    cluster: list[dict[str, Any]], changes: list[tuple[str, Any]], model_doc: dict[str, Any], asks: list[Any]
+) -> None:
+    with patch.object(engine, "MEMO_MIN_RUNTIMES", 1):  # the random groups are small: keep theirs too
+        _write_and_ask(cluster, changes, model_doc, asks)
+
+
+def _write_and_ask(
     cluster: list[dict[str, Any]], changes: list[tuple[str, Any]], model_doc: dict[str, Any], asks: list[Any]
 ) -> None:
     store = CacheStore()
@@ -144,5 +152,26 @@ def test_a_kept_candidate_order_without_a_total_order_is_ranked_as_rank_ranks_it
         ("rt-c", 3, engine.TieBreak.SIZE_DISTANCE, 29.0),
     ]
     for _ in range(2):
-        ranked = engine.auto_select(snapshot, mdl, request, "team-a").ranked
+        with patch.object(engine, "MEMO_MIN_RUNTIMES", 1):
+            ranked = engine.auto_select(snapshot, mdl, request, "team-a").ranked
         assert [(r.evaluation.runtime.name, r.rank, r.tie_break, r.evaluation.distance) for r in ranked] == expected
+    assert len(snapshot.cluster.memo) == 2  # the result, and the estimate of its bytes: the order was kept
+
+
+def test_what_a_group_keeps_is_bounded_by_its_size() -> None:
+    docs = [*_catalog("2025-01-01T00:00:00Z"), runtime("rt-ns", namespace="team-a")]
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*docs))
+    snapshot = store.snapshot
+    mdl = snapshot.cluster_models["m"]
+    plain = compile_request(inference_service(isvc("m", namespace="team-a")))
+    with_class = compile_request(inference_service(isvc("m", namespace="team-a", accelerator_class="h100")))
+    namespaced, cluster = snapshot.runtimes_in_scope("team-a")
+    engine.auto_select(snapshot, mdl, plain, "team-a")
+    assert (len(namespaced), namespaced.memo) == (1, {})  # below MEMO_MIN_RUNTIMES: nothing kept
+    first = engine.group_result(cluster, mdl, plain)
+    assert cluster.memo[(mdl.cache_key, plain.checks_key)] is first
+    budget = engine._result_bytes(first) // len(cluster.order) + 1  # room for one result, not two
+    with patch.object(engine, "MEMO_BYTES_PER_RUNTIME", budget):
+        second = engine.group_result(cluster, mdl, with_class)
+    assert cluster.memo == {(mdl.cache_key, with_class.checks_key): second, "bytes": engine._result_bytes(second)}

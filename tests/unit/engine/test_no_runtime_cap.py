@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from helpers_docs import entry, inference_service, isvc, model, objects, runtime
@@ -186,7 +187,11 @@ def test_a_kept_list_is_shared_only_by_heads_of_its_length() -> None:
         request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(doc))
         return selection.select_runtime(store.snapshot, request).no_runtime_message
 
-    answers = {ns: asked(shared, ns) for ns in ("llama-demo", "llama-demo2", "llama-demx", "llama-demo")}
+    with patch.object(engine, "MEMO_MIN_RUNTIMES", 1):  # five runtimes: keep the group's results
+        answers = {ns: asked(shared, ns) for ns in ("llama-demo", "llama-demo2", "llama-demx", "llama-demo")}
+        results = [r for r in shared.snapshot.cluster.memo.values() if isinstance(r, engine.GroupResult)]
+    lists = sorted(key for r in results for key in r.memo if isinstance(key, tuple))
+    assert lists == [("message", 0, 152, 371), ("message", 0, 153, 371)]  # one list per head length
     assert answers == {ns: asked(_store(371, docs), ns) for ns in answers}  # each from a fresh store
     assert answers["llama-demo"].endswith(
         f"{BIG}; {SMALL}; … and 3 more: 1 disabled, 2 model format; ExplainRuntimes lists each"
