@@ -175,7 +175,9 @@ class RuntimeGroup:
         after a write does not rebuild them (a list copy and a few inserts instead of a call per
         runtime, or a sort of every name)."""
         in_place = all(op == "set" for op, _, _ in edits)  # a runtime replaced in place keeps its name
-        for key, value in previous._derived.items():
+        # A copy of the tables (one C-level step): readers of ``previous``, the current snapshot's
+        # group, may derive a table on it meanwhile.
+        for key, value in tuple(previous._derived.items()):
             if key == "name_bytes_sums":
                 if in_place:
                     self._derived[key] = value
