@@ -275,16 +275,10 @@ class Request:
     has_decoder: bool
 
     @property
-    def cache_key(self) -> tuple[object, ...]:
-        """Everything an evaluation depends on besides the model and the snapshot."""
-        classes = None if self.required_classes is None else tuple(sorted(self.required_classes))
-        return (self.namespace, classes, self.engine_mode, self.decoder_mode, self.has_decoder)
-
-    @property
     def checks_key(self) -> tuple[object, ...]:
-        """What the request-side checks (accelerator class, deployment mode) read of it."""
-        classes = None if self.required_classes is None else tuple(sorted(self.required_classes))
-        return (classes, self.engine_mode, self.decoder_mode, self.has_decoder)
+        """What the request-side checks (accelerator class, deployment mode) read of it: not its
+        namespace or model name."""
+        return (self.required_classes, self.engine_mode, self.decoder_mode, self.has_decoder)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,13 +55,6 @@ class Excluded(NamedTuple):
         return self.request.failures + side
 
 
-def _request_key(request: d.Request | None) -> object:
-    """What the request-side checks read of ``request`` (not its namespace or model name)."""
-    if request is None:
-        return None
-    return (request.required_classes, request.engine_mode, request.decoder_mode, request.has_decoder)
-
-
 class RowMaker:
     """The rows of one model and request: ``rows(runtimes)`` gives each an ``Excluded`` row, or
     its whole ``Evaluation`` when it passes every check. The memo tables are read once."""
@@ -71,7 +64,7 @@ class RowMaker:
     def __init__(self, model: d.Model, request: d.Request | None) -> None:
         self._model = model
         self._request = request
-        self._request_key = _request_key(request)
+        self._request_key = None if request is None else request.checks_key
         self._checks: MutableMapping[object, object] = caches.REQUEST_CHECKS.table(self._request_key)
         self._bases: MutableMapping[object, object] = caches.FIT_BASES.table(model.cache_key)
 
