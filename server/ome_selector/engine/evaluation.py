@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ome_selector.cache.groups import RuntimeGroup, mask_from_positions
 from ome_selector.cache.snapshot import Snapshot
@@ -63,6 +63,8 @@ __all__ = [
     "rank",
     "tie_break",
 ]
+
+V = TypeVar("V")
 
 _NO_FIT = ModelFit(None, 0, -1, None, None, None, None)  # for checks that do not read the fit
 
@@ -116,14 +118,11 @@ def _rank_candidates(results: tuple[GroupResult, GroupResult]) -> RankedCandidat
     candidates are evaluated and ranked by ``rank``. The order is kept on the second result for
     the first (``GroupResult.memo``): requests that share both results share it."""
     namespaced, cluster = results
-    partner = id(namespaced) if namespaced.keys else 0  # without candidates it changes nothing
-    found = cluster.memo.get(partner)
-    if found is not None and (not partner or found[0] is namespaced):
-        return RankedCandidates(found[1])
-    ordered: Sequence[Evaluation] = _candidate_order(results)
-    if len(cluster.memo) >= ORDERS_PER_RESULT:
-        cluster.memo.clear()
-    cluster.memo[partner] = (namespaced, ordered)  # holds it: the id is not reused meanwhile
+    partner = namespaced if namespaced.keys else None  # without candidates it changes nothing
+    key = id(partner) if partner is not None else 0
+    ordered = cluster.kept(key, partner)
+    if ordered is None:
+        ordered = cluster.keep(key, partner, _candidate_order(results))
     return RankedCandidates(ordered)
 
 
@@ -206,14 +205,39 @@ class GroupResult:
     model_format: int
     evaluated: Evaluated
     keys: list[tuple[int, float, str, int]]
-    skipped: dict[Check, int]
     format_rejected: int
     size_failed: int
     not_auto: int
     not_scored: int
-    # What requests sharing this result share: {id(other result): (it, candidate order)}
-    # (``_rank_candidates``) and {("message", ...): (other result, list)} (``no_runtime.message``).
-    memo: dict[object, tuple[GroupResult, Any]] = field(default_factory=dict, compare=False, repr=False)
+    # What requests sharing this result share (``keep``): {id(other result) or 0: (it or None,
+    # candidate order)} (``_rank_candidates``) and {("message", ...): (other result or None,
+    # list)} (``no_runtime.message``).
+    memo: dict[object, tuple[GroupResult | None, Any]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def skipped(self) -> dict[Check, int]:
+        """The runtimes past the masks that are not candidates, by primary reason, past the
+        model-format check."""
+        return {
+            Check.MODEL_SIZE: self.size_failed.bit_count(),
+            Check.AUTO_SELECT: self.not_auto.bit_count(),
+            Check.SCORE: self.not_scored.bit_count(),
+        }
+
+    def kept(self, key: object, partner: GroupResult | None) -> Any:
+        """What ``keep`` stored under ``key`` with ``partner`` (None: any partner), or None."""
+        found = self.memo.get(key)
+        if found is None or (partner is not None and found[0] is not partner):
+            return None
+        return found[1]
+
+    def keep(self, key: object, partner: GroupResult | None, value: V) -> V:
+        """Store ``value`` under ``key`` (which may hold ``id(partner)``: the entry holds the
+        partner, so the id is not reused while it is kept); at most ORDERS_PER_RESULT entries."""
+        if len(self.memo) >= ORDERS_PER_RESULT:
+            self.memo.clear()
+        self.memo[key] = (partner, value)
+        return value
 
     def codes(self) -> bytes:
         """The primary-reason code of each position, in fetch order."""
@@ -451,11 +475,6 @@ def _result(
     disabled, accelerator, mode, no_entry = masked
     rejected, size, not_auto, not_scored = past.masks
     candidates = mask_from_positions([k[3] for k in past.keys], len(group)) if past.keys else 0
-    skipped = {
-        Check.MODEL_SIZE: size.bit_count(),
-        Check.AUTO_SELECT: not_auto.bit_count(),
-        Check.SCORE: not_scored.bit_count(),
-    }
     evaluated = Evaluated(group.order, model, size | not_auto | not_scored | candidates, made)
     return GroupResult(
         group,
@@ -465,7 +484,6 @@ def _result(
         no_entry | rejected,
         evaluated,
         past.keys,
-        skipped,
         rejected,
         size,
         not_auto,

@@ -27,7 +27,6 @@ from ome_selector.engine.evaluation import (
     _FORMAT,
     _MODE,
     _NO_FIT,
-    ORDERS_PER_RESULT,
     AutoSelection,
     GroupResult,
     Verdict,
@@ -59,16 +58,13 @@ def message(auto: AutoSelection) -> str:
     head = messages.no_runtime_head(auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster)
     head_bytes = len(head.encode())
     namespaced, cluster = auto.results
-    partner = id(namespaced) if len(namespaced.group) else 0  # an empty group lists nothing
-    key = ("message", partner, head_bytes, auto.max_message_bytes)
-    found = cluster.memo.get(key)
-    if found is not None and (not partner or found[0] is namespaced):
-        return head + found[1]  # type: ignore[no-any-return]
-    listed = _listed(auto, head_bytes)
-    if len(listed) <= KEPT_LIST_BYTES:
-        if len(cluster.memo) >= ORDERS_PER_RESULT:
-            cluster.memo.clear()
-        cluster.memo[key] = (namespaced, listed)  # holds it: the id is not reused meanwhile
+    partner = namespaced if len(namespaced.group) else None  # an empty group lists nothing
+    key = ("message", id(partner) if partner is not None else 0, head_bytes, auto.max_message_bytes)
+    listed: str | None = cluster.kept(key, partner)
+    if listed is None:
+        listed = _listed(auto, head_bytes)
+        if len(listed) <= KEPT_LIST_BYTES:
+            cluster.keep(key, partner, listed)
     return head + listed
 
 
@@ -100,13 +96,6 @@ def _fewest_list_bytes(auto: AutoSelection, excluded: int) -> int:
     else:
         shortest = sum(islice(merge(*(group.name_bytes() for group in groups)), excluded))
     return shortest + separators
-
-
-def full_message(auto: AutoSelection) -> str:
-    """OME's text, every excluded runtime in fetch order, at any size."""
-    return messages.no_runtime_found(
-        auto.model.model_format.name, auto.namespace, auto.namespaced, auto.cluster, _all_excluded(auto)
-    )
 
 
 def _all_excluded(auto: AutoSelection) -> list[str]:
