@@ -142,13 +142,13 @@ def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
     for check in _LISTED:
         for result in auto.results:
             order = result.group.order
-            evaluated = [
-                (i, e.failures[0].message)
-                for i, e in result.evaluated.items()
-                if e.verdict is Verdict.EXCLUDED and e.failures[0].check is check
-            ]
             masked: Iterator[tuple[int, str]] | None = None
-            if check is Check.MODEL_FORMAT and result.model_format:
+            if check is Check.MODEL_SIZE:
+                # The only evaluated runtimes excluded: ``size_failed``, each evaluated as it is
+                # listed (a capped message stops after a few of thousands).
+                evaluated = result.evaluated
+                masked = ((i, evaluated[i].failures[0].message) for i in set_positions(result.size_failed))
+            elif check is Check.MODEL_FORMAT and result.model_format:
                 masked = ((i, _format_reason(order[i], model, texts)) for i in set_positions(result.model_format))
             elif check is Check.DEPLOYMENT_MODE and result.deployment_mode:
                 masked = (
@@ -159,9 +159,9 @@ def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
                 masked = ((i, messages.ACCELERATOR_CLASS) for i in set_positions(result.accelerator_class))
             elif check is Check.DISABLED and result.disabled:
                 masked = ((i, messages.RUNTIME_DISABLED) for i in set_positions(result.disabled))
-            pairs = evaluated if masked is None else merge(evaluated, masked) if evaluated else masked
-            for i, reason in pairs:
-                yield check, messages.excluded_runtime(order[i].name, reason)
+            if masked is not None:
+                for i, reason in masked:
+                    yield check, messages.excluded_runtime(order[i].name, reason)
 
 
 def _format_reason(runtime: d.Runtime, model: d.Model, texts: Any) -> str:
