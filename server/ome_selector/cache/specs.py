@@ -67,12 +67,12 @@ class SharedSpecs:
     def __len__(self) -> int:
         return len(self._by_bytes)
 
-    def known(self, raw: bytes) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled] | None:
+    def known(self, raw: bytes | memoryview) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled] | None:
         """(the defaulted spec, its compiled form) of the spec serialized as ``raw`` when the
         tables hold it (it passed the spec checks), else None."""
         return self._by_bytes.get(raw)
 
-    def spec_size(self, raw: bytes) -> int:
+    def spec_size(self, raw: bytes | memoryview) -> int:
         """``ByteSize()`` of the spec ``raw`` decodes to, before the defaults, for a key the
         tables hold (``known``)."""
         return self._sizes.get(raw, len(raw))

@@ -109,7 +109,7 @@ def prepare_write(
                 )
                 continue
             obj = item.decoded()
-            lookup = shared.find(getattr(obj, item.which).spec, item.spec)
+            lookup = shared.find(getattr(obj, item.which).spec, bytes(item.spec))
             kind = _RUNTIME_FIELDS[item.which]
             which = item.which
         else:

@@ -30,8 +30,9 @@ _OBJECTS_TAG = 0x12  # ApplySnapshotRequest.objects: field 2, length-delimited
 # length-delimited) -> the oneof field's name.
 _RUNTIME_TAGS = {0x0A: "serving_runtime", 0x12: "cluster_serving_runtime"}
 _SPEC_TAG = 0x22  # (Cluster)ServingRuntime.spec: field 4, length-delimited
-# The other fields of (Cluster)ServingRuntime: api_version 1, kind 2, metadata 3, status 5.
-_RUNTIME_OTHER_TAGS = frozenset({0x0A, 0x12, 0x1A, 0x2A})
+# Every field of (Cluster)ServingRuntime, each length-delimited: api_version 1, kind 2,
+# metadata 3, spec 4, status 5.
+_RUNTIME_FIELD_TAGS = frozenset({0x0A, 0x12, 0x1A, _SPEC_TAG, 0x2A})
 
 
 class _Irregular(Exception):
@@ -92,11 +93,12 @@ class SplitSnapshotRequest:
         """Every object, in order: a ``WireRuntime`` for a runtime in the plain encoding, else the
         object decoded whole; None when any object does not decode."""
         data = self.data
+        view = memoryview(data)
         out: list[cache_pb2.CacheObject | WireRuntime] = []
         valid: set[bytes] = set()  # specs that decoded in an object of this request
         try:
             for start, end in self.ranges:
-                out.append(_decode_object(data, start, end, shared, valid))
+                out.append(_decode_object(data, view, start, end, shared, valid))
         except Exception:  # DecodeError, RecursionError, invalid UTF-8 ...: all the client's fault
             return None
         return out
@@ -127,14 +129,15 @@ def split_snapshot_request(data: bytes) -> SplitSnapshotRequest | None:
 @dataclasses.dataclass(slots=True)
 class WireRuntime:
     """A runtime object read from the wire: ``slim``, the CacheObject decoded without the spec
-    (``which``: its oneof field); ``spec``, the spec's bytes (empty when the runtime has none;
-    ``has_spec``: the field is there); the whole object is ``data[start:end]``; ``whole``, the
+    (``which``: its oneof field); ``spec``, the spec's bytes, a view into the request's (empty
+    when the runtime has none; ``has_spec``: the field is there; the spec tables copy a key they
+    keep); the whole object is ``data[start:end]``; ``whole``, the
     object decoded whole when it was the first of the request with a spec the tables did not
     hold, else None (``decoded`` decodes it then: its bytes are known to decode)."""
 
     which: str
     slim: cache_pb2.CacheObject
-    spec: bytes
+    spec: memoryview
     has_spec: bool
     data: bytes
     start: int
@@ -159,12 +162,12 @@ def _varint_size(value: int) -> int:
 
 
 def _decode_object(
-    data: bytes, start: int, end: int, shared: SharedSpecs, valid: set[bytes]
+    data: bytes, view: memoryview, start: int, end: int, shared: SharedSpecs, valid: set[bytes]
 ) -> cache_pb2.CacheObject | WireRuntime:
-    """The object at ``data[start:end]``: a ``WireRuntime`` for a runtime alone in the plain
-    encoding, decoded whole (``whole``) only when its spec's bytes are neither in ``shared`` nor
-    in ``valid`` (the specs that decoded in an earlier object of the request; added to); any
-    other object decoded whole."""
+    """The object at ``data[start:end]`` (``view``: a memoryview of ``data``): a ``WireRuntime``
+    for a runtime alone in the plain encoding, decoded whole (``whole``) only when its spec's
+    bytes are neither in ``shared`` nor in ``valid`` (the specs that decoded in an earlier object
+    of the request; added to); any other object decoded whole."""
     try:
         if start == end:
             raise _Irregular
@@ -174,27 +177,43 @@ def _decode_object(
             raise _Irregular
         spec_tag = spec_start = spec_end = -1  # the spec field: its tag's offset, its bytes
         i = rt_start
-        while i < rt_end:
-            field_tag, field_start, field_end = _field(data, i, rt_end)
+        while i < rt_end:  # ``_field`` inlined: a runtime has a few fields, 50,000 runtimes many
+            field_tag = data[i]
+            if field_tag not in _RUNTIME_FIELD_TAGS:
+                raise _Irregular
+            j = i + 1
+            if j < rt_end and data[j] < 0x80:
+                field_start = j + 1
+                field_end = field_start + data[j]
+            else:
+                length, field_start = _varint(data, j, rt_end)
+                field_end = field_start + length
+            if field_end > rt_end:
+                raise _Irregular
             if field_tag == _SPEC_TAG:
                 if spec_tag >= 0:
                     raise _Irregular
                 spec_tag, spec_start, spec_end = i, field_start, field_end
-            elif field_tag not in _RUNTIME_OTHER_TAGS:
-                raise _Irregular
             i = field_end
     except _Irregular:
         return cache_pb2.CacheObject.FromString(data[start:end])
     if spec_tag < 0:
-        rest, spec = data[rt_start:rt_end], b""
+        slim_bytes, spec = data[start:end], _EMPTY
     else:
-        rest, spec = data[rt_start:spec_tag] + data[spec_end:rt_end], data[spec_start:spec_end]
-    slim = cache_pb2.CacheObject.FromString(bytes((tag,)) + _encode_varint(len(rest)) + rest)
+        length = rt_end - rt_start - (spec_end - spec_tag)
+        head = _ONE_BYTE[tag] + (_ONE_BYTE[length] if length < 0x80 else _encode_varint(length))
+        slim_bytes = b"".join((head, view[rt_start:spec_tag], view[spec_end:rt_end]))
+        spec = view[spec_start:spec_end]
+    slim = cache_pb2.CacheObject.FromString(slim_bytes)
     whole = None
     if spec not in valid and shared.known(spec) is None:
         whole = cache_pb2.CacheObject.FromString(data[start:end])
-        valid.add(spec)
+        valid.add(bytes(spec))
     return WireRuntime(which, slim, spec, spec_tag >= 0, data, start, end, whole)
+
+
+_EMPTY = memoryview(b"")
+_ONE_BYTE = tuple(bytes((i,)) for i in range(256))
 
 
 def _encode_varint(value: int) -> bytes:
