@@ -92,13 +92,17 @@ class SharedSpecs:
         )
         return Lookup(raw, checked, None, spec_defaults(spec), template, shared if checked else None)
 
-    def shared(self, lookup: Lookup) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled]:
+    def shared(
+        self, lookup: Lookup, adopt: types_pb2.ServingRuntimeSpec | None = None
+    ) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled]:
         """(the looked-up spec with the CRD defaults, its compiled form), for a spec that passed
         the spec checks: the same two objects for every equal spec, remembered for the next ones.
-        Neither may be changed."""
+        Neither may be changed. ``adopt``: the spec decoded from ``lookup.raw`` by the caller,
+        a message no one else holds (not part of a request), taken as the tables' own and given
+        the defaults, instead of decoding it again."""
         if lookup.shared is not None:
             return lookup.shared
-        spec = _ServingRuntimeSpec.FromString(lookup.raw)
+        spec = adopt if adopt is not None else _ServingRuntimeSpec.FromString(lookup.raw)
         size = spec.ByteSize()
         set_spec_defaults(spec, lookup.defaults)
         if lookup.template_compiled is not None:

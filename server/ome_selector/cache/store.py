@@ -109,9 +109,8 @@ def prepare_write(
                 )
                 continue
             obj = item.decoded()
-            lookup = shared.find(getattr(obj, item.which).spec, bytes(item.spec))
-            kind = _RUNTIME_FIELDS[item.which]
-            which = item.which
+            which, kind = item.which, _RUNTIME_FIELDS[item.which]
+            lookup = shared.find(getattr(obj, which).spec, bytes(item.spec))
         else:
             obj = item
             which = obj.WhichOneof("object") or ""
@@ -132,8 +131,12 @@ def prepare_write(
         if kind is None or lookup is None:
             prepared[key] = apply_defaults(obj)
             continue
-        spec, own = shared.shared(lookup)
-        slim = prepared[key] = _without_spec(obj, which)
+        if isinstance(item, WireRuntime):  # decoded here: its spec is no one else's
+            spec, own = shared.shared(lookup, getattr(obj, which).spec)
+            slim = prepared[key] = item.slim
+        else:
+            spec, own = shared.shared(lookup)
+            slim = prepared[key] = _without_spec(obj, which)
         runtimes[key] = compile_runtime(kind, getattr(slim, which), own, spec)
     if violations:
         raise RequestError.invalid(violations)
