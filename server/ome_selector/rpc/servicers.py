@@ -211,11 +211,12 @@ def _apply_snapshot(
     write's thread; an object that does not decode is the request's INVALID_ARGUMENT, as when
     the whole request does not (``wire.UndecodableRequest``), and nothing changes."""
     if isinstance(request, SplitSnapshotRequest):
-        with gc_paused():
+        with gc_paused():  # one pause for the decode and the build (``store.gc_paused``)
             objects = request.decode()
-        if objects is None:
-            raise UndecodableRequest(request.message_type, request.size).error()
-        return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, objects))
+            if objects is None:
+                raise UndecodableRequest(request.message_type, request.size).error()
+            status = store.apply_snapshot(request.version, objects)
+        return cache_pb2.ApplySnapshotResponse(status=status)
     return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, request.objects))
 
 
