@@ -58,15 +58,30 @@ class SharedSpecs:
         self.max_bytes = max_bytes
         self._by_bytes: dict[bytes, tuple[types_pb2.ServingRuntimeSpec, d.Compiled]] = {}
         self._templates: dict[bytes, d.Compiled] = {}
+        # Key -> its spec's decoded ``ByteSize()`` before the defaults, for the keys where that
+        # is not the key's length (bytes in another encoding than this decoder's).
+        self._sizes: dict[bytes, int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._by_bytes)
 
-    def find(self, spec: types_pb2.ServingRuntimeSpec) -> Lookup:
-        """What is known of ``spec`` (as the writer sent it, before defaults)."""
-        raw = spec.SerializeToString()
+    def known(self, raw: bytes | memoryview) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled] | None:
+        """(the defaulted spec, its compiled form) of the spec serialized as ``raw`` when the
+        tables hold it (it passed the spec checks), else None."""
+        return self._by_bytes.get(raw)
+
+    def spec_size(self, raw: bytes | memoryview) -> int:
+        """``ByteSize()`` of the spec ``raw`` decodes to, before the defaults, for a key the
+        tables hold (``known``)."""
+        return self._sizes.get(raw, len(raw))
+
+    def find(self, spec: types_pb2.ServingRuntimeSpec, raw: bytes | None = None) -> Lookup:
+        """What is known of ``spec`` (as the writer sent it, before defaults); ``raw``: its
+        bytes as they came on the wire, when known (else serialized here)."""
+        if raw is None:
+            raw = spec.SerializeToString()
         found = self._by_bytes.get(raw)
         if found is not None:
             return Lookup(raw, True, found, ())
@@ -77,13 +92,18 @@ class SharedSpecs:
         )
         return Lookup(raw, checked, None, spec_defaults(spec), template, shared if checked else None)
 
-    def shared(self, lookup: Lookup) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled]:
+    def shared(
+        self, lookup: Lookup, adopt: types_pb2.ServingRuntimeSpec | None = None
+    ) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled]:
         """(the looked-up spec with the CRD defaults, its compiled form), for a spec that passed
         the spec checks: the same two objects for every equal spec, remembered for the next ones.
-        Neither may be changed."""
+        Neither may be changed. ``adopt``: the spec decoded from ``lookup.raw`` by the caller,
+        a message no one else holds (not part of a request), taken as the tables' own and given
+        the defaults, instead of decoding it again."""
         if lookup.shared is not None:
             return lookup.shared
-        spec = _ServingRuntimeSpec.FromString(lookup.raw)
+        spec = adopt if adopt is not None else _ServingRuntimeSpec.FromString(lookup.raw)
+        size = spec.ByteSize()
         set_spec_defaults(spec, lookup.defaults)
         if lookup.template_compiled is not None:
             compiled = _with_priorities(lookup.template_compiled, spec)
@@ -95,8 +115,11 @@ class SharedSpecs:
             if self._bytes + added > self.max_bytes:
                 self._by_bytes.clear()
                 self._templates.clear()
+                self._sizes.clear()
                 self._bytes = 0
             self._by_bytes[lookup.raw] = out
+            if size != len(lookup.raw):
+                self._sizes[lookup.raw] = size
             self._bytes += len(lookup.raw)
             if lookup.template is not None and lookup.template not in self._templates:
                 self._templates[lookup.template] = compiled
@@ -114,6 +137,7 @@ class SharedSpecs:
         with self._lock:
             self._by_bytes.clear()
             self._templates.clear()
+            self._sizes.clear()
             self._bytes = 0
 
 

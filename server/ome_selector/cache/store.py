@@ -7,17 +7,21 @@ it was. Readers take ``store.snapshot`` once per request.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from ome.selector.v1 import cache_pb2
+from ome.v1beta1 import types_pb2
 
 from ome_selector import validation as bounds
 from ome_selector.cache.ingest import apply_defaults, compile_runtime
 from ome_selector.cache.snapshot import Snapshot, fields_but_spec
 from ome_selector.cache.specs import SHARED, SharedSpecs
+from ome_selector.cache.wire_objects import WireRuntime
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_MAX_MESSAGE_BYTES
@@ -47,6 +51,21 @@ def _count_bound(field: str, count: int, limit: int, flag: str) -> list[FieldVio
     return [FieldViolation(field, f"{errors.too_many(count, limit)} (the server's {flag})")] if count > limit else []
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while the block runs, and on again after it, however it
+    ends (left off when it was off before). A whole snapshot allocates millions of objects that
+    all stay; the collections those allocations set off would walk them again and again (at
+    50,000 runtimes about a tenth of an ApplySnapshot) and free nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Prepared:
     """The objects of a write, validated, unique by key and defaulted (``prepare_write``), and
@@ -62,7 +81,7 @@ _RUNTIME_FIELDS = {"serving_runtime": d.SERVING_RUNTIME, "cluster_serving_runtim
 
 
 def prepare_write(
-    objects: Sequence[cache_pb2.CacheObject],
+    objects: Sequence[cache_pb2.CacheObject | WireRuntime],
     field: str = "objects",
     shared: SharedSpecs = SHARED,
 ) -> Prepared:
@@ -74,15 +93,29 @@ def prepare_write(
     The prepared objects are new messages, never ``objects`` themselves or parts of them: a
     decoded request's messages all live in one block of memory that a single kept part would
     keep whole. A runtime's object is stored without its spec (``_without_spec``); its
-    defaulted spec is ``shared``'s (``Runtime.spec``)."""
+    defaulted spec is ``shared``'s (``Runtime.spec``). A ``WireRuntime`` (an ApplySnapshot read
+    from its bytes, ``cache.wire_objects``) whose spec ``shared`` holds is stored as decoded
+    without its spec; any other is decoded whole and goes the same way as a message."""
     violations: list[FieldViolation] = []
     prepared: dict[Key, cache_pb2.CacheObject] = {}
     runtimes: dict[Key, d.Runtime] = {}
     first_index: dict[Key, int] = {}
-    for i, obj in enumerate(objects):
-        which = obj.WhichOneof("object") or ""
-        kind = _RUNTIME_FIELDS.get(which)
-        lookup = None if kind is None else shared.find(getattr(obj, which).spec)
+    for i, item in enumerate(objects):
+        if isinstance(item, WireRuntime):
+            known = shared.known(item.spec)
+            if known is not None:
+                _prepare_known(
+                    item, known, shared.spec_size(item.spec), field, i, prepared, runtimes, first_index, violations
+                )
+                continue
+            obj = item.decoded()
+            which, kind = item.which, _RUNTIME_FIELDS[item.which]
+            lookup = shared.find(getattr(obj, which).spec, bytes(item.spec))
+        else:
+            obj = item
+            which = obj.WhichOneof("object") or ""
+            kind = _RUNTIME_FIELDS.get(which)
+            lookup = None if kind is None else shared.find(getattr(obj, which).spec)
         found = validate_object(obj, f"{field}[{i}].", spec_checked=lookup is not None and lookup.checked)
         if found:
             violations += found
@@ -93,24 +126,63 @@ def prepare_write(
         else:
             meta = getattr(obj, which).metadata
             key = (kind, meta.namespace if kind == d.SERVING_RUNTIME else "", meta.name)
-        if key in first_index:
-            violations.append(
-                FieldViolation(
-                    f"{field}[{i}]",
-                    requests.duplicate_object(key, f"{field}[{first_index[key]}]"),
-                )
-            )
+        if _duplicate(key, i, field, first_index, violations):
             continue
-        first_index[key] = i
         if kind is None or lookup is None:
             prepared[key] = apply_defaults(obj)
             continue
-        spec, own = shared.shared(lookup)
-        slim = prepared[key] = _without_spec(obj, which)
+        if isinstance(item, WireRuntime):  # decoded here: its spec is no one else's
+            spec, own = shared.shared(lookup, getattr(obj, which).spec)
+            slim = prepared[key] = item.slim
+        else:
+            spec, own = shared.shared(lookup)
+            slim = prepared[key] = _without_spec(obj, which)
         runtimes[key] = compile_runtime(kind, getattr(slim, which), own, spec)
     if violations:
         raise RequestError.invalid(violations)
     return Prepared(prepared, runtimes)
+
+
+def _duplicate(key: Key, i: int, field: str, first_index: dict[Key, int], violations: list[FieldViolation]) -> bool:
+    """Whether ``key`` came before ``<field>[i]`` in the write (then a violation is added), else
+    remember ``i`` as its first index."""
+    first = first_index.get(key)
+    if first is not None:
+        violations.append(FieldViolation(f"{field}[{i}]", requests.duplicate_object(key, f"{field}[{first}]")))
+        return True
+    first_index[key] = i
+    return False
+
+
+def _prepare_known(
+    item: WireRuntime,
+    known: tuple[types_pb2.ServingRuntimeSpec, d.Compiled],
+    spec_size: int,
+    field: str,
+    i: int,
+    prepared: dict[Key, cache_pb2.CacheObject],
+    runtimes: dict[Key, d.Runtime],
+    first_index: dict[Key, int],
+    violations: list[FieldViolation],
+) -> None:
+    """``prepare_write``'s step for a runtime read from the wire whose spec the tables hold
+    (``known``: the defaulted spec and its compiled form; ``spec_size``: the spec's decoded
+    ``ByteSize()``): the object's own fields validated (the object's size counts the spec), the
+    slim object stored, the runtime compiled on the shared spec."""
+    slim = item.slim
+    found = validate_object(slim, f"{field}[{i}].", spec_checked=True, size=item.byte_size(spec_size))
+    if found:
+        violations += found
+        return
+    kind = _RUNTIME_FIELDS[item.which]
+    runtime = getattr(slim, item.which)
+    meta = runtime.metadata
+    key = (kind, meta.namespace if kind == d.SERVING_RUNTIME else "", meta.name)
+    if _duplicate(key, i, field, first_index, violations):
+        return
+    spec, own = known
+    prepared[key] = slim
+    runtimes[key] = compile_runtime(kind, runtime, own, spec)
 
 
 def _without_spec(obj: cache_pb2.CacheObject, which: str) -> cache_pb2.CacheObject:
@@ -219,16 +291,15 @@ class CacheStore:
             too_many = _count_bound("objects", len(objects), self.max_objects, "--max-objects")
             if too_many:
                 raise RequestError.invalid(violations + too_many)
-            try:
-                prepared = prepare_write(objects)
-            except RequestError as err:
-                raise RequestError.invalid(violations + err.violations) from None
-            if violations:
-                raise RequestError.invalid(violations)
             old = self._snapshot
-            self._base_version = version
-            return self._swap(
-                Snapshot(
+            with gc_paused():
+                try:
+                    prepared = prepare_write(objects)
+                except RequestError as err:
+                    raise RequestError.invalid(violations + err.violations) from None
+                if violations:
+                    raise RequestError.invalid(violations)
+                snapshot = Snapshot(
                     version,
                     prepared.objects,
                     synced=True,
@@ -237,7 +308,8 @@ class CacheStore:
                     max_message_bytes=self.max_message_bytes,
                     compiled=prepared.runtimes,
                 )
-            )
+            self._base_version = version
+            return self._swap(snapshot)
 
     def upsert(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
         """Create or replace ``objects`` (all or nothing). An empty version derives

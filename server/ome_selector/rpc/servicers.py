@@ -21,11 +21,13 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from grpc_status import rpc_status
 from ome.selector.v1 import cache_pb2, selector_pb2
 
-from ome_selector.cache.store import CacheStore
+from ome_selector.cache.store import CacheStore, gc_paused
+from ome_selector.cache.wire_objects import SplitSnapshotRequest
 from ome_selector.domain.errors import FieldViolation, RequestError, bound
 from ome_selector.rpc import api
 from ome_selector.rpc.common import Rpc
 from ome_selector.rpc.watch import SelectionTracker
+from ome_selector.rpc.wire import UndecodableRequest
 from ome_selector.texts import fieldpaths
 
 log = logging.getLogger("ome_selector.service")
@@ -202,7 +204,19 @@ class SelectionServicer:
         return await self._answer(context, "GetInferenceService", request)
 
 
-def _apply_snapshot(store: CacheStore, request: cache_pb2.ApplySnapshotRequest) -> cache_pb2.ApplySnapshotResponse:
+def _apply_snapshot(
+    store: CacheStore, request: cache_pb2.ApplySnapshotRequest | SplitSnapshotRequest
+) -> cache_pb2.ApplySnapshotResponse:
+    """A request ``wire`` split into its objects (``cache.wire_objects``) is decoded here, in the
+    write's thread; an object that does not decode is the request's INVALID_ARGUMENT, as when
+    the whole request does not (``wire.UndecodableRequest``), and nothing changes."""
+    if isinstance(request, SplitSnapshotRequest):
+        with gc_paused():  # one pause for the decode and the build (``store.gc_paused``)
+            objects = request.decode()
+            if objects is None:
+                raise UndecodableRequest(request.message_type, request.size).error()
+            status = store.apply_snapshot(request.version, objects)
+        return cache_pb2.ApplySnapshotResponse(status=status)
     return cache_pb2.ApplySnapshotResponse(status=store.apply_snapshot(request.version, request.objects))
 
 

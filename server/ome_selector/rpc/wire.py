@@ -27,9 +27,11 @@ from google.protobuf.message import Message
 from grpc_status import rpc_status
 from ome.selector.v1 import cache_pb2, selector_pb2
 
+from ome_selector.cache.wire_objects import SplitSnapshotRequest, split_snapshot_request
 from ome_selector.domain.errors import FieldViolation, RequestError
 
 M = TypeVar("M", bound=Message)
+_APPLY_SNAPSHOT = "ome.selector.v1.CacheService.ApplySnapshot"
 
 
 class UndecodableRequest:
@@ -62,6 +64,21 @@ def safe_deserializer(message_class: type[M]) -> Callable[[bytes], M | Undecodab
             return message_class.FromString(data)
         except Exception:  # DecodeError, RecursionError, invalid UTF-8 ...: all the client's fault
             return UndecodableRequest(name, len(data))
+
+    return deserialize
+
+
+def snapshot_deserializer() -> Callable[
+    [bytes], SplitSnapshotRequest | cache_pb2.ApplySnapshotRequest | UndecodableRequest
+]:
+    """ApplySnapshot's deserializer: the request split into its objects' bytes
+    (``cache.wire_objects.split_snapshot_request``; the objects are decoded in the write), or,
+    for a request not in the plain encoding, ``safe_deserializer``'s."""
+    whole = safe_deserializer(cache_pb2.ApplySnapshotRequest)
+
+    def deserialize(data: bytes) -> SplitSnapshotRequest | cache_pb2.ApplySnapshotRequest | UndecodableRequest:
+        split = split_snapshot_request(data)
+        return split if split is not None else whole(data)
 
     return deserialize
 
@@ -126,7 +143,11 @@ def _register(
         serialize = serializer or getattr(module, method.output_type.name).SerializeToString
         handlers[method.name] = make(
             wrapped,
-            request_deserializer=safe_deserializer(getattr(module, method.input_type.name)),
+            request_deserializer=(
+                snapshot_deserializer()
+                if method.full_name == _APPLY_SNAPSHOT
+                else safe_deserializer(getattr(module, method.input_type.name))
+            ),
             response_serializer=passthrough(serialize),
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))

@@ -8,7 +8,7 @@ import gc
 import logging
 import sys
 import threading
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ome_selector.cache import manifests as manifest_loader
 from ome_selector.cache.store import CacheStore
@@ -82,6 +82,11 @@ SWITCH_INTERVAL = 0.0005
 GC_THRESHOLDS = (700, 10, 1000)
 
 
+# How long after a bulk write its snapshot is frozen out of the collector's way (seconds): after
+# the write has answered, so the collection (about 0.1 s at 50,000 runtimes) is not part of it.
+FREEZE_DELAY_S = 0.5
+
+
 # How long after a bulk write the C heap is trimmed (seconds): by then the write's request,
 # hundreds of MB decoded at 50,000 runtimes, has been freed.
 TRIM_DELAY_S = 2.0
@@ -97,27 +102,49 @@ def _malloc_trim() -> None:
         pass
 
 
+def _collect_and_freeze() -> None:
+    """Collect garbage, then ``gc.freeze()`` what is left."""
+    gc.collect()
+    gc.freeze()
+
+
 class _FreezeAfterBulkWrites:
     """Store listener: after a write that changed the number of cached objects by a tenth or
     more (a first sync, an ApplySnapshot of a new cluster), collect garbage and ``gc.freeze()``
-    what is left, so the cyclic collector stops walking the compiled snapshot (hundreds of
-    thousands of long-lived objects at 10,000 runtimes) and stalling answers for tens of
-    milliseconds, and trim the C heap ``TRIM_DELAY_S`` later (``_malloc_trim``). Small writes do
-    not freeze: freezing also freezes any not-yet-collected cyclic garbage of the calls in
-    flight, which would then never be freed."""
+    what is left ``freeze_delay`` seconds later (after the write has answered), so the cyclic
+    collector stops walking the compiled snapshot (hundreds of thousands of long-lived objects
+    at 10,000 runtimes) and stalling answers for tens of milliseconds, and trim the C heap
+    ``trim_delay`` seconds after the write (``_malloc_trim``). Small writes do not freeze:
+    freezing also freezes any not-yet-collected cyclic garbage of the calls in flight, which
+    would then never be freed. ``timer(delay, function)``: runs ``function`` once ``delay``
+    seconds later, on another thread (a started daemon ``threading.Timer`` by default)."""
 
-    def __init__(self, objects: int) -> None:
+    def __init__(
+        self,
+        objects: int,
+        *,
+        freeze_delay: float = FREEZE_DELAY_S,
+        trim_delay: float = TRIM_DELAY_S,
+        timer: Callable[[float, Callable[[], None]], object] | None = None,
+    ) -> None:
         self.objects = objects
+        self.freeze_delay = freeze_delay
+        self.trim_delay = trim_delay
+        self._timer = timer or _start_timer
 
     def __call__(self, snapshot: Any) -> None:
         count = len(snapshot.objects)
         if abs(count - self.objects) * 10 >= max(self.objects, 100):
             self.objects = count
-            gc.collect()
-            gc.freeze()
-            trim = threading.Timer(TRIM_DELAY_S, _malloc_trim)
-            trim.daemon = True
-            trim.start()
+            self._timer(self.freeze_delay, _collect_and_freeze)
+            self._timer(self.trim_delay, _malloc_trim)
+
+
+def _start_timer(delay: float, function: Callable[[], None]) -> threading.Timer:
+    timer = threading.Timer(delay, function)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def tune_interpreter(store: CacheStore) -> None:

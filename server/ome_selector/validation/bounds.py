@@ -14,9 +14,11 @@ from ome_selector.domain.versions import MAX_VERSION_LENGTH
 from ome_selector.validation.names import MAX_LIST_ITEMS, MAX_OBJECT_BYTES, MAX_VIOLATIONS_PER_OBJECT, items, version
 
 
-def object_size(message: Message, path: str) -> list[FieldViolation]:
-    """An object larger than ``MAX_OBJECT_BYTES`` once serialized."""
-    size = message.ByteSize()
+def object_size(message: Message, path: str, size: int | None = None) -> list[FieldViolation]:
+    """An object larger than ``MAX_OBJECT_BYTES`` once serialized (``size``: its ``ByteSize()``
+    when known, else measured)."""
+    if size is None:
+        size = message.ByteSize()
     if size > MAX_OBJECT_BYTES:
         return [FieldViolation(path, f"Too long: {size} bytes: may not be more than {MAX_OBJECT_BYTES} bytes")]
     return []

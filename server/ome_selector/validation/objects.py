@@ -93,7 +93,7 @@ def isvc_spec_violations(spec: types_pb2.InferenceServiceSpec, base: str) -> lis
 
 
 def validate_object(
-    obj: cache_pb2.CacheObject, field_prefix: str = "", *, spec_checked: bool = False
+    obj: cache_pb2.CacheObject, field_prefix: str = "", *, spec_checked: bool = False, size: int | None = None
 ) -> list[FieldViolation]:
     """Every violation of one CacheObject (at most ``MAX_VIOLATIONS_PER_OBJECT`` of the
     bounds); paths are proto field paths under ``field_prefix`` (``fieldpaths.json_path`` gives
@@ -111,14 +111,15 @@ def validate_object(
     ``spec_checked``: the caller knows a runtime's spec passes the spec checks (the bounds under
     it and the runtime CRD's; ``cache.specs`` remembers the specs that did), so only the object's
     own fields are checked. Those checks add nothing to a spec that passes them, so the
-    violations are the same.
+    violations are the same. ``size``: the object's ``ByteSize()`` when ``obj`` was decoded
+    without its spec (``cache.wire_objects``), else measured here.
     """
     which = obj.WhichOneof("object")
     if which is None:
         return [FieldViolation(field_prefix.rstrip(".") or "object", requests.ONE_KIND)]
     kind, message = _ONEOF_KIND[which], getattr(obj, which)
     base = f"{field_prefix}{which}"
-    too_big = object_size(message, base)
+    too_big = object_size(message, base, size)
     if too_big:
         return too_big  # nothing else of it is read
     meta = message.metadata  # type: ignore[attr-defined]
