@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -18,6 +19,11 @@ from ome_selector.texts import messages
 _REBUILD_FRACTION = 8
 # How many groups back ``RuntimeGroup.previous`` links reach (each holds its runtimes and masks).
 PREVIOUS_DEPTH = 4
+# ``RuntimeGroup.shared_fits``: a fit_id gets a mask when at least FIT_MASK_MIN runtimes of the
+# group and 1/FIT_MASK_SHARE of it share it, so a group keeps at most FIT_MASK_SHARE such masks
+# (about FIT_MASK_SHARE * len / 8 bytes).
+FIT_MASK_MIN = 16
+FIT_MASK_SHARE = 256
 
 
 def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
@@ -97,6 +103,11 @@ class RuntimeGroup:
     def format_ids(self) -> tuple[int, ...]:
         """Each runtime's ``own.format_id``, by position."""
         return self._per_position("format_ids", _FORMAT_ID)
+
+    def shared_fits(self) -> SharedFits:
+        """The positions of each ``fit_id`` many of the group's runtimes share (``SharedFits``);
+        ``changed`` carries it forward through its edits."""
+        return self._derive("shared_fits", lambda: _shared_fits(self.order))  # type: ignore[no-any-return]
 
     def pieces(self, reason: str) -> tuple[str, ...]:
         """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
@@ -188,6 +199,9 @@ class RuntimeGroup:
             if key == "by_name":
                 self._derived[key] = _by_name_after(previous.order, value, edits)
                 continue
+            if key == "shared_fits":
+                self._derived[key] = _shared_fits_after(previous.order, value, edits)
+                continue
             element = _element(key)
             table = list(value)
             for op, i, rt in edits:
@@ -198,6 +212,82 @@ class RuntimeGroup:
                 else:
                     table[i] = element(rt)  # type: ignore[arg-type]
             self._derived[key] = tuple(table)
+
+
+@dataclass(frozen=True, slots=True)
+class SharedFits:
+    """The fit_ids that many runtimes of a group share (specs that differ only in priorities):
+    ``masks[fit_id]`` the positions of the runtimes with it (bit i: position i); ``specs[fit_id]``
+    one spec with it (what a model's fit and format check read of a spec is the same for every
+    spec of one fit_id, all but the priorities); ``by_format[("format", (name, architecture,
+    quantization))]`` the fit_ids among them whose specs have that mask key. ``unshared``: the
+    positions in no mask (a fit_id that few share, or none: 0). ``found``: the set positions of
+    ``masks[fit_id]`` (ascending), filled when the engine first reads them."""
+
+    masks: dict[int, int]
+    specs: dict[int, d.Compiled]
+    by_format: dict[tuple[object, ...], tuple[int, ...]]
+    unshared: int
+    found: dict[int, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _shared_fits(order: tuple[d.Runtime, ...]) -> SharedFits:
+    positions: dict[int, list[int]] = {}
+    for i, rt in enumerate(order):
+        if rt.own.fit_id:
+            positions.setdefault(rt.own.fit_id, []).append(i)
+    least = max(FIT_MASK_MIN, len(order) // FIT_MASK_SHARE)
+    shared = {fit_id: found for fit_id, found in positions.items() if len(found) >= least}
+    specs = {fit_id: order[found[0]].own for fit_id, found in shared.items()}
+    by_format: dict[tuple[object, ...], list[int]] = {}
+    for fit_id, spec in specs.items():
+        for key in spec.index_keys:  # each key once per spec
+            if key[0] == "format":
+                by_format.setdefault(key, []).append(fit_id)
+    unshared = [i for i, rt in enumerate(order) if rt.own.fit_id not in shared]
+    return SharedFits(
+        {fit_id: mask_from_positions(found, len(order)) for fit_id, found in shared.items()},
+        specs,
+        {key: tuple(ids) for key, ids in by_format.items()},
+        mask_from_positions(unshared, len(order)),
+    )
+
+
+def _shared_fits_after(
+    order: tuple[d.Runtime, ...], fits: SharedFits, edits: Sequence[tuple[str, int, d.Runtime | None]]
+) -> SharedFits:
+    """``fits`` (of ``order``) after ``changed``'s edits of ``order``: the bits move with the
+    inserts and deletes; a runtime whose fit_id has no mask stays in none (its position is then
+    classified on its own), so the masks stay exact."""
+    masks = fits.masks
+    if all(op == "set" and rt is not None and rt.own.fit_id == order[i].own.fit_id for op, i, rt in edits):
+        return fits  # priorities changed in place: the same positions per fit_id
+    masks, current = dict(masks), list(order)
+    masks[0] = fits.unshared  # fit_id 0 is never shared: the unshared positions ride along as its mask
+    for op, i, rt in edits:
+        bit = 1 << i
+        if op != "ins":
+            masks[_shared_as(current[i], masks)] &= ~bit
+        if op == "del":
+            del current[i]
+            low = bit - 1
+            masks = {fit_id: (m & low) | ((m >> (i + 1)) << i) for fit_id, m in masks.items()}
+            continue
+        assert rt is not None
+        if op == "ins":
+            current.insert(i, rt)
+            low = bit - 1
+            masks = {fit_id: (m & low) | ((m >> i) << (i + 1)) for fit_id, m in masks.items()}
+        else:
+            current[i] = rt
+        masks[_shared_as(rt, masks)] |= bit
+    unshared = masks.pop(0)
+    return SharedFits(masks, fits.specs, fits.by_format, unshared)
+
+
+def _shared_as(rt: d.Runtime, masks: dict[int, int]) -> int:
+    """The key of ``rt``'s mask in ``masks``: its fit_id, or 0 (unshared)."""
+    return rt.own.fit_id if rt.own.fit_id in masks else 0
 
 
 def _name_bytes_after(

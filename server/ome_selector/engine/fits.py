@@ -4,7 +4,7 @@ model-format failure by every spec with the same ``Compiled.format_id``."""
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,20 @@ class FitBase:
     def score(self, spec: d.Compiled) -> int:
         """The score against ``spec``."""
         return self.scored(spec)[0]
+
+    def scores(self, specs: Iterable[d.Compiled]) -> list[int]:
+        """``score`` against each of ``specs`` (each with this ``fit_id``), in order."""
+        if not (self.small and len(self.scoring) == 1):
+            return [self.scored(spec)[0] for spec in specs]
+        # One entry can score: its weights' sum times its priority (``scored``), 0 when not above 0.
+        ((position, (fmt, fw)),) = self.scoring
+        weight = (fmt or 0) + (fw or 0)
+        out = []
+        for spec in specs:
+            priority = spec.entries[position].priority
+            score = weight * (1 if priority is None else priority)
+            out.append(score if score > 0 else 0)
+        return out
 
     def fit_for(self, spec: d.Compiled) -> ModelFit:
         """The fit against ``spec`` (with this ``fit_id``): the score from its own priorities."""
