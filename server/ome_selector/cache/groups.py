@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from ome_selector.domain import objects as d
 from ome_selector.texts import messages
@@ -159,8 +159,7 @@ class RuntimeGroup:
                 continue
             edits.append(("del", i, None))
             del order[i], keys[i]
-            low = bit - 1
-            masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
+            masks = _deleted(masks, i, len(order) + 1)
         for new in pending.values():
             k = fetch_key(new)
             i = bisect.bisect_left(keys, k)
@@ -168,8 +167,7 @@ class RuntimeGroup:
             order.insert(i, new)
             keys.insert(i, k)
             bit = 1 << i
-            low = bit - 1
-            masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
+            masks = _inserted(masks, i, len(order) - 1)
             for key in new.own.index_keys:
                 masks[key] = masks.get(key, 0) | bit
         group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
@@ -262,27 +260,50 @@ def _shared_fits_after(
     masks = fits.masks
     if all(op == "set" and rt is not None and rt.own.fit_id == order[i].own.fit_id for op, i, rt in edits):
         return fits  # priorities changed in place: the same positions per fit_id
-    masks, current = dict(masks), list(order)
+    masks = dict(masks)
     masks[0] = fits.unshared  # fit_id 0 is never shared: the unshared positions ride along as its mask
-    for op, i, rt in edits:
+    current: Sequence[d.Runtime] = order  # ``order`` after the edits so far (a list once edited)
+    for n, (op, i, rt) in enumerate(edits):
         bit = 1 << i
         if op != "ins":
             masks[_shared_as(current[i], masks)] &= ~bit
+        size = len(current)
+        if n + 1 < len(edits):  # a later edit reads the positions after this one
+            current = current if isinstance(current, list) else list(current)
+            if op == "del":
+                del current[i]
+            elif op == "ins":
+                assert rt is not None
+                current.insert(i, rt)
+            else:
+                assert rt is not None
+                current[i] = rt
         if op == "del":
-            del current[i]
-            low = bit - 1
-            masks = {fit_id: (m & low) | ((m >> (i + 1)) << i) for fit_id, m in masks.items()}
+            masks = _deleted(masks, i, size)
             continue
         assert rt is not None
         if op == "ins":
-            current.insert(i, rt)
-            low = bit - 1
-            masks = {fit_id: (m & low) | ((m >> i) << (i + 1)) for fit_id, m in masks.items()}
-        else:
-            current[i] = rt
+            masks = _inserted(masks, i, size)
         masks[_shared_as(rt, masks)] |= bit
     unshared = masks.pop(0)
     return SharedFits(masks, fits.specs, fits.by_format, unshared)
+
+
+K = TypeVar("K")
+
+
+def _deleted(masks: dict[K, int], i: int, size: int) -> dict[K, int]:
+    """``masks`` over ``size`` positions, none with bit ``i``, with position ``i`` deleted: the
+    bits above it move down one (two integer operations and a subtraction per mask that has any)."""
+    high = (1 << size) - (1 << (i + 1))
+    return {key: m - (h >> 1) if (h := m & high) else m for key, m in masks.items()}
+
+
+def _inserted(masks: dict[K, int], i: int, size: int) -> dict[K, int]:
+    """``masks`` over ``size`` positions with a position inserted at ``i`` (its bit clear): the
+    bits from ``i`` on move up one (an integer operation and an addition per mask that has any)."""
+    high = (1 << size) - (1 << i)
+    return {key: m + h if (h := m & high) else m for key, m in masks.items()}
 
 
 def _shared_as(rt: d.Runtime, masks: dict[int, int]) -> int:
