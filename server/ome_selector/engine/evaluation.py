@@ -24,7 +24,7 @@ from ome_selector.domain import objects as d
 from ome_selector.domain.sizes import distance
 from ome_selector.engine import memo as caches
 from ome_selector.engine.bits import selector, set_positions
-from ome_selector.engine.fits import FitBase, fit, fit_base, format_failure
+from ome_selector.engine.fits import FitBase, fit, fit_base, format_failure, format_passes
 from ome_selector.engine.ranking import (  # the types every answer reads, re-exported
     Evaluation,
     Picked,
@@ -413,7 +413,7 @@ class _Past:
             positions = rest & fits.masks[fit_id]
             if not positions:
                 continue
-            if failure is texts and format_failure(spec, model, texts) is not None:
+            if failure is texts and not format_passes(spec, model, texts):
                 continue
             passed |= positions
             base: FitBase | None = self.bases.get(fit_id)  # type: ignore[assignment]

@@ -10,7 +10,7 @@ from typing import Any
 
 from ome_selector.domain import objects as d
 from ome_selector.engine import memo as caches
-from ome_selector.rules.model_format import fit_model, format_match
+from ome_selector.rules.model_format import fit_model, format_match, format_matches
 from ome_selector.rules.results import Failure, ModelFit
 from ome_selector.rules.scoring import Weights, entry_weights, weighted
 
@@ -130,3 +130,16 @@ def format_failure(
     if found is not table:
         return found  # type: ignore[return-value]
     return caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, format_match(spec, model)[1])  # type: ignore[return-value]
+
+
+def format_passes(spec: d.Compiled, model: d.Model, table: MutableMapping[object, Any]) -> bool:
+    """``format_failure(spec, model, table) is None`` (``table``: the model's table of
+    ``caches.FORMAT_FAILURES``), without building a failure's texts: a match is stored (its
+    failure is None); a failure is built by ``format_failure`` when an answer shows it."""
+    found = table.get(spec.format_id, table)
+    if found is not table:
+        return found is None
+    if not format_matches(spec, model):
+        return False
+    caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, None)
+    return True

@@ -25,6 +25,7 @@ from ome_selector.cache.groups import RuntimeGroup
 from ome_selector.cache.ingest import compile_request
 from ome_selector.cache.store import CacheStore
 from ome_selector.engine import evaluation as engine
+from ome_selector.rules.model_format import format_match, format_matches
 from test_carried_results import _view
 from test_fast_path import NS, SETTINGS, assert_fast_path, clusters, models, runtimes, services
 
@@ -241,4 +242,41 @@ def test_the_shared_path_classifies_each_reason_as_the_runtimes_do() -> None:
         ("a-05", 4),
         ("a-00", 2),
         ("a-04", 2),
+    ]
+
+
+@SETTINGS
+@given(clusters(), models())
+def test_format_matches_is_format_match_without_its_texts(
+    cluster: list[dict[str, Any]], model_doc: dict[str, Any]
+) -> None:
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*cluster, model_doc))
+    snapshot = store.snapshot
+    mdl = snapshot.cluster_models["m"]
+    for rt in (*snapshot.cluster_serving_runtimes.values(), *snapshot.serving_runtimes.values()):
+        assert format_matches(rt.own, mdl) is (format_match(rt.own, mdl)[1] is None)
+
+
+def test_format_matches_on_each_difference() -> None:
+    # The model: safetensors 1.0.0, transformers 4.45.0.dev0, LlamaForCausalLM, no quantization.
+    cases = [
+        (entry(), True),
+        (entry(format={"name": "safetensors", "version": "1.0.0", "operator": "GreaterThan"}), False),
+        (entry(format={"name": "safetensors", "version": "2.0.0", "operator": "GreaterThan"}), True),
+        (entry(format=("gguf", "1.0.0")), False),
+        (entry(format={"name": "safetensors"}), False),  # the model has a version, the entry none
+        (entry(framework=("vllm", "0.6")), False),
+        (entry(architecture=None), False),
+        (entry(quantization="fp8"), False),
+    ]
+    docs = [runtime(f"rt-{i}", e) for i, (e, _) in enumerate(cases)]
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*docs, model("m", namespace=None)))
+    snapshot = store.snapshot
+    mdl = snapshot.cluster_models["m"]
+    found = [format_matches(snapshot.cluster_serving_runtimes[f"rt-{i}"].own, mdl) for i in range(len(cases))]
+    assert found == [expected for _, expected in cases]
+    assert found == [
+        format_match(snapshot.cluster_serving_runtimes[f"rt-{i}"].own, mdl)[1] is None for i in range(len(cases))
     ]
