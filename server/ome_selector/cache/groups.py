@@ -220,7 +220,8 @@ class SharedFits:
     spec of one fit_id, all but the priorities); ``by_format[("format", (name, architecture,
     quantization))]`` the fit_ids among them whose specs have that mask key. ``unshared``: the
     positions in no mask (a fit_id that few share, or none: 0). ``found``: the set positions of
-    ``masks[fit_id]`` (ascending), filled when the engine first reads them."""
+    ``masks[fit_id]`` (ascending), as built; after a write that moves positions, filled when the
+    engine first reads them."""
 
     masks: dict[int, int]
     specs: dict[int, d.Compiled]
@@ -248,6 +249,7 @@ def _shared_fits(order: tuple[d.Runtime, ...]) -> SharedFits:
         specs,
         {key: tuple(ids) for key, ids in by_format.items()},
         mask_from_positions(unshared, len(order)),
+        {fit_id: tuple(found) for fit_id, found in shared.items()},
     )
 
 

@@ -405,15 +405,17 @@ class _Past:
         masks, keys, order, model, texts = self.masks, self.keys, self.order, self.model, self.texts
         counted = len(keys) == self.counted  # the keys so far are in ``candidates``: keep it so
         passed = 0  # the positions past the model-format check
+        rejected: set[int] = set()  # format_ids found to fail here (their texts are not built)
         for fit_id in fits.by_format.get(key, ()):
             spec = fits.specs[fit_id]
             failure = texts.get(spec.format_id, texts)
-            if failure is not None and failure is not texts:
+            if (failure is not None and failure is not texts) or spec.format_id in rejected:
                 continue  # rejected (known without its positions)
             positions = rest & fits.masks[fit_id]
             if not positions:
                 continue
             if failure is texts and not format_passes(spec, model, texts):
+                rejected.add(spec.format_id)
                 continue
             passed |= positions
             base: FitBase | None = self.bases.get(fit_id)  # type: ignore[assignment]
