@@ -6,6 +6,7 @@ small write and rebuilds it for a large one."""
 from __future__ import annotations
 
 import bisect
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -24,6 +25,9 @@ PREVIOUS_DEPTH = 4
 # (about FIT_MASK_SHARE * len / 8 bytes).
 FIT_MASK_MIN = 16
 FIT_MASK_SHARE = 256
+# Groups of this many runtimes or more have the table, built with the group (a smaller one's
+# runtimes are classified one at a time: a few microseconds).
+SHARED_FITS_MIN_RUNTIMES = 32
 
 
 def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
@@ -104,9 +108,12 @@ class RuntimeGroup:
         """Each runtime's ``own.format_id``, by position."""
         return self._per_position("format_ids", _FORMAT_ID)
 
-    def shared_fits(self) -> SharedFits:
-        """The positions of each ``fit_id`` many of the group's runtimes share (``SharedFits``);
-        ``changed`` carries it forward through its edits."""
+    def shared_fits(self) -> SharedFits | None:
+        """The positions of each ``fit_id`` many of the group's runtimes share (``SharedFits``),
+        None below SHARED_FITS_MIN_RUNTIMES runtimes; ``build`` makes it, ``changed`` carries it
+        forward through its edits."""
+        if len(self.order) < SHARED_FITS_MIN_RUNTIMES:
+            return None
         return self._derive("shared_fits", lambda: _shared_fits(self.order))  # type: ignore[no-any-return]
 
     def pieces(self, reason: str) -> tuple[str, ...]:
@@ -124,7 +131,9 @@ class RuntimeGroup:
             for key in rt.own.index_keys:
                 positions.setdefault(key, []).append(i)
         masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
-        return cls(order, tuple(k for k, _ in keyed), masks)
+        group = cls(order, tuple(k for k, _ in keyed), masks)
+        group.shared_fits()  # with the group, not on its first answer
+        return group
 
     def __len__(self) -> int:
         return len(self.order)
@@ -231,19 +240,18 @@ class SharedFits:
 
 
 def _shared_fits(order: tuple[d.Runtime, ...]) -> SharedFits:
-    positions: dict[int, list[int]] = {}
-    for i, rt in enumerate(order):
-        if rt.own.fit_id:
-            positions.setdefault(rt.own.fit_id, []).append(i)
+    positions: defaultdict[int, list[int]] = defaultdict(list)
+    for i, fit_id in enumerate(map(_FIT_ID, order)):
+        positions[fit_id].append(i)
     least = max(FIT_MASK_MIN, len(order) // FIT_MASK_SHARE)
-    shared = {fit_id: found for fit_id, found in positions.items() if len(found) >= least}
+    shared = {fit_id: found for fit_id, found in positions.items() if fit_id and len(found) >= least}
     specs = {fit_id: order[found[0]].own for fit_id, found in shared.items()}
     by_format: dict[tuple[object, ...], list[int]] = {}
     for fit_id, spec in specs.items():
         for key in spec.index_keys:  # each key once per spec
             if key[0] == "format":
                 by_format.setdefault(key, []).append(fit_id)
-    unshared = [i for i, rt in enumerate(order) if rt.own.fit_id not in shared]
+    unshared = [i for fit_id, found in positions.items() if fit_id not in shared for i in found]
     return SharedFits(
         {fit_id: mask_from_positions(found, len(order)) for fit_id, found in shared.items()},
         specs,
@@ -359,6 +367,7 @@ def _by_name_after(
 _NAME: Callable[[d.Runtime], str] = attrgetter("name")
 _FIRST = itemgetter(0)
 _FORMAT_ID: Callable[[d.Runtime], int] = attrgetter("own.format_id")
+_FIT_ID: Callable[[d.Runtime], int] = attrgetter("own.fit_id")
 
 
 def _piece(reason: str) -> Callable[[d.Runtime], str]:

@@ -266,9 +266,6 @@ class GroupResult:
 # are dropped. A result keeps the candidate orders of at most ORDERS_PER_RESULT other results
 # (``_rank_candidates``) and messages (``no_runtime.message``), together.
 MEMO_MIN_RUNTIMES = 32
-# Groups of this many runtimes or more classify the runtimes that share a fit_id a fit_id at a
-# time (``RuntimeGroup.shared_fits``); a smaller one, a runtime at a time.
-SHARED_FITS_MIN_RUNTIMES = 32
 RESULTS_PER_GROUP = 128
 MEMO_BYTES = 8 << 20
 MEMO_BYTES_PER_RUNTIME = 2 << 10
@@ -496,8 +493,9 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
     group: each runtime's primary reason is the first check it fails."""
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, [0, 0, 0, 0], [])
-    if rest and len(group.order) >= SHARED_FITS_MIN_RUNTIMES:
-        rest = past.classify_shared(group.shared_fits(), _format_key(model), rest)
+    fits = group.shared_fits() if rest else None  # None for a small group
+    if fits is not None:
+        rest = past.classify_shared(fits, _format_key(model), rest)
     if rest:
         past.classify(set_positions(rest))
     return _result(group, model, (disabled, accelerator, mode, no_entry), past, {})

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2
 from ome_selector.cache import groups
-from ome_selector.cache.groups import RuntimeGroup
+from ome_selector.cache.groups import RuntimeGroup, SharedFits
 from ome_selector.cache.ingest import compile_request
 from ome_selector.cache.store import CacheStore
 from ome_selector.engine import evaluation as engine
@@ -35,14 +35,14 @@ PRIORITIES = st.sampled_from([None, 1, 2, 3, 7])
 @contextmanager
 def shared_path() -> Iterator[None]:
     """Every group classifies a fit_id shared by 2 runtimes or more a fit_id at a time."""
-    with patch.object(engine, "SHARED_FITS_MIN_RUNTIMES", 1), patch.object(groups, "FIT_MASK_MIN", 2):
+    with patch.object(groups, "SHARED_FITS_MIN_RUNTIMES", 1), patch.object(groups, "FIT_MASK_MIN", 2):
         yield
 
 
 @contextmanager
 def per_runtime() -> Iterator[None]:
     """No group uses the shared path."""
-    with patch.object(engine, "SHARED_FITS_MIN_RUNTIMES", 10**9):
+    with patch.object(groups, "SHARED_FITS_MIN_RUNTIMES", 10**9):
         yield
 
 
@@ -92,6 +92,9 @@ def clone_writes(draw: Any, cluster: list[dict[str, Any]]) -> list[tuple[str, An
 def _assert_exact(group: RuntimeGroup) -> None:
     """The table of ``group`` (derived or carried) says what its runtimes are."""
     fits = group.shared_fits()
+    if fits is None:
+        assert len(group) < groups.SHARED_FITS_MIN_RUNTIMES
+        return
     by_fit: dict[int, int] = {}
     for i, rt in enumerate(group.order):
         by_fit[rt.own.fit_id] = by_fit.get(rt.own.fit_id, 0) | 1 << i
@@ -119,8 +122,9 @@ def test_fast_path_with_shared_fits_equals_the_exhaustive_evaluation(
 def test_shared_fits_classify_as_runtime_by_runtime(
     cluster: list[dict[str, Any]], model_doc: dict[str, Any], service: dict[str, Any]
 ) -> None:
-    store = CacheStore()
-    store.apply_snapshot("v1", objects(*cluster, model_doc))
+    with shared_path():  # the tables built with the groups
+        store = CacheStore()
+        store.apply_snapshot("v1", objects(*cluster, model_doc))
     snapshot = store.snapshot
     mdl = snapshot.cluster_models["m"]
     request = compile_request(inference_service(service))
@@ -174,6 +178,12 @@ def _group(docs: list[dict[str, Any]]) -> tuple[CacheStore, RuntimeGroup]:
     return store, store.snapshot.cluster
 
 
+def _table(group: RuntimeGroup) -> SharedFits:
+    fits = group.shared_fits()
+    assert fits is not None
+    return fits
+
+
 def _fits(priority: int) -> dict[str, Any]:
     return entry(format={"name": "safetensors", "version": "1.0.0"}, priority=priority)
 
@@ -186,24 +196,26 @@ def test_a_fit_id_shared_by_enough_runtimes_gets_a_mask_and_keeps_it_through_wri
     # 20 runtimes that differ only in priorities (one fit_id), 4 of another spec (too few).
     docs = [runtime(f"a-{i:02}", _fits(1 + i % 3), created="2025-01-01T00:00:00Z") for i in range(20)]
     docs += [runtime(f"b-{i}", _fits(2), size=("1B", "8B"), created="2025-01-01T00:00:00Z") for i in range(4)]
+    docs += [runtime(f"c-{i}", _fits(2), size=("1B", f"{9 + i}B")) for i in range(8)]  # 32 runtimes in all
     store, group = _group(docs)
-    fits = group.shared_fits()
+    assert "shared_fits" in group._derived  # built with the group
+    fits = _table(group)
     (fit_id,) = fits.masks
     assert _names_of(group, fits.masks[fit_id]) == [f"a-{i:02}" for i in range(20)]
-    assert _names_of(group, fits.unshared) == ["b-0", "b-1", "b-2", "b-3"]
+    assert _names_of(group, fits.unshared) == ["b-0", "b-1", "b-2", "b-3", *(f"c-{i}" for i in range(8))]
     assert fits.by_format == {("format", ("safetensors", "LlamaForCausalLM", None)): (fit_id,)}
 
     # New priorities in place: the same table. A new spec in place, a new runtime, a delete:
     # the bits move and the changed runtime leaves the mask.
     store.upsert("v2", objects(runtime("a-03", _fits(9), created="2025-01-01T00:00:00Z")))
-    assert store.snapshot.cluster.shared_fits() is fits
+    assert _table(store.snapshot.cluster) is fits
     store.upsert("v3", objects(runtime("a-04", _fits(2), size=("1B", "8B"), created="2025-01-01T00:00:00Z")))
     store.upsert("v4", objects(runtime("a-00b", _fits(5), created="2025-01-01T00:00:00Z")))
     store.delete("v5", [cache_pb2.ObjectKey(kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name="a-01")])
     after = store.snapshot.cluster
-    carried = after.shared_fits()
+    carried = _table(after)
     assert _names_of(after, carried.masks[fit_id]) == ["a-00", "a-00b", *(f"a-{i:02}" for i in range(2, 20) if i != 4)]
-    assert _names_of(after, carried.unshared) == ["a-04", "b-0", "b-1", "b-2", "b-3"]
+    assert _names_of(after, carried.unshared) == ["a-04", "b-0", "b-1", "b-2", "b-3", *(f"c-{i}" for i in range(8))]
     _assert_exact(after)
 
 
@@ -224,7 +236,7 @@ def test_the_shared_path_classifies_each_reason_as_the_runtimes_do() -> None:
     request = compile_request(inference_service(isvc("m", namespace=NS)))
     group = snapshot.cluster
     with shared_path():
-        assert len(group.shared_fits().masks) == 5
+        assert len(_table(group).masks) == 5
         shared = engine._group_result(group, mdl, request)
         answer = engine.auto_select(snapshot, mdl, request, NS)
     with per_runtime():
