@@ -6,10 +6,12 @@ small write and rebuilds it for a large one."""
 from __future__ import annotations
 
 import bisect
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from ome_selector.domain import objects as d
 from ome_selector.texts import messages
@@ -18,6 +20,14 @@ from ome_selector.texts import messages
 _REBUILD_FRACTION = 8
 # How many groups back ``RuntimeGroup.previous`` links reach (each holds its runtimes and masks).
 PREVIOUS_DEPTH = 4
+# ``RuntimeGroup.shared_fits``: a fit_id gets a mask when at least FIT_MASK_MIN runtimes of the
+# group and 1/FIT_MASK_SHARE of it share it, so a group keeps at most FIT_MASK_SHARE such masks
+# (about FIT_MASK_SHARE * len / 8 bytes).
+FIT_MASK_MIN = 16
+FIT_MASK_SHARE = 256
+# Groups of this many runtimes or more have the table, built with the group (a smaller one's
+# runtimes are classified one at a time: a few microseconds).
+SHARED_FITS_MIN_RUNTIMES = 32
 
 
 def fetch_key(rt: d.Runtime) -> tuple[bool, float, str]:
@@ -98,6 +108,14 @@ class RuntimeGroup:
         """Each runtime's ``own.format_id``, by position."""
         return self._per_position("format_ids", _FORMAT_ID)
 
+    def shared_fits(self) -> SharedFits | None:
+        """The positions of each ``fit_id`` many of the group's runtimes share (``SharedFits``),
+        None below SHARED_FITS_MIN_RUNTIMES runtimes; ``build`` makes it, ``changed`` carries it
+        forward through its edits."""
+        if len(self.order) < SHARED_FITS_MIN_RUNTIMES:
+            return None
+        return self._derive("shared_fits", lambda: _shared_fits(self.order))  # type: ignore[no-any-return]
+
     def pieces(self, reason: str) -> tuple[str, ...]:
         """``<runtime> (<reason>)`` for each position, for a reason that is the same for every
         runtime (``messages.excluded_runtime``)."""
@@ -113,7 +131,9 @@ class RuntimeGroup:
             for key in rt.own.index_keys:
                 positions.setdefault(key, []).append(i)
         masks = {key: mask_from_positions(ps, len(order)) for key, ps in positions.items()}
-        return cls(order, tuple(k for k, _ in keyed), masks)
+        group = cls(order, tuple(k for k, _ in keyed), masks)
+        group.shared_fits()  # with the group, not on its first answer
+        return group
 
     def __len__(self) -> int:
         return len(self.order)
@@ -148,8 +168,7 @@ class RuntimeGroup:
                 continue
             edits.append(("del", i, None))
             del order[i], keys[i]
-            low = bit - 1
-            masks = {key: (m & low) | ((m >> (i + 1)) << i) for key, m in masks.items()}
+            masks = _deleted(masks, i, len(order) + 1)
         for new in pending.values():
             k = fetch_key(new)
             i = bisect.bisect_left(keys, k)
@@ -157,8 +176,7 @@ class RuntimeGroup:
             order.insert(i, new)
             keys.insert(i, k)
             bit = 1 << i
-            low = bit - 1
-            masks = {key: (m & low) | ((m >> i) << (i + 1)) for key, m in masks.items()}
+            masks = _inserted(masks, i, len(order) - 1)
             for key in new.own.index_keys:
                 masks[key] = masks.get(key, 0) | bit
         group = RuntimeGroup(tuple(order), tuple(keys), {key: m for key, m in masks.items() if m})
@@ -195,6 +213,9 @@ class RuntimeGroup:
             if key == "by_name":
                 self._derived[key] = _by_name_after(previous.order, value, edits)
                 continue
+            if key == "shared_fits":
+                self._derived[key] = _shared_fits_after(previous.order, value, edits)
+                continue
             element = _element(key)
             table = list(value)
             for op, i, rt in edits:
@@ -205,6 +226,106 @@ class RuntimeGroup:
                 else:
                     table[i] = element(rt)  # type: ignore[arg-type]
             self._derived[key] = tuple(table)
+
+
+@dataclass(frozen=True, slots=True)
+class SharedFits:
+    """The fit_ids that many runtimes of a group share (specs that differ only in priorities):
+    ``masks[fit_id]`` the positions of the runtimes with it (bit i: position i); ``specs[fit_id]``
+    one spec with it (what a model's fit and format check read of a spec is the same for every
+    spec of one fit_id, all but the priorities); ``by_format[("format", (name, architecture,
+    quantization))]`` the fit_ids among them whose specs have that mask key. ``unshared``: the
+    positions in no mask (a fit_id that few share, or none: 0). ``found``: the set positions of
+    ``masks[fit_id]`` (ascending), as built; after a write that moves positions, filled when the
+    engine first reads them."""
+
+    masks: dict[int, int]
+    specs: dict[int, d.Compiled]
+    by_format: dict[tuple[object, ...], tuple[int, ...]]
+    unshared: int
+    found: dict[int, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _shared_fits(order: tuple[d.Runtime, ...]) -> SharedFits:
+    positions: defaultdict[int, list[int]] = defaultdict(list)
+    for i, fit_id in enumerate(map(_FIT_ID, order)):
+        positions[fit_id].append(i)
+    least = max(FIT_MASK_MIN, len(order) // FIT_MASK_SHARE)
+    shared = {fit_id: found for fit_id, found in positions.items() if fit_id and len(found) >= least}
+    specs = {fit_id: order[found[0]].own for fit_id, found in shared.items()}
+    by_format: dict[tuple[object, ...], list[int]] = {}
+    for fit_id, spec in specs.items():
+        for key in spec.index_keys:  # each key once per spec
+            if key[0] == "format":
+                by_format.setdefault(key, []).append(fit_id)
+    unshared = [i for fit_id, found in positions.items() if fit_id not in shared for i in found]
+    return SharedFits(
+        {fit_id: mask_from_positions(found, len(order)) for fit_id, found in shared.items()},
+        specs,
+        {key: tuple(ids) for key, ids in by_format.items()},
+        mask_from_positions(unshared, len(order)),
+        {fit_id: tuple(found) for fit_id, found in shared.items()},
+    )
+
+
+def _shared_fits_after(
+    order: tuple[d.Runtime, ...], fits: SharedFits, edits: Sequence[tuple[str, int, d.Runtime | None]]
+) -> SharedFits:
+    """``fits`` (of ``order``) after ``changed``'s edits of ``order``: the bits move with the
+    inserts and deletes; a runtime whose fit_id has no mask stays in none (its position is then
+    classified on its own), so the masks stay exact."""
+    masks = fits.masks
+    if all(op == "set" and rt is not None and rt.own.fit_id == order[i].own.fit_id for op, i, rt in edits):
+        return fits  # priorities changed in place: the same positions per fit_id
+    masks = dict(masks)
+    masks[0] = fits.unshared  # fit_id 0 is never shared: the unshared positions ride along as its mask
+    current: Sequence[d.Runtime] = order  # ``order`` after the edits so far (a list once edited)
+    for n, (op, i, rt) in enumerate(edits):
+        bit = 1 << i
+        if op != "ins":
+            masks[_shared_as(current[i], masks)] &= ~bit
+        size = len(current)
+        if n + 1 < len(edits):  # a later edit reads the positions after this one
+            current = current if isinstance(current, list) else list(current)
+            if op == "del":
+                del current[i]
+            elif op == "ins":
+                assert rt is not None
+                current.insert(i, rt)
+            else:
+                assert rt is not None
+                current[i] = rt
+        if op == "del":
+            masks = _deleted(masks, i, size)
+            continue
+        assert rt is not None
+        if op == "ins":
+            masks = _inserted(masks, i, size)
+        masks[_shared_as(rt, masks)] |= bit
+    unshared = masks.pop(0)
+    return SharedFits(masks, fits.specs, fits.by_format, unshared)
+
+
+K = TypeVar("K")
+
+
+def _deleted(masks: dict[K, int], i: int, size: int) -> dict[K, int]:
+    """``masks`` over ``size`` positions, none with bit ``i``, with position ``i`` deleted: the
+    bits above it move down one (two integer operations and a subtraction per mask that has any)."""
+    high = (1 << size) - (1 << (i + 1))
+    return {key: m - (h >> 1) if (h := m & high) else m for key, m in masks.items()}
+
+
+def _inserted(masks: dict[K, int], i: int, size: int) -> dict[K, int]:
+    """``masks`` over ``size`` positions with a position inserted at ``i`` (its bit clear): the
+    bits from ``i`` on move up one (an integer operation and an addition per mask that has any)."""
+    high = (1 << size) - (1 << i)
+    return {key: m + h if (h := m & high) else m for key, m in masks.items()}
+
+
+def _shared_as(rt: d.Runtime, masks: dict[int, int]) -> int:
+    """The key of ``rt``'s mask in ``masks``: its fit_id, or 0 (unshared)."""
+    return rt.own.fit_id if rt.own.fit_id in masks else 0
 
 
 def _name_bytes_after(
@@ -253,6 +374,7 @@ def _by_name_after(
 _NAME: Callable[[d.Runtime], str] = attrgetter("name")
 _FIRST = itemgetter(0)
 _FORMAT_ID: Callable[[d.Runtime], int] = attrgetter("own.format_id")
+_FIT_ID: Callable[[d.Runtime], int] = attrgetter("own.fit_id")
 
 
 def _piece(reason: str) -> Callable[[d.Runtime], str]:

@@ -18,13 +18,13 @@ from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ome_selector.cache.groups import RuntimeGroup, mask_from_positions
+from ome_selector.cache.groups import RuntimeGroup, SharedFits, mask_from_positions
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.domain.sizes import distance
 from ome_selector.engine import memo as caches
 from ome_selector.engine.bits import selector, set_positions
-from ome_selector.engine.fits import fit, fit_base, format_failure
+from ome_selector.engine.fits import FitBase, fit, fit_base, format_failure, format_passes
 from ome_selector.engine.ranking import (  # the types every answer reads, re-exported
     Evaluation,
     Picked,
@@ -342,8 +342,13 @@ def _request_masks(group: RuntimeGroup, model: d.Model, request: d.Request | Non
             mismatch |= group.mask(("decoder*",)) & ~group.mask(("decoder", request.decoder_mode))
         mode = rest & mismatch
         rest &= ~mode
-    possible = group.mask(("format", (model.model_format.name, model.architecture, model.quantization)))
+    possible = group.mask(_format_key(model))
     return disabled, accelerator, mode, rest & ~possible, rest & possible
+
+
+def _format_key(model: d.Model) -> tuple[object, ...]:
+    """The mask key of the runtimes with an entry that can match ``model`` strictly."""
+    return ("format", (model.model_format.name, model.architecture, model.quantization))
 
 
 # What ``_classify`` finds of a runtime past the masks: the index of its bit mask in
@@ -354,12 +359,14 @@ _REJECTED, _SIZE, _NOT_AUTO, _NOT_SCORED, CANDIDATE = 0, 1, 2, 3, 4
 class _Past:
     """The runtimes past the masks, by what ``_classify`` found: ``masks[code]`` for the four
     non-candidate codes, ``keys`` for the candidates; filled in place, then frozen in a
-    ``GroupResult``."""
+    ``GroupResult``. ``candidates``: the positions of ``keys[:counted]`` (the rest are counted
+    from the keys by ``_result``)."""
 
-    __slots__ = ("masks", "keys", "model", "texts", "bases", "format_ids", "order")
+    __slots__ = ("masks", "keys", "model", "texts", "bases", "format_ids", "order", "candidates", "counted")
 
     def __init__(self, group: RuntimeGroup, model: d.Model, masks: list[int], keys: list[tuple[int, float, str, int]]):
         self.masks, self.keys, self.model, self.order = masks, keys, model, group.order
+        self.candidates, self.counted = 0, 0
         self.texts = caches.FORMAT_FAILURES.table(model.cache_key)
         self.bases = caches.FIT_BASES.table(model.cache_key)
         self.format_ids = group.format_ids()
@@ -386,6 +393,68 @@ class _Past:
         for code, positions_found in enumerate(found):
             if positions_found:
                 self.masks[code] |= mask_from_positions(positions_found, size)
+
+    def classify_shared(self, fits: SharedFits, key: tuple[object, ...], rest: int) -> int:
+        """``classify`` of the positions of ``rest`` whose fit_id has a mask in ``fits`` (``key``:
+        the model's format mask key, the one ``rest`` is within), a fit_id at a time: the format
+        and size checks read one spec per fit_id, only the score is read per runtime; the
+        format-rejected ones are what is left of them. Returns the positions left to classify."""
+        masks, keys, order, model, texts = self.masks, self.keys, self.order, self.model, self.texts
+        counted = len(keys) == self.counted  # the keys so far are in ``candidates``: keep it so
+        passed = 0  # the positions past the model-format check
+        rejected: set[int] = set()  # format_ids found to fail here (their texts are not built)
+        for fit_id in fits.by_format.get(key, ()):
+            spec = fits.specs[fit_id]
+            failure = texts.get(spec.format_id, texts)
+            if (failure is not None and failure is not texts) or spec.format_id in rejected:
+                continue  # rejected (known without its positions)
+            positions = rest & fits.masks[fit_id]
+            if not positions:
+                continue
+            if failure is texts and not format_passes(spec, model, texts):
+                rejected.add(spec.format_id)
+                continue
+            passed |= positions
+            base: FitBase | None = self.bases.get(fit_id)  # type: ignore[assignment]
+            if base is None:
+                base = fit_base(spec, model)
+            if base.size_failure is not None:
+                masks[_SIZE] |= positions
+                continue
+            if not spec.any_auto_select:  # every entry's autoSelect is in the fit_id: score 0
+                masks[_NOT_AUTO] |= positions
+                continue
+            # the reason of rules.auto_select.auto_select_failure for a score of 0
+            match = spec.entries[base.match] if base.match >= 0 else None
+            unscored = _NOT_SCORED if match is not None and match.auto_select is True else _NOT_AUTO
+            dist = 0.0 if model.size is None else distance(model.size, base.distance_low, base.distance_high)
+            whole = fits.masks[fit_id]
+            found = _positions(fits, fit_id) if positions == whole else tuple(set_positions(positions))
+            runtimes = [order[i] for i in found]
+            zero = []
+            for i, rt, score in zip(found, runtimes, base.scores([rt.own for rt in runtimes])):
+                if score > 0:
+                    keys.append((-score, dist, rt.name, i))
+                else:
+                    zero.append(i)
+            if zero:
+                unscored_positions = mask_from_positions(zero, len(order))
+                masks[unscored] |= unscored_positions
+                positions &= ~unscored_positions
+            self.candidates |= positions
+        if counted:
+            self.counted = len(keys)
+        # Every shared position of ``rest`` has a fit_id of ``by_format[key]``.
+        masks[_REJECTED] |= rest & ~fits.unshared & ~passed
+        return rest & fits.unshared
+
+
+def _positions(fits: SharedFits, fit_id: int) -> tuple[int, ...]:
+    """The set positions of ``fits.masks[fit_id]``, found once per ``SharedFits``."""
+    found = fits.found.get(fit_id)
+    if found is None:
+        found = fits.found[fit_id] = tuple(set_positions(fits.masks[fit_id]))
+    return found
 
 
 def _classify(
@@ -424,6 +493,9 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
     group: each runtime's primary reason is the first check it fails."""
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, [0, 0, 0, 0], [])
+    fits = group.shared_fits() if rest else None  # None for a small group
+    if fits is not None:
+        rest = past.classify_shared(fits, _format_key(model), rest)
     if rest:
         past.classify(set_positions(rest))
     return _result(group, model, (disabled, accelerator, mode, no_entry), past, {})
@@ -474,7 +546,9 @@ def _result(
 ) -> GroupResult:
     disabled, accelerator, mode, no_entry = masked
     rejected, size, not_auto, not_scored = past.masks
-    candidates = mask_from_positions([k[3] for k in past.keys], len(group)) if past.keys else 0
+    candidates = past.candidates
+    if len(past.keys) > past.counted:
+        candidates |= mask_from_positions([k[3] for k in past.keys[past.counted :]], len(group))
     evaluated = Evaluated(group.order, model, size | not_auto | not_scored | candidates, made)
     return GroupResult(
         group,

@@ -4,13 +4,13 @@ model-format failure by every spec with the same ``Compiled.format_id``."""
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 from ome_selector.domain import objects as d
 from ome_selector.engine import memo as caches
-from ome_selector.rules.model_format import fit_model, format_match
+from ome_selector.rules.model_format import fit_model, format_match, format_matches
 from ome_selector.rules.results import Failure, ModelFit
 from ome_selector.rules.scoring import Weights, entry_weights, weighted
 
@@ -51,6 +51,20 @@ class FitBase:
     def score(self, spec: d.Compiled) -> int:
         """The score against ``spec``."""
         return self.scored(spec)[0]
+
+    def scores(self, specs: Iterable[d.Compiled]) -> list[int]:
+        """``score`` against each of ``specs`` (each with this ``fit_id``), in order."""
+        if not (self.small and len(self.scoring) == 1):
+            return [self.scored(spec)[0] for spec in specs]
+        # One entry can score: its weights' sum times its priority (``scored``), 0 when not above 0.
+        ((position, (fmt, fw)),) = self.scoring
+        weight = (fmt or 0) + (fw or 0)
+        out = []
+        for spec in specs:
+            priority = spec.entries[position].priority
+            score = weight * (1 if priority is None else priority)
+            out.append(score if score > 0 else 0)
+        return out
 
     def fit_for(self, spec: d.Compiled) -> ModelFit:
         """The fit against ``spec`` (with this ``fit_id``): the score from its own priorities."""
@@ -116,3 +130,16 @@ def format_failure(
     if found is not table:
         return found  # type: ignore[return-value]
     return caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, format_match(spec, model)[1])  # type: ignore[return-value]
+
+
+def format_passes(spec: d.Compiled, model: d.Model, table: MutableMapping[object, Any]) -> bool:
+    """``format_failure(spec, model, table) is None`` (``table``: the model's table of
+    ``caches.FORMAT_FAILURES``), without building a failure's texts: a match is stored (its
+    failure is None); a failure is built by ``format_failure`` when an answer shows it."""
+    found = table.get(spec.format_id, table)
+    if found is not table:
+        return found is None
+    if not format_matches(spec, model):
+        return False
+    caches.FORMAT_FAILURES.add(model.cache_key, table, spec.format_id, None)
+    return True

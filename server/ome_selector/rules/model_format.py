@@ -133,6 +133,38 @@ def entry_differences(entry: Entry, model: Model) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _named_accepts(model: Spec, entry: Spec) -> bool:
+    """``_named_difference(what, model, entry)`` is None, found without its text."""
+    if model.name != entry.name:
+        return False
+    if model.version is not None and entry.version is not None:
+        return entry_accepts(entry.parsed, entry.operator, model.parsed)
+    return model.version is None and entry.version is None
+
+
+def entry_matches(entry: Entry, model: Model) -> bool:
+    """``entry`` matches ``model`` strictly (it has a ``modelFormat`` and ``entry_differences``
+    is empty), found without the differences' texts."""
+    if model.sharded or entry.model_format is None:
+        return False
+    if entry.pipeline is not None and pipeline_difference(model.pipeline, entry.pipeline) is not None:
+        return False
+    if model.architecture != entry.architecture or model.quantization != entry.quantization:
+        return False  # ``_presence``: a difference unless both are the same value or both unset
+    if not _named_accepts(model.model_format, entry.model_format):
+        return False
+    ew, mw = entry.model_framework, model.model_framework
+    if ew is None or mw is None:
+        return ew is None and mw is None
+    return _named_accepts(mw, ew)
+
+
+def format_matches(spec: Compiled, model: Model) -> bool:
+    """``format_match(spec, model)`` finds an entry (no failure), found without the failure's
+    texts: an answer that shows no reason needs only this."""
+    return any(entry_matches(entry, model) for entry in spec.entries)
+
+
 def format_match(spec: Compiled, model: Model) -> tuple[Entry | None, Failure | None]:
     """The first entry that matches ``model`` strictly, or the model-format failure listing why
     each entry does not (serving-runtimes.md, "Supported model formats"; model-version-matching.md,

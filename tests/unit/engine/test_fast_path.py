@@ -125,7 +125,14 @@ def _failure_view(failure: Any) -> tuple[Any, ...]:
 def test_fast_path_equals_the_exhaustive_evaluation(
     cluster: list[dict[str, Any]], model_doc: dict[str, Any], service: dict[str, Any]
 ) -> None:
-    store = CacheStore()
+    assert_fast_path(cluster, model_doc, service)
+
+
+def assert_fast_path(cluster: list[dict[str, Any]], model_doc: dict[str, Any], service: dict[str, Any]) -> None:
+    """``auto_select`` on a snapshot of ``cluster`` and ``model_doc`` for ``service`` equals
+    ``exhaustive_auto_select``: ranking, tie-breaks, message (uncapped), exclusions, counts,
+    evaluations."""
+    store = CacheStore(max_message_bytes=0)
     store.apply_snapshot("v1", objects(*cluster, model_doc))
     snapshot = store.snapshot
     mdl = snapshot.cluster_models["m"]
