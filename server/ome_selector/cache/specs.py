@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import cast
 
 from ome.v1beta1 import types_pb2
 
@@ -70,12 +71,12 @@ class SharedSpecs:
     def known(self, raw: bytes | memoryview) -> tuple[types_pb2.ServingRuntimeSpec, d.Compiled] | None:
         """(the defaulted spec, its compiled form) of the spec serialized as ``raw`` when the
         tables hold it (it passed the spec checks), else None."""
-        return self._by_bytes.get(raw)
+        return self._by_bytes.get(cast(bytes, raw))  # a memoryview hashes and compares as its bytes
 
     def spec_size(self, raw: bytes | memoryview) -> int:
         """``ByteSize()`` of the spec ``raw`` decodes to, before the defaults, for a key the
         tables hold (``known``)."""
-        return self._sizes.get(raw, len(raw))
+        return self._sizes.get(cast(bytes, raw), len(raw))
 
     def find(self, spec: types_pb2.ServingRuntimeSpec, raw: bytes | None = None) -> Lookup:
         """What is known of ``spec`` (as the writer sent it, before defaults); ``raw``: its

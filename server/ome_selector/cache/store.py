@@ -20,7 +20,7 @@ from ome.v1beta1 import types_pb2
 from ome_selector import validation as bounds
 from ome_selector.cache.ingest import apply_defaults, compile_runtime
 from ome_selector.cache.snapshot import Snapshot, fields_but_spec
-from ome_selector.cache.specs import SHARED, SharedSpecs
+from ome_selector.cache.specs import SHARED, Lookup, SharedSpecs
 from ome_selector.cache.wire_objects import WireRuntime
 from ome_selector.domain import errors
 from ome_selector.domain import objects as d
@@ -109,8 +109,9 @@ def prepare_write(
                 )
                 continue
             obj = item.decoded()
-            which, kind = item.which, _RUNTIME_FIELDS[item.which]
-            lookup = shared.find(getattr(obj, which).spec, bytes(item.spec))
+            which = item.which
+            kind: str | None = _RUNTIME_FIELDS[which]
+            lookup: Lookup | None = shared.find(getattr(obj, which).spec, bytes(item.spec))
         else:
             obj = item
             which = obj.WhichOneof("object") or ""
@@ -282,8 +283,11 @@ class CacheStore:
             return version
         return f"{self._base_version or 'unversioned'}+{generation}"
 
-    def apply_snapshot(self, version: str, objects: Sequence[cache_pb2.CacheObject]) -> cache_pb2.CacheStatus:
-        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required."""
+    def apply_snapshot(
+        self, version: str, objects: Sequence[cache_pb2.CacheObject | WireRuntime]
+    ) -> cache_pb2.CacheStatus:
+        """Replace the whole cache. ``version`` (opaque, chosen by the controller) is required;
+        ``objects`` may be read from the request's bytes (``cache.wire_objects``)."""
         with self._lock:
             violations = (
                 bounds.cache_version(version, "version") if version else [FieldViolation("version", errors.required())]
