@@ -134,6 +134,12 @@ def assert_fast_path(cluster: list[dict[str, Any]], model_doc: dict[str, Any], s
     evaluations."""
     store = CacheStore(max_message_bytes=0)
     store.apply_snapshot("v1", objects(*cluster, model_doc))
+    assert_fast_path_on(store, service)
+
+
+def assert_fast_path_on(store: CacheStore, service: dict[str, Any]) -> None:
+    """``auto_select`` on the store's snapshot (model ``m``, an uncapped message) for ``service``
+    equals ``exhaustive_auto_select``, as ``assert_fast_path`` says."""
     snapshot = store.snapshot
     mdl = snapshot.cluster_models["m"]
     from helpers_docs import inference_service

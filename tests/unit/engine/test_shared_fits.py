@@ -27,7 +27,7 @@ from ome_selector.cache.store import CacheStore
 from ome_selector.engine import evaluation as engine
 from ome_selector.rules.model_format import format_match, format_matches
 from test_carried_results import _view
-from test_fast_path import NS, SETTINGS, assert_fast_path, clusters, models, runtimes, services
+from test_fast_path import NS, SETTINGS, assert_fast_path, assert_fast_path_on, clusters, models, runtimes, services
 
 PRIORITIES = st.sampled_from([None, 1, 2, 3, 7])
 
@@ -156,20 +156,6 @@ def test_the_table_carried_through_writes_stays_exact(data: Any) -> None:
                 store.delete(f"v{i + 2}", [item])
             _assert_exact(store.snapshot.cluster)
         assert_fast_path_on(store, service)
-
-
-def assert_fast_path_on(store: CacheStore, service: dict[str, Any]) -> None:
-    """The store's answer for ``service`` equals the exhaustive evaluation's (ranking, message)."""
-    snapshot = store.snapshot
-    mdl = snapshot.cluster_models["m"]
-    request = compile_request(inference_service(service))
-    namespace = service["metadata"]["namespace"]
-    fast = engine.auto_select(snapshot, mdl, request, namespace)
-    _, ranked, message = engine.exhaustive_auto_select(snapshot, mdl, request, namespace)
-    assert [(r.evaluation.runtime.key, r.rank, r.tie_break) for r in fast.ranked] == [
-        (r.evaluation.runtime.key, r.rank, r.tie_break) for r in ranked
-    ]
-    assert fast.no_runtime_message == message
 
 
 def _group(docs: list[dict[str, Any]]) -> tuple[CacheStore, RuntimeGroup]:
