@@ -64,9 +64,15 @@ def _with_spec(obj: cache_pb2.CacheObject, runtime: d.Runtime | None) -> bytes:
     return out.SerializeToString(deterministic=True)
 
 
-def _variant(source: int, name: str, priorities: list[int | None], breakage: str) -> cache_pb2.CacheObject:
+def runtime_variant(
+    catalog: list[cache_pb2.CacheObject], source: int, name: str, priorities: list[int | None], breakage: str
+) -> cache_pb2.CacheObject:
+    """A copy of the ClusterServingRuntime ``catalog[source % len]`` named ``name``, its entries'
+    priorities set from ``priorities`` (None clears one) and broken as ``breakage`` says ("" for
+    none; "no format name", "long version", "bad name", "no priorities", "duplicate" (named rt-0),
+    "scaling mode")."""
     obj = cache_pb2.CacheObject()
-    obj.CopyFrom(CATALOG[source % len(CATALOG)])
+    obj.CopyFrom(catalog[source % len(catalog)])
     runtime = obj.cluster_serving_runtime
     runtime.metadata.name = name
     for entry, priority in zip(runtime.spec.supported_model_formats, priorities):
@@ -84,9 +90,15 @@ def _variant(source: int, name: str, priorities: list[int | None], breakage: str
     elif breakage == "no priorities":
         for entry in entries:
             entry.ClearField("priority")
+    elif breakage == "duplicate":
+        runtime.metadata.name = "rt-0"
     elif breakage == "scaling mode":
         runtime.spec.scaling_policy.mode = "Sideways"
     return obj
+
+
+def _variant(source: int, name: str, priorities: list[int | None], breakage: str) -> cache_pb2.CacheObject:
+    return runtime_variant(CATALOG, source, name, priorities, breakage)
 
 
 _variants = st.lists(

@@ -27,6 +27,7 @@ from ome_selector.examples import example_paths
 from ome_selector.rpc import servicers, wire
 from ome_selector.server import loading
 from ome_selector.validation.names import MAX_OBJECT_BYTES
+from test_specs import runtime_variant
 
 LOADED = load_manifests([str(CATALOG_RUNTIMES), *example_paths()])
 assert not LOADED.errors
@@ -279,23 +280,7 @@ def test_a_spec_in_another_encoding_keeps_its_decoded_size() -> None:
 
 
 def _variant(source: int, name: str, priorities: list[int | None], breakage: str) -> cache_pb2.CacheObject:
-    obj = _clone(CATALOG[source % len(CATALOG)], name)
-    runtime = obj.cluster_serving_runtime
-    for entry, priority in zip(runtime.spec.supported_model_formats, priorities):
-        if priority is None:
-            entry.ClearField("priority")
-        else:
-            entry.priority = priority
-    entries = runtime.spec.supported_model_formats
-    if breakage == "no format name" and entries:
-        entries[0].model_format.name = ""
-    elif breakage == "bad name":
-        runtime.metadata.name = "Bad_Name"
-    elif breakage == "duplicate":
-        runtime.metadata.name = "rt-0"
-    elif breakage == "scaling mode":
-        runtime.spec.scaling_policy.mode = "Sideways"
-    return obj
+    return runtime_variant(CATALOG, source, name, priorities, breakage)
 
 
 _variants = st.lists(
