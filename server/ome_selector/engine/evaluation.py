@@ -424,9 +424,7 @@ class _Past:
             if not spec.any_auto_select:  # every entry's autoSelect is in the fit_id: score 0
                 masks[_NOT_AUTO] |= positions
                 continue
-            # the reason of rules.auto_select.auto_select_failure for a score of 0
-            match = spec.entries[base.match] if base.match >= 0 else None
-            unscored = _NOT_SCORED if match is not None and match.auto_select is True else _NOT_AUTO
+            unscored = _unscored(spec, base)
             dist = 0.0 if model.size is None else distance(model.size, base.distance_low, base.distance_high)
             whole = fits.masks[fit_id]
             found = _positions(fits, fit_id) if positions == whole else tuple(set_positions(positions))
@@ -483,9 +481,14 @@ def _classify(
     if score > 0:
         dist = 0.0 if model.size is None else distance(model.size, base.distance_low, base.distance_high)
         return CANDIDATE, (-score, dist, rt.name, i)
-    # the reason of rules.auto_select.auto_select_failure
+    return _unscored(spec, base), None
+
+
+def _unscored(spec: d.Compiled, base: FitBase) -> int:
+    """The code of a runtime that auto-selection skips with a score of 0: the reason of
+    ``rules.auto_select.auto_select_failure`` (its matching entry has ``autoSelect: true``, or not)."""
     match = spec.entries[base.match] if spec.any_auto_select and base.match >= 0 else None
-    return (_NOT_SCORED if match is not None and match.auto_select is True else _NOT_AUTO), None
+    return _NOT_SCORED if match is not None and match.auto_select is True else _NOT_AUTO
 
 
 def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
