@@ -232,6 +232,12 @@ class Snapshot:
         whole walk), or None."""
         return _parent(self._parts, head, name)
 
+    def runtimes_with_parent(self) -> list[d.Runtime]:
+        """The runtimes that name a parent (``ome.io/inherit-from``), as resolved: ServingRuntimes,
+        then ClusterServingRuntimes; found from the ``parented`` keys, not by a pass over every
+        runtime."""
+        return _with_parent(self._parts)
+
     def runtimes_in_scope(self, namespace: str) -> tuple[RuntimeGroup, RuntimeGroup]:
         """(ServingRuntimes of ``namespace``, ClusterServingRuntimes), each a group in fetch order."""
         return self.namespaced.get(namespace, EMPTY_GROUP), self.cluster

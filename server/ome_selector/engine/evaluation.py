@@ -25,6 +25,7 @@ from ome_selector.domain.sizes import distance
 from ome_selector.engine import memo as caches
 from ome_selector.engine.bits import selector, set_positions
 from ome_selector.engine.fits import FitBase, fit, fit_base, format_failure, format_passes
+from ome_selector.engine.moves import Moves
 from ome_selector.engine.ranking import (  # the types every answer reads, re-exported
     Evaluation,
     Picked,
@@ -127,12 +128,13 @@ def _rank_candidates(results: tuple[GroupResult, GroupResult]) -> RankedCandidat
 
 
 def _candidate_order(results: tuple[GroupResult, GroupResult]) -> Sequence[Evaluation]:
-    ordered: list[tuple[Evaluated, int]] = []
+    runs: list[tuple[Evaluated, list[tuple[int, float, str, int]]]] = []
     for result in results:
         if not total_order({key[1] for key in result.keys}):
             return tuple(rank_order([r.evaluated[key[3]] for r in results for key in r.keys]))
-        ordered += [(result.evaluated, key[3]) for key in sorted(result.keys)]
-    return Picked(ordered)
+        if result.keys:
+            runs.append((result.evaluated, sorted(result.keys)))
+    return Picked(runs)
 
 
 # ---- auto-selection: the fast path ----------------------------------------------------------
@@ -517,31 +519,32 @@ def _carried(
     (their bits and keys move with the inserts and deletes), and only the edited positions past
     the masks are classified."""
     masks = [before.format_rejected, before.size_failed, before.not_auto, before.not_scored]
-    keys = list(before.keys)
-    made = dict(before.evaluated.made)
-    dirty: set[int] = set()
+    dirty: set[int] = set()  # the edited positions, as the group is after each edit
     for op, i, _ in edits:
         bit, low = 1 << i, (1 << i) - 1
         if op == "set":
             masks = [m & ~bit for m in masks]
-            keys = [k for k in keys if k[3] != i]
-            made.pop(i, None)
             dirty.add(i)
         elif op == "del":
             masks = [(m & low) | ((m >> (i + 1)) << i) for m in masks]
-            keys = [k if k[3] < i else (k[0], k[1], k[2], k[3] - 1) for k in keys if k[3] != i]
-            made = {j if j < i else j - 1: e for j, e in made.items() if j != i}
             dirty = {j if j < i else j - 1 for j in dirty if j != i}
         else:  # "ins"
             masks = [(m & low) | ((m >> i) << (i + 1)) for m in masks]
-            keys = [k if k[3] < i else (k[0], k[1], k[2], k[3] + 1) for k in keys]
-            made = {j if j < i else j + 1: e for j, e in made.items()}
             dirty = {j if j < i else j + 1 for j in dirty}
             dirty.add(i)
+    # The candidate keys and evaluations (thousands at 50,000 runtimes) move once for all edits.
+    moves = Moves(edits)
+    keys = moves.keys(before.keys)
+    made = moves.positions(before.evaluated.made)
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, masks, keys)
     past.classify(sorted(i for i in dirty if rest >> i & 1))
-    return _result(group, model, (disabled, accelerator, mode, no_entry), past, made)
+    after = _result(group, model, (disabled, accelerator, mode, no_entry), past, made)
+    if before.memo:
+        from ome_selector.engine import no_runtime  # it reads this module's group results
+
+        no_runtime.carry_lists(before, after, edits, model, request)
+    return after
 
 
 def _result(

@@ -68,6 +68,50 @@ def message(auto: AutoSelection) -> str:
     return head + listed
 
 
+def carry_lists(
+    before: GroupResult,
+    after: GroupResult,
+    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    model: d.Model,
+    request: d.Request | None,
+) -> None:
+    """Keep on ``after`` (``before`` carried through ``edits``: same model and request checks)
+    the message lists ``before`` keeps, when the edits cannot change them: every edit replaces a
+    runtime in place (no position moves, so the fetch order and every count stay) and each
+    replaced runtime has the same entry, or none, before and after (the same primary check and
+    text). A list depends on nothing else (``message``'s key holds the rest)."""
+    kept = [(key, found) for key, found in before.memo.items() if isinstance(key, tuple) and key[0] == "message"]
+    if not kept or any(op != "set" for op, _, _ in edits):
+        return
+    texts = caches.FORMAT_FAILURES.table(model.cache_key)
+    for i in {i for _, i, _ in edits}:
+        if _entry_at(before, i, model, request, texts) != _entry_at(after, i, model, request, texts):
+            return
+    for key, (partner, listed) in kept:
+        after.keep(key, partner, listed)
+
+
+def _entry_at(
+    result: GroupResult, i: int, model: d.Model, request: d.Request | None, texts: Any
+) -> tuple[Check, str] | None:
+    """(primary check, ``<runtime> (<primary reason>)``) of position ``i`` when the message lists
+    it (as ``_entries_by_distance`` and ``_excluded_pieces`` build it), else None."""
+    bit, runtime = 1 << i, result.group.order[i]
+    if result.disabled & bit:
+        check, reason = Check.DISABLED, messages.RUNTIME_DISABLED
+    elif result.accelerator_class & bit:
+        check, reason = Check.ACCELERATOR_CLASS, messages.ACCELERATOR_CLASS
+    elif result.deployment_mode & bit:
+        check, reason = Check.DEPLOYMENT_MODE, check_deployment_mode(runtime.own, _NO_FIT, request)[0].message
+    elif result.model_format & bit:
+        check, reason = Check.MODEL_FORMAT, _format_reason(runtime, model, texts)
+    elif result.size_failed & bit:
+        check, reason = Check.MODEL_SIZE, result.evaluated[i].failures[0].message
+    else:
+        return None
+    return check, messages.excluded_runtime(runtime.name, reason)
+
+
 def _listed(auto: AutoSelection, head_bytes: int) -> str:
     """The message after its head (of ``head_bytes`` UTF-8 bytes): OME's list of every excluded
     runtime when it fits the cap (or there is none), else the capped list."""

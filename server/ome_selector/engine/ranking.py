@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import overload
+from typing import Any, overload
 
 from ome_selector.domain import objects as d
 from ome_selector.domain.enums import IdentityEnum
@@ -171,20 +171,30 @@ def _sorted(group: list[Evaluation]) -> list[Evaluation]:
 
 
 class Picked(Sequence[Evaluation]):
-    """Evaluations read through ``(evaluations by position, position)`` references, each made
-    when read (``evaluation.Evaluated``)."""
+    """Evaluations read through runs of ``(evaluations by position, candidate keys)``: item ``n``
+    is the evaluation at the position (``key[3]``) of the ``n``-th key, counting through the runs
+    in order; each made when read (``evaluation.Evaluated``). The keys are held as given (a sorted
+    list per group), so thousands of candidates cost no per-candidate tuple."""
 
-    __slots__ = ("_refs",)
+    __slots__ = ("_runs", "_len")
 
-    def __init__(self, refs: Sequence[tuple[Mapping[int, Evaluation], int]]) -> None:
-        self._refs = refs
+    def __init__(self, runs: Sequence[tuple[Mapping[int, Evaluation], Sequence[tuple[Any, ...]]]]) -> None:
+        self._runs = runs
+        self._len = sum(len(keys) for _, keys in runs)
 
     def __len__(self) -> int:
-        return len(self._refs)
+        return self._len
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def]  # an int: RankedCandidates reads one at a time
-        evaluated, i = self._refs[index]
-        return evaluated[i]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError(index)
+        for evaluated, keys in self._runs:
+            if index < len(keys):
+                return evaluated[keys[index][3]]
+            index -= len(keys)
+        raise IndexError(index)  # pragma: no cover  (the bounds are checked above)
 
 
 def rank(candidates: list[Evaluation]) -> RankedCandidates:

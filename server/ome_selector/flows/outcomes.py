@@ -51,9 +51,8 @@ from __future__ import annotations
 import secrets
 import threading
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
-from itertools import chain
 
 from ome.selector.v1 import cache_pb2
 from ome.v1beta1 import types_pb2
@@ -334,10 +333,6 @@ def _runtime(snapshot: Snapshot, key: Key) -> d.Runtime | None:
     return snapshot.serving_runtimes.get((key[1], key[2]))
 
 
-def _all_runtimes(snapshot: Snapshot) -> Iterator[d.Runtime]:
-    return chain(snapshot.serving_runtimes.values(), snapshot.cluster_serving_runtimes.values())
-
-
 def diff(old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> tuple[frozenset[Key], frozenset[Key]]:
     """(touched, rechained): the keys of the objects that differ between the snapshots (created,
     replaced by a different object, or deleted), and of the runtimes whose inheritance chain can
@@ -355,11 +350,7 @@ def diff(old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> 
     if runtimes:
         names = {key[2] for key in runtimes}
         for snapshot in (old, new):
-            rechained.update(
-                rt.key
-                for rt in _all_runtimes(snapshot)
-                if rt.parent is not None and chain_can_reach(rt, runtimes, names)
-            )
+            rechained.update(rt.key for rt in snapshot.runtimes_with_parent() if chain_can_reach(rt, runtimes, names))
     return frozenset(touched), frozenset(rechained - touched)
 
 

@@ -175,3 +175,41 @@ def test_what_a_group_keeps_is_bounded_by_its_size() -> None:
     with patch.object(engine, "MEMO_BYTES_PER_RUNTIME", budget):
         second = engine.group_result(cluster, mdl, with_class)
     assert cluster.memo == {(mdl.cache_key, with_class.checks_key): second, "bytes": engine._result_bytes(second)}
+
+
+def _messages(store: CacheStore, docs: list[dict[str, Any]]) -> list[str | None]:
+    """The ``no runtime found`` message of each request on the store's snapshot."""
+    snapshot = store.snapshot
+    mdl = snapshot.cluster_models["m"]
+    return [
+        engine.auto_select(
+            snapshot, mdl, compile_request(inference_service(doc)), doc["metadata"]["namespace"]
+        ).no_runtime_message
+        for doc in docs
+    ]
+
+
+@SETTINGS
+@given(clusters(), writes(), models(), st.lists(services(), min_size=1, max_size=3), st.sampled_from([0, 150, 300]))
+def test_message_lists_carried_through_writes_equal_a_fresh_stores(
+    cluster: list[dict[str, Any]],
+    changes: list[tuple[str, Any]],
+    model_doc: dict[str, Any],
+    asks: list[Any],
+    cap: int,
+) -> None:
+    # A list kept on a group result goes with the result through a write that replaces runtimes
+    # in place without changing their entries (``no_runtime.carry_lists``): with and without a
+    # cap, every message then equals the one a store built afresh from the same objects gives.
+    with patch.object(engine, "MEMO_MIN_RUNTIMES", 1):
+        store = CacheStore(max_message_bytes=cap)
+        store.apply_snapshot("v1", objects(*cluster, model_doc))
+        for i, (op, item) in enumerate([*changes, *changes]):  # again: the same docs replace in place
+            _messages(store, asks)
+            if op == "upsert":
+                store.upsert(f"v{i + 2}", objects(item))
+            else:
+                store.delete(f"v{i + 2}", [item])
+            fresh = CacheStore(max_message_bytes=cap)
+            fresh.apply_snapshot("fresh", [store.snapshot.stored_object(key) for key in store.snapshot.objects])
+            assert _messages(store, asks) == _messages(fresh, asks)
