@@ -12,7 +12,7 @@ results' bit masks, and whether OME's text could fit is decided from them before
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from heapq import merge
 from itertools import compress, islice
 from operator import attrgetter, getitem
@@ -95,21 +95,13 @@ def _entry_at(
     result: GroupResult, i: int, model: d.Model, request: d.Request | None, texts: Any
 ) -> tuple[Check, str] | None:
     """(primary check, ``<runtime> (<primary reason>)``) of position ``i`` when the message lists
-    it (as ``_entries_by_distance`` and ``_excluded_pieces`` build it), else None."""
-    bit, runtime = 1 << i, result.group.order[i]
-    if result.disabled & bit:
-        check, reason = Check.DISABLED, messages.RUNTIME_DISABLED
-    elif result.accelerator_class & bit:
-        check, reason = Check.ACCELERATOR_CLASS, messages.ACCELERATOR_CLASS
-    elif result.deployment_mode & bit:
-        check, reason = Check.DEPLOYMENT_MODE, check_deployment_mode(runtime.own, _NO_FIT, request)[0].message
-    elif result.model_format & bit:
-        check, reason = Check.MODEL_FORMAT, _format_reason(runtime, model, texts)
-    elif result.size_failed & bit:
-        check, reason = Check.MODEL_SIZE, result.evaluated[i].failures[0].message
-    else:
-        return None
-    return check, messages.excluded_runtime(runtime.name, reason)
+    it (as ``_entries_by_distance`` builds it), else None."""
+    bit = 1 << i
+    for check in _LISTED:  # a position is in one listed mask at most
+        if _LISTED_MASK[check](result) & bit:
+            reason = _REASONS[check](result, i, model, request, texts)
+            return check, messages.excluded_runtime(result.group.order[i].name, reason)
+    return None
 
 
 def _listed(auto: AutoSelection, head_bytes: int) -> str:
@@ -184,28 +176,33 @@ def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
     model, request = auto.model, auto.request
     texts = caches.FORMAT_FAILURES.table(model.cache_key)
     for check in _LISTED:
+        reason, mask_of = _REASONS[check], _LISTED_MASK[check]
         for result in auto.results:
             order = result.group.order
-            masked: Iterator[tuple[int, str]] | None = None
-            if check is Check.MODEL_SIZE:
-                # The only evaluated runtimes excluded: ``size_failed``, each evaluated as it is
-                # listed (a capped message stops after a few of thousands).
-                evaluated = result.evaluated
-                masked = ((i, evaluated[i].failures[0].message) for i in set_positions(result.size_failed))
-            elif check is Check.MODEL_FORMAT and result.model_format:
-                masked = ((i, _format_reason(order[i], model, texts)) for i in set_positions(result.model_format))
-            elif check is Check.DEPLOYMENT_MODE and result.deployment_mode:
-                masked = (
-                    (i, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message)
-                    for i in set_positions(result.deployment_mode)
-                )
-            elif check is Check.ACCELERATOR_CLASS and result.accelerator_class:
-                masked = ((i, messages.ACCELERATOR_CLASS) for i in set_positions(result.accelerator_class))
-            elif check is Check.DISABLED and result.disabled:
-                masked = ((i, messages.RUNTIME_DISABLED) for i in set_positions(result.disabled))
-            if masked is not None:
-                for i, reason in masked:
-                    yield check, messages.excluded_runtime(order[i].name, reason)
+            for i in set_positions(mask_of(result)):
+                # Model size: each evaluated runtime is evaluated as it is listed (a capped
+                # message stops after a few of thousands).
+                yield check, messages.excluded_runtime(order[i].name, reason(result, i, model, request, texts))
+
+
+# The runtimes each listed check excludes (the mask of the group result), and the primary reason
+# of position i: (result, i, model, request, FORMAT_FAILURES table) -> text.
+_LISTED_MASK: dict[Check, Callable[[GroupResult], int]] = {
+    Check.MODEL_SIZE: attrgetter("size_failed"),
+    Check.MODEL_FORMAT: attrgetter("model_format"),
+    Check.DEPLOYMENT_MODE: attrgetter("deployment_mode"),
+    Check.ACCELERATOR_CLASS: attrgetter("accelerator_class"),
+    Check.DISABLED: attrgetter("disabled"),
+}
+_REASONS: dict[Check, Callable[[GroupResult, int, d.Model, d.Request | None, Any], str]] = {
+    Check.MODEL_SIZE: lambda result, i, model, request, texts: result.evaluated[i].failures[0].message,
+    Check.MODEL_FORMAT: lambda result, i, model, request, texts: _format_reason(result.group.order[i], model, texts),
+    Check.DEPLOYMENT_MODE: lambda result, i, model, request, texts: (
+        check_deployment_mode(result.group.order[i].own, _NO_FIT, request)[0].message
+    ),
+    Check.ACCELERATOR_CLASS: lambda result, i, model, request, texts: messages.ACCELERATOR_CLASS,
+    Check.DISABLED: lambda result, i, model, request, texts: messages.RUNTIME_DISABLED,
+}
 
 
 def _format_reason(runtime: d.Runtime, model: d.Model, texts: Any) -> str:

@@ -186,15 +186,12 @@ class Picked(Sequence[Evaluation]):
         return self._len
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def]  # an int: RankedCandidates reads one at a time
-        if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
-            raise IndexError(index)
+        at = index + self._len if index < 0 else index
         for evaluated, keys in self._runs:
-            if index < len(keys):
-                return evaluated[keys[index][3]]
-            index -= len(keys)
-        raise IndexError(index)  # pragma: no cover  (the bounds are checked above)
+            if 0 <= at < len(keys):
+                return evaluated[keys[at][3]]
+            at -= len(keys)
+        raise IndexError(index)
 
 
 def rank(candidates: list[Evaluation]) -> RankedCandidates:
