@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from ome.selector.v1 import selector_pb2 as pb
 
@@ -25,7 +26,7 @@ from ome_selector.rpc import outcomes as rpc_outcomes
 from ome_selector.rpc.common import _ref
 from ome_selector.texts import messages
 
-Event = pb.WatchSelectionsResponse
+Event: TypeAlias = pb.WatchSelectionsResponse
 Match = Callable[[outcomes.IsvcKey, Snapshot], bool]
 
 
