@@ -212,8 +212,9 @@ class GroupResult:
     not_auto: int
     not_scored: int
     # What requests sharing this result share (``keep``): {id(other result) or 0: (it or None,
-    # candidate order)} (``_rank_candidates``) and {("message", ...): (other result or None,
-    # list)} (``no_runtime.message``).
+    # candidate order)} (``_rank_candidates``), {("message", ...): (other result or None,
+    # list)} (``no_runtime.message``) and {(ANSWER, ...): (None, serialized answer)}
+    # (``rpc.selection.encode_select``).
     memo: dict[object, tuple[GroupResult | None, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -496,6 +497,8 @@ def _unscored(spec: d.Compiled, base: FitBase) -> int:
 def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None) -> GroupResult:
     """Apply the checks in the documented order (troubleshoot-runtime-selection.md, Step 2) to a
     group: each runtime's primary reason is the first check it fails."""
+    if not group.order:  # a namespace without ServingRuntimes: nothing to check
+        return GroupResult(group, 0, 0, 0, 0, Evaluated((), model, 0), [], 0, 0, 0, 0)
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, [0, 0, 0, 0], [])
     fits = group.shared_fits() if rest else None  # None for a small group
@@ -544,7 +547,52 @@ def _carried(
         from ome_selector.engine import no_runtime  # it reads this module's group results
 
         no_runtime.carry_lists(before, after, edits, model, request)
+        carry_answers(before, after, edits)
     return after
+
+
+# The key of an encoded answer a group result keeps (``GroupResult.keep``) starts with this.
+ANSWER = "answer"
+
+
+def carry_answers(
+    before: GroupResult, after: GroupResult, edits: tuple[tuple[str, int, d.Runtime | None], ...]
+) -> None:
+    """Keep on ``after`` (``before`` carried through ``edits``) the encoded answers ``before``
+    keeps (keys ``(ANSWER, ...)``: answers with a selected runtime, whose content is the
+    candidates and the counts per primary reason) when the edits cannot change them: every edit
+    replaces a runtime in place, and each replaced runtime is no candidate and has the same
+    primary check before and after. The candidates are then the same runtimes at the same
+    positions and every count stays."""
+    kept = [(key, found) for key, found in before.memo.items() if isinstance(key, tuple) and key[0] == ANSWER]
+    if not kept or any(op != "set" for op, _, _ in edits):
+        return
+    for i in {i for _, i, _ in edits}:
+        standing = _standing(before, i)
+        if standing is None or standing != _standing(after, i):
+            return
+    for key, (partner, answer) in kept:
+        after.keep(key, partner, answer)
+
+
+def _standing(result: GroupResult, i: int) -> int | None:
+    """The index of the first mask of ``result`` that holds position ``i`` (its primary check),
+    or None for a candidate."""
+    bit = 1 << i
+    for index, mask in enumerate(
+        (
+            result.disabled,
+            result.accelerator_class,
+            result.deployment_mode,
+            result.model_format,
+            result.size_failed,
+            result.not_auto,
+            result.not_scored,
+        )
+    ):
+        if mask & bit:
+            return index
+    return None
 
 
 def _result(

@@ -15,6 +15,7 @@ from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.domain.answers import DEFAULT_CANDIDATE_LIMIT
 from ome_selector.domain.errors import FieldViolation, RequestError
+from ome_selector.engine import evaluation as engine
 from ome_selector.engine.evaluation import AutoSelection, Verdict
 from ome_selector.engine.explain_rows import Excluded
 from ome_selector.flows import selection
@@ -27,6 +28,9 @@ from ome_selector.rules.results import Check
 from ome_selector.texts import messages, requests
 
 MAX_PAGE_SIZE = 1000
+# The largest serialized answer a group result keeps (``encode_select``); a larger one (a BASIC
+# view asking for every candidate of thousands) is built for each request.
+KEPT_ANSWER_BYTES = 16 << 10
 
 
 def _model_identity(model: d.Model) -> pb.ModelIdentity:
@@ -80,16 +84,28 @@ def selection_pb(decision: Decision) -> pb.Selection | None:
     return selection
 
 
-def encode_select(snapshot: Snapshot, query: SelectQuery, decision: Decision) -> pb.SelectRuntimeResponse:
+def encode_select(snapshot: Snapshot, query: SelectQuery, decision: Decision) -> pb.SelectRuntimeResponse | bytes:
     """The SelectRuntimeResponse of ``decision``; NOT_FOUND for an unknown model or named runtime.
     A named runtime that fails a check carries OME's warning (reference-a-runtime-explicitly.md);
     auto-selection carries the ranked candidates (``_auto_selection``) and the selected runtime's
-    warning or the ``no runtime found`` message."""
+    warning or the ``no runtime found`` message.
+
+    A BASIC answer with a selected runtime, in a namespace without ServingRuntimes, comes
+    serialized: its body is kept on the ClusterServingRuntimes' group result (``_answer_key``),
+    and the snapshot's ``cache_version`` follows it (a field parsed after the others, as any)."""
     if decision.outcome in (Resolved.MODEL_NOT_FOUND, Resolved.RUNTIME_NOT_FOUND):
         raise RequestError("NOT_FOUND", decision.model.not_found or decision.runtime_not_found)
-    model = decision.model.model
+    model, auto, spec = decision.model.model, decision.auto, query.isvc.spec
+    key = None
+    if auto is not None and model is not None and decision.runtime is not None and not (decision.named or query.full):
+        key = _answer_key(auto, model, spec.model.name, query.candidate_limit)
+    if key is not None:
+        assert auto is not None
+        body: bytes | None = auto.results[1].kept(key, None)
+        if body is not None:
+            return body + _cache_version(snapshot)
     response = pb.SelectRuntimeResponse(
-        cache_version=snapshot.version,
+        cache_version="" if key is not None else snapshot.version,
         model=_model_identity(model) if model is not None else None,
         model_error=decision.model.error,
         runtime_error=decision.runtime_error,
@@ -97,19 +113,39 @@ def encode_select(snapshot: Snapshot, query: SelectQuery, decision: Decision) ->
     )
     if decision.outcome is Resolved.MODEL_ERROR:
         return response
-    spec = query.isvc.spec
     if decision.named:
         if decision.compatibility_error:
             warning = messages.named_runtime_warning(spec.runtime.name, spec.model.name, decision.compatibility_error)
             response.warnings.append(warning)
         return response
-    assert decision.auto is not None and model is not None
-    _auto_selection(response, decision.auto, query.candidate_limit, query.full)
+    assert auto is not None and model is not None
+    _auto_selection(response, auto, query.candidate_limit, query.full)
     if decision.runtime is None:
-        response.no_runtime_message = decision.auto.no_runtime_message or ""
-    else:
-        response.warnings.append(messages.auto_selected(decision.runtime.name, spec.model.name or model.name))
+        response.no_runtime_message = auto.no_runtime_message or ""
+        return response
+    response.warnings.append(messages.auto_selected(decision.runtime.name, spec.model.name or model.name))
+    if key is not None:
+        body = response.SerializeToString()
+        if len(body) <= KEPT_ANSWER_BYTES:
+            auto.results[1].keep(key, None, body)
+        return body + _cache_version(snapshot)
     return response
+
+
+def _answer_key(auto: AutoSelection, model: d.Model, spec_model: str, limit: int) -> tuple[object, ...] | None:
+    """The key a BASIC answer with a selected runtime is kept under on the ClusterServingRuntimes'
+    group result, when no ServingRuntime is in scope (the answer is then that result's alone)
+    and the group keeps its results (``engine.group_result``); else None. Past the result (the
+    model's content and the request's checks), the answer depends on the model's identity, the
+    model name its warning gives (``spec_model``) and the candidates it shows at most (``limit``)."""
+    if len(auto.results[0].group) or len(auto.results[1].group) < engine.MEMO_MIN_RUNTIMES:
+        return None
+    return (engine.ANSWER, model.kind, model.namespace, model.name, model.label, spec_model, limit)
+
+
+def _cache_version(snapshot: Snapshot) -> bytes:
+    """The ``cache_version`` field of a SelectRuntimeResponse, serialized."""
+    return pb.SelectRuntimeResponse(cache_version=snapshot.version).SerializeToString()
 
 
 def _auto_selection(response: pb.SelectRuntimeResponse, auto: AutoSelection, limit: int, full: bool) -> None:
@@ -149,7 +185,7 @@ def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
     return summary
 
 
-SELECT = Rpc(decode_select, decide, encode_select)
+SELECT = Rpc(decode_select, decide, encode_select, pb.SelectRuntimeResponse)
 select_runtime = SELECT
 
 

@@ -1,7 +1,8 @@
 """Group results kept on a runtime group and carried through a write (``engine.group_result``,
 ``RuntimeGroup.previous``) equal the results computed afresh on the new group: every mask, the
 candidates' keys, the skipped counts and the evaluations, after random writes (upserts that
-replace a runtime in place or move it, inserts and deletes) and random requests.
+replace a runtime in place or move it, inserts and deletes) and random requests. So do the
+message lists and the SelectRuntime answers the results keep.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import pytest
 from helpers_docs import entry, inference_service, isvc, model, objects, runtime
 from hypothesis import given
 from hypothesis import strategies as st
-from ome.selector.v1 import cache_pb2
+from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.ingest import compile_request
 from ome_selector.cache.store import CacheStore
+from ome_selector.domain.errors import RequestError
 from ome_selector.engine import evaluation as engine
+from ome_selector.rpc import selection as rpc_selection
 from test_fast_path import SETTINGS, clusters, models, services, writes
 
 
@@ -213,3 +216,129 @@ def test_message_lists_carried_through_writes_equal_a_fresh_stores(
             fresh = CacheStore(max_message_bytes=cap)
             fresh.apply_snapshot("fresh", [store.snapshot.stored_object(key) for key in store.snapshot.objects])
             assert _messages(store, asks) == _messages(fresh, asks)
+
+
+def _answers(store: CacheStore, docs: list[dict[str, Any]], limit: int | None) -> list[Any]:
+    """SelectRuntime's BASIC answer to each request on the store's snapshot, as the servicer
+    sends it (serialized when kept) and parsed, without its cache version; a NOT_FOUND as text."""
+    out: list[Any] = []
+    for doc in docs:
+        request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(doc), candidate_limit=limit)
+        try:
+            sent = rpc_selection.select_runtime(store.snapshot, request, True)
+        except RequestError as error:
+            out.append(str(error))
+            continue
+        answer = selector_pb2.SelectRuntimeResponse.FromString(sent) if isinstance(sent, bytes) else sent
+        assert answer.cache_version == store.snapshot.version
+        answer.ClearField("cache_version")
+        out.append(answer)
+    return out
+
+
+_CREATED = "2025-01-01T00:00:00Z"
+# Entries a runtime of ``_shaped`` gets: ones that can match model ``m`` (safetensors 1.0.0) with
+# priorities, one that cannot, and one that names the format without the version.
+_SHAPES = st.sampled_from(
+    [
+        entry(format={"name": "safetensors", "version": "1.0.0"}, priority=1),
+        entry(format={"name": "safetensors", "version": "1.0.0"}, priority=5),
+        entry(format={"name": "safetensors", "version": "1.0.0"}, priority=5, autoSelect=False),
+        entry(format={"name": "gguf", "version": "1"}, priority=3),
+        entry(format={"name": "safetensors"}, priority=2),
+    ]
+)
+
+
+@st.composite
+def _shaped(draw: Any) -> tuple[list[dict[str, Any]], list[tuple[str, Any]], dict[str, Any]]:
+    """Up to 12 ClusterServingRuntimes with ``_SHAPES`` entries, up to 8 writes (most replace one
+    of them in place, its name and creation time kept; some add or delete one), and model ``m``."""
+    names = [f"rt-{i}" for i in range(draw(st.integers(1, 12)))]
+    cluster = [runtime(n, draw(_SHAPES), created=_CREATED) for n in names]
+    changes: list[tuple[str, Any]] = []
+    for _ in range(draw(st.integers(1, 8))):
+        kind = draw(st.sampled_from(["replace", "replace", "replace", "add", "delete"]))
+        if kind == "delete":
+            key = cache_pb2.ObjectKey(
+                kind=cache_pb2.OBJECT_KIND_CLUSTER_SERVING_RUNTIME, name=draw(st.sampled_from(names))
+            )
+            changes.append(("delete", key))
+        else:
+            name = draw(st.sampled_from(names)) if kind == "replace" else f"rt-new-{len(changes)}"
+            changes.append(("upsert", runtime(name, draw(_SHAPES), created=_CREATED)))
+    return cluster, changes, model("m", namespace=None, format=("safetensors", "1.0.0"))
+
+
+@SETTINGS
+@given(
+    st.one_of(st.tuples(clusters(), writes(), models()), _shaped()),
+    st.lists(services(), min_size=1, max_size=3),
+    st.sampled_from([None, 0, 1]),
+)
+def test_answers_kept_through_writes_equal_a_fresh_stores(
+    written: tuple[list[dict[str, Any]], list[tuple[str, Any]], dict[str, Any]],
+    asks: list[Any],
+    limit: int | None,
+) -> None:
+    # A BASIC answer with a selected runtime is kept on the ClusterServingRuntimes' group result
+    # and goes with it through writes that cannot change it (``engine.carry_answers``): after
+    # every write each answer equals the one a store built afresh from the same objects gives.
+    cluster, changes, model_doc = written
+    asks = [*asks, isvc("m", namespace="other")]  # a request the shaped runtimes can serve
+    with patch.object(engine, "MEMO_MIN_RUNTIMES", 1):
+        store = CacheStore()
+        store.apply_snapshot("v1", objects(*cluster, model_doc))
+        for i, (op, item) in enumerate([*changes, *changes]):  # again: the same docs replace in place
+            _answers(store, asks, limit)
+            if op == "upsert":
+                store.upsert(f"v{i + 2}", objects(item))
+            else:
+                store.delete(f"v{i + 2}", [item])
+            fresh = CacheStore()
+            fresh.apply_snapshot("fresh", [store.snapshot.stored_object(key) for key in store.snapshot.objects])
+            assert _answers(store, asks, limit) == _answers(fresh, asks, limit)
+
+
+def _kept_answers(result: engine.GroupResult) -> list[bytes]:
+    return [found[1] for key, found in result.memo.items() if isinstance(key, tuple) and key[0] == engine.ANSWER]
+
+
+@pytest.mark.parametrize(
+    ("write", "carried"),
+    [
+        ("a runtime that cannot match, its entry unchanged", True),
+        ("a candidate, new priority", False),
+        ("a runtime that cannot match, now a candidate", False),
+        ("a new runtime that cannot match", False),
+    ],
+)
+def test_a_kept_answer_goes_through_a_write_only_when_it_cannot_change(write: str, carried: bool) -> None:
+    created = "2025-01-01T00:00:00Z"
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*_catalog(created)))
+    request = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace="team-a")))
+    first = rpc_selection.select_runtime(store.snapshot, request, True)
+    assert isinstance(first, bytes)
+    mdl = store.snapshot.cluster_models["m"]
+    compiled = compile_request(request.inference_service)
+    kept = _kept_answers(engine.group_result(store.snapshot.cluster, mdl, compiled))
+    assert len(kept) == 1 and first.startswith(kept[0])
+    fits = entry(format={"name": "safetensors", "version": "1.0.0"}, priority=2)
+    other = entry(format={"name": "gguf", "version": "1"}, priority=1)
+    doc = {
+        "a runtime that cannot match, its entry unchanged": runtime("rt-0", other, created=created),
+        "a candidate, new priority": runtime("rt-1", {**fits, "priority": 9}, created=created),
+        "a runtime that cannot match, now a candidate": runtime("rt-0", fits, created=created),
+        "a new runtime that cannot match": runtime("rt-00", other, created=created),
+    }[write]
+    store.upsert("v2", objects(doc))
+    second = rpc_selection.select_runtime(store.snapshot, request, True)
+    assert isinstance(second, bytes)
+    after = _kept_answers(engine.group_result(store.snapshot.cluster, mdl, compiled))
+    assert (after[0] is kept[0]) is carried  # the same bytes, not built again
+    fresh = CacheStore()
+    fresh.apply_snapshot("v2", [store.snapshot.stored_object(key) for key in store.snapshot.objects])
+    assert selector_pb2.SelectRuntimeResponse.FromString(second) == rpc_selection.select_runtime(
+        fresh.snapshot, request
+    )
