@@ -12,9 +12,10 @@ results' bit masks, and whether OME's text could fit is decided from them before
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from heapq import merge
-from itertools import compress, islice
+from itertools import accumulate, compress, islice
 from operator import attrgetter, getitem
 from typing import Any
 
@@ -95,12 +96,11 @@ def _entry_at(
     result: GroupResult, i: int, model: d.Model, request: d.Request | None, texts: Any
 ) -> tuple[Check, str] | None:
     """(primary check, ``<runtime> (<primary reason>)``) of position ``i`` when the message lists
-    it (as ``_entries_by_distance`` builds it), else None."""
+    it (as ``_entry_runs`` builds it), else None."""
     bit = 1 << i
     for check in _LISTED:  # a position is in one listed mask at most
         if _LISTED_MASK[check](result) & bit:
-            reason = _REASONS[check](result, i, model, request, texts)
-            return check, messages.excluded_runtime(result.group.order[i].name, reason)
+            return check, next(iter(_ENTRIES[check](result, [i], model, request, texts)))
     return None
 
 
@@ -142,25 +142,33 @@ def _all_excluded(auto: AutoSelection) -> list[str]:
 def _capped(auto: AutoSelection, head_bytes: int, excluded: int, cap: int) -> str:
     """After a head of ``head_bytes``: the entries that fit (nearest misses first) and the tail
     counting the rest. Each entry is tried against the tail as it is now (the longest it can be,
-    since counts only fall) and, when that does not fit, against the tail it would leave."""
+    since counts only fall) and, when that does not fit, against the tail it would leave. The
+    entries of a run that fit beside the longest tail are taken together (``bisect`` of their
+    running byte counts)."""
     left = {check: auto.counts[check] for check in _LISTED}
     text = messages.EXCLUDED_RUNTIMES
     used = head_bytes + len(text.encode())
-    reserve = len(messages.EXCLUDED_SEPARATOR) + len(_tail(left).encode())
-    shown: list[str] = []
     separator = len(messages.EXCLUDED_SEPARATOR)
-    for check, entry in _entries_by_distance(auto):
-        size = len(entry.encode()) + (separator if shown else 0)
-        if used + size + reserve > cap:
+    reserve = separator + len(_tail(left).encode())
+    shown: list[str] = []
+    for check, entries in _entry_runs(auto):
+        sizes = list(map(separator.__add__, map(len, map(str.encode, entries))))
+        if not shown:
+            sizes[0] -= separator  # the first entry of the list has no separator before it
+        ends = list(accumulate(sizes, initial=used))
+        taken = bisect_right(ends, cap - reserve, lo=1) - 1  # ends[j + 1] = used after entry j
+        shown += entries[:taken]
+        left[check] -= taken
+        used = ends[taken]
+        for entry, size in zip(entries[taken:], sizes[taken:]):
             left[check] -= 1
             rest = excluded - len(shown) - 1
             exact = separator + len(_tail(left).encode()) if rest else 0
-            left[check] += 1
             if used + size + exact > cap:
-                break
-        left[check] -= 1
-        shown.append(entry)
-        used += size
+                left[check] += 1
+                return text + messages.EXCLUDED_SEPARATOR.join([*shown, _tail(left)])
+            shown.append(entry)
+            used += size
     parts = [*shown, _tail(left)] if len(shown) < excluded else shown
     return text + messages.EXCLUDED_SEPARATOR.join(parts)
 
@@ -170,23 +178,78 @@ def _tail(left: dict[Check, int]) -> str:
     return messages.excluded_tail([(check.name, left[check]) for check in _CANONICAL])
 
 
-def _entries_by_distance(auto: AutoSelection) -> Iterator[tuple[Check, str]]:
-    """(primary check, entry) of each excluded runtime: the checks latest first, each check's
-    runtimes in fetch order (ServingRuntimes, then ClusterServingRuntimes)."""
+def _entry_runs(auto: AutoSelection) -> Iterator[tuple[Check, list[str]]]:
+    """(primary check, entries) of the excluded runtimes, in runs (``_FIRST_RUN`` …): the
+    checks latest first, each check's runtimes in fetch order (ServingRuntimes, then
+    ClusterServingRuntimes). Built a run at a time: a capped message stops after a few dozen of
+    thousands."""
     model, request = auto.model, auto.request
     texts = caches.FORMAT_FAILURES.table(model.cache_key)
     for check in _LISTED:
-        reason, mask_of = _REASONS[check], _LISTED_MASK[check]
+        mask_of, build = _LISTED_MASK[check], _ENTRIES[check]
         for result in auto.results:
-            order = result.group.order
-            for i in set_positions(mask_of(result)):
-                # Model size: each evaluated runtime is evaluated as it is listed (a capped
-                # message stops after a few of thousands).
-                yield check, messages.excluded_runtime(order[i].name, reason(result, i, model, request, texts))
+            mask = mask_of(result)
+            if not mask:
+                continue
+            positions, size = set_positions(mask), _FIRST_RUN
+            while chunk := list(islice(positions, size)):
+                yield check, list(build(result, chunk, model, request, texts))
+                size = min(2 * size, _LAST_RUN)
 
 
-# The runtimes each listed check excludes (the mask of the group result), and the primary reason
-# of position i: (result, i, model, request, FORMAT_FAILURES table) -> text.
+# Positions whose entries are built together (C-level maps), doubling from the first run to the
+# last size: a capped message shows a few dozen, and builds at most a run more than it shows.
+_FIRST_RUN, _LAST_RUN = 16, 256
+
+
+def _size_entries(result: GroupResult, chunk: list[int], model: d.Model, request: Any, texts: Any) -> Iterator[str]:
+    # Each runtime is evaluated as it is listed.
+    order = result.group.order
+    return (messages.excluded_runtime(order[i].name, result.evaluated[i].failures[0].message) for i in chunk)
+
+
+def _format_entries(result: GroupResult, chunk: list[int], model: d.Model, request: Any, texts: Any) -> Iterator[str]:
+    group = result.group
+    ids = list(map(group.format_ids().__getitem__, chunk))
+    missing = set(ids).difference(texts)
+    for i, format_id in zip(chunk, ids):
+        if not missing:
+            break
+        if format_id in missing:
+            format_failure(group.order[i].own, model, texts)  # stores the failure in ``texts``
+            missing.discard(format_id)
+    reasons = map(attrgetter("message"), map(texts.__getitem__, ids))
+    return map(messages.EXCLUDED_RUNTIME.format, map(group.names().__getitem__, chunk), reasons)
+
+
+def _mode_entries(result: GroupResult, chunk: list[int], model: d.Model, request: Any, texts: Any) -> Iterator[str]:
+    order = result.group.order
+    return (
+        messages.excluded_runtime(order[i].name, check_deployment_mode(order[i].own, _NO_FIT, request)[0].message)
+        for i in chunk
+    )
+
+
+def _same_reason(reason: str) -> Callable[..., Iterator[str]]:
+    def entries(result: GroupResult, chunk: list[int], model: d.Model, request: Any, texts: Any) -> Iterator[str]:
+        return map(result.group.pieces(reason).__getitem__, chunk)
+
+    return entries
+
+
+# The entries of the listed positions ``chunk`` of one check: (result, chunk, model, request,
+# FORMAT_FAILURES table) -> ``<runtime> (<primary reason>)`` each, in the chunk's order.
+_ENTRIES: dict[Check, Callable[[GroupResult, list[int], d.Model, Any, Any], Iterator[str]]] = {
+    Check.MODEL_SIZE: _size_entries,
+    Check.MODEL_FORMAT: _format_entries,
+    Check.DEPLOYMENT_MODE: _mode_entries,
+    Check.ACCELERATOR_CLASS: _same_reason(messages.ACCELERATOR_CLASS),
+    Check.DISABLED: _same_reason(messages.RUNTIME_DISABLED),
+}
+
+
+# The runtimes each listed check excludes (the mask of the group result); their entries are
+# ``_ENTRIES``'.
 _LISTED_MASK: dict[Check, Callable[[GroupResult], int]] = {
     Check.MODEL_SIZE: attrgetter("size_failed"),
     Check.MODEL_FORMAT: attrgetter("model_format"),
@@ -194,21 +257,6 @@ _LISTED_MASK: dict[Check, Callable[[GroupResult], int]] = {
     Check.ACCELERATOR_CLASS: attrgetter("accelerator_class"),
     Check.DISABLED: attrgetter("disabled"),
 }
-_REASONS: dict[Check, Callable[[GroupResult, int, d.Model, d.Request | None, Any], str]] = {
-    Check.MODEL_SIZE: lambda result, i, model, request, texts: result.evaluated[i].failures[0].message,
-    Check.MODEL_FORMAT: lambda result, i, model, request, texts: _format_reason(result.group.order[i], model, texts),
-    Check.DEPLOYMENT_MODE: lambda result, i, model, request, texts: (
-        check_deployment_mode(result.group.order[i].own, _NO_FIT, request)[0].message
-    ),
-    Check.ACCELERATOR_CLASS: lambda result, i, model, request, texts: messages.ACCELERATOR_CLASS,
-    Check.DISABLED: lambda result, i, model, request, texts: messages.RUNTIME_DISABLED,
-}
-
-
-def _format_reason(runtime: d.Runtime, model: d.Model, texts: Any) -> str:
-    failure = format_failure(runtime.own, model, texts)
-    assert failure is not None  # the mask holds runtimes whose entries cannot match
-    return failure.message
 
 
 def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | None) -> list[str]:
