@@ -14,7 +14,7 @@ property tests compare it with), at the cost of the runtimes that can match.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -560,19 +560,33 @@ def carry_answers(
 ) -> None:
     """Keep on ``after`` (``before`` carried through ``edits``) the encoded answers ``before``
     keeps (keys ``(ANSWER, ...)``: answers with a selected runtime, whose content is the
-    candidates and the counts per primary reason) when the edits cannot change them: every edit
-    replaces a runtime in place, and each replaced runtime is no candidate and has the same
-    primary check before and after. The candidates are then the same runtimes at the same
-    positions and every count stays."""
-    kept = [(key, found) for key, found in before.memo.items() if isinstance(key, tuple) and key[0] == ANSWER]
+    candidates and the counts per primary reason) when each replaced runtime is no candidate and
+    has the same primary check before and after: the candidates are then the same runtimes at
+    the same positions and every count stays."""
+
+    def unchanged(i: int) -> bool:
+        standing = _standing(before, i)
+        return standing is not None and standing == _standing(after, i)
+
+    carry_kept(before, after, edits, ANSWER, unchanged)
+
+
+def carry_kept(
+    before: GroupResult,
+    after: GroupResult,
+    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    kind: str,
+    unchanged: Callable[[int], bool],
+) -> None:
+    """Keep on ``after`` what ``before`` keeps under the keys ``(kind, ...)`` when every edit
+    replaces a runtime in place (no position moves) and ``unchanged(i)`` holds for each edited
+    position ``i`` (the kept value cannot depend on what changed there)."""
+    kept = [(key, found) for key, found in before.memo.items() if isinstance(key, tuple) and key[0] == kind]
     if not kept or any(op != "set" for op, _, _ in edits):
         return
-    for i in {i for _, i, _ in edits}:
-        standing = _standing(before, i)
-        if standing is None or standing != _standing(after, i):
-            return
-    for key, (partner, answer) in kept:
-        after.keep(key, partner, answer)
+    if all(unchanged(i) for i in {i for _, i, _ in edits}):
+        for key, (partner, value) in kept:
+            after.keep(key, partner, value)
 
 
 def _standing(result: GroupResult, i: int) -> int | None:

@@ -31,6 +31,7 @@ from ome_selector.engine.evaluation import (
     AutoSelection,
     GroupResult,
     Verdict,
+    carry_kept,
     format_failure,
     selector,
     set_positions,
@@ -51,6 +52,7 @@ _CANONICAL = tuple(check for check in Check if check in _LISTED)
 # (``GroupResult.memo``), which requests for the same model and checks share across namespaces:
 # the list depends on the head only through its length. Lists longer than this are not kept.
 KEPT_LIST_BYTES = 64 << 10
+_MESSAGE = "message"  # the first item of a kept list's key
 
 
 def message(auto: AutoSelection) -> str:
@@ -60,7 +62,7 @@ def message(auto: AutoSelection) -> str:
     head_bytes = len(head.encode())
     namespaced, cluster = auto.results
     partner = namespaced if len(namespaced.group) else None  # an empty group lists nothing
-    key = ("message", id(partner) if partner is not None else 0, head_bytes, auto.max_message_bytes)
+    key = (_MESSAGE, id(partner) if partner is not None else 0, head_bytes, auto.max_message_bytes)
     listed: str | None = cluster.kept(key, partner)
     if listed is None:
         listed = _listed(auto, head_bytes)
@@ -81,15 +83,14 @@ def carry_lists(
     runtime in place (no position moves, so the fetch order and every count stay) and each
     replaced runtime has the same entry, or none, before and after (the same primary check and
     text). A list depends on nothing else (``message``'s key holds the rest)."""
-    kept = [(key, found) for key, found in before.memo.items() if isinstance(key, tuple) and key[0] == "message"]
-    if not kept or any(op != "set" for op, _, _ in edits):
-        return
     texts = caches.FORMAT_FAILURES.table(model.cache_key)
-    for i in {i for _, i, _ in edits}:
-        if _entry_at(before, i, model, request, texts) != _entry_at(after, i, model, request, texts):
-            return
-    for key, (partner, listed) in kept:
-        after.keep(key, partner, listed)
+    carry_kept(
+        before,
+        after,
+        edits,
+        _MESSAGE,
+        lambda i: _entry_at(before, i, model, request, texts) == _entry_at(after, i, model, request, texts),
+    )
 
 
 def _entry_at(
@@ -211,15 +212,23 @@ def _size_entries(result: GroupResult, chunk: list[int], model: d.Model, request
 def _format_entries(result: GroupResult, chunk: list[int], model: d.Model, request: Any, texts: Any) -> Iterator[str]:
     group = result.group
     ids = list(map(group.format_ids().__getitem__, chunk))
-    missing = set(ids).difference(texts)
-    for i, format_id in zip(chunk, ids):
-        if not missing:
-            break
-        if format_id in missing:
-            format_failure(group.order[i].own, model, texts)  # stores the failure in ``texts``
-            missing.discard(format_id)
+    _fill_format_failures(group.order, chunk, ids, model, texts)
     reasons = map(attrgetter("message"), map(texts.__getitem__, ids))
     return map(messages.EXCLUDED_RUNTIME.format, map(group.names().__getitem__, chunk), reasons)
+
+
+def _fill_format_failures(
+    order: tuple[d.Runtime, ...], positions: list[int], ids: list[int], model: d.Model, texts: Any
+) -> None:
+    """Store in ``texts`` (the model's FORMAT_FAILURES table) the failure of each format_id of
+    ``ids`` (those of ``positions``) it does not hold yet, from the first runtime with it."""
+    missing = set(ids).difference(texts)
+    for i, format_id in zip(positions, ids):
+        if not missing:
+            return
+        if format_id in missing:
+            format_failure(order[i].own, model, texts)  # stores the failure in ``texts``
+            missing.discard(format_id)
 
 
 def _mode_entries(result: GroupResult, chunk: list[int], model: d.Model, request: Any, texts: Any) -> Iterator[str]:
@@ -286,13 +295,7 @@ def _excluded_pieces(result: GroupResult, model: d.Model, request: d.Request | N
         positions = list(compress(range(size), select))
         ids = list(compress(group.format_ids(), select))
         texts = caches.FORMAT_FAILURES.table(model.cache_key)
-        missing = set(ids).difference(texts)
-        for i, format_id in zip(positions, ids):
-            if not missing:
-                break
-            if format_id in missing:
-                format_failure(order[i].own, model, texts)
-                missing.discard(format_id)
+        _fill_format_failures(order, positions, ids, model, texts)
         messages_ = map(attrgetter("message"), map(texts.__getitem__, ids))
         tables[_FORMAT] = dict(
             zip(positions, map(messages.EXCLUDED_RUNTIME.format, compress(group.names(), select), messages_))
