@@ -14,6 +14,7 @@ property tests compare it with), at the cost of the runtimes that can match.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -186,6 +187,16 @@ class Evaluated(Mapping[int, Evaluation]):
     def __contains__(self, position: object) -> bool:
         return self._has(position)
 
+    @property
+    def model(self) -> d.Model:
+        return self._model
+
+    def replaced(self, order: tuple[d.Runtime, ...], replaced: set[int]) -> Evaluated:
+        """The same positions over ``order`` (the group after in-place edits at ``replaced``,
+        whose runtimes keep their standing), without the evaluations made of replaced runtimes."""
+        made = {i: e for i, e in self.made.items() if i not in replaced}
+        return Evaluated(order, self._model, self._mask, made)
+
 
 @dataclass(frozen=True, slots=True)
 class GroupResult:
@@ -216,6 +227,8 @@ class GroupResult:
     # list)} (``no_runtime.message``) and {(ANSWER, ...): (None, serialized answer)}
     # (``rpc.selection.encode_select``).
     memo: dict[object, tuple[GroupResult | None, Any]] = field(default_factory=dict, compare=False, repr=False)
+    # The request the result answers (its checked fields; ``carry_forward`` asks again with it).
+    request: d.Request | None = field(default=None, compare=False, repr=False)
 
     @property
     def skipped(self) -> dict[Check, int]:
@@ -298,6 +311,29 @@ def group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None)
         memo[key] = found
         memo[_USED] = used
     return found  # type: ignore[no-any-return]
+
+
+# ``carry_forward`` carries at most this many results of a group onto the group a write made of it.
+CARRIED_FORWARD = 64
+
+
+def carry_forward(group: RuntimeGroup) -> int:
+    """Carry onto ``group``, just made by a write from ``group.previous``, the results the earlier
+    group keeps that hold an answer (``rpc.selection``: requests that were asked and answered
+    whole): the first request after the write then finds them as an unchanged group's
+    (``group_result``). For a write's worker thread, once the write is answered; at most
+    ``CARRIED_FORWARD``. Returns how many were carried."""
+    if group.previous is None or len(group.order) < MEMO_MIN_RUNTIMES:
+        return 0
+    earlier, memo, carried = group.previous[0], group.memo, 0
+    for key, result in list(earlier.memo.items()):
+        if carried >= CARRIED_FORWARD:
+            break
+        if key == _USED or key in memo or not any(isinstance(k, tuple) and k[0] == ANSWER for k in result.memo):
+            continue
+        group_result(group, result.evaluated.model, result.request)
+        carried += 1
+    return carried
 
 
 def _kept_before(
@@ -498,7 +534,7 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
     """Apply the checks in the documented order (troubleshoot-runtime-selection.md, Step 2) to a
     group: each runtime's primary reason is the first check it fails."""
     if not group.order:  # a namespace without ServingRuntimes: nothing to check
-        return GroupResult(group, 0, 0, 0, 0, Evaluated((), model, 0), [], 0, 0, 0, 0)
+        return GroupResult(group, 0, 0, 0, 0, Evaluated((), model, 0), [], 0, 0, 0, 0, request=request)
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, [0, 0, 0, 0], [])
     fits = group.shared_fits() if rest else None  # None for a small group
@@ -506,7 +542,7 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
         rest = past.classify_shared(fits, _format_key(model), rest)
     if rest:
         past.classify(set_positions(rest))
-    return _result(group, model, (disabled, accelerator, mode, no_entry), past, {})
+    return _result(group, model, request, (disabled, accelerator, mode, no_entry), past, {})
 
 
 def _carried(
@@ -521,6 +557,10 @@ def _carried(
     (a few integer operations), the runtimes of the other positions keep what ``before`` found
     (their bits and keys move with the inserts and deletes), and only the edited positions past
     the masks are classified."""
+    if all(op == "set" for op, _, _ in edits):
+        in_place = _carried_in_place(before, group, edits, model, request)
+        if in_place is not None:
+            return in_place
     masks = [before.format_rejected, before.size_failed, before.not_auto, before.not_scored]
     dirty: set[int] = set()  # the edited positions, as the group is after each edit
     for op, i, _ in edits:
@@ -542,33 +582,66 @@ def _carried(
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, masks, keys)
     past.classify(sorted(i for i in dirty if rest >> i & 1))
-    after = _result(group, model, (disabled, accelerator, mode, no_entry), past, made)
+    after = _result(group, model, request, (disabled, accelerator, mode, no_entry), past, made)
     if before.memo:
         from ome_selector.engine import no_runtime  # it reads this module's group results
 
         no_runtime.carry_lists(before, after, edits, model, request)
-        carry_answers(before, after, edits)
+    return after
+
+
+def _carried_in_place(
+    before: GroupResult,
+    group: RuntimeGroup,
+    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    model: d.Model,
+    request: d.Request | None,
+) -> GroupResult | None:
+    """``_carried`` through edits that each replace a runtime in place, when every replaced
+    runtime is no candidate and has the same primary check before and after: every mask, key
+    and count is ``before``'s (the model-format split apart), and so is what it keeps, but the
+    message lists (``no_runtime.carry_lists``: their texts name the runtime's values). None when
+    an edit makes or unmakes a candidate or moves a runtime to another check."""
+    replaced = {i for _, i, _ in edits}
+    disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
+    past = _Past(group, model, [0, 0, 0, 0], [])
+    past.classify(sorted(i for i in replaced if rest >> i & 1))
+    if past.keys:
+        return None
+    rejected, size, not_auto, not_scored = past.masks
+    standings = (disabled, accelerator, mode, no_entry | rejected, size, not_auto, not_scored)
+    for i in replaced:
+        standing = _standing(before, i)
+        if standing is None or not standings[standing] >> i & 1:
+            return None
+    bits = mask_from_positions(sorted(replaced), len(group))
+    after = GroupResult(
+        group,
+        before.disabled,
+        before.accelerator_class,
+        before.deployment_mode,
+        before.model_format,
+        before.evaluated.replaced(group.order, replaced),
+        before.keys,
+        (before.format_rejected & ~bits) | rejected,
+        before.size_failed,
+        before.not_auto,
+        before.not_scored,
+        request=request,
+    )
+    if before.memo:
+        from ome_selector.engine import no_runtime  # it reads this module's group results
+
+        listed = no_runtime.MESSAGE
+        after.memo.update(  # candidate orders and answers
+            (key, kept) for key, kept in before.memo.items() if not (isinstance(key, tuple) and key[0] == listed)
+        )
+        no_runtime.carry_lists(before, after, edits, model, request)
     return after
 
 
 # The key of an encoded answer a group result keeps (``GroupResult.keep``) starts with this.
 ANSWER = "answer"
-
-
-def carry_answers(
-    before: GroupResult, after: GroupResult, edits: tuple[tuple[str, int, d.Runtime | None], ...]
-) -> None:
-    """Keep on ``after`` (``before`` carried through ``edits``) the encoded answers ``before``
-    keeps (keys ``(ANSWER, ...)``: answers with a selected runtime, whose content is the
-    candidates and the counts per primary reason) when each replaced runtime is no candidate and
-    has the same primary check before and after: the candidates are then the same runtimes at
-    the same positions and every count stays."""
-
-    def unchanged(i: int) -> bool:
-        standing = _standing(before, i)
-        return standing is not None and standing == _standing(after, i)
-
-    carry_kept(before, after, edits, ANSWER, unchanged)
 
 
 def carry_kept(
@@ -610,7 +683,12 @@ def _standing(result: GroupResult, i: int) -> int | None:
 
 
 def _result(
-    group: RuntimeGroup, model: d.Model, masked: tuple[int, int, int, int], past: _Past, made: dict[int, Evaluation]
+    group: RuntimeGroup,
+    model: d.Model,
+    request: d.Request | None,
+    masked: tuple[int, int, int, int],
+    past: _Past,
+    made: dict[int, Evaluation],
 ) -> GroupResult:
     disabled, accelerator, mode, no_entry = masked
     rejected, size, not_auto, not_scored = past.masks
@@ -630,6 +708,7 @@ def _result(
         size,
         not_auto,
         not_scored,
+        request=request,
     )
 
 
@@ -670,16 +749,21 @@ class AutoSelection:
         self.namespaced = len(results[0].group)
         self.cluster = len(results[1].group)
         self.ranked = _rank_candidates(results)
+        self._message: str | None = None
+
+    @functools.cached_property
+    def counts(self) -> dict[Check, int]:
+        """Runtimes in scope per primary reason (``Check``), candidates left out: counted when
+        first read (an answer kept serialized never reads them)."""
         counts = dict.fromkeys(Check, 0)
-        for r in results:
+        for r in self.results:
             counts[Check.DISABLED] += r.disabled.bit_count()
             counts[Check.ACCELERATOR_CLASS] += r.accelerator_class.bit_count()
             counts[Check.DEPLOYMENT_MODE] += r.deployment_mode.bit_count()
             counts[Check.MODEL_FORMAT] += r.model_format.bit_count()
             for check, count in r.skipped.items():
                 counts[check] += count
-        self.counts = counts
-        self._message: str | None = None
+        return counts
 
     @property
     def selected(self) -> Evaluation | None:

@@ -52,7 +52,7 @@ _CANONICAL = tuple(check for check in Check if check in _LISTED)
 # (``GroupResult.memo``), which requests for the same model and checks share across namespaces:
 # the list depends on the head only through its length. Lists longer than this are not kept.
 KEPT_LIST_BYTES = 64 << 10
-_MESSAGE = "message"  # the first item of a kept list's key
+MESSAGE = "message"  # the first item of a kept list's key
 
 
 def message(auto: AutoSelection) -> str:
@@ -62,7 +62,7 @@ def message(auto: AutoSelection) -> str:
     head_bytes = len(head.encode())
     namespaced, cluster = auto.results
     partner = namespaced if len(namespaced.group) else None  # an empty group lists nothing
-    key = (_MESSAGE, id(partner) if partner is not None else 0, head_bytes, auto.max_message_bytes)
+    key = (MESSAGE, id(partner) if partner is not None else 0, head_bytes, auto.max_message_bytes)
     listed: str | None = cluster.kept(key, partner)
     if listed is None:
         listed = _listed(auto, head_bytes)
@@ -88,7 +88,7 @@ def carry_lists(
         before,
         after,
         edits,
-        _MESSAGE,
+        MESSAGE,
         lambda i: _entry_at(before, i, model, request, texts) == _entry_at(after, i, model, request, texts),
     )
 

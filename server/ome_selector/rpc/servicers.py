@@ -24,6 +24,7 @@ from ome.selector.v1 import cache_pb2, selector_pb2
 from ome_selector.cache.store import CacheStore, gc_paused
 from ome_selector.cache.wire_objects import SplitSnapshotRequest
 from ome_selector.domain.errors import FieldViolation, RequestError, bound
+from ome_selector.engine import evaluation as engine
 from ome_selector.rpc import api
 from ome_selector.rpc.common import Rpc
 from ome_selector.rpc.watch import SelectionTracker
@@ -229,6 +230,16 @@ def _delete_objects(store: CacheStore, request: cache_pb2.DeleteObjectsRequest) 
     return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
 
 
+def _carry_forward(store: CacheStore) -> None:
+    """Carry the answered results of the ClusterServingRuntimes' group through the write just
+    made (``engine.carry_forward``), in the writes' thread: the first answers after a write then
+    cost what answers between writes cost. A failure is logged; answers then carry lazily."""
+    try:
+        engine.carry_forward(store.snapshot.cluster)
+    except Exception:
+        log.exception("carrying results through a write failed")
+
+
 # The cache writes: RPC name -> the ``CacheStore`` call that answers it (contracts in
 # protos/ome/selector/v1/cache.proto); each ``CacheServicer`` write method calls its row.
 CACHE_WRITES: dict[str, Callable[[CacheStore, Any], Message]] = {
@@ -254,7 +265,11 @@ class CacheServicer:
     async def _write(self, context: grpc.aio.ServicerContext, method: str, request: Message) -> Message:
         """Run the ``CACHE_WRITES`` row ``method`` under the write lock, in a worker thread."""
         async with self._write_lock:
-            return await _answer(context, method, lambda: CACHE_WRITES[method](self._store, request), offload=WRITES)
+            write = CACHE_WRITES[method]
+            response = await _answer(context, method, lambda: write(self._store, request), offload=WRITES)
+            if method != "ApplySnapshot":  # a snapshot builds its groups anew: nothing to carry
+                WRITES.submit(_carry_forward, self._store)  # after the response, before the next write
+            return response
 
     async def GetCacheStatus(
         self, request: cache_pb2.GetCacheStatusRequest, context: grpc.aio.ServicerContext

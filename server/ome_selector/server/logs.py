@@ -41,12 +41,15 @@ _ESCAPES.update(
 
 def escape_text(value: object) -> str:
     """``str(value)`` with control characters and backslashes escaped (``\\n``, ``\\x1b``, ``\\\\``)."""
-    return str(value).translate(_ESCAPES)
+    text = str(value)
+    if text.isprintable() and "\\" not in text:  # nothing to escape: every escaped character is not printable
+        return text
+    return text.translate(_ESCAPES)
 
 
 def _field_value(value: object) -> str:
     text = escape_text(value)
-    if text == "" or any(c in text for c in ' "='):
+    if text == "" or " " in text or '"' in text or "=" in text:
         return '"' + text.replace('"', '\\"') + '"'
     return text
 

@@ -133,7 +133,10 @@ def build_info() -> dict[str, str]:
 
 def selection_outcome(response: Any, code: str) -> str:
     """The ``outcome`` label of one SelectRuntime call: ``code`` is its status code name,
-    ``response`` the SelectRuntimeResponse (None when the call failed)."""
+    ``response`` the SelectRuntimeResponse, or its bytes when the answer came serialized
+    (``rpc.selection.encode_select``), None when the call failed."""
+    if code == "OK" and isinstance(response, bytes):
+        response = selector_pb2.SelectRuntimeResponse.FromString(response)
     if code != "OK" or not isinstance(response, selector_pb2.SelectRuntimeResponse):
         return "error"
     if response.HasField("selection"):

@@ -10,16 +10,19 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
+import grpc
 import pytest
 from helpers_docs import entry, inference_service, isvc, model, objects, runtime
 from hypothesis import given
 from hypothesis import strategies as st
-from ome.selector.v1 import cache_pb2, selector_pb2
+from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome_selector.cache.ingest import compile_request
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.engine import evaluation as engine
 from ome_selector.rpc import selection as rpc_selection
+from ome_selector.rpc import servicers
+from ome_selector.server.inprocess import InProcessServer
 from test_fast_path import SETTINGS, clusters, models, services, writes
 
 
@@ -282,7 +285,7 @@ def test_answers_kept_through_writes_equal_a_fresh_stores(
     limit: int | None,
 ) -> None:
     # A BASIC answer with a selected runtime is kept on the ClusterServingRuntimes' group result
-    # and goes with it through writes that cannot change it (``engine.carry_answers``): after
+    # and goes with it through writes that cannot change it (``engine._carried_in_place``): after
     # every write each answer equals the one a store built afresh from the same objects gives.
     cluster, changes, model_doc = written
     asks = [*asks, isvc("m", namespace="other")]  # a request the shaped runtimes can serve
@@ -308,6 +311,7 @@ def _kept_answers(result: engine.GroupResult) -> list[bytes]:
     ("write", "carried"),
     [
         ("a runtime that cannot match, its entry unchanged", True),
+        ("a runtime that cannot match, new priority", True),
         ("a candidate, new priority", False),
         ("a runtime that cannot match, now a candidate", False),
         ("a new runtime that cannot match", False),
@@ -328,6 +332,7 @@ def test_a_kept_answer_goes_through_a_write_only_when_it_cannot_change(write: st
     other = entry(format={"name": "gguf", "version": "1"}, priority=1)
     doc = {
         "a runtime that cannot match, its entry unchanged": runtime("rt-0", other, created=created),
+        "a runtime that cannot match, new priority": runtime("rt-0", {**other, "priority": 7}, created=created),
         "a candidate, new priority": runtime("rt-1", {**fits, "priority": 9}, created=created),
         "a runtime that cannot match, now a candidate": runtime("rt-0", fits, created=created),
         "a new runtime that cannot match": runtime("rt-00", other, created=created),
@@ -342,3 +347,56 @@ def test_a_kept_answer_goes_through_a_write_only_when_it_cannot_change(write: st
     assert selector_pb2.SelectRuntimeResponse.FromString(second) == rpc_selection.select_runtime(
         fresh.snapshot, request
     )
+
+
+def _upsert_non_candidate(store: CacheStore, version: str) -> None:
+    # rt-0 cannot serve "m" (a gguf entry); a new priority leaves its primary check as it was.
+    other = entry(format={"name": "gguf", "version": "1"}, priority=7)
+    store.upsert(version, objects(runtime("rt-0", other, created="2025-01-01T00:00:00Z")))
+
+
+def test_a_write_carries_the_answered_results_forward_before_any_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*_catalog("2025-01-01T00:00:00Z")))
+    asked = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace="team-a")))
+    full = selector_pb2.SelectRuntimeRequest(
+        inference_service=inference_service(isvc("m", namespace="team-a", accelerator_class="c1")),
+        view=selector_pb2.SELECT_RUNTIME_VIEW_FULL,
+    )
+    rpc_selection.select_runtime(store.snapshot, asked, True)
+    rpc_selection.select_runtime(store.snapshot, full)  # a result without a kept answer: not carried
+    _upsert_non_candidate(store, "v2")
+    group = store.snapshot.cluster
+    assert engine.carry_forward(group) == 1
+    assert engine.carry_forward(group) == 0  # already on the group
+    calls: list[str] = []
+    fresh, carried = engine._group_result, engine._carried
+    monkeypatch.setattr(engine, "_group_result", lambda g, *a: calls.append(f"fresh {len(g)}") or fresh(g, *a))
+    monkeypatch.setattr(engine, "_carried", lambda *a: calls.append("carried") or carried(*a))
+    second = rpc_selection.select_runtime(store.snapshot, asked)
+    assert calls == ["fresh 0"]  # the empty namespaced group only: the cluster group's result was there
+    monkeypatch.undo()
+    again = CacheStore()
+    again.apply_snapshot("v2", [store.snapshot.stored_object(key) for key in store.snapshot.objects])
+    assert second == rpc_selection.select_runtime(again.snapshot, asked)
+    assert second.selection.runtime.name == "rt-1"
+
+
+def test_a_write_through_the_cache_service_carries_the_answered_results_forward() -> None:
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*_catalog("2025-01-01T00:00:00Z")))
+    asked = selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace="team-a")))
+    other = entry(format={"name": "gguf", "version": "1"}, priority=7)
+    with InProcessServer(store) as server, grpc.insecure_channel(server.address) as channel:
+        first = selector_pb2_grpc.SelectionServiceStub(channel).SelectRuntime(asked, timeout=30)
+        write = cache_pb2.UpsertObjectsRequest(
+            version="v2", objects=objects(runtime("rt-0", other, created="2025-01-01T00:00:00Z"))
+        )
+        cache_pb2_grpc.CacheServiceStub(channel).UpsertObjects(write, timeout=30)
+        servicers.WRITES.submit(lambda: None).result(30)  # the writes' thread has carried the results
+        mdl = store.snapshot.cluster_models["m"]
+        key = (mdl.cache_key, compile_request(asked.inference_service).checks_key)
+        assert key in store.snapshot.cluster.memo
+        second = selector_pb2_grpc.SelectionServiceStub(channel).SelectRuntime(asked, timeout=30)
+    assert (first.selection.runtime.name, second.selection.runtime.name) == ("rt-1", "rt-1")
+    assert (first.cache_version, second.cache_version) == ("v1", "v2")
