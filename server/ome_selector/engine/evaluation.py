@@ -314,7 +314,7 @@ def group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None)
 
 
 # ``carry_forward`` carries at most this many results of a group onto the group a write made of it.
-CARRIED_FORWARD = 64
+CARRIED_FORWARD = 128
 
 
 def carry_forward(group: RuntimeGroup) -> int:
