@@ -194,7 +194,9 @@ class Evaluated(Mapping[int, Evaluation]):
     def replaced(self, order: tuple[d.Runtime, ...], replaced: set[int]) -> Evaluated:
         """The same positions over ``order`` (the group after in-place edits at ``replaced``,
         whose runtimes keep their standing), without the evaluations made of replaced runtimes."""
-        made = {i: e for i, e in self.made.items() if i not in replaced}
+        made = self.made.copy()  # one C-level step: another thread may be adding to it
+        for i in replaced.intersection(made):
+            del made[i]
         return Evaluated(order, self._model, self._mask, made)
 
 
@@ -329,7 +331,7 @@ def carry_forward(group: RuntimeGroup) -> int:
     for key, result in list(earlier.memo.items()):
         if carried >= CARRIED_FORWARD:
             break
-        if key == _USED or key in memo or not any(isinstance(k, tuple) and k[0] == ANSWER for k in result.memo):
+        if key == _USED or key in memo or not any(isinstance(k, tuple) and k[0] == ANSWER for k in tuple(result.memo)):
             continue
         group_result(group, result.evaluated.model, result.request)
         carried += 1
@@ -634,7 +636,7 @@ def _carried_in_place(
 
         listed = no_runtime.MESSAGE
         after.memo.update(  # candidate orders and answers
-            (key, kept) for key, kept in before.memo.items() if not (isinstance(key, tuple) and key[0] == listed)
+            (key, kept) for key, kept in tuple(before.memo.items()) if not (isinstance(key, tuple) and key[0] == listed)
         )
         no_runtime.carry_lists(before, after, edits, model, request)
     return after
@@ -654,7 +656,7 @@ def carry_kept(
     """Keep on ``after`` what ``before`` keeps under the keys ``(kind, ...)`` when every edit
     replaces a runtime in place (no position moves) and ``unchanged(i)`` holds for each edited
     position ``i`` (the kept value cannot depend on what changed there)."""
-    kept = [(key, found) for key, found in before.memo.items() if isinstance(key, tuple) and key[0] == kind]
+    kept = [(key, found) for key, found in tuple(before.memo.items()) if isinstance(key, tuple) and key[0] == kind]
     if not kept or any(op != "set" for op, _, _ in edits):
         return
     if all(unchanged(i) for i in {i for _, i, _ in edits}):

@@ -79,6 +79,7 @@ class Moves:
     def positions(self, by_position: dict[int, V]) -> dict[int, V]:
         """``by_position`` keyed by the moved positions, dropped ones left out."""
         dropped, starts, shifts = self.dropped, self.starts, self.shifts
+        items = tuple(by_position.items())  # one C-level step: another thread may be adding to it
         if self.identity:
-            return {p: v for p, v in by_position.items() if p not in dropped}
-        return {p + shifts[bisect_right(starts, p) - 1]: v for p, v in by_position.items() if p not in dropped}
+            return {p: v for p, v in items if p not in dropped}
+        return {p + shifts[bisect_right(starts, p) - 1]: v for p, v in items if p not in dropped}

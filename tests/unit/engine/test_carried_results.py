@@ -7,13 +7,14 @@ message lists and the SelectRuntime answers the results keep.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from unittest.mock import patch
 
 import grpc
 import pytest
 from helpers_docs import entry, inference_service, isvc, model, objects, runtime
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from ome.selector.v1 import cache_pb2, cache_pb2_grpc, selector_pb2, selector_pb2_grpc
 from ome_selector.cache.ingest import compile_request
@@ -400,3 +401,51 @@ def test_a_write_through_the_cache_service_carries_the_answered_results_forward(
         second = selector_pb2_grpc.SelectionServiceStub(channel).SelectRuntime(asked, timeout=30)
     assert (first.selection.runtime.name, second.selection.runtime.name) == ("rt-1", "rt-1")
     assert (first.cache_version, second.cache_version) == ("v1", "v2")
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 39), st.integers(1, 9), st.booleans()), min_size=1, max_size=12))
+def test_answers_equal_a_fresh_stores_while_a_thread_carries_results_forward(
+    rewrites: list[tuple[int, int, bool]],
+) -> None:
+    # The writes' thread rewrites runtimes (an entry that fits "m" or not, a priority) and
+    # carries the answered results forward while this thread answers on whatever snapshot is
+    # current: every answer equals a fresh store's over the same snapshot.
+    created = "2025-01-01T00:00:00Z"
+    store = CacheStore()
+    store.apply_snapshot("v1", objects(*_catalog(created)))
+    asks = [
+        selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc("m", namespace=namespace)))
+        for namespace in ("team-a", "team-b")
+    ]
+    done = threading.Event()
+
+    def writer() -> None:
+        try:
+            for n, (i, priority, fits) in enumerate(rewrites):
+                format_ = {"name": "safetensors", "version": "1.0.0"} if fits else {"name": "gguf", "version": "1"}
+                store.upsert(
+                    f"v{n + 2}", objects(runtime(f"rt-{i}", entry(format=format_, priority=priority), created=created))
+                )
+                engine.carry_forward(store.snapshot.cluster)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    answered: list[tuple[Any, selector_pb2.SelectRuntimeResponse]] = []
+    while not done.is_set() or not answered:
+        snapshot = store.snapshot
+        for ask in asks:
+            answered.append((snapshot, rpc_selection.select_runtime(snapshot, ask)))
+    thread.join()
+    answered += [(store.snapshot, rpc_selection.select_runtime(store.snapshot, ask)) for ask in asks]
+    fresh: dict[int, CacheStore] = {}
+    for snapshot, _ in answered:
+        if id(snapshot) not in fresh:
+            fresh[id(snapshot)] = CacheStore()
+            fresh[id(snapshot)].apply_snapshot(
+                snapshot.version, [snapshot.stored_object(key) for key in snapshot.objects]
+            )
+    for k, (snapshot, answer) in enumerate(answered):
+        assert answer == rpc_selection.select_runtime(fresh[id(snapshot)].snapshot, asks[k % 2])
