@@ -331,7 +331,7 @@ def carry_forward(group: RuntimeGroup) -> int:
     for key, result in list(earlier.memo.items()):
         if carried >= CARRIED_FORWARD:
             break
-        if key == _USED or key in memo or not any(isinstance(k, tuple) and k[0] == ANSWER for k in tuple(result.memo)):
+        if key == _USED or key in memo or not any(_kept_as(k, ANSWER) for k in tuple(result.memo)):
             continue
         group_result(group, result.evaluated.model, result.request)
         carried += 1
@@ -558,11 +558,41 @@ def _carried(
     over the group ``changed`` made ``group`` from, with ``edits``): the masks are asked again
     (a few integer operations), the runtimes of the other positions keep what ``before`` found
     (their bits and keys move with the inserts and deletes), and only the edited positions past
-    the masks are classified."""
-    if all(op == "set" for op, _, _ in edits):
-        in_place = _carried_in_place(before, group, edits, model, request)
-        if in_place is not None:
-            return in_place
+    the masks are classified. What ``before`` keeps goes with it where the edits cannot change
+    it: the message lists (``no_runtime.carry_lists``), and for a result carried in place
+    (``_carried_in_place``) the candidate orders and answers too."""
+    after = _carried_in_place(before, group, edits, model, request) if _in_place(edits) else None
+    in_place = after is not None
+    if after is None:
+        after = _carried_moving(before, group, edits, model, request)
+    if before.memo:
+        from ome_selector.engine import no_runtime  # it reads this module's group results
+
+        if in_place:  # the same candidates and counts: every candidate order and answer holds
+            listed = no_runtime.MESSAGE
+            after.memo.update((k, v) for k, v in tuple(before.memo.items()) if not _kept_as(k, listed))
+        no_runtime.carry_lists(before, after, edits, model, request)
+    return after
+
+
+def _in_place(edits: tuple[tuple[str, int, d.Runtime | None], ...]) -> bool:
+    """Whether every edit replaces a runtime in place (no position moves)."""
+    return all(op == "set" for op, _, _ in edits)
+
+
+def _kept_as(key: object, kind: str) -> bool:
+    """Whether ``key`` of ``GroupResult.memo`` is one of the keys ``(kind, ...)``."""
+    return isinstance(key, tuple) and key[0] == kind
+
+
+def _carried_moving(
+    before: GroupResult,
+    group: RuntimeGroup,
+    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    model: d.Model,
+    request: d.Request | None,
+) -> GroupResult:
+    """``_carried``'s result through any edits, without what ``before`` keeps."""
     masks = [before.format_rejected, before.size_failed, before.not_auto, before.not_scored]
     dirty: set[int] = set()  # the edited positions, as the group is after each edit
     for op, i, _ in edits:
@@ -584,12 +614,7 @@ def _carried(
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, masks, keys)
     past.classify(sorted(i for i in dirty if rest >> i & 1))
-    after = _result(group, model, request, (disabled, accelerator, mode, no_entry), past, made)
-    if before.memo:
-        from ome_selector.engine import no_runtime  # it reads this module's group results
-
-        no_runtime.carry_lists(before, after, edits, model, request)
-    return after
+    return _result(group, model, request, (disabled, accelerator, mode, no_entry), past, made)
 
 
 def _carried_in_place(
@@ -599,11 +624,10 @@ def _carried_in_place(
     model: d.Model,
     request: d.Request | None,
 ) -> GroupResult | None:
-    """``_carried`` through edits that each replace a runtime in place, when every replaced
-    runtime is no candidate and has the same primary check before and after: every mask, key
-    and count is ``before``'s (the model-format split apart), and so is what it keeps, but the
-    message lists (``no_runtime.carry_lists``: their texts name the runtime's values). None when
-    an edit makes or unmakes a candidate or moves a runtime to another check."""
+    """``_carried``'s result through edits that each replace a runtime in place, when every
+    replaced runtime is no candidate and has the same primary check before and after: every
+    mask, key and count is ``before``'s (the model-format split apart). None when an edit makes
+    or unmakes a candidate or moves a runtime to another check."""
     replaced = {i for _, i, _ in edits}
     disabled, accelerator, mode, no_entry, rest = _request_masks(group, model, request)
     past = _Past(group, model, [0, 0, 0, 0], [])
@@ -617,7 +641,7 @@ def _carried_in_place(
         if standing is None or not standings[standing] >> i & 1:
             return None
     bits = mask_from_positions(sorted(replaced), len(group))
-    after = GroupResult(
+    return GroupResult(
         group,
         before.disabled,
         before.accelerator_class,
@@ -631,15 +655,6 @@ def _carried_in_place(
         before.not_scored,
         request=request,
     )
-    if before.memo:
-        from ome_selector.engine import no_runtime  # it reads this module's group results
-
-        listed = no_runtime.MESSAGE
-        after.memo.update(  # candidate orders and answers
-            (key, kept) for key, kept in tuple(before.memo.items()) if not (isinstance(key, tuple) and key[0] == listed)
-        )
-        no_runtime.carry_lists(before, after, edits, model, request)
-    return after
 
 
 # The key of an encoded answer a group result keeps (``GroupResult.keep``) starts with this.
@@ -656,8 +671,8 @@ def carry_kept(
     """Keep on ``after`` what ``before`` keeps under the keys ``(kind, ...)`` when every edit
     replaces a runtime in place (no position moves) and ``unchanged(i)`` holds for each edited
     position ``i`` (the kept value cannot depend on what changed there)."""
-    kept = [(key, found) for key, found in tuple(before.memo.items()) if isinstance(key, tuple) and key[0] == kind]
-    if not kept or any(op != "set" for op, _, _ in edits):
+    kept = [(key, found) for key, found in tuple(before.memo.items()) if _kept_as(key, kind)]
+    if not kept or not _in_place(edits):
         return
     if all(unchanged(i) for i in {i for _, i, _ in edits}):
         for key, (partner, value) in kept:

@@ -286,7 +286,7 @@ def test_answers_kept_through_writes_equal_a_fresh_stores(
     limit: int | None,
 ) -> None:
     # A BASIC answer with a selected runtime is kept on the ClusterServingRuntimes' group result
-    # and goes with it through writes that cannot change it (``engine._carried_in_place``): after
+    # and goes with it through writes that cannot change it (``engine._carried``): after
     # every write each answer equals the one a store built afresh from the same objects gives.
     cluster, changes, model_doc = written
     asks = [*asks, isvc("m", namespace="other")]  # a request the shaped runtimes can serve
