@@ -6,6 +6,7 @@ delay is over (``InFlight.refusing``)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
@@ -153,11 +154,28 @@ class _Call:
                 self.kind, self.service, self.name, code, seconds, response if error is None else None
             )
         level = logging.ERROR if code in ("UNKNOWN", "INTERNAL") else self.level
-        rpc_log.log(
-            level,
-            "rpc",
-            extra={"fields": {"method": self.method, "code": code, "duration_ms": round(seconds * 1000, 3)}},
-        )
+        if rpc_log.isEnabledFor(level):
+            line = functools.partial(
+                rpc_log.log,
+                level,
+                "rpc",
+                extra={"fields": {"method": self.method, "code": code, "duration_ms": round(seconds * 1000, 3)}},
+            )
+            _after_response(line)
+
+
+def _after_response(emit: Callable[[], None]) -> None:
+    """Run ``emit`` (a call's log line) on the event loop's next turn, once grpc has the response
+    to send: the line's formatting and its write to stderr then overlap the response's way to the
+    client instead of delaying it (a write releases the GIL, and the loop may get it back only
+    after grpc's poller thread). Lines keep their order; the loop runs the turn before any later
+    call's callbacks, and before it stops. Off the loop: at once."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        emit()
+        return
+    loop.call_soon(emit)
 
 
 async def _refuse(request: Any, context: Any) -> Any:
