@@ -75,7 +75,9 @@ class Snapshot:
     sorted); ``written``: the keys ``with_changes`` upserted or deleted to make it from the
     previous snapshot (None for a snapshot built whole); ``max_message_bytes``: the cap on the
     ``no runtime found`` message of answers read from it (``domain.answers``; 0 = no cap), carried
-    to every snapshot derived from it.
+    to every snapshot derived from it; ``lineage``: an object shared by the snapshots one store
+    makes (``previous``'s, or a new one), so that what is kept beside one snapshot is only ever
+    carried to a later snapshot of the same store (``outcomes.selections_for``).
     """
 
     def __init__(
@@ -104,7 +106,8 @@ class Snapshot:
             by_namespace.setdefault(namespace, []).append(rt)
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
         cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
-        self._init(version, synced, generation, parts, namespaced, cluster, max_message_bytes)
+        lineage = previous.lineage if previous is not None else object()
+        self._init(version, synced, generation, parts, namespaced, cluster, max_message_bytes, lineage)
 
     def _init(
         self,
@@ -115,8 +118,10 @@ class Snapshot:
         namespaced: dict[str, RuntimeGroup],
         cluster: RuntimeGroup,
         max_message_bytes: int,
+        lineage: object,
     ) -> None:
         self.version = version
+        self.lineage = lineage
         self.max_message_bytes = max_message_bytes
         self.synced = synced
         self.generation = generation
@@ -216,7 +221,7 @@ class Snapshot:
                 else:
                     namespaced.pop(group_name, None)
         snapshot = Snapshot.__new__(Snapshot)
-        snapshot._init(version, synced, generation, parts, namespaced, cluster, self.max_message_bytes)
+        snapshot._init(version, synced, generation, parts, namespaced, cluster, self.max_message_bytes, self.lineage)
         snapshot.written = frozenset(upserts).union(key for key in deletes if key in self.objects)
         return snapshot
 

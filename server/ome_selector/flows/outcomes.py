@@ -473,6 +473,8 @@ class Selections:
         touched, rechained = diff(old, new, written)
         index_keys = {key: frozenset(index_keys_of(old, new, key)) for key in touched}
         affected = self.affected(touched, rechained, index_keys)
+        if not carry:  # a condition only an earlier outcome wrote is not ``build``'s: evaluate again
+            affected |= {key for key, t in self.tracked.items() if t.outcome.condition is not None}
         if not affected:
             return Advance(self, (), 0, touched, 0, index_keys)
         tracked, index = dict(self.tracked), dict(self.index)
@@ -541,18 +543,18 @@ def register(snapshot: Snapshot, selections: Selections) -> None:
 
 
 def selections_for(snapshot: Snapshot) -> Selections:
-    """The Selections of ``snapshot``: the registered ones; else those of the last registered
-    snapshot advanced to it (``advance`` holds between any two snapshots, so a caller that reads
-    the store's newest snapshot before the watch tracker has processed it gets them at the cost
-    of the write, as ``build`` gives them: no condition carried); else built from scratch. The
-    result is registered."""
+    """The Selections of ``snapshot``: the registered ones; else, when the last registered
+    snapshot is one of the same store (``Snapshot.lineage``), those advanced to it (``advance``
+    holds between any two snapshots, so a caller that reads the store's newest snapshot before
+    the watch tracker has processed it gets them at the cost of the write, as ``build`` gives
+    them: no condition carried); else built from scratch. The result is registered."""
     with _REGISTRY_LOCK:
         found = _REGISTRY.get(snapshot)
         latest = _latest
     if found is not None:
         return found
     base = latest[0]() if latest is not None else None
-    if base is not None and latest is not None:
+    if base is not None and latest is not None and base.lineage is snapshot.lineage:
         found = latest[1].advance(base, snapshot, carry=False).selections
     else:
         found = Selections.build(snapshot)

@@ -30,7 +30,8 @@ from ome.selector.v1 import selector_pb2
 from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import labels
-from ome_selector.flows.outcomes import Selections, evaluate
+from ome_selector.flows.outcomes import Selections, evaluate, selections_for
+from ome_selector.rpc.outcomes import outcome_pb
 from ome_selector.rpc.watch import SelectionTracker, Watcher
 from ome_selector.server.metrics import ServerMetrics
 from ome_selector.texts import messages
@@ -281,6 +282,37 @@ class TestWrites:
             HOPPER,
             selector_pb2.Condition(type="RuntimeReady", status="True", reason="RuntimeResolved", severity="Info"),
         )
+
+    def test_another_stores_tracker_starts_from_its_own_cache_not_these_outcomes(self) -> None:
+        """What one store's tracker wrote (RuntimeReady True/RuntimeResolved once the runtime is
+        back) never carries into another store's outcomes: a tracker on a second store holding
+        the same objects starts with ``Selections.build``'s (an InferenceService that never
+        failed there has no RuntimeReady)."""
+        store, _, watcher = tracked()
+        store.delete("v2", [key("CLUSTER_SERVING_RUNTIME", HOPPER)])
+        store.upsert("v3", objects(hopper(2)))
+        watcher.take()
+        other = CacheStore()
+        other.apply_snapshot("v3", [store.snapshot.stored_object(k) for k in store.snapshot.objects])
+        initial = [e.current for e in SelectionTracker(other, synchronous=True).subscribe().initial[:-1]]
+        h100 = next(o for o in initial if o.name == "llama-70b-h100")
+        assert (runtime_name(h100), condition(h100)) == (HOPPER, ABSENT)
+        assert initial == [outcome_pb(k, o) for k, o in Selections.build(other.snapshot).outcomes().items()]
+
+    def test_outcomes_read_ahead_of_the_tracker_are_builds_without_the_conditions_it_wrote(self) -> None:
+        """``selections_for`` a snapshot the tracker has not processed advances its outcomes
+        without carrying the conditions it wrote, even for the InferenceServices the write
+        cannot move: what ``Selections.build`` gives."""
+        store, tracker, watcher = tracked()
+        store.delete("v2", [key("CLUSTER_SERVING_RUNTIME", HOPPER)])
+        store.upsert("v3", objects(hopper(2)))
+        watcher.take()
+        tracker.close()  # the next write is not processed
+        store.upsert("v4", objects(nobody_serving_runtime()))
+        ahead = selections_for(store.snapshot).outcomes()
+        h100 = next(o for k, o in ahead.items() if k[1] == "llama-70b-h100")
+        assert (h100.runtime[2] if h100.runtime else None, h100.condition) == (HOPPER, None)
+        assert ahead == Selections.build(store.snapshot).outcomes()
 
     def test_the_deleted_runtimes_inference_service_gets_omes_message(self) -> None:
         store, _, watcher = tracked()
