@@ -378,6 +378,7 @@ class _Server:
         await self._settle(deadline)
         await self._quiesce(min(deadline, loop.time() + self._flush_limit()))
         await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
+        await asyncio.sleep(0)  # the calls' log lines, written on the loop's next turn, come first
         log.info("stopped")
 
     async def _settle(self, deadline: float) -> None:
