@@ -12,6 +12,12 @@ this one and a write: only the objects the write carries are compiled, only the 
 they belong to are updated (``RuntimeGroup.changed``), and inheritance is resolved again only
 for runtimes whose chain can reach a changed runtime. Caches live beside snapshots
 (``engine/memo.py``), keyed by content, so a write never empties them.
+
+The tables with an entry per cached object of a kind (``_SHARED``) are persistent maps
+(``immutables.Map``, a hash array mapped trie): the next snapshot shares all but the few nodes a
+write changes, so a write neither copies them (a few milliseconds at 50,000 runtimes) nor hands
+the cyclic collector new tables to walk (one pass over a copied table of 50,000 entries holds
+the GIL for about a millisecond, and the young and middle generations each walked it).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import immutables
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from ome.selector.v1 import cache_pb2
@@ -42,21 +49,47 @@ ContentKey = tuple[str, str, str]
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Parts:
-    """What a snapshot is made of; shared by ``build`` and ``with_changes``."""
+    """What a snapshot is made of; shared by ``build`` and ``with_changes``. While a snapshot is
+    made the tables are mutable (dicts, or ``immutables.Map.mutate()`` of the previous
+    snapshot's); ``_shared`` turns the ``_SHARED`` ones into persistent maps."""
 
-    objects: dict[Key, cache_pb2.CacheObject]
-    compiled: dict[Key, Any]
-    serving_runtimes: dict[tuple[str, str], d.Runtime]
-    cluster_serving_runtimes: dict[str, d.Runtime]
-    base_models: dict[tuple[str, str], d.Model]
-    cluster_models: dict[str, d.Model]
+    objects: Any  # Key -> cache_pb2.CacheObject
+    compiled: Any  # Key -> compiled object (d.Runtime, d.Model, ...)
+    serving_runtimes: Any  # (namespace, name) -> d.Runtime
+    cluster_serving_runtimes: Any  # name -> d.Runtime
+    base_models: Any  # (namespace, name) -> d.Model
+    cluster_models: Any  # name -> d.Model
     accelerator_classes: dict[str, types_pb2.AcceleratorClass]
-    inference_services: dict[tuple[str, str], types_pb2.InferenceService]
-    revisions: dict[tuple[str, str], d.Revision]
+    inference_services: Any  # (namespace, name) -> types_pb2.InferenceService
+    revisions: Any  # (namespace, name) -> d.Revision
     revisions_by_content: dict[ContentKey, tuple[str, ...]]
     # The keys of the runtimes that name a parent (``ome.io/inherit-from``), so a write finds
     # the chains it can break without a pass over every runtime.
     parented: dict[Key, None]
+
+
+# The tables kept as persistent maps: one entry per cached object of their kinds.
+_SHARED = (
+    "objects",
+    "compiled",
+    "serving_runtimes",
+    "cluster_serving_runtimes",
+    "base_models",
+    "cluster_models",
+    "inference_services",
+    "revisions",
+)
+
+
+def _shared(parts: _Parts) -> _Parts:
+    """``parts`` with each ``_SHARED`` table a persistent map: a dict is copied into one, a
+    mutation of a previous snapshot's map is finished."""
+
+    def persistent(table: Any) -> Any:
+        return immutables.Map(table) if isinstance(table, dict) else table.finish()
+
+    tables: dict[str, Any] = {name: persistent(getattr(parts, name)) for name in _SHARED}
+    return dataclasses.replace(parts, **tables)
 
 
 class Snapshot:
@@ -107,7 +140,7 @@ class Snapshot:
         namespaced = {ns: RuntimeGroup.build(rts) for ns, rts in by_namespace.items()}
         cluster = RuntimeGroup.build(parts.cluster_serving_runtimes.values())
         lineage = previous.lineage if previous is not None else object()
-        self._init(version, synced, generation, parts, namespaced, cluster, max_message_bytes, lineage)
+        self._init(version, synced, generation, _shared(parts), namespaced, cluster, max_message_bytes, lineage)
 
     def _init(
         self,
@@ -172,15 +205,15 @@ class Snapshot:
         done = compiled or {}
         old = self._parts
         parts = _Parts(
-            dict(old.objects),
-            dict(old.compiled),
-            dict(old.serving_runtimes),
-            dict(old.cluster_serving_runtimes),
-            dict(old.base_models),
-            dict(old.cluster_models),
+            old.objects.mutate(),
+            old.compiled.mutate(),
+            old.serving_runtimes.mutate(),
+            old.cluster_serving_runtimes.mutate(),
+            old.base_models.mutate(),
+            old.cluster_models.mutate(),
             dict(old.accelerator_classes),
-            dict(old.inference_services),
-            dict(old.revisions),
+            old.inference_services.mutate(),
+            old.revisions.mutate(),
             dict(old.revisions_by_content),
             dict(old.parented),
         )
@@ -221,7 +254,9 @@ class Snapshot:
                 else:
                     namespaced.pop(group_name, None)
         snapshot = Snapshot.__new__(Snapshot)
-        snapshot._init(version, synced, generation, parts, namespaced, cluster, self.max_message_bytes, self.lineage)
+        snapshot._init(
+            version, synced, generation, _shared(parts), namespaced, cluster, self.max_message_bytes, self.lineage
+        )
         snapshot.written = frozenset(upserts).union(key for key in deletes if key in self.objects)
         return snapshot
 

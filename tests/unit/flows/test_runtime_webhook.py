@@ -518,7 +518,7 @@ class TestInputs:
         snap = snapshot(csr("a"), csr("b", "a"))
         before = dict(snap.objects)
         check(snap, csr("a", "b"))
-        assert snap.objects == before
+        assert dict(snap.objects) == before
         assert snap.cluster_serving_runtimes["b"].chain == ("a", "b")
         assert snap.cluster_serving_runtimes["a"].parent is None
 
