@@ -460,21 +460,16 @@ class Selections:
                 out |= found
         return out
 
-    def advance(
-        self, old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None, carry: bool = True
-    ) -> Advance:
+    def advance(self, old: Snapshot, new: Snapshot, written: Iterable[Key] | None = None) -> Advance:
         """The Selections of ``new``, given that this is ``old``'s: only the InferenceServices the
         difference can move are evaluated again (on ``new``), each distinct evaluation once
-        (``Evaluations``). ``written``: as for ``diff``. ``carry``: a ``RuntimeReady`` condition of an
-        outcome stays written (``new`` follows ``old`` in one store); False gives what ``build(new)``
-        gives."""
+        (``Evaluations``). ``written``: as for ``diff``. ``new`` follows ``old`` in one store: a
+        ``RuntimeReady`` condition an outcome holds stays written."""
         if not self.tracked and not new.inference_services:
             return Advance(self, (), 0, frozenset())
         touched, rechained = diff(old, new, written)
         index_keys = {key: frozenset(index_keys_of(old, new, key)) for key in touched}
         affected = self.affected(touched, rechained, index_keys)
-        if not carry:  # a condition only an earlier outcome wrote is not ``build``'s: evaluate again
-            affected |= {key for key, t in self.tracked.items() if t.outcome.condition is not None}
         if not affected:
             return Advance(self, (), 0, touched, 0, index_keys)
         tracked, index = dict(self.tracked), dict(self.index)
@@ -496,7 +491,7 @@ class Selections:
                 after = None
             else:
                 same = before is not None and old.inference_services.get(key) is isvc
-                had_condition = carry and before is not None and before.outcome.condition is not None
+                had_condition = before is not None and before.outcome.condition is not None
                 known = before.inputs if same and before is not None else None
                 after = evaluations.tracked(isvc, known, had_condition, before)
             if after is None:
@@ -545,9 +540,11 @@ def register(snapshot: Snapshot, selections: Selections) -> None:
 def selections_for(snapshot: Snapshot) -> Selections:
     """The Selections of ``snapshot``: the registered ones; else, when the last registered
     snapshot is one of the same store (``Snapshot.lineage``), those advanced to it (``advance``
-    holds between any two snapshots, so a caller that reads the store's newest snapshot before
-    the watch tracker has processed it gets them at the cost of the write, as ``build`` gives
-    them: no condition carried); else built from scratch. The result is registered."""
+    holds between any two snapshots of a store, so a caller that reads the store's newest
+    snapshot before the watch tracker has processed it gets, at the cost of the write, what the
+    tracker will give: a ``RuntimeReady`` condition once written stays written); else built from
+    scratch (another store's outcomes, and the conditions they wrote, never carry over). The
+    result is registered."""
     with _REGISTRY_LOCK:
         found = _REGISTRY.get(snapshot)
         latest = _latest
@@ -555,7 +552,7 @@ def selections_for(snapshot: Snapshot) -> Selections:
         return found
     base = latest[0]() if latest is not None else None
     if base is not None and latest is not None and base.lineage is snapshot.lineage:
-        found = latest[1].advance(base, snapshot, carry=False).selections
+        found = latest[1].advance(base, snapshot).selections
     else:
         found = Selections.build(snapshot)
     register(snapshot, found)

@@ -10,6 +10,7 @@ import functools
 import inspect
 import logging
 import time
+import weakref
 from typing import Any, Awaitable, Callable
 
 import grpc
@@ -164,18 +165,39 @@ class _Call:
             _after_response(line)
 
 
+# Per event loop: the log lines ``_after_response`` has scheduled and not written yet.
+_PENDING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = weakref.WeakKeyDictionary()
+
+
 def _after_response(emit: Callable[[], None]) -> None:
     """Run ``emit`` (a call's log line) on the event loop's next turn, once grpc has the response
     to send: the line's formatting and its write to stderr then overlap the response's way to the
     client instead of delaying it (a write releases the GIL, and the loop may get it back only
-    after grpc's poller thread). Lines keep their order; the loop runs the turn before any later
-    call's callbacks, and before it stops. Off the loop: at once."""
+    after grpc's poller thread). Lines keep their order: the loop runs them in the order the calls
+    ended, before anything a later event schedules. ``lines_written`` waits for them. Off the
+    loop: at once."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         emit()
         return
-    loop.call_soon(emit)
+    _PENDING[loop] = _PENDING.get(loop, 0) + 1
+
+    def write() -> None:
+        _PENDING[loop] -= 1
+        emit()
+
+    loop.call_soon(write)
+
+
+async def lines_written(turns: int = 100) -> None:
+    """Return once every log line ``_after_response`` scheduled on this loop is written (each
+    takes one turn of the loop), or after ``turns`` turns."""
+    loop = asyncio.get_running_loop()
+    for _ in range(turns):
+        if not _PENDING.get(loop):
+            return
+        await asyncio.sleep(0)
 
 
 async def _refuse(request: Any, context: Any) -> Any:

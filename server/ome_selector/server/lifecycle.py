@@ -44,7 +44,7 @@ from ome_selector.server.addresses import parse_http_listen, parse_listen
 from ome_selector.server.config import DEFAULT_GRACE, DEFAULT_LISTEN, DEFAULT_MAX_CONCURRENT_STREAMS, ServeOptions
 from ome_selector.server.health import CACHE_SERVICE, SELECTION_SERVICE, attach_health
 from ome_selector.server.http import MetricsServer, ProbeServer
-from ome_selector.server.interceptor import InFlight, RpcInterceptor, quiet_failed_sends
+from ome_selector.server.interceptor import InFlight, RpcInterceptor, lines_written, quiet_failed_sends
 from ome_selector.server.loading import load_store, tune_interpreter
 from ome_selector.server.logs import configure_logging
 from ome_selector.server.metrics import ServerMetrics
@@ -378,7 +378,7 @@ class _Server:
         await self._settle(deadline)
         await self._quiesce(min(deadline, loop.time() + self._flush_limit()))
         await asyncio.gather(*(server.stop(max(0.0, deadline - loop.time())) for server in self.servers))
-        await asyncio.sleep(0)  # the calls' log lines, written on the loop's next turn, come first
+        await lines_written()  # the calls' log lines (written on the loop's next turn) come first
         log.info("stopped")
 
     async def _settle(self, deadline: float) -> None:

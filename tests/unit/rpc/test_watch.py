@@ -31,6 +31,7 @@ from ome_selector.cache.store import CacheStore
 from ome_selector.domain.errors import RequestError
 from ome_selector.flows import labels
 from ome_selector.flows.outcomes import Selections, evaluate, selections_for
+from ome_selector.flows.reconcile import ConditionValue
 from ome_selector.rpc.outcomes import outcome_pb
 from ome_selector.rpc.watch import SelectionTracker, Watcher
 from ome_selector.server.metrics import ServerMetrics
@@ -299,20 +300,29 @@ class TestWrites:
         assert (runtime_name(h100), condition(h100)) == (HOPPER, ABSENT)
         assert initial == [outcome_pb(k, o) for k, o in Selections.build(other.snapshot).outcomes().items()]
 
-    def test_outcomes_read_ahead_of_the_tracker_are_builds_without_the_conditions_it_wrote(self) -> None:
-        """``selections_for`` a snapshot the tracker has not processed advances its outcomes
-        without carrying the conditions it wrote, even for the InferenceServices the write
-        cannot move: what ``Selections.build`` gives."""
+    def test_outcomes_read_ahead_of_the_tracker_keep_the_conditions_it_wrote(self) -> None:
+        """``selections_for`` a snapshot the tracker has not processed gives what the tracker
+        gives once it has: a RuntimeReady condition once written stays written (True with
+        RuntimeResolved after the fix), also for the InferenceServices the write cannot move,
+        which ``Selections.build`` would give without one."""
         store, tracker, watcher = tracked()
         store.delete("v2", [key("CLUSTER_SERVING_RUNTIME", HOPPER)])
         store.upsert("v3", objects(hopper(2)))
         watcher.take()
+        processed = store.snapshot
         tracker.close()  # the next write is not processed
-        store.upsert("v4", objects(nobody_serving_runtime()))
+        store.upsert("v4", objects(demo_serving_runtime()))  # in h100's namespace: it is evaluated again
         ahead = selections_for(store.snapshot).outcomes()
         h100 = next(o for k, o in ahead.items() if k[1] == "llama-70b-h100")
-        assert (h100.runtime[2] if h100.runtime else None, h100.condition) == (HOPPER, None)
-        assert ahead == Selections.build(store.snapshot).outcomes()
+        assert (h100.runtime[2] if h100.runtime else None, h100.condition) == (
+            HOPPER,
+            ConditionValue("True", messages.CONDITION_RUNTIME_RESOLVED),
+        )
+        assert ahead == tracker.selections.advance(processed, store.snapshot).selections.outcomes()
+        built = Selections.build(store.snapshot).outcomes()
+        assert {k for k in ahead if ahead[k] != built[k]} == {
+            k for k, o in ahead.items() if o.condition is not None and built[k].condition is None
+        }
 
     def test_the_deleted_runtimes_inference_service_gets_omes_message(self) -> None:
         store, _, watcher = tracked()

@@ -63,3 +63,13 @@ def test_off_an_event_loop_the_line_is_written_at_once(caplog: pytest.LogCapture
     call = interceptor._Call(SELECT, "unary", None, None)
     call.finished(_Context(), call.started(), None, b"")
     assert _lines(caplog) == [("INFO", SELECT, "OK")]
+
+
+async def test_lines_written_returns_once_the_scheduled_lines_are_out(caplog: pytest.LogCaptureFixture) -> None:
+    """What the server awaits before its last line, ``stopped``."""
+    caplog.set_level(logging.INFO, logger="ome_selector.rpc")
+    calls = [interceptor._Call(SELECT, "unary", None, None) for _ in range(3)]
+    for call in calls:
+        call.finished(_Context(), call.started(), None, b"")
+    await interceptor.lines_written()
+    assert _lines(caplog) == [("INFO", SELECT, "OK")] * 3
