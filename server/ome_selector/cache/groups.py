@@ -20,6 +20,10 @@ from ome_selector.texts import messages
 _REBUILD_FRACTION = 8
 # How many groups back ``RuntimeGroup.previous`` links reach (each holds its runtimes and masks).
 PREVIOUS_DEPTH = 4
+# One edit ``changed`` made of a group's order: ("set" | "del" | "ins", position, the runtime
+# set or inserted there, None for a delete); a write's edits, in order.
+Edit = tuple[str, int, d.Runtime | None]
+Edits = tuple[Edit, ...]
 # ``RuntimeGroup.shared_fits``: a fit_id gets a mask when at least FIT_MASK_MIN runtimes of the
 # group and 1/FIT_MASK_SHARE of it share it, so a group keeps at most FIT_MASK_SHARE such masks
 # (about FIT_MASK_SHARE * len / 8 bytes).
@@ -74,7 +78,7 @@ class RuntimeGroup:
         self.memo: dict[object, Any] = {}  # the engine's results over this group
         # (the group ``changed`` made this one from, its edits): the engine carries what it kept
         # there through the edits. The links reach PREVIOUS_DEPTH groups back at most.
-        self.previous: tuple[RuntimeGroup, tuple[tuple[str, int, d.Runtime | None], ...]] | None = None
+        self.previous: tuple[RuntimeGroup, Edits] | None = None
 
     def _derive(self, key: object, make: Callable[[], Any]) -> Any:
         found = self._derived.get(key)
@@ -151,7 +155,7 @@ class RuntimeGroup:
             return RuntimeGroup.build([*(rt for rt in self.order if rt.name not in gone), *added])
         order, keys, masks = list(self.order), list(self.keys), dict(self.masks)
         pending = {rt.name: rt for rt in added}
-        edits: list[tuple[str, int, d.Runtime | None]] = []  # ("set" | "del" | "ins", position, runtime)
+        edits: list[Edit] = []
         for old in removed:
             i = bisect.bisect_left(keys, fetch_key(old))
             assert i < len(order) and order[i].name == old.name, old.name
@@ -195,7 +199,7 @@ class RuntimeGroup:
             dropped.memo.clear()
         return group
 
-    def _carry(self, previous: RuntimeGroup, edits: Sequence[tuple[str, int, d.Runtime | None]]) -> None:
+    def _carry(self, previous: RuntimeGroup, edits: Sequence[Edit]) -> None:
         """Replay ``changed``'s edits on ``previous``'s per-position tables, so the first answer
         after a write does not rebuild them (a list copy and a few inserts instead of a call per
         runtime, or a sort of every name)."""
@@ -268,9 +272,7 @@ def _shared_fits(order: tuple[d.Runtime, ...]) -> SharedFits:
     )
 
 
-def _shared_fits_after(
-    order: tuple[d.Runtime, ...], fits: SharedFits, edits: Sequence[tuple[str, int, d.Runtime | None]]
-) -> SharedFits:
+def _shared_fits_after(order: tuple[d.Runtime, ...], fits: SharedFits, edits: Sequence[Edit]) -> SharedFits:
     """``fits`` (of ``order``) after ``changed``'s edits of ``order``: the bits move with the
     inserts and deletes; a runtime whose fit_id has no mask stays in none (its position is then
     classified on its own), so the masks stay exact."""
@@ -329,7 +331,7 @@ def _shared_as(rt: d.Runtime, masks: dict[int, int]) -> int:
 
 
 def _name_bytes_after(
-    order: tuple[d.Runtime, ...], name_bytes: tuple[int, ...], edits: Sequence[tuple[str, int, d.Runtime | None]]
+    order: tuple[d.Runtime, ...], name_bytes: tuple[int, ...], edits: Sequence[Edit]
 ) -> tuple[int, ...]:
     """``name_bytes`` (the UTF-8 lengths of ``order``'s names, ascending) after ``changed``'s
     edits of ``order``, each by bisection instead of a sort of every name."""
@@ -350,7 +352,7 @@ def _name_bytes_after(
 def _by_name_after(
     order: tuple[d.Runtime, ...],
     by_name: tuple[d.Runtime, ...],
-    edits: Sequence[tuple[str, int, d.Runtime | None]],
+    edits: Sequence[Edit],
 ) -> tuple[d.Runtime, ...]:
     """``by_name`` (``order`` sorted by name; names are unique in a group) after ``changed``'s
     edits of ``order``, each found by bisection instead of a sort of every name."""

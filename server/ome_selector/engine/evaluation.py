@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ome_selector.cache.groups import RuntimeGroup, SharedFits, mask_from_positions
+from ome_selector.cache.groups import Edits, RuntimeGroup, SharedFits, mask_from_positions
 from ome_selector.cache.snapshot import Snapshot
 from ome_selector.domain import objects as d
 from ome_selector.domain.sizes import distance
@@ -338,12 +338,10 @@ def carry_forward(group: RuntimeGroup) -> int:
     return carried
 
 
-def _kept_before(
-    group: RuntimeGroup, key: object
-) -> tuple[GroupResult | None, tuple[tuple[str, int, d.Runtime | None], ...]]:
+def _kept_before(group: RuntimeGroup, key: object) -> tuple[GroupResult | None, Edits]:
     """The result kept under ``key`` on the nearest earlier group (``RuntimeGroup.previous``)
     and the edits from that group to ``group``, in order; (None, ()) when none is kept."""
-    edits: tuple[tuple[str, int, d.Runtime | None], ...] = ()
+    edits: Edits = ()
     link = group.previous
     while link is not None:
         earlier, step = link
@@ -550,7 +548,7 @@ def _group_result(group: RuntimeGroup, model: d.Model, request: d.Request | None
 def _carried(
     before: GroupResult,
     group: RuntimeGroup,
-    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    edits: Edits,
     model: d.Model,
     request: d.Request | None,
 ) -> GroupResult:
@@ -575,7 +573,7 @@ def _carried(
     return after
 
 
-def _in_place(edits: tuple[tuple[str, int, d.Runtime | None], ...]) -> bool:
+def _in_place(edits: Edits) -> bool:
     """Whether every edit replaces a runtime in place (no position moves)."""
     return all(op == "set" for op, _, _ in edits)
 
@@ -588,7 +586,7 @@ def _kept_as(key: object, kind: str) -> bool:
 def _carried_moving(
     before: GroupResult,
     group: RuntimeGroup,
-    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    edits: Edits,
     model: d.Model,
     request: d.Request | None,
 ) -> GroupResult:
@@ -620,7 +618,7 @@ def _carried_moving(
 def _carried_in_place(
     before: GroupResult,
     group: RuntimeGroup,
-    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    edits: Edits,
     model: d.Model,
     request: d.Request | None,
 ) -> GroupResult | None:
@@ -635,10 +633,10 @@ def _carried_in_place(
     if past.keys:
         return None
     rejected, size, not_auto, not_scored = past.masks
-    standings = (disabled, accelerator, mode, no_entry | rejected, size, not_auto, not_scored)
+    now, was = (disabled, accelerator, mode, no_entry | rejected, size, not_auto, not_scored), _standing_masks(before)
     for i in replaced:
-        standing = _standing(before, i)
-        if standing is None or not standings[standing] >> i & 1:
+        standing = _standing(was, i)
+        if standing is None or _standing(now, i) != standing:
             return None
     bits = mask_from_positions(sorted(replaced), len(group))
     return GroupResult(
@@ -664,7 +662,7 @@ ANSWER = "answer"
 def carry_kept(
     before: GroupResult,
     after: GroupResult,
-    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    edits: Edits,
     kind: str,
     unchanged: Callable[[int], bool],
 ) -> None:
@@ -679,24 +677,28 @@ def carry_kept(
             after.keep(key, partner, value)
 
 
-def _standing(result: GroupResult, i: int) -> int | None:
-    """The index of the first mask of ``result`` that holds position ``i`` (its primary check),
-    or None for a candidate."""
+def _standing(masks: tuple[int, ...], i: int) -> int | None:
+    """The index of the first of ``masks`` (``_standing_masks``' order) that holds position
+    ``i`` (its primary check), or None for a candidate."""
     bit = 1 << i
-    for index, mask in enumerate(
-        (
-            result.disabled,
-            result.accelerator_class,
-            result.deployment_mode,
-            result.model_format,
-            result.size_failed,
-            result.not_auto,
-            result.not_scored,
-        )
-    ):
+    for index, mask in enumerate(masks):
         if mask & bit:
             return index
     return None
+
+
+def _standing_masks(result: GroupResult) -> tuple[int, int, int, int, int, int, int]:
+    """``result``'s masks in the check order: disabled, accelerator class, deployment mode, model
+    format, model size, not autoSelect, not scored."""
+    return (
+        result.disabled,
+        result.accelerator_class,
+        result.deployment_mode,
+        result.model_format,
+        result.size_failed,
+        result.not_auto,
+        result.not_scored,
+    )
 
 
 def _result(

@@ -19,6 +19,7 @@ from itertools import accumulate, compress, islice
 from operator import attrgetter, getitem
 from typing import Any
 
+from ome_selector.cache.groups import Edits
 from ome_selector.domain import objects as d
 from ome_selector.engine import memo as caches
 from ome_selector.engine.evaluation import (
@@ -74,7 +75,7 @@ def message(auto: AutoSelection) -> str:
 def carry_lists(
     before: GroupResult,
     after: GroupResult,
-    edits: tuple[tuple[str, int, d.Runtime | None], ...],
+    edits: Edits,
     model: d.Model,
     request: d.Request | None,
 ) -> None:

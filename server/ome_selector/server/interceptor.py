@@ -182,12 +182,12 @@ def _after_response(emit: Callable[[], None]) -> None:
         emit()
         return
     _PENDING[loop] = _PENDING.get(loop, 0) + 1
+    loop.call_soon(_write, loop, emit)
 
-    def write() -> None:
-        _PENDING[loop] -= 1
-        emit()
 
-    loop.call_soon(write)
+def _write(loop: asyncio.AbstractEventLoop, emit: Callable[[], None]) -> None:
+    _PENDING[loop] -= 1
+    emit()
 
 
 async def lines_written(turns: int = 100) -> None:
