@@ -323,19 +323,25 @@ def carry_forward(group: RuntimeGroup) -> int:
     """Carry onto ``group``, just made by a write from ``group.previous``, the results the earlier
     group keeps that hold an answer (``rpc.selection``: requests that were asked and answered
     whole): the first request after the write then finds them as an unchanged group's
-    (``group_result``). For a write's worker thread, once the write is answered; at most
-    ``CARRIED_FORWARD``. Returns how many were carried."""
+    (``group_result``). At most ``CARRIED_FORWARD``. Returns how many were carried."""
+    return sum(carrying_forward(group))
+
+
+def carrying_forward(group: RuntimeGroup) -> Iterator[int]:
+    """``carry_forward`` one result at a time: yields 1 after each result carried, so a caller
+    can spread the work (``rpc.servicers`` carries on the event loop between calls). A result a
+    request carried first is skipped; one never carried is carried by the request that asks."""
     if group.previous is None or len(group.order) < MEMO_MIN_RUNTIMES:
-        return 0
+        return
     earlier, memo, carried = group.previous[0], group.memo, 0
     for key, result in list(earlier.memo.items()):
         if carried >= CARRIED_FORWARD:
-            break
+            return
         if key == _USED or key in memo or not any(_kept_as(k, ANSWER) for k in tuple(result.memo)):
             continue
         group_result(group, result.evaluated.model, result.request)
         carried += 1
-    return carried
+        yield 1
 
 
 def _kept_before(group: RuntimeGroup, key: object) -> tuple[GroupResult | None, Edits]:
@@ -740,6 +746,10 @@ class Exclusion:
     primary: Failure
 
 
+# Every check, in canonical order (iterating the enum class each time costs more).
+_ALL_CHECKS = tuple(Check)
+
+
 class AutoSelection:
     """The outcome of auto-selection for one model and request over the ServingRuntimes of a
     namespace and every ClusterServingRuntime (runtime-selection-scoring.md).
@@ -774,7 +784,7 @@ class AutoSelection:
     def counts(self) -> dict[Check, int]:
         """Runtimes in scope per primary reason (``Check``), candidates left out: counted when
         first read (an answer kept serialized never reads them)."""
-        counts = dict.fromkeys(Check, 0)
+        counts = dict.fromkeys(_ALL_CHECKS, 0)
         for r in self.results:
             counts[Check.DISABLED] += r.disabled.bit_count()
             counts[Check.ACCELERATOR_CLASS] += r.accelerator_class.bit_count()

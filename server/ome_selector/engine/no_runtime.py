@@ -46,7 +46,7 @@ _LISTED = (Check.MODEL_SIZE, Check.MODEL_FORMAT, Check.DEPLOYMENT_MODE, Check.AC
 # The fewest bytes an entry and its separator can take: a one-character name and the shortest
 # primary reason (``runtime is disabled``).
 _MIN_ENTRY_BYTES = len(messages.excluded_runtime("x", messages.RUNTIME_DISABLED)) + len(messages.EXCLUDED_SEPARATOR)
-_CANONICAL = tuple(check for check in Check if check in _LISTED)
+_CANONICAL = tuple((check, check.name) for check in Check if check in _LISTED)
 
 
 # A message's list (what follows its head) is kept on the ClusterServingRuntimes' group result
@@ -146,61 +146,74 @@ def _capped(auto: AutoSelection, head_bytes: int, excluded: int, cap: int) -> st
     counting the rest. Each entry is tried against the tail as it is now (the longest it can be,
     since counts only fall) and, when that does not fit, against the tail it would leave. The
     entries of a run that fit beside the longest tail are taken together (``bisect`` of their
-    running byte counts)."""
+    running byte counts). A run holds about as many entries as the bytes left can take, at the
+    last run's bytes per entry (``_FIRST_RUN`` to start with)."""
     left = {check: auto.counts[check] for check in _LISTED}
     text = messages.EXCLUDED_RUNTIMES
     used = head_bytes + len(text.encode())
     separator = len(messages.EXCLUDED_SEPARATOR)
     reserve = separator + len(_tail(left).encode())
     shown: list[str] = []
-    for check, entries in _entry_runs(auto):
-        sizes = list(map(separator.__add__, map(len, map(str.encode, entries))))
-        if not shown:
-            sizes[0] -= separator  # the first entry of the list has no separator before it
-        ends = list(accumulate(sizes, initial=used))
-        taken = bisect_right(ends, cap - reserve, lo=1) - 1  # ends[j + 1] = used after entry j
-        shown += entries[:taken]
-        left[check] -= taken
-        used = ends[taken]
-        for entry, size in zip(entries[taken:], sizes[taken:]):
-            left[check] -= 1
-            rest = excluded - len(shown) - 1
-            exact = separator + len(_tail(left).encode()) if rest else 0
-            if used + size + exact > cap:
-                left[check] += 1
-                return text + messages.EXCLUDED_SEPARATOR.join([*shown, _tail(left)])
-            shown.append(entry)
-            used += size
+    size = _FIRST_RUN
+    for check, next_entries in _entry_runs(auto):
+        while entries := next_entries(size):
+            sizes = list(map(separator.__add__, map(len, map(str.encode, entries))))
+            if not shown:
+                sizes[0] -= separator  # the first entry of the list has no separator before it
+            ends = list(accumulate(sizes, initial=used))
+            taken = bisect_right(ends, cap - reserve, lo=1) - 1  # ends[j + 1] = used after entry j
+            shown += entries[:taken]
+            left[check] -= taken
+            used = ends[taken]
+            for entry, entry_bytes in zip(entries[taken:], sizes[taken:]):
+                left[check] -= 1
+                rest = excluded - len(shown) - 1
+                exact = separator + len(_tail(left).encode()) if rest else 0
+                if used + entry_bytes + exact > cap:
+                    left[check] += 1
+                    return text + messages.EXCLUDED_SEPARATOR.join([*shown, _tail(left)])
+                shown.append(entry)
+                used += entry_bytes
+            per_entry = -(-(ends[-1] - ends[0]) // len(entries))  # rounded up, 1 at least
+            size = min(_LAST_RUN, max(2, (cap - reserve - used) // per_entry + 2))
     parts = [*shown, _tail(left)] if len(shown) < excluded else shown
     return text + messages.EXCLUDED_SEPARATOR.join(parts)
 
 
 def _tail(left: dict[Check, int]) -> str:
     """The tail for ``left`` (runtimes left out per check), in canonical check order."""
-    return messages.excluded_tail([(check.name, left[check]) for check in _CANONICAL])
+    return messages.excluded_tail([(name, left[check]) for check, name in _CANONICAL])
 
 
-def _entry_runs(auto: AutoSelection) -> Iterator[tuple[Check, list[str]]]:
-    """(primary check, entries) of the excluded runtimes, in runs (``_FIRST_RUN`` …): the
-    checks latest first, each check's runtimes in fetch order (ServingRuntimes, then
-    ClusterServingRuntimes). Built a run at a time: a capped message stops after a few dozen of
-    thousands."""
+def _entry_runs(auto: AutoSelection) -> Iterator[tuple[Check, Callable[[int], list[str]]]]:
+    """(primary check, entries) of the excluded runtimes, the checks latest first, each check's
+    runtimes in fetch order (ServingRuntimes, then ClusterServingRuntimes): ``entries(n)`` builds
+    the next ``n`` (fewer at the end, none once all are built). Built a run at a time: a capped
+    message stops after a few dozen of thousands."""
     model, request = auto.model, auto.request
     texts = caches.FORMAT_FAILURES.table(model.cache_key)
     for check in _LISTED:
         mask_of, build = _LISTED_MASK[check], _ENTRIES[check]
         for result in auto.results:
             mask = mask_of(result)
-            if not mask:
-                continue
-            positions, size = set_positions(mask), _FIRST_RUN
-            while chunk := list(islice(positions, size)):
-                yield check, list(build(result, chunk, model, request, texts))
-                size = min(2 * size, _LAST_RUN)
+            if mask:
+                yield check, _runs(result, set_positions(mask), build, model, request, texts)
 
 
-# Positions whose entries are built together (C-level maps), doubling from the first run to the
-# last size: a capped message shows a few dozen, and builds at most a run more than it shows.
+def _runs(
+    result: GroupResult, positions: Iterator[int], build: Callable[..., Iterator[str]], *context: Any
+) -> Callable[[int], list[str]]:
+    """``entries(n)``: the entries of the next ``n`` of ``positions`` (fewer at the end)."""
+
+    def entries(count: int) -> list[str]:
+        chunk = list(islice(positions, count))
+        return list(build(result, chunk, *context)) if chunk else []
+
+    return entries
+
+
+# Entries built in a message's first run, and in any run at most: a capped message shows a few
+# dozen, and builds a few more than it shows.
 _FIRST_RUN, _LAST_RUN = 16, 256
 
 

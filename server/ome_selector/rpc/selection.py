@@ -171,17 +171,22 @@ def _auto_selection(response: pb.SelectRuntimeResponse, auto: AutoSelection, lim
             add_reasons(exclusion.reasons, (x.primary,), entries=False)
 
 
+# (check, its name, its proto enum value) in canonical order.
+_CHECKS = tuple((check, check.name, CHECK_TO_PB[check]) for check in Check)
+
+
 def exclusion_summary(auto: AutoSelection) -> pb.ExclusionSummary:
     """The runtimes in scope counted by primary reason, with its one-line text."""
-    counts = [(check, auto.counts[check]) for check in Check]
+    counts = auto.counts
+    named = [(name, counts[check]) for check, name, _ in _CHECKS]
     summary = pb.ExclusionSummary(
         runtimes=auto.total,
         candidates=len(auto.ranked),
-        text=messages.exclusion_summary(len(auto.ranked), auto.total, [(c.name, n) for c, n in counts]),
+        text=messages.exclusion_summary(len(auto.ranked), auto.total, named),
     )
-    for check, count in counts:
-        if count:
-            summary.counts.add(check=CHECK_TO_PB[check], count=count)
+    for check, _, value in _CHECKS:
+        if counts[check]:
+            summary.counts.add(check=value, count=counts[check])
     return summary
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Any, AsyncIterator, Callable, TypeVar
+import time
+from typing import Any, AsyncIterator, Callable, Iterator, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -21,6 +22,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from grpc_status import rpc_status
 from ome.selector.v1 import cache_pb2, selector_pb2
 
+from ome_selector.cache.groups import RuntimeGroup
 from ome_selector.cache.store import CacheStore, gc_paused
 from ome_selector.cache.wire_objects import SplitSnapshotRequest
 from ome_selector.domain.errors import FieldViolation, RequestError, bound
@@ -230,12 +232,36 @@ def _delete_objects(store: CacheStore, request: cache_pb2.DeleteObjectsRequest) 
     return cache_pb2.DeleteObjectsResponse(status=status, not_found=not_found)
 
 
-def _carry_forward(store: CacheStore) -> None:
+# The longest a turn of the event loop carries results forward (seconds; ``_carry_forward``).
+CARRY_TURN_SECONDS = 0.0002
+# The pause between two such turns (seconds): the loop then waits for events, which lets grpc's
+# poller thread take the GIL and hand over the calls that came in (with turns one after another
+# it would wait for them all).
+CARRY_PAUSE_SECONDS = 0.001
+
+
+def _carry_forward(loop: asyncio.AbstractEventLoop, store: CacheStore) -> None:
     """Carry the answered results of the ClusterServingRuntimes' group through the write just
-    made (``engine.carry_forward``), in the writes' thread: the first answers after a write then
-    cost what answers between writes cost. A failure is logged; answers then carry lazily."""
+    made (``engine.carrying_forward``) on the event loop, a turn at a time between calls (at
+    least one result, then up to ``CARRY_TURN_SECONDS``): the first answers after a write then
+    cost what answers between writes cost, and a call waits for one turn at most, not for the
+    whole carry holding the GIL in another thread. A later write stops it (it carries from here).
+    A failure is logged; answers then carry lazily."""
+    group = store.snapshot.cluster
+    loop.call_soon(_carry_turn, loop, store, group, engine.carrying_forward(group))
+
+
+def _carry_turn(loop: asyncio.AbstractEventLoop, store: CacheStore, group: RuntimeGroup, steps: Iterator[int]) -> None:
+    """One turn of ``_carry_forward``: the next of ``steps`` until the turn's time is up, then
+    the next turn after a pause; nothing once ``group`` is no longer the snapshot's."""
+    if store.snapshot.cluster is not group:
+        return
+    deadline = time.perf_counter() + CARRY_TURN_SECONDS
     try:
-        engine.carry_forward(store.snapshot.cluster)
+        for _ in steps:
+            if time.perf_counter() >= deadline:
+                loop.call_later(CARRY_PAUSE_SECONDS, _carry_turn, loop, store, group, steps)
+                return
     except Exception:
         log.exception("carrying results through a write failed")
 
@@ -268,7 +294,7 @@ class CacheServicer:
             write = CACHE_WRITES[method]
             response = await _answer(context, method, lambda: write(self._store, request), offload=WRITES)
             if method != "ApplySnapshot":  # a snapshot builds its groups anew: nothing to carry
-                WRITES.submit(_carry_forward, self._store)  # after the response, before the next write
+                _carry_forward(asyncio.get_running_loop(), self._store)
             return response
 
     async def GetCacheStatus(

@@ -7,6 +7,7 @@ message lists and the SelectRuntime answers the results keep.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 from unittest.mock import patch
@@ -394,7 +395,8 @@ def test_a_write_through_the_cache_service_carries_the_answered_results_forward(
             version="v2", objects=objects(runtime("rt-0", other, created="2025-01-01T00:00:00Z"))
         )
         cache_pb2_grpc.CacheServiceStub(channel).UpsertObjects(write, timeout=30)
-        servicers.WRITES.submit(lambda: None).result(30)  # the writes' thread has carried the results
+        # The event loop carried the result in the turn after the write's (before this later call).
+        cache_pb2_grpc.CacheServiceStub(channel).GetCacheStatus(cache_pb2.GetCacheStatusRequest(), timeout=30)
         mdl = store.snapshot.cluster_models["m"]
         key = (mdl.cache_key, compile_request(asked.inference_service).checks_key)
         assert key in store.snapshot.cluster.memo
@@ -449,3 +451,51 @@ def test_answers_equal_a_fresh_stores_while_a_thread_carries_results_forward(
             )
     for k, (snapshot, answer) in enumerate(answered):
         assert answer == rpc_selection.select_runtime(fresh[id(snapshot)].snapshot, asks[k % 2])
+
+
+def test_the_event_loop_carries_the_answered_results_a_turn_at_a_time_until_a_later_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Three models of different sizes: three results, each holding an answer. With no time for
+    # more, each turn of the loop carries one; a later write stops the rest (lazily carried).
+    sizes = {"m": "3.21B", "m2": "7B", "m3": "13B"}
+    store = CacheStore()
+    docs = _catalog("2025-01-01T00:00:00Z")[:-1]
+    docs += [model(name, namespace=None, format=("safetensors", "1.0.0"), size=size) for name, size in sizes.items()]
+    store.apply_snapshot("v1", objects(*docs))
+    asks = {
+        name: selector_pb2.SelectRuntimeRequest(inference_service=inference_service(isvc(name, namespace="team-a")))
+        for name in sizes
+    }
+    for ask in asks.values():
+        rpc_selection.select_runtime(store.snapshot, ask, True)
+    monkeypatch.setattr(servicers, "CARRY_TURN_SECONDS", 0.0)
+    monkeypatch.setattr(servicers, "CARRY_PAUSE_SECONDS", 0.0)
+    carried: list[int] = []
+    turn = servicers._carry_turn
+
+    def counted(*args: Any) -> None:
+        turn(*args)
+        carried.append(sum(1 for key in group.memo if key != engine._USED))
+
+    monkeypatch.setattr(servicers, "_carry_turn", counted)
+    loop = asyncio.new_event_loop()
+    try:
+        _upsert_non_candidate(store, "v2")
+        group = store.snapshot.cluster
+        servicers._carry_forward(loop, store)
+        loop.run_until_complete(asyncio.sleep(0.05))
+        assert carried == [1, 2, 3, 3]  # the last turn finds nothing left
+        _upsert_non_candidate(store, "v3")
+        group = store.snapshot.cluster
+        servicers._carry_forward(loop, store)
+        loop.call_soon(_upsert_non_candidate, store, "v4")  # between the first turn and the second
+        carried.clear()
+        loop.run_until_complete(asyncio.sleep(0.05))
+    finally:
+        loop.close()
+    assert carried == [1, 1]  # the second turn saw the later write and stopped
+    fresh = CacheStore()
+    fresh.apply_snapshot("v4", [store.snapshot.stored_object(key) for key in store.snapshot.objects])
+    for ask in asks.values():
+        assert rpc_selection.select_runtime(store.snapshot, ask) == rpc_selection.select_runtime(fresh.snapshot, ask)
