@@ -70,6 +70,11 @@ class Moves:
         if self.identity:
             return [k for k in keys if k[3] not in dropped] if dropped else list(keys)
         starts, shifts = self.starts, self.shifts
+        if len(starts) == 2 and shifts[0] == 0:  # one write's insert or delete: a comparison per key
+            start, shift = starts[1], shifts[1]
+            if dropped:
+                return [k if k[3] < start else (k[0], k[1], k[2], k[3] + shift) for k in keys if k[3] not in dropped]
+            return [k if k[3] < start else (k[0], k[1], k[2], k[3] + shift) for k in keys]
         return [
             k if (s := shifts[bisect_right(starts, k[3]) - 1]) == 0 else (k[0], k[1], k[2], k[3] + s)
             for k in keys

@@ -9,7 +9,7 @@ scratch.
 from __future__ import annotations
 
 import pytest
-from helpers_docs import cache_object, runtime
+from helpers_docs import cache_object, entry, runtime
 from ome_selector.cache import groups, ingest
 from ome_selector.cache.groups import RuntimeGroup
 from ome_selector.domain import objects as d
@@ -67,3 +67,21 @@ def test_replacing_runtimes_in_place_carries_the_name_order() -> None:
     assert "by_name" in after._derived
     assert after.by_name() == (*replaced, *before[2:])
     assert after.by_name()[0] is replaced[0]
+
+
+def test_an_in_place_write_shares_the_tables_it_leaves_as_they_were() -> None:
+    # A runtime replaced in place keeps its fetch key and name: the keys, the names and the
+    # reason pieces are the group's before (no copy); a table whose element changes is copied.
+    before = _runtimes("rt", 8)
+    group = RuntimeGroup.build(before)
+    names, pieces, format_ids = group.names(), group.pieces("x"), group.format_ids()
+    other_format = ingest.compile_runtime(
+        d.CLUSTER_SERVING_RUNTIME,
+        cache_object(runtime("rt-003", entry(format=("onnx", "1.0.0")))).cluster_serving_runtime,
+    )
+    after = group.changed([before[3]], [other_format])
+    assert after.keys is group.keys
+    assert after.names() is names and after.pieces("x") is pieces
+    assert after.format_ids() is not format_ids
+    assert after.format_ids() == RuntimeGroup.build([*before[:3], other_format, *before[4:]]).format_ids()
+    assert after.format_ids()[3] != format_ids[3] and after.format_ids()[:3] == format_ids[:3]

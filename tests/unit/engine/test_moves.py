@@ -60,3 +60,17 @@ def test_no_edit_keeps_every_key_as_it_is() -> None:
     keys = [(0, 0.0, "a", 3), (-1, 0.5, "b", 1)]
     moved = Moves([]).keys(keys)
     assert moved == keys and moved is not keys and moved[0] is keys[0]
+
+
+def test_one_insert_shifts_the_keys_at_and_after_it() -> None:
+    keys = [(-1, 0.0, "c", 4), (-2, 0.0, "a", 1), (-3, 0.0, "b", 2)]
+    moved = Moves([("ins", 2, None)]).keys(keys)
+    assert moved == [(-1, 0.0, "c", 5), (-2, 0.0, "a", 1), (-3, 0.0, "b", 3)]
+    assert moved[1] is keys[1]  # a key before the insert is kept as it is
+
+
+def test_one_delete_drops_its_key_and_shifts_the_later_ones_back() -> None:
+    keys = [(-1, 0.0, "c", 4), (-2, 0.0, "a", 1), (-3, 0.0, "b", 2)]
+    moves = Moves([("del", 2, None)])
+    assert moves.keys(keys) == [(-1, 0.0, "c", 3), (-2, 0.0, "a", 1)]
+    assert moves.dropped == {2}
